@@ -1,0 +1,239 @@
+package layout
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Destructure copies the []float32 fields of the struct p points to into one
+// new buffer θ and repoints each field at its range of θ, so that p and θ
+// share memory from then on. It returns θ and its layout. Fields that share a
+// backing array become one leaf with several paths (tied).
+func Destructure(p any) ([]float32, *Layout, error) {
+	var w walkState
+	if _, _, err := w.walk("Destructure", p); err != nil {
+		return nil, nil, err
+	}
+	lay, owner, err := w.layout("Destructure")
+	if err != nil {
+		return nil, nil, err
+	}
+	θ := make([]float32, lay.n)
+	for i, r := range w.refs {
+		lf, _ := lay.Find(r.path)
+		if owner[i] == i {
+			copy(θ[lf.Offset:lf.End()], *r.slot)
+		}
+	}
+	for _, r := range w.refs {
+		lf, _ := lay.Find(r.path)
+		end := lf.End()
+		*r.slot = θ[lf.Offset:end:end]
+	}
+	return θ, lay, nil
+}
+
+// Restructure points every []float32 field of the struct p points to at its
+// range of θ, without copying: afterwards writing through a field writes θ.
+// The struct must have the shape lay describes (the same slice-of-struct
+// lengths and non-nil pointers as when lay was made). In steady state it
+// writes one slice header per leaf and allocates nothing: reflection runs
+// once per struct type and layout.
+func Restructure(θ []float32, lay *Layout, p any) error {
+	b, base, err := lay.bind("Restructure", θ, p)
+	if err != nil {
+		return err
+	}
+	c := cursor{}
+	b.walk(b.plan, base, &c, modeView, θ)
+	return nil
+}
+
+// RestructureInPlace copies θ into the existing []float32 arrays of the
+// struct p points to, leaving every field's backing array where it was. Each
+// field must already have its leaf's length. Nothing is written unless every
+// field matches.
+func RestructureInPlace(θ []float32, lay *Layout, p any) error {
+	b, base, err := lay.bind("RestructureInPlace", θ, p)
+	if err != nil {
+		return err
+	}
+	c := cursor{}
+	if !b.walk(b.plan, base, &c, modeCheckLen, θ) || c.e != len(b.spans) {
+		var w walkState
+		if _, _, err := w.walk("RestructureInPlace", p); err != nil {
+			return err
+		}
+		for i, r := range w.refs {
+			if s := b.spans[i]; len(*r.slot) != s.hi-s.lo {
+				return fmt.Errorf("layout: RestructureInPlace: field %s has %d floats, the layout's leaf has %d", r.path, len(*r.slot), s.hi-s.lo)
+			}
+		}
+	}
+	c = cursor{}
+	b.walk(b.plan, base, &c, modeCopy, θ)
+	return nil
+}
+
+// binding maps the float fields of one struct type, in walk order, to their
+// ranges of a layout's buffer. dyn holds the slice lengths and pointer
+// nil-ness the mapping was made for; a fast walk checks them before using it.
+type binding struct {
+	plan  *typePlan
+	spans []span
+	dyn   []int
+}
+
+type span struct{ lo, hi int }
+
+type cursor struct{ e, d int }
+
+type walkMode uint8
+
+const (
+	modeCheck    walkMode = iota // compare dyn only
+	modeCheckLen                 // and check each field's length
+	modeView                     // repoint each field into θ
+	modeCopy                     // copy θ into each field
+)
+
+// bind returns the binding of p's type to l, checked against p's current
+// shape, compiling a new one if the cached one does not fit.
+func (l *Layout) bind(op string, θ []float32, p any) (*binding, unsafe.Pointer, error) {
+	if l == nil {
+		return nil, nil, fmt.Errorf("layout: %s: nil layout", op)
+	}
+	if len(θ) != l.n {
+		return nil, nil, fmt.Errorf("layout: %s: buffer has %d floats, layout wants %d", op, len(θ), l.n)
+	}
+	t := reflect.TypeOf(p)
+	if c, ok := l.bindings.Load(t); ok {
+		b := c.(*binding)
+		base := reflect.ValueOf(p).UnsafePointer()
+		cur := cursor{}
+		if base != nil && b.walk(b.plan, base, &cur, modeCheck, nil) && cur.e == len(b.spans) && cur.d == len(b.dyn) {
+			return b, base, nil
+		}
+	}
+	b, base, err := l.compile(op, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.bindings.Store(t, b)
+	return b, base, nil
+}
+
+// compile walks p with paths and looks every field up in l.
+func (l *Layout) compile(op string, p any) (*binding, unsafe.Pointer, error) {
+	var w walkState
+	plan, base, err := w.walk(op, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &binding{plan: plan, spans: make([]span, len(w.refs)), dyn: w.dyn}
+	covered := make([]bool, len(l.leaves))
+	for i, r := range w.refs {
+		li, ok := l.leafOf[r.path]
+		if !ok {
+			return nil, nil, fmt.Errorf("layout: %s: field %s of %T: %v", op, r.path, p, trimPrefix(l.unknown("no leaf", r.path)))
+		}
+		lf := &l.leaves[li]
+		if r.shape != nil && !equalInts(r.shape, lf.Shape) {
+			return nil, nil, fmt.Errorf("layout: %s: field %s has tag shape %v, the layout's leaf %q has shape %v", op, r.path, r.shape, lf.Path, lf.Shape)
+		}
+		covered[li] = true
+		b.spans[i] = span{lf.Offset, lf.End()}
+	}
+	for i, c := range covered {
+		if !c {
+			return nil, nil, fmt.Errorf("layout: %s: the layout's leaf %q has no field in %T (does the struct have the shape the layout was made from?)", op, l.leaves[i].Path, p)
+		}
+	}
+	return b, base, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// walk visits the fields of the value of plan p at base in the same order as
+// walkState.collect. It returns false as soon as the value's dynamic shape
+// departs from b.dyn (or, in modeCheckLen, a field's length from its span).
+// The write modes run only after a check walk has passed.
+func (b *binding) walk(p *typePlan, base unsafe.Pointer, c *cursor, mode walkMode, θ []float32) bool {
+	for i := range p.fields {
+		f := &p.fields[i]
+		at := unsafe.Add(base, f.offset)
+		switch f.kind {
+		case kindFloats:
+			if c.e >= len(b.spans) {
+				return false
+			}
+			s := b.spans[c.e]
+			c.e++
+			slot := (*[]float32)(at)
+			switch mode {
+			case modeCheckLen:
+				if len(*slot) != s.hi-s.lo {
+					return false
+				}
+			case modeView:
+				*slot = θ[s.lo:s.hi:s.hi]
+			case modeCopy:
+				copy(*slot, θ[s.lo:s.hi])
+			}
+		case kindStruct:
+			if !b.walk(f.elem, at, c, mode, θ) {
+				return false
+			}
+		case kindPtr:
+			if !b.walkPtr(f.elem, *(*unsafe.Pointer)(at), c, mode, θ) {
+				return false
+			}
+		case kindSlice, kindArray:
+			data, n := at, f.arrayLen
+			if f.kind == kindSlice {
+				h := (*sliceHeader)(at)
+				data, n = h.data, h.len
+				if c.d >= len(b.dyn) || b.dyn[c.d] != n {
+					return false
+				}
+				c.d++
+			}
+			for j := 0; j < n; j++ {
+				ep := unsafe.Add(data, uintptr(j)*f.elemSize)
+				var ok bool
+				if f.elemPtr {
+					ok = b.walkPtr(f.elem, *(*unsafe.Pointer)(ep), c, mode, θ)
+				} else {
+					ok = b.walk(f.elem, ep, c, mode, θ)
+				}
+				if !ok {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (b *binding) walkPtr(p *typePlan, ptr unsafe.Pointer, c *cursor, mode walkMode, θ []float32) bool {
+	if c.d >= len(b.dyn) {
+		return false
+	}
+	want := b.dyn[c.d]
+	c.d++
+	if ptr == nil {
+		return want == 0
+	}
+	return want == 1 && b.walk(p, ptr, c, mode, θ)
+}

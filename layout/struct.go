@@ -1,0 +1,233 @@
+package layout
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"unsafe"
+)
+
+// fieldRef is one []float32 field of a struct value, found by a walk.
+type fieldRef struct {
+	path   string
+	slot   *[]float32
+	shape  []int // from the tag, or nil
+	frozen bool
+}
+
+// walkState collects the float fields of a value in walk order, with the
+// dynamic facts (slice lengths, nil pointers) that a binding must re-check.
+// item is a group entered (path set) or a float field met (ref index).
+type item struct {
+	group string
+	ref   int
+}
+
+type walkState struct {
+	refs    []fieldRef
+	dyn     []int
+	order   []item // groups and leaves interleaved in walk order
+	onStack map[unsafe.Pointer]bool
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// collect walks the value of plan p at base. Every pointer followed and every
+// slice entered appends to dyn, which bounds a later fast walk of a cyclic
+// value, so only this slow walk needs cycle detection.
+func (w *walkState) collect(p *typePlan, base unsafe.Pointer, path string, frozen bool) error {
+	for i := range p.fields {
+		f := &p.fields[i]
+		fp := join(path, f.name)
+		at := unsafe.Add(base, f.offset)
+		fz := frozen || f.frozen
+		switch f.kind {
+		case kindFloats:
+			w.order = append(w.order, item{ref: len(w.refs)})
+			w.refs = append(w.refs, fieldRef{path: fp, slot: (*[]float32)(at), shape: f.shape, frozen: fz})
+		case kindStruct:
+			w.order = append(w.order, item{group: fp})
+			if err := w.collect(f.elem, at, fp, fz); err != nil {
+				return err
+			}
+		case kindPtr:
+			if err := w.collectPtr(f.elem, *(*unsafe.Pointer)(at), fp, fz); err != nil {
+				return err
+			}
+		case kindSlice, kindArray:
+			data, n := at, f.arrayLen
+			if f.kind == kindSlice {
+				h := (*sliceHeader)(at)
+				data, n = h.data, h.len
+				w.dyn = append(w.dyn, n)
+			}
+			w.order = append(w.order, item{group: fp})
+			for j := 0; j < n; j++ {
+				ep := unsafe.Add(data, uintptr(j)*f.elemSize)
+				ip := join(fp, strconv.Itoa(j))
+				var err error
+				if f.elemPtr {
+					err = w.collectPtr(f.elem, *(*unsafe.Pointer)(ep), ip, fz)
+				} else {
+					w.order = append(w.order, item{group: ip})
+					err = w.collect(f.elem, ep, ip, fz)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (w *walkState) collectPtr(p *typePlan, ptr unsafe.Pointer, path string, frozen bool) error {
+	if ptr == nil {
+		w.dyn = append(w.dyn, 0)
+		return nil
+	}
+	w.dyn = append(w.dyn, 1)
+	if w.onStack[ptr] {
+		return fmt.Errorf("layout: field %s points back to a struct that contains it; a cycle has no finite layout", path)
+	}
+	w.onStack[ptr] = true
+	w.order = append(w.order, item{group: path})
+	err := w.collect(p, ptr, path, frozen)
+	delete(w.onStack, ptr)
+	return err
+}
+
+// structOf checks that p is a non-nil pointer to a struct and returns its
+// plan and address.
+func structOf(op string, p any) (*typePlan, unsafe.Pointer, error) {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.Type().Elem().Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("layout: %s: want a pointer to a struct, got %T", op, p)
+	}
+	if v.IsNil() {
+		return nil, nil, fmt.Errorf("layout: %s: got a nil %T", op, p)
+	}
+	plan, err := planFor(v.Type().Elem())
+	if err != nil {
+		return nil, nil, fmt.Errorf("layout: %s: %w", op, trimPrefix(err))
+	}
+	return plan, v.UnsafePointer(), nil
+}
+
+func (w *walkState) walk(op string, p any) (*typePlan, unsafe.Pointer, error) {
+	plan, base, err := structOf(op, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.onStack = map[unsafe.Pointer]bool{base: true}
+	if err := w.collect(plan, base, "", false); err != nil {
+		return nil, nil, fmt.Errorf("layout: %s: %w", op, trimPrefix(err))
+	}
+	return plan, base, nil
+}
+
+// trimPrefix keeps "layout: Op: …" from becoming "layout: Op: layout: …".
+func trimPrefix(err error) error {
+	const pre = "layout: "
+	if s := err.Error(); len(s) > len(pre) && s[:len(pre)] == pre {
+		return fmt.Errorf("%s", s[len(pre):])
+	}
+	return err
+}
+
+// Of returns the layout that Destructure would build for the struct p points
+// to, without copying or changing anything.
+func Of(p any) (*Layout, error) {
+	var w walkState
+	if _, _, err := w.walk("Of", p); err != nil {
+		return nil, err
+	}
+	lay, _, err := w.layout("Of")
+	return lay, err
+}
+
+// layout builds the layout of the collected fields. Fields whose slices share
+// one backing array become one leaf with aliases; partial overlaps are errors.
+// It returns, for each ref, the index of the ref that owns its storage.
+func (w *walkState) layout(op string) (*Layout, []int, error) {
+	b := NewBuilder()
+	owner := make([]int, len(w.refs))
+	type span struct {
+		lo, hi uintptr
+		ref    int
+	}
+	var spans []span
+	first := map[unsafe.Pointer]int{}
+	for _, it := range w.order {
+		if it.group != "" {
+			b.Group(it.group)
+			continue
+		}
+		i, r := it.ref, w.refs[it.ref]
+		s := *r.slot
+		shape := r.shape
+		switch {
+		case shape == nil && len(s) == 0:
+			return nil, nil, fmt.Errorf("layout: %s: field %s is an empty []float32: give it a length, a `flat:\"shape=…\"` tag, or tag it `flat:\"-\"`", op, r.path)
+		case shape == nil:
+			shape = []int{len(s)}
+		case s != nil && len(s) != product(shape):
+			return nil, nil, fmt.Errorf("layout: %s: field %s has %d floats, its tag says shape %v (%d floats)", op, r.path, len(s), shape, product(shape))
+		}
+		owner[i] = i
+		if len(s) > 0 {
+			ptr := unsafe.Pointer(unsafe.SliceData(s))
+			if j, ok := first[ptr]; ok && len(*w.refs[j].slot) == len(s) {
+				if !slices.Equal(shapeOf(w.refs[j]), shape) {
+					return nil, nil, fmt.Errorf("layout: %s: fields %s and %s share storage but have shapes %v and %v", op, w.refs[j].path, r.path, shapeOf(w.refs[j]), shape)
+				}
+				owner[i] = j
+				b.Tie(r.path, w.refs[j].path)
+				if r.frozen {
+					b.Freeze(r.path)
+				}
+				continue
+			}
+			first[ptr] = i
+			lo := uintptr(ptr)
+			spans = append(spans, span{lo, lo + uintptr(len(s))*4, i})
+		}
+		b.Add(r.path, shape...)
+		if r.frozen {
+			b.Freeze(r.path)
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo < spans[i-1].hi {
+			return nil, nil, fmt.Errorf("layout: %s: fields %s and %s overlap in memory without being the same slice; tie them by assigning one slice to both, or copy one", op, w.refs[spans[i-1].ref].path, w.refs[spans[i].ref].path)
+		}
+	}
+	lay, err := b.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return lay, owner, nil
+}
+
+func shapeOf(r fieldRef) []int {
+	if r.shape != nil {
+		return r.shape
+	}
+	return []int{len(*r.slot)}
+}
+
+func product(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
