@@ -3,44 +3,28 @@ package flat
 import (
 	"math"
 	"strconv"
+
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// The kernels below are pure Go, unrolled by four with independent
-// accumulators so the compiler keeps the loop-carried dependencies short.
-// Assembly versions replace them behind the same signatures.
+// Axpy and Dot use gonum's assembly kernels; the rest are pure Go, unrolled
+// by four with independent accumulators so the loop-carried dependencies stay
+// short. flatkit's own SIMD kernels will replace them behind the same
+// signatures.
 
-// Axpy computes y += alpha·x. It panics if len(x) != len(y).
+var blas gonum.Implementation
+
+// Axpy computes y += alpha·x. It panics if len(x) != len(y). As in BLAS,
+// alpha == 0 leaves y untouched, even where x holds NaN or Inf.
 func Axpy(alpha float32, x, y []float32) {
 	mustSameLen("Axpy", len(x), len(y))
-	y = y[:len(x)]
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		y[i] += alpha * x[i]
-		y[i+1] += alpha * x[i+1]
-		y[i+2] += alpha * x[i+2]
-		y[i+3] += alpha * x[i+3]
-	}
-	for ; i < len(x); i++ {
-		y[i] += alpha * x[i]
-	}
+	blas.Saxpy(len(x), alpha, x, 1, y, 1)
 }
 
 // Dot returns Σ x[i]·y[i]. It panics if len(x) != len(y).
 func Dot(x, y []float32) float32 {
 	mustSameLen("Dot", len(x), len(y))
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return blas.Sdot(len(x), x, 1, y, 1)
 }
 
 // Sum returns Σ x[i].
