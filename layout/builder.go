@@ -101,7 +101,7 @@ func (b *Builder) Add(name string, shape ...int) *Builder {
 	}
 	last := segs[len(segs)-1]
 	if _, dup := g.byName[last]; dup {
-		b.fail(fmt.Errorf("layout: Add %q: duplicate path", b.prefix+name))
+		b.fail(fmt.Errorf("layout: Add: duplicate path %q", b.prefix+name))
 		return b
 	}
 	c := &bnode{name: last, leaf: true, shape: slices.Clone(shape)}

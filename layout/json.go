@@ -75,7 +75,7 @@ func (l *Layout) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	l.n, l.leaves, l.groups, l.shapes = nl.n, nl.leaves, nl.groups, nl.shapes
+	l.n, l.leaves, l.groups, l.shapes, l.whole = nl.n, nl.leaves, nl.groups, nl.shapes, nl.whole
 	l.leafOf, l.groupOf = nl.leafOf, nl.groupOf
 	l.bindings.Clear()
 	return nil

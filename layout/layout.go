@@ -73,6 +73,7 @@ type Layout struct {
 	leaves []Leaf
 	groups []Group // pre-order; does not include the root
 	shapes [][]int // 1-D shape of each group, for View of a group without allocation
+	whole  []int   // {n}: the shape of View(θ, "")
 
 	leafOf  map[string]int // storage path or alias → index into leaves
 	groupOf map[string]int // group path → index into groups
@@ -114,6 +115,7 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 		}
 		l.leafOf[lf.Path] = i
 	}
+	l.whole = []int{l.n}
 	for i, g := range groups {
 		if err := checkPath(g.Path); err != nil {
 			return nil, err
@@ -269,7 +271,7 @@ func (l *Layout) View(θ []float32, path string) (flat.Tensor, error) {
 		return flat.Tensor{Shape: l.shapes[i], Data: θ[g.Lo:g.Hi:g.Hi]}, nil
 	}
 	if path == "" {
-		return flat.Tensor{Shape: []int{l.n}, Data: θ[:l.n:l.n]}, nil
+		return flat.Tensor{Shape: l.whole, Data: θ[:l.n:l.n]}, nil
 	}
 	return flat.Tensor{}, l.unknown("View", path)
 }
