@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/flatkit/flatkit/layout"
+)
+
+// Scenario restructure: PyTorch's Linear(256, 256) at batch 1, written as a
+// plain Go struct whose parameters are destructured once into a flat buffer.
+// Peer: scenario "a" of ../shared/peers/torch_bench.py.
+
+func init() {
+	register(scenario{
+		name:  "restructure",
+		about: "Dense 256->256, batch 1: Restructure alone, gonum Gemv forward alone, both, a long loop, a 100-leaf struct",
+		run:   runRestructure,
+	})
+}
+
+const denseN = 256
+
+// Dense is y = Weight·x + Bias with Weight (out, in), row-major, as PyTorch's
+// nn.Linear stores it.
+type Dense struct {
+	Weight []float32 `flat:"shape=256,256"`
+	Bias   []float32 `flat:"shape=256"`
+}
+
+// forward writes y = d.Weight·x + d.Bias, reading the parameters through the
+// struct's slices.
+func (d *Dense) forward(y, x []float32) {
+	copy(y, d.Bias)
+	blas32.Gemv(blas.NoTrans, 1,
+		blas32.General{Rows: denseN, Cols: denseN, Stride: denseN, Data: d.Weight},
+		blas32.Vector{N: denseN, Inc: 1, Data: x}, 1,
+		blas32.Vector{N: denseN, Inc: 1, Data: y})
+}
+
+// uniform fills x from U(-bound, bound), PyTorch's default for Linear
+// (bound = 1/sqrt(fan_in) for the weight and the bias).
+func uniform(rng *rand.Rand, x []float32, bound float32) {
+	for i := range x {
+		x[i] = (2*rng.Float32() - 1) * bound
+	}
+}
+
+func newDense(rng *rand.Rand) Dense {
+	d := Dense{Weight: make([]float32, denseN*denseN), Bias: make([]float32, denseN)}
+	uniform(rng, d.Weight, 1.0/16)
+	uniform(rng, d.Bias, 1.0/16)
+	return d
+}
+
+// leafBlock and hundred make a struct of 10 blocks × 10 small []float32
+// fields: 100 leaves, to show the per-leaf cost of Restructure.
+type leafBlock struct {
+	A, B, C, D, E, F, G, H, I, J []float32
+}
+
+type hundred struct {
+	Blocks []leafBlock
+}
+
+func newHundred(rng *rand.Rand) hundred {
+	h := hundred{Blocks: make([]leafBlock, 10)}
+	for k := range h.Blocks {
+		bl := &h.Blocks[k]
+		for j, f := range [...]*[]float32{&bl.A, &bl.B, &bl.C, &bl.D, &bl.E, &bl.F, &bl.G, &bl.H, &bl.I, &bl.J} {
+			*f = make([]float32, 4+j+k)
+			uniform(rng, *f, 1)
+		}
+	}
+	return h
+}
+
+// Sinks keep the compiler from discarding the work being timed.
+var (
+	sinkF float32
+	sinkI int
+)
+
+func runRestructure(b *bencher) error {
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := newDense(rng)
+	θa, lay, err := layout.Destructure(&p)
+	if err != nil {
+		return err
+	}
+	θb := make([]float32, len(θa))
+	uniform(rng, θb, 1.0/16)
+	θs := [2][]float32{θa, θb}
+	x := make([]float32, denseN)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	y := make([]float32, denseN)
+
+	var firstErr error
+	check := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	k := 0 // alternates θa and θb, so that every call really repoints the fields
+	restructure := func() {
+		k++
+		check(layout.Restructure(θs[k&1], lay, &p))
+		sinkI += len(p.Bias)
+	}
+	forward := func() {
+		p.forward(y, x)
+		sinkF += y[0]
+	}
+	both := func() {
+		k++
+		check(layout.Restructure(θs[k&1], lay, &p))
+		p.forward(y, x)
+		sinkF += y[0]
+	}
+	const alt = "alternates two parameter vectors θa/θb"
+	nParams := fmt.Sprintf("%d params, %d leaves", lay.Len(), lay.NumLeaves())
+
+	sr := b.measure(restructure)
+	b.emitNS("Restructure Dense 256->256", sr, "layout.Restructure alone; "+alt+"; "+nParams)
+	sf := b.measure(forward)
+	b.emitNS("forward Dense 256->256 (gonum blas32.Gemv)", sf, "y = b; y += W·x with blas32.Gemv through the struct's slices")
+	sb := b.measure(both)
+	b.emitNS("Restructure + forward Dense 256->256", sb, "Restructure then forward; "+alt)
+	b.emit(result{Case: "Restructure as % of forward", Unit: "%",
+		Median: 100 * sr.median / sf.median, Min: 100 * sr.min / sf.min, Max: 100 * sr.max / sf.max,
+		Allocs: sr.allocs, Note: "median/median (min/min, max/max) of the two figures above; allocs are Restructure's"})
+	if firstErr != nil {
+		return firstErr
+	}
+
+	si := b.measure(func() {
+		k++
+		check(layout.RestructureInPlace(θs[k&1], lay, &p))
+		sinkF += p.Bias[0]
+	})
+	b.emitNS("RestructureInPlace Dense 256->256", si, fmt.Sprintf("copies %d floats into the struct's own arrays; %s", lay.Len(), alt))
+	// Point p back at a buffer before the loop (InPlace left it on θa or θb's copy).
+	check(layout.Restructure(θa, lay, &p))
+
+	// The long loop: x ← f(θ_k)(x), feeding each output back as the next input,
+	// as the peer's loop does (vec = layer(vec)).
+	steps := b.opt.loopSteps
+	xa, xb := make([]float32, denseN), make([]float32, denseN)
+	loop := func(n int) {
+		in, out := xa, xb
+		copy(in, x)
+		for s := range n {
+			check(layout.Restructure(θs[s&1], lay, &p))
+			p.forward(out, in)
+			in, out = out, in
+		}
+		xa, xb = in, out // xa holds the last output
+	}
+	loop(min(steps, 1000)) // warm-up
+	d, mallocs := once(func() { loop(steps) })
+	var sum float64
+	for _, v := range xa {
+		sum += float64(v)
+	}
+	name := fmt.Sprintf("%d-step loop Restructure + forward", steps)
+	ms := float64(d.Nanoseconds()) / 1e6
+	perStep := float64(d.Nanoseconds()) / float64(steps)
+	allocs := float64(mallocs) / float64(steps)
+	note := "one timed run (median = min = max); x ← f(θ)(x), θ alternating θa/θb"
+	b.emit(result{Case: name + ", total", Median: ms, Min: ms, Max: ms, Unit: "ms", Allocs: allocs, N: steps, Checksum: &sum, Note: note})
+	b.emit(result{Case: name + ", per step", Median: perStep, Min: perStep, Max: perStep, Unit: "ns", Allocs: allocs, N: steps, Checksum: &sum, Note: note})
+	if firstErr != nil {
+		return firstErr
+	}
+
+	h := newHundred(rng)
+	ha, hlay, err := layout.Destructure(&h)
+	if err != nil {
+		return err
+	}
+	if hlay.NumLeaves() != 100 {
+		return fmt.Errorf("100-leaf struct has %d leaves", hlay.NumLeaves())
+	}
+	hb := make([]float32, len(ha))
+	uniform(rng, hb, 1)
+	hs := [2][]float32{ha, hb}
+	sh := b.measure(func() {
+		k++
+		check(layout.Restructure(hs[k&1], hlay, &h))
+		sinkI += len(h.Blocks[9].J)
+	})
+	b.emitNS("Restructure 100-leaf struct", sh, fmt.Sprintf("10 blocks (a []struct) × 10 []float32 fields, %d floats; %s", hlay.Len(), alt))
+	return firstErr
+}
