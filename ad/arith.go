@@ -1,0 +1,296 @@
+package ad
+
+// Broadcasting arithmetic (numpy rules: shapes aligned at the trailing axis,
+// dimensions equal or 1). A per-channel bias for (N, C, H, W) activations is
+// a (C, 1, 1) tensor; a per-feature bias for (N, F) is (F).
+
+type binaryPrim struct {
+	name string
+	op   binop
+}
+
+type binop uint8
+
+const (
+	opAdd binop = iota
+	opSub
+	opMul
+	opDiv
+)
+
+var (
+	addOp = &binaryPrim{"Add", opAdd}
+	subOp = &binaryPrim{"Sub", opSub}
+	mulOp = &binaryPrim{"Mul", opMul}
+	divOp = &binaryPrim{"Div", opDiv}
+)
+
+// Add returns a + b, broadcasting.
+func Add(a, b Var) Var { return Apply(addOp, Attrs{}, a, b) }
+
+// Sub returns a − b, broadcasting.
+func Sub(a, b Var) Var { return Apply(subOp, Attrs{}, a, b) }
+
+// Mul returns a · b elementwise, broadcasting.
+func Mul(a, b Var) Var { return Apply(mulOp, Attrs{}, a, b) }
+
+// Div returns a / b elementwise, broadcasting.
+func Div(a, b Var) Var { return Apply(divOp, Attrs{}, a, b) }
+
+func (p *binaryPrim) Name() string { return p.name }
+func (p *binaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	return broadcastShape(dst, in[0], in[1])
+}
+
+func (p *binaryPrim) Forward(f *Forward) {
+	a, b, out := f.In[0], f.In[1], f.Out
+	if len(a.Data) == len(out.Data) && len(b.Data) == len(out.Data) {
+		binaryRow(p.op, out.Data, a.Data, b.Data, 1, 1)
+		return
+	}
+	sa, sb := bstrides(a.Shape, out.Shape), bstrides(b.Shape, out.Shape)
+	inner, la, lb := 1, 0, 0
+	if r := len(out.Shape); r > 0 {
+		inner, la, lb = out.Shape[r-1], sa[r-1], sb[r-1]
+	}
+	rows(out.Shape, &sa, &sb, func(o, ia, ib int) {
+		binaryRow(p.op, out.Data[o:o+inner], a.Data[ia:], b.Data[ib:], la, lb)
+	})
+}
+
+// binaryRow computes out[i] = a[i·la] op b[i·lb], with la, lb ∈ {0, 1}.
+func binaryRow(op binop, out, a, b []float32, la, lb int) {
+	n := len(out)
+	switch {
+	case la == 1 && lb == 1:
+		a, b = a[:n], b[:n]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = a[i] + b[i]
+			}
+		case opSub:
+			for i := range out {
+				out[i] = a[i] - b[i]
+			}
+		case opMul:
+			for i := range out {
+				out[i] = a[i] * b[i]
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = a[i] / b[i]
+			}
+		}
+	case la == 1:
+		a = a[:n]
+		y := b[0]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = a[i] + y
+			}
+		case opSub:
+			for i := range out {
+				out[i] = a[i] - y
+			}
+		case opMul:
+			for i := range out {
+				out[i] = a[i] * y
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = a[i] / y
+			}
+		}
+	case lb == 1:
+		b = b[:n]
+		x := a[0]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = x + b[i]
+			}
+		case opSub:
+			for i := range out {
+				out[i] = x - b[i]
+			}
+		case opMul:
+			for i := range out {
+				out[i] = x * b[i]
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = x / b[i]
+			}
+		}
+	default:
+		var v float32
+		switch x, y := a[0], b[0]; op {
+		case opAdd:
+			v = x + y
+		case opSub:
+			v = x - y
+		case opMul:
+			v = x * y
+		case opDiv:
+			v = x / y
+		}
+		for i := range out {
+			out[i] = v
+		}
+	}
+}
+
+func (p *binaryPrim) JVP(r *Rule) Var {
+	a, b, out := r.In[0], r.In[1], r.Out
+	ta, tb := r.Tangent(0), r.Tangent(1)
+	var res Var
+	switch p.op {
+	case opAdd, opSub:
+		if !ta.IsZero() {
+			res = BroadcastTo(ta, out.Shape()...)
+		}
+		if !tb.IsZero() {
+			if p.op == opSub {
+				tb = Neg(tb)
+			}
+			if res.IsZero() {
+				res = BroadcastTo(tb, out.Shape()...)
+			} else {
+				res = Add(res, tb)
+			}
+		}
+	case opMul:
+		if !ta.IsZero() {
+			res = Mul(ta, b)
+		}
+		if !tb.IsZero() {
+			res = addOrSet(res, Mul(a, tb))
+		}
+	case opDiv:
+		// d(a/b) = (da − db·out) / b
+		var num Var
+		if !ta.IsZero() {
+			num = BroadcastTo(ta, out.Shape()...)
+		}
+		if !tb.IsZero() {
+			if num.IsZero() {
+				num = Neg(Mul(tb, out))
+			} else {
+				num = Sub(num, Mul(tb, out))
+			}
+		}
+		res = Div(num, b)
+	}
+	return res
+}
+
+func addOrSet(acc, v Var) Var {
+	if acc.IsZero() {
+		return v
+	}
+	return Add(acc, v)
+}
+
+func (p *binaryPrim) VJP(r *Rule, c Var) {
+	a, b := r.In[0], r.In[1]
+	switch p.op {
+	case opAdd:
+		r.AddGrad(0, SumTo(c, a.Shape()...))
+		r.AddGrad(1, SumTo(c, b.Shape()...))
+	case opSub:
+		r.AddGrad(0, SumTo(c, a.Shape()...))
+		if r.Need(1) {
+			r.AddGrad(1, SumTo(Neg(c), b.Shape()...))
+		}
+	case opMul:
+		if r.Need(0) {
+			r.AddGrad(0, SumTo(Mul(c, b), a.Shape()...))
+		}
+		if r.Need(1) {
+			r.AddGrad(1, SumTo(Mul(c, a), b.Shape()...))
+		}
+	case opDiv:
+		cb := Div(c, b)
+		r.AddGrad(0, SumTo(cb, a.Shape()...))
+		if r.Need(1) {
+			r.AddGrad(1, SumTo(Neg(Mul(cb, r.Out)), b.Shape()...))
+		}
+	}
+}
+
+// Scale returns α·v for a constant α.
+func Scale(v Var, alpha float32) Var {
+	if v.t == nil {
+		return v
+	}
+	return Mul(v, v.t.Scalar(alpha))
+}
+
+// Sum returns the sum of v over the given axes, which are removed; with no
+// axes, over all elements (a scalar).
+func Sum(v Var, axes ...int) Var {
+	s := v.Shape()
+	if v.t == nil || v.t.err != nil || s == nil {
+		return v.failedOn("Sum")
+	}
+	var keep, out [maxRank]int
+	r := len(s)
+	if r > maxRank {
+		return v.t.fail(errRank("Sum", s))
+	}
+	copy(keep[:], s)
+	if len(axes) == 0 {
+		for i := range r {
+			keep[i] = 1
+		}
+	}
+	for _, ax := range axes {
+		if ax < 0 {
+			ax += r
+		}
+		if ax < 0 || ax >= r {
+			return v.t.fail(errAxis("Sum", axes, s))
+		}
+		keep[ax] = 1
+	}
+	k := 0
+	for i := range r {
+		if !contains(axes, i, r) && len(axes) > 0 {
+			out[k] = s[i]
+			k++
+		}
+	}
+	return Reshape(SumTo(v, keep[:r]...), out[:k]...)
+}
+
+// Mean returns the mean of v over the given axes (all with none).
+func Mean(v Var, axes ...int) Var {
+	s := v.Shape()
+	if s == nil {
+		return v.failedOn("Mean")
+	}
+	n := 1
+	if len(axes) == 0 {
+		n = sizeOf(s)
+	}
+	for _, ax := range axes {
+		if ax < 0 {
+			ax += len(s)
+		}
+		if ax >= 0 && ax < len(s) {
+			n *= s[ax]
+		}
+	}
+	return Scale(Sum(v, axes...), 1/float32(n))
+}
+
+func contains(axes []int, i, r int) bool {
+	for _, ax := range axes {
+		if ax == i || ax+r == i {
+			return true
+		}
+	}
+	return false
+}

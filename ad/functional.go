@@ -1,0 +1,218 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+// The functional API differentiates a Go function of one parameter Var,
+// recorded on a fresh tape. These functions allocate their results; for a
+// loop that allocates nothing, reuse a Tape with Param, Grad and Reset.
+
+func record(f func(Var) Var, θ []float32) (*Tape, Var, Var) {
+	t := NewTape()
+	p := t.Param(θ)
+	y := f(p)
+	if y.t == nil {
+		t.fail(fmt.Errorf("ad: the function returned the zero Var"))
+	} else if y.t != t {
+		t.fail(fmt.Errorf("ad: the function returned a Var of another tape"))
+	}
+	return t, p, y
+}
+
+// ValueAndGrad returns f(θ) and its gradient. f must return a scalar.
+func ValueAndGrad(f func(Var) Var, θ []float32) (float32, []float32, error) {
+	t, _, y := record(f, θ)
+	g, err := t.Grad(y)
+	if err != nil {
+		return 0, nil, err
+	}
+	return y.Item(), flat.Clone(g), nil
+}
+
+// ValueAndGradAux is ValueAndGrad for a function that also returns an
+// auxiliary value, which is passed through undifferentiated (JAX's has_aux).
+// Vars inside aux stay readable: the tape is not reset.
+func ValueAndGradAux[A any](f func(Var) (Var, A), θ []float32) (float32, A, []float32, error) {
+	var aux A
+	t, _, y := record(func(p Var) Var {
+		var v Var
+		v, aux = f(p)
+		return v
+	}, θ)
+	g, err := t.Grad(y)
+	if err != nil {
+		return 0, aux, nil, err
+	}
+	return y.Item(), aux, flat.Clone(g), nil
+}
+
+// VJP returns Jᵀu, where J is the Jacobian of f at θ and u has f's output size.
+func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
+	t, p, y := record(f, θ)
+	if t.err != nil {
+		return nil, t.err
+	}
+	if len(u) != y.Size() {
+		return nil, fmt.Errorf("ad: VJP: u has %d elements, f's output has %d (shape %v)", len(u), y.Size(), y.Shape())
+	}
+	g := make([]float32, len(θ))
+	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g})
+	return g, t.err
+}
+
+// JVP returns J·dir, where J is the Jacobian of f at θ, by forward mode.
+func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
+	t, p, y := record(f, θ)
+	if t.err != nil {
+		return nil, t.err
+	}
+	if len(dir) != len(θ) {
+		return nil, fmt.Errorf("ad: JVP: dir has %d elements, θ has %d", len(dir), len(θ))
+	}
+	tan := t.tangent(p, y, dir)
+	if t.err != nil {
+		return nil, t.err
+	}
+	return tan, nil
+}
+
+// tangent runs one forward sweep from p with direction dir and returns the
+// tangent of y (zeros if y does not depend on p).
+func (t *Tape) tangent(p, y Var, dir []float32) []float32 {
+	seed := t.Const(flat.Tensor{Shape: p.Shape(), Data: dir})
+	slots := t.forwardSweep(p.id, y.id+1, 1, []int32{p.id}, []Var{seed})
+	out := make([]float32, y.Size())
+	if t.err != nil {
+		return nil
+	}
+	if s := slots[y.id-p.id]; s >= 0 {
+		copy(out, t.nodes[s].data)
+	}
+	return out
+}
+
+// gradVarOf is the differentiable gradient of y with respect to the Param p.
+func (t *Tape) gradVarOf(p, y Var) Var {
+	if !t.checkScalar("gradient", y) {
+		return t.failed()
+	}
+	g := t.reverse(p.id, y, t.Full(1, y.Shape()...), []int32{p.id}, nil)
+	if t.err != nil {
+		return t.failed()
+	}
+	if g[0].IsZero() {
+		return t.Full(0, p.Shape()...)
+	}
+	return g[0]
+}
+
+// HVP returns H·dir, where H is the Hessian of the scalar f at θ, by
+// forward-over-reverse: the forward-mode derivative of the recorded gradient.
+func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
+	t, p, y := record(f, θ)
+	if len(dir) != len(θ) && t.err == nil {
+		t.fail(fmt.Errorf("ad: HVP: dir has %d elements, θ has %d", len(dir), len(θ)))
+	}
+	g := t.gradVarOf(p, y)
+	if t.err != nil {
+		return nil, t.err
+	}
+	hv := t.tangent(p, g, dir)
+	return hv, t.err
+}
+
+// HVPReverse returns H·dir by reverse-over-reverse: the gradient of
+// ⟨∇f, dir⟩. It cross-checks HVP.
+func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
+	t, p, y := record(f, θ)
+	if len(dir) != len(θ) && t.err == nil {
+		t.fail(fmt.Errorf("ad: HVPReverse: dir has %d elements, θ has %d", len(dir), len(θ)))
+	}
+	g := t.gradVarOf(p, y)
+	if t.err != nil {
+		return nil, t.err
+	}
+	s := Sum(Mul(g, t.Const(flat.Tensor{Shape: p.Shape(), Data: dir})))
+	if t.err != nil {
+		return nil, t.err
+	}
+	hv := make([]float32, len(θ))
+	t.reverse(p.id, s, t.Full(1), []int32{p.id}, [][]float32{hv})
+	return hv, t.err
+}
+
+// Jacobian returns the Jacobian of f at θ as a (outputs × len(θ)) tensor,
+// by reverse mode row by row when f has fewer outputs than inputs and by
+// forward mode (all directions in one sweep) otherwise.
+func Jacobian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
+	t, p, y := record(f, θ)
+	if t.err != nil {
+		return flat.Tensor{}, t.err
+	}
+	return t.jacobian(p, y)
+}
+
+func (t *Tape) jacobian(p, y Var) (flat.Tensor, error) {
+	m, n := y.Size(), p.Size()
+	J := flat.New(m, n)
+	if m <= n {
+		for i := 0; i < m; i++ {
+			seed := t.Full(0, y.Shape()...)
+			seed.Data()[i] = 1
+			t.reverse(p.id, y, seed, []int32{p.id}, [][]float32{J.Data[i*n : (i+1)*n]})
+		}
+		return J, t.err
+	}
+	seeds := make([]Var, n)
+	for j := range seeds {
+		e := t.Full(0, n)
+		e.Data()[j] = 1
+		seeds[j] = e
+	}
+	slots := t.forwardSweep(p.id, y.id+1, n, []int32{p.id}, seeds)
+	if t.err != nil {
+		return flat.Tensor{}, t.err
+	}
+	for j := 0; j < n; j++ {
+		if s := slots[int(y.id-p.id)*n+j]; s >= 0 {
+			for i, v := range t.nodes[s].data {
+				J.Data[i*n+j] = v
+			}
+		}
+	}
+	return J, nil
+}
+
+// Hessian returns the Hessian of the scalar f at θ as a len(θ) × len(θ)
+// tensor: the forward-mode Jacobian of the recorded gradient, all
+// directions in one sweep.
+func Hessian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
+	t, p, y := record(f, θ)
+	g := t.gradVarOf(p, y)
+	if t.err != nil {
+		return flat.Tensor{}, t.err
+	}
+	n := len(θ)
+	seeds := make([]Var, n)
+	for j := range seeds {
+		e := t.Full(0, n)
+		e.Data()[j] = 1
+		seeds[j] = e
+	}
+	H := flat.New(n, n)
+	slots := t.forwardSweep(p.id, g.id+1, n, []int32{p.id}, seeds)
+	if t.err != nil {
+		return flat.Tensor{}, t.err
+	}
+	for j := 0; j < n; j++ {
+		if s := slots[int(g.id-p.id)*n+j]; s >= 0 {
+			for i, v := range t.nodes[s].data {
+				H.Data[i*n+j] = v
+			}
+		}
+	}
+	return H, nil
+}

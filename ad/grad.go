@@ -1,0 +1,97 @@
+package ad
+
+import (
+	"fmt"
+)
+
+func (t *Tape) checkScalar(op string, loss Var) bool {
+	if !t.check(op, loss) {
+		return false
+	}
+	if s := t.nodes[loss.id].shape; sizeOf(s) != 1 {
+		t.fail(fmt.Errorf("ad: %s: the loss has shape %v; want a single number (use Sum or Mean)", op, s))
+		return false
+	}
+	return true
+}
+
+// Backward computes the gradient of the scalar loss with respect to every
+// Param recorded before it; GradOf returns each. The gradients are owned by
+// the tape until Reset.
+func (t *Tape) Backward(loss Var) error {
+	if t.err != nil {
+		return t.err
+	}
+	if !t.checkScalar("Backward", loss) {
+		return t.err
+	}
+	for k, id := range t.params {
+		t.grads[k] = t.f32.zeroed(len(t.nodes[id].data))
+	}
+	seed := t.Full(1, t.nodes[loss.id].shape...)
+	t.reverse(0, loss, seed, t.params, t.grads)
+	if t.err != nil {
+		for k := range t.grads {
+			t.grads[k] = nil
+		}
+	}
+	return t.err
+}
+
+// Grad is Backward followed by GradOf of the first Param on the tape: the
+// gradient of loss with respect to it, a flat vector of its length, owned by
+// the tape until Reset.
+func (t *Tape) Grad(loss Var) ([]float32, error) {
+	if t.err == nil && len(t.params) == 0 {
+		t.fail(fmt.Errorf("ad: Grad: the tape has no Param to differentiate with respect to"))
+	}
+	if err := t.Backward(loss); err != nil {
+		return nil, err
+	}
+	return t.grads[0], nil
+}
+
+// GradOf returns the gradient with respect to the Param p computed by the
+// last Backward, or nil if p is not a Param of this tape or Backward has not
+// run.
+func (t *Tape) GradOf(p Var) []float32 {
+	if p.t != t || p.gen != t.gen {
+		return nil
+	}
+	for k, id := range t.params {
+		if id == p.id {
+			return t.grads[k]
+		}
+	}
+	return nil
+}
+
+// GradVar returns ∇f at x as a Var of x's shape that can itself be
+// differentiated: use it inside a function that is differentiated again.
+// f must return a scalar. f is differentiated with respect to its argument
+// only: Vars that f captures (including x itself, if f closes over it) are
+// constants of f, as in JAX, so perturbations of different levels never mix.
+func GradVar(f func(Var) Var, x Var) Var {
+	t := x.t
+	if t == nil {
+		panic("ad: GradVar at the zero Var")
+	}
+	if t.err != nil || !t.check("GradVar", x) {
+		return t.failed()
+	}
+	lo := int32(len(t.nodes))
+	xi := identity(x)
+	y := f(xi)
+	if t.err != nil || !t.checkScalar("GradVar", y) {
+		return t.failed()
+	}
+	seed := t.Full(1, y.Shape()...)
+	g := t.reverse(lo, y, seed, []int32{xi.id}, nil)
+	if t.err != nil {
+		return t.failed()
+	}
+	if g[0].IsZero() {
+		return t.Full(0, x.Shape()...)
+	}
+	return g[0]
+}

@@ -1,0 +1,185 @@
+package ad
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// matmulPrim is op(A)·op(B) where op transposes the last two axes when the
+// attribute says so. Inputs are 2-D, or 3-D with a shared (or size-1)
+// leading batch axis. Carrying the transposes as attributes lets the rules
+// stay one primitive: each derivative of a matmul is a matmul.
+type matmulPrim struct{}
+
+var matmulOp = &matmulPrim{}
+
+// MatMul returns the matrix product a·b over the last two axes: (m, k)·(k, n)
+// → (m, n), or batched (B, m, k)·(B, k, n) → (B, m, n), where either batch
+// may be 1 or absent and is then shared.
+func MatMul(a, b Var) Var { return MatMulT(a, b, false, false) }
+
+// MatMulT returns op(a)·op(b), with op transposing the last two axes of its
+// argument when the flag is set: MatMulT(x, w, false, true) is x·wᵀ without
+// materialising wᵀ.
+func MatMulT(a, b Var, transA, transB bool) Var {
+	return Apply(matmulOp, Attrs{Ints: []int{b2i(transA), b2i(transB)}}, a, b)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (*matmulPrim) Name() string { return "MatMul" }
+
+// dims returns batch, rows, inner and cols of op(x) for x of shape s.
+func mmDims(s []int, trans bool) (batch, rows, cols int, ok bool) {
+	switch len(s) {
+	case 2:
+		batch, rows, cols = 1, s[0], s[1]
+	case 3:
+		batch, rows, cols = s[0], s[1], s[2]
+	default:
+		return 0, 0, 0, false
+	}
+	if trans {
+		rows, cols = cols, rows
+	}
+	return batch, rows, cols, true
+}
+
+func (*matmulPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	ta, tb := a.Ints[0] == 1, a.Ints[1] == 1
+	ba, m, ka, okA := mmDims(in[0], ta)
+	bb, kb, n, okB := mmDims(in[1], tb)
+	switch {
+	case !okA || !okB:
+		return dst, fmt.Errorf("want 2-D or 3-D inputs, got %v and %v", in[0], in[1])
+	case ka != kb:
+		return dst, fmt.Errorf("inner dimensions differ: %v%s · %v%s is (%d×%d)·(%d×%d)", in[0], tick(ta), in[1], tick(tb), m, ka, kb, n)
+	case ba != bb && ba != 1 && bb != 1:
+		return dst, fmt.Errorf("batch sizes %d and %d differ (shapes %v and %v)", ba, bb, in[0], in[1])
+	}
+	if len(in[0]) == 3 || len(in[1]) == 3 {
+		dst = append(dst, max(ba, bb))
+	}
+	return append(dst, m, n), nil
+}
+
+func tick(t bool) string {
+	if t {
+		return "ᵀ"
+	}
+	return ""
+}
+
+func (*matmulPrim) Forward(f *Forward) {
+	ta, tb := f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1
+	A, B := f.In[0], f.In[1]
+	ba, m, k, _ := mmDims(A.Shape, ta)
+	bb, _, n, _ := mmDims(B.Shape, tb)
+	ra, ca := A.Shape[len(A.Shape)-2], A.Shape[len(A.Shape)-1]
+	rb, cb := B.Shape[len(B.Shape)-2], B.Shape[len(B.Shape)-1]
+	batch := max(ba, bb)
+	for i := 0; i < batch; i++ {
+		ai, bi := 0, 0
+		if ba > 1 {
+			ai = i * ra * ca
+		}
+		if bb > 1 {
+			bi = i * rb * cb
+		}
+		gemm(ta, tb, m, n, k, A.Data[ai:ai+ra*ca], ca, B.Data[bi:bi+rb*cb], cb, f.Out.Data[i*m*n:(i+1)*m*n], n)
+	}
+}
+
+// gemm computes c = op(a)·op(b) for row-major a, b, c.
+func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(c[:m*n])
+		return
+	}
+	tA, tB := blas.NoTrans, blas.NoTrans
+	ar, ac := m, k
+	if ta {
+		tA, ar, ac = blas.Trans, k, m
+	}
+	br, bc := k, n
+	if tb {
+		tB, br, bc = blas.Trans, n, k
+	}
+	blas32.Gemm(tA, tB, 1,
+		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
+		0, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+}
+
+func (*matmulPrim) JVP(r *Rule) Var {
+	ta, tb := r.Attrs.Ints[0] == 1, r.Attrs.Ints[1] == 1
+	var res Var
+	if t := r.Tangent(0); !t.IsZero() {
+		res = MatMulT(t, r.In[1], ta, tb)
+	}
+	if t := r.Tangent(1); !t.IsZero() {
+		res = addOrSet(res, MatMulT(r.In[0], t, ta, tb))
+	}
+	return res
+}
+
+func (*matmulPrim) VJP(r *Rule, c Var) {
+	ta, tb := r.Attrs.Ints[0] == 1, r.Attrs.Ints[1] == 1
+	a, b := r.In[0], r.In[1]
+	if r.Need(0) {
+		var g Var
+		if !ta {
+			g = MatMulT(c, b, false, !tb) // c·op(B)ᵀ
+		} else {
+			g = MatMulT(b, c, tb, true) // (c·op(B)ᵀ)ᵀ = op(B)·cᵀ
+		}
+		r.AddGrad(0, sumBatch(g, a.Shape()))
+	}
+	if r.Need(1) {
+		var g Var
+		if !tb {
+			g = MatMulT(a, c, !ta, false) // op(A)ᵀ·c
+		} else {
+			g = MatMulT(c, a, true, ta) // cᵀ·op(A)
+		}
+		r.AddGrad(1, sumBatch(g, b.Shape()))
+	}
+}
+
+// sumBatch sums a batched cotangent over the batch axis when the input it
+// belongs to was shared across the batch (2-D or batch 1).
+func sumBatch(g Var, shape []int) Var {
+	gs := g.Shape()
+	if len(gs) == 3 && (len(shape) == 2 || shape[0] == 1 && gs[0] != 1) {
+		return Reshape(SumTo(g, append([]int{1}, gs[1:]...)...), shape...)
+	}
+	return g
+}
+
+// T returns v with its last two axes swapped (a copy).
+func T(v Var) Var {
+	s := v.Shape()
+	if len(s) < 2 {
+		if v.t != nil && v.t.err == nil && s != nil {
+			return v.t.fail(fmt.Errorf("ad: T: shape %v has fewer than 2 axes", s))
+		}
+		return v.failedOn("T")
+	}
+	var perm [maxRank]int
+	r := len(s)
+	for i := range r {
+		perm[i] = i
+	}
+	perm[r-2], perm[r-1] = r-1, r-2
+	return Transpose(v, perm[:r]...)
+}

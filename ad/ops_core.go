@@ -1,0 +1,333 @@
+package ad
+
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// The structural ops: views, reshapes, broadcasting, and the linear ops
+// that are their adjoints. Each is a primitive with both rules, written with
+// ops of the set.
+
+type (
+	viewPrim        struct{}
+	embedPrim       struct{}
+	reshapePrim     struct{}
+	identityPrim    struct{}
+	concatPrim      struct{}
+	sumToPrim       struct{}
+	broadcastToPrim struct{}
+)
+
+var (
+	viewOp        = &viewPrim{}
+	embedOp       = &embedPrim{}
+	reshapeOp     = &reshapePrim{}
+	identityOp    = &identityPrim{}
+	concatOp      = &concatPrim{}
+	sumToOp       = &sumToPrim{}
+	broadcastToOp = &broadcastToPrim{}
+)
+
+func sizeOf(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// View returns the values of v from flat offset off on, viewed with the
+// given shape, without copying. Its cotangent flows back into exactly that
+// range of v's gradient: viewing a Param gives each layer its parameters.
+func View(v Var, off int, shape ...int) Var {
+	var ints [maxRank + 1]int
+	if len(shape) > maxRank {
+		return v.t.fail(fmt.Errorf("ad: View: rank %d exceeds %d", len(shape), maxRank))
+	}
+	ints[0] = off
+	copy(ints[1:], shape)
+	return Apply(viewOp, Attrs{Ints: ints[:1+len(shape)]}, v)
+}
+
+func (*viewPrim) Name() string { return "View" }
+func (*viewPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	off, shape := a.Ints[0], a.Ints[1:]
+	n, err := flat.SizeOf(shape)
+	if err != nil {
+		return dst, err
+	}
+	if size := sizeOf(in[0]); off < 0 || off+n > size {
+		return dst, fmt.Errorf("range [%d, %d) for shape %v lies outside the input's %d elements (shape %v)", off, off+n, shape, size, in[0])
+	}
+	return append(dst, shape...), nil
+}
+func (*viewPrim) Forward(*Forward) {}
+func (*viewPrim) Alias(in []flat.Tensor, a Attrs) []float32 {
+	off := a.Ints[0]
+	end := off + sizeOf(a.Ints[1:])
+	return in[0].Data[off:end:end]
+}
+func (*viewPrim) JVP(r *Rule) Var { return View(r.Tangent(0), r.Attrs.Ints[0], r.Attrs.Ints[1:]...) }
+func (*viewPrim) VJP(r *Rule, c Var) {
+	r.AddGrad(0, embed(c, r.Attrs.Ints[0], r.In[0].Shape()))
+}
+
+// ViewPath is View of the leaf at path of lay, for p holding a buffer laid
+// out by lay.
+func ViewPath(p Var, lay *layout.Layout, path string) Var {
+	t := p.t
+	if t == nil || t.err != nil {
+		return Var{t: t, id: -1}
+	}
+	if got := p.Size(); got != lay.Len() {
+		return t.fail(fmt.Errorf("ad: ViewPath %q: the Var holds %d floats, the layout %d", path, got, lay.Len()))
+	}
+	lf, ok := lay.Find(path)
+	if !ok {
+		_, _, err := lay.Range(path)
+		if err == nil {
+			err = fmt.Errorf("%q is a group, not a leaf", path)
+		}
+		return t.fail(fmt.Errorf("ad: ViewPath: %w", err))
+	}
+	return View(p, lf.Offset, lf.Shape...)
+}
+
+// Slice returns rows [lo, hi) of v along its first axis, without copying.
+func Slice(v Var, lo, hi int) Var {
+	s := v.Shape()
+	if v.t != nil && v.t.err == nil && (len(s) == 0 || lo < 0 || hi > s[0] || lo > hi) {
+		return v.t.fail(fmt.Errorf("ad: Slice [%d, %d) of shape %v", lo, hi, s))
+	}
+	if s == nil {
+		return View(v, 0)
+	}
+	var shape [maxRank]int
+	copy(shape[:], s)
+	shape[0] = hi - lo
+	return View(v, lo*sizeOf(s[1:]), shape[:len(s)]...)
+}
+
+// embed places x at flat offset off of a zero tensor of the given shape.
+func embed(x Var, off int, shape []int) Var {
+	var ints [maxRank + 1]int
+	ints[0] = off
+	copy(ints[1:], shape)
+	return Apply(embedOp, Attrs{Ints: ints[:1+len(shape)]}, x)
+}
+
+func (*embedPrim) Name() string { return "Embed" }
+func (*embedPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	off, shape := a.Ints[0], a.Ints[1:]
+	if n, size := sizeOf(in[0]), sizeOf(shape); off < 0 || off+n > size {
+		return dst, fmt.Errorf("%d elements at offset %d do not fit in shape %v", n, off, shape)
+	}
+	return append(dst, shape...), nil
+}
+func (*embedPrim) Forward(f *Forward) {
+	clear(f.Out.Data)
+	copy(f.Out.Data[f.Attrs.Ints[0]:], f.In[0].Data)
+}
+func (*embedPrim) JVP(r *Rule) Var { return embed(r.Tangent(0), r.Attrs.Ints[0], r.Attrs.Ints[1:]) }
+func (*embedPrim) VJP(r *Rule, c Var) {
+	r.AddGrad(0, View(c, r.Attrs.Ints[0], r.In[0].Shape()...))
+}
+
+// Reshape returns v with a new shape holding the same number of elements,
+// without copying. One dimension may be -1.
+func Reshape(v Var, shape ...int) Var {
+	return Apply(reshapeOp, Attrs{Ints: shape}, v)
+}
+
+func (*reshapePrim) Name() string { return "Reshape" }
+func (*reshapePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	n := sizeOf(in[0])
+	infer, known := -1, 1
+	for i, d := range a.Ints {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			return dst, fmt.Errorf("shape %v: dimension %d is %d", a.Ints, i, d)
+		default:
+			known *= d
+		}
+	}
+	dst = append(dst, a.Ints...)
+	if infer >= 0 {
+		if known == 0 || n%known != 0 {
+			return dst, fmt.Errorf("cannot infer -1 in %v for %d elements (input %v)", a.Ints, n, in[0])
+		}
+		dst[len(dst)-len(a.Ints)+infer] = n / known
+		return dst, nil
+	}
+	if known != n {
+		return dst, fmt.Errorf("input %v has %d elements, shape %v holds %d", in[0], n, a.Ints, known)
+	}
+	return dst, nil
+}
+func (*reshapePrim) Forward(*Forward)                          {}
+func (*reshapePrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].Data }
+func (*reshapePrim) JVP(r *Rule) Var                           { return Reshape(r.Tangent(0), r.Out.Shape()...) }
+func (*reshapePrim) VJP(r *Rule, c Var)                        { r.AddGrad(0, Reshape(c, r.In[0].Shape()...)) }
+
+// identity is a fresh node with v's value: GradVar differentiates with
+// respect to it, so that uses of v captured by closures stay constants.
+func identity(v Var) Var { return Apply(identityOp, Attrs{}, v) }
+
+func (*identityPrim) Name() string { return "Identity" }
+func (*identityPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	return append(dst, in[0]...), nil
+}
+func (*identityPrim) Forward(*Forward)                          {}
+func (*identityPrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].Data }
+func (*identityPrim) JVP(r *Rule) Var                           { return r.Tangent(0) }
+func (*identityPrim) VJP(r *Rule, c Var)                        { r.AddGrad(0, c) }
+
+// Concat0 joins vs along their first axis; the other axes must agree.
+func Concat0(vs ...Var) Var { return Apply(concatOp, Attrs{}, vs...) }
+
+func (*concatPrim) Name() string { return "Concat0" }
+func (*concatPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	first := in[0]
+	if len(first) == 0 {
+		return dst, fmt.Errorf("input 0 is a scalar; want rank ≥ 1")
+	}
+	rows := 0
+	for i, s := range in {
+		if len(s) != len(first) || !sameShape(s[1:], first[1:]) {
+			return dst, fmt.Errorf("input %d has shape %v, want [_ %v] like input 0", i, s, first[1:])
+		}
+		rows += s[0]
+	}
+	dst = append(dst, rows)
+	return append(dst, first[1:]...), nil
+}
+func (*concatPrim) Forward(f *Forward) {
+	off := 0
+	for _, x := range f.In {
+		off += copy(f.Out.Data[off:], x.Data)
+	}
+}
+func (*concatPrim) JVP(r *Rule) Var {
+	t := r.t
+	parts := t.varScratch(len(r.In))
+	for i := range r.In {
+		if tv := r.Tangent(i); !tv.IsZero() {
+			parts[i] = tv
+		} else {
+			parts[i] = t.Full(0, r.In[i].Shape()...)
+		}
+	}
+	return Concat0(parts...)
+}
+func (*concatPrim) VJP(r *Rule, c Var) {
+	off := 0
+	for i, x := range r.In {
+		n := x.Size()
+		if r.Need(i) {
+			r.AddGrad(i, View(c, off, x.Shape()...))
+		}
+		off += n
+	}
+}
+
+// varScratch returns a slice of n Vars from the tape's arena of ids... kept
+// as a plain slice: Vars hold a pointer and cannot live in a []int32 arena.
+func (t *Tape) varScratch(n int) []Var { return make([]Var, n) }
+
+// SumTo sums v over the axes along which shape was broadcast to v's shape:
+// the adjoint of BroadcastTo. SumTo(v, v.Shape()) is v.
+func SumTo(v Var, shape ...int) Var {
+	if sameShape(v.Shape(), shape) {
+		return v
+	}
+	return Apply(sumToOp, Attrs{Ints: shape}, v)
+}
+
+func (*sumToPrim) Name() string { return "SumTo" }
+func (*sumToPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	if err := checkBroadcastsTo(a.Ints, in[0]); err != nil {
+		return dst, err
+	}
+	return append(dst, a.Ints...), nil
+}
+func (*sumToPrim) Forward(f *Forward) {
+	clear(f.Out.Data)
+	x, out := f.In[0], f.Out
+	so := bstrides(out.Shape, x.Shape)
+	var zero [maxRank]int
+	inner := 1
+	if len(x.Shape) > 0 {
+		inner = x.Shape[len(x.Shape)-1]
+	}
+	last := 0
+	if len(x.Shape) > 0 {
+		last = so[len(x.Shape)-1]
+	}
+	rows(x.Shape, &so, &zero, func(ix, io, _ int) {
+		row := x.Data[ix : ix+inner]
+		if last == 0 {
+			var s float32
+			for _, v := range row {
+				s += v
+			}
+			out.Data[io] += s
+			return
+		}
+		addInto(out.Data[io:io+inner], row)
+	})
+}
+func (*sumToPrim) JVP(r *Rule) Var    { return SumTo(r.Tangent(0), r.Attrs.Ints...) }
+func (*sumToPrim) VJP(r *Rule, c Var) { r.AddGrad(0, BroadcastTo(c, r.In[0].Shape()...)) }
+
+// BroadcastTo repeats v along axes of size 1 (and new leading axes) to the
+// given shape, by numpy's rules.
+func BroadcastTo(v Var, shape ...int) Var {
+	if sameShape(v.Shape(), shape) {
+		return v
+	}
+	return Apply(broadcastToOp, Attrs{Ints: shape}, v)
+}
+
+func checkBroadcastsTo(from, to []int) error {
+	var buf [maxRank]int
+	got, err := broadcastShape(buf[:0], from, to)
+	if err != nil || !sameShape(got, to) {
+		return fmt.Errorf("shape %v does not broadcast to %v", from, to)
+	}
+	return nil
+}
+
+func (*broadcastToPrim) Name() string { return "BroadcastTo" }
+func (*broadcastToPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	if err := checkBroadcastsTo(in[0], a.Ints); err != nil {
+		return dst, err
+	}
+	return append(dst, a.Ints...), nil
+}
+func (*broadcastToPrim) Forward(f *Forward) {
+	x, out := f.In[0], f.Out
+	sx := bstrides(x.Shape, out.Shape)
+	var zero [maxRank]int
+	inner, last := 1, 0
+	if r := len(out.Shape); r > 0 {
+		inner, last = out.Shape[r-1], sx[r-1]
+	}
+	rows(out.Shape, &sx, &zero, func(o, ix, _ int) {
+		row := out.Data[o : o+inner]
+		if last == 0 {
+			v := x.Data[ix]
+			for i := range row {
+				row[i] = v
+			}
+			return
+		}
+		copy(row, x.Data[ix:ix+inner])
+	})
+}
+func (*broadcastToPrim) JVP(r *Rule) Var    { return BroadcastTo(r.Tangent(0), r.Attrs.Ints...) }
+func (*broadcastToPrim) VJP(r *Rule, c Var) { r.AddGrad(0, SumTo(c, r.In[0].Shape()...)) }

@@ -1,0 +1,194 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+var nan32 = float32(math.NaN())
+
+// Attrs are the parameters of one application of a primitive: integers
+// (axes, offsets, shapes, indices) and floats (slopes, bounds). Apply copies
+// them onto the tape.
+type Attrs struct {
+	Ints   []int
+	Floats []float32
+}
+
+// Primitive is an operation with a forward kernel. Every op of the package is
+// a Primitive applied with Apply, and a user's op is added the same way.
+//
+// Derivative rules are optional interfaces: a primitive that is a JVPRule
+// can be differentiated in forward mode, a VJPRule in reverse mode. Rules are
+// written with ops (Apply of primitives), never raw loops, so the derivative
+// of a rule is again recorded and differentiable: if every primitive a rule
+// uses has rules, derivatives of any order compose. A sweep that meets a
+// primitive without the rule it needs records an error naming the primitive
+// and the order; it never returns a silent zero.
+//
+// A primitive value is stored on the tape at each application; use a pointer
+// or a zero-size type so that storing it does not allocate.
+type Primitive interface {
+	// Name names the op in errors.
+	Name() string
+	// Shape appends the output shape for inputs of the given shapes to dst,
+	// or returns an error saying what was expected and what came.
+	Shape(dst []int, in [][]int, a Attrs) ([]int, error)
+	// Forward computes f.Out from f.In. f.Out.Data has unspecified contents
+	// and must be written in full.
+	Forward(f *Forward)
+}
+
+// JVPRule is a Primitive with a forward-mode rule: it returns the tangent of
+// the output given the tangents of the inputs (r.Tangent), or the zero Var
+// if the output's tangent is zero by construction.
+type JVPRule interface {
+	JVP(r *Rule) Var
+}
+
+// VJPRule is a Primitive with a reverse-mode rule: given the cotangent of the
+// output, it adds the cotangent of each input that needs one (r.Need,
+// r.AddGrad).
+type VJPRule interface {
+	VJP(r *Rule, cot Var)
+}
+
+// Aliaser is a Primitive whose output shares the memory of its inputs
+// (reshape, view): Alias returns the output's data and Forward is not called.
+type Aliaser interface {
+	Alias(in []flat.Tensor, a Attrs) []float32
+}
+
+// Forward is what a primitive's kernel reads and writes.
+type Forward struct {
+	In    []flat.Tensor
+	Out   flat.Tensor
+	Attrs Attrs
+	t     *Tape
+	saved []int
+}
+
+// Save returns n ints kept with the output, for residuals such as the
+// argmax of a max; rules read them as Rule.Saved.
+func (f *Forward) Save(n int) []int {
+	f.saved = f.t.ints.alloc(n)
+	return f.saved
+}
+
+// Rule is what a derivative rule reads: the inputs and output of the op as
+// Vars, its attributes and saved residuals, and (in forward mode) the input
+// tangents.
+type Rule struct {
+	In    []Var
+	Out   Var
+	Attrs Attrs
+	Saved []int
+
+	t        *Tape
+	prim     Primitive
+	order    int
+	tangents []Var
+	need     []bool
+	inIDs    []int32
+	cot      []int32 // the reverse sweep's cotangent slots
+	lo       int32   // first node of the sweep
+}
+
+// Tangent returns the tangent of input i, or the zero Var if it has none.
+func (r *Rule) Tangent(i int) Var { return r.tangents[i] }
+
+// Need reports whether input i needs a cotangent; rules may skip the others.
+func (r *Rule) Need(i int) bool { return r.need[i] }
+
+// AddGrad adds g to the cotangent of input i. A zero g is ignored. g must
+// have the shape of input i.
+func (r *Rule) AddGrad(i int, g Var) {
+	if g.IsZero() || !r.need[i] {
+		return
+	}
+	t := r.t
+	if !t.live(g) && !t.check(r.prim.Name()+" VJP", g) {
+		return
+	}
+	target := r.inIDs[i]
+	if got, want := t.nodes[g.id].shape, t.nodes[target].shape; !sameShape(got, want) {
+		t.fail(fmt.Errorf("ad: the VJP rule of %s gave input %d a cotangent of shape %v, want %v", r.prim.Name(), i, got, want))
+		return
+	}
+	slot := &r.cot[target-r.lo]
+	if *slot < 0 {
+		*slot = g.id
+		return
+	}
+	*slot = Add(Var{t: t, id: *slot, gen: t.gen}, g).id
+}
+
+// Tape returns the tape the rule records on.
+func (r *Rule) Tape() *Tape { return r.t }
+
+// Apply records prim applied to the inputs with the given attributes and
+// returns its output. If the tape already holds an error, or an input is
+// invalid, or the shapes do not fit, it returns a failed Var and the error is
+// kept on the tape.
+func Apply(p Primitive, a Attrs, in ...Var) Var {
+	if len(in) == 0 {
+		panic("ad: Apply " + p.Name() + " with no inputs; use Tape.Const for constants")
+	}
+	t := in[0].t
+	if t == nil {
+		// No tape to record on: find one among the other inputs.
+		for _, v := range in {
+			if v.t != nil {
+				t = v.t
+				break
+			}
+		}
+		if t == nil {
+			panic("ad: Apply " + p.Name() + " to zero Vars only")
+		}
+	}
+	if t.err != nil {
+		return t.failed()
+	}
+	shapes := t.shapeArgs[:0]
+	ids := t.ids.alloc(len(in))
+	for i, v := range in {
+		if !t.check(p.Name(), v) {
+			return t.failed()
+		}
+		ids[i] = v.id
+		shapes = append(shapes, t.nodes[v.id].shape)
+	}
+	t.shapeArgs = shapes
+	ca := Attrs{Ints: t.ints.copyOf(a.Ints), Floats: t.f32.copyOf(a.Floats)}
+	out, err := p.Shape(t.outShape[:0], shapes, ca)
+	if err != nil {
+		return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
+	}
+	t.outShape = out
+	n := 1
+	for _, d := range out {
+		n *= d
+	}
+	shape := t.ints.copyOf(out)
+	args := t.fwdArgs[:0]
+	for _, id := range ids {
+		nd := &t.nodes[id]
+		args = append(args, flat.Tensor{Shape: nd.shape, Data: nd.data})
+	}
+	t.fwdArgs = args
+	nd := node{kind: kindOp, prim: p, in: ids, shape: shape, attrs: ca}
+	if al, ok := p.(Aliaser); ok {
+		nd.data = al.Alias(args, ca)
+	} else {
+		f := &t.fwd
+		*f = Forward{In: args, Out: flat.Tensor{Shape: shape, Data: t.f32.alloc(n)}, Attrs: ca, t: t}
+		p.Forward(f)
+		nd.data, nd.saved = f.Out.Data, f.saved
+		*f = Forward{}
+		clear(args) // do not keep callers' data reachable from scratch
+	}
+	return t.push(nd)
+}

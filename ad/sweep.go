@@ -1,0 +1,322 @@
+package ad
+
+import (
+	"fmt"
+)
+
+// piece is the cotangent of a View of a node we differentiate with respect
+// to: kept as a range instead of being embedded into a full-size zero
+// vector, so the gradient of a flat parameter vector viewed by many layers
+// costs O(len(θ)) to assemble, not O(len(θ) × views).
+type piece struct {
+	wrt      int // index into the sweep's wrt list
+	off, len int
+	cot      int32
+}
+
+// rule returns the Rule used for rule calls at the current sweep depth.
+func (t *Tape) rule() *Rule {
+	for len(t.rules) <= t.sweeps {
+		t.rules = append(t.rules, &Rule{t: t})
+	}
+	return t.rules[t.sweeps]
+}
+
+// setup fills r for the op node id.
+func (r *Rule) setup(id int32) *node {
+	t := r.t
+	nd := &t.nodes[id]
+	r.prim, r.order = nd.prim, nd.order
+	r.In = r.In[:0]
+	for _, in := range nd.in {
+		r.In = append(r.In, Var{t: t, id: in, gen: t.gen})
+	}
+	r.Out = Var{t: t, id: id, gen: t.gen}
+	r.Attrs, r.Saved = nd.attrs, nd.saved
+	r.inIDs = nd.in
+	return nd
+}
+
+func missingRule(nd *node, mode string) error {
+	return fmt.Errorf("ad: %s has no %s rule (needed for a derivative of order %d)", nd.prim.Name(), mode, nd.order+1)
+}
+
+// reverse propagates the cotangent seed of out back over the nodes
+// [lo, out], towards the nodes in wrt, which must lie in that range. With
+// raw != nil it adds each wrt node's cotangent into raw[k] and returns nil;
+// otherwise it returns each cotangent as a Var (the zero Var if it is zero),
+// assembled with ops so that it can be differentiated again.
+func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []Var {
+	if t.err != nil {
+		return nil
+	}
+	hi := out.id
+	n := int(hi-lo) + 1
+	cot := t.ids.alloc(n)
+	wrtOf := t.ids.alloc(n)
+	live := t.ids.alloc(n)
+	for i := range cot {
+		cot[i], wrtOf[i], live[i] = -1, -1, 0
+	}
+	for k, w := range wrt {
+		if w >= lo && w <= hi {
+			wrtOf[w-lo] = int32(k)
+		}
+	}
+	// A node is live if its value depends on a wrt node; only live nodes'
+	// rules run, and only for live inputs.
+	for i := lo; i <= hi; i++ {
+		if wrtOf[i-lo] >= 0 {
+			live[i-lo] = 1
+			continue
+		}
+		for _, in := range t.nodes[i].in {
+			if in >= lo && live[in-lo] != 0 {
+				live[i-lo] = 1
+				break
+			}
+		}
+	}
+	cot[hi-lo] = seed.id
+	t.pieces = t.pieces[:0]
+	t.sweeps++
+	defer func() { t.sweeps-- }()
+	r := t.rule()
+	r.cot, r.lo = cot, lo
+	saveOrder := t.order
+	defer func() { t.order = saveOrder }()
+	for i := hi; i >= lo; i-- {
+		c := cot[i-lo]
+		if c < 0 || live[i-lo] == 0 || wrtOf[i-lo] >= 0 {
+			continue
+		}
+		nd := &t.nodes[i]
+		if nd.kind != kindOp {
+			continue
+		}
+		if nd.prim == viewOp {
+			if in := nd.in[0]; in >= lo && wrtOf[in-lo] >= 0 {
+				t.pieces = append(t.pieces, piece{wrt: int(wrtOf[in-lo]), off: nd.attrs.Ints[0], len: len(nd.data), cot: c})
+				continue
+			}
+		}
+		vjp, ok := nd.prim.(VJPRule)
+		if !ok {
+			t.fail(missingRule(nd, "VJP"))
+			return nil
+		}
+		nd = r.setup(i)
+		r.need = r.need[:0]
+		for _, in := range nd.in {
+			r.need = append(r.need, in >= lo && live[in-lo] != 0)
+		}
+		t.order = nd.order + 1
+		vjp.VJP(r, Var{t: t, id: c, gen: t.gen})
+		if t.err != nil {
+			return nil
+		}
+	}
+	if raw != nil {
+		for k, w := range wrt {
+			dst := raw[k]
+			if w < lo || w > hi {
+				continue
+			}
+			if c := cot[w-lo]; c >= 0 {
+				addInto(dst, t.nodes[c].data)
+			}
+		}
+		for _, p := range t.pieces {
+			addInto(raw[p.wrt][p.off:p.off+p.len], t.nodes[p.cot].data)
+		}
+		return nil
+	}
+	res := make([]Var, len(wrt))
+	for k, w := range wrt {
+		if w >= lo && w <= hi {
+			res[k] = t.assemble(k, w, cot[w-lo])
+		}
+	}
+	return res
+}
+
+func addInto(dst, src []float32) {
+	for i, x := range src {
+		dst[i] += x
+	}
+}
+
+// assemble builds the cotangent of wrt node w (the k-th) as one Var from
+// its direct cotangent full (or -1) and the pieces of its views.
+func (t *Tape) assemble(k int, w int32, full int32) Var {
+	wv := Var{t: t, id: w, gen: t.gen}
+	shape := t.nodes[w].shape
+	size := len(t.nodes[w].data)
+	var ps []piece
+	for _, p := range t.pieces {
+		if p.wrt == k {
+			ps = append(ps, p)
+		}
+	}
+	var sum Var
+	if full >= 0 {
+		sum = Var{t: t, id: full, gen: t.gen}
+	}
+	if len(ps) == 0 {
+		return sum
+	}
+	// Sort by offset (few pieces: insertion sort), then add pieces over the
+	// same range; disjoint ranges are concatenated with zero gaps.
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && (ps[j].off < ps[j-1].off || ps[j].off == ps[j-1].off && ps[j].len < ps[j-1].len); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+	var parts []Var
+	end := 0
+	overlap := false
+	for i := 0; i < len(ps); {
+		p := ps[i]
+		v := Reshape(Var{t: t, id: p.cot, gen: t.gen}, p.len)
+		j := i + 1
+		for ; j < len(ps) && ps[j].off == p.off && ps[j].len == p.len; j++ {
+			v = Add(v, Reshape(Var{t: t, id: ps[j].cot, gen: t.gen}, p.len))
+		}
+		if p.off < end {
+			overlap = true
+			break
+		}
+		if p.off > end {
+			parts = append(parts, t.Full(0, p.off-end))
+		}
+		parts = append(parts, v)
+		end = p.off + p.len
+		i = j
+	}
+	var flatCot Var
+	if overlap {
+		// Views overlapping without coinciding: embed each into full size.
+		for _, p := range ps {
+			e := Apply(embedOp, Attrs{Ints: []int{p.off, size}}, Reshape(Var{t: t, id: p.cot, gen: t.gen}, p.len))
+			if flatCot.IsZero() {
+				flatCot = e
+			} else {
+				flatCot = Add(flatCot, e)
+			}
+		}
+	} else {
+		if end < size {
+			parts = append(parts, t.Full(0, size-end))
+		}
+		flatCot = parts[0]
+		if len(parts) > 1 {
+			flatCot = Apply(concatOp, Attrs{}, parts...)
+		}
+	}
+	g := Reshape(flatCot, shape...)
+	if !sum.IsZero() {
+		g = Add(sum, g)
+	}
+	_ = wv
+	return g
+}
+
+// forwardSweep propagates k tangents per node over the nodes [lo, hi) from
+// the seeds: seedTan[s*k+j] is the j-th tangent of node seeds[s] (the zero
+// Var for none). It returns the tangent slots, (i-lo)*k+j → Var id or -1.
+func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) []int32 {
+	if t.err != nil {
+		return nil
+	}
+	n := int(hi - lo)
+	slots := t.ids.alloc(n * k)
+	isSeed := t.ids.alloc(n)
+	for i := range slots {
+		slots[i] = -1
+	}
+	clear(isSeed)
+	for s, id := range seeds {
+		isSeed[id-lo] = 1
+		for j := 0; j < k; j++ {
+			if v := seedTan[s*k+j]; !v.IsZero() {
+				slots[int(id-lo)*k+j] = v.id
+			}
+		}
+	}
+	t.sweeps++
+	defer func() { t.sweeps-- }()
+	r := t.rule()
+	saveOrder := t.order
+	defer func() { t.order = saveOrder }()
+	for i := lo; i < hi; i++ {
+		nd := &t.nodes[i]
+		if nd.kind != kindOp || isSeed[i-lo] != 0 {
+			continue
+		}
+		any := false
+		for _, in := range nd.in {
+			if in >= lo {
+				for j := 0; j < k; j++ {
+					if slots[int(in-lo)*k+j] >= 0 {
+						any = true
+					}
+				}
+			}
+		}
+		if !any {
+			continue
+		}
+		jvp, ok := nd.prim.(JVPRule)
+		if !ok {
+			t.fail(missingRule(nd, "JVP"))
+			return nil
+		}
+		nd = r.setup(i)
+		t.order = nd.order + 1
+		for j := 0; j < k; j++ {
+			r.tangents = r.tangents[:0]
+			some := false
+			for _, in := range nd.in {
+				v := Var{}
+				if in >= lo {
+					if s := slots[int(in-lo)*k+j]; s >= 0 {
+						v = Var{t: t, id: s, gen: t.gen}
+						some = true
+					}
+				}
+				r.tangents = append(r.tangents, v)
+			}
+			if !some {
+				continue
+			}
+			tv := jvp.JVP(r)
+			if t.err != nil {
+				return nil
+			}
+			if tv.IsZero() {
+				continue
+			}
+			if !t.live(tv) && !t.check(nd.prim.Name()+" JVP", tv) {
+				return nil
+			}
+			if got := t.nodes[tv.id].shape; !sameShape(got, nd.shape) {
+				t.fail(fmt.Errorf("ad: the JVP rule of %s returned shape %v, want %v", nd.prim.Name(), got, nd.shape))
+				return nil
+			}
+			slots[int(i-lo)*k+j] = tv.id
+		}
+	}
+	return slots
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

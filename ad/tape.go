@@ -1,0 +1,261 @@
+package ad
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+// Tape records the operations applied to its Vars so that they can be
+// differentiated, in reverse mode (Grad, Backward, VJP) or forward mode (JVP).
+// A derivative sweep records its own operations on the same tape, so its
+// results are Vars that can be differentiated again.
+//
+// A Tape owns the memory of every Var made on it: values, shapes and
+// gradients live in arenas that Reset rewinds, so a training loop that
+// replays the same computation allocates nothing after the first step.
+// A Tape is not safe for concurrent use.
+type Tape struct {
+	gen   uint32
+	nodes []node
+	f32   arena[float32]
+	ints  arena[int]
+	ids   arena[int32]
+	err   error
+
+	params []int32     // node ids made by Param, in order
+	grads  [][]float32 // gradient of each param after Backward; nil if none
+
+	order  int // derivative order of the nodes being recorded (see node.order)
+	sweeps int // sweeps in progress, to catch re-entry from a rule
+
+	shapeArgs [][]int       // scratch for Primitive.Shape
+	outShape  []int         // scratch for Primitive.Shape's result
+	fwdArgs   []flat.Tensor // scratch for Primitive.Forward
+	fwd       Forward       // passed to Primitive.Forward
+	rules     []*Rule       // one per nesting depth of rule calls
+	pieces    []piece       // view-of-wrt cotangents during a reverse sweep
+}
+
+type nodeKind uint8
+
+const (
+	kindOp nodeKind = iota
+	kindParam
+	kindConst
+)
+
+// node is one recorded value: the primitive that made it, its inputs, and
+// its value.
+type node struct {
+	kind  nodeKind
+	prim  Primitive
+	in    []int32
+	shape []int
+	data  []float32
+	attrs Attrs
+	saved []int
+	// order is how many derivative sweeps lie between the user's code and
+	// this node: 0 for the user's own operations, k+1 for operations made by
+	// a rule applied to a node of order k. It names the order of a missing rule.
+	order int
+}
+
+// Var is a handle to a value recorded on a Tape. The zero Var is "no value":
+// rules use it for a structural zero (a tangent or cotangent that is zero by
+// construction). A Var must not be used after its tape's Reset; doing so is
+// an error recorded on the tape.
+type Var struct {
+	t   *Tape
+	id  int32
+	gen uint32
+}
+
+// NewTape returns an empty tape.
+func NewTape() *Tape { return &Tape{gen: 1} }
+
+// Reset forgets every Var and rewinds the tape's memory for reuse. Vars and
+// gradient slices from before the Reset must not be used afterwards.
+func (t *Tape) Reset() {
+	clear(t.nodes) // drop references to primitives and user data
+	t.nodes = t.nodes[:0]
+	t.f32.reset()
+	t.ints.reset()
+	t.ids.reset()
+	t.err = nil
+	t.params = t.params[:0]
+	t.grads = t.grads[:0]
+	t.order = 0
+	t.gen++
+}
+
+// Err returns the first error recorded on the tape, if any.
+func (t *Tape) Err() error { return t.err }
+
+// Len returns the number of values recorded since the last Reset.
+func (t *Tape) Len() int { return len(t.nodes) }
+
+func (t *Tape) fail(err error) Var {
+	if t.err == nil {
+		t.err = err
+	}
+	return Var{t: t, id: -1, gen: t.gen}
+}
+
+// failed is the handle every op returns once the tape holds an error.
+func (t *Tape) failed() Var { return Var{t: t, id: -1, gen: t.gen} }
+
+// check validates v for use on t, recording an error if it is stale, foreign
+// or failed. It reports whether the op may go on.
+func (t *Tape) check(op string, v Var) bool {
+	switch {
+	case v.t == nil:
+		t.fail(fmt.Errorf("ad: %s: an input is the zero Var (no value)", op))
+	case v.t != t:
+		t.fail(fmt.Errorf("ad: %s: an input belongs to another tape", op))
+	case v.gen != t.gen:
+		t.fail(fmt.Errorf("ad: %s: an input is from before a Reset (generation %d, tape at %d)", op, v.gen, t.gen))
+	case v.id < 0:
+		return false // an earlier error is already recorded
+	case int(v.id) >= len(t.nodes):
+		t.fail(fmt.Errorf("ad: %s: an input refers to value %d, the tape holds %d", op, v.id, len(t.nodes)))
+	default:
+		return true
+	}
+	return false
+}
+
+// live reports whether v is a valid value of t, without recording anything;
+// callers use it as the fast path before check builds an error message.
+func (t *Tape) live(v Var) bool {
+	return v.t == t && v.gen == t.gen && v.id >= 0 && int(v.id) < len(t.nodes)
+}
+
+func (t *Tape) push(n node) Var {
+	n.order = t.order
+	t.nodes = append(t.nodes, n)
+	return Var{t: t, id: int32(len(t.nodes) - 1), gen: t.gen}
+}
+
+// Param records θ as a differentiable input: a flat vector whose gradient is
+// a flat []float32 of the same length. θ is not copied: the tape reads it
+// in place, so it must not change until the tape is Reset.
+func (t *Tape) Param(θ []float32) Var {
+	if t.err != nil {
+		return t.failed()
+	}
+	shape := t.ints.alloc(1)
+	shape[0] = len(θ)
+	v := t.push(node{kind: kindParam, shape: shape, data: θ})
+	t.params = append(t.params, v.id)
+	t.grads = append(t.grads, nil)
+	return v
+}
+
+// Const records a tensor that is not differentiated. Its data is not
+// copied; it must not change until the tape is Reset.
+func (t *Tape) Const(x flat.Tensor) Var {
+	if t.err != nil {
+		return t.failed()
+	}
+	n, err := flat.SizeOf(x.Shape)
+	if err != nil || n != len(x.Data) {
+		return t.fail(fmt.Errorf("ad: Const: shape %v holds %d numbers, data has %d", x.Shape, n, len(x.Data)))
+	}
+	return t.push(node{kind: kindConst, shape: t.ints.copyOf(x.Shape), data: x.Data})
+}
+
+// Scalar records a constant scalar.
+func (t *Tape) Scalar(x float32) Var {
+	if t.err != nil {
+		return t.failed()
+	}
+	d := t.f32.alloc(1)
+	d[0] = x
+	return t.push(node{kind: kindConst, shape: t.ints.alloc(0), data: d})
+}
+
+// Full records a constant of the given shape filled with x.
+func (t *Tape) Full(x float32, shape ...int) Var {
+	if t.err != nil {
+		return t.failed()
+	}
+	n, err := flat.SizeOf(shape)
+	if err != nil {
+		return t.fail(fmt.Errorf("ad: Full: %v", err))
+	}
+	d := t.f32.alloc(n)
+	flat.Fill(d, x)
+	return t.push(node{kind: kindConst, shape: t.ints.copyOf(shape), data: d})
+}
+
+// Tape returns the tape v is recorded on.
+func (v Var) Tape() *Tape { return v.t }
+
+// IsZero reports whether v is the zero Var (a structural zero in rules).
+func (v Var) IsZero() bool { return v.t == nil }
+
+func (v Var) node() *node {
+	if v.t == nil || v.id < 0 || v.gen != v.t.gen || int(v.id) >= len(v.t.nodes) {
+		return nil
+	}
+	return &v.t.nodes[v.id]
+}
+
+// Shape returns v's shape; nil if v is not a live value. Do not modify it.
+func (v Var) Shape() []int {
+	if n := v.node(); n != nil {
+		return n.shape
+	}
+	return nil
+}
+
+// Value returns v's value as a tensor viewing the tape's memory (or the
+// caller's, for Param and Const). Do not modify it.
+func (v Var) Value() flat.Tensor {
+	if n := v.node(); n != nil {
+		return flat.Tensor{Shape: n.shape, Data: n.data}
+	}
+	return flat.Tensor{}
+}
+
+// Data returns v's values in row-major order; see Value.
+func (v Var) Data() []float32 {
+	if n := v.node(); n != nil {
+		return n.data
+	}
+	return nil
+}
+
+// Size returns the number of elements of v.
+func (v Var) Size() int { return len(v.Data()) }
+
+// Item returns the value of a one-element Var, or NaN if v has another size.
+func (v Var) Item() float32 {
+	d := v.Data()
+	if len(d) != 1 {
+		return nan32
+	}
+	return d[0]
+}
+
+func (v Var) String() string {
+	switch n := v.node(); {
+	case v.t == nil:
+		return "Var(zero)"
+	case n == nil:
+		return "Var(invalid)"
+	default:
+		name := "param"
+		switch n.kind {
+		case kindConst:
+			name = "const"
+		case kindOp:
+			name = n.prim.Name()
+		}
+		return fmt.Sprintf("Var#%d(%s) %v", v.id, name, flat.Tensor{Shape: n.shape, Data: n.data})
+	}
+}
+
+var errNoGrad = errors.New("no gradient: call Backward first")

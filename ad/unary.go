@@ -1,0 +1,76 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+)
+
+// Elementwise functions of one input. Each primitive has a forward kernel
+// and a derivative written with ops, so that it composes to any order.
+
+type unaryPrim struct {
+	name string
+	f    func(x float32) float32
+	// deriv returns d out/d x as a Var, from the input x and the output y.
+	deriv func(x, y Var) Var
+}
+
+func (p *unaryPrim) Name() string { return p.name }
+func (p *unaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	return append(dst, in[0]...), nil
+}
+func (p *unaryPrim) Forward(f *Forward) {
+	x, out := f.In[0].Data, f.Out.Data
+	for i, v := range x {
+		out[i] = p.f(v)
+	}
+}
+func (p *unaryPrim) JVP(r *Rule) Var    { return Mul(r.Tangent(0), p.deriv(r.In[0], r.Out)) }
+func (p *unaryPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Mul(c, p.deriv(r.In[0], r.Out))) }
+
+var negOp = &negPrim{}
+
+type negPrim struct{}
+
+// Neg returns −v.
+func Neg(v Var) Var { return Apply(negOp, Attrs{}, v) }
+
+func (*negPrim) Name() string { return "Neg" }
+func (*negPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	return append(dst, in[0]...), nil
+}
+func (*negPrim) Forward(f *Forward) {
+	for i, v := range f.In[0].Data {
+		f.Out.Data[i] = -v
+	}
+}
+func (*negPrim) JVP(r *Rule) Var    { return Neg(r.Tangent(0)) }
+func (*negPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Neg(c)) }
+
+var tanhOp = &unaryPrim{
+	name: "Tanh",
+	f:    func(x float32) float32 { return float32(math.Tanh(float64(x))) },
+	// 1 − y²
+	deriv: func(_, y Var) Var { return Sub(y.t.Scalar(1), Mul(y, y)) },
+}
+
+// Tanh returns tanh(v) elementwise.
+func Tanh(v Var) Var { return Apply(tanhOp, Attrs{}, v) }
+
+func (v Var) failedOn(op string) Var {
+	if v.t == nil {
+		panic("ad: " + op + " of the zero Var")
+	}
+	if v.t.err == nil {
+		v.t.check(op, v)
+	}
+	return v.t.failed()
+}
+
+func errRank(op string, s []int) error {
+	return fmt.Errorf("ad: %s: rank of %v exceeds %d", op, s, maxRank)
+}
+
+func errAxis(op string, axes, s []int) error {
+	return fmt.Errorf("ad: %s: axes %v out of range for shape %v", op, axes, s)
+}
