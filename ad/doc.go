@@ -1,0 +1,34 @@
+// Package ad differentiates functions written with its ops, in reverse mode
+// and forward mode, to any order.
+//
+// One Tape records every op applied to its Vars. Reverse mode (Grad,
+// Backward, VJP) sweeps the record backwards; forward mode (JVP) sweeps it
+// forwards carrying tangents, several directions at once for Jacobians.
+// Every derivative rule is written with ops of the same set, so a sweep
+// records its own work on the tape and its results are Vars that can be
+// differentiated again: HVP is forward-over-reverse, HVPReverse
+// reverse-over-reverse, and GradVar nests gradients inside differentiated
+// functions. Each nested derivative differentiates with respect to a fresh
+// copy of its argument, so perturbations of different levels never mix.
+//
+// Parameters live in one flat []float32: Param records it, View (or
+// ViewPath with a layout) gives each layer its tensors without copying, and
+// the gradient is a flat vector of the same length, assembled from the
+// views' ranges.
+//
+// Errors are sticky, like bufio.Scanner's: the first bad shape or stale Var
+// is recorded on the tape, later ops return a failed Var, and Grad,
+// Backward and Err report it with the op and the shapes involved. A
+// derivative rule that is missing at some order is an error naming the op
+// and the order, never a silent zero; a structural zero (the second
+// derivative of ReLU) is a correct answer.
+//
+// The op set is open: a Primitive with a forward kernel and optional JVPRule
+// and VJPRule methods, applied with Apply, composes with every other op to
+// any order, exactly as the built-in ops do.
+//
+// Memory: values, shapes and gradients live in arenas owned by the tape and
+// rewound by Reset, so a training loop that reuses one tape allocates
+// nothing after its first step. The functional helpers (ValueAndGrad, JVP,
+// HVP, …) make a tape per call and allocate.
+package ad

@@ -1,0 +1,110 @@
+package proptest_test
+
+import (
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/proptest"
+)
+
+// cube is a user-defined primitive, x³ elementwise, with rules that can be
+// made wrong on purpose: the checkers must notice.
+type cube struct {
+	vjpScale, jvpScale float32 // 1 for the right rules
+	deriv              *square3
+}
+
+// square3 is 3x², the derivative of cube, itself a primitive whose own
+// derivative (6x) is scaled by wrong2 (1 for right).
+type square3 struct{ wrong2 float32 }
+
+func (*cube) Name() string { return "Cube" }
+func (*cube) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
+	return append(dst, in[0]...), nil
+}
+func (*cube) Forward(f *ad.Forward) {
+	for i, x := range f.In[0].Data {
+		f.Out.Data[i] = x * x * x
+	}
+}
+func (c *cube) JVP(r *ad.Rule) ad.Var {
+	return ad.Scale(ad.Mul(r.Tangent(0), ad.Apply(c.deriv, ad.Attrs{}, r.In[0])), c.jvpScale)
+}
+func (c *cube) VJP(r *ad.Rule, cot ad.Var) {
+	r.AddGrad(0, ad.Scale(ad.Mul(cot, ad.Apply(c.deriv, ad.Attrs{}, r.In[0])), c.vjpScale))
+}
+
+func (*square3) Name() string { return "Square3" }
+func (*square3) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
+	return append(dst, in[0]...), nil
+}
+func (*square3) Forward(f *ad.Forward) {
+	for i, x := range f.In[0].Data {
+		f.Out.Data[i] = 3 * x * x
+	}
+}
+func (s *square3) JVP(r *ad.Rule) ad.Var {
+	return ad.Mul(r.Tangent(0), ad.Scale(r.In[0], 6*s.wrong2))
+}
+func (s *square3) VJP(r *ad.Rule, cot ad.Var) {
+	r.AddGrad(0, ad.Mul(cot, ad.Scale(r.In[0], 6*s.wrong2)))
+}
+
+func cubeLoss(c *cube) func(ad.Var) ad.Var {
+	return func(p ad.Var) ad.Var { return ad.Sum(ad.Tanh(ad.Apply(c, ad.Attrs{}, p))) }
+}
+
+func cubeMap(c *cube) func(ad.Var) ad.Var {
+	return func(p ad.Var) ad.Var { return ad.Apply(c, ad.Attrs{}, p) }
+}
+
+var θ0 = []float32{0.3, -0.7, 0.9, 0.5}
+
+func TestADCheckersPassOnRightRules(t *testing.T) {
+	right := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	rapid.Check(t, func(t *rapid.T) {
+		θ := proptest.NoTies(4).Draw(t, "θ")
+		for i := range θ {
+			θ[i] /= 2 // keep tanh(x³) away from saturation
+		}
+		proptest.CheckGrad(t, cubeLoss(right), θ)
+		proptest.CheckJVP(t, cubeMap(right), θ)
+		proptest.CheckTranspose(t, cubeMap(right), θ)
+		proptest.CheckHVP(t, cubeLoss(right), θ)
+	})
+}
+
+func TestADCheckersFailOnWrongRules(t *testing.T) {
+	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	wrongJVP := &cube{vjpScale: 1, jvpScale: 1.5, deriv: &square3{wrong2: 1}}
+	wrongSecond := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 0.5}}
+	tests := []struct {
+		name  string
+		check func(proptest.T)
+		want  string
+	}{
+		{"CheckGrad, wrong VJP", func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrongVJP), θ0) }, "CheckGrad"},
+		{"CheckJVP, wrong JVP", func(t proptest.T) { proptest.CheckJVP(t, cubeMap(wrongJVP), θ0) }, "CheckJVP"},
+		{"CheckTranspose, wrong VJP", func(t proptest.T) { proptest.CheckTranspose(t, cubeMap(wrongVJP), θ0) }, "CheckTranspose"},
+		{"CheckTranspose, wrong JVP", func(t proptest.T) { proptest.CheckTranspose(t, cubeMap(wrongJVP), θ0) }, "CheckTranspose"},
+		{"CheckHVP, wrong second derivative", func(t proptest.T) { proptest.CheckHVP(t, cubeLoss(wrongSecond), θ0) }, "CheckHVP"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(tt.check)
+			if len(r.errors) == 0 {
+				t.Fatal("the checker passed a deliberately wrong derivative")
+			}
+			if !strings.Contains(r.errors[0], tt.want) {
+				t.Errorf("report %q does not name %s", r.errors[0], tt.want)
+			}
+		})
+	}
+	// The wrong second derivative leaves the first derivatives right.
+	if r := run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrongSecond), θ0) }); len(r.errors) > 0 {
+		t.Errorf("CheckGrad failed a right first derivative: %v", r.errors)
+	}
+}
