@@ -19,7 +19,7 @@ type opCase struct {
 	n    int
 	// f maps the parameter Var to the op's output; c holds constants drawn
 	// for this case (same length as the op's second operand, if any).
-	f func(p ad.Var, c []float32) ad.Var
+	f  func(p ad.Var, c []float32) ad.Var
 	nc int // number of constants
 }
 
