@@ -143,3 +143,45 @@ func TestTrainingStepAllocatesNothing(t *testing.T) {
 		t.Errorf("a forward + gradient step allocates %v times, want 0", a)
 	}
 }
+
+func TestTapeHVPAllocatesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := flat.Tensor{Shape: []int{2, 3}, Data: randVec(rng, 6)}
+	f := mlp(x)
+	θ := randVec(rng, 21)
+	dir := randVec(rng, 21)
+	want, err := ad.HVP(f, θ, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := ad.NewTape()
+	var got []float32
+	step := func() {
+		p := tp.Param(θ)
+		hv, err := tp.HVPOf(f(p), p, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got[:0], hv...)
+		tp.Reset()
+	}
+	step()
+	if !slicesEqual(got, want) {
+		t.Errorf("Tape.HVPOf = %v, ad.HVP = %v", got, want)
+	}
+	if a := testing.AllocsPerRun(20, step); a != 0 {
+		t.Errorf("Tape.HVPOf allocates %v times per step, want 0", a)
+	}
+}
+
+func slicesEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

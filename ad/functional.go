@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -10,8 +11,24 @@ import (
 // recorded on a fresh tape. These functions allocate their results; for a
 // loop that allocates nothing, reuse a Tape with Param, Grad and Reset.
 
+// tapes recycles the tapes of the functional API: a fresh tape per call
+// would pay for new arenas (page faults, zeroing, GC) on every call. Results
+// are copied out before a tape goes back.
+var tapes = sync.Pool{New: func() any { return NewTape() }}
+
+func release(t *Tape) {
+	t.Reset()
+	tapes.Put(t)
+}
+
+// record runs f on a pooled tape; the caller must release it.
 func record(f func(Var) Var, θ []float32) (*Tape, Var, Var) {
-	t := NewTape()
+	t := tapes.Get().(*Tape)
+	p, y := recordOn(t, f, θ)
+	return t, p, y
+}
+
+func recordOn(t *Tape, f func(Var) Var, θ []float32) (Var, Var) {
 	p := t.Param(θ)
 	y := f(p)
 	if y.t == nil {
@@ -19,12 +36,13 @@ func record(f func(Var) Var, θ []float32) (*Tape, Var, Var) {
 	} else if y.t != t {
 		t.fail(fmt.Errorf("ad: the function returned a Var of another tape"))
 	}
-	return t, p, y
+	return p, y
 }
 
 // ValueAndGrad returns f(θ) and its gradient. f must return a scalar.
 func ValueAndGrad(f func(Var) Var, θ []float32) (float32, []float32, error) {
 	t, _, y := record(f, θ)
+	defer release(t)
 	g, err := t.Grad(y)
 	if err != nil {
 		return 0, nil, err
@@ -37,7 +55,9 @@ func ValueAndGrad(f func(Var) Var, θ []float32) (float32, []float32, error) {
 // Vars inside aux stay readable: the tape is not reset.
 func ValueAndGradAux[A any](f func(Var) (Var, A), θ []float32) (float32, A, []float32, error) {
 	var aux A
-	t, _, y := record(func(p Var) Var {
+	// The tape is not pooled: aux may hold Vars that must stay readable.
+	t := NewTape()
+	_, y := recordOn(t, func(p Var) Var {
 		var v Var
 		v, aux = f(p)
 		return v
@@ -52,6 +72,7 @@ func ValueAndGradAux[A any](f func(Var) (Var, A), θ []float32) (float32, A, []f
 // VJP returns Jᵀu, where J is the Jacobian of f at θ and u has f's output size.
 func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -66,6 +87,7 @@ func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 // JVP returns J·dir, where J is the Jacobian of f at θ, by forward mode.
 func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -76,18 +98,18 @@ func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
-	return tan, nil
+	return flat.Clone(tan), nil
 }
 
 // tangent runs one forward sweep from p with direction dir and returns the
-// tangent of y (zeros if y does not depend on p).
+// tangent of y (zeros if y does not depend on p), owned by the tape.
 func (t *Tape) tangent(p, y Var, dir []float32) []float32 {
 	seed := t.Const(flat.Tensor{Shape: p.Shape(), Data: dir})
 	slots := t.forwardSweep(p.id, y.id+1, 1, []int32{p.id}, []Var{seed})
-	out := make([]float32, y.Size())
 	if t.err != nil {
 		return nil
 	}
+	out := t.f32.zeroed(y.Size())
 	if s := slots[y.id-p.id]; s >= 0 {
 		copy(out, t.nodes[s].data)
 	}
@@ -113,10 +135,33 @@ func (t *Tape) gradVarOf(p, y Var) Var {
 // forward-over-reverse: the forward-mode derivative of the recorded gradient.
 func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	if len(dir) != len(θ) && t.err == nil {
 		t.fail(fmt.Errorf("ad: HVP: dir has %d elements, θ has %d", len(dir), len(θ)))
 	}
 	g := t.gradVarOf(p, y)
+	if t.err != nil {
+		return nil, t.err
+	}
+	hv := t.tangent(p, g, dir)
+	return flat.Clone(hv), t.err
+}
+
+// HVPOf returns H·dir, where H is the Hessian of the scalar loss recorded on
+// t with respect to its Param p, by forward-over-reverse on this tape. The
+// result is owned by the tape until Reset; with a reused tape the call
+// allocates nothing once warm.
+func (t *Tape) HVPOf(loss, p Var, dir []float32) ([]float32, error) {
+	if t.err == nil && t.check("HVPOf", p) && len(dir) != p.Size() {
+		t.fail(fmt.Errorf("ad: HVPOf: dir has %d elements, the Param %d", len(dir), p.Size()))
+	}
+	if t.err == nil && t.nodes[p.id].kind != kindParam {
+		t.fail(fmt.Errorf("ad: HVPOf: p is not a Param"))
+	}
+	if t.err != nil {
+		return nil, t.err
+	}
+	g := t.gradVarOf(p, loss)
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -128,6 +173,7 @@ func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 // ⟨∇f, dir⟩. It cross-checks HVP.
 func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	if len(dir) != len(θ) && t.err == nil {
 		t.fail(fmt.Errorf("ad: HVPReverse: dir has %d elements, θ has %d", len(dir), len(θ)))
 	}
@@ -149,6 +195,7 @@ func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 // forward mode (all directions in one sweep) otherwise.
 func Jacobian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	if t.err != nil {
 		return flat.Tensor{}, t.err
 	}
@@ -191,6 +238,7 @@ func (t *Tape) jacobian(p, y Var) (flat.Tensor, error) {
 // directions in one sweep.
 func Hessian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
 	t, p, y := record(f, θ)
+	defer release(t)
 	g := t.gradVarOf(p, y)
 	if t.err != nil {
 		return flat.Tensor{}, t.err

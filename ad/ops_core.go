@@ -235,9 +235,16 @@ func (*concatPrim) VJP(r *Rule, c Var) {
 	}
 }
 
-// varScratch returns a slice of n Vars from the tape's arena of ids... kept
-// as a plain slice: Vars hold a pointer and cannot live in a []int32 arena.
-func (t *Tape) varScratch(n int) []Var { return make([]Var, n) }
+// varScratch returns a scratch slice of n Vars, valid until the next call:
+// for rules that build the input list of one op.
+func (t *Tape) varScratch(n int) []Var {
+	if cap(t.varBuf) < n {
+		t.varBuf = make([]Var, n)
+	}
+	t.varBuf = t.varBuf[:n]
+	clear(t.varBuf)
+	return t.varBuf
+}
 
 // SumTo sums v over the axes along which shape was broadcast to v's shape:
 // the adjoint of BroadcastTo. SumTo(v, v.Shape()) is v.

@@ -131,7 +131,11 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []
 		}
 		return nil
 	}
-	res := make([]Var, len(wrt))
+	res := t.resBuf[:0]
+	for range wrt {
+		res = append(res, Var{})
+	}
+	t.resBuf = res
 	for k, w := range wrt {
 		if w >= lo && w <= hi {
 			res[k] = t.assemble(k, w, cot[w-lo])
@@ -152,12 +156,13 @@ func (t *Tape) assemble(k int, w int32, full int32) Var {
 	wv := Var{t: t, id: w, gen: t.gen}
 	shape := t.nodes[w].shape
 	size := len(t.nodes[w].data)
-	var ps []piece
+	ps := t.piecesOf[:0]
 	for _, p := range t.pieces {
 		if p.wrt == k {
 			ps = append(ps, p)
 		}
 	}
+	t.piecesOf = ps
 	var sum Var
 	if full >= 0 {
 		sum = Var{t: t, id: full, gen: t.gen}
@@ -172,7 +177,8 @@ func (t *Tape) assemble(k int, w int32, full int32) Var {
 			ps[j], ps[j-1] = ps[j-1], ps[j]
 		}
 	}
-	var parts []Var
+	parts := t.parts[:0]
+	defer func() { t.parts = parts[:0] }()
 	end := 0
 	overlap := false
 	for i := 0; i < len(ps); {

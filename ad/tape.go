@@ -36,6 +36,10 @@ type Tape struct {
 	fwd       Forward       // passed to Primitive.Forward
 	rules     []*Rule       // one per nesting depth of rule calls
 	pieces    []piece       // view-of-wrt cotangents during a reverse sweep
+	piecesOf  []piece       // scratch: the pieces of one wrt node
+	parts     []Var         // scratch: the parts of an assembled cotangent
+	resBuf    []Var         // scratch: a reverse sweep's results
+	varBuf    []Var         // scratch: see varScratch
 }
 
 type nodeKind uint8
