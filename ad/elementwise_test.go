@@ -1,0 +1,717 @@
+package ad_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+)
+
+// ewOp is one elementwise op as drawn for a check: the function of the
+// parameter vector and float64 references of its i-th output and of that
+// output's derivative.
+type ewOp struct {
+	f      func(ad.Var) ad.Var
+	ref, d func(i int, x float64) float64
+}
+
+type ewCase struct {
+	name string
+	// gen draws n inputs away from kinks, ties and the edges of the domain.
+	gen func(t *rapid.T, n int) []float32
+	// op draws the op's attributes (if any) for inputs of length n.
+	op func(t *rapid.T, n int) ewOp
+	// flat says the second derivative is structurally zero (piecewise linear).
+	flat bool
+}
+
+// ewIn draws n values uniformly in [lo, hi].
+func ewIn(lo, hi float64) func(*rapid.T, int) []float32 {
+	return func(t *rapid.T, n int) []float32 {
+		return ewSlice(t, n, lo, hi, "x")
+	}
+}
+
+// ewAway draws n values with |x| in [lo, hi] and either sign.
+func ewAway(lo, hi float64) func(*rapid.T, int) []float32 {
+	return func(t *rapid.T, n int) []float32 {
+		x := ewSlice(t, n, lo, hi, "|x|")
+		neg := rapid.SliceOfN(rapid.Bool(), n, n).Draw(t, "negative")
+		for i := range x {
+			if neg[i] {
+				x[i] = -x[i]
+			}
+		}
+		return x
+	}
+}
+
+func ewSlice(t *rapid.T, n int, lo, hi float64, label string) []float32 {
+	v := rapid.SliceOfN(rapid.Float64Range(lo, hi), n, n).Draw(t, label)
+	x := make([]float32, n)
+	for i := range v {
+		x[i] = float32(v[i])
+	}
+	return x
+}
+
+// ewClampIn draws values at least 0.1 away from the bounds ±1 of the Clamp
+// case, inside and outside the range.
+func ewClampIn(t *rapid.T, n int) []float32 {
+	x := ewAway(0.1, 0.8)(t, n)
+	out := rapid.SliceOfN(rapid.Bool(), n, n).Draw(t, "outside")
+	for i := range x {
+		if out[i] { // |x| in [1.1, 1.8]
+			x[i] += float32(math.Copysign(1, float64(x[i])))
+		}
+	}
+	return x
+}
+
+func ewFixed(f func(ad.Var) ad.Var, ref, d func(float64) float64) func(*rapid.T, int) ewOp {
+	return func(*rapid.T, int) ewOp {
+		return ewOp{
+			f:   f,
+			ref: func(_ int, x float64) float64 { return ref(x) },
+			d:   func(_ int, x float64) float64 { return d(x) },
+		}
+	}
+}
+
+func ewConst(c float64) func(float64) float64 { return func(float64) float64 { return c } }
+
+func ewStep(x float64) float64 { // [x > 0]
+	if x > 0 {
+		return 1
+	}
+	return 0
+}
+
+func ewSigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func ewSign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+var ewCases = []ewCase{
+	{name: "Exp", gen: ewIn(-2, 2), op: ewFixed(ad.Exp, math.Exp, math.Exp)},
+	{name: "Log", gen: ewIn(0.2, 3), op: ewFixed(ad.Log, math.Log, func(x float64) float64 { return 1 / x })},
+	{name: "Log1p", gen: ewIn(-0.5, 3), op: ewFixed(ad.Log1p, math.Log1p, func(x float64) float64 { return 1 / (1 + x) })},
+	{name: "Sqrt", gen: ewIn(0.2, 3), op: ewFixed(ad.Sqrt, math.Sqrt, func(x float64) float64 { return 0.5 / math.Sqrt(x) })},
+	{name: "Square", gen: ewIn(-2, 2), op: ewFixed(ad.Square, func(x float64) float64 { return x * x }, func(x float64) float64 { return 2 * x })},
+	{name: "Pow", gen: ewIn(0.2, 3), op: func(t *rapid.T, _ int) ewOp {
+		p := float32(rapid.SampledFrom([]float64{-1, -0.5, 0, 0.5, 1, 2, 3}).Draw(t, "p"))
+		if rapid.Bool().Draw(t, "random p") {
+			p = float32(rapid.Float64Range(-1, 3).Draw(t, "p"))
+		}
+		return ewOp{
+			f:   func(x ad.Var) ad.Var { return ad.Pow(x, p) },
+			ref: func(_ int, x float64) float64 { return math.Pow(x, float64(p)) },
+			d:   func(_ int, x float64) float64 { return float64(p) * math.Pow(x, float64(p)-1) },
+		}
+	}},
+	{name: "Abs", gen: ewAway(0.1, 2), op: ewFixed(ad.Abs, math.Abs, ewSign), flat: true},
+	{name: "Sign", gen: ewAway(0.1, 2), op: ewFixed(ad.Sign, ewSign, ewConst(0)), flat: true},
+	{name: "Sin", gen: ewIn(-3, 3), op: ewFixed(ad.Sin, math.Sin, math.Cos)},
+	{name: "Cos", gen: ewIn(-3, 3), op: ewFixed(ad.Cos, math.Cos, func(x float64) float64 { return -math.Sin(x) })},
+	{name: "Sigmoid", gen: ewIn(-4, 4), op: ewFixed(ad.Sigmoid, ewSigmoid, func(x float64) float64 { return ewSigmoid(x) * (1 - ewSigmoid(x)) })},
+	{name: "Relu", gen: ewAway(0.1, 2), op: ewFixed(ad.Relu, func(x float64) float64 { return max(x, 0) }, ewStep), flat: true},
+	{name: "LeakyRelu", gen: ewAway(0.1, 2), flat: true, op: func(t *rapid.T, _ int) ewOp {
+		s := float32(rapid.Float64Range(0, 0.5).Draw(t, "slope"))
+		return ewOp{
+			f: func(x ad.Var) ad.Var { return ad.LeakyRelu(x, s) },
+			ref: func(_ int, x float64) float64 {
+				if x > 0 {
+					return x
+				}
+				return float64(s) * x
+			},
+			d: func(_ int, x float64) float64 { return float64(s) + (1-float64(s))*ewStep(x) },
+		}
+	}},
+	{name: "Elu", gen: ewAway(0.1, 2), op: func(t *rapid.T, _ int) ewOp {
+		α := float32(rapid.Float64Range(0.5, 2).Draw(t, "alpha"))
+		return ewOp{
+			f: func(x ad.Var) ad.Var { return ad.Elu(x, α) },
+			ref: func(_ int, x float64) float64 {
+				if x > 0 {
+					return x
+				}
+				return float64(α) * (math.Exp(x) - 1)
+			},
+			d: func(_ int, x float64) float64 {
+				if x > 0 {
+					return 1
+				}
+				return float64(α) * math.Exp(x)
+			},
+		}
+	}},
+	{name: "Gelu", gen: ewIn(-3, 3), op: ewFixed(ad.Gelu,
+		func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) },
+		func(x float64) float64 {
+			return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-x*x/2)/math.Sqrt(2*math.Pi)
+		})},
+	{name: "Erf", gen: ewIn(-2.5, 2.5), op: ewFixed(ad.Erf, math.Erf,
+		func(x float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) })},
+	{name: "Softplus", gen: ewIn(-4, 4), op: ewFixed(ad.Softplus,
+		func(x float64) float64 { return math.Log1p(math.Exp(x)) }, ewSigmoid)},
+	{name: "Swish", gen: ewIn(-4, 4), op: ewFixed(ad.Swish,
+		func(x float64) float64 { return x * ewSigmoid(x) },
+		func(x float64) float64 { s := ewSigmoid(x); return s + x*s*(1-s) })},
+	{name: "Clamp", gen: ewClampIn, flat: true, op: ewFixed(
+		func(x ad.Var) ad.Var { return ad.Clamp(x, -1, 1) },
+		func(x float64) float64 { return min(max(x, -1), 1) },
+		func(x float64) float64 { return ewStep(1 - math.Abs(x)) })},
+	{name: "Indicator", gen: ewClampIn, flat: true, op: ewFixed(
+		func(x ad.Var) ad.Var { return ad.Indicator(x, -1, 1) },
+		func(x float64) float64 { return ewStep(1 - math.Abs(x)) },
+		ewConst(0))},
+	{name: "Where", gen: ewIn(-2, 2), op: func(t *rapid.T, n int) ewOp {
+		c := ewAway(0.5, 1)(t, n)
+		return ewOp{
+			f: func(x ad.Var) ad.Var {
+				cond := x.Tape().Const(flat.Tensor{Shape: []int{n}, Data: c})
+				return ad.Where(cond, ad.Square(x), ad.Sin(x))
+			},
+			ref: func(i int, x float64) float64 {
+				if c[i] > 0 {
+					return x * x
+				}
+				return math.Sin(x)
+			},
+			d: func(i int, x float64) float64 {
+				if c[i] > 0 {
+					return 2 * x
+				}
+				return math.Cos(x)
+			},
+		}
+	}},
+}
+
+func ewEval(t *rapid.T, f func(ad.Var) ad.Var, θ []float32) []float32 {
+	t.Helper()
+	tp := ad.NewTape()
+	y := f(tp.Param(θ))
+	if err := tp.Err(); err != nil {
+		t.Fatalf("forward: %v", err)
+	}
+	return flat.Clone(y.Data())
+}
+
+func ewDot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// ewAbsDot is Σ|aᵢ bᵢ|, the scale of the rounding error of ewDot.
+func ewAbsDot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += math.Abs(float64(a[i]) * float64(b[i]))
+	}
+	return s
+}
+
+func ewMaxAbs(v []float32) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(float64(x)))
+	}
+	return m
+}
+
+// ewPerturb returns x ± h·d as float32 and the direction actually taken,
+// (x₊ − x₋)/2h, so that the rounding of x ± h·d does not count as error.
+func ewPerturb(x, d []float32, h float64) (plus, minus, dEff []float32) {
+	plus, minus, dEff = make([]float32, len(x)), make([]float32, len(x)), make([]float32, len(x))
+	for i := range x {
+		plus[i] = float32(float64(x[i]) + h*float64(d[i]))
+		minus[i] = float32(float64(x[i]) - h*float64(d[i]))
+		dEff[i] = float32((float64(plus[i]) - float64(minus[i])) / (2 * h))
+	}
+	return plus, minus, dEff
+}
+
+const ewEps = 6e-8 // float32 rounding
+
+func ewGrad(t *rapid.T, f func(ad.Var) ad.Var, x []float32) []float32 {
+	t.Helper()
+	_, g, err := ad.ValueAndGrad(f, x)
+	if err != nil {
+		t.Fatalf("gradient: %v", err)
+	}
+	return g
+}
+
+// ewCheckSecondOrder checks ad.HVP of the scalar F at x along d against
+// ad.HVPReverse and against central differences of the gradient (d is the
+// effective direction of plus and minus, with step h). It returns H·d.
+func ewCheckSecondOrder(t *rapid.T, label string, F func(ad.Var) ad.Var, x, plus, minus, d []float32, h float64) []float32 {
+	t.Helper()
+	hv, err := ad.HVP(F, x, d)
+	if err != nil {
+		t.Fatalf("%s HVP: %v", label, err)
+	}
+	hv2, err := ad.HVPReverse(F, x, d)
+	if err != nil {
+		t.Fatalf("%s HVPReverse: %v", label, err)
+	}
+	scale := 1 + ewMaxAbs(hv)
+	for i := range hv {
+		if diff := math.Abs(float64(hv[i] - hv2[i])); diff > 1e-4*scale {
+			t.Fatalf("%s: H·d[%d]: forward-over-reverse %v, reverse-over-reverse %v", label, i, hv[i], hv2[i])
+		}
+	}
+	g := ewGrad(t, F, x)
+	gp, gm := ewGrad(t, F, plus), ewGrad(t, F, minus)
+	round := 8 * ewEps * (1 + ewMaxAbs(g)) / h
+	for i := range hv {
+		fd := (float64(gp[i]) - float64(gm[i])) / (2 * h)
+		if diff := math.Abs(fd - float64(hv[i])); diff > 2e-2*(1+math.Abs(float64(hv[i])))+round {
+			t.Fatalf("%s: H·d[%d] = %v, central difference of the gradient %v (step %v)", label, i, hv[i], fd, h)
+		}
+	}
+	return hv
+}
+
+// TestElementwiseDerivatives checks every elementwise op, at random inputs
+// away from its kinks and domain edges, for the value, the gradient against
+// finite differences, JVP against the gradient, the transpose identity
+// ⟨J v, u⟩ = ⟨v, Jᵀ u⟩, the Hessian-vector product by both nestings against
+// finite differences of the gradient, and third derivatives likewise.
+func TestElementwiseDerivatives(t *testing.T) {
+	for _, c := range ewCases {
+		t.Run(c.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) { ewCheck(t, c) })
+		})
+	}
+}
+
+func ewCheck(t *rapid.T, c ewCase) {
+	t.Helper()
+	n := rapid.IntRange(1, 6).Draw(t, "n")
+	x := c.gen(t, n)
+	op := c.op(t, n)
+	w := ewSlice(t, n, -1, 1, "w")
+	d := ewSlice(t, n, -1, 1, "dir")
+	u := ewSlice(t, n, -1, 1, "u")
+	h := rapid.Float64Range(3e-3, 1e-2).Draw(t, "h")
+
+	// Values against the float64 reference.
+	y := ewEval(t, op.f, x)
+	for i := range y {
+		ref := op.ref(i, float64(x[i]))
+		if diff := math.Abs(float64(y[i]) - ref); !(diff <= 1e-6*max(1, math.Abs(ref))) {
+			t.Fatalf("%s(%v) = %v, want %v", c.name, x[i], y[i], ref)
+		}
+	}
+
+	// (1) The gradient of F = Σ w ⊙ op(x) against central differences.
+	F := func(p ad.Var) ad.Var {
+		return ad.Sum(ad.Mul(p.Tape().Const(flat.Tensor{Shape: []int{n}, Data: w}), op.f(p)))
+	}
+	plus, minus, d := ewPerturb(x, d, h)
+	g := ewGrad(t, F, x)
+	for i := range g {
+		want := float64(w[i]) * op.d(i, float64(x[i]))
+		if diff := math.Abs(float64(g[i]) - want); !(diff <= 1e-5*max(1, math.Abs(want))) {
+			t.Fatalf("∂F/∂x[%d] = %v at x = %v, want w·%s'(x) = %v", i, g[i], x[i], c.name, want)
+		}
+	}
+	gd := ewDot(g, d)
+	fp, fm := ewDot(w, ewEval(t, op.f, plus)), ewDot(w, ewEval(t, op.f, minus))
+	fd := (fp - fm) / (2 * h)
+	round := 4 * ewEps * (1 + ewAbsDot(w, y)) / h
+	if diff := math.Abs(fd - gd); diff > 1e-2*(1+math.Abs(fd))+round {
+		t.Fatalf("⟨∇F, d⟩ = %v, central difference %v (step %v, x %v, grad %v)", gd, fd, h, x, g)
+	}
+
+	// (2) Forward mode agrees with the gradient, and JVP and VJP of op
+	// itself are transposes of each other.
+	jF, err := ad.JVP(F, x, d)
+	if err != nil {
+		t.Fatalf("JVP: %v", err)
+	}
+	if diff := math.Abs(float64(jF[0]) - gd); diff > 1e-5*(1+ewAbsDot(g, d)) {
+		t.Fatalf("JVP of F %v, ⟨∇F, d⟩ %v", jF[0], gd)
+	}
+	jv, err := ad.JVP(op.f, x, d)
+	if err != nil {
+		t.Fatalf("JVP: %v", err)
+	}
+	vj, err := ad.VJP(op.f, x, u)
+	if err != nil {
+		t.Fatalf("VJP: %v", err)
+	}
+	if l, r := ewDot(jv, u), ewDot(d, vj); math.Abs(l-r) > 1e-5*(1+ewAbsDot(jv, u)) {
+		t.Fatalf("⟨J d, u⟩ = %v, ⟨d, Jᵀ u⟩ = %v", l, r)
+	}
+
+	// (3) Second order: both nestings and finite differences of the gradient;
+	// piecewise-linear ops give exact (structural) zeros.
+	hv := ewCheckSecondOrder(t, "F", F, x, plus, minus, d, h)
+	if c.flat {
+		for i, v := range hv {
+			if v != 0 {
+				t.Fatalf("H·d[%d] = %v for a piecewise-linear op; want exactly 0", i, v)
+			}
+		}
+		return
+	}
+
+	// Third order: the HVP of F₃ = ⟨v, ∇F⟩ is ∇³F[v, d], built from the
+	// rules' own rules.
+	v := ewSlice(t, n, -1, 1, "v")
+	F3 := func(p ad.Var) ad.Var {
+		return ad.Sum(ad.Mul(p.Tape().Const(flat.Tensor{Shape: []int{n}, Data: v}), ad.GradVar(F, p)))
+	}
+	ewCheckSecondOrder(t, "⟨v, ∇F⟩", F3, x, plus, minus, d, h)
+}
+
+func TestGeluAndErfMatchFloat64(t *testing.T) {
+	xs := []float32{-6, -3.5, -2, -1, -0.5, -1e-3, 0, 1e-3, 0.25, 0.5, 1, 1.5, 2, 3.5, 6}
+	cases := []struct {
+		name string
+		op   func(ad.Var) ad.Var
+		ref  func(float64) float64
+	}{
+		{"Erf", ad.Erf, math.Erf},
+		{"Gelu", ad.Gelu, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tp := ad.NewTape()
+			y := c.op(tp.Const(flat.Tensor{Shape: []int{len(xs)}, Data: xs})).Data()
+			if err := tp.Err(); err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range xs {
+				ref := c.ref(float64(x))
+				if diff := math.Abs(float64(y[i]) - ref); diff > 1e-7*max(1, math.Abs(ref)) {
+					t.Errorf("%s(%v) = %v, want %v", c.name, x, y[i], ref)
+				}
+			}
+		})
+	}
+}
+
+func TestSaturatingOpsStayFinite(t *testing.T) {
+	xs := []float32{-80, -30, 0, 30, 80}
+	cases := []struct {
+		name string
+		op   func(ad.Var) ad.Var
+		want []float64 // values at xs
+	}{
+		{"Softplus", ad.Softplus, []float64{math.Exp(-80), math.Exp(-30), math.Ln2, 30, 80}},
+		{"Sigmoid", ad.Sigmoid, []float64{math.Exp(-80), math.Exp(-30), 0.5, 1, 1}},
+		{"Swish", ad.Swish, []float64{-80 * math.Exp(-80), -30 * math.Exp(-30), 0, 30, 80}},
+	}
+	finite := func(t *testing.T, what string, v []float32) {
+		t.Helper()
+		for i, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Errorf("%s[%d] = %v at x = %v", what, i, x, xs[i])
+			}
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			y := ewEvalT(t, c.op, xs)
+			for i := range xs {
+				if diff := math.Abs(float64(y[i]) - c.want[i]); diff > 1e-6*max(1e-30, math.Abs(c.want[i])) {
+					t.Errorf("%s(%v) = %v, want %v", c.name, xs[i], y[i], c.want[i])
+				}
+			}
+			F := func(p ad.Var) ad.Var { return ad.Sum(c.op(p)) }
+			_, g, err := ad.ValueAndGrad(F, xs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			finite(t, "gradient", g)
+			ones := []float32{1, 1, 1, 1, 1}
+			hv, err := ad.HVP(F, xs, ones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			finite(t, "H·1", hv)
+			hv2, err := ad.HVPReverse(F, xs, ones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			finite(t, "H·1 (reverse-over-reverse)", hv2)
+		})
+	}
+	// Softplus' derivative is the sigmoid: exactly 1 and tiny at ±80.
+	_, g, err := ad.ValueAndGrad(func(p ad.Var) ad.Var { return ad.Sum(ad.Softplus(p)) }, []float32{-80, 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g[1] != 1 || !(g[0] > 0 && g[0] < 1e-30) {
+		t.Errorf("Softplus' at (−80, 80) = %v, want (e⁻⁸⁰, 1)", g)
+	}
+}
+
+func ewEvalT(t *testing.T, f func(ad.Var) ad.Var, x []float32) []float32 {
+	t.Helper()
+	tp := ad.NewTape()
+	y := f(tp.Const(flat.Tensor{Shape: []int{len(x)}, Data: x}))
+	if err := tp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return y.Data()
+}
+
+func TestStopGradient(t *testing.T) {
+	x := []float32{0.5, -1.5, 2}
+	tp := ad.NewTape()
+	p := tp.Param(x)
+	s := ad.StopGradient(p)
+	if &s.Data()[0] != &x[0] || s.Size() != len(x) {
+		t.Errorf("StopGradient does not share its input's memory")
+	}
+	g, err := tp.Grad(ad.Sum(ad.Mul(ad.Exp(s), tp.Const(flat.Tensor{Shape: []int{3}, Data: []float32{1, 2, 3}}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range g {
+		if v != 0 {
+			t.Errorf("gradient through StopGradient [%d] = %v, want 0", i, v)
+		}
+	}
+
+	// F = Σ sg(x)·x²: ∇F = 2 sg(x) x, H = diag(2 sg(x)), sg(x) taken as a
+	// constant at every order.
+	F := func(p ad.Var) ad.Var { return ad.Sum(ad.Mul(ad.StopGradient(p), ad.Square(p))) }
+	_, g2, err := ad.ValueAndGrad(F, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := []float32{1, -2, 0.5}
+	jv, err := ad.JVP(F, x, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv, err := ad.HVP(F, x, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv2, err := ad.HVPReverse(F, x, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantJ float32
+	for i := range x {
+		wantG := 2 * x[i] * x[i]
+		wantH := 2 * x[i] * d[i]
+		wantJ += wantG * d[i]
+		if !ewNear(g2[i], wantG) || !ewNear(hv[i], wantH) || !ewNear(hv2[i], wantH) {
+			t.Errorf("[%d]: gradient %v, want %v; H·d %v and %v, want %v", i, g2[i], wantG, hv[i], hv2[i], wantH)
+		}
+	}
+	if math.Abs(float64(jv[0]-wantJ)) > 1e-5 {
+		t.Errorf("JVP %v, want %v", jv[0], wantJ)
+	}
+	// The JVP of StopGradient itself is zero.
+	jv, err = ad.JVP(ad.StopGradient, x, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range jv {
+		if v != 0 {
+			t.Errorf("JVP of StopGradient [%d] = %v, want 0", i, v)
+		}
+	}
+}
+
+func TestWhereRoutesGradients(t *testing.T) {
+	// Same shapes: the gradient is the chosen branch's.
+	cond := []float32{1, -1, 0, 2}
+	F := func(p ad.Var) ad.Var {
+		c := p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: cond})
+		return ad.Sum(ad.Where(c, ad.Scale(p, 2), ad.Scale(p, 3)))
+	}
+	v, g, err := ad.ValueAndGrad(F, []float32{1, 1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{2, 3, 3, 2}; v != 10 || !ewEqual(g, want) {
+		t.Errorf("value %v, gradient %v; want 10, %v", v, g, want)
+	}
+
+	// Broadcasting: cond (2, 3), a (3), b (1) → (2, 3). The gradient of a
+	// counts the rows choosing it, b's counts the other entries.
+	cond2 := []float32{1, -1, 1, 1, 1, -1}
+	G := func(p ad.Var) ad.Var {
+		c := p.Tape().Const(flat.Tensor{Shape: []int{2, 3}, Data: cond2})
+		return ad.Where(c, ad.View(p, 0, 3), ad.View(p, 3, 1))
+	}
+	θ := []float32{10, 20, 30, -1}
+	tp := ad.NewTape()
+	y := G(tp.Param(θ))
+	if err := tp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{10, -1, 30, 10, 20, -1}; !ewEqual(y.Data(), want) || !ewEqualInts(y.Shape(), []int{2, 3}) {
+		t.Errorf("Where = %v %v, want [2 3] %v", y.Shape(), y.Data(), want)
+	}
+	_, g, err = ad.ValueAndGrad(func(p ad.Var) ad.Var { return ad.Sum(G(p)) }, θ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{2, 1, 1, 2}; !ewEqual(g, want) {
+		t.Errorf("gradient %v, want %v", g, want)
+	}
+	// Forward mode, tangent of b only: it shows where b was chosen.
+	jv, err := ad.JVP(G, θ, []float32{0, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{0, 1, 0, 0, 0, 1}; !ewEqual(jv, want) {
+		t.Errorf("JVP along b %v, want %v", jv, want)
+	}
+	// The condition gets no derivative, even when it is computed from x.
+	_, g, err = ad.ValueAndGrad(func(p ad.Var) ad.Var {
+		return ad.Sum(ad.Where(ad.Sin(p), p.Tape().Full(1, 2), p.Tape().Scalar(-1)))
+	}, []float32{1, -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ewEqual(g, []float32{0, 0}) {
+		t.Errorf("gradient through the condition %v, want 0", g)
+	}
+}
+
+func ewNear(a, b float32) bool {
+	return math.Abs(float64(a-b)) <= 1e-6*max(1, math.Abs(float64(b)))
+}
+
+func ewEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func ewEqualInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestElementwiseErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		f     func(tp *ad.Tape) ad.Var
+		wants []string
+	}{
+		{"Where shapes", func(tp *ad.Tape) ad.Var {
+			return ad.Where(tp.Full(1, 2, 3), tp.Full(0, 4), tp.Full(0, 3))
+		}, []string{"Where", "[2 3]", "[4]", "[3]"}},
+		{"Clamp range", func(tp *ad.Tape) ad.Var {
+			return ad.Clamp(tp.Full(0, 3), 1, -1)
+		}, []string{"Clamp", "lo ≤ hi", "[1, -1]"}},
+		{"Indicator NaN bound", func(tp *ad.Tape) ad.Var {
+			return ad.Indicator(tp.Full(0, 3), float32(math.NaN()), 1)
+		}, []string{"Indicator", "NaN"}},
+		{"sticky", func(tp *ad.Tape) ad.Var {
+			bad := ad.Where(tp.Full(1, 2), tp.Full(0, 3), tp.Full(0, 2))
+			return ad.Gelu(ad.Relu(bad))
+		}, []string{"Where", "[2]", "[3]"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			tp := ad.NewTape()
+			c.f(tp)
+			err := tp.Err()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestElementwiseStepAllocatesNothing(t *testing.T) {
+	θ := []float32{0.5, -1.2, 2, 0.3, -0.7, 1.1}
+	dir := []float32{1, -0.5, 0.25, 2, -1, 0.5}
+	ct := flat.Tensor{Shape: []int{6}, Data: []float32{1, -1, 1, -1, 1, -1}} // made once: Const's error path keeps its shape
+	loss := func(p ad.Var) ad.Var {
+		c := p.Tape().Const(ct)
+		a := ad.Add(ad.Gelu(p), ad.LeakyRelu(p, 0.01))
+		b := ad.Mul(ad.Pow(ad.Softplus(p), 1.5), ad.Clamp(ad.Elu(p, 1), -0.5, 0.5))
+		y := ad.Where(c, ad.Swish(a), ad.Log1p(ad.Square(b)))
+		y = ad.Add(y, ad.Mul(ad.StopGradient(p), ad.Abs(ad.Sin(p))))
+		return ad.Sum(ad.Relu(y))
+	}
+	tp := ad.NewTape()
+	grad := func() {
+		if _, err := tp.Grad(loss(tp.Param(θ))); err != nil {
+			t.Fatal(err)
+		}
+		tp.Reset()
+	}
+	hvp := func() {
+		p := tp.Param(θ)
+		if _, err := tp.HVPOf(loss(p), p, dir); err != nil {
+			t.Fatal(err)
+		}
+		tp.Reset()
+	}
+	for _, c := range []struct {
+		name string
+		step func()
+	}{{"forward + gradient", grad}, {"forward + Hessian-vector product", hvp}} {
+		c.step()
+		if a := testing.AllocsPerRun(50, c.step); a != 0 {
+			t.Errorf("a %s step allocates %v times, want 0", c.name, a)
+		}
+	}
+}
+
+func BenchmarkElementwiseGradStep(b *testing.B) {
+	θ := make([]float32, 4096)
+	for i := range θ {
+		θ[i] = float32(i%17)/8 - 1
+	}
+	tp := ad.NewTape()
+	b.ReportAllocs()
+	for b.Loop() {
+		p := tp.Param(θ)
+		y := ad.Add(ad.Gelu(p), ad.Mul(ad.Sigmoid(p), ad.Relu(p)))
+		if _, err := tp.Grad(ad.Sum(y)); err != nil {
+			b.Fatal(err)
+		}
+		tp.Reset()
+	}
+}
