@@ -1,0 +1,155 @@
+package ad
+
+import "fmt"
+
+// Gather and ScatterAdd move elements by flat index. They are linear and
+// each other's adjoints, so each one's rules are written with the other:
+// max-pooling and Max save their argmax as flat indices and differentiate
+// through this pair.
+//
+// Both carry their indices in Attrs.Ints, encoded with the output shape as
+// [rank, shape..., idx...]; Apply copies that slice into the tape's arena.
+
+type (
+	gatherPrim     struct{}
+	scatterAddPrim struct{}
+)
+
+var (
+	gatherOp     = &gatherPrim{}
+	scatterAddOp = &scatterAddPrim{}
+)
+
+// Gather returns the tensor of the given shape whose element i (in
+// row-major order) is element idx[i] of x (flat, row-major):
+// out.flat[i] = x.flat[idx[i]]. len(idx) must be the size of shape, and every
+// index must lie in [0, x.Size()). idx is copied onto the tape.
+func Gather(x Var, idx []int, shape ...int) Var {
+	return applyIndexed(gatherOp, x, idx, shape)
+}
+
+// ScatterAdd returns a tensor of the given shape, zero except that element
+// u.flat[i] is added at flat position idx[i] (repeated indices add up):
+// the adjoint of Gather. len(idx) must be u.Size(), and every index must lie
+// in [0, size of shape). idx is copied onto the tape.
+func ScatterAdd(u Var, idx []int, shape ...int) Var {
+	return applyIndexed(scatterAddOp, u, idx, shape)
+}
+
+// applyIndexed applies an index primitive to x with the attributes
+// [rank, shape..., idx...], assembled in the tape's arena (no heap
+// allocation once the arena is warm).
+func applyIndexed(p Primitive, x Var, idx, shape []int) Var {
+	t := x.t
+	if t == nil || t.err != nil {
+		return Apply(p, Attrs{}, x) // panics on the zero Var, or returns the failed Var
+	}
+	ints := t.ints.alloc(1 + len(shape) + len(idx))
+	ints[0] = len(shape)
+	copy(ints[1:], shape)
+	copy(ints[1+len(shape):], idx)
+	return Apply(p, Attrs{Ints: ints}, x)
+}
+
+// indexAttrs splits the attributes of an index primitive into the output
+// shape and the indices, or reports that they are malformed.
+func indexAttrs(a Attrs) (shape, idx []int, err error) {
+	if len(a.Ints) == 0 {
+		return nil, nil, fmt.Errorf("attributes are empty; want [rank, shape..., idx...]")
+	}
+	r := a.Ints[0]
+	if r < 0 || 1+r > len(a.Ints) {
+		return nil, nil, fmt.Errorf("rank %d in attributes of length %d; want [rank, shape..., idx...]", r, len(a.Ints))
+	}
+	return a.Ints[1 : 1+r], a.Ints[1+r:], nil
+}
+
+// checkIndexed validates an index primitive's attributes for an input of
+// shape in. For Gather there is one index per output element, each in
+// [0, size of in); for ScatterAdd one per input element, each in
+// [0, size of the output). It returns the output shape.
+func checkIndexed(a Attrs, in []int, gather bool) ([]int, error) {
+	shape, idx, err := indexAttrs(a)
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) > maxRank {
+		return nil, fmt.Errorf("rank of shape %v exceeds %d", shape, maxRank)
+	}
+	for i, d := range shape {
+		if d < 0 {
+			return nil, fmt.Errorf("dimension %d of shape %v is negative", i, shape)
+		}
+	}
+	n := sizeOf(shape)
+	count, bound := n, sizeOf(in)
+	if !gather {
+		count, bound = bound, n
+	}
+	if len(idx) != count {
+		if gather {
+			return nil, fmt.Errorf("%d indices for output shape %v, want %d", len(idx), shape, count)
+		}
+		return nil, fmt.Errorf("%d indices for input shape %v, want %d", len(idx), in, count)
+	}
+	for i, j := range idx {
+		if uint(j) >= uint(bound) {
+			if gather {
+				return nil, fmt.Errorf("index %d (position %d) is out of range [0, %d) of input shape %v", j, i, bound, in)
+			}
+			return nil, fmt.Errorf("index %d (position %d) is out of range [0, %d) of output shape %v", j, i, bound, shape)
+		}
+	}
+	return shape, nil
+}
+
+func (*gatherPrim) Name() string { return "Gather" }
+func (*gatherPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	shape, err := checkIndexed(a, in[0], true)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, shape...), nil
+}
+func (*gatherPrim) Forward(f *Forward) {
+	_, idx, _ := indexAttrs(f.Attrs)
+	x, out := f.In[0].Data, f.Out.Data
+	out = out[:len(idx)]
+	for i, j := range idx {
+		out[i] = x[j]
+	}
+}
+func (*gatherPrim) JVP(r *Rule) Var {
+	shape, idx, _ := indexAttrs(r.Attrs)
+	return Gather(r.Tangent(0), idx, shape...)
+}
+func (*gatherPrim) VJP(r *Rule, c Var) {
+	_, idx, _ := indexAttrs(r.Attrs)
+	r.AddGrad(0, ScatterAdd(c, idx, r.In[0].Shape()...))
+}
+
+func (*scatterAddPrim) Name() string { return "ScatterAdd" }
+func (*scatterAddPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	shape, err := checkIndexed(a, in[0], false)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, shape...), nil
+}
+func (*scatterAddPrim) Forward(f *Forward) {
+	_, idx, _ := indexAttrs(f.Attrs)
+	u, out := f.In[0].Data, f.Out.Data
+	clear(out)
+	u = u[:len(idx)]
+	for i, j := range idx {
+		out[j] += u[i]
+	}
+}
+func (*scatterAddPrim) JVP(r *Rule) Var {
+	shape, idx, _ := indexAttrs(r.Attrs)
+	return ScatterAdd(r.Tangent(0), idx, shape...)
+}
+func (*scatterAddPrim) VJP(r *Rule, c Var) {
+	_, idx, _ := indexAttrs(r.Attrs)
+	r.AddGrad(0, Gather(c, idx, r.In[0].Shape()...))
+}

@@ -1,0 +1,121 @@
+package ad
+
+import "fmt"
+
+// Max and Min over one axis. The forward kernel saves the position of the
+// chosen element (a flat index into the input) as a residual, so the rules
+// are the linear index ops: the tangent is gathered from the chosen
+// positions and the cotangent is scattered back to them. Ties choose the
+// first position along the axis; a NaN is chosen over any number.
+
+type extremumPrim struct {
+	name string
+	min  bool
+}
+
+var (
+	maxOp = &extremumPrim{"Max", false}
+	minOp = &extremumPrim{"Min", true}
+)
+
+// Max returns the maximum of x over axis, which is removed; a negative axis
+// counts from the end. Its derivative flows to the first maximal element
+// along the axis.
+func Max(x Var, axis int) Var { return applyAxis(maxOp, x, axis) }
+
+// Min returns the minimum of x over axis, which is removed; a negative axis
+// counts from the end. Its derivative flows to the first minimal element
+// along the axis.
+func Min(x Var, axis int) Var { return applyAxis(minOp, x, axis) }
+
+// applyAxis applies a primitive whose only attribute is an axis.
+func applyAxis(p Primitive, x Var, axis int) Var {
+	ints := [1]int{axis}
+	return Apply(p, Attrs{Ints: ints[:]}, x)
+}
+
+// normAxis returns axis of a rank-r shape counted from the start, or false
+// if it is out of range.
+func normAxis(axis, r int) (int, bool) {
+	if axis < 0 {
+		axis += r
+	}
+	return axis, axis >= 0 && axis < r
+}
+
+// axisShape checks that a.Ints holds one axis of shape s and returns it,
+// counted from the start.
+func axisShape(a Attrs, s []int) (int, error) {
+	if len(a.Ints) != 1 {
+		return 0, fmt.Errorf("attributes %v; want one axis", a.Ints)
+	}
+	ax, ok := normAxis(a.Ints[0], len(s))
+	if !ok {
+		return 0, fmt.Errorf("axis %d out of range for shape %v (rank %d)", a.Ints[0], s, len(s))
+	}
+	return ax, nil
+}
+
+// reducedShape appends s without axis ax to dst.
+func reducedShape(dst, s []int, ax int) []int {
+	dst = append(dst, s[:ax]...)
+	return append(dst, s[ax+1:]...)
+}
+
+// axisSplit returns the sizes of the axes before ax, of ax, and after ax.
+func axisSplit(s []int, ax int) (outer, n, inner int) {
+	return sizeOf(s[:ax]), s[ax], sizeOf(s[ax+1:])
+}
+
+func (p *extremumPrim) Name() string { return p.name }
+func (p *extremumPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	ax, err := axisShape(a, in[0])
+	if err != nil {
+		return dst, err
+	}
+	if in[0][ax] == 0 {
+		return dst, fmt.Errorf("axis %d of shape %v is empty; want at least one element", a.Ints[0], in[0])
+	}
+	return reducedShape(dst, in[0], ax), nil
+}
+
+func (p *extremumPrim) Forward(f *Forward) {
+	x, out := f.In[0], f.Out.Data
+	ax, _ := normAxis(f.Attrs.Ints[0], len(x.Shape))
+	outer, n, inner := axisSplit(x.Shape, ax)
+	arg := f.Save(len(out))
+	for o := 0; o < outer; o++ {
+		base := o * n * inner
+		best := out[o*inner : (o+1)*inner]
+		pos := arg[o*inner : (o+1)*inner]
+		copy(best, x.Data[base:base+inner])
+		for i := range pos {
+			pos[i] = base + i
+		}
+		for k := 1; k < n; k++ {
+			off := base + k*inner
+			row := x.Data[off : off+inner]
+			if p.min {
+				for i, v := range row {
+					if v < best[i] || v != v && best[i] == best[i] {
+						best[i], pos[i] = v, off+i
+					}
+				}
+			} else {
+				for i, v := range row {
+					if v > best[i] || v != v && best[i] == best[i] {
+						best[i], pos[i] = v, off+i
+					}
+				}
+			}
+		}
+	}
+}
+
+func (p *extremumPrim) JVP(r *Rule) Var {
+	return Gather(r.Tangent(0), r.Saved, r.Out.Shape()...)
+}
+
+func (p *extremumPrim) VJP(r *Rule, c Var) {
+	r.AddGrad(0, ScatterAdd(c, r.Saved, r.In[0].Shape()...))
+}

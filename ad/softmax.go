@@ -1,0 +1,118 @@
+package ad
+
+import (
+	"fmt"
+	"math"
+)
+
+// The softmax family over one axis. LogSumExp is a primitive with a stable
+// forward kernel (shifted by the maximum, accumulated in float64); its rules
+// are written with ops through the softmax exp(x − lse), so they compose to
+// any order. Softmax and LogSoftmax are composites of LogSumExp.
+
+type logSumExpPrim struct{}
+
+var logSumExpOp = &logSumExpPrim{}
+
+// LogSumExp returns log Σ exp(x) over axis, which is removed; a negative
+// axis counts from the end. It is computed stably: inputs of ±1e4 neither
+// overflow nor underflow.
+func LogSumExp(x Var, axis int) Var { return applyAxis(logSumExpOp, x, axis) }
+
+// Softmax returns exp(x) / Σ exp(x) over axis (negative counts from the
+// end), computed stably as exp(x − LogSumExp(x)).
+func Softmax(x Var, axis int) Var { return Exp(LogSoftmax(x, axis)) }
+
+// LogSoftmax returns x − LogSumExp(x) over axis (negative counts from the
+// end).
+func LogSoftmax(x Var, axis int) Var {
+	lse := LogSumExp(x, axis) // records any error about x or axis
+	keep, r, _, ok := keepDims(x, axis)
+	if !ok {
+		return lse
+	}
+	return Sub(x, Reshape(lse, keep[:r]...))
+}
+
+// keepDims returns x's shape with axis (normalised to ax) set to 1: the
+// shape that broadcasting arithmetic expands along axis. It reports false
+// if x is not live or the axis does not fit its shape; a LogSumExp or Max
+// over the same axis has then recorded the error.
+func keepDims(x Var, axis int) (keep [maxRank]int, r, ax int, ok bool) {
+	s := x.Shape()
+	if s == nil || len(s) > maxRank {
+		return keep, 0, 0, false
+	}
+	r = len(s)
+	if ax, ok = normAxis(axis, r); !ok {
+		return keep, 0, 0, false
+	}
+	copy(keep[:], s)
+	keep[ax] = 1
+	return keep, r, ax, true
+}
+
+func (*logSumExpPrim) Name() string { return "LogSumExp" }
+func (*logSumExpPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	ax, err := axisShape(a, in[0])
+	if err != nil {
+		return dst, err
+	}
+	if len(in[0]) > maxRank {
+		return dst, fmt.Errorf("rank of %v exceeds %d", in[0], maxRank)
+	}
+	return reducedShape(dst, in[0], ax), nil
+}
+
+func (*logSumExpPrim) Forward(f *Forward) {
+	x, out := f.In[0], f.Out.Data
+	ax, _ := normAxis(f.Attrs.Ints[0], len(x.Shape))
+	outer, n, inner := axisSplit(x.Shape, ax)
+	for o := 0; o < outer; o++ {
+		base := o * n * inner
+		for i := 0; i < inner; i++ {
+			out[o*inner+i] = logSumExp(x.Data[base+i:], n, inner)
+		}
+	}
+}
+
+// logSumExp returns log Σ_k exp(x[k·stride]) for k < n, shifted by the
+// maximum and accumulated in float64.
+func logSumExp(x []float32, n, stride int) float32 {
+	m := float32(math.Inf(-1))
+	for k := 0; k < n; k++ {
+		if v := x[k*stride]; v > m || v != v {
+			m = v
+		}
+	}
+	if math.IsInf(float64(m), 0) || m != m {
+		return m // all −∞ (or empty), some +∞, or a NaN
+	}
+	s := 0.0
+	mf := float64(m)
+	for k := 0; k < n; k++ {
+		s += math.Exp(float64(x[k*stride]) - mf)
+	}
+	return float32(mf + math.Log(s))
+}
+
+// softmaxOf returns exp(x − lse) for lse = LogSumExp(x, axis), and the
+// keepdims shape of lse, as ops: the softmax the rules of LogSumExp need.
+func softmaxOf(x, lse Var, axis int) (Var, [maxRank]int, int) {
+	keep, r, _, _ := keepDims(x, axis)
+	return Exp(Sub(x, Reshape(lse, keep[:r]...))), keep, r
+}
+
+// JVP: d lse = Σ_axis softmax(x) · dx.
+func (*logSumExpPrim) JVP(r *Rule) Var {
+	sm, keep, rank := softmaxOf(r.In[0], r.Out, r.Attrs.Ints[0])
+	// Sum over the axis as SumTo + Reshape: Sum's variadic axes would
+	// allocate.
+	return Reshape(SumTo(Mul(sm, r.Tangent(0)), keep[:rank]...), r.Out.Shape()...)
+}
+
+// VJP: x̄ = softmax(x) · expand(c).
+func (*logSumExpPrim) VJP(r *Rule, c Var) {
+	sm, keep, rank := softmaxOf(r.In[0], r.Out, r.Attrs.Ints[0])
+	r.AddGrad(0, Mul(sm, Reshape(c, keep[:rank]...)))
+}
