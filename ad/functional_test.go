@@ -123,3 +123,57 @@ func TestViewsOfAParam(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardOverForward checks nested forward mode: the derivative along u
+// of the derivative along v is ⟨u, H v⟩, for functions whose ops have
+// JVP rules that are themselves differentiated in forward mode.
+func TestForwardOverForward(t *testing.T) {
+	fs := map[string]func(ad.Var) ad.Var{
+		"LogSumExp": func(p ad.Var) ad.Var { return ad.Sum(ad.LogSumExp(ad.Reshape(p, 2, 3), 1)) },
+		"Softmax·x": func(p ad.Var) ad.Var {
+			x := ad.Reshape(p, 2, 3)
+			return ad.Sum(ad.Mul(ad.Softmax(x, 1), x))
+		},
+		"Tanh MatMul": func(p ad.Var) ad.Var {
+			a := ad.Reshape(ad.Slice(p, 0, 4), 2, 2)
+			b := ad.Reshape(ad.Slice(p, 2, 6), 2, 2)
+			return ad.Sum(ad.Tanh(ad.MatMul(a, b)))
+		},
+		"Max·Exp": func(p ad.Var) ad.Var { return ad.Sum(ad.Exp(ad.Max(ad.Reshape(p, 3, 2), 0))) },
+	}
+	θ := []float32{0.3, -0.8, 1.1, 0.4, -0.2, 0.9}
+	u := []float32{0.5, 1, -0.25, 0.75, 1.5, -1}
+	v := []float32{-1, 0.25, 0.5, 1, 0.125, 0.75}
+	for name, f := range fs {
+		t.Run(name, func(t *testing.T) {
+			hv, err := ad.HVP(f, θ, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := float64(flat.Dot(u, hv))
+			tp := ad.NewTape()
+			x := tp.Param(θ)
+			uv := tp.Const(flat.Tensor{Shape: []int{6}, Data: u})
+			vv := tp.Const(flat.Tensor{Shape: []int{6}, Data: v})
+			inner := func(y ad.Var) ad.Var { return ad.JVPVar(f, y, vv) }
+			got := ad.JVPVar(inner, x, uv)
+			if err := tp.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(float64(got.Item())-want) > 1e-5*(1+math.Abs(want)) {
+				t.Errorf("forward-over-forward %v, ⟨u, H v⟩ %v", got.Item(), want)
+			}
+			// And reverse over forward: the gradient of the JVP is H v.
+			tp.Reset()
+			x = tp.Param(θ)
+			vv = tp.Const(flat.Tensor{Shape: []int{6}, Data: v})
+			g, err := tp.Grad(ad.JVPVar(f, x, vv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(hv, g, cmpopts.EquateApprox(1e-5, 1e-6)); diff != "" {
+				t.Errorf("reverse-over-forward (-HVP +got):\n%s", diff)
+			}
+		})
+	}
+}

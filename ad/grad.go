@@ -95,3 +95,38 @@ func GradVar(f func(Var) Var, x Var) Var {
 	}
 	return g[0]
 }
+
+// JVPVar returns the derivative of f at x along dir (J·dir) as a Var that
+// can itself be differentiated: forward mode nested inside a function that
+// is differentiated again, in either mode. dir must have x's shape and may
+// depend on other Vars. As with GradVar, f is differentiated with respect
+// to its argument only.
+func JVPVar(f func(Var) Var, x, dir Var) Var {
+	t := x.t
+	if t == nil {
+		panic("ad: JVPVar at the zero Var")
+	}
+	if t.err != nil || !t.check("JVPVar", x) || !t.check("JVPVar", dir) {
+		return t.failed()
+	}
+	if !sameShape(x.Shape(), dir.Shape()) {
+		return t.fail(fmt.Errorf("ad: JVPVar: dir has shape %v, x has %v", dir.Shape(), x.Shape()))
+	}
+	lo := int32(len(t.nodes))
+	xi := identity(x)
+	y := f(xi)
+	if t.err != nil || !t.check("JVPVar", y) {
+		return t.failed()
+	}
+	slots := t.forwardSweep(lo, y.id+1, 1, []int32{xi.id}, []Var{dir})
+	if t.err != nil {
+		return t.failed()
+	}
+	if y.id < lo {
+		return t.Full(0, y.Shape()...) // f ignored its argument
+	}
+	if s := slots[y.id-lo]; s >= 0 {
+		return Var{t: t, id: s, gen: t.gen}
+	}
+	return t.Full(0, y.Shape()...)
+}

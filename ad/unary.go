@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Elementwise functions of one input. Each primitive has a forward kernel
@@ -84,5 +85,6 @@ func errRank(op string, s []int) error {
 }
 
 func errAxis(op string, axes, s []int) error {
-	return fmt.Errorf("ad: %s: axes %v out of range for shape %v", op, axes, s)
+	// Copies, so that the callers' variadic axes need not escape.
+	return fmt.Errorf("ad: %s: axes %v out of range for shape %v", op, slices.Clone(axes), slices.Clone(s))
 }
