@@ -3,6 +3,7 @@ package ad_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -166,22 +167,10 @@ func TestTapeHVPAllocatesNothing(t *testing.T) {
 		tp.Reset()
 	}
 	step()
-	if !slicesEqual(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("Tape.HVPOf = %v, ad.HVP = %v", got, want)
 	}
 	if a := testing.AllocsPerRun(20, step); a != 0 {
 		t.Errorf("Tape.HVPOf allocates %v times per step, want 0", a)
 	}
-}
-
-func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

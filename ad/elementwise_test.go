@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -549,7 +550,7 @@ func TestWhereRoutesGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{2, 3, 3, 2}; v != 10 || !ewEqual(g, want) {
+	if want := []float32{2, 3, 3, 2}; v != 10 || !slices.Equal(g, want) {
 		t.Errorf("value %v, gradient %v; want 10, %v", v, g, want)
 	}
 
@@ -566,14 +567,14 @@ func TestWhereRoutesGradients(t *testing.T) {
 	if err := tp.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{10, -1, 30, 10, 20, -1}; !ewEqual(y.Data(), want) || !ewEqualInts(y.Shape(), []int{2, 3}) {
+	if want := []float32{10, -1, 30, 10, 20, -1}; !slices.Equal(y.Data(), want) || !slices.Equal(y.Shape(), []int{2, 3}) {
 		t.Errorf("Where = %v %v, want [2 3] %v", y.Shape(), y.Data(), want)
 	}
 	_, g, err = ad.ValueAndGrad(func(p ad.Var) ad.Var { return ad.Sum(G(p)) }, θ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{2, 1, 1, 2}; !ewEqual(g, want) {
+	if want := []float32{2, 1, 1, 2}; !slices.Equal(g, want) {
 		t.Errorf("gradient %v, want %v", g, want)
 	}
 	// Forward mode, tangent of b only: it shows where b was chosen.
@@ -581,7 +582,7 @@ func TestWhereRoutesGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{0, 1, 0, 0, 0, 1}; !ewEqual(jv, want) {
+	if want := []float32{0, 1, 0, 0, 0, 1}; !slices.Equal(jv, want) {
 		t.Errorf("JVP along b %v, want %v", jv, want)
 	}
 	// The condition gets no derivative, even when it is computed from x.
@@ -591,37 +592,13 @@ func TestWhereRoutesGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ewEqual(g, []float32{0, 0}) {
+	if !slices.Equal(g, []float32{0, 0}) {
 		t.Errorf("gradient through the condition %v, want 0", g)
 	}
 }
 
 func ewNear(a, b float32) bool {
 	return math.Abs(float64(a-b)) <= 1e-6*max(1, math.Abs(float64(b)))
-}
-
-func ewEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func ewEqualInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestElementwiseErrors(t *testing.T) {

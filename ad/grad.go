@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 )
 
 func (t *Tape) checkScalar(op string, loss Var) bool {
@@ -109,7 +110,7 @@ func JVPVar(f func(Var) Var, x, dir Var) Var {
 	if t.err != nil || !t.check("JVPVar", x) || !t.check("JVPVar", dir) {
 		return t.failed()
 	}
-	if !sameShape(x.Shape(), dir.Shape()) {
+	if !slices.Equal(x.Shape(), dir.Shape()) {
 		return t.fail(fmt.Errorf("ad: JVPVar: dir has shape %v, x has %v", dir.Shape(), x.Shape()))
 	}
 	lo := int32(len(t.nodes))

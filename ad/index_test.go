@@ -33,8 +33,13 @@ var rsIndexOps = []rsOp{
 // TestIndexProperties checks Gather and ScatterAdd: exact transposition
 // with dyadic numbers, gradients by finite differences, and second order
 // on a quadratic built from them.
-func TestIndexProperties(t *testing.T) {
-	for _, op := range rsIndexOps {
+func TestIndexProperties(t *testing.T) { rsRunOps(t, rsIndexOps) }
+
+// rsRunOps checks every op of a table as a rapid property: the transpose
+// identity exactly on dyadic inputs, the gradient against finite
+// differences, and the HVP both ways.
+func rsRunOps(t *testing.T, ops []rsOp) {
+	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
 				s := rsShape(rt, "shape")

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/layout"
@@ -198,7 +199,7 @@ func (*concatPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	}
 	rows := 0
 	for i, s := range in {
-		if len(s) != len(first) || !sameShape(s[1:], first[1:]) {
+		if len(s) != len(first) || !slices.Equal(s[1:], first[1:]) {
 			return dst, fmt.Errorf("input %d has shape %v, want [_ %v] like input 0", i, s, first[1:])
 		}
 		rows += s[0]
@@ -249,7 +250,7 @@ func (t *Tape) varScratch(n int) []Var {
 // SumTo sums v over the axes along which shape was broadcast to v's shape:
 // the adjoint of BroadcastTo. SumTo(v, v.Shape()) is v.
 func SumTo(v Var, shape ...int) Var {
-	if sameShape(v.Shape(), shape) {
+	if slices.Equal(v.Shape(), shape) {
 		return v
 	}
 	return Apply(sumToOp, Attrs{Ints: shape}, v)
@@ -294,7 +295,7 @@ func (*sumToPrim) VJP(r *Rule, c Var) { r.AddGrad(0, BroadcastTo(c, r.In[0].Shap
 // BroadcastTo repeats v along axes of size 1 (and new leading axes) to the
 // given shape, by numpy's rules.
 func BroadcastTo(v Var, shape ...int) Var {
-	if sameShape(v.Shape(), shape) {
+	if slices.Equal(v.Shape(), shape) {
 		return v
 	}
 	return Apply(broadcastToOp, Attrs{Ints: shape}, v)
@@ -303,7 +304,7 @@ func BroadcastTo(v Var, shape ...int) Var {
 func checkBroadcastsTo(from, to []int) error {
 	var buf [maxRank]int
 	got, err := broadcastShape(buf[:0], from, to)
-	if err != nil || !sameShape(got, to) {
+	if err != nil || !slices.Equal(got, to) {
 		return fmt.Errorf("shape %v does not broadcast to %v", from, to)
 	}
 	return nil

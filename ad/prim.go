@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -113,7 +114,7 @@ func (r *Rule) AddGrad(i int, g Var) {
 		return
 	}
 	target := r.inIDs[i]
-	if got, want := t.nodes[g.id].shape, t.nodes[target].shape; !sameShape(got, want) {
+	if got, want := t.nodes[g.id].shape, t.nodes[target].shape; !slices.Equal(got, want) {
 		t.fail(fmt.Errorf("ad: the VJP rule of %s gave input %d a cotangent of shape %v, want %v", r.prim.Name(), i, got, want))
 		return
 	}

@@ -81,21 +81,7 @@ var rsShapeOps = []rsOp{
 // TestShapeOpProperties checks the copying shape ops: exact transposition
 // with dyadic numbers, gradients by finite differences, and both
 // second-order modes on a quadratic of them.
-func TestShapeOpProperties(t *testing.T) {
-	for _, op := range rsShapeOps {
-		t.Run(op.name, func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				s := rsShape(rt, "shape")
-				f := rsOnInput(s, op.gen(rt, s))
-				rsCheckTranspose(rt, f, rsDyadic(rt, rsSize(s), "θ"), true)
-				θ := rsSmooth(rt, rsSize(s), -2, 2, "θ")
-				rsCheckGrad(rt, f, θ, 3e-3)
-				sq := func(p ad.Var) ad.Var { y := f(p); return ad.Mul(y, y) }
-				rsCheckHVP(rt, rsWeighted(rt, sq, θ), θ, 3e-3)
-			})
-		})
-	}
-}
+func TestShapeOpProperties(t *testing.T) { rsRunOps(t, rsShapeOps) }
 
 // TestShapeOpValues compares Concat, Pad and Crop with index arithmetic.
 func TestShapeOpValues(t *testing.T) {

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 )
 
 // piece is the cotangent of a View of a node we differentiate with respect
@@ -305,7 +306,7 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 			if !t.live(tv) && !t.check(nd.prim.Name()+" JVP", tv) {
 				return nil
 			}
-			if got := t.nodes[tv.id].shape; !sameShape(got, nd.shape) {
+			if got := t.nodes[tv.id].shape; !slices.Equal(got, nd.shape) {
 				t.fail(fmt.Errorf("ad: the JVP rule of %s returned shape %v, want %v", nd.prim.Name(), got, nd.shape))
 				return nil
 			}
@@ -313,16 +314,4 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 		}
 	}
 	return slots
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 )
 
@@ -139,7 +140,7 @@ func (l *Layout) compile(op string, p any) (*binding, unsafe.Pointer, error) {
 			return nil, nil, fmt.Errorf("layout: %s: field %s of %T: %v", op, r.path, p, trimPrefix(l.unknown("no leaf", r.path)))
 		}
 		lf := &l.leaves[li]
-		if r.shape != nil && !equalInts(r.shape, lf.Shape) {
+		if r.shape != nil && !slices.Equal(r.shape, lf.Shape) {
 			return nil, nil, fmt.Errorf("layout: %s: field %s has tag shape %v, the layout's leaf %q has shape %v", op, r.path, r.shape, lf.Path, lf.Shape)
 		}
 		covered[li] = true
@@ -151,18 +152,6 @@ func (l *Layout) compile(op string, p any) (*binding, unsafe.Pointer, error) {
 		}
 	}
 	return b, base, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // walk visits the fields of the value of plan p at base in the same order as
