@@ -23,6 +23,15 @@
 // and the order, never a silent zero; a structural zero (the second
 // derivative of ReLU) is a correct answer.
 //
+// The op set: broadcasting Add, Sub, Mul, Div, Neg, Scale; Exp, Log, Log1p,
+// Sqrt, Square, Pow, Abs, Sign, Sin, Cos, Erf; activations Tanh, Sigmoid,
+// Relu, LeakyRelu, Elu, Gelu, Softplus, Swish; Clamp, Indicator, Where,
+// StopGradient; Sum, Mean, SumTo, BroadcastTo, Max, Min (argmax saved);
+// MatMul and MatMulT (transposes as attributes, batched); View, ViewPath,
+// Slice, Reshape, Transpose, Permute, T, Concat, Concat0, SliceAxis,
+// PadAxis, Pad, Crop; Gather and ScatterAdd by flat index (each the other's
+// adjoint); LogSumExp, Softmax, LogSoftmax.
+//
 // The op set is open: a Primitive with a forward kernel and optional JVPRule
 // and VJPRule methods, applied with Apply, composes with every other op to
 // any order, exactly as the built-in ops do.

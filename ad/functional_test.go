@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/layout"
 )
 
 var approx = cmpopts.EquateApprox(1e-5, 1e-6)
@@ -176,4 +177,37 @@ func TestForwardOverForward(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestViewPath(t *testing.T) {
+	b := layout.NewBuilder()
+	b.Add("0.weight", 2, 2).Add("0.bias", 2)
+	b.Group("1")
+	lay, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	θ := []float32{1, 2, 3, 4, 5, 6}
+	tp := ad.NewTape()
+	p := tp.Param(θ)
+	w := ad.ViewPath(p, lay, "0.weight")
+	bias := ad.ViewPath(p, lay, "0.bias")
+	g, err := tp.Grad(ad.Add(ad.Sum(ad.Mul(w, w)), ad.Sum(bias)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(w.Shape(), []int{2, 2}) || !cmp.Equal(g, []float32{2, 4, 6, 8, 1, 1}) {
+		t.Errorf("ViewPath: shape %v, gradient %v", w.Shape(), g)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"0.wieght", `unknown path "0.wieght"`},
+		{"1", "group"},
+	} {
+		tp.Reset()
+		ad.ViewPath(tp.Param(θ), lay, tc.path)
+		wantErr(t, tp.Err(), tc.want)
+	}
+	tp.Reset()
+	ad.ViewPath(tp.Param(θ[:4]), lay, "0.bias")
+	wantErr(t, tp.Err(), "holds 4 floats", "6")
 }
