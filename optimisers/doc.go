@@ -1,0 +1,68 @@
+// Package optimisers holds first-order optimisation rules whose state is flat:
+// every state vector is laid out like the parameter buffer θ, so an update is
+// one fused loop per rule over contiguous memory, and a rule's state can be
+// viewed, sliced and saved by path like θ itself.
+//
+//	opt, err := optimisers.Setup(optimisers.Adam(1e-3), lay)
+//	err = opt.Update(θ, g)                  // in place, allocation-free; g is not modified
+//	s := opt.State()                        // a copy: flat state vectors and counters
+//	θ2, s2, err := optimisers.Step(s, θ, g) // functional: new values, inputs untouched
+//
+// # Rules
+//
+// A Rule is as small as an Optimisers.jl rule: how many state vectors it
+// keeps (Slots), how to initialise them for a range (Init), and one loop that
+// turns the update dx of a range into the rule's update (Apply); after the
+// last rule θ -= dx. Rules that take a step of their own also implement Fused,
+// which updates θ straight from the gradient in one pass, and the optimiser
+// uses it whenever such a rule ends a chain. Rules with a global quantity
+// (Global), rules that hold updates back (Gate), rules that watch θ
+// (Observer) and rules that need a whole leaf at a time (Leafwise) have small
+// interfaces of their own. Every other loop is elementwise, so a large leaf
+// can be split across goroutines.
+//
+// Descent rules, with PyTorch 1.13's semantics where PyTorch has them: Descent
+// (SGD), Momentum, Nesterov, RMSProp (plain and centred), Adam, AdamW,
+// AMSGrad, RAdam, NAdam, AdaMax, AdaGrad, AdaDelta, Rprop; and from their
+// papers: AdaBelief, Lion, OAdam. Modifiers: WeightDecay, SignDecay,
+// ClipValue, ClipNorm (per leaf), ClipGlobalNorm, AccumGrad, SkipNonFinite.
+// EMA keeps an average of the parameters. Chain composes rules:
+//
+//	optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.WeightDecay(1e-4), optimisers.Adam(1e-3))
+//
+// PyTorch's weight_decay argument is Chain(WeightDecay(λ), rule); AdamW's
+// decoupled decay is its own field.
+//
+// # Hyperparameters
+//
+// A constructor returns the rule as a value with PyTorch's defaults filled in;
+// its hyperparameters are exported fields to change before Setup:
+//
+//	r := optimisers.Adam(1e-3)
+//	r.Beta2 = 0.99
+//
+// A field means exactly its value: a zero Beta1 is no momentum, not "the
+// default". (Unlike gonum, where a zero field means a default, a rate or a
+// β that a schedule or Adjust sets to zero must mean zero.) Fields whose
+// default is zero — weight decays, momentum, dampening, AdaGrad's LRDecay
+// and InitialAccumulator — can be left out of a literal. Constructors never
+// fail; Setup validates every rule and reports the first bad value, naming
+// the rule, the field and the value ("optimisers: Adam: Beta1 = 1.5, want 0 ≤
+// Beta1 < 1"). Each hyperparameter also carries a `hyper:"name"` tag with
+// PyTorch's name for it ("lr", "beta1", "weight_decay"), by which a running
+// optimiser's rules can be adjusted without losing their state.
+//
+// # Optimisers and state
+//
+// Setup assigns the rule to every leaf of the layout that is not frozen; each
+// leaf is a range of its own, and frozen leaves are skipped. State holds the
+// state vectors, each rule's count of updates and the optimiser's Step and
+// Skipped counters; it is a value, and Step never changes the State it is
+// given. Update and Step run the same code, so they agree bit for bit.
+//
+// Counting: Step counts the updates that changed θ. An update that
+// SkipNonFinite rejects changes nothing but Skipped; an update AccumGrad
+// holds back runs the rules up to it and counts for them only. Each rule
+// sees its own count t, 1 at its first update, so Adam behind AccumGrad(4)
+// bias-corrects with t = 1, 2, 3, … rather than 4, 8, 12.
+package optimisers

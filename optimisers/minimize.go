@@ -1,0 +1,249 @@
+package optimisers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/flatkit/flatkit/ad"
+)
+
+// Minimize minimises an objective over the flat parameter vector θ with a
+// gonum/optimize method (LBFGS, BFGS, CG, NelderMead, …) and writes the best
+// point found into θ.
+//
+// fg(θ, grad) returns the loss at θ and, when grad is non-nil, fills grad
+// (of len(θ)) with the gradient. Gradient-free methods (NelderMead,
+// CmaEsChol, GuessAndCheck) call fg with grad == nil, so an objective used
+// with them must allow a nil grad; FromAD's does, and then skips the
+// backward sweep. fg must not keep θ or grad: they are buffers that Minimize
+// reuses for every evaluation. fg is called from one goroutine at a time,
+// though not necessarily the caller's.
+//
+// method nil means &optimize.LBFGS{}. A method value carries its run's
+// state, so do not share one between concurrent calls. settings holds at
+// most one *optimize.Settings; none, or nil, means gonum's defaults.
+// Settings.Concurrent above 1 is an error: fg is not assumed to be safe for
+// concurrent use. A method that needs more than a gradient (optimize.Newton
+// needs a Hessian) is an error.
+//
+// Precision: gonum works in float64. Minimize rounds each point to float32
+// for fg, and widens the loss and the gradient back; the conversion buffers
+// are allocated once per call, so an evaluation allocates nothing beyond
+// gonum's own bookkeeping. gonum evaluates the loss and the gradient at a
+// point as two requests; Minimize answers both from one call of fg. gonum's
+// default stopping rules (a gradient norm below 1e-12, or no decrease of
+// 1e-10 in 100 iterations) are beyond a float32 objective's reach, so such a
+// run usually ends with a line-search error once rounding stalls progress.
+// Set Settings.GradientThreshold to a gradient size that float32 resolves
+// for the objective to stop cleanly (1e-4 suits the 10-D Rosenbrock
+// function, whose gradient entries start in the thousands).
+//
+// Result: Minimize returns gonum's Result (X, F and Gradient in float64,
+// Stats, Status) and gonum's error, unchanged, except that a NaN loss, or a
+// NaN or infinite entry of the gradient at a finite loss, stops the run with
+// an error naming the evaluation (and the index) that produced it.
+//
+// θ after the run: whenever gonum reports a point with a finite loss
+// (Result.F and Result.X finite), θ holds Result.X rounded to float32: the
+// point of the last major iteration (for gonum's line-search methods the last
+// accepted step, for NelderMead the best vertex), whose loss is never above
+// the start's. This holds whether or not the run converged (Result.Status
+// may be a limit such as IterationLimit) and also when an error ended it, so
+// a failed run keeps its progress. Otherwise, when the objective failed at
+// the start, θ is unchanged. Errors found before the run (nil fg, empty or non-finite θ,
+// bad settings, an unsuited method) leave θ unchanged and return a nil
+// Result.
+func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize.Method, settings ...*optimize.Settings) (*optimize.Result, error) {
+	if fg == nil {
+		return nil, errors.New("optimisers: Minimize: the objective fg is nil")
+	}
+	if len(θ) == 0 {
+		return nil, errors.New("optimisers: Minimize: θ is empty")
+	}
+	for i, v := range θ {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("optimisers: Minimize: θ[%d] is %v; the start must be finite", i, v)
+		}
+	}
+	var set *optimize.Settings
+	switch len(settings) {
+	case 0:
+	case 1:
+		set = settings[0]
+	default:
+		return nil, fmt.Errorf("optimisers: Minimize: got %d Settings; want at most one", len(settings))
+	}
+	if set != nil && set.Concurrent > 1 {
+		return nil, fmt.Errorf("optimisers: Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
+	}
+	if method == nil {
+		method = &optimize.LBFGS{}
+	}
+	uses, err := method.Uses(optimize.Available{Grad: true})
+	if err != nil {
+		return nil, fmt.Errorf("optimisers: Minimize: method %T cannot run on a loss and gradient: %w", method, err)
+	}
+
+	n := len(θ)
+	b := &minimizeBridge{fg: fg, x32: make([]float32, n)}
+	prob := optimize.Problem{Func: b.loss, Status: b.status}
+	if uses.Grad {
+		b.g32 = make([]float32, n)
+		b.x64 = make([]float64, n)
+		b.g64 = make([]float64, n)
+		prob.Grad = b.grad
+	}
+	x0 := make([]float64, n)
+	for i, v := range θ {
+		x0[i] = float64(v)
+	}
+
+	res, err := optimize.Minimize(prob, x0, set, method)
+	if b.err != nil {
+		// The objective's failure is the cause; gonum's error, if any, is a
+		// consequence (for example ErrFunc for a NaN at the start).
+		err = b.err
+	}
+	if res != nil && len(res.X) == n && minimizeFinite(res.F) && !slices.ContainsFunc(res.X, minimizeNotFinite) {
+		for i, v := range res.X {
+			θ[i] = float32(v)
+		}
+	}
+	return res, err
+}
+
+// minimizeBridge turns fg into gonum's Func, Grad and Status. gonum asks for
+// the loss and then the gradient at the same point; the gradient computed
+// with the loss is cached with its point and handed out on the second call.
+type minimizeBridge struct {
+	fg     func(θ, grad []float32) float64
+	x32    []float32 // the point, as fg sees it
+	g32    []float32 // fg's gradient; nil for a gradient-free method
+	x64    []float64 // the point of the cached gradient
+	g64    []float64 // the cached gradient
+	cached bool      // x64, g64 hold a valid gradient
+	evals  int       // calls of fg
+	err    error     // the first failure of the objective; stops the run
+}
+
+func (b *minimizeBridge) loss(x []float64) float64 {
+	b.evals++
+	b.cached = false
+	for i, v := range x {
+		b.x32[i] = float32(v)
+	}
+	f := b.fg(b.x32, b.g32)
+	if b.err != nil {
+		return f // already failing; gonum stops at the next status check
+	}
+	if math.IsNaN(f) {
+		b.err = fmt.Errorf("optimisers: Minimize: the objective returned NaN at evaluation %d (an objective from FromAD keeps the reason in its error function)", b.evals)
+		return f
+	}
+	if b.g32 == nil {
+		return f
+	}
+	check := !math.IsInf(f, 0) // at an infinite loss the line search backs off; the gradient is moot
+	for i, g := range b.g32 {
+		if check && minimizeNotFinite(float64(g)) {
+			b.err = fmt.Errorf("optimisers: Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g)", g, i, b.evals, f)
+			return f
+		}
+		b.g64[i] = float64(g)
+	}
+	copy(b.x64, x)
+	b.cached = true
+	return f
+}
+
+func (b *minimizeBridge) grad(g, x []float64) {
+	if b.err != nil {
+		return // the run is stopping; do not call fg again
+	}
+	if !b.cached || !slices.Equal(x, b.x64) {
+		b.loss(x)
+	}
+	copy(g, b.g64)
+}
+
+func (b *minimizeBridge) status() (optimize.Status, error) {
+	if b.err != nil {
+		return optimize.Failure, b.err
+	}
+	return optimize.NotTerminated, nil
+}
+
+func minimizeFinite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+func minimizeNotFinite(v float64) bool { return !minimizeFinite(v) }
+
+// FromAD adapts f, a function of the flat parameter vector written with ad
+// ops that returns a scalar (a single number, e.g. from ad.Sum or ad.Mean),
+// to the objective form that Minimize takes.
+//
+// fg records f on one tape made when FromAD is called, and per evaluation
+// does Param, the forward pass, Backward (only when grad is non-nil; a nil
+// grad, as gradient-free methods pass, skips it), copies the gradient into
+// grad and Resets the tape. Once the tape's arenas have grown to f's size an
+// evaluation allocates nothing. fg is not safe for concurrent use.
+//
+// fg returns only a float64, so a failure inside it (an error recorded on
+// the tape, such as mismatched shapes; f returning a non-scalar, the zero
+// Var or a Var of another tape; len(grad) != len(θ)) makes it return NaN,
+// and err reports the reason: err returns the first such error of any
+// evaluation so far, or nil. Minimize stops at the first NaN, so after a
+// failed Minimize, err explains the NaN:
+//
+//	fg, fgErr := optimisers.FromAD(f)
+//	res, err := optimisers.Minimize(fg, θ, nil)
+//	if e := fgErr(); e != nil {
+//		err = e // the tape's error, rather than "the objective returned NaN"
+//	}
+func FromAD(f func(ad.Var) ad.Var) (fg func(θ, grad []float32) float64, err func() error) {
+	t := ad.NewTape()
+	var first error
+	fg = func(θ, grad []float32) float64 {
+		t.Reset() // also recovers the tape if an earlier f panicked
+		loss, e := fromADEval(t, f, θ, grad)
+		t.Reset()
+		if e != nil {
+			if first == nil {
+				first = e
+			}
+			return math.NaN()
+		}
+		return loss
+	}
+	return fg, func() error { return first }
+}
+
+func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {
+	if grad != nil && len(grad) != len(θ) {
+		return 0, fmt.Errorf("optimisers: FromAD: grad has length %d; θ has %d", len(grad), len(θ))
+	}
+	p := t.Param(θ)
+	y := f(p)
+	if err := t.Err(); err != nil {
+		return 0, fmt.Errorf("optimisers: FromAD: %w", err)
+	}
+	switch {
+	case y.Tape() == nil:
+		return 0, errors.New("optimisers: FromAD: f returned the zero Var")
+	case y.Tape() != t:
+		return 0, errors.New("optimisers: FromAD: f returned a Var of another tape")
+	case y.Size() != 1:
+		return 0, fmt.Errorf("optimisers: FromAD: f returned shape %v; want a single number (use ad.Sum or ad.Mean)", y.Shape())
+	}
+	loss := float64(y.Item())
+	if grad == nil {
+		return loss, nil
+	}
+	if err := t.Backward(y); err != nil {
+		return 0, fmt.Errorf("optimisers: FromAD: %w", err)
+	}
+	copy(grad, t.GradOf(p))
+	return loss, nil
+}

@@ -1,0 +1,525 @@
+package optimisers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+)
+
+// minRosenbrockStart is the standard start (-1.2, 1, -1.2, 1, …) in n dimensions.
+func minRosenbrockStart(n int) []float32 {
+	θ := make([]float32, n)
+	for i := range θ {
+		θ[i] = 1
+		if i%2 == 0 {
+			θ[i] = -1.2
+		}
+	}
+	return θ
+}
+
+// minRosenbrock64 is the n-D Rosenbrock function Σ 100(x[i+1] − x[i]²)² +
+// (1 − x[i])², evaluated in float64 at the float32 point.
+func minRosenbrock64(θ, grad []float32) float64 {
+	n := len(θ)
+	f := 0.0
+	for i := 0; i < n-1; i++ {
+		x, y := float64(θ[i]), float64(θ[i+1])
+		f += 100*(y-x*x)*(y-x*x) + (1-x)*(1-x)
+	}
+	if grad == nil {
+		return f
+	}
+	for i := range n {
+		x := float64(θ[i])
+		g := 0.0
+		if i < n-1 {
+			y := float64(θ[i+1])
+			g += -400*x*(y-x*x) - 2*(1-x)
+		}
+		if i > 0 {
+			w := float64(θ[i-1])
+			g += 200 * (x - w*w)
+		}
+		grad[i] = float32(g)
+	}
+	return f
+}
+
+// minRosenbrockAD is the same function written with ad ops (float32 throughout).
+func minRosenbrockAD(p ad.Var) ad.Var {
+	n := p.Size()
+	x := ad.View(p, 0, n-1)
+	y := ad.View(p, 1, n-1)
+	one := p.Tape().Scalar(1)
+	return ad.Sum(ad.Add(
+		ad.Scale(ad.Square(ad.Sub(y, ad.Square(x))), 100),
+		ad.Square(ad.Sub(one, x))))
+}
+
+// minMaxErr returns max |θ[i] − want[i]|.
+func minMaxErr(θ []float32, want []float64) float64 {
+	e := 0.0
+	for i, v := range θ {
+		e = math.Max(e, math.Abs(float64(v)-want[i]))
+	}
+	return e
+}
+
+func minOnes(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}
+
+func TestMinimizeRosenbrockLBFGS(t *testing.T) {
+	fgAD, fgErr := FromAD(minRosenbrockAD)
+	for _, c := range []struct {
+		name string
+		fg   func(θ, grad []float32) float64
+	}{
+		{"plain Go, float64 loss", minRosenbrock64},
+		{"ad via FromAD, float32", fgAD},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			θ := minRosenbrockStart(10)
+			// gonum's default gradient tolerance (1e-12) is beyond float32;
+			// 1e-4 is what the float32 gradient resolves near the optimum.
+			res, err := Minimize(c.fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-4})
+			if err != nil {
+				t.Fatalf("Minimize: %v", err)
+			}
+			if res.Status != optimize.GradientThreshold {
+				t.Errorf("status %v; want GradientThreshold", res.Status)
+			}
+			e := minMaxErr(θ, minOnes(10))
+			t.Logf("max |θ[i] − 1| = %.3g after %d iterations, %d evaluations, f = %.3g", e, res.MajorIterations, res.FuncEvaluations, res.F)
+			if e > 1e-4 {
+				t.Errorf("θ = %v; want every coordinate within 1e-4 of 1 (max error %g)", θ, e)
+			}
+			for i, v := range res.X {
+				if float32(v) != θ[i] {
+					t.Fatalf("θ[%d] = %v, res.X[%d] = %v: θ must hold the result", i, θ[i], i, v)
+				}
+			}
+		})
+	}
+	if err := fgErr(); err != nil {
+		t.Errorf("FromAD error: %v", err)
+	}
+}
+
+// minQuadratic is ½(x − c)ᵀA(x − c) with A symmetric positive definite.
+type minQuadratic struct {
+	a     [][]float64
+	c     []float64
+	calls int
+}
+
+func newMinQuadratic(n int) *minQuadratic {
+	q := &minQuadratic{a: make([][]float64, n), c: make([]float64, n)}
+	m := make([][]float64, n) // A = MᵀM + I, M fixed and dense
+	for i := range m {
+		m[i] = make([]float64, n)
+		for j := range m[i] {
+			m[i][j] = math.Sin(float64(3*i+7*j+1)) * 1.5
+		}
+	}
+	for i := range n {
+		q.a[i] = make([]float64, n)
+		for j := range n {
+			s := 0.0
+			for k := range n {
+				s += m[k][i] * m[k][j]
+			}
+			if i == j {
+				s++
+			}
+			q.a[i][j] = s
+		}
+		q.c[i] = float64(i)*0.5 - 1
+	}
+	return q
+}
+
+func (q *minQuadratic) fg(θ, grad []float32) float64 {
+	q.calls++
+	f := 0.0
+	for i := range θ {
+		g := 0.0
+		for j := range θ {
+			g += q.a[i][j] * (float64(θ[j]) - q.c[j])
+		}
+		f += 0.5 * (float64(θ[i]) - q.c[i]) * g
+		if grad != nil {
+			grad[i] = float32(g)
+		}
+	}
+	return f
+}
+
+func TestMinimizeQuadratic(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		method optimize.Method
+	}{
+		{"nil (LBFGS)", nil},
+		{"LBFGS", &optimize.LBFGS{}},
+		{"BFGS", &optimize.BFGS{}},
+		{"CG", &optimize.CG{}},
+		{"GradientDescent", &optimize.GradientDescent{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := newMinQuadratic(6)
+			θ := make([]float32, 6)
+			res, err := Minimize(q.fg, θ, c.method, &optimize.Settings{GradientThreshold: 1e-5})
+			if err != nil {
+				t.Fatalf("Minimize: %v", err)
+			}
+			if e := minMaxErr(θ, q.c); e > 1e-4 {
+				t.Errorf("θ = %v; want %v (max error %g)", θ, q.c, e)
+			}
+			// The loss and the gradient at a point come from one call of fg.
+			if q.calls != res.FuncEvaluations {
+				t.Errorf("fg called %d times for %d loss and %d gradient evaluations; want one call per point",
+					q.calls, res.FuncEvaluations, res.GradEvaluations)
+			}
+		})
+	}
+}
+
+func TestMinimizeNelderMead(t *testing.T) {
+	// A rotated, shifted 2-D bowl with a quartic term; minimum at (1, −2).
+	var nonNilGrad int
+	fg := func(θ, grad []float32) float64 {
+		if grad != nil {
+			nonNilGrad++
+		}
+		x, y := float64(θ[0])-1, float64(θ[1])+2
+		return x*x + 4*y*y + x*y + x*x*x*x
+	}
+	θ := []float32{-3, 3}
+	res, err := Minimize(fg, θ, &optimize.NelderMead{})
+	if err != nil {
+		t.Fatalf("Minimize: %v", err)
+	}
+	if nonNilGrad != 0 {
+		t.Errorf("NelderMead: fg got a non-nil grad %d times; want always nil", nonNilGrad)
+	}
+	if e := minMaxErr(θ, []float64{1, -2}); e > 1e-4 {
+		t.Errorf("θ = %v; want (1, −2) (max error %g)", θ, e)
+	}
+	t.Logf("status %v, %d evaluations, θ = %v", res.Status, res.FuncEvaluations, θ)
+
+	// FromAD's objective takes a nil grad too, and then skips the backward sweep.
+	fgAD, fgErr := FromAD(func(p ad.Var) ad.Var {
+		d := ad.Sub(p, p.Tape().Const(flat.Tensor{Shape: []int{2}, Data: []float32{1, -2}}))
+		return ad.Sum(ad.Mul(ad.Square(d), p.Tape().Const(flat.Tensor{Shape: []int{2}, Data: []float32{1, 4}})))
+	})
+	θ = []float32{-3, 3}
+	if _, err := Minimize(fgAD, θ, &optimize.NelderMead{}); err != nil {
+		t.Fatalf("Minimize(FromAD): %v (FromAD: %v)", err, fgErr())
+	}
+	if e := minMaxErr(θ, []float64{1, -2}); e > 1e-4 {
+		t.Errorf("FromAD: θ = %v; want (1, −2) (max error %g)", θ, e)
+	}
+}
+
+func TestMinimizeLeastSquares(t *testing.T) {
+	// Noise-free exponential decay y = a·exp(−k·t) + c, fitted with ad ops.
+	const a, k, c = 2.0, 0.7, 0.5
+	const m = 40
+	ts := make([]float32, m)
+	ys := make([]float32, m)
+	for i := range m {
+		ts[i] = float32(i) * 0.125
+		ys[i] = float32(a*math.Exp(-k*float64(ts[i])) + c)
+	}
+	model := func(p ad.Var) ad.Var {
+		tp := p.Tape()
+		tv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ts})
+		yv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ys})
+		pa, pk, pc := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
+		pred := ad.Add(ad.Mul(pa, ad.Exp(ad.Neg(ad.Mul(pk, tv)))), pc)
+		return ad.Sum(ad.Square(ad.Sub(pred, yv)))
+	}
+	fg, fgErr := FromAD(model)
+	θ := []float32{1, 1, 0}
+	res, err := Minimize(fg, θ, nil, &optimize.Settings{GradientThreshold: 1e-6})
+	if err != nil {
+		t.Fatalf("Minimize: %v (FromAD: %v)", err, fgErr())
+	}
+	e := minMaxErr(θ, []float64{a, k, c})
+	t.Logf("θ = %v, max error %.3g, f = %.3g, %d iterations", θ, e, res.F, res.MajorIterations)
+	if e > 1e-4 {
+		t.Errorf("θ = %v; want (a, k, c) = (%v, %v, %v) within 1e-4 (max error %g)", θ, a, k, c, e)
+	}
+}
+
+func TestFromADMatchesValueAndGrad(t *testing.T) {
+	θ := []float32{0.3, -0.7, 1.1, 0.2, -1.4}
+	fg, fgErr := FromAD(minRosenbrockAD)
+	grad := make([]float32, len(θ))
+	got := fg(θ, grad)
+	wantV, wantG, err := ad.ValueAndGrad(minRosenbrockAD, θ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != float64(wantV) || !slices.Equal(grad, wantG) {
+		t.Errorf("fg = %v, %v; want %v, %v", got, grad, wantV, wantG)
+	}
+	if v := fg(θ, nil); v != float64(wantV) {
+		t.Errorf("fg with nil grad = %v; want %v", v, wantV)
+	}
+	if err := fgErr(); err != nil {
+		t.Errorf("error after good evaluations: %v", err)
+	}
+}
+
+func TestFromADAllocatesNothing(t *testing.T) {
+	θ := minRosenbrockStart(10)
+	grad := make([]float32, len(θ))
+	fg, _ := FromAD(minRosenbrockAD)
+	fg(θ, grad) // grow the tape's arenas
+	if n := testing.AllocsPerRun(100, func() { fg(θ, grad) }); n != 0 {
+		t.Errorf("FromAD evaluation allocates %v times; want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { fg(θ, nil) }); n != 0 {
+		t.Errorf("FromAD evaluation without gradient allocates %v times; want 0", n)
+	}
+}
+
+func TestMinimizeBridgeAllocatesNothing(t *testing.T) {
+	// One evaluation as gonum makes it: the loss, then the gradient at the
+	// same point, and the status check.
+	q := newMinQuadratic(6)
+	n := 6
+	b := &minimizeBridge{fg: q.fg, x32: make([]float32, n), g32: make([]float32, n),
+		x64: make([]float64, n), g64: make([]float64, n)}
+	x := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}
+	g := make([]float64, n)
+	allocs := testing.AllocsPerRun(100, func() {
+		x[0] += 1e-3
+		b.loss(x)
+		b.grad(g, x)
+		b.status()
+	})
+	if allocs != 0 {
+		t.Errorf("an evaluation allocates %v times; want 0", allocs)
+	}
+	if q.calls != 101 {
+		t.Errorf("fg called %d times for 101 points; want one call per point", q.calls)
+	}
+}
+
+func TestFromADErrors(t *testing.T) {
+	θ := []float32{1, 2, 3}
+	grad := make([]float32, 3)
+	for _, c := range []struct {
+		name string
+		f    func(ad.Var) ad.Var
+		grad []float32
+		want string
+	}{
+		{"shape mismatch", func(p ad.Var) ad.Var {
+			return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+		}, grad, "[3] and [4]"},
+		{"shape mismatch, no gradient", func(p ad.Var) ad.Var {
+			return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+		}, nil, "[3] and [4]"},
+		{"not a scalar", func(p ad.Var) ad.Var { return ad.Square(p) }, grad, "shape [3]; want a single number"},
+		{"not a scalar, no gradient", func(p ad.Var) ad.Var { return ad.Square(p) }, nil, "shape [3]; want a single number"},
+		{"zero Var", func(p ad.Var) ad.Var { return ad.Var{} }, grad, "zero Var"},
+		{"another tape", func(p ad.Var) ad.Var { return ad.NewTape().Scalar(1) }, grad, "another tape"},
+		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2; θ has 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fg, fgErr := FromAD(c.f)
+			if v := fg(θ, c.grad); !math.IsNaN(v) {
+				t.Errorf("fg = %v; want NaN", v)
+			}
+			err := fgErr()
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "optimisers: FromAD: ") {
+				t.Fatalf("error %v; want one containing %q", err, c.want)
+			}
+			// The first error is kept; the tape is reusable afterwards.
+			fg(θ, c.grad)
+			if fgErr() != err {
+				t.Errorf("a second failure replaced the first error")
+			}
+		})
+	}
+
+	// Minimize stops at the NaN; θ is unchanged (no finite point was reached)
+	// and FromAD's error function explains it.
+	fg, fgErr := FromAD(func(p ad.Var) ad.Var {
+		return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+	})
+	θ0 := slices.Clone(θ)
+	_, err := Minimize(fg, θ, nil)
+	if err == nil || !strings.Contains(err.Error(), "NaN at evaluation 1") {
+		t.Errorf("Minimize error %v; want the NaN at evaluation 1", err)
+	}
+	if !slices.Equal(θ, θ0) {
+		t.Errorf("θ = %v after failing at the start; want it unchanged %v", θ, θ0)
+	}
+	if e := fgErr(); e == nil || !strings.Contains(e.Error(), "[3] and [4]") {
+		t.Errorf("FromAD error %v; want the shape mismatch", e)
+	}
+}
+
+func TestMinimizeErrors(t *testing.T) {
+	quad := func(θ, grad []float32) float64 { return newMinQuadratic(len(θ)).fg(θ, grad) }
+	for _, c := range []struct {
+		name     string
+		fg       func(θ, grad []float32) float64
+		θ        []float32
+		method   optimize.Method
+		settings []*optimize.Settings
+		want     string
+	}{
+		{"nil fg", nil, []float32{1}, nil, nil, "fg is nil"},
+		{"empty θ", quad, []float32{}, nil, nil, "θ is empty"},
+		{"NaN in θ", quad, []float32{1, float32(math.NaN())}, nil, nil, "θ[1] is NaN"},
+		{"Inf in θ", quad, []float32{float32(math.Inf(-1))}, nil, nil, "θ[0] is -Inf"},
+		{"two settings", quad, []float32{1}, nil, []*optimize.Settings{nil, nil}, "got 2 Settings"},
+		{"concurrent", quad, []float32{1}, &optimize.GuessAndCheck{}, []*optimize.Settings{{Concurrent: 4}}, "Concurrent is 4"},
+		{"needs a Hessian", quad, []float32{1}, &optimize.Newton{}, nil, "*optimize.Newton cannot run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			θ0 := slices.Clone(c.θ)
+			res, err := Minimize(c.fg, c.θ, c.method, c.settings...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v; want one containing %q", err, c.want)
+			}
+			if res != nil {
+				t.Errorf("result %+v; want nil", res)
+			}
+			if !slices.EqualFunc(c.θ, θ0, func(a, b float32) bool { return a == b || a != a && b != b }) {
+				t.Errorf("θ changed to %v", c.θ)
+			}
+		})
+	}
+
+	t.Run("NaN at the start", func(t *testing.T) {
+		θ := []float32{1, 2}
+		_, err := Minimize(func(θ, grad []float32) float64 { return math.NaN() }, θ, nil)
+		if err == nil || !strings.Contains(err.Error(), "the objective returned NaN at evaluation 1") {
+			t.Errorf("error %v; want the NaN named", err)
+		}
+		if !slices.Equal(θ, []float32{1, 2}) {
+			t.Errorf("θ = %v; want unchanged", θ)
+		}
+	})
+
+	t.Run("NaN later keeps the best point", func(t *testing.T) {
+		θ := minRosenbrockStart(4)
+		f0 := minRosenbrock64(θ, nil)
+		calls := 0
+		fg := func(θ, grad []float32) float64 {
+			if calls++; calls == 30 {
+				return math.NaN()
+			}
+			return minRosenbrock64(θ, grad)
+		}
+		res, err := Minimize(fg, θ, nil)
+		if err == nil || !strings.Contains(err.Error(), "NaN at evaluation 30") {
+			t.Fatalf("error %v; want the NaN at evaluation 30 named", err)
+		}
+		if res == nil || math.IsNaN(res.F) {
+			t.Fatalf("result %+v; want the best point before the NaN", res)
+		}
+		for i, v := range res.X {
+			if θ[i] != float32(v) {
+				t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
+			}
+		}
+		if f := minRosenbrock64(θ, nil); !(f < f0) {
+			t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
+		}
+	})
+
+	t.Run("non-finite gradient", func(t *testing.T) {
+		θ := []float32{1, 2, 3}
+		fg := func(θ, grad []float32) float64 {
+			for i := range grad {
+				grad[i] = θ[i]
+			}
+			grad[2] = float32(math.Inf(1))
+			return 1
+		}
+		_, err := Minimize(fg, θ, nil)
+		if err == nil || !strings.Contains(err.Error(), "gradient is +Inf at index 2 (evaluation 1") {
+			t.Errorf("error %v; want the Inf named with its index", err)
+		}
+	})
+
+	t.Run("iteration limit keeps progress", func(t *testing.T) {
+		θ := minRosenbrockStart(10)
+		f0 := minRosenbrock64(θ, nil)
+		res, err := Minimize(minRosenbrock64, θ, nil, &optimize.Settings{MajorIterations: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != optimize.IterationLimit {
+			t.Errorf("status %v; want IterationLimit", res.Status)
+		}
+		if f := minRosenbrock64(θ, nil); !(f < f0) || float32(res.X[0]) != θ[0] {
+			t.Errorf("f(θ) = %v (start %v); want θ at the non-converged result", f, f0)
+		}
+	})
+}
+
+func TestMinimizeGonumErrorPassesThrough(t *testing.T) {
+	// Without a gradient threshold, float32 rounding ends the Rosenbrock run
+	// in a line-search failure; θ still holds the best point, at the optimum.
+	θ := minRosenbrockStart(10)
+	res, err := Minimize(minRosenbrock64, θ, nil)
+	if err != nil && !errors.Is(err, optimize.ErrLinesearcherFailure) && !errors.Is(err, optimize.ErrNoProgress) {
+		t.Fatalf("error %v; want nil or gonum's line-search error", err)
+	}
+	e := minMaxErr(θ, minOnes(10))
+	t.Logf("status %v, error %v, max |θ[i] − 1| = %.3g", res.Status, err, e)
+	if e > 1e-4 {
+		t.Errorf("θ = %v; want within 1e-4 of 1 (max error %g)", θ, e)
+	}
+}
+
+func ExampleMinimize() {
+	// Fit y = a·exp(−k·t) + c to samples, with the loss written in ad ops.
+	ts := []float32{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5}
+	ys := make([]float32, len(ts))
+	for i, t := range ts {
+		ys[i] = float32(2*math.Exp(-0.7*float64(t)) + 0.5)
+	}
+	loss := func(p ad.Var) ad.Var {
+		tp := p.Tape()
+		t := tp.Const(flat.Tensor{Shape: []int{len(ts)}, Data: ts})
+		y := tp.Const(flat.Tensor{Shape: []int{len(ys)}, Data: ys})
+		a, k, c := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
+		pred := ad.Add(ad.Mul(a, ad.Exp(ad.Neg(ad.Mul(k, t)))), c)
+		return ad.Sum(ad.Square(ad.Sub(pred, y)))
+	}
+	fg, fgErr := FromAD(loss)
+	θ := []float32{1, 1, 0} // a, k, c
+	_, err := Minimize(fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-6})
+	if e := fgErr(); e != nil {
+		err = e // why the objective returned NaN
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("a=%.4f k=%.4f c=%.4f\n", θ[0], θ[1], θ[2])
+	// Output: a=2.0000 k=0.7000 c=0.5000
+}
