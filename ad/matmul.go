@@ -3,8 +3,7 @@ package ad
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
+	"github.com/flatkit/flatkit/flat"
 )
 
 // matmulPrim is op(A)·op(B) where op transposes the last two axes when the
@@ -106,19 +105,7 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		clear(c[:m*n])
 		return
 	}
-	tA, tB := blas.NoTrans, blas.NoTrans
-	ar, ac := m, k
-	if ta {
-		tA, ar, ac = blas.Trans, k, m
-	}
-	br, bc := k, n
-	if tb {
-		tB, br, bc = blas.Trans, n, k
-	}
-	blas32.Gemm(tA, tB, 1,
-		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
-		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
-		0, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+	flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
 
 func (*matmulPrim) JVP(r *Rule) Var {

@@ -1,85 +1,74 @@
 package flat
 
-import (
-	"math"
-	"strconv"
+import "strconv"
 
-	"gonum.org/v1/gonum/blas/gonum"
-)
-
-// Axpy and Dot use gonum's assembly kernels; the rest are pure Go, unrolled
-// by four with independent accumulators so the loop-carried dependencies stay
-// short. flatkit's own SIMD kernels will replace them behind the same
-// signatures.
-
-var blas gonum.Implementation
+// The vector kernels. Each public function checks its arguments and hands the
+// work to an unexported kernel: on amd64 (without the noasm build tag) that is
+// an AVX-512 or AVX2+FMA assembly loop chosen once at start-up from the CPU's
+// features (vec_amd64.go); elsewhere, and with -tags noasm, it is the pure-Go
+// loop of the same name with a Go suffix (vec_purego.go).
+//
+// The assembly kernels use fused multiply-adds and several independent
+// accumulators, so Axpy may round once where the Go loop rounds twice, and
+// Dot and Sum may add in a different order: results agree with the pure-Go
+// ones to within the usual floating-point error bounds, not bit for bit.
+// Scale and Fill are exact either way, and Norm accumulates in float64 in
+// both.
 
 // Axpy computes y += alpha·x. It panics if len(x) != len(y). As in BLAS,
 // alpha == 0 leaves y untouched, even where x holds NaN or Inf.
 func Axpy(alpha float32, x, y []float32) {
 	mustSameLen("Axpy", len(x), len(y))
-	blas.Saxpy(len(x), alpha, x, 1, y, 1)
+	if alpha == 0 || len(x) == 0 {
+		return
+	}
+	axpy(alpha, x, y)
 }
 
 // Dot returns Σ x[i]·y[i]. It panics if len(x) != len(y).
 func Dot(x, y []float32) float32 {
 	mustSameLen("Dot", len(x), len(y))
-	return blas.Sdot(len(x), x, 1, y, 1)
+	if len(x) == 0 {
+		return 0
+	}
+	return dot(x, y)
 }
 
 // Sum returns Σ x[i].
 func Sum(x []float32) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i]
-		s1 += x[i+1]
-		s2 += x[i+2]
-		s3 += x[i+3]
+	if len(x) == 0 {
+		return 0
 	}
-	for ; i < len(x); i++ {
-		s0 += x[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return sum(x)
 }
 
-// Norm returns the Euclidean norm of x. The squares are summed in float64, so
-// the result neither overflows nor underflows for any finite float32 input
-// whose norm is representable.
+// Norm returns the Euclidean norm of x. Each element is widened to float64
+// and the squares are summed in float64 (the assembly kernels convert eight or
+// four lanes at a time and use float64 fused multiply-adds), so the result
+// neither overflows nor underflows for any finite float32 input whose norm is
+// representable, and only the final rounding to float32 is visible.
 func Norm(x []float32) float32 {
-	var s0, s1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		a, b := float64(x[i]), float64(x[i+1])
-		s0 += a * a
-		s1 += b * b
+	if len(x) == 0 {
+		return 0
 	}
-	for ; i < len(x); i++ {
-		a := float64(x[i])
-		s0 += a * a
-	}
-	return float32(math.Sqrt(s0 + s1))
+	return norm(x)
 }
 
-// Scale computes x *= alpha.
+// Scale computes x *= alpha. Every product is rounded once, so the result is
+// the same on every kernel set.
 func Scale(alpha float32, x []float32) {
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		x[i] *= alpha
-		x[i+1] *= alpha
-		x[i+2] *= alpha
-		x[i+3] *= alpha
+	if len(x) == 0 {
+		return
 	}
-	for ; i < len(x); i++ {
-		x[i] *= alpha
-	}
+	scale(alpha, x)
 }
 
 // Fill sets every element of x to v.
 func Fill(x []float32, v float32) {
-	for i := range x {
-		x[i] = v
+	if len(x) == 0 {
+		return
 	}
+	fill(x, v)
 }
 
 // Copy copies src into dst (Go's argument order). It panics if the lengths

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+// TestBenchGemmQuick runs the gemm scenario with tiny sample counts and checks
+// that every figure is there and finite, not how fast anything is.
+func TestBenchGemmQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs gonum's 1024³ Gemm a few times")
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-quick", "-samples", "1", "gemm"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+	}
+	got := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		got[m["case"].(string)] = m
+	}
+	want := []string{
+		"Gemm 64³, 1 goroutine", "gonum Gemm 64³, 1 goroutine", "Gemm 64³, 1 goroutine / gonum",
+		"Gemm 256³, 2 goroutines", "gonum Gemm 1024³, 2 goroutines", "Gemm 1024³, 1 goroutine / gonum",
+		"Gemv 256×256 y = A·x", "gonum Gemv 256×256 y = Aᵀ·x", "Gemv 256×256 y = Aᵀ·x gonum / flat",
+	}
+	if flat.PeakFMALoop(1) > 0 {
+		want = append(want, "FMA peak "+flat.ISA()+", 1 core", "Gemm 1024³, 1 goroutine % of peak")
+	} else {
+		want = append(want, "FMA peak "+flat.ISA()) // written as unavailable
+	}
+	for _, c := range want {
+		m, ok := got[c]
+		if !ok {
+			t.Errorf("no figure for case %q", c)
+			continue
+		}
+		if med, _ := m["median"].(float64); strings.Contains(c, "Gemm") && !(med > 0) {
+			t.Errorf("case %q: median %v, want > 0", c, m["median"])
+		}
+	}
+	for _, c := range []string{"Gemm 256³, 1 goroutine", "Gemv 256×256 y = A·x"} {
+		if a, _ := got[c]["allocs"].(float64); a != 0 {
+			t.Errorf("case %q: %v allocations per call, want 0", c, a)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package flat
+
+// isaLevel is a set of kernels: pure Go, AVX2 with FMA, or AVX-512.
+type isaLevel uint8
+
+const (
+	isaGo isaLevel = iota
+	isaAVX2
+	isaAVX512
+)
+
+func (l isaLevel) String() string {
+	switch l {
+	case isaAVX2:
+		return "avx2"
+	case isaAVX512:
+		return "avx512"
+	}
+	return "go"
+}
+
+// vecISA is the kernel set the vector kernels, Gemv and PeakFMALoop use. It
+// is chosen once at start-up (detectISA) and only tests change it, to run
+// every kernel set the machine supports.
+var vecISA = detectISA()
+
+// ISA reports the kernel set that the vector kernels and Gemv run on this
+// machine: "avx512" (AVX-512F, with AVX2 and FMA), "avx2" (AVX2 with FMA) or
+// "go" (pure Go: the noasm build tag, an architecture other than amd64, or a
+// CPU without AVX2 and FMA). It is chosen once, at start-up, from
+// golang.org/x/sys/cpu, which also checks that the operating system saves the
+// wide registers.
+func ISA() string { return vecISA.String() }
+
+// supportedISAs returns every kernel set this machine can run, narrowest
+// first, for tests that compare them.
+func supportedISAs() []isaLevel {
+	var ls []isaLevel
+	for l := isaGo; l <= detectISA(); l++ {
+		ls = append(ls, l)
+	}
+	return ls
+}

@@ -1,0 +1,148 @@
+package flat
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultMinChunk is the chunk length ParallelFor uses when it is given
+// minChunk ≤ 0: about where handing a chunk to another goroutine (a wake-up
+// of a few microseconds) starts to pay for an elementwise pass that streams
+// several float32 slices from memory.
+const DefaultMinChunk = 1 << 15
+
+// ParallelFor calls fn on disjoint chunks [lo, hi) that together cover
+// [0, n), and returns when every call has returned. It is the loop driver for
+// one fused pass over several slices of equal length, such as an optimiser's
+// update of parameters, gradients and state:
+//
+//	// built once, at setup; the slices are fields of o, set before each call
+//	o.step = func(lo, hi int) {
+//		θ, g, m := o.θ[lo:hi], o.g[lo:hi], o.m[lo:hi]
+//		for i := range θ { … }
+//	}
+//	…
+//	flat.ParallelFor(len(o.θ), 0, o.step)
+//
+// The range is split into at most as many chunks as the thread limit allows
+// (runtime.GOMAXPROCS, or less if the limit shared with Gemm is set lower),
+// each at least minChunk long (DefaultMinChunk if minChunk ≤ 0) and starting
+// on a multiple of 16 elements, so that chunks of 64-byte-aligned slices
+// never share a cache line. With fewer than 2·minChunk elements, or a limit
+// of one thread, fn(0, n) runs on the calling goroutine: no goroutine, no
+// channel, no allocation. Otherwise the calling goroutine runs chunks itself
+// and hands the others to idle workers of a small pool; a chunk no worker is
+// free for runs on the caller, so ParallelFor never waits for a worker and
+// may be called from inside fn or from several goroutines at once.
+//
+// fn must be safe to call concurrently on disjoint ranges: it may write
+// elements in [lo, hi) of its slices and read anything nothing writes. The
+// order and number of calls are unspecified; a pass whose result depends on
+// the split (a sum, say) must combine per-chunk results itself. A panic in fn
+// on a worker goroutine crashes the program, as in any goroutine.
+//
+// Because fn may be handed to another goroutine, it escapes to the heap: a
+// closure literal written at the call site is allocated on every call, even
+// when the loop then runs serially. Build the closure once (as above) to keep
+// steady state allocation-free; ParallelFor itself allocates nothing after
+// its first parallel calls.
+func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if minChunk <= 0 {
+		minChunk = DefaultMinChunk
+	}
+	p := min(maxThreads(), n/minChunk)
+	if p <= 1 {
+		fn(0, n)
+		return
+	}
+	parallelRun(n, p, fn)
+}
+
+// parallelJob is one ParallelFor call shared with the workers that help:
+// each participant takes chunk indices from next until none are left.
+type parallelJob struct {
+	fn      func(lo, hi int)
+	n, p    int
+	next    atomic.Int64
+	helpers sync.WaitGroup // workers that took the job and have not finished
+}
+
+// chunk returns the bounds of chunk k of p: k·n/p rounded down to a multiple
+// of 16, except at the ends.
+func (j *parallelJob) chunk(k int) (lo, hi int) {
+	bound := func(k int) int {
+		if k >= j.p {
+			return j.n
+		}
+		return (k * j.n / j.p) &^ 15
+	}
+	return bound(k), bound(k + 1)
+}
+
+// work runs chunks until none are left.
+func (j *parallelJob) work() {
+	for {
+		k := int(j.next.Add(1) - 1)
+		if k >= j.p {
+			return
+		}
+		if lo, hi := j.chunk(k); lo < hi {
+			j.fn(lo, hi)
+		}
+	}
+}
+
+var (
+	// parallelWork hands jobs to idle workers. It is unbuffered: a send
+	// succeeds only when a worker is waiting for one.
+	parallelWork = make(chan *parallelJob)
+	// parallelWorkers counts the workers started so far.
+	parallelWorkers atomic.Int32
+	// parallelFree recycles jobs, so steady state does not allocate.
+	parallelFree = make(chan *parallelJob, 16)
+)
+
+func parallelWorker() {
+	for j := range parallelWork {
+		j.work()
+		j.helpers.Done()
+	}
+}
+
+func parallelRun(n, p int, fn func(lo, hi int)) {
+	// Make sure p-1 workers exist. A worker started just now may not be
+	// waiting yet; its chunk then runs here, once.
+	for w := parallelWorkers.Load(); int(w) < p-1; w = parallelWorkers.Load() {
+		if parallelWorkers.CompareAndSwap(w, w+1) {
+			go parallelWorker()
+		}
+	}
+	var j *parallelJob
+	select {
+	case j = <-parallelFree:
+	default:
+		j = new(parallelJob)
+	}
+	j.fn, j.n, j.p = fn, n, p
+	j.next.Store(0)
+offer:
+	for range p - 1 {
+		j.helpers.Add(1)
+		select {
+		case parallelWork <- j:
+		default: // nobody idle: the chunks left run here
+			j.helpers.Done()
+			break offer
+		}
+	}
+	j.work()
+	j.helpers.Wait()
+	j.fn = nil
+	select {
+	case parallelFree <- j:
+	default:
+	}
+}

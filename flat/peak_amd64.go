@@ -1,0 +1,24 @@
+//go:build !noasm
+
+package flat
+
+// peakFMAAVX512 and peakFMAAVX2 run iters iterations of 16 (12) independent
+// VFMADD231PS on ZMM (YMM) registers (peak_amd64.s).
+
+//go:noescape
+func peakFMAAVX512(iters int)
+
+//go:noescape
+func peakFMAAVX2(iters int)
+
+func peakFMA(l isaLevel, iters int) int {
+	switch l {
+	case isaAVX512:
+		peakFMAAVX512(iters)
+		return iters * 16 * 16 * 2
+	case isaAVX2:
+		peakFMAAVX2(iters)
+		return iters * 12 * 8 * 2
+	}
+	return 0
+}

@@ -1,0 +1,5 @@
+//go:build noasm || !amd64
+
+package flat
+
+func peakFMA(isaLevel, int) int { return 0 }
