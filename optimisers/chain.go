@@ -74,17 +74,6 @@ func (c ChainRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	}
 }
 
-// flatten appends the rules of r to dst, expanding chains inside chains.
-func flatten(dst []Rule, r Rule) []Rule {
-	if c, ok := r.(ChainRule); ok {
-		for _, sub := range c.Rules {
-			dst = flatten(dst, sub)
-		}
-		return dst
-	}
-	return append(dst, r)
-}
-
 // trimPrefix drops the package prefix of an error from a nested rule, so a
 // wrapped message names the package once.
 func trimPrefix(err error) error {

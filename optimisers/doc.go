@@ -54,15 +54,59 @@
 //
 // # Optimisers and state
 //
-// Setup assigns the rule to every leaf of the layout that is not frozen; each
-// leaf is a range of its own, and frozen leaves are skipped. State holds the
-// state vectors, each rule's count of updates and the optimiser's Step and
-// Skipped counters; it is a value, and Step never changes the State it is
-// given. Update and Step run the same code, so they agree bit for bit.
+// Setup assigns the rule to every leaf of the layout; each leaf is a range of
+// its own, and leaves the layout marks frozen are skipped until Thaw. State
+// holds the state vectors, each leaf's count of updates per rule, which
+// leaves are trained, the hyperparameters Adjust has set, and the
+// optimiser's Step and Skipped counters; it is a value, and Step never
+// changes the State it is given. Update and Step run the same code, so they
+// agree bit for bit.
 //
-// Counting: Step counts the updates that changed θ. An update that
-// SkipNonFinite rejects changes nothing but Skipped; an update AccumGrad
-// holds back runs the rules up to it and counts for them only. Each rule
-// sees its own count t, 1 at its first update, so Adam behind AccumGrad(4)
-// bias-corrects with t = 1, 2, 3, … rather than 4, 8, 12.
+// Counting: Step counts the updates that changed θ (in at least one leaf).
+// An update that SkipNonFinite rejects changes nothing but Skipped; an
+// update AccumGrad holds back runs the rules up to it and counts for them
+// only. Each rule sees its own count t of each leaf, 1 at its first update
+// of that leaf, so Adam behind AccumGrad(4) bias-corrects with t = 1, 2, 3, …
+// rather than 4, 8, 12, and a leaf thawed late starts at t = 1 (its state
+// initialised then), as a PyTorch parameter that had no gradient until then.
+//
+// # Per-path rules, freezing, adjusting
+//
+// ByPath trains each leaf with the rule of the first pattern matching its
+// path (globs over dotted paths; "*" matches across dots, a group's path
+// matches everything under it):
+//
+//	optimisers.ByPath(lay, []optimisers.PathRule{{"*.bias", optimisers.Adam(1e-3)},
+//		{"encoder", optimisers.Adam(1e-4)}, {"*", optimisers.AdamW(1e-3, 1e-2)}})
+//
+// opt.Freeze(path) and opt.Thaw(path) stop and resume training a leaf or a
+// group, keeping its state; Thaw also trains leaves the layout marks
+// frozen. opt.Adjust(optimisers.LR(1e-4)) changes a hyperparameter by its
+// tag name in every rule that has it, or with paths only under them, without
+// touching the moments. State has functional Freeze, Thaw and Adjust.
+//
+// # Schedules
+//
+// Scheduled(rule, "lr", s) sets the rule's "lr" to s.At(step) before each
+// update, step being the 1-based number of the update about to be made
+// (State.Step + 1). Schedules: Constant, StepDecay, Exponential, Cosine,
+// Linear, LinearWarmup, WarmupCosine and Join, which runs several one after
+// the other; ScheduleFunc adapts a function.
+//
+// # Checkpoints
+//
+// opt.Save(w) writes the state (slots, counters, per-leaf counts, frozen
+// leaves, adjusted hyperparameters) as a safetensors file through the layout
+// package, the state vectors named "slot<k>.<leaf path>"; Load(r, rule, lay)
+// continues bit for bit as the saved optimiser would have.
+//
+// # Training loop and speed
+//
+// Train runs batches through a loss written with ad ops on one reused tape,
+// calling back every k steps. Update allocates nothing. SetWorkers(n) lets
+// one Update run on n goroutines (flat.ParallelFor, chunks of at least
+// 32 768 floats, whole leaves for Leafwise chains) with the same bits as on
+// one. On amd64, Adam's and AdamW's fused step runs an AVX2 or AVX-512
+// kernel that does the Go loop's operations in its order, so it gives the
+// same bits (build tag noasm for pure Go).
 package optimisers

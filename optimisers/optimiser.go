@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strings"
 
+	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -16,13 +19,15 @@ import (
 // Slots[k] is laid out like θ (so lay.View(s.Slots[k], path) is the k-th
 // state vector of a leaf). Where several rules share the buffer (one per
 // path), slot k of a range belongs to the rule that range is assigned to;
-// ranges that no rule trains (frozen leaves) stay zero.
+// ranges that no rule has trained stay zero. Besides Step and Skipped a State
+// keeps, unexported, each leaf's count of updates per rule, which leaves are
+// frozen, and the hyperparameters Adjust has set.
 type State struct {
 	Step    int         // updates that changed θ: not skipped, not held back by a gate
 	Skipped int         // updates that SkipNonFinite rejected
 	Slots   [][]float32 // state vectors, each of the layout's Len
 
-	counts []int // per rule of the plan: the updates it has taken part in
+	counts []int // per leaf per rule of its chain: the updates it has taken part in
 	plan   *plan
 }
 
@@ -34,7 +39,8 @@ func (s State) Layout() *layout.Layout {
 	return s.plan.lay
 }
 
-// Rule returns the rule the state was set up with.
+// Rule returns the rule the state was set up with (as given to Setup; Adjust
+// does not change it).
 func (s State) Rule() Rule {
 	if s.plan == nil {
 		return nil
@@ -43,10 +49,11 @@ func (s State) Rule() Rule {
 }
 
 // Average writes the parameters averaged by an EMA rule into dst over the
-// ranges that rule covers. dst should hold a copy of θ: ranges the average
-// does not cover (frozen leaves, rules without EMA) keep their values, and so
-// does everything before the first update, when the average is θ itself. It
-// is an error if no rule is an EMA or dst has the wrong length.
+// leaves that rule has updated. dst should hold a copy of θ: ranges the
+// average does not cover (leaves never trained, rules without EMA) keep their
+// values, and so does everything before the first update, when the average
+// is θ itself. It is an error if no rule is an EMA or dst has the wrong
+// length.
 func (s State) Average(dst []float32) error {
 	if s.plan == nil {
 		return errors.New("optimisers: Average: the zero State (use Setup)")
@@ -58,13 +65,13 @@ func (s State) Average(dst []float32) error {
 	for gi := range s.plan.groups {
 		gr := &s.plan.groups[gi]
 		for i, pr := range gr.prims {
-			if _, ok := pr.rule.(EMARule); !ok {
+			if !pr.ema {
 				continue
 			}
 			found = true
-			if s.counts[gr.count0+i] > 0 {
-				for _, r := range gr.ranges {
-					copy(dst[r.lo:r.hi], s.Slots[pr.slot0][r.lo:r.hi])
+			for _, m := range gr.members {
+				if s.counts[m.c0+i] > 0 {
+					copy(dst[m.lo:m.hi], s.Slots[pr.slot0][m.lo:m.hi])
 				}
 			}
 			break
@@ -92,151 +99,173 @@ func (s State) clone() State {
 // concurrent use; its States are plain values and are.
 type Optimiser struct {
 	st      State
-	scratch []float32   // the update dx, where a chain needs one
-	vbuf    [][]float32 // a rule's state views for one range
+	rt      []groupRT
+	workers int
+	whole   []float32          // the update of every range, for groups with a global rule after the first
+	free    chan *chunkScratch // one per concurrent chunk
+	vinit   [][]float32        // state views for Init, on the calling goroutine
+	stage   stageArgs          // the stage being run, read by the chunk calls
+	chunkFn func(lo, hi int)   // o.chunks, made once
+	leafFn  func(lo, hi int)   // o.leafChunks, made once
 }
 
-// span is a trained range θ[lo:hi]: one leaf.
-type span struct{ lo, hi int }
-
-// prim is one rule of a flattened chain, with what the optimiser needs to
-// know about it.
-type prim struct {
-	rule   Rule
-	slot0  int // its first state vector
-	slots  int
-	fused  Fused
-	global Global
-	gate   Gate
-	obs    Observer
+// groupRT is an optimiser's working data for one group of its plan.
+type groupRT struct {
+	eff    [][]impl    // per variant: the rules to call (live copies where scheduled)
+	live   []liveField // scheduled hyperparameters, set before each update
+	checks []liveRule  // live copies to validate after setting them
+	rr     []rangeRun  // the trained members
+	cum    []int       // cum[j] = floats of rr[:j]
 }
 
-// group is one rule (often a chain) and the ranges it trains.
-type group struct {
-	prims  []prim
-	pipe   []int // prims that change the update, in order (not observers)
-	obs    []int // observers
-	gates  []int // gates
-	ranges []span
-	count0 int  // where its prims' counts start in State.counts
-	skip   bool // holds SkipNonFinite: check g before anything
+// liveField is one scheduled float64 field of a live copy of a rule.
+type liveField struct {
+	field reflect.Value
+	s     Schedule
 }
 
-// plan is what Setup works out once: which rule trains which range, and
-// where each rule's state lives. It never changes; a State points to one.
-type plan struct {
-	lay    *layout.Layout
-	rule   Rule
-	groups []group
-	slots  int // state vectors: the most any group needs
-	counts int // rules over all groups
-	dx     int // scratch floats: 0, the longest range, or all of θ
-	views  int // the most slots of any one rule
+// liveRule is a live copy of a rule whose fields schedules set.
+type liveRule struct {
+	variant, prim int
+	names         string
+}
+
+// rangeRun is one trained member during an update.
+type rangeRun struct {
+	lo, hi, c0, variant int
+	end                 int  // prims that run: all, or up to a gate that holds the update
+	pipe                int  // entries of the group's pipe that run
+	full                bool // end is the whole chain: θ changes
+}
+
+// chunkScratch is what one chunk of a stage needs for itself.
+type chunkScratch struct {
+	dx    []float32
+	views [][]float32
+}
+
+// stageArgs describes the stage of a chain being run, for the chunk calls.
+type stageArgs struct {
+	gr       *group
+	rt       *groupRT
+	θ, g     []float32
+	src      []float32 // where the update is: g, or o.whole after a stage
+	s, e     int       // the stage is gr.pipe[s:e]
+	last     bool      // the last stage: θ moves
+	mat      bool      // the update is materialised in o.whole
+	total    float64   // the global rule's reduction, if pipe[s] is global
+	counts   []int
+	slots    [][]float32
+	wholeBuf []float32
 }
 
 // Setup validates rule and returns an optimiser for parameters laid out by
-// lay. Every leaf that is not frozen is trained with rule, and each leaf is a
-// range of its own (so ClipNorm is per leaf); frozen leaves are skipped and
-// their state stays zero. State vectors start at zero and each rule
-// initialises its ranges just before its first update.
+// lay. Every leaf that is not frozen is trained with rule (or, for a ByPath
+// rule, with the rule its path matches), and each leaf is a range of its own
+// (so ClipNorm is per leaf); frozen leaves are skipped until Thaw, and their
+// state stays zero until then. State vectors start at zero and each rule
+// initialises a leaf's state just before its first update of that leaf.
 //
 // Invalid hyperparameters (negative, NaN, a β outside [0, 1), …) are an error
 // naming the rule, the field and its value.
 func Setup(rule Rule, lay *layout.Layout) (*Optimiser, error) {
+	p, err := setupPlan("Setup", rule, lay)
+	if err != nil {
+		return nil, err
+	}
+	return newOptimiser(freshState(p), 1), nil
+}
+
+// setupPlan validates rule and lays out its plan over lay.
+func setupPlan(op string, rule Rule, lay *layout.Layout) (*plan, error) {
 	if lay == nil {
-		return nil, errors.New("optimisers: Setup: nil layout")
+		return nil, fmt.Errorf("optimisers: %s: nil layout", op)
 	}
 	if err := validate(rule); err != nil {
 		return nil, err
 	}
-	var ranges []span
-	for _, lf := range lay.Leaves() {
-		if !lf.Frozen {
-			ranges = append(ranges, span{lf.Offset, lf.End()})
+	var as []assignment
+	if bp, ok := rule.(ByPathRule); ok {
+		var err error
+		if as, err = bp.assign(lay); err != nil {
+			return nil, err
 		}
+	} else {
+		all := make([]int, lay.NumLeaves())
+		for i := range all {
+			all[i] = i
+		}
+		as = []assignment{{rule: rule, leaves: all}}
 	}
-	p := newPlan(lay, rule, []assignment{{rule, ranges}})
-	st := State{
-		Slots:  make([][]float32, p.slots),
-		counts: make([]int, p.counts),
-		plan:   p,
-	}
+	return newPlan(lay, rule, as)
+}
+
+func freshState(p *plan) State {
+	st := State{Slots: make([][]float32, p.slots), counts: make([]int, p.counts), plan: p}
 	for k := range st.Slots {
-		st.Slots[k] = make([]float32, lay.Len())
+		st.Slots[k] = make([]float32, p.lay.Len())
 	}
-	return newOptimiser(st), nil
+	return st
 }
 
-// assignment is one rule and the ranges it trains. Setup makes one for the
-// whole layout; a per-path rule makes one per rule, over disjoint ranges,
-// and newPlan lays out their state side by side in the same slots.
-type assignment struct {
-	rule   Rule
-	ranges []span
+func newOptimiser(st State, workers int) *Optimiser {
+	o := &Optimiser{st: st, workers: max(workers, 1)}
+	o.chunkFn = o.chunks
+	o.leafFn = o.leafChunks
+	o.build()
+	return o
 }
 
-// newPlan lays out the state of rules assigned to disjoint sets of ranges.
-// The rules must be valid.
-func newPlan(lay *layout.Layout, root Rule, as []assignment) *plan {
-	p := &plan{lay: lay, rule: root}
-	for _, a := range as {
-		gr := group{ranges: a.ranges, count0: p.counts}
-		slot := 0
-		for i, r := range flatten(nil, a.rule) {
-			pr := prim{rule: r, slot0: slot, slots: r.Slots()}
-			slot += pr.slots
-			p.views = max(p.views, pr.slots)
-			pr.fused, _ = r.(Fused)
-			pr.global, _ = r.(Global)
-			pr.gate, _ = r.(Gate)
-			pr.obs, _ = r.(Observer)
-			if pr.obs != nil {
-				gr.obs = append(gr.obs, i)
-			} else {
-				gr.pipe = append(gr.pipe, i)
-			}
-			if pr.gate != nil {
-				gr.gates = append(gr.gates, i)
-			}
-			if _, ok := r.(SkipNonFiniteRule); ok {
-				gr.skip = true
-			}
-			gr.prims = append(gr.prims, pr)
-		}
-		p.slots = max(p.slots, slot)
-		p.counts += len(gr.prims)
-		// Does the chain need the update in a scratch vector, and must it
-		// persist across a global rule's reduction?
-		needDX, whole := false, false
-		for j, i := range gr.pipe {
-			if j > 0 && gr.prims[i].global != nil {
-				whole = true
-			}
-			if j < len(gr.pipe)-1 || gr.prims[i].fused == nil {
-				needDX = true
+// build makes the optimiser's working data for its plan.
+func (o *Optimiser) build() {
+	p := o.st.plan
+	o.rt = make([]groupRT, len(p.groups))
+	for gi := range p.groups {
+		gr := &p.groups[gi]
+		rt := &o.rt[gi]
+		rt.eff = gr.variants
+		if gr.scheduled() {
+			rt.eff = make([][]impl, len(gr.variants))
+			for v, row := range gr.variants {
+				rt.eff[v] = slices.Clone(row)
+				for i, pr := range gr.prims {
+					if len(pr.sched) == 0 {
+						continue
+					}
+					// A live copy behind a pointer: setting its fields before
+					// each update allocates nothing, and the pointer's method
+					// set is the rule's.
+					ptr := reflect.New(reflect.TypeOf(row[i].rule))
+					ptr.Elem().Set(reflect.ValueOf(row[i].rule))
+					rt.eff[v][i] = implOf(ptr.Interface().(Rule))
+					var names []string
+					for _, e := range pr.sched {
+						for _, f := range hyperFields(ptr.Elem().Type(), e.name) {
+							rt.live = append(rt.live, liveField{ptr.Elem().Field(f), e.s})
+						}
+						names = append(names, e.name)
+					}
+					rt.checks = append(rt.checks, liveRule{v, i, strings.Join(names, ", ")})
+				}
 			}
 		}
-		longest := 0
-		for _, r := range gr.ranges {
-			longest = max(longest, r.hi-r.lo)
+		rt.cum = []int{0}
+		for _, m := range gr.members {
+			if m.on {
+				rt.rr = append(rt.rr, rangeRun{lo: m.lo, hi: m.hi, c0: m.c0, variant: m.variant})
+				rt.cum = append(rt.cum, rt.cum[len(rt.cum)-1]+m.hi-m.lo)
+			}
 		}
-		switch {
-		case whole:
-			p.dx = max(p.dx, lay.Len())
-		case needDX:
-			p.dx = max(p.dx, longest)
-		}
-		p.groups = append(p.groups, gr)
 	}
-	return p
-}
-
-func newOptimiser(st State) *Optimiser {
-	return &Optimiser{
-		st:      st,
-		scratch: make([]float32, st.plan.dx),
-		vbuf:    make([][]float32, st.plan.views),
+	o.whole = nil
+	if p.whole {
+		o.whole = make([]float32, p.lay.Len())
 	}
+	o.free = make(chan *chunkScratch, o.workers)
+	for range o.workers {
+		o.free <- &chunkScratch{dx: make([]float32, p.dx), views: make([][]float32, p.views)}
+	}
+	o.vinit = make([][]float32, p.views)
 }
 
 // Resume returns an optimiser that continues from s, as the optimiser s was
@@ -245,7 +274,7 @@ func Resume(s State) (*Optimiser, error) {
 	if err := s.check("Resume"); err != nil {
 		return nil, err
 	}
-	return newOptimiser(s.clone()), nil
+	return newOptimiser(s.clone(), 1), nil
 }
 
 // check reports a State that was not made by this package or was tampered
@@ -261,6 +290,9 @@ func (s State) check(op string) error {
 		if len(v) != s.plan.lay.Len() {
 			return fmt.Errorf("optimisers: %s: slot %d has %d floats, want %d (the layout's Len)", op, k, len(v), s.plan.lay.Len())
 		}
+	}
+	if len(s.counts) != s.plan.counts {
+		return fmt.Errorf("optimisers: %s: the state has %d counts, want %d", op, len(s.counts), s.plan.counts)
 	}
 	return nil
 }
@@ -279,20 +311,44 @@ func (o *Optimiser) Skipped() int { return o.st.Skipped }
 // Layout returns the layout the optimiser was set up for.
 func (o *Optimiser) Layout() *layout.Layout { return o.st.plan.lay }
 
-// Rule returns the rule the optimiser was set up with.
+// Rule returns the rule the optimiser was set up with (as given to Setup;
+// Adjust does not change it).
 func (o *Optimiser) Rule() Rule { return o.st.plan.rule }
 
 // Average is State.Average on the optimiser's own state, without the copy.
 func (o *Optimiser) Average(dst []float32) error { return o.st.Average(dst) }
 
+// SetWorkers sets how many goroutines one Update may use (at least 1; the
+// default is 1) and returns the previous setting. Each rule's pass over a
+// group of leaves is split into chunks of at least 32 768 floats (whole
+// leaves for a chain with a Leafwise rule such as ClipNorm) run through
+// flat.ParallelFor, whose thread limit (GOMAXPROCS, or flat.SetMaxThreads)
+// also applies. Every rule treats elements independently, and global
+// reductions (ClipGlobalNorm's norm) always run on one goroutine in buffer
+// order, so θ and the state are bit for bit the same for any setting.
+func (o *Optimiser) SetWorkers(n int) int {
+	old := o.workers
+	n = max(n, 1)
+	if n != old {
+		o.workers = n
+		o.build()
+	}
+	return old
+}
+
+// Workers returns the SetWorkers setting.
+func (o *Optimiser) Workers() int { return o.workers }
+
 // Update takes one step: it updates θ in place from the gradient g, which it
 // does not modify. Both must have the layout's length. It allocates nothing.
+// The only errors are mismatched lengths and a schedule that gives an invalid
+// value (negative or NaN, say) for the step; either leaves θ and the state as
+// they were.
 func (o *Optimiser) Update(θ, g []float32) error {
 	if err := o.st.plan.lengths("Update", θ, g); err != nil {
 		return err
 	}
-	o.update(θ, g)
-	return nil
+	return o.update(θ, g)
 }
 
 // Step is the functional form of Update: it returns the parameters and the
@@ -305,9 +361,11 @@ func Step(s State, θ, g []float32) ([]float32, State, error) {
 	if err := s.plan.lengths("Step", θ, g); err != nil {
 		return nil, State{}, err
 	}
-	o := newOptimiser(s.clone())
+	o := newOptimiser(s.clone(), 1)
 	θ2 := slices.Clone(θ)
-	o.update(θ2, g)
+	if err := o.update(θ2, g); err != nil {
+		return nil, State{}, err
+	}
 	return θ2, o.st, nil
 }
 
@@ -322,29 +380,66 @@ func (p *plan) lengths(op string, θ, g []float32) error {
 	return nil
 }
 
-func (o *Optimiser) update(θ, g []float32) {
+func (o *Optimiser) update(θ, g []float32) error {
 	p := o.st.plan
+	if err := o.schedule(); err != nil {
+		return err
+	}
 	for gi := range p.groups {
-		gr := &p.groups[gi]
-		if gr.skip && !finite(g, gr.ranges) {
+		if p.groups[gi].skip && !finite(g, o.rt[gi].rr) {
 			o.st.Skipped++
-			return
+			return nil
 		}
 	}
-	held := false
+	changed, trained := false, false
 	for gi := range p.groups {
-		if !o.run(&p.groups[gi], θ, g) {
-			held = true
+		if len(o.rt[gi].rr) == 0 {
+			continue
+		}
+		trained = true
+		if o.run(gi, θ, g) {
+			changed = true
 		}
 	}
-	if !held {
+	if changed || !trained {
 		o.st.Step++
 	}
+	return nil
+}
+
+// schedule sets every scheduled hyperparameter to its value at the update
+// about to be made, step Step+1, and checks the rules it changed.
+func (o *Optimiser) schedule() error {
+	step := o.st.Step + 1
+	for gi := range o.rt {
+		rt := &o.rt[gi]
+		if len(rt.live) == 0 {
+			continue
+		}
+		for k := range rt.live {
+			lf := &rt.live[k]
+			lf.field.SetFloat(lf.s.At(step))
+		}
+		gr := &o.st.plan.groups[gi]
+		for _, c := range rt.checks {
+			m := &rt.eff[c.variant][c.prim]
+			if m.val != nil {
+				if err := m.val.Validate(); err != nil {
+					return fmt.Errorf("optimisers: the schedule of %s at step %d: %w", c.names, step, trimPrefix(err))
+				}
+			}
+			if n := m.rule.Slots(); n != gr.prims[c.prim].slots {
+				return fmt.Errorf("optimisers: the schedule of %s at step %d changes %T's state from %d slots to %d; a schedule cannot add or remove state",
+					c.names, step, gr.variants[c.variant][c.prim].rule, gr.prims[c.prim].slots, n)
+			}
+		}
+	}
+	return nil
 }
 
 // finite reports whether g holds no NaN or Inf in the ranges.
-func finite(g []float32, ranges []span) bool {
-	for _, r := range ranges {
+func finite(g []float32, rr []rangeRun) bool {
+	for _, r := range rr {
 		for _, x := range g[r.lo:r.hi] {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				return false
@@ -354,126 +449,210 @@ func finite(g []float32, ranges []span) bool {
 	return true
 }
 
-// views returns the state vectors of pr over r, in a buffer the next call
-// reuses.
-func (o *Optimiser) views(pr *prim, r span) [][]float32 {
-	v := o.vbuf[:pr.slots]
+// views returns the state vectors of pr over θ[a:b] in buf.
+func views(buf, slots [][]float32, pr *prim, a, b int) [][]float32 {
+	v := buf[:pr.slots]
 	for k := range v {
-		v[k] = o.st.Slots[pr.slot0+k][r.lo:r.hi]
+		v[k] = slots[pr.slot0+k][a:b]
 	}
 	return v
 }
 
-// run applies one group's chain to its ranges and reports whether it reached
-// the end of the chain (θ changed) rather than being held back by a gate.
+// run applies one group's chain to its trained members and reports whether
+// any of them reached the end of the chain (θ changed) rather than being
+// held back by a gate.
 //
-// The chain runs in stages split at global rules. A stage is one loop over
-// the ranges that applies each of its rules to the range's dx in turn, so a
-// leaf stays in cache while the whole chain works on it; a global rule at the
-// start of a stage first reduces over every range. The last stage also moves
-// θ: through the last rule's Fuse if it has one, else by θ -= dx; observers
-// then see the new θ of the range.
-func (o *Optimiser) run(gr *group, θ, g []float32) bool {
-	prims := gr.prims
-	counts := o.st.counts[gr.count0 : gr.count0+len(prims)]
-	end := len(prims)
-	for _, i := range gr.gates {
-		if !prims[i].gate.Pass(counts[i] + 1) {
-			end = i + 1
-			break
+// Each member has its own counts, so a gate may hold one member back and let
+// another through, and a rule meets its first update of a member (count 0:
+// Init) whenever that member starts training. The chain runs in stages split
+// at global rules. A stage is one pass over the members (in chunks, perhaps
+// on several goroutines) that applies each of its rules to the chunk's dx in
+// turn, so a chunk stays in cache while the whole chain works on it; a global
+// rule at the start of a stage first reduces over every member that reaches
+// it, in buffer order. The last stage also moves θ: through the last rule's
+// Fuse if it has one, else by θ -= dx; observers then see the new θ.
+func (o *Optimiser) run(gi int, θ, g []float32) bool {
+	gr := &o.st.plan.groups[gi]
+	rt := &o.rt[gi]
+	np := len(gr.prims)
+	anyFull := false
+	for j := range rt.rr {
+		r := &rt.rr[j]
+		counts := o.st.counts[r.c0 : r.c0+np]
+		eff := rt.eff[r.variant]
+		r.end = np
+		for _, i := range gr.gates {
+			if !eff[i].gate.Pass(counts[i] + 1) {
+				r.end = i + 1
+				break
+			}
 		}
-	}
-	full := end == len(prims)
-
-	// Rules meeting their first update initialise their state from θ.
-	for i := range end {
-		if counts[i] == 0 && (prims[i].obs == nil || full) {
-			pr := &prims[i]
-			for _, r := range gr.ranges {
-				pr.rule.Init(o.views(pr, r), θ[r.lo:r.hi])
+		r.full = r.end == np
+		anyFull = anyFull || r.full
+		r.pipe = len(gr.pipe)
+		if !r.full {
+			r.pipe = 0
+			for _, i := range gr.pipe {
+				if i < r.end {
+					r.pipe++
+				}
+			}
+		}
+		// Rules meeting their first update of the member initialise its
+		// state from θ.
+		for i := range r.end {
+			if counts[i] == 0 && (!gr.prims[i].obs || r.full) {
+				eff[i].rule.Init(views(o.vinit, o.st.Slots, &gr.prims[i], r.lo, r.hi), θ[r.lo:r.hi])
 			}
 		}
 	}
 
-	pipe := gr.pipe
-	for len(pipe) > 0 && pipe[len(pipe)-1] >= end {
-		pipe = pipe[:len(pipe)-1]
-	}
-	term := -1
-	if full && len(pipe) > 0 && prims[pipe[len(pipe)-1]].fused != nil {
-		term = pipe[len(pipe)-1]
-		pipe = pipe[:len(pipe)-1]
-	}
-
-	whole := len(o.scratch) == len(θ) && len(θ) > 0
-	src, mat := g, false // where the update lives; whether in scratch
+	src, mat := g, false
 	for s := 0; ; {
 		e := s
 		var total float64
-		if e < len(pipe) && prims[pipe[e]].global != nil {
-			gl := prims[pipe[e]].global
-			for _, r := range gr.ranges {
-				total = gl.Reduce(total, θ[r.lo:r.hi], src[r.lo:r.hi])
+		if e < len(gr.pipe) && gr.prims[gr.pipe[e]].global {
+			i := gr.pipe[e]
+			for j := range rt.rr {
+				if r := &rt.rr[j]; r.pipe > s {
+					total = rt.eff[r.variant][i].global.Reduce(total, θ[r.lo:r.hi], src[r.lo:r.hi])
+				}
 			}
 			e++
 		}
-		for e < len(pipe) && prims[pipe[e]].global == nil {
+		for e < len(gr.pipe) && !gr.prims[gr.pipe[e]].global {
 			e++
 		}
-		last := e == len(pipe)
-		for _, r := range gr.ranges {
-			θr := θ[r.lo:r.hi]
-			var dx []float32
-			if s == e {
-				dx = src[r.lo:r.hi] // nothing to apply: the update is g
-			} else {
-				if whole {
-					dx = o.scratch[r.lo:r.hi]
-				} else {
-					dx = o.scratch[:r.hi-r.lo]
-				}
-				if !mat {
-					copy(dx, g[r.lo:r.hi])
-				}
-				for j := s; j < e; j++ {
-					i := pipe[j]
-					pr := &prims[i]
-					if j == s && pr.global != nil {
-						pr.global.ApplyGlobal(o.views(pr, r), θr, dx, counts[i]+1, total)
-					} else {
-						pr.rule.Apply(o.views(pr, r), θr, dx, counts[i]+1)
-					}
-				}
-			}
-			if !last || !full {
-				continue
-			}
-			if term >= 0 {
-				pr := &prims[term]
-				pr.fused.Fuse(o.views(pr, r), θr, dx, counts[term]+1)
-			} else {
-				subtract(θr, dx)
-			}
-			for _, i := range gr.obs {
-				pr := &prims[i]
-				pr.obs.Observe(o.views(pr, r), θr, counts[i]+1)
-			}
-		}
+		last := e == len(gr.pipe)
+		o.stage = stageArgs{gr: gr, rt: rt, θ: θ, g: g, src: src, s: s, e: e, last: last, mat: mat, total: total,
+			counts: o.st.counts, slots: o.st.Slots, wholeBuf: o.whole}
+		o.runStage()
 		if s < e {
-			src, mat = o.scratch, true
+			src, mat = o.whole, true // only read again when gr.whole
 		}
 		if last {
 			break
 		}
 		s = e
 	}
+	o.stage = stageArgs{}
 
-	for i := range end {
-		if prims[i].obs == nil || full {
-			counts[i]++
+	for j := range rt.rr {
+		r := &rt.rr[j]
+		counts := o.st.counts[r.c0 : r.c0+np]
+		for i := range r.end {
+			if !gr.prims[i].obs || r.full {
+				counts[i]++
+			}
 		}
 	}
-	return full
+	return anyFull
+}
+
+// minChunk is the shortest chunk a stage hands to another goroutine.
+var minChunk = flat.DefaultMinChunk
+
+// runStage runs o.stage over the group's members: on the calling goroutine
+// with one worker, else split by flat.ParallelFor over the members' floats
+// (or over whole members, for a Leafwise chain).
+func (o *Optimiser) runStage() {
+	rt := o.stage.rt
+	if o.stage.gr.lwise {
+		n := len(rt.rr)
+		if o.workers <= 1 || n < 2 {
+			o.leafChunks(0, n)
+			return
+		}
+		flat.ParallelFor(n, max(16, (n+o.workers-1)/o.workers), o.leafFn)
+		return
+	}
+	n := rt.cum[len(rt.rr)]
+	if o.workers <= 1 || n < 2*minChunk {
+		o.chunks(0, n)
+		return
+	}
+	flat.ParallelFor(n, max(minChunk, (n+o.workers-1)/o.workers), o.chunkFn)
+}
+
+// chunks runs the stage over floats [lo, hi) of the members laid end to end.
+func (o *Optimiser) chunks(lo, hi int) {
+	rt := o.stage.rt
+	// The first member that ends after lo.
+	j, k := 0, len(rt.rr)
+	for j < k {
+		h := int(uint(j+k) >> 1)
+		if rt.cum[h+1] <= lo {
+			j = h + 1
+		} else {
+			k = h
+		}
+	}
+	cs := <-o.free
+	for ; j < len(rt.rr) && rt.cum[j] < hi; j++ {
+		r := &rt.rr[j]
+		a := r.lo + max(lo-rt.cum[j], 0)
+		b := r.lo + min(hi, rt.cum[j+1]) - rt.cum[j]
+		o.piece(cs, r, a, b)
+	}
+	o.free <- cs
+}
+
+// leafChunks runs the stage over members [lo, hi), each whole.
+func (o *Optimiser) leafChunks(lo, hi int) {
+	rt := o.stage.rt
+	cs := <-o.free
+	for j := lo; j < hi; j++ {
+		r := &rt.rr[j]
+		o.piece(cs, r, r.lo, r.hi)
+	}
+	o.free <- cs
+}
+
+// piece runs the stage on θ[a:b], part of member r.
+func (o *Optimiser) piece(cs *chunkScratch, r *rangeRun, a, b int) {
+	st := &o.stage
+	gr := st.gr
+	counts := st.counts[r.c0 : r.c0+len(gr.prims)]
+	eff := st.rt.eff[r.variant]
+	lim := min(st.e, r.pipe)
+	fin := st.last && r.full
+	if st.s >= lim && !fin {
+		return
+	}
+	θr := st.θ[a:b]
+	var dx []float32
+	if st.s >= lim {
+		dx = st.src[a:b] // nothing to apply: the update is g
+	} else {
+		if gr.whole {
+			dx = st.wholeBuf[a:b]
+		} else {
+			dx = cs.dx[:b-a]
+		}
+		if !st.mat {
+			copy(dx, st.g[a:b])
+		}
+		for j := st.s; j < lim; j++ {
+			i := gr.pipe[j]
+			v := views(cs.views, st.slots, &gr.prims[i], a, b)
+			if j == st.s && gr.prims[i].global {
+				eff[i].global.ApplyGlobal(v, θr, dx, counts[i]+1, st.total)
+			} else {
+				eff[i].rule.Apply(v, θr, dx, counts[i]+1)
+			}
+		}
+	}
+	if !fin {
+		return
+	}
+	if i := gr.term; i >= 0 {
+		eff[i].fused.Fuse(views(cs.views, st.slots, &gr.prims[i], a, b), θr, dx, counts[i]+1)
+	} else {
+		subtract(θr, dx)
+	}
+	for _, i := range gr.obs {
+		eff[i].obs.Observe(views(cs.views, st.slots, &gr.prims[i], a, b), θr, counts[i]+1)
+	}
 }
 
 // subtract sets θ -= dx.

@@ -171,6 +171,11 @@ func withHyper(r Rule, name string, v float64) (Rule, int) {
 		}
 		return ChainRule{Rules: rules}, n
 	}
+	if sr, ok := r.(ScheduledRule); ok {
+		inner, n := withHyper(sr.Rule, name, v)
+		sr.Rule = inner
+		return sr, n
+	}
 	rv := reflect.ValueOf(r)
 	if rv.Kind() != reflect.Struct {
 		return r, 0
@@ -201,6 +206,9 @@ func hyper(r Rule, name string) (float64, bool) {
 			}
 		}
 		return 0, false
+	}
+	if sr, ok := r.(ScheduledRule); ok {
+		return hyper(sr.Rule, name)
 	}
 	rv := reflect.ValueOf(r)
 	if rv.Kind() != reflect.Struct {

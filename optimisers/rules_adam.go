@@ -148,6 +148,11 @@ func (k adam) fuse(state [][]float32, θ, g []float32, ams bool) {
 		}
 		return
 	}
+	// A vector kernel (adam_amd64.s) takes what it can, with the same bits.
+	if d := adamFuseSIMD(&k, θ, g, m, v); d > 0 {
+		θ = θ[d:]
+		g, m, v = g[d:][:len(θ)], m[d:][:len(θ)], v[d:][:len(θ)]
+	}
 	for i := range θ {
 		gi := g[i]
 		mi := m[i]*k.b1 + k.c1*gi

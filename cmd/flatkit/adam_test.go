@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchAdamQuick runs the adam scenario with tiny sample counts and
+// checks its figures are there and allocation-free, not its timings.
+func TestBenchAdamQuick(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-quick", "adam"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+	}
+	cases := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		cases[m["case"].(string)] = m
+	}
+	for _, want := range []string{
+		"Adam 1M params, 1 goroutine", "copy 7 x 4 MB, 1 goroutine", "Adam / copy, 1 goroutine",
+		"Adam 1M params, 2 goroutines", "copy 7 x 4 MB, 2 goroutines", "Adam / copy, 2 goroutines",
+	} {
+		m, ok := cases[want]
+		if !ok {
+			t.Errorf("no figure for case %q", want)
+			continue
+		}
+		// With two goroutines a short run also counts the runtime starting an
+		// OS thread for the worker (newm after the bencher's runtime.GC); the
+		// optimiser's own zero is pinned by optimisers.TestWorkersAllocateNothing.
+		if strings.HasPrefix(want, "Adam") && strings.HasSuffix(want, "1 goroutine") && m["allocs"].(float64) != 0 {
+			t.Errorf("%s: %v allocs", want, m["allocs"])
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package optimisers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+
+	"github.com/flatkit/flatkit/ad"
+)
+
+// Train runs the training loop: for each batch it records θ on a tape,
+// computes loss(p, batch) (p is θ's Var: view it by range or by path with
+// ad.View and ad.ViewPath), takes the gradient, updates θ with opt and
+// resets the tape for the next batch. One tape serves every step, so the
+// loop itself allocates nothing once the tape's arenas have grown: a step
+// costs what the loss function allocates (and batches, producing the next
+// batch).
+//
+// Every `every` steps (steps every, 2·every, …; never if every ≤ 0 or
+// callback is nil) it calls callback with the 1-based number of the step
+// just taken in this call of Train and that step's loss, taken before its
+// update. Train returns when batches ends (nil), and stops with an error,
+// naming the step, when ctx is done before a step (the error wraps
+// ctx.Err()), the callback returns an error (wrapped), the tape records an
+// error, the loss is NaN or infinite (that step's update is not made), or the
+// update fails. Steps before the one that stopped it keep their updates.
+func Train[B any](ctx context.Context, opt *Optimiser, θ []float32, batches iter.Seq[B],
+	loss func(p ad.Var, batch B) ad.Var, every int, callback func(step int, loss float32) error) error {
+	switch {
+	case opt == nil:
+		return errors.New("optimisers: Train: nil optimiser")
+	case batches == nil:
+		return errors.New("optimisers: Train: nil batches")
+	case loss == nil:
+		return errors.New("optimisers: Train: nil loss function")
+	case len(θ) != opt.Layout().Len():
+		return fmt.Errorf("optimisers: Train: θ has %d floats, want %d (the layout's Len)", len(θ), opt.Layout().Len())
+	}
+	tape := ad.NewTape()
+	step := 0
+	var err error
+	for b := range batches {
+		if e := ctx.Err(); e != nil {
+			err = fmt.Errorf("optimisers: Train: stopped before step %d: %w", step+1, e)
+			break
+		}
+		step++
+		l := loss(tape.Param(θ), b)
+		g, e := tape.Grad(l)
+		if e != nil {
+			err = fmt.Errorf("optimisers: Train: step %d: %w", step, e)
+			break
+		}
+		v := l.Item()
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			err = fmt.Errorf("optimisers: Train: step %d: the loss is %v; θ keeps the previous step's values", step, v)
+			break
+		}
+		if e := opt.Update(θ, g); e != nil {
+			err = fmt.Errorf("optimisers: Train: step %d: %w", step, e)
+			break
+		}
+		tape.Reset()
+		if callback != nil && every > 0 && step%every == 0 {
+			if e := callback(step, v); e != nil {
+				err = fmt.Errorf("optimisers: Train: step %d: callback: %w", step, e)
+				break
+			}
+		}
+	}
+	tape.Reset()
+	return err
+}
