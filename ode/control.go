@@ -1,0 +1,145 @@
+package ode
+
+import "math"
+
+// Step-size control. The controller is the PI controller of Hairer & Wanner
+// (II.4, IV.2) as OrdinaryDiffEq uses it: with the error norm e_n of the
+// accepted step and e_{n−1} of the previous accepted one,
+//
+//	h_new = h · clamp(safety · e_n^(−β1) · e_{n−1}^(β2), qmin, qmax)
+//
+// with β1 = 0.7/p, β2 = 0.4/p (p the method's order: 0.14 and 0.08 for
+// Tsit5 and DP5), safety 0.9, qmin 0.2, qmax 10, and e_{n−1} starting at
+// 1e-4. A rejected step retries with h · max(qmin, safety·e^(−β1)), and the
+// step after a rejection may not grow. Non-finite attempts retry with
+// h·qmin; ten in a row, or a dt underflow right after one, end the solve
+// with NonFinite.
+const (
+	ctlSafety   = 0.9
+	ctlQmin     = 0.2
+	ctlQmax     = 10.0
+	ctlErrOld0  = 1e-4
+	ctlBeta1    = 0.7
+	ctlBeta2    = 0.4
+	maxNonFinit = 10
+)
+
+// log2ErrOld0 is log2(ctlErrOld0); the controller keeps log2 of e_{n−1}.
+var log2ErrOld0 = math.Log2(ctlErrOld0)
+
+// wrmsNorm is the weighted RMS norm of an error vector e between the states
+// u0 and u1: sqrt(mean((e_i / (atol + rtol·max(|u0_i|, |u1_i|)))²)),
+// accumulated in float64. It is NaN when u1 or e is not finite. Methods
+// with their own error estimate (Rosenbrock) use it so that all methods
+// measure error alike.
+func wrmsNorm[T Float](e, u0, u1 []T, atol, rtol float64) float64 {
+	var acc, bad float64
+	u0 = u0[:len(e)]
+	u1 = u1[:len(e)]
+	for i, v := range e {
+		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
+		r := float64(v) / (atol + rtol*max(a, b))
+		acc += r * r
+		bad += b * 0
+	}
+	return math.Sqrt(acc/float64(len(e))) + bad
+}
+
+// finiteCheck is 0 when every component of u is finite, NaN otherwise.
+func finiteCheck[T Float](u []T) float64 {
+	var bad float64
+	for _, v := range u {
+		bad += float64(v) * 0
+	}
+	return bad
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in u, or -1.
+func firstNonFinite[T Float](u []T) int {
+	for i, v := range u {
+		f := float64(v)
+		if f-f != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// initialStep is Hairer's starting step heuristic (HNW I, II.4): with the
+// weighted norms d0 = ‖u0‖, d1 = ‖f0‖, h0 = 0.01·d0/d1, an Euler step to
+// u1 = u0 + h0·f0 and d2 = ‖f(u1) − f0‖/h0, it takes
+// h = min(100·h0, (0.01/max(d1, d2))^(1/(p+1))). It costs one evaluation of F.
+func (it *Integrator[T]) initialStep(f0 []T) float64 {
+	span := math.Abs(it.t1 - it.t0)
+	atol, rtol := it.o.atol, it.o.rtol
+	u0 := it.u
+	var d0, d1 float64
+	for i, v := range u0 {
+		sc := atol + rtol*math.Abs(float64(v))
+		a, b := float64(v)/sc, float64(f0[i])/sc
+		d0 += a * a
+		d1 += b * b
+	}
+	n := float64(len(u0))
+	d0, d1 = math.Sqrt(d0/n), math.Sqrt(d1/n)
+	h0 := 1e-6
+	if d0 >= 1e-5 && d1 >= 1e-5 {
+		h0 = 0.01 * d0 / d1
+	}
+	h0 = min(h0, span)
+	u1, f1 := it.uNew, it.scratch
+	hT := T(it.dir * h0)
+	for i, v := range u0 {
+		u1[i] = v + hT*f0[i]
+	}
+	it.prob.F(f1, u1, it.prob.P, it.t+it.dir*h0)
+	it.stats.FEvals++
+	var d2 float64
+	for i, v := range u0 {
+		sc := atol + rtol*math.Abs(float64(v))
+		d := float64(f1[i]-f0[i]) / sc
+		d2 += d * d
+	}
+	d2 = math.Sqrt(d2/n) / h0
+	var h1 float64
+	if m := max(d1, d2); m <= 1e-15 || m != m {
+		h1 = max(1e-6, h0*1e-3)
+	} else {
+		h1 = math.Pow(0.01/m, 1/float64(it.order+1))
+	}
+	h := min(100*h0, h1, span)
+	if !(h > 0) {
+		h = min(1e-6, span)
+	}
+	return it.dir * h
+}
+
+// controlAccept returns the next step size after an accepted step of size h
+// (signed) with error norm e, and updates the controller memory.
+func (it *Integrator[T]) controlAccept(h, e float64) float64 {
+	if !it.adaptive {
+		return h
+	}
+	var q float64 // h_new = h / q
+	if e == 0 {
+		q = 1 / ctlQmax
+	} else {
+		le := log2Fast(e)
+		q = exp2Fast(it.beta1*le-it.beta2*it.logErrOld) / ctlSafety
+		q = min(max(q, 1/ctlQmax), 1/ctlQmin)
+		it.logErrOld = max(le, log2ErrOld0)
+	}
+	if e == 0 {
+		it.logErrOld = log2ErrOld0
+	}
+	if it.rejectedLast && q < 1 {
+		q = 1
+	}
+	return h / q
+}
+
+// controlReject returns the step size to retry after a rejected step.
+func (it *Integrator[T]) controlReject(h, e float64) float64 {
+	q := exp2Fast(it.beta1*log2Fast(e)) / ctlSafety
+	return h / min(q, 1/ctlQmin)
+}

@@ -1,0 +1,226 @@
+package ode
+
+import "math"
+
+// sparseRow is one row of coefficients with its zeros dropped; off holds
+// the offsets l·n of the stages l in the flat stage buffer.
+type sparseRow[T Float] struct {
+	off []int
+	val []T
+}
+
+func newSparseRow[T Float](row []float64, n int) sparseRow[T] {
+	nz := 0
+	for _, v := range row {
+		if v != 0 {
+			nz++
+		}
+	}
+	r := sparseRow[T]{off: make([]int, 0, nz), val: make([]T, 0, nz)}
+	for i, v := range row {
+		if v != 0 {
+			r.off = append(r.off, i*n)
+			r.val = append(r.val, T(v))
+		}
+	}
+	return r
+}
+
+// The state of the first stage k_0 = f(t, u) at the start of an attempt.
+const (
+	k0Stale  = iota // must be evaluated
+	k0Valid         // in stage 0
+	k0InLast        // in stage s-1 (FSAL from the accepted step): copy in
+)
+
+// erk is the one explicit Runge–Kutta loop: a stepper whose method is a
+// tableau (data). Stages live in one flat buffer; rows of A, the error
+// weights b − bhat and the interpolation weights are kept sparse and in T.
+type erk[T Float] struct {
+	n, s, ne int // dimension, main stages, extra stages
+	deg      int
+	k        []T // the s+ne stage derivatives, stage l at k[l*n:(l+1)*n]
+	tmp      []T
+	zero     []T            // n zeros
+	c        []float64      // nodes of all s+ne stages
+	rows     []sparseRow[T] // rows[i] is stage i's row of A (main then extra)
+	errRow   sparseRow[T]   // b − bhat
+	interp   []sparseRow[T] // interp[j-1]: coefficients of θ^j over the stages
+	adaptive bool
+	lazyLast bool // the FSAL stage is not needed by the error estimate
+
+	k0      int
+	lastOK  bool    // stage s-1 holds f(t+h, u_new) of the last attempt
+	extraOK bool    // extra stages of the accepted step are computed
+	h       float64 // size of the accepted step
+}
+
+func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
+	s, ne := len(tb.c), len(tb.ce)
+	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0])}
+	buf := make([]T, (s+ne+2)*n)
+	e.k = buf[: (s+ne)*n : (s+ne)*n]
+	e.tmp = buf[(s+ne)*n : (s+ne+1)*n : (s+ne+1)*n]
+	e.zero = buf[(s+ne+1)*n:]
+	e.c = append(append([]float64(nil), tb.c...), tb.ce...)
+	e.rows = make([]sparseRow[T], s+ne)
+	for i := 1; i < s; i++ {
+		e.rows[i] = newSparseRow[T](tb.a[i], n)
+	}
+	for x := 0; x < ne; x++ {
+		e.rows[s+x] = newSparseRow[T](tb.ae[x], n)
+	}
+	e.adaptive = adaptive && tb.bhat != nil
+	e.lazyLast = true
+	if tb.bhat != nil {
+		bt := make([]float64, s)
+		for i := range bt {
+			bt[i] = tb.b[i] - tb.bhat[i]
+		}
+		e.errRow = newSparseRow[T](bt, n)
+		e.lazyLast = bt[s-1] == 0
+	}
+	if !e.adaptive {
+		e.lazyLast = true
+	}
+	e.interp = make([]sparseRow[T], e.deg)
+	col := make([]float64, s+ne)
+	for j := range e.interp {
+		for i := range col {
+			col[i] = tb.bi[i][j]
+		}
+		e.interp[j] = newSparseRow[T](col, n)
+	}
+	return e
+}
+
+func (e *erk[T]) degree() int { return e.deg }
+
+func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
+
+// combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}. Two
+// components at a time: the short inner loop's overhead and its exit
+// misprediction are paid once per pair.
+func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
+	k := e.k
+	off := row.off
+	val := row.val[:len(off)]
+	u = u[:len(dst)]
+	j := 0
+	for ; j+1 < len(dst); j += 2 {
+		var a0, a1 T
+		for m, o := range off {
+			kk := k[o+j : o+j+2 : o+j+2]
+			a0 += val[m] * kk[0]
+			a1 += val[m] * kk[1]
+		}
+		dst[j] = u[j] + h*a0
+		dst[j+1] = u[j+1] + h*a1
+	}
+	if j < len(dst) {
+		var a0 T
+		for m, o := range off {
+			a0 += val[m] * k[o+j]
+		}
+		dst[j] = u[j] + h*a0
+	}
+}
+
+func (e *erk[T]) start(it *Integrator[T]) []T {
+	it.prob.F(e.stage(0), it.u, it.prob.P, it.t)
+	it.stats.FEvals++
+	e.k0 = k0Valid
+	e.lastOK, e.extraOK = false, false
+	return e.stage(0)
+}
+
+func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
+	u, t := it.u, it.t
+	f, p := it.prob.F, it.prob.P
+	last := e.s - 1
+	switch e.k0 {
+	case k0Stale:
+		f(e.stage(0), u, p, t)
+		it.stats.FEvals++
+	case k0InLast:
+		copy(e.k[:e.n], e.k[last*e.n:])
+	}
+	e.k0 = k0Valid
+	e.lastOK, e.extraOK = false, false
+	h := T(hf)
+	for i := 1; i < last; i++ {
+		e.combine(e.tmp, u, h, &e.rows[i])
+		f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+	}
+	it.stats.FEvals += last - 1
+	un := it.uNew
+	e.combine(un, u, h, &e.rows[last]) // the FSAL row is b: u_new
+	if !e.lazyLast {
+		f(e.stage(last), un, p, t+hf)
+		it.stats.FEvals++
+		e.lastOK = true
+	}
+	if !e.adaptive {
+		return finiteCheck(un)
+	}
+	// Error estimate h Σ (b − bhat)_i k_i in the weighted RMS norm, fused.
+	atol, rtol := it.o.atol, it.o.rtol
+	var acc, bad float64
+	off := e.errRow.off
+	val := e.errRow.val[:len(off)]
+	k := e.k
+	u = u[:len(un)]
+	for j := range un {
+		var ej T
+		for m, o := range off {
+			ej += val[m] * k[o+j]
+		}
+		u0, u1 := float64(u[j]), float64(un[j])
+		if u0 < 0 {
+			u0 = -u0
+		}
+		if u1 < 0 {
+			u1 = -u1
+		}
+		r := float64(h*ej) / (atol + rtol*max(u0, u1))
+		acc += r * r
+		bad += u1 * 0 // NaN unless u_new[j] is finite
+	}
+	return math.Sqrt(acc/float64(len(un))) + bad
+}
+
+func (e *erk[T]) accept(it *Integrator[T], h float64) {
+	e.h = h
+	if e.lastOK {
+		e.k0 = k0InLast
+	} else {
+		e.k0 = k0Stale
+	}
+}
+
+func (e *erk[T]) dense(it *Integrator[T], poly []T) {
+	f, p := it.prob.F, it.prob.P
+	last := e.s - 1
+	if !e.lastOK {
+		f(e.stage(last), it.u, p, it.t)
+		it.stats.FEvals++
+		e.lastOK = true
+		if e.k0 == k0Stale {
+			e.k0 = k0InLast
+		}
+	}
+	h := T(e.h)
+	if e.ne > 0 && !e.extraOK {
+		for x := e.s; x < e.s+e.ne; x++ {
+			e.combine(e.tmp, it.uPrev, h, &e.rows[x])
+			f(e.stage(x), e.tmp, p, it.tPrev+e.c[x]*e.h)
+		}
+		it.stats.FEvals += e.ne
+		e.extraOK = true
+	}
+	n := e.n
+	copy(poly[:n], it.uPrev)
+	for j := range e.interp {
+		e.combine(poly[(j+1)*n:(j+2)*n], e.zero, h, &e.interp[j])
+	}
+}

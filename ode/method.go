@@ -1,0 +1,78 @@
+package ode
+
+import "fmt"
+
+// Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4. Its value is
+// stateless and safe to share; the per-solve state lives in the Integrator.
+type Method interface {
+	Name() string
+	// info seals the interface: methods are defined in this package.
+	info() methodInfo
+}
+
+// methodInfo is what the integrator needs to know about a method besides
+// its stepper.
+type methodInfo struct {
+	order     int  // the order p used by the step-size controller and the initial step heuristic
+	adaptive  bool // has an error estimate
+	fixedOnly bool // needs FixedStep (or InitialStep): RK4
+}
+
+// stepper is the seam between the integrator, which owns time, the state
+// vectors, step-size control, output, events and errors, and a method, which
+// owns its stage computations and caches. The explicit Runge–Kutta loop (erk)
+// is one implementation; a Rosenbrock method is another: it keeps its
+// Jacobian (from Problem.Jac, forward-mode AD or finite differences), the
+// matrix W = I/(hγ) − J and its LU factors in its own struct, bumps
+// it.stats.JacEvals and it.stats.LUs, and reuses them across rejected
+// attempts while h is unchanged.
+//
+// The call sequence of one solve is
+//
+//	start                              at Init/Reinit and after every event that continues
+//	attempt, attempt, …                until an attempt's error norm is ≤ 1
+//	accept                             once per accepted step, before the buffers rotate
+//	dense                              zero or more times for the accepted step, before the next attempt
+//
+// and the integrator rotates it.uPrev, it.u, it.uNew between accept and
+// dense, so in dense it.uPrev is the start of the step and it.u its end.
+//
+// A stepper reads it.prob (F, P, Jac), it.t, it.u, it.tPrev, it.uPrev, it.n
+// and the tolerances it.o.rtol, it.o.atol; it writes it.uNew (in attempt),
+// the dense polynomial, and the counters in it.stats (FEvals, JacEvals,
+// LUs). It allocates its own buffers once, in its constructor, and never
+// uses it.scratch, which the integrator owns. An attempt that must be
+// rejected for a reason other than its error (a singular matrix) returns
+// +Inf: the integrator then retries with h·qmin, like after NaN. After an
+// event, start is called with the state the event's Affect left in it.u.
+type stepper[T Float] interface {
+	// start evaluates and returns f(it.t, it.u) (counted in FEvals), and
+	// drops any value carried over from a previous step (FSAL). The slice
+	// is the stepper's and is read only until the next attempt.
+	start(it *Integrator[T]) []T
+	// attempt computes a trial step of signed size h from (it.t, it.u)
+	// into it.uNew without modifying it.u, and returns the error norm: the
+	// weighted RMS norm of the local error estimate (wrmsNorm), or 0 for a
+	// method without one; NaN or +Inf when it.uNew is not finite.
+	attempt(it *Integrator[T], h float64) float64
+	// accept records that the last attempt, of size h, was accepted.
+	accept(it *Integrator[T], h float64)
+	// dense writes the polynomial in θ ∈ [0, 1] of the accepted step:
+	// u(tPrev + θh) ≈ Σ_j θ^j poly[j*n:(j+1)*n], j = 0…degree(), with
+	// poly[0:n] = it.uPrev. It may evaluate F (counted in FEvals).
+	dense(it *Integrator[T], poly []T)
+	// degree is the degree of the dense polynomial.
+	degree() int
+}
+
+// newStepper builds method m's stepper for state type T and dimension n;
+// adaptive is false under FixedStep (no error estimate needed). A new family
+// of methods (Rosenbrock23, Rodas5P) adds its case here, with its Method
+// type implementing info (order, adaptive).
+func newStepper[T Float](m Method, n int, adaptive bool) (stepper[T], error) {
+	switch m := m.(type) {
+	case *erkMethod:
+		return newERK[T](m.tab, n, adaptive), nil
+	}
+	return nil, fmt.Errorf("ode: method %s has no stepper", m.Name())
+}

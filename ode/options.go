@@ -1,0 +1,141 @@
+package ode
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Option configures Solve and Init. Options are not generic: the same option
+// values serve float32 and float64 problems.
+type Option func(*options)
+
+type options struct {
+	rtol, atol float64
+	saveAt     []float64 // sorted ascending copy
+	saveAtSet  bool
+	dense      bool
+	everyStep  bool
+	maxSteps   int
+	tstops     []float64 // sorted ascending copy
+	dt0        float64
+	fixed      float64
+	err        error // first invalid option
+}
+
+// Default values of the options.
+const (
+	DefaultRelTol   = 1e-6
+	DefaultAbsTol   = 1e-8
+	DefaultMaxSteps = 100000
+)
+
+func defaultOptions() options {
+	return options{rtol: DefaultRelTol, atol: DefaultAbsTol, maxSteps: DefaultMaxSteps}
+}
+
+func (o *options) fail(format string, args ...any) {
+	if o.err == nil {
+		o.err = fmt.Errorf("ode: "+format, args...)
+	}
+}
+
+// Tol sets the relative and absolute error tolerances of adaptive methods
+// (default 1e-6 and 1e-8). A step is accepted when the RMS over components of
+// err_i / (abs + rel·max(|u_i before|, |u_i after|)) is at most 1. rel must
+// be ≥ 0 and abs > 0 (a zero abs divides by zero wherever a component is
+// 0). With a float32 state, rel much below 1e-6 cannot be met and ends in
+// dt underflow.
+func Tol(rel, abs float64) Option {
+	return func(o *options) {
+		if !(rel >= 0) || !(abs > 0) || math.IsInf(rel, 0) || math.IsInf(abs, 0) {
+			o.fail("Tol(%g, %g): want finite rel ≥ 0 and abs > 0", rel, abs)
+			return
+		}
+		o.rtol, o.atol = rel, abs
+	}
+}
+
+// SaveAt saves the state exactly at the times ts, evaluated through the
+// method's dense interpolant (steps are never shortened for them). With
+// SaveAt the start and the end are saved only if listed; SaveAt() with no
+// times saves nothing (the final state stays readable from an Integrator).
+// Times must lie in the span; their order does not matter (they are saved
+// in the order of integration).
+func SaveAt(ts ...float64) Option {
+	c := slices.Clone(ts)
+	slices.Sort(c)
+	return func(o *options) {
+		for _, t := range c {
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				o.fail("SaveAt: time %g is not finite", t)
+				return
+			}
+		}
+		o.saveAt, o.saveAtSet = c, true
+	}
+}
+
+// Dense keeps every step's interpolation polynomial so that Solution.At can
+// evaluate the solution anywhere in the span.
+func Dense() Option { return func(o *options) { o.dense = true } }
+
+// SaveEveryStep saves the start and the state after every accepted step
+// (with an event, the state at the event time before and after Affect).
+func SaveEveryStep() Option { return func(o *options) { o.everyStep = true } }
+
+// MaxSteps bounds the number of step attempts (accepted and rejected) of one
+// solve (default 100000). Reaching it ends the solve with Retcode MaxSteps.
+func MaxSteps(n int) Option {
+	return func(o *options) {
+		if n <= 0 {
+			o.fail("MaxSteps(%d): want n > 0", n)
+			return
+		}
+		o.maxSteps = n
+	}
+}
+
+// TStops makes the integrator land exactly on the times ts (steps are
+// shortened to hit them). Times outside the span are ignored.
+func TStops(ts ...float64) Option {
+	c := slices.Clone(ts)
+	slices.Sort(c)
+	return func(o *options) {
+		for _, t := range c {
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				o.fail("TStops: time %g is not finite", t)
+				return
+			}
+		}
+		o.tstops = c
+	}
+}
+
+// InitialStep sets the size of the first step (its sign is ignored; the
+// direction is that of the span). Without it, adaptive methods pick the
+// first step with Hairer's heuristic (Hairer, Nørsett, Wanner I, II.4).
+func InitialStep(dt float64) Option {
+	return func(o *options) {
+		dt = math.Abs(dt)
+		if !(dt > 0) || math.IsInf(dt, 0) {
+			o.fail("InitialStep(%g): want a finite dt ≠ 0", dt)
+			return
+		}
+		o.dt0 = dt
+	}
+}
+
+// FixedStep turns adaptivity off: every step has size dt (its sign is
+// ignored), except that steps are shortened to land on TStops and T1. It is
+// required by RK4 (or InitialStep, which RK4 then uses as the fixed step).
+func FixedStep(dt float64) Option {
+	return func(o *options) {
+		dt = math.Abs(dt)
+		if !(dt > 0) || math.IsInf(dt, 0) {
+			o.fail("FixedStep(%g): want a finite dt ≠ 0", dt)
+			return
+		}
+		o.fixed = dt
+	}
+}

@@ -1,0 +1,95 @@
+package ode
+
+import (
+	"fmt"
+	"math"
+)
+
+// Float is the element type of an ODE state: float32 or float64 (or a type
+// defined on one of them). Time is always float64.
+type Float interface{ ~float32 | ~float64 }
+
+// Problem is an initial value problem u' = F(u, p, t), u(T0) = U0, solved on
+// the span from T0 to T1.
+//
+// F writes du in place and must not keep du, u or p after it returns; p is
+// the flat float32 parameter buffer (or a view of it) and is passed through
+// unchanged. T1 < T0 integrates backwards in time; T1 == T0 is a valid,
+// empty span. Jac is optional and used only by stiff methods: it writes the
+// row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
+type Problem[T Float] struct {
+	F      func(du, u []T, p []float32, t float64)
+	U0     []T
+	T0, T1 float64
+	P      []float32
+	Jac    func(J []T, u []T, p []float32, t float64)
+	Events []Event[T]
+}
+
+// Event is a continuous condition G(u, t) watched during the solve. An event
+// happens where G changes sign between two accepted steps; its time is
+// located by root finding on the step's dense interpolant (to about 1e-15
+// relative in t), and the step is cut there.
+//
+// Direction filters the crossings: 0 reports both, +1 only rising ones (G
+// going from negative to non-negative), −1 only falling ones (positive to
+// non-positive).
+//
+// Affect is called with the state at the event time and may modify it in
+// place; it returns whether the solve ends there (Retcode Terminated). A nil
+// Affect terminates. After a non-terminating event the integrator restarts
+// from the (possibly modified) state at the event time: the method's
+// first-same-as-last value is recomputed, never reused across the event.
+//
+// Conditions are evaluated at the ends of every accepted step and at 4
+// evenly spaced interior points on the interpolant; two crossings between
+// two such points cancel out and are missed. Right after an event the
+// condition is ≈0 by construction, so for the next step its "before" sign is
+// taken slightly after the event time (1e-10 of the step), which keeps an
+// event from firing twice.
+type Event[T Float] struct {
+	G         func(u []T, t float64) float64
+	Direction int
+	Affect    func(u []T, t float64) (terminate bool)
+}
+
+func (p *Problem[T]) validate() error {
+	if p.F == nil {
+		return fmt.Errorf("ode: Problem.F is nil")
+	}
+	if len(p.U0) == 0 {
+		return fmt.Errorf("ode: Problem.U0 is empty, want at least one component")
+	}
+	if err := checkSpan(p.T0, p.T1); err != nil {
+		return err
+	}
+	if err := checkState(p.U0, "Problem.U0"); err != nil {
+		return err
+	}
+	for i, ev := range p.Events {
+		if ev.G == nil {
+			return fmt.Errorf("ode: Problem.Events[%d].G is nil", i)
+		}
+		if ev.Direction < -1 || ev.Direction > 1 {
+			return fmt.Errorf("ode: Problem.Events[%d].Direction = %d, want -1, 0 or +1", i, ev.Direction)
+		}
+	}
+	return nil
+}
+
+func checkSpan(t0, t1 float64) error {
+	if math.IsNaN(t0) || math.IsInf(t0, 0) || math.IsNaN(t1) || math.IsInf(t1, 0) {
+		return fmt.Errorf("ode: time span [%g, %g] is not finite", t0, t1)
+	}
+	return nil
+}
+
+func checkState[T Float](u []T, name string) error {
+	for i, v := range u {
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("ode: %s[%d] = %g, want a finite value", name, i, f)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+package ode
+
+import "context"
+
+// Solve integrates prob with method m and returns the saved solution.
+//
+// On success (or termination by an event) the error is nil and
+// sol.Stats.Retcode says which. If the solve stops early — max steps, dt
+// underflow, a non-finite state, a cancelled ctx — Solve returns the
+// solution so far (by default with the last state reached as its end) and
+// an *Error naming the return code, the time and, for NaN/Inf, the
+// component. Invalid input returns a nil solution and an error.
+//
+// Solve allocates its result; the Integrator (Init, Reinit, Run) is the
+// allocation-free form for repeated solves.
+func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...Option) (*Solution[T], error) {
+	it, err := Init(prob, m, opts...)
+	if err != nil {
+		return nil, err
+	}
+	err = it.Run(ctx)
+	return it.Solution(), err
+}
