@@ -3,6 +3,8 @@ package ad
 import (
 	"fmt"
 	"slices"
+
+	"github.com/flatkit/flatkit/internal/vmath"
 )
 
 // Elementwise functions of one input. Each primitive has a forward kernel
@@ -56,13 +58,10 @@ func (*negPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Neg(c)) }
 
 var tanhOp = &unaryPrim{
 	name: "Tanh",
-	f:    tanh32,
-	kernel: func(out, x []float32) {
-		out = out[:len(x)]
-		for i, v := range x {
-			out[i] = tanh32(v)
-		}
-	},
+	// A float32 rational approximation; vmath.Tanh vectorises it (AVX-512,
+	// AVX2) and agrees with vmath.TanhScalar bit for bit.
+	f:      vmath.TanhScalar,
+	kernel: vmath.Tanh,
 	// 1 − y²
 	deriv: func(_, y Var) Var { return Sub(y.t.Scalar(1), Mul(y, y)) },
 }

@@ -1,0 +1,64 @@
+//go:build !noasm
+
+package vmath
+
+import "golang.org/x/sys/cpu"
+
+// detectISA picks the widest kernel set the CPU and the operating system
+// support; x/sys/cpu reports AVX2 and AVX-512 only where the OS saves the
+// YMM (and ZMM, opmask) registers. The kernels use no fused multiply-adds,
+// so, unlike flat's, they do not need FMA.
+func detectISA() isaLevel {
+	switch {
+	case cpu.X86.HasAVX512F:
+		return isaAVX512
+	case cpu.X86.HasAVX2:
+		return isaAVX2
+	}
+	return isaGo
+}
+
+// Assembly kernels (vmath_amd64.s). They read len(src) elements of src and
+// write as many to dst, whose length the callers have checked. The AVX-512
+// kernels take any length, finishing with a masked load and store; the AVX2
+// kernels take a multiple of 8 and leave the rest to the Go kernels.
+
+//go:noescape
+func tanhAVX512(dst, src []float32)
+
+//go:noescape
+func tanhAVX2(dst, src []float32)
+
+//go:noescape
+func sigmoidAVX512(dst, src []float32)
+
+//go:noescape
+func sigmoidAVX2(dst, src []float32)
+
+func tanh(dst, src []float32) {
+	dst = dst[:len(src)]
+	switch isa {
+	case isaAVX512:
+		tanhAVX512(dst, src)
+	case isaAVX2:
+		m := len(src) &^ 7
+		tanhAVX2(dst[:m], src[:m])
+		tanhGo(dst[m:], src[m:])
+	default:
+		tanhGo(dst, src)
+	}
+}
+
+func sigmoid(dst, src []float32) {
+	dst = dst[:len(src)]
+	switch isa {
+	case isaAVX512:
+		sigmoidAVX512(dst, src)
+	case isaAVX2:
+		m := len(src) &^ 7
+		sigmoidAVX2(dst[:m], src[:m])
+		sigmoidGo(dst[m:], src[m:])
+	default:
+		sigmoidGo(dst, src)
+	}
+}
