@@ -20,6 +20,15 @@
 // Hairer's initial step and first-same-as-last reuse; see Tol and the
 // comment in control.go for the constants.
 //
+// Stiff methods, Rosenbrock–Wanner methods over the same seam: Rosenbrock23
+// (order 2 with a third-order estimate, loose tolerances, float32) and
+// Rodas5P (order 5(4), the default stiff choice). Each step evaluates the
+// Jacobian once, from Problem.Jac if given, else by forward differences of
+// F (CVODE's increments), and factors W = I − γh·J (dense LU with partial
+// pivoting); ADFunc and ADProblem supply an exact Jacobian for a
+// right-hand side written with ad ops. Stats counts Jacobians and LU
+// factorisations; a W that stays singular ends the solve with Singular.
+//
 // # Output
 //
 // By default a Solution holds the start and the end. SaveAt saves at given
@@ -41,6 +50,17 @@
 // state, and a cancelled context end the solve with an *Error naming the
 // Retcode, the time and, for NaN/Inf, the component; Solve returns the
 // solution so far with it. Invalid input is reported before any step.
+//
+// # Ensembles
+//
+// An Ensemble solves N variants of one problem (Modify sets trajectory
+// i's U0, parameter view and span from a per-trajectory generator) on
+// Workers(n) goroutines, each reusing one Integrator. The trajectories
+// are cut into shards of a fixed size, independent of n, and the partial
+// results are combined in shard order, so the outputs and the Reduce sums
+// are identical, bit for bit, for any n. A failing trajectory is reported
+// with its index; the others finish. SolveShard and Merge split Solve at
+// the shard, for runners that execute shards elsewhere.
 //
 // # Repeated solves
 //

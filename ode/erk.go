@@ -58,7 +58,7 @@ type erk[T Float] struct {
 func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 	s, ne := len(tb.c), len(tb.ce)
 	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0])}
-	buf := make([]T, (s+ne+2)*n)
+	buf := padded[T]((s + ne + 2) * n) // written every stage: keep other goroutines' data off its cache lines
 	e.k = buf[: (s+ne)*n : (s+ne)*n]
 	e.tmp = buf[(s+ne)*n : (s+ne+1)*n : (s+ne+1)*n]
 	e.zero = buf[(s+ne+1)*n:]

@@ -25,9 +25,12 @@ const (
 	NonFinite
 	// Cancelled: the context was cancelled or its deadline passed.
 	Cancelled
+	// Singular: a stiff method's matrix W = I − γ·dt·J stayed singular
+	// after the step size was reduced (or could not be, under FixedStep).
+	Singular
 )
 
-var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled"}
+var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled", "Singular"}
 
 func (r Retcode) String() string {
 	if r >= 0 && int(r) < len(retcodeNames) {
@@ -47,7 +50,7 @@ type Error struct {
 	T         float64 // the time reached when the solve stopped
 	Dt        float64 // the last step size tried (0 if none)
 	Component int     // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; −1 if unknown or not applicable
-	Err       error   // the context's error for Cancelled, else nil
+	Err       error   // the context's error for Cancelled; the cause for Singular and for a non-finite Jacobian; else nil
 }
 
 func (e *Error) Error() string {
@@ -57,12 +60,17 @@ func (e *Error) Error() string {
 	case DtUnderflow:
 		return fmt.Sprintf("ode: dt underflow at t=%.17g (dt=%g): the solution may blow up here, or the tolerance is too tight for the precision", e.T, e.Dt)
 	case NonFinite:
+		if e.Err != nil {
+			return fmt.Sprintf("ode: %v at t=%.17g (dt=%g)", e.Err, e.T, e.Dt)
+		}
 		if e.Component >= 0 {
 			return fmt.Sprintf("ode: NaN or Inf in component %d (of F or of the state) at t=%.17g (dt=%g)", e.Component, e.T, e.Dt)
 		}
 		return fmt.Sprintf("ode: non-finite value (NaN or Inf) at t=%.17g", e.T)
 	case Cancelled:
 		return fmt.Sprintf("ode: cancelled at t=%.17g: %v", e.T, e.Err)
+	case Singular:
+		return fmt.Sprintf("ode: %v at t=%.17g (dt=%g): check Problem.Jac, or the problem", e.Err, e.T, e.Dt)
 	}
 	return fmt.Sprintf("ode: %v at t=%.17g", e.Code, e.T)
 }

@@ -126,9 +126,9 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 		n: n, deg: st.degree(),
 	}
 	it.saveStartEnd = !o.saveAtSet && !o.everyStep
-	buf := make([]T, 5*n)
+	buf := padded[T](5 * n) // see padded: integrators on several goroutines
 	it.u, it.uPrev, it.uNew, it.scratch, it.evU = buf[0:n:n], buf[n:2*n:2*n], buf[2*n:3*n:3*n], buf[3*n:4*n:4*n], buf[4*n:]
-	it.poly = make([]T, (it.deg+1)*n)
+	it.poly = padded[T]((it.deg + 1) * n)
 	nsave := len(o.saveAt)
 	if it.saveStartEnd {
 		nsave = 2
@@ -433,6 +433,11 @@ func (it *Integrator[T]) step() error {
 			it.nonFinite++
 			it.lastNF, it.hNF = it.attempts, h
 			if !it.adaptive || it.nonFinite >= maxNonFinit {
+				if sf, ok := it.st.(stepFailer); ok {
+					if code, comp, cause := sf.failure(); cause != nil {
+						return it.fail(code, comp, cause)
+					}
+				}
 				c := it.probeF(h)
 				if c < 0 {
 					c = firstNonFinite(it.uNew)

@@ -2,8 +2,9 @@ package ode
 
 import "fmt"
 
-// Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4. Its value is
-// stateless and safe to share; the per-solve state lives in the Integrator.
+// Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4, and the
+// stiff Rosenbrock23 and Rodas5P. Its value is stateless and safe to share;
+// the per-solve state lives in the Integrator.
 type Method interface {
 	Name() string
 	// info seals the interface: methods are defined in this package.
@@ -65,6 +66,14 @@ type stepper[T Float] interface {
 	degree() int
 }
 
+// stepFailer is implemented by a stepper whose attempts can fail for a
+// reason of its own (a singular W, a non-finite Jacobian). When the
+// integrator gives up after such attempts it asks for the cause: a non-nil
+// error ends the solve with that Retcode and component.
+type stepFailer interface {
+	failure() (code Retcode, component int, cause error)
+}
+
 // newStepper builds method m's stepper for state type T and dimension n;
 // adaptive is false under FixedStep (no error estimate needed). A new family
 // of methods (Rosenbrock23, Rodas5P) adds its case here, with its Method
@@ -73,6 +82,10 @@ func newStepper[T Float](m Method, n int, adaptive bool) (stepper[T], error) {
 	switch m := m.(type) {
 	case *erkMethod:
 		return newERK[T](m.tab, n, adaptive), nil
+	case *rosMethod:
+		return newRosenbrock[T](m.tab, n, adaptive), nil
+	case *r23Method:
+		return newRos23[T](n, adaptive), nil
 	}
 	return nil, fmt.Errorf("ode: method %s has no stepper", m.Name())
 }

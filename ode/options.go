@@ -20,6 +20,7 @@ type options struct {
 	tstops     []float64 // sorted ascending copy
 	dt0        float64
 	fixed      float64
+	workers    int   // Ensemble.Solve's goroutines (ensemble.go); 0: GOMAXPROCS
 	err        error // first invalid option
 }
 

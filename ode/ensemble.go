@@ -1,0 +1,592 @@
+package ode
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultShardSize is the number of trajectories in a shard when
+// Ensemble.ShardSize is 0.
+const DefaultShardSize = 16
+
+// Ensemble is N trajectories of one problem: trajectory i solves Base as
+// changed by Modify(i, rng, &p). Solve runs them on Workers(n) goroutines,
+// and its results are identical, bit for bit, for any n.
+//
+//	ens := ode.Ensemble[float64]{Base: prob, N: 1000,
+//		Modify: func(i int, rng *rand.Rand, p *ode.Problem[float64]) { p.U0[0] = 1 + 0.001*float64(i) }}
+//	res, err := ens.Solve(ctx, ode.Tsit5(), ode.Tol(1e-6, 1e-8), ode.Workers(4))
+//	// res.U[i]: the final state of trajectory i
+//
+// The trajectories are cut into shards of ShardSize consecutive indices
+// (independent of the number of workers). Each worker takes shards in
+// order and runs their trajectories one after the other in one reused
+// Integrator, so a trajectory allocates nothing. Trajectory i's output goes
+// to its own slot of the result; Reduce folds the outputs of one shard, in
+// index order, into a zeroed accumulator, and the shards' accumulators are
+// added up in shard order. Nothing depends on which worker ran what.
+//
+// A Shard is a plain value (two indices and the seed), and SolveShard and
+// Merge are the two halves of Solve for runners that execute shards
+// elsewhere: Merge of the SolveShard results of every shard, computed
+// anywhere in any order, equals Solve.
+//
+// Modify, Output and Reduce, like F, Jac and the Events' G and Affect, are
+// called concurrently from several workers (for different trajectories),
+// so they must not write shared state.
+type Ensemble[T Float] struct {
+	// Base is the problem every trajectory starts from. It must be valid on
+	// its own (it also sets up each worker's Integrator).
+	Base Problem[T]
+	// N is the number of trajectories, indexed 0 … N−1.
+	N int
+	// Seed is the master seed of the per-trajectory random generators.
+	Seed uint64
+	// Modify, if set, makes trajectory i's problem from a copy of Base. p.U0
+	// is a private copy of Base.U0 that Modify may overwrite in place (or
+	// replace). p.P is Base.P itself, shared by every trajectory: do not
+	// write into it; point p.P at another view instead (θ[i*k:(i+1)*k]).
+	// The span, F, Jac and Events may be replaced too; the dimension may
+	// not. rng is trajectory i's own generator, a PCG seeded from (Seed, i)
+	// (see TrajectoryRand), valid only during the call.
+	Modify func(i int, rng *rand.Rand, p *Problem[T])
+	// Output, if set, writes trajectory i's output into out (len
+	// OutputSize) after a successful solve, reading the integrator (U, T,
+	// Saved, Stats). Without it the output is the final state (OutputSize
+	// is then 0 or the dimension).
+	Output     func(out []T, i int, it *Integrator[T])
+	OutputSize int
+	// DropOutputs keeps no per-trajectory outputs (EnsembleResult.U is
+	// nil): for ensembles that only Reduce. Output is still called, into a
+	// scratch slot that Reduce then reads.
+	DropOutputs bool
+	// Reduce, if set, folds trajectory i's output into acc (len
+	// ReduceSize), which is zero at the start of each shard. The shards'
+	// accumulators are summed elementwise in shard order into
+	// EnsembleResult.Acc. Failed trajectories are not reduced.
+	Reduce     func(acc []float64, i int, out []T)
+	ReduceSize int
+	// ShardSize is the number of consecutive trajectories in a shard
+	// (default DefaultShardSize). Outputs do not depend on it; Acc does,
+	// through the order of its floating-point additions.
+	ShardSize int
+}
+
+// Shard is a range [Lo, Hi) of trajectory indices of an ensemble, with the
+// ensemble's master seed: everything a runner needs besides the ensemble
+// itself (which is code) to compute the shard's partial results.
+type Shard struct {
+	Lo, Hi int
+	Seed   uint64
+}
+
+// TrajectoryError is the failure of one trajectory: a solve that stopped
+// early (an *Error), or a problem that Modify left invalid.
+type TrajectoryError struct {
+	Index int
+	Err   error
+}
+
+func (e TrajectoryError) Error() string {
+	return fmt.Sprintf("ode: trajectory %d: %v", e.Index, e.Err)
+}
+
+func (e TrajectoryError) Unwrap() error { return e.Err }
+
+// EnsembleError is the error of an ensemble in which some trajectories
+// failed; the others finished and their results are in the EnsembleResult
+// returned with it.
+type EnsembleError struct {
+	N      int               // trajectories in the ensemble
+	Errors []TrajectoryError // the failures, by increasing index
+}
+
+func (e *EnsembleError) Error() string {
+	if len(e.Errors) == 0 {
+		return "ode: ensemble: no failed trajectory"
+	}
+	return fmt.Sprintf("ode: ensemble: %d of %d trajectories failed; the first: %v", len(e.Errors), e.N, e.Errors[0])
+}
+
+// Unwrap returns the trajectories' errors, for errors.Is and errors.As.
+func (e *EnsembleError) Unwrap() []error {
+	errs := make([]error, len(e.Errors))
+	for i, te := range e.Errors {
+		errs[i] = te
+	}
+	return errs
+}
+
+// EnsembleResult holds what an ensemble computed.
+type EnsembleResult[T Float] struct {
+	// U[i] is trajectory i's output (by default its final state), a view
+	// into one buffer; NaN for a failed trajectory. nil with DropOutputs.
+	U [][]T
+	// Acc is the sum over shards, in shard order, of Reduce's per-shard
+	// accumulators; nil without Reduce.
+	Acc []float64
+	// Errors lists the failed trajectories by increasing index.
+	Errors []TrajectoryError
+	// Stats sums the counters of every trajectory. Retcode is Success when
+	// no trajectory failed, else the first failure's (Unfinished if its
+	// problem was invalid).
+	Stats Stats
+}
+
+// Workers sets how many goroutines Ensemble.Solve runs shards on (default
+// runtime.GOMAXPROCS(0)); the results do not depend on it. Solve and Init
+// ignore it.
+func Workers(n int) Option {
+	return func(o *options) {
+		if n < 1 {
+			o.fail("Workers(%d): want n ≥ 1", n)
+			return
+		}
+		o.workers = n
+	}
+}
+
+// splitmix64 is the SplitMix64 finaliser (Steele, Lea, Flood 2014).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// trajectorySeed is the PCG seed of trajectory i under the master seed.
+func trajectorySeed(seed uint64, i int) (hi, lo uint64) {
+	hi = splitmix64(seed ^ splitmix64(uint64(i)))
+	lo = splitmix64(hi ^ 0x6a09e667f3bcc909)
+	return hi, lo
+}
+
+// TrajectoryRand returns a new generator in the state that Modify receives
+// for trajectory i of an ensemble with master seed seed: a PCG whose two
+// seed words are derived from (seed, i) by SplitMix64, so that neighbouring
+// trajectories get unrelated streams.
+func TrajectoryRand(seed uint64, i int) *rand.Rand {
+	return rand.New(rand.NewPCG(trajectorySeed(seed, i)))
+}
+
+// ensConfig is an ensemble's checked configuration.
+type ensConfig struct {
+	n, k, shard int // dimension, output size, shard size
+	workers     int
+}
+
+func (e *Ensemble[T]) config(opts []Option) (ensConfig, error) {
+	var c ensConfig
+	if e.N < 0 {
+		return c, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
+	}
+	if err := e.Base.validate(); err != nil {
+		return c, fmt.Errorf("ode: Ensemble.Base: %w", err)
+	}
+	c.n = len(e.Base.U0)
+	c.k = c.n
+	switch {
+	case e.Output != nil && e.OutputSize < 1:
+		return c, fmt.Errorf("ode: Ensemble.OutputSize = %d, want ≥ 1 with Output", e.OutputSize)
+	case e.Output != nil:
+		c.k = e.OutputSize
+	case e.OutputSize != 0 && e.OutputSize != c.n:
+		return c, fmt.Errorf("ode: Ensemble.OutputSize = %d without Output, want 0 or the dimension %d (the final state)", e.OutputSize, c.n)
+	}
+	if (e.Reduce != nil) != (e.ReduceSize > 0) || e.ReduceSize < 0 {
+		return c, fmt.Errorf("ode: Ensemble.ReduceSize = %d (Reduce set: %t), want ReduceSize ≥ 1 exactly when Reduce is set",
+			e.ReduceSize, e.Reduce != nil)
+	}
+	if e.ShardSize < 0 {
+		return c, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+	}
+	c.shard = cmp.Or(e.ShardSize, DefaultShardSize)
+	o := defaultOptions()
+	for _, op := range opts {
+		if op != nil {
+			op(&o)
+		}
+	}
+	if o.err != nil {
+		return c, o.err
+	}
+	c.workers = cmp.Or(o.workers, runtime.GOMAXPROCS(0))
+	return c, nil
+}
+
+// Shards cuts the trajectories into shards of ShardSize (the last one may be
+// shorter), in order.
+func (e Ensemble[T]) Shards() []Shard {
+	size := cmp.Or(max(e.ShardSize, 0), DefaultShardSize)
+	s := make([]Shard, 0, (max(e.N, 0)+size-1)/size)
+	for lo := 0; lo < e.N; lo += size {
+		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), Seed: e.Seed})
+	}
+	return s
+}
+
+// Problem returns trajectory i's problem, as Modify makes it from Base and
+// the trajectory's generator, with its own copy of U0: to rerun one
+// trajectory (a failed one, say) with Solve and other options.
+func (e Ensemble[T]) Problem(i int) Problem[T] {
+	p := e.Base
+	p.U0 = slices.Clone(e.Base.U0)
+	if e.Modify != nil {
+		e.Modify(i, TrajectoryRand(e.Seed, i), &p)
+	}
+	return p
+}
+
+// ensWorker is one worker's reusable state: an integrator and the buffers
+// for building and collecting one trajectory at a time.
+type ensWorker[T Float] struct {
+	it    *Integrator[T]
+	prob  Problem[T] // trajectory's problem, given to Modify (a field, so it does not escape per call)
+	u0    []T        // its private U0
+	slot  []T        // output slot with DropOutputs
+	acc   []float64  // the current shard's accumulator
+	pcg   rand.PCG
+	rng   *rand.Rand
+	stats Stats
+}
+
+func (e *Ensemble[T]) newWorker(c ensConfig, m Method, opts []Option) (*ensWorker[T], error) {
+	it, err := Init(e.Base, m, opts...)
+	if err != nil {
+		return nil, err
+	}
+	w := &ensWorker[T]{it: it, u0: padded[T](c.n)}
+	w.rng = rand.New(&w.pcg)
+	if e.DropOutputs {
+		w.slot = padded[T](c.k)
+	}
+	if e.ReduceSize > 0 {
+		w.acc = padded[float64](e.ReduceSize)
+	}
+	return w, nil
+}
+
+// runShard solves the trajectories of s in order. out holds their outputs
+// ((Hi−Lo)·k values) unless outputs are dropped (nil); the reduction goes to
+// w.acc, the counters to w.stats. It returns the failures, and
+// cancelled = true if ctx was cancelled before the shard finished.
+func (e *Ensemble[T]) runShard(ctx context.Context, w *ensWorker[T], c ensConfig, s Shard, out []T) (errs []TrajectoryError, cancelled bool) {
+	it := w.it
+	for i := s.Lo; i < s.Hi; i++ {
+		w.prob = e.Base
+		copy(w.u0, e.Base.U0)
+		w.prob.U0 = w.u0
+		if e.Modify != nil {
+			w.pcg.Seed(trajectorySeed(s.Seed, i))
+			e.Modify(i, w.rng, &w.prob)
+		}
+		err := it.ReinitProblem(w.prob)
+		if err == nil {
+			err = it.Run(ctx)
+			st := it.Stats()
+			w.stats.FEvals += st.FEvals
+			w.stats.JacEvals += st.JacEvals
+			w.stats.LUs += st.LUs
+			w.stats.Accepted += st.Accepted
+			w.stats.Rejected += st.Rejected
+		}
+		slot := w.slot
+		if out != nil {
+			slot = out[(i-s.Lo)*c.k : (i-s.Lo+1)*c.k : (i-s.Lo+1)*c.k]
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return errs, true
+			}
+			errs = append(errs, TrajectoryError{Index: i, Err: err})
+			nan := T(math.NaN())
+			for j := range slot {
+				slot[j] = nan
+			}
+			continue
+		}
+		if e.Output != nil {
+			e.Output(slot, i, it)
+		} else {
+			copy(slot, it.U())
+		}
+		if e.Reduce != nil {
+			e.Reduce(w.acc, i, slot)
+		}
+	}
+	return errs, false
+}
+
+// ensRun is one Solve: shards handed out in order from an atomic counter,
+// and the ordered merge of the shards' accumulators.
+type ensRun[T Float] struct {
+	e      *Ensemble[T]
+	c      ensConfig
+	shards []Shard
+	flat   []T
+	errs   [][]TrajectoryError // per shard
+	next   atomic.Int64
+	stop   atomic.Bool // a worker saw ctx cancelled
+
+	mu      sync.Mutex
+	merged  int         // shards added into total so far
+	total   []float64   // Σ of the accumulators of shards < merged, in order
+	pending [][]float64 // accumulators of finished shards ≥ merged
+	free    [][]float64 // zeroed spare accumulators
+}
+
+func (r *ensRun[T]) work(ctx context.Context, w *ensWorker[T]) {
+	k := r.c.k
+	for !r.stop.Load() {
+		s := int(r.next.Add(1) - 1)
+		if s >= len(r.shards) {
+			return
+		}
+		sh := r.shards[s]
+		var out []T
+		if r.flat != nil {
+			out = r.flat[sh.Lo*k : sh.Hi*k]
+		}
+		errs, cancelled := r.e.runShard(ctx, w, r.c, sh, out)
+		if cancelled {
+			r.stop.Store(true)
+			return
+		}
+		r.errs[s] = errs
+		if r.total != nil {
+			w.acc = r.merge(s, w.acc)
+		}
+	}
+}
+
+// merge hands in shard s's accumulator and returns a zeroed one for the
+// next shard. Accumulators are added into the total strictly in shard
+// order; one that arrives early waits in pending.
+func (r *ensRun[T]) merge(s int, acc []float64) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s != r.merged {
+		r.pending[s] = acc
+		if k := len(r.free); k > 0 {
+			acc = r.free[k-1]
+			r.free = r.free[:k-1]
+			return acc
+		}
+		return make([]float64, len(acc))
+	}
+	addInto(r.total, acc)
+	clear(acc)
+	r.merged++
+	for r.merged < len(r.pending) && r.pending[r.merged] != nil {
+		p := r.pending[r.merged]
+		addInto(r.total, p)
+		clear(p)
+		r.pending[r.merged] = nil
+		r.free = append(r.free, p)
+		r.merged++
+	}
+	return acc
+}
+
+func addInto(dst, src []float64) {
+	src = src[:len(dst)]
+	for j, v := range src {
+		dst[j] += v
+	}
+}
+
+// Solve solves the N trajectories with method m and the options opts (those
+// of Solve, plus Workers) and returns their outputs and reduction.
+//
+// If some trajectories fail (max steps, dt underflow, NaN/Inf, or a problem
+// that Modify left invalid), the others still finish: Solve returns the
+// result, with the failures in res.Errors and NaN outputs in their slots,
+// and an *EnsembleError listing them. If ctx is cancelled, Solve stops
+// starting trajectories and returns a nil result and an error wrapping
+// ctx.Err(). Invalid input (the ensemble's fields, Base, the method or an
+// option) returns a nil result and an error before any trajectory runs.
+//
+// Solve allocates its result and one Integrator per worker; the
+// trajectories themselves allocate nothing (unless Modify, Output or
+// Reduce do).
+func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*EnsembleResult[T], error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := e.config(opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &ensRun[T]{e: &e, c: c, shards: e.Shards()}
+	r.errs = make([][]TrajectoryError, len(r.shards))
+	res := &EnsembleResult[T]{}
+	if !e.DropOutputs {
+		r.flat = make([]T, e.N*c.k)
+		res.U = make([][]T, e.N)
+		for i := range res.U {
+			res.U[i] = r.flat[i*c.k : (i+1)*c.k : (i+1)*c.k]
+		}
+	}
+	if e.Reduce != nil {
+		r.total = make([]float64, e.ReduceSize)
+		r.pending = make([][]float64, len(r.shards))
+	}
+	nw := max(1, min(c.workers, len(r.shards)))
+	workers := make([]*ensWorker[T], nw)
+	for j := range workers {
+		if workers[j], err = e.newWorker(c, m, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ode: ensemble cancelled: %w", err)
+	}
+	if nw == 1 {
+		r.work(ctx, workers[0])
+	} else {
+		var wg sync.WaitGroup
+		for _, w := range workers {
+			wg.Go(func() { r.work(ctx, w) })
+		}
+		wg.Wait()
+	}
+	if r.stop.Load() {
+		return nil, fmt.Errorf("ode: ensemble cancelled: %w", context.Cause(ctx))
+	}
+	for _, w := range workers {
+		res.Stats.addCounts(w.stats)
+	}
+	for _, es := range r.errs {
+		res.Errors = append(res.Errors, es...)
+	}
+	res.Acc = r.total
+	return res, finishEnsemble(res, e.N)
+}
+
+func (s *Stats) addCounts(o Stats) {
+	s.FEvals += o.FEvals
+	s.JacEvals += o.JacEvals
+	s.LUs += o.LUs
+	s.Accepted += o.Accepted
+	s.Rejected += o.Rejected
+}
+
+// finishEnsemble sets the result's Retcode and returns the ensemble's error.
+func finishEnsemble[T Float](res *EnsembleResult[T], n int) error {
+	if len(res.Errors) == 0 {
+		res.Stats.Retcode = Success
+		return nil
+	}
+	res.Stats.Retcode = Unfinished
+	var se *Error
+	if errors.As(res.Errors[0].Err, &se) {
+		res.Stats.Retcode = se.Code
+	}
+	return &EnsembleError{N: n, Errors: res.Errors}
+}
+
+// ShardResult is the partial result of one shard: the outputs of its
+// trajectories Lo … Hi−1 (flat, (Hi−Lo)·OutputSize values; nil with
+// DropOutputs), its accumulator (nil without Reduce), its failures and the
+// sum of its counters.
+type ShardResult[T Float] struct {
+	Shard  Shard
+	U      []T
+	Acc    []float64
+	Errors []TrajectoryError
+	Stats  Stats
+}
+
+// SolveShard computes one shard's partial result in a new Integrator: what
+// a remote runner executes. Failed trajectories are in the result's Errors;
+// the error is for invalid input and cancellation.
+func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...Option) (*ShardResult[T], error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := e.config(opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
+		return nil, fmt.Errorf("ode: SolveShard: shard [%d, %d) is not within [0, %d)", s.Lo, s.Hi, e.N)
+	}
+	w, err := e.newWorker(c, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	sr := &ShardResult[T]{Shard: s, Acc: w.acc}
+	if !e.DropOutputs {
+		sr.U = make([]T, (s.Hi-s.Lo)*c.k)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ode: shard [%d, %d) cancelled: %w", s.Lo, s.Hi, err)
+	}
+	errs, cancelled := e.runShard(ctx, w, c, s, sr.U)
+	if cancelled {
+		return nil, fmt.Errorf("ode: shard [%d, %d) cancelled: %w", s.Lo, s.Hi, context.Cause(ctx))
+	}
+	sr.Errors, sr.Stats = errs, w.stats
+	return sr, nil
+}
+
+// Merge combines the partial results of every shard of Shards (in any
+// order; they are sorted by Lo) into the ensemble's result, summing the
+// accumulators in shard order: the result, and the error, equal Solve's.
+func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) {
+	c, err := e.config(nil)
+	if err != nil {
+		return nil, err
+	}
+	want := e.Shards()
+	if len(parts) != len(want) {
+		return nil, fmt.Errorf("ode: Merge: %d shard results, want %d", len(parts), len(want))
+	}
+	ps := slices.Clone(parts)
+	for _, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("ode: Merge: nil shard result")
+		}
+	}
+	slices.SortFunc(ps, func(a, b *ShardResult[T]) int { return cmp.Compare(a.Shard.Lo, b.Shard.Lo) })
+	res := &EnsembleResult[T]{}
+	var flat []T
+	if !e.DropOutputs {
+		flat = make([]T, 0, e.N*c.k)
+	}
+	if e.Reduce != nil {
+		res.Acc = make([]float64, e.ReduceSize)
+	}
+	for j, p := range ps {
+		if p.Shard != want[j] {
+			return nil, fmt.Errorf("ode: Merge: shard result %d covers %+v, want %+v", j, p.Shard, want[j])
+		}
+		if nu := (p.Shard.Hi - p.Shard.Lo) * c.k; !e.DropOutputs && len(p.U) != nu {
+			return nil, fmt.Errorf("ode: Merge: shard [%d, %d) has %d outputs, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U), nu)
+		}
+		if len(p.Acc) != e.ReduceSize {
+			return nil, fmt.Errorf("ode: Merge: shard [%d, %d) has an accumulator of %d, want %d", p.Shard.Lo, p.Shard.Hi, len(p.Acc), e.ReduceSize)
+		}
+		flat = append(flat, p.U...)
+		if res.Acc != nil {
+			addInto(res.Acc, p.Acc)
+		}
+		res.Errors = append(res.Errors, p.Errors...)
+		res.Stats.addCounts(p.Stats)
+	}
+	if !e.DropOutputs {
+		res.U = make([][]T, e.N)
+		for i := range res.U {
+			res.U[i] = flat[i*c.k : (i+1)*c.k : (i+1)*c.k]
+		}
+	}
+	return res, finishEnsemble(res, e.N)
+}

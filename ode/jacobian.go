@@ -1,0 +1,207 @@
+package ode
+
+import (
+	"fmt"
+	"math"
+)
+
+// Jacobians for the stiff methods. The sources, in order of preference:
+// Problem.Jac when given (ADFunc builds one from a right-hand side written
+// with ad ops), else forward differences of F. The time derivative ∂F/∂t,
+// which Rosenbrock methods need for non-autonomous problems, is always a
+// forward difference (one evaluation of F; exactly zero when F does not
+// depend on t).
+
+// jacEval evaluates J = ∂F/∂u and ∂F/∂t at (t, u) given f0 = F(t, u).
+type jacEval[T Float] struct {
+	n       int
+	sqrtEps float64 // √ε of T: the relative size of difference steps
+	up      []T     // the perturbed state
+	fp      []T     // F at the perturbed point
+}
+
+func newJacEval[T Float](n int) jacEval[T] {
+	buf := padded[T](2 * n)
+	se := math.Sqrt(0x1p-52)
+	if T(1)+T(0x1p-30) == T(1) { // T is float32
+		se = math.Sqrt(0x1p-23)
+	}
+	return jacEval[T]{n: n, sqrtEps: se, up: buf[:n:n], fp: buf[n:]}
+}
+
+// jacobian writes the row-major Jacobian J[i*n+j] = ∂F_i/∂u_j at (it.t,
+// it.u), from Problem.Jac or else by forward differences (n evaluations of
+// F, counted in FEvals). It counts one JacEval either way. h is the step
+// the Jacobian is for.
+//
+// The difference increments are CVODE's (cvDlsDenseDQJac): δ_j =
+// max(√ε·|u_j|, m·(atol + rtol·|u_j|)) with m = 1000·|h|·ε·n·‖f0‖ (the
+// weighted RMS norm; m = 1 when f0 = 0), so a component far below 1 (a
+// radical concentration of 1e-10) is perturbed on its own scale, not by √ε.
+func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
+	it.stats.JacEvals++
+	u, p, t := it.u, it.prob.P, it.t
+	if it.prob.Jac != nil {
+		it.prob.Jac(J, u, p, t)
+		return
+	}
+	n := je.n
+	up, fp := je.up, je.fp
+	copy(up, u)
+	f0 = f0[:n]
+	atol, rtol := it.o.atol, it.o.rtol
+	ue := je.sqrtEps * je.sqrtEps
+	fn := wrmsNorm(f0, u, u, atol, rtol)
+	minInc := 1.0
+	if fn > 0 && fn <= math.MaxFloat64 {
+		minInc = 1000 * math.Abs(h) * ue * float64(n) * fn
+	}
+	for j := 0; j < n; j++ {
+		uj := up[j]
+		a := math.Abs(float64(uj))
+		d := T(max(je.sqrtEps*a, minInc*(atol+rtol*a)))
+		up[j] = uj + d
+		d = up[j] - uj // exactly representable
+		if d == 0 {    // δ below the spacing of floats at u_j
+			d = T(je.sqrtEps * max(a, 1))
+			up[j] = uj + d
+			d = up[j] - uj
+		}
+		it.prob.F(fp, up, p, t)
+		inv := 1 / d
+		for i, v := range fp[:n] {
+			J[i*n+j] = (v - f0[i]) * inv
+		}
+		up[j] = uj
+	}
+	it.stats.FEvals += n
+}
+
+// timeDerivative writes ∂F/∂t at (it.t, it.u) into dT by a forward
+// difference over δt = min(√ε·max(|t|, 1), |h|) in the direction of the
+// step h: one evaluation of F. Staying inside the step keeps the difference
+// from reaching across a TStop (where F may jump); the Rosenbrock stages
+// use ∂F/∂t multiplied by h², so the rounding error of a small δt, about
+// ε·|F|/δt, costs nothing.
+func (je *jacEval[T]) timeDerivative(it *Integrator[T], dT, f0 []T, h float64) {
+	t := it.t
+	tt := t + math.Copysign(min(je.sqrtEps*max(math.Abs(t), 1), math.Abs(h)), h)
+	dt := tt - t
+	if dt == 0 {
+		clear(dT)
+		return
+	}
+	it.prob.F(je.fp, it.u, it.prob.P, tt)
+	it.stats.FEvals++
+	inv := T(1 / dt)
+	for i, v := range je.fp[:je.n] {
+		dT[i] = (v - f0[i]) * inv
+	}
+}
+
+// wSystem holds the Jacobian of the current step, ∂F/∂t, and the LU factors
+// of W = I − hγ·J (the matrix of every stage of a Rosenbrock method). J and
+// ∂F/∂t are evaluated once per step, at its start, and kept across rejected
+// attempts; W is factored again whenever J or h changes.
+type wSystem[T Float] struct {
+	n       int
+	je      jacEval[T]
+	J, W    []T
+	dT      []T
+	scale   []T // row magnitudes of W's terms, for luFactor
+	piv     []int
+	perm    []int   // for n ≤ 3: the pivoting as a permutation (luPerm)
+	jacOK   bool    // J and dT are those of the current (t, u)
+	hg      float64 // hγ of the factored W; 0 when W is not valid
+	failK   int     // why the last prepare failed: wOK, wSingular, wJacNaN
+	failAt  int     // the pivot column, or the flat index of the bad entry
+	userJac bool    // J came from Problem.Jac
+}
+
+const (
+	wOK = iota
+	wSingular
+	wJacNaN
+)
+
+func newWSystem[T Float](n int) wSystem[T] {
+	buf := padded[T](2*n*n + 2*n)
+	return wSystem[T]{
+		n: n, je: newJacEval[T](n),
+		J: buf[: n*n : n*n], W: buf[n*n : 2*n*n : 2*n*n], dT: buf[2*n*n : 2*n*n+n : 2*n*n+n], scale: buf[2*n*n+n:],
+		piv: make([]int, n), perm: make([]int, n),
+	}
+}
+
+// invalidate forgets J (the state changed: a new step or an event).
+func (w *wSystem[T]) invalidate() { w.jacOK, w.hg = false, 0 }
+
+// prepare makes J and ∂F/∂t current for (it.t, it.u), whose F is f0, and W
+// = I − hγJ factored. It returns false when W cannot be factored (singular,
+// or J not finite); failure then describes why.
+func (w *wSystem[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
+	w.failK = wOK
+	if !w.jacOK {
+		w.userJac = it.prob.Jac != nil
+		w.je.jacobian(it, w.J, f0, h)
+		w.je.timeDerivative(it, w.dT, f0, h)
+		w.jacOK, w.hg = true, 0
+		if i := firstNonFinite(w.J); i >= 0 {
+			w.failK, w.failAt = wJacNaN, i
+			w.jacOK = false
+			return false
+		}
+	}
+	hg := h * gamma
+	if hg == w.hg {
+		return true
+	}
+	c := T(-hg)
+	W, J := w.W, w.J
+	n := w.n
+	for i := 0; i < n; i++ {
+		row, jr := W[i*n:(i+1)*n], J[i*n:(i+1)*n]
+		sc := T(1)
+		for j, v := range jr {
+			x := c * v
+			row[j] = x
+			sc = max(sc, abs(x))
+		}
+		row[i] += 1
+		w.scale[i] = sc
+	}
+	it.stats.LUs++
+	if k := luFactor(W, n, w.piv, w.scale); k >= 0 {
+		w.hg = 0
+		w.failK, w.failAt = wSingular, k
+		return false
+	}
+	w.hg = hg
+	if w.n <= 3 {
+		luPerm(w.piv, w.perm)
+	}
+	return true
+}
+
+// solve overwrites b with W⁻¹b.
+func (w *wSystem[T]) solve(b []T) {
+	if w.n > 3 || !luSolveSmall(w.W, w.n, w.perm, b) {
+		luSolve(w.W, w.n, w.piv, b)
+	}
+}
+
+// failure reports why the last prepare failed, or a nil error.
+func (w *wSystem[T]) failure() (Retcode, int, error) {
+	switch w.failK {
+	case wSingular:
+		return Singular, -1, fmt.Errorf("W = I − γ·dt·J is singular (zero pivot in column %d)", w.failAt)
+	case wJacNaN:
+		i, j := w.failAt/w.n, w.failAt%w.n
+		src := "the finite-difference Jacobian"
+		if w.userJac {
+			src = "the Jacobian from Problem.Jac"
+		}
+		return NonFinite, i, fmt.Errorf("%s has a NaN or Inf at J[%d][%d]", src, i, j)
+	}
+	return Unfinished, -1, nil
+}

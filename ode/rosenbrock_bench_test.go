@@ -1,0 +1,77 @@
+package ode_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// Robertson to t = 1e5 at rtol 1e-6, atol 1e-8 (issue 7's stiff figure):
+// a warm Integrator, Reinit + Run per iteration.
+func benchRobertson(b *testing.B, m ode.Method, jac func(J, u []float64, p []float32, t float64), rtol, atol float64) {
+	u0 := []float64{1, 0, 0}
+	it, err := ode.Init(ode.Problem[float64]{F: robertson, Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(rtol, atol))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := it.Reinit(u0, 0, 1e5, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := it.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st := it.Stats()
+	b.ReportMetric(float64(st.Accepted), "steps")
+	b.ReportMetric(float64(st.FEvals), "fevals")
+	b.ReportMetric(float64(st.JacEvals), "jacs")
+	b.ReportMetric(float64(st.LUs), "LUs")
+	b.ReportMetric(weightedErr(it.U(), robertsonRef1e5, rtol, atol), "werr")
+	b.ReportMetric(maxRelErr(it.U(), robertsonRef1e5), "maxrelerr")
+}
+
+func maxRelErr(u, ref []float64) float64 {
+	m := 0.0
+	for i := range u {
+		m = max(m, relErr(u[i], ref[i]))
+	}
+	return m
+}
+
+func BenchmarkRobertsonRosenbrock23Jac(b *testing.B) {
+	benchRobertson(b, ode.Rosenbrock23(), robertsonJac, 1e-6, 1e-8)
+}
+func BenchmarkRobertsonRosenbrock23FD(b *testing.B) {
+	benchRobertson(b, ode.Rosenbrock23(), nil, 1e-6, 1e-8)
+}
+func BenchmarkRobertsonRodas5PJac(b *testing.B) {
+	benchRobertson(b, ode.Rodas5P(), robertsonJac, 1e-6, 1e-8)
+}
+func BenchmarkRobertsonRodas5PFD(b *testing.B) { benchRobertson(b, ode.Rodas5P(), nil, 1e-6, 1e-8) }
+func BenchmarkRobertsonRodas5PJacTight(b *testing.B) {
+	benchRobertson(b, ode.Rodas5P(), robertsonJac, 1e-10, 1e-14)
+}
+
+// The same with the right-hand side written with ad ops (float32, ADFunc).
+func BenchmarkRobertsonRodas5PADFunc(b *testing.B) {
+	F, Jac := ode.ADFunc(robertsonAD, 3)
+	u0 := []float32{1, 0, 0}
+	it, err := ode.Init(ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := it.Reinit(u0, 0, 1e5, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := it.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(it.Stats().Accepted), "steps")
+}
