@@ -1,5 +1,7 @@
 package ad
 
+import "github.com/flatkit/flatkit/flat"
+
 // Broadcasting arithmetic (numpy rules: shapes aligned at the trailing axis,
 // dimensions equal or 1). A per-channel bias for (N, C, H, W) activations is
 // a (C, 1, 1) tensor; a per-feature bias for (N, F) is (F).
@@ -65,14 +67,12 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 	case la == 1 && lb == 1:
 		a, b = a[:n], b[:n]
 		switch op {
-		case opAdd:
-			for i := range out {
-				out[i] = a[i] + b[i]
-			}
+		case opAdd: // flat's SIMD Axpy: y + 1·x rounds exactly like y + x
+			copy(out, a)
+			flat.Axpy(1, b, out)
 		case opSub:
-			for i := range out {
-				out[i] = a[i] - b[i]
-			}
+			copy(out, a)
+			flat.Axpy(-1, b, out)
 		case opMul:
 			for i := range out {
 				out[i] = a[i] * b[i]
@@ -95,9 +95,8 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 				out[i] = a[i] - y
 			}
 		case opMul:
-			for i := range out {
-				out[i] = a[i] * y
-			}
+			copy(out, a)
+			flat.Scale(y, out)
 		case opDiv:
 			for i := range out {
 				out[i] = a[i] / y
