@@ -90,19 +90,7 @@ func (c *copy7) chunk(lo, hi int) {
 	copy(c.dst[0][lo:hi], c.src[0][lo:hi])
 	copy(c.dst[1][lo:hi], c.src[1][lo:hi])
 	copy(c.dst[2][lo:hi], c.src[2][lo:hi])
-	x := c.src[3][lo:hi]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i]
-		s1 += x[i+1]
-		s2 += x[i+2]
-		s3 += x[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i]
-	}
-	c.sums[lo*len(c.sums)/adamN] += s0 + s1 + s2 + s3
+	c.sums[lo*len(c.sums)/adamN] += flat.Sum(c.src[3][lo:hi]) // the read-only fourth array
 }
 
 // parallel runs fn over [0, adamN) on `workers` goroutines, split as the
