@@ -48,18 +48,29 @@ func TestConvergenceOrder(t *testing.T) {
 	// The step ranges sit where the error is asymptotic (the pre-asymptotic
 	// slope of this problem is below 5 for DP5 and Tsit5 at large steps) and
 	// above roundoff (Vern7 reaches 1e-13 at 40 steps).
-	cases := []struct {
-		m          ode.Method
-		order      int
-		denseOrder int
-		steps      []int
-	}{
+	checkConvergence(t, []convergenceCase{
 		{ode.BS3(), 3, 3, []int{20, 28, 40, 57, 80}},
 		{ode.RK4(), 4, 4, []int{20, 28, 40, 57, 80}},
 		{ode.DP5(), 5, 5, []int{80, 113, 160, 226, 320}},
 		{ode.Tsit5(), 5, 5, []int{40, 57, 80, 113, 160}},
 		{ode.Vern7(), 7, 7, []int{14, 17, 20, 28, 40}},
-	}
+	}, nil)
+}
+
+// convergenceCase is a method, its order and its interpolant's, and the
+// fixed step counts over which the error slope is fitted.
+type convergenceCase struct {
+	m          ode.Method
+	order      int
+	denseOrder int
+	steps      []int
+}
+
+// checkConvergence solves the manufactured problem with fixed steps for
+// every case and checks the fitted slopes of the error at the step ends and
+// of the dense output between them; extra, if not nil, checks each solution.
+func checkConvergence(t *testing.T, cases []convergenceCase, extra func(t *testing.T, n int, sol *ode.Solution[float64])) {
+	t.Helper()
 	const T1 = 3.0
 	for _, c := range cases {
 		t.Run(c.m.Name(), func(t *testing.T) {
@@ -72,16 +83,16 @@ func TestConvergenceOrder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if sol.Stats.Accepted != n {
-					t.Errorf("N=%d: %d steps accepted, want %d", n, sol.Stats.Accepted, n)
+				if sol.Stats.Accepted != n || len(sol.T) != n+1 || sol.T[n] != T1 {
+					t.Fatalf("N=%d: %d steps accepted, %d points saved ending at %g", n, sol.Stats.Accepted, len(sol.T), sol.T[len(sol.T)-1])
+				}
+				if extra != nil {
+					extra(t, n, sol)
 				}
 				e := 0.0 // the largest error over the step ends
 				for i, ti := range sol.T {
 					y1, y2 := manufExact(ti)
 					e = max(e, math.Hypot(sol.U[i][0]-y1, sol.U[i][1]-y2))
-				}
-				if len(sol.T) != n+1 || sol.T[n] != T1 {
-					t.Fatalf("N=%d: saved %d points ending at %g", n, len(sol.T), sol.T[len(sol.T)-1])
 				}
 				de := 0.0
 				for k := 0; k < n; k++ {
@@ -95,8 +106,7 @@ func TestConvergenceOrder(t *testing.T) {
 				}
 				hs, errs, derrs = append(hs, h), append(errs, e), append(derrs, de)
 			}
-			p := slope(hs, errs)
-			dp := slope(hs, derrs)
+			p, dp := slope(hs, errs), slope(hs, derrs)
 			t.Logf("errors %.3g, slope %.2f; dense errors %.3g, slope %.2f", errs, p, derrs, dp)
 			if math.Abs(p-float64(c.order)) > 0.3 {
 				t.Errorf("observed order %.2f, want %d ± 0.3", p, c.order)
