@@ -1,0 +1,362 @@
+package ad
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/flatkit/flatkit/internal/conv"
+)
+
+// ConvGeom is the geometry shared by Conv, ConvTranspose and ConvFilter,
+// NNlib-style: one value of plain fields, for 1-, 2- and 3-D convolutions in
+// PyTorch's layout
+//
+//	x: (N, Cin, s1, …)   w: (Cout, Cin/Groups, k1, …)   y: (N, Cout, o1, …)
+//
+// with, per spatial axis, o = (s + PadLo + PadHi − Dilation·(k−1) − 1)/Stride + 1.
+//
+// Each slice holds one value per spatial axis, or a single value used for
+// every axis, or is empty for the default. The zero ConvGeom is stride 1,
+// no padding, dilation 1 and one group. Groups = Cin = Cout is a depthwise
+// convolution.
+type ConvGeom struct {
+	Stride   []int // default 1
+	PadLo    []int // zeros added before each spatial axis; default 0
+	PadHi    []int // zeros added after each spatial axis; default 0
+	Dilation []int // spacing of the kernel taps; default 1
+	Groups   int   // default 1; must divide Cin and Cout
+}
+
+// Conv returns the convolution (cross-correlation, as in PyTorch) of x with
+// the filter w: x is (N, Cin, spatial…) with 1 to 3 spatial axes, w is
+// (Cout, Cin/Groups, k…), and the result is (N, Cout, out…).
+func Conv(x, w Var, g ConvGeom) Var {
+	return applyConv(convOp, x, w, g, x.Shape(), nil)
+}
+
+// ConvTranspose returns the transposed convolution of u with w: the data
+// gradient of Conv (NNlib's ∇conv_data), the adjoint of x ↦ Conv(x, w, g).
+// u is (N, Cout, out…), w is (Cout, Cin/Groups, k…), and xShape, the shape
+// (N, Cin, spatial…) of the result, is the input shape of the convolution it
+// transposes: with stride > 1 several input sizes give the same output size,
+// so it must be given.
+func ConvTranspose(u, w Var, g ConvGeom, xShape ...int) Var {
+	return applyConv(convTOp, u, w, g, xShape, xShape)
+}
+
+// ConvFilter returns the filter gradient of Conv (NNlib's ∇conv_filter):
+// the adjoint of w ↦ Conv(x, w, g), applied to u of the output's shape
+// (N, Cout, out…). wShape is the filter's shape (Cout, Cin/Groups, k…).
+func ConvFilter(x, u Var, g ConvGeom, wShape ...int) Var {
+	return applyConv(convFOp, x, u, g, x.Shape(), wShape)
+}
+
+type (
+	convPrim  struct{}
+	convTPrim struct{}
+	convFPrim struct{}
+)
+
+var (
+	convOp  = &convPrim{}
+	convTOp = &convTPrim{}
+	convFOp = &convFPrim{}
+)
+
+// The attributes of the three primitives are
+//
+//	[r, stride×r, padLo×r, padHi×r, dilation×r, groups, target×(r+2)]
+//
+// where r is the number of spatial axes and target is the result's shape
+// for ConvTranspose (x) and ConvFilter (w), and zeros for Conv.
+
+// applyConv expands g for a rank taken from rankShape (a shape with two
+// leading axes) and applies p to a and b, assembling the attributes in the
+// tape's arena.
+func applyConv(p Primitive, a, b Var, g ConvGeom, rankShape, target []int) Var {
+	t := a.t
+	if t == nil {
+		t = b.t
+	}
+	if t == nil || t.err != nil || !t.check(p.Name(), a) || !t.check(p.Name(), b) {
+		return Apply(p, Attrs{}, a, b) // panics on zero Vars, or returns the failed Var
+	}
+	r := len(rankShape) - 2
+	if r < 1 || r > 3 {
+		return t.fail(fmt.Errorf("ad: %s: want shape (N, C, spatial…) with 1 to 3 spatial axes, got %v", p.Name(), rankShape))
+	}
+	if target != nil && len(target) != r+2 {
+		return t.fail(fmt.Errorf("ad: %s: target shape %v has rank %d, want %d", p.Name(), target, len(target), r+2))
+	}
+	ints := t.ints.alloc(5*r + 4)
+	ints[0] = r
+	for i, f := range [...]struct {
+		name string
+		v    []int
+		def  int
+	}{{"Stride", g.Stride, 1}, {"PadLo", g.PadLo, 0}, {"PadHi", g.PadHi, 0}, {"Dilation", g.Dilation, 1}} {
+		dst := ints[1+i*r : 1+(i+1)*r]
+		switch len(f.v) {
+		case 0:
+			for j := range dst {
+				dst[j] = f.def
+			}
+		case 1:
+			for j := range dst {
+				dst[j] = f.v[0]
+			}
+		case r:
+			copy(dst, f.v)
+		default:
+			return t.fail(fmt.Errorf("ad: %s: ConvGeom.%s has %d values %v, want 1 or %d (one per spatial axis)", p.Name(), f.name, len(f.v), f.v, r))
+		}
+	}
+	ints[1+4*r] = g.Groups
+	if g.Groups == 0 {
+		ints[1+4*r] = 1
+	}
+	tail := ints[2+4*r:]
+	if target != nil {
+		copy(tail, target)
+	} else {
+		clear(tail)
+	}
+	return Apply(p, Attrs{Ints: ints}, a, b)
+}
+
+// convAttrs are the decoded attributes.
+type convAttrs struct {
+	r                          int
+	stride, plo, phi, dil, tgt []int
+	groups                     int
+}
+
+func decodeConv(a Attrs) (convAttrs, error) {
+	if len(a.Ints) == 0 {
+		return convAttrs{}, fmt.Errorf("attributes are empty; want [r, stride, padLo, padHi, dilation, groups, target]")
+	}
+	r := a.Ints[0]
+	if r < 1 || r > 3 || len(a.Ints) != 5*r+4 {
+		return convAttrs{}, fmt.Errorf("malformed attributes %v: want rank 1 to 3 and 5·rank+4 values", a.Ints)
+	}
+	x := a.Ints
+	return convAttrs{r: r, stride: x[1 : 1+r], plo: x[1+r : 1+2*r], phi: x[1+2*r : 1+3*r],
+		dil: x[1+3*r : 1+4*r], groups: x[1+4*r], tgt: x[2+4*r:]}, nil
+}
+
+// geom checks the shapes of x and w against the attributes and returns the
+// kernel geometry (spatial axes padded to three).
+func (c *convAttrs) geom(xs, ws []int) (conv.Geom, error) {
+	var g conv.Geom
+	r := c.r
+	if len(xs) != r+2 {
+		return g, fmt.Errorf("input shape %v has rank %d, want %d: (N, Cin, %d spatial axes)", xs, len(xs), r+2, r)
+	}
+	if len(ws) != r+2 {
+		return g, fmt.Errorf("filter shape %v has rank %d, want %d: (Cout, Cin/groups, %d kernel axes)", ws, len(ws), r+2, r)
+	}
+	if c.groups < 1 {
+		return g, fmt.Errorf("groups = %d, want ≥ 1", c.groups)
+	}
+	g.N, g.Cin, g.Cout, g.Groups = xs[0], xs[1], ws[0], c.groups
+	switch {
+	case g.Cin%g.Groups != 0 || g.Cout%g.Groups != 0:
+		return g, fmt.Errorf("groups = %d must divide Cin = %d and Cout = %d", g.Groups, g.Cin, g.Cout)
+	case ws[1]*g.Groups != g.Cin:
+		return g, fmt.Errorf("filter shape %v: want %d input channels per group (Cin %d / groups %d), got %d", ws, g.Cin/g.Groups, g.Cin, g.Groups, ws[1])
+	}
+	for i := range xs {
+		if xs[i] < 0 || ws[i] < 0 {
+			return g, fmt.Errorf("negative dimension in shapes %v and %v", xs, ws)
+		}
+	}
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+	}
+	for j := 0; j < r; j++ {
+		a := 3 - r + j
+		s, k, st, d, lo, hi := xs[2+j], ws[2+j], c.stride[j], c.dil[j], c.plo[j], c.phi[j]
+		switch {
+		case st < 1:
+			return g, fmt.Errorf("stride %v: want every value ≥ 1", c.stride)
+		case d < 1:
+			return g, fmt.Errorf("dilation %v: want every value ≥ 1", c.dil)
+		case lo < 0 || hi < 0:
+			return g, fmt.Errorf("padding lo %v hi %v: want every value ≥ 0", c.plo, c.phi)
+		case k < 1:
+			return g, fmt.Errorf("filter shape %v: kernel size must be ≥ 1", ws)
+		}
+		span := d*(k-1) + 1
+		if s+lo+hi < span {
+			return g, fmt.Errorf("spatial axis %d: padded input size %d+%d+%d is smaller than the dilated kernel %d (input %v, filter %v)", j, s, lo, hi, span, xs, ws)
+		}
+		g.In[a], g.K[a], g.Stride[a], g.Dil[a], g.PadLo[a] = s, k, st, d, lo
+		g.Out[a] = (s+lo+hi-span)/st + 1
+	}
+	return g, nil
+}
+
+// outShape appends the convolution's output shape (N, Cout, out…).
+func (c *convAttrs) outShape(dst []int, g *conv.Geom) []int {
+	dst = append(dst, g.N, g.Cout)
+	return append(dst, g.Out[3-c.r:]...)
+}
+
+// withTarget returns a's attributes with the target shape replaced, in the
+// tape's arena.
+func withTarget(t *Tape, a Attrs, target []int) Attrs {
+	ints := t.ints.alloc(len(a.Ints))
+	copy(ints, a.Ints)
+	copy(ints[len(ints)-len(target):], target)
+	return Attrs{Ints: ints}
+}
+
+func (*convPrim) Name() string { return "Conv" }
+
+func (*convPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	c, err := decodeConv(a)
+	if err != nil {
+		return dst, err
+	}
+	g, err := c.geom(in[0], in[1])
+	if err != nil {
+		return dst, err
+	}
+	return c.outShape(dst, &g), nil
+}
+
+func (*convPrim) Forward(f *Forward) {
+	c, _ := decodeConv(f.Attrs)
+	g, _ := c.geom(f.In[0].Shape, f.In[1].Shape)
+	conv.Forward(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
+}
+
+// JVP: Conv is bilinear, so d Conv(x, w) = Conv(dx, w) + Conv(x, dw).
+func (*convPrim) JVP(r *Rule) Var {
+	var res Var
+	if t := r.Tangent(0); !t.IsZero() {
+		res = Apply(convOp, r.Attrs, t, r.In[1])
+	}
+	if t := r.Tangent(1); !t.IsZero() {
+		res = addOrSet(res, Apply(convOp, r.Attrs, r.In[0], t))
+	}
+	return res
+}
+
+// VJP: x̄ = ConvTranspose(ȳ, w), w̄ = ConvFilter(x, ȳ).
+func (*convPrim) VJP(r *Rule, cot Var) {
+	x, w := r.In[0], r.In[1]
+	if r.Need(0) {
+		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, w))
+	}
+	if r.Need(1) {
+		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
+	}
+}
+
+func (*convTPrim) Name() string { return "ConvTranspose" }
+
+func (*convTPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	c, err := decodeConv(a)
+	if err != nil {
+		return dst, err
+	}
+	g, err := c.geom(c.tgt, in[1])
+	if err != nil {
+		return dst, err
+	}
+	n0 := len(dst)
+	dst = c.outShape(dst, &g)
+	if !slices.Equal(dst[n0:], in[0]) {
+		return dst[:n0], fmt.Errorf("input shape %v: want %v, the output shape of a convolution of %v with filter %v", in[0], dst[n0:], c.tgt, in[1])
+	}
+	return append(dst[:n0], c.tgt...), nil
+}
+
+func (*convTPrim) Forward(f *Forward) {
+	c, _ := decodeConv(f.Attrs)
+	g, _ := c.geom(c.tgt, f.In[1].Shape)
+	conv.Data(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
+}
+
+// JVP: ConvTranspose is bilinear in (u, w).
+func (*convTPrim) JVP(r *Rule) Var {
+	var res Var
+	if t := r.Tangent(0); !t.IsZero() {
+		res = Apply(convTOp, r.Attrs, t, r.In[1])
+	}
+	if t := r.Tangent(1); !t.IsZero() {
+		res = addOrSet(res, Apply(convTOp, r.Attrs, r.In[0], t))
+	}
+	return res
+}
+
+// VJP: from ⟨ConvT(u, w), z⟩ = ⟨u, Conv(z, w)⟩ = ⟨w, ConvFilter(z, u)⟩,
+// ū = Conv(z̄, w) and w̄ = ConvFilter(z̄, u).
+func (*convTPrim) VJP(r *Rule, cot Var) {
+	u, w := r.In[0], r.In[1]
+	if r.Need(0) {
+		r.AddGrad(0, Apply(convOp, r.Attrs, cot, w))
+	}
+	if r.Need(1) {
+		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), cot, u))
+	}
+}
+
+func (*convFPrim) Name() string { return "ConvFilter" }
+
+func (*convFPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	c, err := decodeConv(a)
+	if err != nil {
+		return dst, err
+	}
+	g, err := c.geom(in[0], c.tgt)
+	if err != nil {
+		return dst, err
+	}
+	n0 := len(dst)
+	dst = c.outShape(dst, &g)
+	if !slices.Equal(dst[n0:], in[1]) {
+		return dst[:n0], fmt.Errorf("output cotangent shape %v: want %v, the output shape of a convolution of %v with filter %v", in[1], dst[n0:], in[0], c.tgt)
+	}
+	return append(dst[:n0], c.tgt...), nil
+}
+
+func (*convFPrim) Forward(f *Forward) {
+	c, _ := decodeConv(f.Attrs)
+	g, _ := c.geom(f.In[0].Shape, c.tgt)
+	conv.Filter(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
+}
+
+// JVP: ConvFilter is bilinear in (x, u).
+func (*convFPrim) JVP(r *Rule) Var {
+	var res Var
+	if t := r.Tangent(0); !t.IsZero() {
+		res = Apply(convFOp, r.Attrs, t, r.In[1])
+	}
+	if t := r.Tangent(1); !t.IsZero() {
+		res = addOrSet(res, Apply(convFOp, r.Attrs, r.In[0], t))
+	}
+	return res
+}
+
+// VJP: from ⟨ConvFilter(x, u), v⟩ = ⟨Conv(x, v), u⟩ = ⟨x, ConvT(u, v)⟩,
+// x̄ = ConvTranspose(u, v̄) and ū = Conv(x, v̄).
+func (*convFPrim) VJP(r *Rule, cot Var) {
+	x, u := r.In[0], r.In[1]
+	if r.Need(0) {
+		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), u, cot))
+	}
+	if r.Need(1) {
+		r.AddGrad(1, Apply(convOp, r.Attrs, x, cot))
+	}
+}
+
+var (
+	_ JVPRule = convOp
+	_ VJPRule = convOp
+	_ JVPRule = convTOp
+	_ VJPRule = convTOp
+	_ JVPRule = convFOp
+	_ VJPRule = convFOp
+)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ad_test
+
+const convRace = false

@@ -1,0 +1,199 @@
+package conv
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// refForward is conv in float64 by plain loops, written independently of
+// visit: it enumerates every tap and skips the padding.
+func refForward(x, w []float32, g *Geom) []float64 {
+	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
+	cig, cog := g.CinG(), g.CoutG()
+	y := make([]float64, g.N*g.Cout*ov)
+	for n := 0; n < g.N; n++ {
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			for o := 0; o < ov; o++ {
+				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
+				s := 0.0
+				for ci := 0; ci < cig; ci++ {
+					for k := 0; k < kv; k++ {
+						k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+						i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
+						i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
+						i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
+						if i0 < 0 || i1 < 0 || i2 < 0 || i0 >= g.In[0] || i1 >= g.In[1] || i2 >= g.In[2] {
+							continue
+						}
+						xi := (n*g.Cin+grp*cig+ci)*iv + (i0*g.In[1]+i1)*g.In[2] + i2
+						s += float64(x[xi]) * float64(w[(co*cig+ci)*kv+k])
+					}
+				}
+				y[(n*g.Cout+co)*ov+o] = s
+			}
+		}
+	}
+	return y
+}
+
+// refAdjoints returns the data and filter gradients in float64 by
+// transposing refForward's sums term by term.
+func refAdjoints(x, w, dy []float32, g *Geom) (dx, dw []float64) {
+	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
+	cig, cog := g.CinG(), g.CoutG()
+	dx = make([]float64, g.N*g.Cin*iv)
+	dw = make([]float64, g.Cout*cig*kv)
+	for n := 0; n < g.N; n++ {
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			for o := 0; o < ov; o++ {
+				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
+				d := float64(dy[(n*g.Cout+co)*ov+o])
+				for ci := 0; ci < cig; ci++ {
+					for k := 0; k < kv; k++ {
+						k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+						i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
+						i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
+						i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
+						if i0 < 0 || i1 < 0 || i2 < 0 || i0 >= g.In[0] || i1 >= g.In[1] || i2 >= g.In[2] {
+							continue
+						}
+						xi := (n*g.Cin+grp*cig+ci)*iv + (i0*g.In[1]+i1)*g.In[2] + i2
+						wi := (co*cig+ci)*kv + k
+						dx[xi] += float64(w[wi]) * d
+						dw[wi] += float64(x[xi]) * d
+					}
+				}
+			}
+		}
+	}
+	return dx, dw
+}
+
+// drawGeom draws a small random geometry of rank 1 to 3; big asks for
+// channel counts that reach the GEMM path.
+func drawGeom(t *rapid.T, big bool) *Geom {
+	g := &Geom{N: rapid.IntRange(1, 2).Draw(t, "N"), Groups: rapid.IntRange(1, 2).Draw(t, "groups")}
+	cmax := 3
+	if big {
+		cmax = 12
+	}
+	g.Cin = g.Groups * rapid.IntRange(1, cmax).Draw(t, "cin/g")
+	g.Cout = g.Groups * rapid.IntRange(1, 3).Draw(t, "cout/g")
+	r := rapid.IntRange(1, 3).Draw(t, "rank")
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+		if a < 3-r {
+			continue
+		}
+		g.K[a] = rapid.IntRange(1, 3).Draw(t, "k")
+		g.Stride[a] = rapid.IntRange(1, 2).Draw(t, "stride")
+		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
+		g.PadLo[a] = rapid.IntRange(0, 2).Draw(t, "padlo")
+		hi := rapid.IntRange(0, 2).Draw(t, "padhi")
+		span := g.Dil[a]*(g.K[a]-1) + 1
+		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), 6).Draw(t, "in")
+		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
+	}
+	return g
+}
+
+func randData(t *rapid.T, n int, label string) []float32 {
+	k := rapid.SliceOfN(rapid.IntRange(-16, 16), n, n).Draw(t, label)
+	x := make([]float32, n)
+	for i, v := range k {
+		x[i] = float32(v) / 8
+	}
+	return x
+}
+
+func near(t *rapid.T, what string, got []float32, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: length %d, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestKernelsAgainstReference checks both implementations of the three
+// kernels against the float64 loops on random geometry.
+func TestKernelsAgainstReference(t *testing.T) {
+	for _, big := range []bool{false, true} {
+		rapid.Check(t, func(rt *rapid.T) {
+			g := drawGeom(rt, big)
+			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+			w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+			wantY := refForward(x, w, g)
+			wantDx, wantDw := refAdjoints(x, w, dy, g)
+			impls := []struct {
+				name      string
+				fwd, data func(a, b, c []float32, g *Geom)
+				filter    func(a, b, c []float32, g *Geom)
+			}{
+				{"direct", DirectForward, DirectData, DirectFilter},
+				{"gemm", GemmForward, GemmData, GemmFilter},
+				{"chosen", Forward, Data, Filter},
+			}
+			for _, im := range impls {
+				y := make([]float32, len(wantY))
+				for i := range y {
+					y[i] = 99 // kernels must overwrite
+				}
+				im.fwd(y, x, w, g)
+				near(rt, im.name+" y", y, wantY)
+				dx := make([]float32, len(wantDx))
+				for i := range dx {
+					dx[i] = 99
+				}
+				im.data(dx, dy, w, g)
+				near(rt, im.name+" dx", dx, wantDx)
+				dw := make([]float32, len(wantDw))
+				for i := range dw {
+					dw[i] = 99
+				}
+				im.filter(dw, x, dy, g)
+				near(rt, im.name+" dw", dw, wantDw)
+			}
+		})
+	}
+}
+
+// TestSteadyStateAllocs pins both paths at zero allocations once warm.
+func TestSteadyStateAllocs(t *testing.T) {
+	if convRace {
+		t.Skip("sync.Pool drops items under -race")
+	}
+	g := &Geom{N: 2, Cin: 8, Cout: 4, Groups: 1,
+		In: [3]int{1, 6, 6}, K: [3]int{1, 3, 3}, Out: [3]int{1, 6, 6},
+		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
+	x := make([]float32, g.N*g.Cin*g.InVol())
+	w := make([]float32, g.Cout*g.CinG()*g.KVol())
+	y := make([]float32, g.N*g.Cout*g.OutVol())
+	if !UseGemm(g) {
+		t.Fatal("geometry should take the GEMM path")
+	}
+	for _, f := range []struct {
+		name string
+		run  func()
+	}{
+		{"GemmForward", func() { GemmForward(y, x, w, g) }},
+		{"GemmData", func() { GemmData(x, y, w, g) }},
+		{"GemmFilter", func() { GemmFilter(w, x, y, g) }},
+		{"DirectForward", func() { DirectForward(y, x, w, g) }},
+		{"DirectData", func() { DirectData(x, y, w, g) }},
+		{"DirectFilter", func() { DirectFilter(w, x, y, g) }},
+	} {
+		f.run()
+		if a := testing.AllocsPerRun(20, f.run); a != 0 {
+			t.Errorf("%s: %v allocations per run, want 0", f.name, a)
+		}
+	}
+}
