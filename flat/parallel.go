@@ -1,7 +1,6 @@
 package flat
 
 import (
-	"sync"
 	"sync/atomic"
 )
 
@@ -63,11 +62,18 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 
 // parallelJob is one ParallelFor call shared with the workers that help:
 // each participant takes chunk indices from next until none are left.
+//
+// The caller waits for the chunks, not for the helpers: a helper that is
+// handed the job but scheduled late finds no chunk left, and the caller has
+// already returned. Whoever completes the last chunk signals done; the job
+// goes back to parallelFree when its last holder lets go (refs).
 type parallelJob struct {
 	fn      func(lo, hi int)
 	n, p    int
 	next    atomic.Int64
-	helpers sync.WaitGroup // workers that took the job and have not finished
+	pending atomic.Int64  // chunks not yet completed
+	refs    atomic.Int32  // the caller plus helpers holding the job
+	done    chan struct{} // receives once, when pending reaches 0
 }
 
 // chunk returns the bounds of chunk k of p: k·n/p rounded down to a multiple
@@ -92,6 +98,21 @@ func (j *parallelJob) work() {
 		if lo, hi := j.chunk(k); lo < hi {
 			j.fn(lo, hi)
 		}
+		if j.pending.Add(-1) == 0 {
+			j.done <- struct{}{}
+		}
+	}
+}
+
+// release drops one holder's reference; the last one recycles the job.
+func (j *parallelJob) release() {
+	if j.refs.Add(-1) != 0 {
+		return
+	}
+	j.fn = nil
+	select {
+	case parallelFree <- j:
+	default:
 	}
 }
 
@@ -108,7 +129,7 @@ var (
 func parallelWorker() {
 	for j := range parallelWork {
 		j.work()
-		j.helpers.Done()
+		j.release()
 	}
 }
 
@@ -124,25 +145,23 @@ func parallelRun(n, p int, fn func(lo, hi int)) {
 	select {
 	case j = <-parallelFree:
 	default:
-		j = new(parallelJob)
+		j = &parallelJob{done: make(chan struct{}, 1)}
 	}
 	j.fn, j.n, j.p = fn, n, p
 	j.next.Store(0)
+	j.pending.Store(int64(p))
+	j.refs.Store(1)
 offer:
 	for range p - 1 {
-		j.helpers.Add(1)
+		j.refs.Add(1)
 		select {
 		case parallelWork <- j:
 		default: // nobody idle: the chunks left run here
-			j.helpers.Done()
+			j.refs.Add(-1)
 			break offer
 		}
 	}
 	j.work()
-	j.helpers.Wait()
-	j.fn = nil
-	select {
-	case parallelFree <- j:
-	default:
-	}
+	<-j.done
+	j.release()
 }
