@@ -232,16 +232,7 @@ func (*convPrim) Forward(f *Forward) {
 }
 
 // JVP: Conv is bilinear, so d Conv(x, w) = Conv(dx, w) + Conv(x, dw).
-func (*convPrim) JVP(r *Rule) Var {
-	var res Var
-	if t := r.Tangent(0); !t.IsZero() {
-		res = Apply(convOp, r.Attrs, t, r.In[1])
-	}
-	if t := r.Tangent(1); !t.IsZero() {
-		res = addOrSet(res, Apply(convOp, r.Attrs, r.In[0], t))
-	}
-	return res
-}
+func (*convPrim) JVP(r *Rule) Var { return bilinearJVP(convOp, r) }
 
 // VJP: x̄ = ConvTranspose(ȳ, w), w̄ = ConvFilter(x, ȳ).
 func (*convPrim) VJP(r *Rule, cot Var) {
@@ -280,16 +271,7 @@ func (*convTPrim) Forward(f *Forward) {
 }
 
 // JVP: ConvTranspose is bilinear in (u, w).
-func (*convTPrim) JVP(r *Rule) Var {
-	var res Var
-	if t := r.Tangent(0); !t.IsZero() {
-		res = Apply(convTOp, r.Attrs, t, r.In[1])
-	}
-	if t := r.Tangent(1); !t.IsZero() {
-		res = addOrSet(res, Apply(convTOp, r.Attrs, r.In[0], t))
-	}
-	return res
-}
+func (*convTPrim) JVP(r *Rule) Var { return bilinearJVP(convTOp, r) }
 
 // VJP: from ⟨ConvT(u, w), z⟩ = ⟨u, Conv(z, w)⟩ = ⟨w, ConvFilter(z, u)⟩,
 // ū = Conv(z̄, w) and w̄ = ConvFilter(z̄, u).
@@ -329,16 +311,7 @@ func (*convFPrim) Forward(f *Forward) {
 }
 
 // JVP: ConvFilter is bilinear in (x, u).
-func (*convFPrim) JVP(r *Rule) Var {
-	var res Var
-	if t := r.Tangent(0); !t.IsZero() {
-		res = Apply(convFOp, r.Attrs, t, r.In[1])
-	}
-	if t := r.Tangent(1); !t.IsZero() {
-		res = addOrSet(res, Apply(convFOp, r.Attrs, r.In[0], t))
-	}
-	return res
-}
+func (*convFPrim) JVP(r *Rule) Var { return bilinearJVP(convFOp, r) }
 
 // VJP: from ⟨ConvFilter(x, u), v⟩ = ⟨Conv(x, v), u⟩ = ⟨x, ConvT(u, v)⟩,
 // x̄ = ConvTranspose(u, v̄) and ū = Conv(x, v̄).

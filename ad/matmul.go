@@ -108,14 +108,17 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 	flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
 
-func (*matmulPrim) JVP(r *Rule) Var {
-	ta, tb := r.Attrs.Ints[0] == 1, r.Attrs.Ints[1] == 1
+func (*matmulPrim) JVP(r *Rule) Var { return bilinearJVP(matmulOp, r) }
+
+// bilinearJVP is the forward rule of a primitive p that is linear in each of
+// its two inputs: d p(a, b) = p(da, b) + p(a, db), with the same attributes.
+func bilinearJVP(p Primitive, r *Rule) Var {
 	var res Var
 	if t := r.Tangent(0); !t.IsZero() {
-		res = MatMulT(t, r.In[1], ta, tb)
+		res = Apply(p, r.Attrs, t, r.In[1])
 	}
 	if t := r.Tangent(1); !t.IsZero() {
-		res = addOrSet(res, MatMulT(r.In[0], t, ta, tb))
+		res = addOrSet(res, Apply(p, r.Attrs, r.In[0], t))
 	}
 	return res
 }
