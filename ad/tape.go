@@ -100,6 +100,19 @@ func (t *Tape) Err() error { return t.err }
 // Len returns the number of values recorded since the last Reset.
 func (t *Tape) Len() int { return len(t.nodes) }
 
+// Fail records err as the tape's error, unless one is already recorded, and
+// returns a failed Var: later ops on it are no-ops and Grad, Backward and
+// Err report the first error. Code built on ad ops (layers, losses) uses it
+// for bad input that no op can see, such as a class label out of range.
+// A nil err keeps the recorded error, or records a generic one if there is
+// none, so the returned Var is always a failure that is reported.
+func (t *Tape) Fail(err error) Var {
+	if err == nil {
+		err = errors.New("ad: Fail called with a nil error")
+	}
+	return t.fail(err)
+}
+
 func (t *Tape) fail(err error) Var {
 	if t.err == nil {
 		t.err = err

@@ -1,0 +1,25 @@
+// Package model builds networks from layers written with ad ops.
+//
+// A Layer is a configuration (kernel sizes, channel counts, options); its
+// numbers live in the one flat parameter buffer. Layout(net) names the
+// buffer's ranges with PyTorch's nn.Sequential paths ("0.weight",
+// "3.bias"), so a PyTorch state_dict of the same architecture loads by name
+// with layout.LoadInto; Init(net, rng) fills a new buffer with PyTorch's
+// default initialisations; net.Apply(c, p, x) applies the network to x
+// with p, the ad.Var of the buffer. Every layer reads its parameters as
+// zero-copy views of p, so gradients are flat vectors in the same layout
+// and derivatives of any order work through every layer.
+//
+// A Ctx carries training or test mode, the RNG for Dropout and the state
+// buffer (BatchNorm's running statistics, laid out by StateLayout and made
+// by InitState); a nil Ctx is inference without state.
+//
+// Layers: Dense, Conv, ConvTranspose, MaxPool, MeanPool, AdaptiveMeanPool,
+// GlobalMeanPool, Flatten, LayerNorm, BatchNorm, Embedding, Dropout, the
+// activations (Relu, Tanh, …) and Func for any function of one Var.
+// Containers: Chain (a slice of layers of any depth), Skip (a skip
+// connection combine(layer(x), x)) and Parallel. Losses: MSE, L1, Huber,
+// CrossEntropy and LogitCrossEntropy (class indices or one-hot targets),
+// BinaryCrossEntropy and LogitBinaryCrossEntropy, with mean or sum
+// reduction.
+package model
