@@ -1,0 +1,305 @@
+package model_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/layout"
+	"github.com/flatkit/flatkit/model"
+	"github.com/google/go-cmp/cmp"
+)
+
+func paths(t *testing.T, lay *layout.Layout) []string {
+	t.Helper()
+	var out []string
+	for _, l := range lay.Leaves() {
+		out = append(out, l.Path)
+	}
+	return out
+}
+
+func TestLayoutPaths(t *testing.T) {
+	tests := []struct {
+		name string
+		net  model.Layer
+		want []string
+	}{
+		{"chain", model.Chain(model.Dense(2, 3), model.Tanh(), model.Dense(3, 1, model.NoBias())),
+			[]string{"0.weight", "0.bias", "2.weight"}},
+		{"skip adds no group", model.Chain(model.Skip(model.Chain(model.Dense(2, 2), model.Dense(2, 2)), ad.Add)),
+			[]string{"0.0.weight", "0.0.bias", "0.1.weight", "0.1.bias"}},
+		{"parallel", model.Parallel(ad.Add, model.Dense(2, 2), model.Relu(), model.Dense(2, 2, model.NoBias())),
+			[]string{"0.weight", "0.bias", "2.weight"}},
+		{"conv", model.Chain(model.Relu(), model.Conv([]int{3}, 4, 6, model.Groups(2))),
+			[]string{"1.weight", "1.bias"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay, err := model.Layout(tt.net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, paths(t, lay)); d != "" {
+				t.Errorf("paths (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestConfigurationErrorsNameTheLayer(t *testing.T) {
+	tests := []struct {
+		name string
+		net  model.Layer
+		want []string
+	}{
+		{"groups", model.Chain(model.Dense(2, 3), model.Chain(model.Conv([]int{3}, 3, 4, model.Groups(2)))),
+			[]string{"1: 0: Conv", "groups 2"}},
+		{"option", model.Chain(model.Dense(2, 3, model.Pad(1))), []string{"0: Dense", "Pad"}},
+		{"dense size", model.Dense(0, 3), []string{"Dense", "in 0"}},
+		{"kernel rank", model.Conv([]int{1, 1, 1, 1}, 1, 1), []string{"Conv", "4 spatial axes"}},
+		{"stride values", model.Conv([]int{3, 3}, 1, 1, model.Stride(1, 2, 3)), []string{"Stride", "want 1 or 2"}},
+		{"negative pad", model.Conv([]int{3}, 1, 1, model.Pad(-1)), []string{"Pad", "want ≥ 0"}},
+		{"nil combine", model.Skip(model.Dense(1, 1), nil), []string{"Skip", "nil"}},
+		{"nil func", model.Func("mine", nil), []string{"mine"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := model.Layout(tt.net)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if _, err := model.Init(tt.net, rand.New(rand.NewPCG(1, 1))); err == nil {
+				t.Error("Init accepted the bad configuration")
+			}
+		})
+	}
+}
+
+func TestApplyErrorsAreOnTheTape(t *testing.T) {
+	net := model.Chain(model.Dense(3, 2), model.Tanh())
+	tests := []struct {
+		name  string
+		θ     int
+		shape []int
+		want  string
+	}{
+		{"params", 7, []int{1, 3}, "want (8)"},
+		{"input", 8, []int{1, 4}, "input shape [1 4], want (…, 3)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tape := ad.NewTape()
+			n := 1
+			for _, d := range tt.shape {
+				n *= d
+			}
+			x := tape.Const(flat.Tensor{Shape: tt.shape, Data: make([]float32, n)})
+			y := net.Apply(nil, tape.Param(make([]float32, tt.θ)), x)
+			_, err := tape.Grad(ad.Sum(y))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func randn(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// apply runs net on x with θ and returns a copy of the output.
+func apply(t *testing.T, net model.Layer, θ []float32, x flat.Tensor) flat.Tensor {
+	t.Helper()
+	tape := ad.NewTape()
+	y := net.Apply(nil, tape.Param(θ), tape.Const(x))
+	if err := tape.Err(); err != nil {
+		t.Fatal(err)
+	}
+	v := y.Value()
+	return flat.Tensor{Shape: append([]int(nil), v.Shape...), Data: flat.Clone(v.Data)}
+}
+
+func TestDenseMatchesLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	d := model.Dense(3, 2, model.Activation(ad.Tanh))
+	θ, err := model.Init(d, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shape := range [][]int{{3}, {4, 3}, {2, 5, 3}} {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		x := randn(rng, n)
+		y := apply(t, d, θ, flat.Tensor{Shape: shape, Data: x})
+		wantShape := append(append([]int(nil), shape[:len(shape)-1]...), 2)
+		if d := cmp.Diff(wantShape, y.Shape); d != "" {
+			t.Fatalf("shape (-want +got):\n%s", d)
+		}
+		for r := 0; r < n/3; r++ {
+			for o := 0; o < 2; o++ {
+				s := float64(θ[6+o])
+				for i := 0; i < 3; i++ {
+					s += float64(θ[o*3+i]) * float64(x[r*3+i])
+				}
+				if got, want := float64(y.Data[r*2+o]), math.Tanh(s); math.Abs(got-want) > 1e-6 {
+					t.Errorf("shape %v row %d out %d: %g, want %g", shape, r, o, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSkipAndParallelCombine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, b := model.Dense(2, 2), model.Dense(2, 2, model.NoBias())
+	par := model.Parallel(ad.Mul, a, model.Tanh(), b)
+	θ, err := model.Init(par, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := flat.Tensor{Shape: []int{3, 2}, Data: randn(rng, 6)}
+	ya, yb := apply(t, a, θ[:6], x), apply(t, b, θ[6:], x)
+	got := apply(t, par, θ, x)
+	for i, v := range got.Data {
+		want := ya.Data[i] * float32(math.Tanh(float64(x.Data[i]))) * yb.Data[i]
+		if math.Abs(float64(v-want)) > 1e-6 {
+			t.Errorf("Parallel[%d] = %g, want %g", i, v, want)
+		}
+	}
+	skip := model.Skip(a, ad.Sub)
+	got = apply(t, skip, θ[:6], x)
+	for i, v := range got.Data {
+		if want := ya.Data[i] - x.Data[i]; math.Abs(float64(v-want)) > 1e-6 {
+			t.Errorf("Skip[%d] = %g, want %g", i, v, want)
+		}
+	}
+}
+
+func TestDefaultInitIsPyTorchs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	tests := []struct {
+		name  string
+		layer model.Layer
+		fanIn int
+		nw    int
+	}{
+		{"dense", model.Dense(50, 40), 50, 2000},
+		{"conv", model.Conv([]int{3, 3}, 8, 40, model.Groups(2)), 4 * 9, 40 * 4 * 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			θ, err := model.Init(tt.layer, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound := 1 / math.Sqrt(float64(tt.fanIn))
+			var sum2 float64
+			for i, v := range θ {
+				if math.Abs(float64(v)) > bound {
+					t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
+				}
+				if i < tt.nw {
+					sum2 += float64(v) * float64(v)
+				}
+			}
+			// Uniform on ±b has variance b²/3; with this many draws the
+			// sample variance is within 10 %.
+			if v, want := sum2/float64(tt.nw), bound*bound/3; math.Abs(v-want) > 0.1*want {
+				t.Errorf("weight variance %g, want ≈ %g", v, want)
+			}
+		})
+	}
+	θ1, _ := model.Init(model.Dense(4, 4), rand.New(rand.NewPCG(1, 1)))
+	θ2, _ := model.Init(model.Dense(4, 4), rand.New(rand.NewPCG(1, 1)))
+	if d := cmp.Diff(θ1, θ2); d != "" {
+		t.Errorf("Init is not deterministic for a seed:\n%s", d)
+	}
+	g, _ := model.Init(model.Dense(30, 20, model.WeightInit(model.GlorotUniform(1)), model.BiasInit(model.Constant(0.5))), rng)
+	b := math.Sqrt(6.0 / 50)
+	for i, v := range g {
+		if i < 600 && math.Abs(float64(v)) > b || i >= 600 && v != 0.5 {
+			t.Fatalf("Glorot/Constant init: θ[%d] = %g", i, v)
+		}
+	}
+}
+
+// marker is a stateful layer that adds its state to x and records the
+// number of times it ran in its first state value.
+type marker struct{ n int }
+
+func (m marker) Declare(*layout.Builder) error { return nil }
+func (m marker) Init([]float32, *rand.Rand)    {}
+func (m marker) DeclareState(b *layout.Builder) error {
+	b.Add("s", m.n)
+	return nil
+}
+func (m marker) InitState(s []float32) {
+	for i := range s {
+		s[i] = float32(m.n)
+	}
+}
+func (m marker) Apply(c *model.Ctx, _, x ad.Var) ad.Var {
+	s := c.LayerState()
+	if len(s) != m.n {
+		return x.Tape().Fail(errorString("marker saw a state range of the wrong length"))
+	}
+	s[0] += 100
+	return x
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+func TestStateRangesReachEachLayer(t *testing.T) {
+	net := model.Chain(
+		model.Dense(1, 1),
+		marker{2},
+		model.Skip(marker{3}, ad.Add),
+		model.Parallel(ad.Add, marker{1}, model.Tanh(), marker{2}),
+	)
+	lay, err := model.StateLayout(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"1.s", "2.s", "3.0.s", "3.2.s"}, paths(t, lay)); d != "" {
+		t.Fatalf("state paths (-want +got):\n%s", d)
+	}
+	s, err := model.InitState(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]float32{2, 2, 3, 3, 3, 1, 2, 2}, s); d != "" {
+		t.Fatalf("InitState (-want +got):\n%s", d)
+	}
+	tape := ad.NewTape()
+	θ := []float32{1, 0}
+	c := &model.Ctx{State: s}
+	net.Apply(c, tape.Param(θ), tape.Const(flat.Tensor{Shape: []int{1, 1}, Data: []float32{1}}))
+	if err := tape.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]float32{102, 2, 103, 3, 3, 101, 102, 2}, s); d != "" {
+		t.Errorf("state after Apply (-want +got):\n%s", d)
+	}
+	tape.Reset()
+	net.Apply(&model.Ctx{State: s[:4]}, tape.Param(θ), tape.Const(flat.Tensor{Shape: []int{1, 1}, Data: []float32{1}}))
+	if err := tape.Err(); err == nil || !strings.Contains(err.Error(), "state buffer is too short") {
+		t.Errorf("short state: error %v", err)
+	}
+}
