@@ -1,0 +1,335 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/flatkit/flatkit/ad"
+)
+
+// Reduction says how a loss combines its per-sample terms into a scalar.
+type Reduction int
+
+const (
+	// Mean averages the terms: over every element for the elementwise
+	// losses (MSE, L1, Huber, the binary cross-entropies), over every
+	// sample position, N·prod(spatial), for the cross-entropies (PyTorch's
+	// reduction="mean" without class weights). It is the default.
+	Mean Reduction = iota
+	// Sum adds the terms up.
+	Sum
+)
+
+func (r Reduction) String() string {
+	switch r {
+	case Mean:
+		return "Mean"
+	case Sum:
+		return "Sum"
+	}
+	return fmt.Sprintf("Reduction(%d)", int(r))
+}
+
+// ProbEps is the lower bound that CrossEntropy, CrossEntropyOneHot and
+// BinaryCrossEntropy clamp probabilities to before taking their log (and
+// the upper bound 1 − ProbEps for the 1 − p of BinaryCrossEntropy).
+//
+// Clamping rather than adding ε (as Flux does) keeps the loss exactly
+// −log p for every p ≥ ProbEps, so it agrees with PyTorch there, and
+// keeps it finite (at most −log ProbEps ≈ 16.1) and its gradient bounded
+// (by 1/ProbEps) where p underflows to 0. The price is a zero gradient
+// for p < ProbEps; use the logit losses, which need no clamp, when
+// predictions can be that confident and wrong.
+const ProbEps = 1e-7
+
+// reduction returns the single optional reduction, Mean by default.
+func reduction(name string, r []Reduction) (Reduction, error) {
+	switch {
+	case len(r) == 0:
+		return Mean, nil
+	case len(r) > 1:
+		return 0, fmt.Errorf("model: %s: %d reductions given, want at most 1", name, len(r))
+	case r[0] != Mean && r[0] != Sum:
+		return 0, fmt.Errorf("model: %s: unknown reduction %v, want Mean or Sum", name, r[0])
+	}
+	return r[0], nil
+}
+
+// failOn records err (nil: keep the recorded one) on the tape of the
+// first of vs that has one, and returns the failed Var.
+func failOn(err error, vs ...ad.Var) ad.Var {
+	for _, v := range vs {
+		if v.Tape() != nil {
+			return fail(v, err)
+		}
+	}
+	return ad.Var{}
+}
+
+// live reports whether every v is a value (not failed or zero). When one
+// is not, an error is already recorded or the caller passed the zero Var.
+func live(vs ...ad.Var) bool {
+	for _, v := range vs {
+		if v.Shape() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pair checks the inputs of an elementwise loss: both live, equal shapes,
+// a valid reduction.
+func pair(name string, yhat, y ad.Var, r []Reduction) (Reduction, bool, error) {
+	if !live(yhat, y) {
+		if yhat.Tape() == nil && y.Tape() == nil {
+			return 0, false, nil
+		}
+		var err error
+		if (yhat.Tape() == nil) != (y.Tape() == nil) {
+			err = fmt.Errorf("model: %s: an input is the zero Var (no value)", name)
+		}
+		return 0, false, err
+	}
+	red, err := reduction(name, r)
+	if err != nil {
+		return 0, false, err
+	}
+	if a, b := yhat.Shape(), y.Shape(); !slices.Equal(a, b) {
+		return 0, false, fmt.Errorf("model: %s: prediction has shape %v, target has shape %v; want equal shapes", name, a, b)
+	}
+	return red, true, nil
+}
+
+// reduce applies red to the elementwise terms v.
+func reduce(v ad.Var, red Reduction) ad.Var {
+	if red == Sum {
+		return ad.Sum(v)
+	}
+	return ad.Mean(v)
+}
+
+// MSE returns the mean squared error between the prediction ŷ and the
+// target y, of equal shapes: reduce((ŷ − y)²) (PyTorch's mse_loss).
+func MSE(yhat, y ad.Var, r ...Reduction) ad.Var {
+	red, ok, err := pair("MSE", yhat, y, r)
+	if !ok {
+		return failOn(err, yhat, y)
+	}
+	return reduce(ad.Square(ad.Sub(yhat, y)), red)
+}
+
+// L1 returns the mean absolute error between ŷ and y, of equal shapes:
+// reduce(|ŷ − y|) (PyTorch's l1_loss). Its derivative at ŷ = y is 0.
+func L1(yhat, y ad.Var, r ...Reduction) ad.Var {
+	red, ok, err := pair("L1", yhat, y, r)
+	if !ok {
+		return failOn(err, yhat, y)
+	}
+	return reduce(ad.Abs(ad.Sub(yhat, y)), red)
+}
+
+// Huber returns the Huber loss between ŷ and y, of equal shapes, with
+// threshold delta > 0 (PyTorch's huber_loss): with d = ŷ − y, each term is
+// d²/2 where |d| ≤ delta and delta·(|d| − delta/2) elsewhere. It is
+// computed as q²/2 + delta·|d − q| with q = clamp(d, −delta, delta), so
+// its second derivative is 1 inside and 0 outside.
+func Huber(yhat, y ad.Var, delta float32, r ...Reduction) ad.Var {
+	red, ok, err := pair("Huber", yhat, y, r)
+	if !ok {
+		return failOn(err, yhat, y)
+	}
+	if !(delta > 0) || math.IsInf(float64(delta), 0) {
+		return failOn(fmt.Errorf("model: Huber: delta is %v, want a finite delta > 0", delta), yhat, y)
+	}
+	d := ad.Sub(yhat, y)
+	q := ad.Clamp(d, -delta, delta)
+	h := ad.Add(ad.Scale(ad.Square(q), 0.5), ad.Scale(ad.Abs(ad.Sub(d, q)), delta))
+	return reduce(h, red)
+}
+
+// BinaryCrossEntropy returns the binary cross-entropy of probabilities p
+// against targets y in [0, 1], of equal shapes (PyTorch's
+// binary_cross_entropy): each term is −y·log p − (1 − y)·log(1 − p), with p
+// clamped to [ProbEps, 1 − ProbEps] (see ProbEps). Prefer
+// LogitBinaryCrossEntropy on the logits, which is stable.
+func BinaryCrossEntropy(p, y ad.Var, r ...Reduction) ad.Var {
+	red, ok, err := pair("BinaryCrossEntropy", p, y, r)
+	if !ok {
+		return failOn(err, p, y)
+	}
+	pc := ad.Clamp(p, ProbEps, 1-ProbEps)
+	t := p.Tape()
+	one := t.Scalar(1)
+	// −[y log p + (1 − y) log(1 − p)] = −[y (log p − log(1 − p)) + log(1 − p)]
+	lq := ad.Log(ad.Sub(one, pc))
+	terms := ad.Add(ad.Mul(y, ad.Sub(ad.Log(pc), lq)), lq)
+	return ad.Neg(reduce(terms, red))
+}
+
+// LogitBinaryCrossEntropy returns the binary cross-entropy of
+// sigmoid(z) against targets y, of equal shapes, from the logits z
+// (PyTorch's binary_cross_entropy_with_logits), in the stable form
+// softplus(z) − z·y: no overflow for any z and exact derivatives
+// sigmoid(z) − y.
+func LogitBinaryCrossEntropy(z, y ad.Var, r ...Reduction) ad.Var {
+	red, ok, err := pair("LogitBinaryCrossEntropy", z, y, r)
+	if !ok {
+		return failOn(err, z, y)
+	}
+	return reduce(ad.Sub(ad.Softplus(z), ad.Mul(z, y)), red)
+}
+
+// classShape checks x of shape (N, C, spatial…) and returns N·prod(spatial)
+// (the number of samples), C and prod(spatial).
+func classShape(name string, x ad.Var) (samples, classes, inner int, err error) {
+	s := x.Shape()
+	if len(s) < 2 {
+		return 0, 0, 0, fmt.Errorf("model: %s: input has shape %v, want (N, C, spatial…) with classes on axis 1", name, s)
+	}
+	inner = 1
+	for _, d := range s[2:] {
+		inner *= d
+	}
+	return s[0] * inner, s[1], inner, nil
+}
+
+// intPool holds index scratch for ad.Gather, which copies its indices onto
+// the tape: pooling them keeps the loss and Embedding allocation-free in
+// steady state while layers stay safe for concurrent use.
+var intPool = sync.Pool{New: func() any { s := make([]int, 0, 256); return &s }}
+
+// getInts returns a pooled scratch slice of length n; give it back with
+// putInts.
+func getInts(n int) *[]int {
+	p := intPool.Get().(*[]int)
+	if cap(*p) < n {
+		*p = make([]int, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putInts(p *[]int) { intPool.Put(p) }
+
+// gatherLabels returns the (samples) values of x (N, C, spatial…) at the
+// labelled classes, x[n, labels[n·S + s], s], or an error naming a wrong
+// label count or a label out of range.
+func gatherLabels(name string, x ad.Var, labels []int) (ad.Var, int, error) {
+	samples, classes, inner, err := classShape(name, x)
+	if err != nil {
+		return ad.Var{}, 0, err
+	}
+	if len(labels) != samples {
+		s := x.Shape()
+		return ad.Var{}, 0, fmt.Errorf("model: %s: %d labels for input of shape %v, want %d (one per sample: N·prod(spatial) = %d·%d)", name, len(labels), s, samples, s[0], inner)
+	}
+	buf := getInts(samples)
+	idx := *buf
+	for i, l := range labels {
+		if l < 0 || l >= classes {
+			putInts(buf)
+			return ad.Var{}, 0, fmt.Errorf("model: %s: label %d at position %d is out of range, want 0 ≤ label < %d (classes)", name, l, i, classes)
+		}
+		n, s := i/inner, i%inner
+		idx[i] = (n*classes+l)*inner + s
+	}
+	g := ad.Gather(x, idx, samples)
+	putInts(buf)
+	return g, samples, nil
+}
+
+// ceReduce turns the sum of the cross-entropy terms into the loss.
+func ceReduce(total ad.Var, samples int, red Reduction) ad.Var {
+	if red == Sum {
+		return total
+	}
+	return ad.Scale(total, 1/float32(samples))
+}
+
+// CrossEntropy returns the cross-entropy of probabilities probs (N, C,
+// spatial…), classes on axis 1, against class indices labels (one per
+// sample, N·prod(spatial), in row-major order of (N, spatial…)): the
+// terms are −log probs[n, labels[n, s], s], with the probabilities
+// clamped below at ProbEps (see ProbEps), reduced over the samples. It
+// has no ignore_index and no class weights. Prefer LogitCrossEntropy on
+// the logits, which is stable.
+func CrossEntropy(probs ad.Var, labels []int, r ...Reduction) ad.Var {
+	const name = "CrossEntropy"
+	if !live(probs) {
+		return fail(probs, nil)
+	}
+	red, err := reduction(name, r)
+	if err != nil {
+		return fail(probs, err)
+	}
+	g, samples, err := gatherLabels(name, probs, labels)
+	if err != nil {
+		return fail(probs, err)
+	}
+	total := ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float32(math.Inf(1))))))
+	return ceReduce(total, samples, red)
+}
+
+// CrossEntropyOneHot returns the cross-entropy of probabilities probs (N,
+// C, spatial…) against target distributions of the same shape (one-hot or
+// soft labels, summing to 1 over axis 1): the terms are
+// −Σ_c target[n, c, s]·log probs[n, c, s], with the probabilities clamped
+// below at ProbEps (see ProbEps), reduced over the N·prod(spatial)
+// samples.
+func CrossEntropyOneHot(probs, target ad.Var, r ...Reduction) ad.Var {
+	const name = "CrossEntropyOneHot"
+	red, ok, err := pair(name, probs, target, r)
+	if !ok {
+		return failOn(err, probs, target)
+	}
+	samples, _, _, err := classShape(name, probs)
+	if err != nil {
+		return fail(probs, err)
+	}
+	lp := ad.Log(ad.Clamp(probs, ProbEps, float32(math.Inf(1))))
+	return ceReduce(ad.Neg(ad.Sum(ad.Mul(target, lp))), samples, red)
+}
+
+// LogitCrossEntropy returns the cross-entropy of softmax(logits) over axis
+// 1 against class indices labels, for logits (N, C, spatial…) and one
+// label per sample (N·prod(spatial), row-major over (N, spatial…)):
+// PyTorch's cross_entropy (without ignore_index or weights). Each term is
+// logsumexp(logits[n, :, s]) − logits[n, labels[n, s], s], stable for any
+// logits. It allocates nothing in steady state.
+func LogitCrossEntropy(logits ad.Var, labels []int, r ...Reduction) ad.Var {
+	const name = "LogitCrossEntropy"
+	if !live(logits) {
+		return fail(logits, nil)
+	}
+	red, err := reduction(name, r)
+	if err != nil {
+		return fail(logits, err)
+	}
+	g, samples, err := gatherLabels(name, logits, labels)
+	if err != nil {
+		return fail(logits, err)
+	}
+	total := ad.Sub(ad.Sum(ad.LogSumExp(logits, 1)), ad.Sum(g))
+	return ceReduce(total, samples, red)
+}
+
+// LogitCrossEntropyOneHot returns the cross-entropy of softmax(logits)
+// over axis 1 against target distributions of the same shape (N, C,
+// spatial…), one-hot or soft: the terms are −Σ_c target·logsoftmax(logits)
+// (PyTorch's cross_entropy with probability targets), stable for any
+// logits, reduced over the N·prod(spatial) samples.
+func LogitCrossEntropyOneHot(logits, target ad.Var, r ...Reduction) ad.Var {
+	const name = "LogitCrossEntropyOneHot"
+	red, ok, err := pair(name, logits, target, r)
+	if !ok {
+		return failOn(err, logits, target)
+	}
+	samples, _, _, err := classShape(name, logits)
+	if err != nil {
+		return fail(logits, err)
+	}
+	total := ad.Neg(ad.Sum(ad.Mul(target, ad.LogSoftmax(logits, 1))))
+	return ceReduce(total, samples, red)
+}
