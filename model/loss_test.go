@@ -418,7 +418,7 @@ func TestCrossEntropyOfZeroProbabilityIsFinite(t *testing.T) {
 // TestLogitCrossEntropyGradAllocatesNothing pins the classifier loss's
 // steady state at zero allocations, for both target forms.
 func TestLogitCrossEntropyGradAllocatesNothing(t *testing.T) {
-	if lossRaceEnabled {
+	if raceEnabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	θ := make([]float32, 4*10*3)
