@@ -1,0 +1,190 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// ConvTransposeLayer is a 1-, 2- or 3-D transposed convolution; see
+// ConvTranspose.
+type ConvTransposeLayer struct {
+	Kernel  []int
+	In, Out int
+	opt     options
+	err     error
+	nw      int // weight size
+	d       int // spatial axes
+	// geom is the geometry of the convolution from Out to In channels
+	// that this layer transposes, with PadHi lowered by OutputPad where
+	// that padding allows (see ConvTranspose).
+	geom ad.ConvGeom
+	// per spatial axis: the output size is (i−1)·stride + extra[j], and
+	// the last crop[j] output rows (unreachable from the input) are
+	// zeros added after the transposed convolution.
+	stride, extra, crop [3]int
+	cropped             bool
+	last                atomic.Pointer[ctTarget] // see target
+}
+
+// ConvTranspose returns a transposed convolution layer (PyTorch's
+// ConvTranspose1d/2d/3d) with the given kernel size (one entry per spatial
+// axis, 1 to 3) from in to out channels: x is (N, in, spatial…), the weight
+// is (in, out/groups, kernel…) (PyTorch's layout), the bias (out). It is the
+// adjoint of a convolution from out to in channels with the same weight, so
+// it upsamples by the stride: along each spatial axis of size i the output
+// has size
+//
+//	(i − 1)·stride − padLo − padHi + dilation·(kernel − 1) + outputPad + 1.
+//
+// Options: Stride, Pad, PadSides, Dilation, Groups, OutputPad (each value
+// smaller than the stride or the dilation of its axis, PyTorch's rule),
+// NoBias, WeightInit, BiasInit, Activation. Default initialisation is
+// PyTorch's: uniform on ±1/√fanIn with fanIn = out/groups·prod(kernel),
+// PyTorch's fan-in of a weight of this shape.
+func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
+	l := &ConvTransposeLayer{Kernel: kernel, In: in, Out: out, opt: collect(opts)}
+	l.err = l.setup()
+	return l
+}
+
+// setup validates the configuration and precomputes the geometry.
+func (l *ConvTransposeLayer) setup() error {
+	const name = "ConvTranspose"
+	g, err := convGeom(name, &l.opt, l.Kernel, l.In, l.Out,
+		optStride|optPad|optDilation|optGroups|optOutputPad|optBias|optWeightInit|optBiasInit|optActivation)
+	if err != nil {
+		return err
+	}
+	l.d = len(l.Kernel)
+	op, err := spatial(name, "OutputPad", l.opt.outputPad, l.d, 0, 0)
+	if err != nil {
+		return err
+	}
+	for j := range l.d {
+		if op[j] >= g.Stride[j] && op[j] >= g.Dilation[j] {
+			return fmt.Errorf("%s: OutputPad %v has %d on axis %d, want < stride %d or < dilation %d", name, l.opt.outputPad, op[j], j, g.Stride[j], g.Dilation[j])
+		}
+	}
+	// ad.ConvTranspose computes output row o = i·stride − padLo + dilation·t
+	// from input row i and tap t, into a target whose convolution gives back
+	// the input's size. Output padding raises the output size without
+	// moving any row: it is padHi lowered by outputPad, and where padHi is
+	// too small for that, rows past the last reachable one, left zero.
+	hi := make([]int, l.d)
+	for j := range l.d {
+		k, s, dil, lo, ph := l.Kernel[j], g.Stride[j], g.Dilation[j], g.PadLo[j], g.PadHi[j]
+		l.stride[j] = s
+		l.extra[j] = -lo - ph + dil*(k-1) + op[j] + 1
+		hi[j] = max(ph-op[j], 0)
+		l.crop[j] = max(op[j]-ph, 0)
+		l.cropped = l.cropped || l.crop[j] > 0
+	}
+	g.PadHi = hi
+	l.geom = g
+	l.nw = l.In * (l.Out / g.Groups)
+	for _, k := range l.Kernel {
+		l.nw *= k
+	}
+	return nil
+}
+
+func (l *ConvTransposeLayer) nParams() int {
+	if l.opt.noBias {
+		return l.nw
+	}
+	return l.nw + l.Out
+}
+
+// Declare declares "weight" (in, out/groups, kernel…) and, unless NoBias,
+// "bias" (out).
+func (l *ConvTransposeLayer) Declare(b *layout.Builder) error {
+	if l.err != nil {
+		return l.err
+	}
+	b.Add("weight", append([]int{l.In, l.Out / l.geom.Groups}, l.Kernel...)...)
+	if !l.opt.noBias {
+		b.Add("bias", l.Out)
+	}
+	return nil
+}
+
+// Init draws the weight and bias (PyTorch's defaults unless overridden):
+// fan-in is out/groups·prod(kernel) and fan-out in·prod(kernel), computed
+// from the weight's shape as PyTorch does.
+func (l *ConvTransposeLayer) Init(θ []float32, rng *rand.Rand) {
+	fanIn := l.nw / l.In
+	fanOut := l.nw / (l.Out / l.geom.Groups)
+	l.opt.initWeights(rng, θ[:l.nw], θ[l.nw:], fanIn, fanOut)
+}
+
+// Apply returns the transposed convolution of x plus the bias, per
+// channel.
+func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	if !checkParams("ConvTranspose", p, x, l.nParams()) {
+		return fail(x, nil)
+	}
+	s := x.Shape()
+	if s == nil {
+		return deadInput("ConvTranspose", x)
+	}
+	d := l.d
+	if len(s) != 2+d || s[1] != l.In {
+		return fail(x, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.Kernel, l.In, l.Out, s, l.In, d))
+	}
+	ts, err := l.target(s)
+	if err != nil {
+		return fail(x, err)
+	}
+	var pads [10]int
+	for j := range d {
+		pads[2*(2+j)+1] = l.crop[j]
+	}
+	var ws [5]int
+	ws[0], ws[1] = l.In, l.Out/l.geom.Groups
+	copy(ws[2:], l.Kernel)
+	y := ad.ConvTranspose(x, ad.View(p, 0, ws[:2+d]...), l.geom, ts...)
+	if l.cropped {
+		y = ad.Pad(y, pads[:2*(2+d)]...)
+	}
+	if !l.opt.noBias {
+		bs := [4]int{l.Out, 1, 1, 1}
+		y = ad.Add(y, ad.View(p, l.nw, bs[:1+d]...))
+	}
+	if l.opt.act != nil {
+		y = l.opt.act(y)
+	}
+	return y
+}
+
+// ctTarget is the target shape of ad.ConvTranspose for one input shape.
+type ctTarget struct{ in, out []int }
+
+// target returns the shape (N, out, size − crop…) that ad.ConvTranspose
+// computes for an input of shape s; the zeros added after it make the
+// output. ad.ConvTranspose keeps the shape it is given, so it lives on the
+// heap: the last one is cached, read-only, so that a step at a fixed input
+// shape allocates nothing and goroutines sharing the layer stay safe.
+func (l *ConvTransposeLayer) target(s []int) ([]int, error) {
+	if c := l.last.Load(); c != nil && slices.Equal(c.in, s) {
+		return c.out, nil
+	}
+	ts := make([]int, len(s))
+	ts[0], ts[1] = s[0], l.Out
+	for j := range l.d {
+		o := (s[2+j]-1)*l.stride[j] + l.extra[j]
+		if o-l.crop[j] < 1 {
+			return nil, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.Kernel, l.In, l.Out, s, o, j, l.crop[j]+1)
+		}
+		ts[2+j] = o - l.crop[j]
+	}
+	l.last.Store(&ctTarget{in: slices.Clone(s), out: ts})
+	return ts, nil
+}

@@ -1,0 +1,178 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// PoolLayer is a max or mean pooling layer over fixed windows; see MaxPool
+// and MeanPool.
+type PoolLayer struct {
+	Kernel []int
+	name   string // "MaxPool" or "MeanPool"
+	max    bool
+	opt    options
+	geom   ad.PoolGeom
+	err    error
+}
+
+// MaxPool returns the layer that takes the maximum of x (N, C, spatial…)
+// over each window of the given kernel size (one entry per spatial axis, 1
+// to 3), PyTorch's MaxPool1d/2d/3d with ceil_mode = False. Padded cells
+// never win. The derivative flows to each window's maximum (the first in
+// row-major order on a tie). Options: Stride (default: the kernel size),
+// Pad, PadSides (each side smaller than the kernel).
+func MaxPool(kernel []int, opts ...Option) *PoolLayer {
+	return newPool("MaxPool", true, kernel, opts)
+}
+
+// MeanPool returns the layer that averages x (N, C, spatial…) over each
+// window of the given kernel size (one entry per spatial axis, 1 to 3),
+// PyTorch's AvgPool1d/2d/3d with ceil_mode = False and count_include_pad =
+// True: padded cells count as zeros and the divisor is always
+// prod(kernel). Options: Stride (default: the kernel size), Pad, PadSides
+// (each side smaller than the kernel).
+func MeanPool(kernel []int, opts ...Option) *PoolLayer {
+	return newPool("MeanPool", false, kernel, opts)
+}
+
+func newPool(name string, isMax bool, kernel []int, opts []Option) *PoolLayer {
+	l := &PoolLayer{Kernel: slices.Clone(kernel), name: name, max: isMax, opt: collect(opts)}
+	l.err = l.setup()
+	return l
+}
+
+// setup validates the configuration and builds the geometry once.
+func (l *PoolLayer) setup() error {
+	if err := l.opt.check(l.name, optStride|optPad); err != nil {
+		return err
+	}
+	d := len(l.Kernel)
+	if d < 1 || d > 3 {
+		return fmt.Errorf("%s: kernel %v has %d spatial axes, want 1 to 3", l.name, l.Kernel, d)
+	}
+	for i, k := range l.Kernel {
+		if k <= 0 {
+			return fmt.Errorf("%s: kernel %v has %d on axis %d, want > 0", l.name, l.Kernel, k, i)
+		}
+	}
+	var g ad.PoolGeom
+	var err error
+	g.Kernel = slices.Clone(l.Kernel)
+	g.Stride = slices.Clone(l.Kernel)
+	if l.opt.stride != nil {
+		if g.Stride, err = spatial(l.name, "Stride", l.opt.stride, d, 1, 1); err != nil {
+			return err
+		}
+	}
+	if g.PadLo, err = spatial(l.name, "Pad", l.opt.padLo, d, 0, 0); err != nil {
+		return err
+	}
+	if g.PadHi, err = spatial(l.name, "Pad", l.opt.padHi, d, 0, 0); err != nil {
+		return err
+	}
+	for i, k := range l.Kernel {
+		if g.PadLo[i] >= k || g.PadHi[i] >= k {
+			return fmt.Errorf("%s: padding %d before and %d after on axis %d, want each < the kernel %d (every window must hold a cell of the input)", l.name, g.PadLo[i], g.PadHi[i], i, k)
+		}
+	}
+	l.geom = g
+	return nil
+}
+
+// Declare declares no parameters; it reports a configuration error.
+func (l *PoolLayer) Declare(*layout.Builder) error { return l.err }
+
+// Init does nothing: the layer has no parameters.
+func (*PoolLayer) Init([]float32, *rand.Rand) {}
+
+// Apply returns the pooled x, (N, C, out…) with
+// out = (size + padLo + padHi − kernel)/stride + 1 per spatial axis,
+// rounded down.
+func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	s := x.Shape()
+	if s == nil {
+		return deadInput(l.name, x)
+	}
+	d := len(l.Kernel)
+	if len(s) != 2+d {
+		return fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", l.name, l.Kernel, s, d))
+	}
+	for i, k := range l.Kernel {
+		if n := s[2+i] + l.geom.PadLo[i] + l.geom.PadHi[i]; n < k {
+			return fail(x, fmt.Errorf("model: %s(%v): input shape %v: spatial axis %d has size %d padded to %d, want ≥ the kernel %d", l.name, l.Kernel, s, i, s[2+i], n, k))
+		}
+	}
+	if l.max {
+		return ad.MaxPool(x, l.geom)
+	}
+	return ad.MeanPool(x, l.geom)
+}
+
+// AdaptiveMeanPoolLayer averages over windows chosen for a fixed output
+// size; see AdaptiveMeanPool.
+type AdaptiveMeanPoolLayer struct {
+	OutSize []int
+	err     error
+}
+
+// AdaptiveMeanPool returns the layer that averages x (N, C, spatial…) over
+// windows chosen to give the spatial output size outSize (one entry per
+// spatial axis, 1 to 3), PyTorch's AdaptiveAvgPool1d/2d/3d: along an axis
+// of size L, output i averages the cells [⌊i·L/out⌋, ⌈(i+1)·L/out⌉).
+// AdaptiveMeanPool(1, 1) of a 2-D input is GlobalMeanPool.
+func AdaptiveMeanPool(outSize ...int) *AdaptiveMeanPoolLayer {
+	l := &AdaptiveMeanPoolLayer{OutSize: slices.Clone(outSize)}
+	if d := len(outSize); d < 1 || d > 3 {
+		l.err = fmt.Errorf("AdaptiveMeanPool: output size %v has %d spatial axes, want 1 to 3", outSize, d)
+	}
+	for i, o := range outSize {
+		if o < 1 && l.err == nil {
+			l.err = fmt.Errorf("AdaptiveMeanPool: output size %v has %d on axis %d, want ≥ 1", outSize, o, i)
+		}
+	}
+	return l
+}
+
+// Declare declares no parameters; it reports a configuration error.
+func (l *AdaptiveMeanPoolLayer) Declare(*layout.Builder) error { return l.err }
+
+// Init does nothing: the layer has no parameters.
+func (*AdaptiveMeanPoolLayer) Init([]float32, *rand.Rand) {}
+
+// Apply returns the pooled x, (N, C, outSize…).
+func (l *AdaptiveMeanPoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	s := x.Shape()
+	if s == nil {
+		return deadInput("AdaptiveMeanPool", x)
+	}
+	if d := len(l.OutSize); len(s) != 2+d {
+		return fail(x, fmt.Errorf("model: AdaptiveMeanPool(%v): input shape %v, want (N, C, %d spatial axes)", l.OutSize, s, d))
+	}
+	return ad.AdaptiveMeanPool(x, l.OutSize...)
+}
+
+// GlobalMeanPool is the layer that averages x (N, C, spatial…) over all its
+// spatial axes, giving (N, C, 1, …, 1) like PyTorch's AdaptiveAvgPool with
+// output size 1; follow it with Flatten for (N, C).
+func GlobalMeanPool() *FuncLayer { return Func("GlobalMeanPool", ad.GlobalMeanPool) }
+
+// deadInput records that a layer was given an input that is not a live
+// value (the zero Var, or one from before Tape.Reset), unless the tape
+// already holds an error.
+func deadInput(name string, x ad.Var) ad.Var {
+	if t := x.Tape(); t != nil && t.Err() == nil {
+		return t.Fail(fmt.Errorf("model: %s: the input is not a live value (the zero Var, or a Var from before Tape.Reset)", name))
+	}
+	return fail(x, nil)
+}
