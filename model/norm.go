@@ -1,0 +1,349 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// maxNormRank is the highest input rank the normalisation layers accept
+// (ad's own limit on ranks).
+const maxNormRank = 8
+
+// defaultEps is the normalisation layers' default Eps (PyTorch's).
+const defaultEps = 1e-5
+
+// normEps returns the configured eps or the default, or an error if it is
+// negative or not finite.
+func normEps(name string, o *options) (float32, error) {
+	if o.set&optEps == 0 {
+		return defaultEps, nil
+	}
+	if !(o.eps >= 0) || math.IsInf(float64(o.eps), 0) {
+		return 0, fmt.Errorf("%s: Eps is %v, want a finite eps ≥ 0", name, o.eps)
+	}
+	return o.eps, nil
+}
+
+// normalise returns (x − mean) / √(var + eps) with the biased variance,
+// both over the axes where keep is 1 (kept as size-1 axes), and the mean
+// and variance themselves (shape keep).
+func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.Var) {
+	inv := 1 / float32(n)
+	mean = ad.Scale(ad.SumTo(x, keep...), inv)
+	xc := ad.Sub(x, mean)
+	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
+	std := ad.Sqrt(ad.Add(variance, x.Tape().Scalar(eps)))
+	return ad.Div(xc, std), mean, variance
+}
+
+// LayerNormLayer normalises over the trailing axes; see LayerNorm.
+type LayerNormLayer struct {
+	// Shape is the normalised shape: the trailing axes of the input.
+	Shape []int
+	opt   options
+	eps   float32
+	n     int // prod(Shape)
+	err   error
+}
+
+// LayerNorm returns PyTorch's LayerNorm over the last len(shape) axes of
+// the input, whose trailing dimensions must equal shape: each slice x over
+// those axes becomes (x − mean) / √(var + eps) · weight + bias, with the
+// biased variance. Options: Eps (default 1e-5), NoAffine (no weight and
+// bias). The learnable "weight" (ones) and "bias" (zeros) have the given
+// shape.
+func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
+	l := &LayerNormLayer{Shape: slices.Clone(shape), opt: collect(opts)}
+	l.err = l.validate()
+	return l
+}
+
+func (l *LayerNormLayer) validate() error {
+	if err := l.opt.check("LayerNorm", optEps|optAffine); err != nil {
+		return err
+	}
+	if len(l.Shape) == 0 || len(l.Shape) > maxNormRank {
+		return fmt.Errorf("LayerNorm: shape %v has %d axes, want 1 to %d", l.Shape, len(l.Shape), maxNormRank)
+	}
+	l.n = 1
+	for i, d := range l.Shape {
+		if d <= 0 {
+			return fmt.Errorf("LayerNorm: shape %v has %d on axis %d, want > 0", l.Shape, d, i)
+		}
+		l.n *= d
+	}
+	var err error
+	l.eps, err = normEps("LayerNorm", &l.opt)
+	return err
+}
+
+func (l *LayerNormLayer) nParams() int {
+	if l.opt.noAffine {
+		return 0
+	}
+	return 2 * l.n
+}
+
+// Declare declares "weight" and "bias" of the normalised shape, unless
+// NoAffine.
+func (l *LayerNormLayer) Declare(b *layout.Builder) error {
+	if l.err != nil {
+		return l.err
+	}
+	if !l.opt.noAffine {
+		b.Add("weight", l.Shape...)
+		b.Add("bias", l.Shape...)
+	}
+	return nil
+}
+
+// Init sets the weight to ones and the bias to zeros.
+func (l *LayerNormLayer) Init(θ []float32, _ *rand.Rand) {
+	if l.opt.noAffine {
+		return
+	}
+	for i := range θ[:l.n] {
+		θ[i] = 1
+	}
+	clear(θ[l.n : 2*l.n])
+}
+
+// Apply normalises x over its trailing axes.
+func (l *LayerNormLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	if l.n == 0 {
+		return fail(x, fmt.Errorf("model: LayerNorm: the layer was not made by model.LayerNorm"))
+	}
+	if !checkParams("LayerNorm", p, x, l.nParams()) {
+		return fail(x, nil)
+	}
+	s := x.Shape()
+	if s == nil {
+		return fail(x, nil)
+	}
+	k, r := len(l.Shape), len(s)
+	if r < k || !slices.Equal(s[r-k:], l.Shape) {
+		return fail(x, fmt.Errorf("model: LayerNorm(%v): input shape %v, want (…, %s)", l.Shape, s, shapeList(l.Shape)))
+	}
+	var keep [maxNormRank]int
+	copy(keep[:], s[:r-k])
+	for i := r - k; i < r; i++ {
+		keep[i] = 1
+	}
+	y, _, _ := normalise(x, keep[:r], l.n, l.eps)
+	if !l.opt.noAffine {
+		y = ad.Add(ad.Mul(y, ad.View(p, 0, l.Shape...)), ad.View(p, l.n, l.Shape...))
+	}
+	return y
+}
+
+// shapeList formats a shape as "3, 4".
+func shapeList(s []int) string {
+	out := ""
+	for i, d := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprint(d)
+	}
+	return out
+}
+
+// BatchNormLayer normalises each channel over the batch; see BatchNorm.
+type BatchNormLayer struct {
+	// Channels is C, the size of the input's axis 1.
+	Channels int
+	opt      options
+	eps      float32
+	momentum float32
+	err      error
+	// stats is (1, C, 1, …, 1) (maxNormRank entries): its first r entries
+	// are the shape of the per-channel statistics of a rank-r input, and
+	// entries 1 to r−1 the broadcast shape of the parameters. It is made
+	// once, so that applying the layer allocates nothing.
+	stats []int
+}
+
+// BatchNorm returns PyTorch's BatchNorm1d/2d/3d for inputs (N, C) or (N,
+// C, spatial…) with C = channels.
+//
+// In training mode (Ctx.Train) each channel is normalised with the batch
+// mean and biased variance over (N, spatial…), and the running statistics
+// in the Ctx's state are updated in place, as PyTorch does:
+// running = (1 − m)·running + m·batch, with the unbiased batch variance
+// for running_var and momentum m (default 0.1, option Momentum). The
+// update is a side effect of applying the layer, outside the tape: a
+// derivative sweep does not repeat it, but every Apply in training mode
+// does, so a function that is evaluated several times (finite differences,
+// ad.HVP) should get a fresh copy of the state each time. In test mode
+// the running statistics are constants.
+//
+// The layer is Stateful: its state is "running_mean" (zeros) and
+// "running_var" (ones), both (C), so it needs a Ctx whose State comes from
+// InitState(net), in both modes. PyTorch's num_batches_tracked is not
+// kept (it only matters for momentum=None, the cumulative average, which
+// is not supported); layout.LoadInto reports it as skipped.
+//
+// Options: Eps (default 1e-5), Momentum (default 0.1, in [0, 1]),
+// NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
+func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
+	l := &BatchNormLayer{Channels: channels, opt: collect(opts), stats: make([]int, maxNormRank)}
+	for i := range l.stats {
+		l.stats[i] = 1
+	}
+	l.stats[1] = channels
+	l.err = l.validate()
+	return l
+}
+
+func (l *BatchNormLayer) validate() error {
+	if err := l.opt.check("BatchNorm", optEps|optMomentum|optAffine); err != nil {
+		return err
+	}
+	if l.Channels <= 0 {
+		return fmt.Errorf("BatchNorm: %d channels, want > 0", l.Channels)
+	}
+	var err error
+	if l.eps, err = normEps("BatchNorm", &l.opt); err != nil {
+		return err
+	}
+	l.momentum = 0.1
+	if l.opt.set&optMomentum != 0 {
+		l.momentum = l.opt.momentum
+		if !(l.momentum >= 0 && l.momentum <= 1) {
+			return fmt.Errorf("BatchNorm: Momentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)
+		}
+	}
+	return nil
+}
+
+func (l *BatchNormLayer) nParams() int {
+	if l.opt.noAffine {
+		return 0
+	}
+	return 2 * l.Channels
+}
+
+// Declare declares "weight" (C) and "bias" (C), unless NoAffine.
+func (l *BatchNormLayer) Declare(b *layout.Builder) error {
+	if l.err != nil {
+		return l.err
+	}
+	if !l.opt.noAffine {
+		b.Add("weight", l.Channels)
+		b.Add("bias", l.Channels)
+	}
+	return nil
+}
+
+// DeclareState declares "running_mean" (C) and "running_var" (C).
+func (l *BatchNormLayer) DeclareState(b *layout.Builder) error {
+	if l.err != nil {
+		return l.err
+	}
+	b.Add("running_mean", l.Channels)
+	b.Add("running_var", l.Channels)
+	return nil
+}
+
+// Init sets the weight to ones and the bias to zeros.
+func (l *BatchNormLayer) Init(θ []float32, _ *rand.Rand) {
+	if l.opt.noAffine {
+		return
+	}
+	c := l.Channels
+	for i := range θ[:c] {
+		θ[i] = 1
+	}
+	clear(θ[c : 2*c])
+}
+
+// InitState sets the running mean to zeros and the running variance to
+// ones.
+func (l *BatchNormLayer) InitState(s []float32) {
+	c := l.Channels
+	clear(s[:c])
+	for i := range s[c : 2*c] {
+		s[c+i] = 1
+	}
+}
+
+// Apply normalises x per channel: with the batch's statistics in training
+// mode (updating the running ones), with the running statistics in test
+// mode.
+func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	if len(l.stats) != maxNormRank {
+		return fail(x, fmt.Errorf("model: BatchNorm: the layer was not made by model.BatchNorm"))
+	}
+	if !checkParams("BatchNorm", p, x, l.nParams()) {
+		return fail(x, nil)
+	}
+	s := x.Shape()
+	if s == nil {
+		return fail(x, nil)
+	}
+	C := l.Channels
+	r := len(s)
+	if r < 2 || r > maxNormRank || s[1] != C {
+		return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v, want (N, %d) or (N, %d, spatial…)", C, s, C, C))
+	}
+	st := c.LayerState()
+	switch {
+	case c == nil || st == nil:
+		return fail(x, fmt.Errorf("model: BatchNorm(%d): no state for the running statistics; pass a Ctx with State from InitState: &model.Ctx{State: s} with s, _ := model.InitState(net)", C))
+	case len(st) != 2*C:
+		return fail(x, fmt.Errorf("model: BatchNorm(%d): the layer's state range has %d floats, want %d (running_mean, running_var); make Ctx.State with model.InitState(net)", C, len(st), 2*C))
+	}
+	// keep is (1, C, 1, …): statistics per channel; view is (C, 1, …), the
+	// per-channel broadcast shape of the parameters.
+	keep, view := l.stats[:r], l.stats[1:r]
+	m := x.Size() / C // values per channel
+	t := x.Tape()
+	var y ad.Var
+	if c.Training() {
+		if m < 2 {
+			return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
+		}
+		var mean, variance ad.Var
+		y, mean, variance = normalise(x, keep, m, l.eps)
+		if t.Err() != nil {
+			return fail(x, nil)
+		}
+		mom := l.momentum
+		unbias := float32(m) / float32(m-1)
+		md, vd := mean.Data(), variance.Data()
+		rm, rv := st[:C], st[C:2*C]
+		for i := range C {
+			rm[i] = (1-mom)*rm[i] + mom*md[i]
+			rv[i] = (1-mom)*rv[i] + mom*vd[i]*unbias
+		}
+	} else {
+		// Copies of the statistics, so that a later update of the state
+		// does not change values already on the tape.
+		mean := t.Full(0, keep...)
+		inv := t.Full(0, keep...)
+		if t.Err() != nil {
+			return fail(x, nil)
+		}
+		md, id := mean.Data(), inv.Data()
+		for i := range C {
+			md[i] = st[i]
+			id[i] = float32(1 / math.Sqrt(float64(st[C+i])+float64(l.eps)))
+		}
+		y = ad.Mul(ad.Sub(x, mean), inv)
+	}
+	if !l.opt.noAffine {
+		y = ad.Add(ad.Mul(y, ad.View(p, 0, view...)), ad.View(p, C, view...))
+	}
+	return y
+}
