@@ -223,7 +223,7 @@ func TestLayerNormStatistics(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(1, 4).Draw(rt, "n")
 		k := rapid.IntRange(2, 6).Draw(rt, "k")
-		x := proptest.Floats(n * 2 * k).Draw(rt, "x")
+		x := proptest.Floats(n*2*k).Draw(rt, "x")
 		tp := ad.NewTape()
 		y := model.LayerNorm([]int{2, k}, model.NoAffine()).Apply(nil, ad.Var{}, tp.Const(flat.Tensor{Shape: []int{n, 2, k}, Data: x}))
 		if err := tp.Err(); err != nil {
