@@ -455,3 +455,46 @@ func TestLogitCrossEntropyGradAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestLossesMatchPyTorch(t *testing.T) {
+	ref := loadTorch(t)
+	a, b := ref.tensor(t, "loss_a"), ref.tensor(t, "loss_b")
+	z, yb, pb := ref.tensor(t, "loss_z"), ref.tensor(t, "loss_yb"), ref.tensor(t, "loss_pb")
+	logits, labels := ref.tensor(t, "ce_logits"), ref.labels(t, "ce_labels")
+	logitsSp, labelsSp := ref.tensor(t, "ce_logits_sp"), ref.labels(t, "ce_labels_sp")
+	soft, probsSp := ref.tensor(t, "ce_soft"), ref.tensor(t, "ce_probs_sp")
+	onehotSp := flat.Tensor{Shape: probsSp.Shape, Data: make([]float32, len(probsSp.Data))}
+	oneHot(onehotSp.Data, labelsSp, onehotSp.Shape)
+	for _, red := range []model.Reduction{model.Mean, model.Sum} {
+		suffix := map[model.Reduction]string{model.Mean: "_mean", model.Sum: "_sum"}[red]
+		tests := []struct {
+			name string
+			x, y flat.Tensor
+			loss func(x, y ad.Var) ad.Var
+		}{
+			{"mse", a, b, func(x, y ad.Var) ad.Var { return model.MSE(x, y, red) }},
+			{"l1", a, b, func(x, y ad.Var) ad.Var { return model.L1(x, y, red) }},
+			{"huber", a, b, func(x, y ad.Var) ad.Var { return model.Huber(x, y, 0.7, red) }},
+			{"bce_pb", pb, yb, func(x, y ad.Var) ad.Var { return model.BinaryCrossEntropy(x, y, red) }},
+			{"bce_logits", z, yb, func(x, y ad.Var) ad.Var { return model.LogitBinaryCrossEntropy(x, y, red) }},
+			{"ce", logits, logits, func(x, _ ad.Var) ad.Var { return model.LogitCrossEntropy(x, labels, red) }},
+			{"ce_sp", logitsSp, logitsSp, func(x, _ ad.Var) ad.Var { return model.LogitCrossEntropy(x, labelsSp, red) }},
+			{"ce_soft", logitsSp, soft, func(x, y ad.Var) ad.Var { return model.LogitCrossEntropyOneHot(x, y, red) }},
+			{"nll_probs_sp", probsSp, probsSp, func(x, _ ad.Var) ad.Var { return model.CrossEntropy(x, labelsSp, red) }},
+			{"nll_probs_sp", probsSp, onehotSp, func(x, y ad.Var) ad.Var { return model.CrossEntropyOneHot(x, y, red) }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name+suffix, func(t *testing.T) {
+				tp := ad.NewTape()
+				l := tt.loss(tp.Const(tt.x), tp.Const(tt.y))
+				if err := tp.Err(); err != nil {
+					t.Fatal(err)
+				}
+				want := ref.scalar(t, tt.name+suffix)
+				if got := float64(l.Item()); !(math.Abs(got-want) <= 1e-5*math.Max(1, math.Abs(want))) {
+					t.Errorf("%v, want %v (PyTorch)", got, want)
+				}
+			})
+		}
+	}
+}
