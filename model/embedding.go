@@ -1,0 +1,114 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// embedMaxRank is the highest rank of an Embedding's input: the output has
+// one axis more, and ad's ops take up to 8.
+const embedMaxRank = 7
+
+// EmbeddingLayer looks up rows of a table; see Embedding.
+type EmbeddingLayer struct {
+	// N is the number of rows (the vocabulary size), Dim their length.
+	N, Dim int
+	opt    options
+	err    error
+}
+
+// Embedding returns PyTorch's Embedding: a learnable table "weight" (n,
+// dim) whose rows are looked up by index. The input holds class indices
+// as float32 values (integers in [0, n)) of any shape up to rank 7,
+// usually a constant (Tape.Const); the output has the input's shape plus a
+// last axis of dim. The input is not differentiated (its derivative is
+// zero); the gradient of the table adds up over repeated indices. Options:
+// WeightInit (default: normal with mean 0 and standard deviation 1, as
+// PyTorch; an initialiser sees fan-in dim and fan-out n).
+func Embedding(n, dim int, opts ...Option) *EmbeddingLayer {
+	l := &EmbeddingLayer{N: n, Dim: dim, opt: collect(opts)}
+	l.err = l.validate()
+	return l
+}
+
+func (l *EmbeddingLayer) validate() error {
+	if err := l.opt.check("Embedding", optWeightInit); err != nil {
+		return err
+	}
+	if l.N <= 0 || l.Dim <= 0 {
+		return fmt.Errorf("Embedding: n %d, dim %d; want both > 0", l.N, l.Dim)
+	}
+	return nil
+}
+
+// Declare declares "weight" (n, dim).
+func (l *EmbeddingLayer) Declare(b *layout.Builder) error {
+	if l.err != nil {
+		return l.err
+	}
+	b.Add("weight", l.N, l.Dim)
+	return nil
+}
+
+// Init draws the table, N(0, 1) unless WeightInit says otherwise.
+func (l *EmbeddingLayer) Init(θ []float32, rng *rand.Rand) {
+	wi := l.opt.weightInit
+	if wi == nil {
+		wi = Normal(0, 1)
+	}
+	wi(rng, θ[:l.N*l.Dim], l.Dim, l.N)
+}
+
+// Apply returns the rows of the table at the indices in x: shape
+// x.shape + (dim).
+func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
+	if l.err != nil {
+		return fail(x, fmt.Errorf("model: %w", l.err))
+	}
+	if !checkParams("Embedding", p, x, l.N*l.Dim) {
+		return fail(x, nil)
+	}
+	s := x.Shape()
+	if s == nil {
+		return fail(x, nil)
+	}
+	if len(s) > embedMaxRank {
+		return fail(x, fmt.Errorf("model: Embedding(%d, %d): input shape %v has rank %d, want at most %d", l.N, l.Dim, s, len(s), embedMaxRank))
+	}
+	vals := x.Data()
+	k, dim := len(vals), l.Dim
+	buf := getInts(k * dim)
+	defer putInts(buf)
+	idx := *buf
+	for i, v := range vals {
+		j := int(v)
+		if float32(j) != v || j < 0 || j >= l.N || math.IsInf(float64(v), 0) {
+			return fail(x, fmt.Errorf("model: Embedding(%d, %d): input %s = %v, want an integer index 0 ≤ i < %d", l.N, l.Dim, position(i, s), v, l.N))
+		}
+		row := idx[i*dim : (i+1)*dim]
+		for c := range row {
+			row[c] = j*dim + c
+		}
+	}
+	var shape [embedMaxRank + 1]int
+	copy(shape[:], s)
+	shape[len(s)] = dim
+	return ad.Gather(ad.View(p, 0, l.N, dim), idx, shape[:len(s)+1]...)
+}
+
+// position formats flat position i of a tensor of shape s as
+// "x[a b c] (flat position i)" (row-major), "x[] …" for a scalar.
+func position(i int, s []int) string {
+	at, rest := make([]int, len(s)), i
+	for d := len(s) - 1; d >= 0; d-- {
+		if s[d] > 0 {
+			at[d] = rest % s[d]
+			rest /= s[d]
+		}
+	}
+	return fmt.Sprintf("x%v (flat position %d)", at, i)
+}
