@@ -1,0 +1,63 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/layout"
+)
+
+// DropoutLayer zeroes random elements in training mode; see Dropout.
+type DropoutLayer struct {
+	// P is the probability that an element is dropped.
+	P float32
+}
+
+// Dropout returns PyTorch's Dropout with drop probability p in [0, 1). In
+// training mode (Ctx.Train) each element of the input is kept with
+// probability 1 − p and then scaled by 1/(1 − p), zeroed otherwise, with a
+// fresh mask drawn from Ctx.RNG at every Apply; the mask is a constant of
+// the tape, so derivatives are those of x·mask. In test mode, or with a
+// nil Ctx, the layer is the identity. Training mode without Ctx.RNG is an
+// error (p = 0 needs none: it is the identity in both modes).
+func Dropout(p float32) *DropoutLayer { return &DropoutLayer{P: p} }
+
+func (l *DropoutLayer) check() error {
+	if !(l.P >= 0 && l.P < 1) {
+		return fmt.Errorf("Dropout: p is %v, want 0 ≤ p < 1", l.P)
+	}
+	return nil
+}
+
+// Declare declares nothing; p outside [0, 1) is a configuration error.
+func (l *DropoutLayer) Declare(*layout.Builder) error { return l.check() }
+
+// Init does nothing: the layer has no parameters.
+func (*DropoutLayer) Init([]float32, *rand.Rand) {}
+
+// Apply returns x·mask/(1 − p) in training mode and x otherwise.
+func (l *DropoutLayer) Apply(c *Ctx, _, x ad.Var) ad.Var {
+	if err := l.check(); err != nil {
+		return fail(x, fmt.Errorf("model: %w", err))
+	}
+	s := x.Shape()
+	if s == nil {
+		return fail(x, nil)
+	}
+	if !c.Training() || l.P == 0 {
+		return x
+	}
+	if c.RNG == nil {
+		return fail(x, fmt.Errorf("model: Dropout(%v): training mode needs Ctx.RNG to draw the mask; set it, e.g. RNG: rand.New(rand.NewPCG(seed1, seed2))", l.P))
+	}
+	mask := x.Tape().Full(0, s...)
+	keep, scale := 1-float64(l.P), 1/(1-l.P)
+	d := mask.Data()
+	for i := range d {
+		if c.RNG.Float64() < keep {
+			d[i] = scale
+		}
+	}
+	return ad.Mul(x, mask)
+}
