@@ -83,10 +83,10 @@ func applyConv(p Primitive, a, b Var, g ConvGeom, rankShape, target []int) Var {
 	}
 	r := len(rankShape) - 2
 	if r < 1 || r > 3 {
-		return t.fail(fmt.Errorf("ad: %s: want shape (N, C, spatial…) with 1 to 3 spatial axes, got %v", p.Name(), rankShape))
+		return t.fail(fmt.Errorf("ad: %s: want shape (N, C, spatial…) with 1 to 3 spatial axes, got %v", p.Name(), slices.Clone(rankShape)))
 	}
 	if target != nil && len(target) != r+2 {
-		return t.fail(fmt.Errorf("ad: %s: target shape %v has rank %d, want %d", p.Name(), target, len(target), r+2))
+		return t.fail(fmt.Errorf("ad: %s: target shape %v has rank %d, want %d", p.Name(), slices.Clone(target), len(target), r+2))
 	}
 	ints := t.ints.alloc(5*r + 4)
 	ints[0] = r
@@ -108,7 +108,7 @@ func applyConv(p Primitive, a, b Var, g ConvGeom, rankShape, target []int) Var {
 		case r:
 			copy(dst, f.v)
 		default:
-			return t.fail(fmt.Errorf("ad: %s: ConvGeom.%s has %d values %v, want 1 or %d (one per spatial axis)", p.Name(), f.name, len(f.v), f.v, r))
+			return t.fail(fmt.Errorf("ad: %s: ConvGeom.%s has %d values %v, want 1 or %d (one per spatial axis)", p.Name(), f.name, len(f.v), slices.Clone(f.v), r))
 		}
 	}
 	ints[1+4*r] = g.Groups

@@ -171,7 +171,10 @@ func (t *Tape) Param(θ []float32) Var {
 }
 
 // Const records a tensor that is not differentiated. Its data is not
-// copied; it must not change until the tape is Reset.
+// copied; it must not change until the tape is Reset. The tensor's shape
+// escapes along with its data (escape analysis does not tell a struct's
+// fields apart), so a loop that must not allocate makes the shape once,
+// outside the loop, rather than as a literal in each call.
 func (t *Tape) Const(x flat.Tensor) Var {
 	if t.err != nil {
 		return t.failed()

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // Gemm is a GotoBLAS/BLIS-style matrix product. The loops, outermost first:
@@ -297,35 +299,15 @@ func grow(buf []float32, n int) []float32 {
 	return buf[:n]
 }
 
-// The free list of workspaces for calling goroutines. Unlike a sync.Pool it
-// is never emptied by the garbage collector, so a steady state that never
-// allocates stays that way; it holds at most one workspace per goroutine
-// that was ever inside Gemm at the same time.
-var gemmFree struct {
-	mu   sync.Mutex
-	list []*gemmWorkspace
-}
+// The free list of workspaces for calling goroutines: never emptied by the
+// garbage collector, so a steady state that never allocates stays that way;
+// it holds at most one workspace per goroutine that was ever inside Gemm at
+// the same time.
+var gemmFree freelist.List[gemmWorkspace]
 
-func getGemmWorkspace() *gemmWorkspace {
-	gemmFree.mu.Lock()
-	var ws *gemmWorkspace
-	if n := len(gemmFree.list); n > 0 {
-		ws = gemmFree.list[n-1]
-		gemmFree.list[n-1] = nil
-		gemmFree.list = gemmFree.list[:n-1]
-	}
-	gemmFree.mu.Unlock()
-	if ws == nil {
-		ws = new(gemmWorkspace)
-	}
-	return ws
-}
+func getGemmWorkspace() *gemmWorkspace { return gemmFree.Get() }
 
-func putGemmWorkspace(ws *gemmWorkspace) {
-	gemmFree.mu.Lock()
-	gemmFree.list = append(gemmFree.list, ws)
-	gemmFree.mu.Unlock()
-}
+func putGemmWorkspace(ws *gemmWorkspace) { gemmFree.Put(ws) }
 
 // blockSize splits n into ceil(n/maxBlock) nearly equal blocks, each a
 // multiple of unit (except where n ends), and returns the block length.

@@ -2,6 +2,7 @@ package flat
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -43,10 +44,10 @@ func SizeOf(shape []int) (int, error) {
 	n := 1
 	for i, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("flat: dimension %d of shape %v is negative", i, shape)
+			return 0, fmt.Errorf("flat: dimension %d of shape %v is negative", i, slices.Clone(shape))
 		}
 		if d != 0 && n > maxInt/d {
-			return 0, fmt.Errorf("flat: shape %v holds more elements than an int can count", shape)
+			return 0, fmt.Errorf("flat: shape %v holds more elements than an int can count", slices.Clone(shape))
 		}
 		n *= d
 	}

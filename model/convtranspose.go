@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
@@ -28,7 +27,6 @@ type ConvTransposeLayer struct {
 	// zeros added after the transposed convolution.
 	stride, extra, crop [3]int
 	cropped             bool
-	last                atomic.Pointer[ctTarget] // see target
 }
 
 // ConvTranspose returns a transposed convolution layer (PyTorch's
@@ -139,8 +137,9 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	if len(s) != 2+d || s[1] != l.In {
 		return fail(x, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.Kernel, l.In, l.Out, s, l.In, d))
 	}
-	ts, err := l.target(s)
-	if err != nil {
+	var tsBuf [5]int
+	ts := tsBuf[:len(s)]
+	if err := l.target(ts, s); err != nil {
 		return fail(x, err)
 	}
 	var pads [10]int
@@ -164,27 +163,17 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	return y
 }
 
-// ctTarget is the target shape of ad.ConvTranspose for one input shape.
-type ctTarget struct{ in, out []int }
-
-// target returns the shape (N, out, size − crop…) that ad.ConvTranspose
-// computes for an input of shape s; the zeros added after it make the
-// output. ad.ConvTranspose keeps the shape it is given, so it lives on the
-// heap: the last one is cached, read-only, so that a step at a fixed input
-// shape allocates nothing and goroutines sharing the layer stay safe.
-func (l *ConvTransposeLayer) target(s []int) ([]int, error) {
-	if c := l.last.Load(); c != nil && slices.Equal(c.in, s) {
-		return c.out, nil
-	}
-	ts := make([]int, len(s))
+// target writes into ts (len(s)) the shape (N, out, size − crop…) that
+// ad.ConvTranspose computes for an input of shape s; the zeros added after
+// it make the output.
+func (l *ConvTransposeLayer) target(ts, s []int) error {
 	ts[0], ts[1] = s[0], l.Out
 	for j := range l.d {
 		o := (s[2+j]-1)*l.stride[j] + l.extra[j]
 		if o-l.crop[j] < 1 {
-			return nil, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.Kernel, l.In, l.Out, s, o, j, l.crop[j]+1)
+			return fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.Kernel, l.In, l.Out, slices.Clone(s), o, j, l.crop[j]+1)
 		}
 		ts[2+j] = o - l.crop[j]
 	}
-	l.last.Store(&ctTarget{in: slices.Clone(s), out: ts})
-	return ts, nil
+	return nil
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // Reduction says how a loss combines its per-sample terms into a scalar.
@@ -195,15 +195,15 @@ func classShape(name string, x ad.Var) (samples, classes, inner int, err error) 
 	return s[0] * inner, s[1], inner, nil
 }
 
-// intPool holds index scratch for ad.Gather, which copies its indices onto
-// the tape: pooling them keeps the loss and Embedding allocation-free in
-// steady state while layers stay safe for concurrent use.
-var intPool = sync.Pool{New: func() any { s := make([]int, 0, 256); return &s }}
+// intScratch holds index scratch for ad.Gather, which copies its indices
+// onto the tape: reusing them keeps the loss and Embedding allocation-free
+// in steady state while layers stay safe for concurrent use. (A sync.Pool
+// would allocate now and then, when goroutines move between processors.)
+var intScratch freelist.List[[]int]
 
-// getInts returns a pooled scratch slice of length n; give it back with
-// putInts.
+// getInts returns a scratch slice of length n; give it back with putInts.
 func getInts(n int) *[]int {
-	p := intPool.Get().(*[]int)
+	p := intScratch.Get()
 	if cap(*p) < n {
 		*p = make([]int, n)
 	}
@@ -211,7 +211,7 @@ func getInts(n int) *[]int {
 	return p
 }
 
-func putInts(p *[]int) { intPool.Put(p) }
+func putInts(p *[]int) { intScratch.Put(p) }
 
 // gatherLabels returns the (samples) values of x (N, C, spatial…) at the
 // labelled classes, x[n, labels[n·S + s], s], or an error naming a wrong

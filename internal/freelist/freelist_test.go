@@ -1,0 +1,60 @@
+package freelist
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+)
+
+func TestGetPutReuses(t *testing.T) {
+	var l List[[]int]
+	a := l.Get()
+	*a = append(*a, 1, 2, 3)
+	l.Put(a)
+	if b := l.Get(); b != a || len(*b) != 3 {
+		t.Fatalf("Get after Put returned %p (%v), want the item put %p", b, *b, a)
+	}
+	if c := l.Get(); c == a || c == nil {
+		t.Fatal("Get on an empty list did not make a new item")
+	}
+}
+
+func TestSurvivesGCAndSteadyStateAllocatesNothing(t *testing.T) {
+	var l List[[]float32]
+	x := l.Get()
+	*x = make([]float32, 10)
+	l.Put(x)
+	runtime.GC()
+	runtime.GC()
+	if y := l.Get(); y != x {
+		t.Fatal("the item did not survive two collections")
+	} else {
+		l.Put(y)
+	}
+	if n := testing.AllocsPerRun(100, func() { l.Put(l.Get()) }); n != 0 {
+		t.Errorf("Get+Put allocates %g times, want 0", n)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	var l List[int]
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				x := l.Get()
+				*x = g*1000 + i
+				if *x != g*1000+i {
+					t.Error("item shared between goroutines")
+				}
+				l.Put(x)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(l.items) > 8 {
+		t.Errorf("%d items, want at most 8 (one per goroutine that held one)", len(l.items))
+	}
+}
