@@ -30,11 +30,35 @@ func rangesOf(children []Layer) ranges {
 	return r
 }
 
-// ChainLayer applies its layers in order; see Chain.
-type ChainLayer struct {
+// indexed is what Chain and Parallel share: child layers whose parameters
+// and state are the groups named by their indices.
+type indexed struct {
 	layers []Layer
 	r      ranges
 }
+
+func newIndexed(layers []Layer) indexed { return indexed{layers: layers, r: rangesOf(layers)} }
+
+// Layers returns the child layers (not a copy: do not modify it).
+func (c *indexed) Layers() []Layer { return c.layers }
+
+// DeclareState declares each layer's state in the group named by its index.
+func (c *indexed) DeclareState(b *layout.Builder) error {
+	return declareIndexed(b, c.layers, true)
+}
+
+// Init initialises each layer's range in order.
+func (c *indexed) Init(θ []float32, rng *rand.Rand) {
+	for i, l := range c.layers {
+		l.Init(θ[c.r.param[i]:c.r.param[i+1]], rng)
+	}
+}
+
+// InitState initialises each layer's state range.
+func (c *indexed) InitState(s []float32) { initStateEach(c.layers, c.r, s) }
+
+// ChainLayer applies its layers in order; see Chain.
+type ChainLayer struct{ indexed }
 
 // Chain returns the layers applied in order, like PyTorch's nn.Sequential
 // and Flux's Chain. Layer i's parameters are the group "i" ("0.weight",
@@ -42,27 +66,13 @@ type ChainLayer struct {
 // any depth is a slice: applying it costs one parameter view per layer
 // with parameters, nothing more.
 func Chain(layers ...Layer) *ChainLayer {
-	return &ChainLayer{layers: layers, r: rangesOf(layers)}
+	return &ChainLayer{newIndexed(layers)}
 }
-
-// Layers returns the chain's layers (not a copy: do not modify it).
-func (c *ChainLayer) Layers() []Layer { return c.layers }
 
 // Declare declares each layer's parameters in the group named by its index.
 func (c *ChainLayer) Declare(b *layout.Builder) error {
 	return declareIndexed(b, c.layers, false)
 }
-
-// DeclareState declares each layer's state in the group named by its index.
-func (c *ChainLayer) DeclareState(b *layout.Builder) error {
-	return declareIndexed(b, c.layers, true)
-}
-
-// Init initialises each layer's range in order.
-func (c *ChainLayer) Init(θ []float32, rng *rand.Rand) { initEach(c.layers, c.r, θ, rng) }
-
-// InitState initialises each layer's state range.
-func (c *ChainLayer) InitState(s []float32) { initStateEach(c.layers, c.r, s) }
 
 // Apply applies the layers in order.
 func (c *ChainLayer) Apply(ctx *Ctx, p, x ad.Var) ad.Var {
@@ -111,12 +121,6 @@ func declareIndexed(b *layout.Builder, layers []Layer, state bool) error {
 		}
 	}
 	return nil
-}
-
-func initEach(layers []Layer, r ranges, θ []float32, rng *rand.Rand) {
-	for i, l := range layers {
-		l.Init(θ[r.param[i]:r.param[i+1]], rng)
-	}
 }
 
 func initStateEach(layers []Layer, r ranges, s []float32) {
@@ -177,16 +181,15 @@ func (s *SkipLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 
 // ParallelLayer applies several layers to one input; see Parallel.
 type ParallelLayer struct {
-	layers  []Layer
+	indexed
 	combine func(a, b ad.Var) ad.Var
-	r       ranges
 }
 
 // Parallel returns the layers applied to the same input, their outputs
 // folded from the left with combine: combine(combine(l0(x), l1(x)), l2(x)).
 // Layer i's parameters are the group "i", as in Chain.
 func Parallel(combine func(a, b ad.Var) ad.Var, layers ...Layer) *ParallelLayer {
-	return &ParallelLayer{layers: layers, combine: combine, r: rangesOf(layers)}
+	return &ParallelLayer{newIndexed(layers), combine}
 }
 
 // Declare declares each branch's parameters in the group named by its index.
@@ -199,17 +202,6 @@ func (q *ParallelLayer) Declare(b *layout.Builder) error {
 	}
 	return declareIndexed(b, q.layers, false)
 }
-
-// DeclareState declares each branch's state in the group named by its index.
-func (q *ParallelLayer) DeclareState(b *layout.Builder) error {
-	return declareIndexed(b, q.layers, true)
-}
-
-// Init initialises each branch.
-func (q *ParallelLayer) Init(θ []float32, rng *rand.Rand) { initEach(q.layers, q.r, θ, rng) }
-
-// InitState initialises each branch's state.
-func (q *ParallelLayer) InitState(s []float32) { initStateEach(q.layers, q.r, s) }
 
 // Apply applies every branch to x and folds the outputs with combine.
 func (q *ParallelLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {

@@ -12,10 +12,8 @@ import (
 type ConvLayer struct {
 	Kernel  []int
 	In, Out int
-	opt     options
-	geom    ad.ConvGeom
-	err     error
-	nw      int // weight size
+	affine
+	geom ad.ConvGeom
 }
 
 // Conv returns a convolution layer with the given kernel size (one entry per
@@ -25,10 +23,16 @@ type ConvLayer struct {
 // WeightInit, BiasInit, Activation. Default initialisation is PyTorch's:
 // uniform on ±1/√fanIn with fanIn = in/groups·prod(kernel).
 func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
-	l := &ConvLayer{Kernel: kernel, In: in, Out: out, opt: collect(opts)}
-	l.geom, l.err = convGeom("Conv", &l.opt, kernel, in, out,
+	l := &ConvLayer{Kernel: kernel, In: in, Out: out}
+	o := collect(opts)
+	g, err := convGeom("Conv", &o, kernel, in, out,
 		optStride|optPad|optDilation|optGroups|optBias|optWeightInit|optBiasInit|optActivation)
-	l.nw = l.weightSize()
+	if err != nil {
+		l.affine = affine{opt: o, err: err}
+		return l
+	}
+	l.geom = g
+	l.affine = newAffine(o, out, append([]int{out, in / g.Groups}, kernel...)...)
 	return l
 }
 
@@ -71,46 +75,13 @@ func convGeom(name string, o *options, kernel []int, in, out int, allowed optKin
 	return g, nil
 }
 
-func (l *ConvLayer) weightSize() int {
-	n := l.Out * max(l.In, 0)
-	if l.opt.groups > 1 {
-		n /= l.opt.groups
-	}
-	for _, k := range l.Kernel {
-		n *= k
-	}
-	return n
-}
-
-func (l *ConvLayer) nParams() int {
-	if l.opt.noBias {
-		return l.nw
-	}
-	return l.nw + l.Out
-}
-
 // Declare declares "weight" (out, in/groups, kernel…) and, unless NoBias,
 // "bias" (out).
-func (l *ConvLayer) Declare(b *layout.Builder) error {
-	if l.err != nil {
-		return l.err
-	}
-	b.Add("weight", l.wShape()...)
-	if !l.opt.noBias {
-		b.Add("bias", l.Out)
-	}
-	return nil
-}
-
-func (l *ConvLayer) wShape() []int {
-	return append([]int{l.Out, l.In / l.geom.Groups}, l.Kernel...)
-}
+func (l *ConvLayer) Declare(b *layout.Builder) error { return l.declare(b) }
 
 // Init draws the weight and bias (PyTorch's defaults unless overridden).
 func (l *ConvLayer) Init(θ []float32, rng *rand.Rand) {
-	fanIn := l.nw / l.Out
-	fanOut := l.nw / (l.In / l.geom.Groups)
-	l.opt.initWeights(rng, θ[:l.nw], θ[l.nw:], fanIn, fanOut)
+	l.init(θ, rng, l.nw/l.Out, l.nw/(l.In/l.geom.Groups))
 }
 
 // Apply returns the convolution of x plus the bias, per channel.
@@ -121,17 +92,5 @@ func (l *ConvLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	if !checkParams("Conv", p, x, l.nParams()) {
 		return fail(x, nil)
 	}
-	d := len(l.Kernel)
-	var ws [5]int
-	ws[0], ws[1] = l.Out, l.In/l.geom.Groups
-	copy(ws[2:], l.Kernel)
-	y := ad.Conv(x, ad.View(p, 0, ws[:2+d]...), l.geom)
-	if !l.opt.noBias {
-		bs := [4]int{l.Out, 1, 1, 1}
-		y = ad.Add(y, ad.View(p, l.nw, bs[:1+d]...))
-	}
-	if l.opt.act != nil {
-		y = l.opt.act(y)
-	}
-	return y
+	return l.finish(ad.Conv(x, l.weight(p), l.geom), p, len(l.Kernel))
 }

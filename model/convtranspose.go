@@ -14,10 +14,8 @@ import (
 type ConvTransposeLayer struct {
 	Kernel  []int
 	In, Out int
-	opt     options
-	err     error
-	nw      int // weight size
-	d       int // spatial axes
+	affine
+	d int // spatial axes
 	// geom is the geometry of the convolution from Out to In channels
 	// that this layer transposes, with PadHi lowered by OutputPad where
 	// that padding allows (see ConvTranspose).
@@ -45,8 +43,11 @@ type ConvTransposeLayer struct {
 // PyTorch's: uniform on ±1/√fanIn with fanIn = out/groups·prod(kernel),
 // PyTorch's fan-in of a weight of this shape.
 func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
-	l := &ConvTransposeLayer{Kernel: kernel, In: in, Out: out, opt: collect(opts)}
-	l.err = l.setup()
+	l := &ConvTransposeLayer{Kernel: kernel, In: in, Out: out}
+	l.affine.opt = collect(opts)
+	if err := l.setup(); err != nil {
+		l.affine = affine{opt: l.opt, err: err}
+	}
 	return l
 }
 
@@ -84,32 +85,13 @@ func (l *ConvTransposeLayer) setup() error {
 	}
 	g.PadHi = hi
 	l.geom = g
-	l.nw = l.In * (l.Out / g.Groups)
-	for _, k := range l.Kernel {
-		l.nw *= k
-	}
+	l.affine = newAffine(l.opt, l.Out, append([]int{l.In, l.Out / g.Groups}, l.Kernel...)...)
 	return nil
-}
-
-func (l *ConvTransposeLayer) nParams() int {
-	if l.opt.noBias {
-		return l.nw
-	}
-	return l.nw + l.Out
 }
 
 // Declare declares "weight" (in, out/groups, kernel…) and, unless NoBias,
 // "bias" (out).
-func (l *ConvTransposeLayer) Declare(b *layout.Builder) error {
-	if l.err != nil {
-		return l.err
-	}
-	b.Add("weight", append([]int{l.In, l.Out / l.geom.Groups}, l.Kernel...)...)
-	if !l.opt.noBias {
-		b.Add("bias", l.Out)
-	}
-	return nil
-}
+func (l *ConvTransposeLayer) Declare(b *layout.Builder) error { return l.declare(b) }
 
 // Init draws the weight and bias (PyTorch's defaults unless overridden):
 // fan-in is out/groups·prod(kernel) and fan-out in·prod(kernel), computed
@@ -117,7 +99,7 @@ func (l *ConvTransposeLayer) Declare(b *layout.Builder) error {
 func (l *ConvTransposeLayer) Init(θ []float32, rng *rand.Rand) {
 	fanIn := l.nw / l.In
 	fanOut := l.nw / (l.Out / l.geom.Groups)
-	l.opt.initWeights(rng, θ[:l.nw], θ[l.nw:], fanIn, fanOut)
+	l.init(θ, rng, fanIn, fanOut)
 }
 
 // Apply returns the transposed convolution of x plus the bias, per
@@ -146,21 +128,11 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	for j := range d {
 		pads[2*(2+j)+1] = l.crop[j]
 	}
-	var ws [5]int
-	ws[0], ws[1] = l.In, l.Out/l.geom.Groups
-	copy(ws[2:], l.Kernel)
-	y := ad.ConvTranspose(x, ad.View(p, 0, ws[:2+d]...), l.geom, ts...)
+	y := ad.ConvTranspose(x, l.weight(p), l.geom, ts...)
 	if l.cropped {
 		y = ad.Pad(y, pads[:2*(2+d)]...)
 	}
-	if !l.opt.noBias {
-		bs := [4]int{l.Out, 1, 1, 1}
-		y = ad.Add(y, ad.View(p, l.nw, bs[:1+d]...))
-	}
-	if l.opt.act != nil {
-		y = l.opt.act(y)
-	}
-	return y
+	return l.finish(y, p, d)
 }
 
 // target writes into ts (len(s)) the shape (N, out, size − crop…) that
