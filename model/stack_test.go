@@ -52,21 +52,26 @@ func stackCheck(check func(proptest.T)) []string {
 }
 
 // stackOutput returns v ↦ net(x) for v = [θ; x], θ of length nθ and x of
-// shape in.
-func stackOutput(net model.Layer, in []int, nθ int) func(ad.Var) ad.Var {
+// shape in, applied with a fresh Ctx from ctx (nil: a nil Ctx) for each
+// evaluation, so that every pass computes the same function.
+func stackOutput(net model.Layer, ctx func() *model.Ctx, in []int, nθ int) func(ad.Var) ad.Var {
 	return func(v ad.Var) ad.Var {
 		var p ad.Var
 		if nθ > 0 {
 			p = ad.Slice(v, 0, nθ)
 		}
-		return net.Apply(nil, p, ad.View(v, nθ, in...))
+		var c *model.Ctx
+		if ctx != nil {
+			c = ctx()
+		}
+		return net.Apply(c, p, ad.View(v, nθ, in...))
 	}
 }
 
 // stackLoss returns v ↦ sum(w ⊙ net(x)) for v = [θ; x] and a fixed w of
 // the output's shape out.
-func stackLoss(net model.Layer, in, out []int, nθ int, w []float32) func(ad.Var) ad.Var {
-	y := stackOutput(net, in, nθ)
+func stackLoss(net model.Layer, ctx func() *model.Ctx, in, out []int, nθ int, w []float32) func(ad.Var) ad.Var {
+	y := stackOutput(net, ctx, in, nθ)
 	return func(v ad.Var) ad.Var {
 		wv := v.Tape().Const(flat.Tensor{Shape: out, Data: w})
 		return ad.Sum(ad.Mul(wv, y(v)))
@@ -109,16 +114,24 @@ func verdict(t *rapid.T, s proptest.Stack, what string, errs []string, skipped *
 	t.Fatalf("%s through %s:\n%s", what, s, strings.Join(errs, "\n"))
 }
 
+// stackCtx returns the maker of fresh contexts for s in a drawn mode.
+func stackCtx(t *rapid.T, s proptest.Stack) func() *model.Ctx {
+	train := rapid.Bool().Draw(t, "train")
+	return func() *model.Ctx { return s.Ctx(train) }
+}
+
 // Gradients (reverse mode), JVPs (forward mode) and their transposition
-// through random stacks with every kind of layer, kinks included.
+// through random stacks with every kind of layer, kinks included, in test
+// and training mode.
 func TestStackFirstDerivatives(t *testing.T) {
 	var cases, skipped int
 	rapid.Check(t, func(t *rapid.T) {
-		s := proptest.Stacks(proptest.StackOptions{MaxLayers: 3}).Draw(t, "stack")
+		s := proptest.Stacks(proptest.StackOptions{}).Draw(t, "stack")
 		v, nθ, w := drawStackPoint(t, s)
+		ctx := stackCtx(t, s)
 		cases++
-		loss := stackLoss(s.Net, s.In, s.Out, nθ, w)
-		out := stackOutput(s.Net, s.In, nθ)
+		loss := stackLoss(s.Net, ctx, s.In, s.Out, nθ, w)
+		out := stackOutput(s.Net, ctx, s.In, nθ)
 		s.Kinks.Reset()
 		verdict(t, s, "CheckGrad", stackCheck(func(pt proptest.T) { proptest.CheckGrad(pt, loss, v) }), &skipped)
 		s.Kinks.Reset()
@@ -128,18 +141,42 @@ func TestStackFirstDerivatives(t *testing.T) {
 			t.Fatalf("CheckTranspose through %s:\n%s", s, strings.Join(errs, "\n"))
 		}
 	})
-	t.Logf("skipped %d of %d", skipped, cases)
 	if skipped > cases/5 {
 		t.Errorf("%d of %d cases were inconclusive (a kink crossed): the checks see too little", skipped, cases)
 	}
 }
 
-// Second derivatives through random smooth stacks.
+// Gradients through random stacks of wide convolutions, whose kernels in
+// ad take the im2col + GEMM path (Cin/groups·prod(kernel) ≥ 32) as well as
+// the direct loops.
+func TestStackWideConvolutions(t *testing.T) {
+	var cases, skipped int
+	rapid.Check(t, func(t *rapid.T) {
+		s := proptest.Stacks(proptest.StackOptions{
+			MaxLayers: 3, MaxChannels: 8, MaxElems: 512, Spatial: []int{2, 3},
+			Kinds: []proptest.Kind{proptest.Conv, proptest.ConvTranspose, proptest.Tanh, proptest.Relu, proptest.Skip},
+		}).Draw(t, "stack")
+		v, nθ, w := drawStackPoint(t, s)
+		cases++
+		loss := stackLoss(s.Net, nil, s.In, s.Out, nθ, w)
+		s.Kinks.Reset()
+		verdict(t, s, "CheckGrad", stackCheck(func(pt proptest.T) { proptest.CheckGrad(pt, loss, v) }), &skipped)
+		if errs := stackCheck(func(pt proptest.T) { proptest.CheckTranspose(pt, stackOutput(s.Net, nil, s.In, nθ), v) }); len(errs) > 0 {
+			t.Fatalf("CheckTranspose through %s:\n%s", s, strings.Join(errs, "\n"))
+		}
+	})
+	if skipped > cases/5 {
+		t.Errorf("%d of %d cases were inconclusive (a kink crossed): the checks see too little", skipped, cases)
+	}
+}
+
+// Second derivatives through random smooth stacks, in test and training
+// mode.
 func TestStackSecondDerivatives(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := proptest.Stacks(proptest.StackOptions{Smooth: true, MaxLayers: 3}).Draw(t, "stack")
+		s := proptest.Stacks(proptest.StackOptions{Smooth: true}).Draw(t, "stack")
 		v, nθ, w := drawStackPoint(t, s)
-		loss := stackLoss(s.Net, s.In, s.Out, nθ, w)
+		loss := stackLoss(s.Net, stackCtx(t, s), s.In, s.Out, nθ, w)
 		if errs := stackCheck(func(pt proptest.T) { proptest.CheckHVP(pt, loss, v) }); len(errs) > 0 {
 			t.Fatalf("CheckHVP through %s:\n%s", s, strings.Join(errs, "\n"))
 		}
@@ -228,14 +265,6 @@ func stackRepeat(n int, f func() []model.Layer) []model.Layer {
 	return ls
 }
 
-func stackMaxPool(k ...int) model.Layer {
-	return model.Func("MaxPool", func(x ad.Var) ad.Var { return ad.MaxPool(x, ad.PoolGeom{Kernel: k}) })
-}
-
-func stackMeanPool(k ...int) model.Layer {
-	return model.Func("MeanPool", func(x ad.Var) ad.Var { return ad.MeanPool(x, ad.PoolGeom{Kernel: k}) })
-}
-
 // The "done means": forward-over-reverse HVP equals
 // reverse-over-reverse through Conv, MaxPool, MeanPool, Skip and a
 // 60-layer chain, to float32 precision (1e-3 of the norm), and both equal
@@ -245,44 +274,60 @@ func TestHVPThroughLayers(t *testing.T) {
 		name    string
 		net     model.Layer
 		in, out []int
+		train   bool // apply in training mode, with state
 	}{
 		{"Conv", model.Chain(
 			model.Conv([]int{3, 3}, 2, 3, model.PadSides([]int{1, 0}, []int{1, 1}), model.Stride(2, 1)),
 			model.Tanh(),
 			model.Conv([]int{2, 2}, 3, 3, model.Groups(3), model.Dilation(2)),
 			model.Tanh(), model.Flatten(), model.Dense(3, 2), model.Tanh(),
-		), []int{2, 2, 5, 4}, []int{2, 2}},
+		), []int{2, 2, 5, 4}, []int{2, 2}, false},
 		{"Conv1d and Conv3d", model.Chain(
 			model.Conv([]int{3}, 2, 4, model.Pad(1)), model.Tanh(), model.Flatten(),
 			model.Func("to3d", func(x ad.Var) ad.Var { return ad.Reshape(x, 2, 4, 2, 2, 2) }),
 			model.Conv([]int{2, 2, 2}, 4, 2, model.Pad(1), model.Stride(2)), model.Sigmoid(),
-		), []int{2, 2, 8}, []int{2, 2, 2, 2, 2}},
+		), []int{2, 2, 8}, []int{2, 2, 2, 2, 2}, false},
+		{"ConvTranspose, BatchNorm and LayerNorm in training mode", model.Chain(
+			model.ConvTranspose([]int{3, 3}, 2, 3, model.Stride(2), model.Pad(1), model.OutputPad(1)),
+			model.BatchNorm(3), model.Tanh(), model.LayerNorm([]int{4, 4}),
+			model.Flatten(), model.Dense(48, 2), model.Tanh(),
+		), []int{2, 2, 2, 2}, []int{2, 2}, true},
 		{"MaxPool", model.Chain(
 			model.Conv([]int{3, 3}, 1, 2, model.Pad(1)), model.Tanh(),
-			stackMaxPool(2, 2),
+			model.MaxPool([]int{2, 2}),
 			model.Flatten(), model.Dense(2*2*2, 3), model.Tanh(),
-		), []int{2, 1, 4, 4}, []int{2, 3}},
+		), []int{2, 1, 4, 4}, []int{2, 3}, false},
 		{"MeanPool", model.Chain(
 			model.Conv([]int{3, 3}, 1, 2, model.Pad(1)), model.Softplus(),
-			stackMeanPool(2, 2), model.Gelu(),
+			model.MeanPool([]int{2, 2}), model.Gelu(),
 			model.Flatten(), model.Dense(2*2*2, 3), model.Tanh(),
-		), []int{2, 1, 4, 4}, []int{2, 3}},
+		), []int{2, 1, 4, 4}, []int{2, 3}, false},
 		{"Skip", model.Chain(
 			model.Skip(model.Chain(model.Conv([]int{3, 3}, 2, 2, model.Pad(1)), model.Tanh()), ad.Add),
 			model.Swish(),
 			model.Skip(model.Chain(model.Dense(3, 3), model.Sigmoid()), ad.Add),
-		), []int{1, 2, 3, 3}, []int{1, 2, 3, 3}},
+		), []int{1, 2, 3, 3}, []int{1, 2, 3, 3}, false},
 		{"60-layer chain of Dense and Tanh", model.Chain(stackRepeat(30, func() []model.Layer {
 			return []model.Layer{model.Dense(4, 4), model.Tanh()}
-		})...), []int{3, 4}, []int{3, 4}},
+		})...), []int{3, 4}, []int{3, 4}, false},
 		{"60-layer chain of Skip(Conv) and Tanh", model.Chain(stackRepeat(30, func() []model.Layer {
 			return []model.Layer{model.Skip(model.Conv([]int{3, 3}, 4, 4, model.Pad(1)), ad.Add), model.Tanh()}
-		})...), []int{1, 4, 2, 2}, []int{1, 4, 2, 2}},
+		})...), []int{1, 4, 2, 2}, []int{1, 4, 2, 2}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, nθ, w, u := stackPoint(t, tt.net, tt.in, tt.out, 1)
-			rev, fd, err := hvpAgreement(stackLoss(tt.net, tt.in, tt.out, nθ, w), v, u)
+			var ctx func() *model.Ctx
+			if tt.train {
+				ctx = func() *model.Ctx {
+					st, err := model.InitState(tt.net)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return &model.Ctx{Train: true, State: st}
+				}
+			}
+			rev, fd, err := hvpAgreement(stackLoss(tt.net, ctx, tt.in, tt.out, nθ, w), v, u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +416,7 @@ func TestStackChecksCatchWrongLayers(t *testing.T) {
 			var gradFails, hvpFails, fdFails []string
 			for seed := range uint64(8) {
 				v, nθ, w, u := stackPoint(t, net, in, out, seed)
-				loss := stackLoss(net, in, out, nθ, w)
+				loss := stackLoss(net, nil, in, out, nθ, w)
 				gradFails = append(gradFails, stackCheck(func(pt proptest.T) { proptest.CheckGrad(pt, loss, v) })...)
 				hvpFails = append(hvpFails, stackCheck(func(pt proptest.T) { proptest.CheckHVP(pt, loss, v) })...)
 				if tt.grad {

@@ -29,6 +29,8 @@ const (
 	AdaptiveMeanPool Kind = "AdaptiveMeanPool"
 	GlobalMeanPool   Kind = "GlobalMeanPool"
 	Flatten          Kind = "Flatten"
+	LayerNorm        Kind = "LayerNorm"
+	BatchNorm        Kind = "BatchNorm"
 	Tanh             Kind = "Tanh"
 	Sigmoid          Kind = "Sigmoid"
 	Softplus         Kind = "Softplus"
@@ -58,6 +60,8 @@ var kinds = map[Kind]kindInfo{
 	AdaptiveMeanPool: {spatial: true},
 	GlobalMeanPool:   {spatial: true},
 	Flatten:          {flat: true, spatial: true},
+	LayerNorm:        {flat: true, spatial: true},
+	BatchNorm:        {flat: true, spatial: true},
 	Tanh:             {flat: true, spatial: true},
 	Sigmoid:          {flat: true, spatial: true},
 	Softplus:         {flat: true, spatial: true},
@@ -75,7 +79,7 @@ var kinds = map[Kind]kindInfo{
 // draws must replay).
 var kindOrder = []Kind{
 	Dense, Conv, ConvTranspose, MeanPool, MaxPool, AdaptiveMeanPool, GlobalMeanPool,
-	Flatten, Tanh, Sigmoid, Softplus, Gelu, Swish, Elu, LeakyRelu, Relu,
+	Flatten, LayerNorm, BatchNorm, Tanh, Sigmoid, Softplus, Gelu, Swish, Elu, LeakyRelu, Relu,
 	Skip, Parallel, Chain,
 }
 
@@ -108,6 +112,11 @@ type StackOptions struct {
 	// MaxElems bounds the number of elements of the input and of every
 	// activation. 0 means 256.
 	MaxElems int
+	// MaxChannels bounds the channels (and Dense features) the layers
+	// choose; the input has at most min(MaxChannels, 4) channels. 0 means
+	// 4. Wider convolutions (Cin/groups·prod(kernel) ≥ 32) take ad's
+	// im2col + GEMM path instead of its direct loops.
+	MaxChannels int
 	// Smooth draws only layers that are twice differentiable everywhere
 	// (SmoothKinds), for second-derivative checks.
 	Smooth bool
@@ -143,6 +152,17 @@ type Stack struct {
 
 // String returns s.Desc.
 func (s Stack) String() string { return s.Desc }
+
+// Ctx returns a fresh context to apply s.Net with: training or test mode,
+// a new state buffer from model.InitState (BatchNorm's running statistics,
+// which training mode updates in place) and an RNG of a fixed seed (so
+// that a random layer draws the same in every pass). Use a new one for
+// each pass of a derivative check: each pass then computes the same
+// function.
+func (s Stack) Ctx(train bool) *model.Ctx {
+	st, _ := model.InitState(s.Net) // a drawn stack has a valid state layout
+	return &model.Ctx{Train: train, State: st, RNG: rand.New(rand.NewPCG(1, 2))}
+}
 
 // Has reports whether the stack holds a layer of kind k.
 func (s Stack) Has(k Kind) bool { return slices.Contains(s.Kinds, k) }
@@ -270,11 +290,15 @@ func (w *watchedPool) Apply(c *model.Ctx, p, x ad.Var) ad.Var {
 // Stacks draws random valid networks: model.Chain of Dense, Conv and
 // ConvTranspose (1-3 D, random kernel, stride, per-side padding, dilation,
 // output padding and groups, depthwise included), MaxPool, MeanPool,
-// AdaptiveMeanPool, GlobalMeanPool, Flatten and activation layers, nested Chains, Skip
+// AdaptiveMeanPool, GlobalMeanPool, Flatten, LayerNorm (over 1 to all
+// but the batch axis), BatchNorm (both normalising groups of at least
+// four values, with Eps 0.1 or 0.5, so that finite differences resolve
+// them; training mode works) and activation layers, nested Chains, Skip
 // connections (ad.Add around a shape-preserving chain) and Parallel
 // branches (of equal output shapes, combined with ad.Add). The drawn
 // layers keep track of the activation's shape, so every stack applies to
-// its In without error and gives Out. Tensors stay small (MaxElems) so
+// its In without error and gives Out, in test and in training mode (with a
+// Ctx from Stack.Ctx). Tensors stay small (MaxElems) so
 // that derivative checks through the stacks are fast.
 func Stacks(opts StackOptions) *rapid.Generator[Stack] {
 	o := opts
@@ -286,6 +310,9 @@ func Stacks(opts StackOptions) *rapid.Generator[Stack] {
 	}
 	if o.MaxElems <= 0 {
 		o.MaxElems = 256
+	}
+	if o.MaxChannels <= 0 {
+		o.MaxChannels = 4
 	}
 	allow := map[Kind]bool{}
 	for _, k := range kindOrder {
@@ -344,9 +371,6 @@ func ParamsFor(s Stack) *rapid.Generator[[]float32] {
 	})
 }
 
-// maxChannels bounds the channels and features the generator chooses.
-const maxChannels = 4
-
 // stackGen is the state of one draw.
 type stackGen struct {
 	t     *rapid.T
@@ -380,7 +404,7 @@ func (g *stackGen) input(d int) []int {
 	if d == 0 {
 		s = append(s, rapid.IntRange(1, 8).Draw(t, "features"))
 	} else {
-		s = append(s, rapid.IntRange(1, 3).Draw(t, "channels"))
+		s = append(s, rapid.IntRange(1, min(g.o.MaxChannels, 4)).Draw(t, "channels"))
 		hi := [4]int{0, 10, 6, 4}[d]
 		for range d {
 			s = append(s, rapid.IntRange(1, hi).Draw(t, "size"))
@@ -413,6 +437,9 @@ func (g *stackGen) candidates(s []int, depth int, preserve bool) []Kind {
 			if depth >= g.o.MaxDepth || (k != Chain || preserve) && len(g.candidates(s, g.o.MaxDepth, true)) == 0 {
 				continue
 			}
+		}
+		if k == BatchNorm && numel(s) < minNormGroup*s[1] || k == LayerNorm && numel(s) < minNormGroup*s[0] {
+			continue
 		}
 		if preserve {
 			switch k {
@@ -519,6 +546,26 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 		return drawn{func() model.Layer { return model.GlobalMeanPool() }, out, "GlobalMeanPool"}
 	case Flatten:
 		return drawn{func() model.Layer { return model.Flatten() }, []int{s[0], numel(s[1:])}, "Flatten"}
+	case LayerNorm, BatchNorm:
+		eps := rapid.SampledFrom(normEps).Draw(t, "eps")
+		opts := []model.Option{model.Eps(eps)}
+		desc := fmt.Sprintf(" eps=%g", eps)
+		if rapid.IntRange(0, 3).Draw(t, "noAffine") == 0 {
+			opts = append(opts, model.NoAffine())
+			desc += " noaffine"
+		}
+		if k == BatchNorm {
+			c := s[1]
+			return same(func() model.Layer { return model.BatchNorm(c, opts...) }, fmt.Sprintf("BatchNorm %d", c)+desc)
+		}
+		// Normalise over 1 to all but the batch axis, at least
+		// minNormGroup values.
+		least := 1
+		for numel(s[len(s)-least:]) < minNormGroup {
+			least++
+		}
+		shape := slices.Clone(s[len(s)-rapid.IntRange(least, len(s)-1).Draw(t, "normAxes"):])
+		return same(func() model.Layer { return model.LayerNorm(shape, opts...) }, fmt.Sprintf("LayerNorm %v", shape)+desc)
 	case Tanh:
 		return same(func() model.Layer { return model.Tanh() }, "Tanh")
 	case Sigmoid:
@@ -557,7 +604,7 @@ func (g *stackGen) dense(s []int, preserve bool) drawn {
 	in := s[len(s)-1]
 	out := in
 	if !preserve || len(s) == 2 {
-		hi := min(maxChannels+2, g.o.MaxElems*in/numel(s))
+		hi := min(g.o.MaxChannels+2, g.o.MaxElems*in/numel(s))
 		out = rapid.IntRange(1, max(hi, 1)).Draw(g.t, "denseOut")
 	}
 	noBias := rapid.IntRange(0, 4).Draw(g.t, "noBias") == 0
@@ -574,6 +621,15 @@ func (g *stackGen) dense(s []int, preserve bool) drawn {
 		return model.Dense(in, out)
 	}, o, desc}
 }
+
+// normEps are the Eps of the normalisation layers drawn, and minNormGroup
+// the fewest values they normalise together: a group of two or three
+// values, or of nearly equal ones with PyTorch's eps of 1e-5, makes the
+// layer's derivatives vary on a scale that float32 finite differences
+// cannot resolve (the rules are the same for any eps and group).
+var normEps = []float32{0.1, 0.5}
+
+const minNormGroup = 4
 
 // weights make the layers that change shapes and hold parameters more
 // frequent than the eight activations; a kind not listed has weight 1.
@@ -659,7 +715,7 @@ func (g *stackGen) conv(s []int, preserve, transpose bool) drawn {
 		}
 	}
 	cin := s[1]
-	maxC := max(min(maxChannels, g.o.MaxElems/(s[0]*numel(out[2:]))), 1)
+	maxC := max(min(g.o.MaxChannels, g.o.MaxElems/(s[0]*numel(out[2:]))), 1)
 	var groups, cout int
 	if cin <= maxC && rapid.IntRange(0, 3).Draw(t, "depthwise") == 0 {
 		groups, cout = cin, cin

@@ -22,15 +22,15 @@ func numel(s []int) int {
 	return n
 }
 
-// apply runs s.Net on x in inference mode and returns the output and the
-// tape's error.
-func apply(s proptest.Stack, θ, x []float32) ([]int, []float32, error) {
+// apply runs s.Net on x in test or training mode and returns the output
+// and the tape's error.
+func apply(s proptest.Stack, train bool, θ, x []float32) ([]int, []float32, error) {
 	tp := ad.NewTape()
 	var p ad.Var
 	if len(θ) > 0 {
 		p = tp.Param(θ)
 	}
-	y := s.Net.Apply(nil, p, tp.Const(flat.Tensor{Shape: s.In, Data: x}))
+	y := s.Net.Apply(s.Ctx(train), p, tp.Const(flat.Tensor{Shape: s.In, Data: x}))
 	if err := tp.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -70,9 +70,10 @@ func TestStacksAreValid(t *testing.T) {
 				if len(x) != numel(s.In) {
 					t.Fatalf("%s: InputFor drew %d values for an input %v", s, len(x), s.In)
 				}
-				shape, y, err := apply(s, θ, x)
+				train := rapid.Bool().Draw(t, "train")
+				shape, y, err := apply(s, train, θ, x)
 				if err != nil {
-					t.Fatalf("%s: Apply: %v", s, err)
+					t.Fatalf("%s: Apply (training mode %v): %v", s, train, err)
 				}
 				if !slices.Equal(shape, s.Out) {
 					t.Fatalf("%s: output shape %v, the stack says %v", s, shape, s.Out)
@@ -126,10 +127,13 @@ func TestStacksDrawEveryKind(t *testing.T) {
 		}
 	}
 	descs := map[string]bool{}
+	deepest := 0
 	for i := range 300 {
-		descs[gen.Example(i).Desc] = true
+		d := gen.Example(i).Desc
+		descs[d] = true
+		deepest = max(deepest, nesting(d))
 	}
-	for _, want := range []string{"groups=", "dil=", "stride=", "pad=", "outpad=", "Parallel(Add, Chain(", "Skip(Chain(Skip("} {
+	for _, want := range []string{"groups=", "dil=", "stride=", "pad=", "outpad=", "eps=", "noaffine", "nobias", "Parallel(Add, Chain(", "Skip(Chain("} {
 		found := false
 		for d := range descs {
 			found = found || strings.Contains(d, want)
@@ -138,6 +142,26 @@ func TestStacksDrawEveryKind(t *testing.T) {
 			t.Errorf("no stack of 300 has %q in its description", want)
 		}
 	}
+	// The top Chain, a container in it, its Chain, a container in that.
+	if deepest < 4 {
+		t.Errorf("the deepest of 300 stacks nests containers %d deep, want 4 (MaxDepth 2 below the top chain)", deepest)
+	}
+}
+
+// nesting returns how deep the containers of a stack's description nest.
+func nesting(desc string) int {
+	desc = strings.NewReplacer("LeakyRelu(", "", "Elu(", "").Replace(desc)
+	depth, deepest := 0, 0
+	for _, r := range desc {
+		switch r {
+		case '(':
+			depth++
+			deepest = max(deepest, depth)
+		case ')':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // Kinks notices a ReLU whose inputs change sign between passes, and a
@@ -160,14 +184,14 @@ func TestKinksSeeDecisionsChange(t *testing.T) {
 				for i, v := range x {
 					neg[i] = -v
 				}
-				_, y, err := apply(s, nil, x)
+				_, y, err := apply(s, false, nil, x)
 				if err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
-				if _, _, err := apply(s, nil, x); err != nil || s.Kinks.Crossed() {
+				if _, _, err := apply(s, false, nil, x); err != nil || s.Kinks.Crossed() {
 					t.Fatalf("%s: the same input twice: crossed %v (%v)", s, s.Kinks.Crossed(), err)
 				}
-				_, yn, err := apply(s, nil, neg)
+				_, yn, err := apply(s, false, nil, neg)
 				if err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
@@ -185,7 +209,7 @@ func TestKinksSeeDecisionsChange(t *testing.T) {
 					t.Fatalf("%s: negated input: crossed %v, want %v", s, s.Kinks.Crossed(), want)
 				}
 				s.Kinks.Reset()
-				if _, _, err := apply(s, nil, neg); err != nil || s.Kinks.Crossed() {
+				if _, _, err := apply(s, false, nil, neg); err != nil || s.Kinks.Crossed() {
 					t.Fatalf("%s: after Reset: crossed %v (%v)", s, s.Kinks.Crossed(), err)
 				}
 			})
