@@ -31,6 +31,7 @@ const (
 	Flatten          Kind = "Flatten"
 	LayerNorm        Kind = "LayerNorm"
 	BatchNorm        Kind = "BatchNorm"
+	Dropout          Kind = "Dropout"
 	Tanh             Kind = "Tanh"
 	Sigmoid          Kind = "Sigmoid"
 	Softplus         Kind = "Softplus"
@@ -62,6 +63,7 @@ var kinds = map[Kind]kindInfo{
 	Flatten:          {flat: true, spatial: true},
 	LayerNorm:        {flat: true, spatial: true},
 	BatchNorm:        {flat: true, spatial: true},
+	Dropout:          {flat: true, spatial: true},
 	Tanh:             {flat: true, spatial: true},
 	Sigmoid:          {flat: true, spatial: true},
 	Softplus:         {flat: true, spatial: true},
@@ -79,7 +81,7 @@ var kinds = map[Kind]kindInfo{
 // draws must replay).
 var kindOrder = []Kind{
 	Dense, Conv, ConvTranspose, MeanPool, MaxPool, AdaptiveMeanPool, GlobalMeanPool,
-	Flatten, LayerNorm, BatchNorm, Tanh, Sigmoid, Softplus, Gelu, Swish, Elu, LeakyRelu, Relu,
+	Flatten, LayerNorm, BatchNorm, Dropout, Tanh, Sigmoid, Softplus, Gelu, Swish, Elu, LeakyRelu, Relu,
 	Skip, Parallel, Chain,
 }
 
@@ -293,7 +295,7 @@ func (w *watchedPool) Apply(c *model.Ctx, p, x ad.Var) ad.Var {
 // AdaptiveMeanPool, GlobalMeanPool, Flatten, LayerNorm (over 1 to all
 // but the batch axis), BatchNorm (both normalising groups of at least
 // four values, with Eps 0.1 or 0.5, so that finite differences resolve
-// them; training mode works) and activation layers, nested Chains, Skip
+// them; training mode works), Dropout and activation layers, nested Chains, Skip
 // connections (ad.Add around a shape-preserving chain) and Parallel
 // branches (of equal output shapes, combined with ad.Add). The drawn
 // layers keep track of the activation's shape, so every stack applies to
@@ -566,6 +568,9 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 		}
 		shape := slices.Clone(s[len(s)-rapid.IntRange(least, len(s)-1).Draw(t, "normAxes"):])
 		return same(func() model.Layer { return model.LayerNorm(shape, opts...) }, fmt.Sprintf("LayerNorm %v", shape)+desc)
+	case Dropout:
+		p := rapid.SampledFrom([]float32{0.25, 0.5, 0}).Draw(t, "dropP")
+		return same(func() model.Layer { return model.Dropout(p) }, fmt.Sprintf("Dropout(%g)", p))
 	case Tanh:
 		return same(func() model.Layer { return model.Tanh() }, "Tanh")
 	case Sigmoid:
