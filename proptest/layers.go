@@ -114,19 +114,19 @@ type StackOptions struct {
 	// MaxElems bounds the number of elements of the input and of every
 	// activation. 0 means 256.
 	MaxElems int
-	// MaxChannels bounds the channels (and Dense features) the layers
-	// choose; the input has at most min(MaxChannels, 4) channels. 0 means
-	// 4. Wider convolutions (Cin/groups·prod(kernel) ≥ 32) take ad's
-	// im2col + GEMM path instead of its direct loops.
+	// MaxChannels bounds the channels the layers choose (a Dense's
+	// features: MaxChannels + 2); the input has at most min(MaxChannels,
+	// 4) channels. 0 means 4. Wider convolutions (Cin/groups·prod(kernel)
+	// ≥ 32) take ad's im2col + GEMM path instead of its direct loops.
 	MaxChannels int
 	// Smooth draws only layers that are twice differentiable everywhere
 	// (SmoothKinds), for second-derivative checks.
 	Smooth bool
 	// Kinds restricts the kinds drawn (intersected with SmoothKinds when
 	// Smooth is set). Nil means all. A shape-preserving chain (inside Skip
-	// and Parallel) may add a 1×…×1 convolution or a Dense to restore its
-	// input's channels, only after a listed Conv, ConvTranspose or Dense
-	// changed them.
+	// and Parallel) may add a 1×…×1 Conv (ConvTranspose if Conv is not
+	// listed) or a Dense to restore its input's channels, only after a
+	// listed Conv, ConvTranspose or Dense changed them.
 	Kinds []Kind
 	// Spatial lists the numbers of spatial axes the input may have: 0 for
 	// (N, features), 1 to 3 for (N, C, spatial…). Nil means 0 to 3;
@@ -136,9 +136,10 @@ type StackOptions struct {
 
 // Stack is a drawn network with the shapes it maps between.
 type Stack struct {
-	// Net is the network, a model.Chain. Its non-smooth layers (Relu,
-	// LeakyRelu, Elu, MaxPool) are the model's own, wrapped so that they
-	// report their decisions to Kinks.
+	// Net is the network, a model.Chain of the model's layers, except
+	// that the non-smooth ones report their decisions to Kinks: Relu,
+	// LeakyRelu and Elu are model.Func layers of the same ad ops as
+	// model.Relu() and the others, and each model.MaxPool is wrapped.
 	Net model.Layer
 	// In is the shape of the input, Out the shape of the output.
 	In, Out []int
@@ -289,19 +290,20 @@ func (w *watchedPool) Apply(c *model.Ctx, p, x ad.Var) ad.Var {
 	return y
 }
 
-// Stacks draws random valid networks: model.Chain of Dense, Conv and
+// Stacks draws random valid networks: a model.Chain of Dense, Conv and
 // ConvTranspose (1-3 D, random kernel, stride, per-side padding, dilation,
 // output padding and groups, depthwise included), MaxPool, MeanPool,
-// AdaptiveMeanPool, GlobalMeanPool, Flatten, LayerNorm (over 1 to all
-// but the batch axis), BatchNorm (both normalising groups of at least
-// four values, with Eps 0.1 or 0.5, so that finite differences resolve
-// them; training mode works), Dropout and activation layers, nested Chains, Skip
-// connections (ad.Add around a shape-preserving chain) and Parallel
-// branches (of equal output shapes, combined with ad.Add). The drawn
-// layers keep track of the activation's shape, so every stack applies to
-// its In without error and gives Out, in test and in training mode (with a
-// Ctx from Stack.Ctx). Tensors stay small (MaxElems) so
-// that derivative checks through the stacks are fast.
+// AdaptiveMeanPool, GlobalMeanPool, Flatten, LayerNorm (over 1 to all but
+// the batch axis), BatchNorm, Dropout and activation layers, nested
+// Chains, Skip connections (ad.Add around a shape-preserving chain) and
+// Parallel branches (of equal output shapes, combined with ad.Add).
+//
+// The generator tracks the activation's shape, so every stack applies to
+// its In without error and gives Out, in test and in training mode (with
+// a Ctx from Stack.Ctx). Tensors stay small (MaxElems) so that derivative
+// checks through the stacks are fast. LayerNorm and BatchNorm normalise
+// groups of at least four values with Eps 0.1 or 0.5, so that finite
+// differences resolve them.
 func Stacks(opts StackOptions) *rapid.Generator[Stack] {
 	o := opts
 	if o.MaxDepth == 0 {
