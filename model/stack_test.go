@@ -141,7 +141,7 @@ func TestStackFirstDerivatives(t *testing.T) {
 			t.Fatalf("CheckTranspose through %s:\n%s", s, strings.Join(errs, "\n"))
 		}
 	})
-	if skipped > cases/5 {
+	if skipped > 5 && skipped > cases/5 {
 		t.Errorf("%d of %d cases were inconclusive (a kink crossed): the checks see too little", skipped, cases)
 	}
 }
@@ -165,7 +165,7 @@ func TestStackWideConvolutions(t *testing.T) {
 			t.Fatalf("CheckTranspose through %s:\n%s", s, strings.Join(errs, "\n"))
 		}
 	})
-	if skipped > cases/5 {
+	if skipped > 5 && skipped > cases/5 {
 		t.Errorf("%d of %d cases were inconclusive (a kink crossed): the checks see too little", skipped, cases)
 	}
 }
