@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/flatkit/flatkit/flat"
@@ -48,9 +49,36 @@ func View(v Var, off int, shape ...int) Var {
 	if len(shape) > maxRank {
 		return v.t.fail(fmt.Errorf("ad: View: rank %d exceeds %d", len(shape), maxRank))
 	}
+	// A view of a view is recorded as one view of the underlying value:
+	// the same memory, and the cotangent then flows straight into that
+	// value's range (for a Param, as a piece of the flat gradient) instead
+	// of being embedded into a zero tensor of every intermediate view's
+	// size, which made nested containers cost O(params) per layer.
+	if t := v.t; t != nil && t.err == nil && t.live(v) {
+		if nd := &t.nodes[v.id]; nd.prim == viewOp {
+			if n, ok := viewSize(shape); ok && off >= 0 && off+n <= len(nd.data) {
+				off += nd.attrs.Ints[0]
+				v = Var{t: t, id: nd.in[0], gen: t.gen}
+			}
+		}
+	}
 	ints[0] = off
 	copy(ints[1:], shape)
 	return Apply(viewOp, Attrs{Ints: ints[:1+len(shape)]}, v)
+}
+
+// viewSize is the number of elements of shape, and false if a dimension is
+// negative or the product exceeds the int range of a slice (the cases that
+// flat.SizeOf reports as errors, without keeping shape reachable).
+func viewSize(shape []int) (int, bool) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 || d > 0 && n > math.MaxInt32/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 func (*viewPrim) Name() string { return "View" }

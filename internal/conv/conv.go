@@ -8,15 +8,16 @@
 // Each operation has two implementations: direct loops, for small channel
 // counts, and im2col followed by flat.Gemm, for a large inner dimension.
 // UseGemm is the cost rule that chooses between them. The im2col scratch
-// buffers come from a sync.Pool, so the kernels allocate nothing once warm.
+// buffers come from a free list, so the kernels allocate nothing once warm.
 //
 // The package is imported only by ad.
 package conv
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // Geom is a convolution's geometry with the spatial axes padded to three:
@@ -44,21 +45,29 @@ func (g *Geom) InVol() int { return g.In[0] * g.In[1] * g.In[2] }
 // OutVol returns the number of output spatial positions.
 func (g *Geom) OutVol() int { return g.Out[0] * g.Out[1] * g.Out[2] }
 
-// GemmMinInner is the smallest inner dimension Cin/Groups·prod(k) for which
-// UseGemm picks the im2col + GEMM path.
-const GemmMinInner = 32
+// The cost rule's thresholds: UseGemm picks im2col + GEMM when the inner
+// dimension Cin/Groups·prod(k) is at least GemmMinInner, the output
+// channels per group at least GemmMinCout and the output positions at least
+// GemmMinOut.
+const (
+	GemmMinInner = 32
+	GemmMinCout  = 8
+	GemmMinOut   = 16
+)
 
-// UseGemm is the cost rule: im2col + GEMM when the inner dimension of the
-// product, Cin/Groups·prod(k), is at least GemmMinInner and there is more
-// than one output position; the direct loops otherwise. The direct kernel
-// does one strided axpy per (channel pair, tap, output row), so its cost per
-// multiply-add falls as rows lengthen but it never reaches GEMM's register
-// blocking; the im2col copy and GEMM packing cost about Cin/Groups·prod(k)
-// per output position once. BenchmarkForward (2-D, 3×3): direct wins at
-// Cin·k = 9 and 27 (the convchain layers), GEMM at 36 and above (deepchain's
-// 4→4, 8→8, 16→32).
+// UseGemm is the cost rule between the two implementations. The direct
+// kernels do one vector axpy (or dot) over a whole output plane per
+// (output channel, input channel, tap): their cost is about
+// Cout·Cin·prod(k)·OutVol multiply-adds at the speed of a streaming axpy.
+// im2col + GEMM copies Cin·prod(k)·OutVol values first and then runs at
+// GEMM speed, two to four times an axpy's, so it pays once the GEMM has
+// enough rows (output channels) and enough depth (Cin·prod(k)) to use its
+// register blocking, and enough columns (output positions) to amortise its
+// packing. BenchmarkKernels: direct wins on the convchain layers with 1-3
+// channels and on deepchain's 4→4 convolutions of a 2×2 image; GEMM on
+// 16→32 and wider.
 func UseGemm(g *Geom) bool {
-	return g.CinG()*g.KVol() >= GemmMinInner && g.OutVol() > 1
+	return g.CinG()*g.KVol() >= GemmMinInner && g.CoutG() >= GemmMinCout && g.OutVol() >= GemmMinOut
 }
 
 // Forward writes y = conv(x, w).
@@ -88,42 +97,6 @@ func Filter(dw, x, dy []float32, g *Geom) {
 	}
 }
 
-// visit calls fn(outIndex, inIndex, kIndex) for every (output position,
-// kernel tap) pair whose input position lies inside the (unpadded) input,
-// with indices relative to one channel's spatial block.
-func visit(g *Geom, fn func(o, i, k int)) {
-	o := 0
-	for o0 := 0; o0 < g.Out[0]; o0++ {
-		for o1 := 0; o1 < g.Out[1]; o1++ {
-			for o2 := 0; o2 < g.Out[2]; o2++ {
-				k := 0
-				for k0 := 0; k0 < g.K[0]; k0++ {
-					i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
-					if i0 < 0 || i0 >= g.In[0] {
-						k += g.K[1] * g.K[2]
-						continue
-					}
-					for k1 := 0; k1 < g.K[1]; k1++ {
-						i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
-						if i1 < 0 || i1 >= g.In[1] {
-							k += g.K[2]
-							continue
-						}
-						for k2 := 0; k2 < g.K[2]; k2++ {
-							i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
-							if i2 >= 0 && i2 < g.In[2] {
-								fn(o, (i0*g.In[1]+i1)*g.In[2]+i2, k)
-							}
-							k++
-						}
-					}
-				}
-				o++
-			}
-		}
-	}
-}
-
 // Modes of tapLoop: which of the three operands is accumulated.
 const (
 	modeForward = iota // yc += wc ⋆ xc
@@ -136,6 +109,11 @@ const (
 func axisRange(g *Geom, a, k int) (lo, hi, i int) {
 	off := k*g.Dil[a] - g.PadLo[a] // input position of output 0
 	s := g.Stride[a]
+	if s == 1 {
+		lo, hi = max(-off, 0), min(g.In[a]-off, g.Out[a])
+		hi = max(hi, lo)
+		return lo, hi, lo + off
+	}
 	if off < 0 {
 		lo = (-off + s - 1) / s
 	}
@@ -232,26 +210,733 @@ func direct(mode int, y, x, w []float32, g *Geom) {
 
 // DirectForward is Forward by direct loops.
 func DirectForward(y, x, w []float32, g *Geom) {
-	clear(y[:g.N*g.Cout*g.OutVol()])
+	y = y[:g.N*g.Cout*g.OutVol()]
+	if small(g) {
+		smallForward(y, x, w, g)
+		return
+	}
+	if wd, ok := wideOf(g); ok {
+		wideForward(y, x, w, g, &wd)
+		return
+	}
+	clear(y)
 	direct(modeForward, y, x, w, g)
 }
 
 // DirectData is Data by direct loops.
 func DirectData(dx, dy, w []float32, g *Geom) {
-	clear(dx[:g.N*g.Cin*g.InVol()])
+	dx = dx[:g.N*g.Cin*g.InVol()]
+	if small(g) {
+		smallData(dx, dy, w, g)
+		return
+	}
+	if wd, ok := wideOf(g); ok {
+		wideData(dx, dy, w, g, &wd)
+		return
+	}
+	clear(dx)
 	direct(modeData, dy, dx, w, g)
 }
 
 // DirectFilter is Filter by direct loops.
 func DirectFilter(dw, x, dy []float32, g *Geom) {
-	clear(dw[:g.Cout*g.CinG()*g.KVol()])
+	dw = dw[:g.Cout*g.CinG()*g.KVol()]
+	clear(dw)
+	if small(g) {
+		smallFilter(dw, x, dy, g)
+		return
+	}
+	if wd, ok := wideOf(g); ok {
+		wideFilter(dw, x, dy, g, &wd)
+		return
+	}
 	direct(modeFilter, dy, x, dw, g)
 }
 
-var scratch = sync.Pool{New: func() any { return new([]float32) }}
+// SmallMaxOut is the largest number of output positions for which the
+// direct kernels take the small path: im2col into a matrix of
+// Cin/Groups·prod(k) × OutVol values through a cached table of indices
+// (gatherTable) and three small matrix products in Go (smallMul…), whose
+// loops keep four independent sums in registers. On
+// planes this small the vector kernels would work on rows of a few values
+// and spend their time on calls and loop control.
+const SmallMaxOut = 16
+
+// small reports whether g takes the small path.
+func small(g *Geom) bool { return g.OutVol() <= SmallMaxOut }
+
+// gatherTable is the im2col matrix of a small geometry as indices: for
+// each input offset i within a group's CinG channels, js[start[i]:start[i+1]]
+// are the entries (row (ci, tap), output o) of the matrix that read it.
+// Entries that read padding are in no list: they stay zero. It depends on
+// the geometry only (not on N), so the small kernels build it once.
+type gatherTable struct {
+	key   Geom // the geometry with N = 0
+	start []int32
+	js    []int32
+}
+
+// tables caches the gather tables of the last few small geometries; entries
+// are immutable once published, so concurrent kernels share them.
+var (
+	tables    [8]atomic.Pointer[gatherTable]
+	tableNext atomic.Uint32
+)
+
+// tableFor returns the gather table of g, building it on first use.
+func tableFor(g *Geom) *gatherTable {
+	key := *g
+	key.N = 0
+	for i := range tables {
+		if t := tables[i].Load(); t != nil && t.key == key {
+			return t
+		}
+	}
+	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
+	t := &gatherTable{key: key, start: make([]int32, cig*iv+1)}
+	// Two passes over the entries: count the readers of each input, then
+	// place them.
+	for pass := 0; pass < 2; pass++ {
+		next := t.start[:cig*iv]
+		if pass == 1 {
+			total := int32(0)
+			for i := range next {
+				c := t.start[i+1]
+				t.start[i+1] = total
+				total += c
+			}
+			t.js = make([]int32, total)
+			next = t.start[1:]
+		}
+		for ci := 0; ci < cig; ci++ {
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				for o := 0; o < ov; o++ {
+					o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
+					i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
+					i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
+					i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
+					if i0 < 0 || i0 >= g.In[0] || i1 < 0 || i1 >= g.In[1] || i2 < 0 || i2 >= g.In[2] {
+						continue
+					}
+					ix := ci*iv + (i0*g.In[1]+i1)*g.In[2] + i2
+					if pass == 0 {
+						t.start[ix+1]++
+					} else {
+						t.js[next[ix]] = int32((ci*kv+k)*ov + o)
+						next[ix]++
+					}
+				}
+			}
+		}
+	}
+	tables[tableNext.Add(1)%uint32(len(tables))].Store(t)
+	return t
+}
+
+// gather fills cols (cleared by the caller) from a group's input channels
+// xg.
+func (t *gatherTable) gather(cols, xg []float32) {
+	xg = xg[:len(t.start)-1]
+	for i, v := range xg {
+		for _, j := range t.js[t.start[i]:t.start[i+1]] {
+			cols[j] = v
+		}
+	}
+}
+
+// sum sets each of a group's input channels dxg to the sum of the entries
+// of cols that read it: the adjoint of gather.
+func (t *gatherTable) sum(dxg, cols []float32) {
+	dxg = dxg[:len(t.start)-1]
+	for i := range dxg {
+		var s float32
+		for _, j := range t.js[t.start[i]:t.start[i+1]] {
+			s += cols[j]
+		}
+		dxg[i] = s
+	}
+}
+
+// smallForward is DirectForward for small outputs.
+func smallForward(y, x, w []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	tb := tableFor(g)
+	p := getScratch(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			clear(cols)
+			tb.gather(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv])
+			smallMulNN(y[(n*g.Cout+grp*cog)*ov:][:cog*ov], w[grp*cog*ck:][:cog*ck], cols, cog, ov, ck)
+		}
+	}
+	scratch.Put(p)
+}
+
+// smallData is DirectData for small outputs.
+func smallData(dx, dy, w []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	tb := tableFor(g)
+	p := getScratch(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			smallMulTN(cols, w[grp*cog*ck:][:cog*ck], dy[(n*g.Cout+grp*cog)*ov:][:cog*ov], ck, ov, cog)
+			tb.sum(dx[(n*g.Cin+grp*cig)*iv:][:cig*iv], cols)
+		}
+	}
+	scratch.Put(p)
+}
+
+// smallFilter is DirectFilter for small outputs, adding into a cleared dw.
+func smallFilter(dw, x, dy []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	tb := tableFor(g)
+	p := getScratch(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			clear(cols)
+			tb.gather(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv])
+			smallMulNTAdd(dw[grp*cog*ck:][:cog*ck], dy[(n*g.Cout+grp*cog)*ov:][:cog*ov], cols, cog, ck, ov)
+		}
+	}
+	scratch.Put(p)
+}
+
+// smallMulNN sets c (m×n) = a (m×k) · b (k×n), row-major, in blocks of
+// two rows by four columns.
+func smallMulNN(c, a, b []float32, m, n, k int) {
+	b = b[:k*n]
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		a0, a1 := a[i*k:][:k], a[(i+1)*k:][:k]
+		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			var s00, s01, s02, s03, s10, s11, s12, s13 float32
+			for p := 0; p < k; p++ {
+				br := b[p*n+j : p*n+j+4]
+				u, v := a0[p], a1[p]
+				s00 += u * br[0]
+				s01 += u * br[1]
+				s02 += u * br[2]
+				s03 += u * br[3]
+				s10 += v * br[0]
+				s11 += v * br[1]
+				s12 += v * br[2]
+				s13 += v * br[3]
+			}
+			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
+			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
+		}
+		for ; j < n; j++ {
+			var s0, s1 float32
+			for p := 0; p < k; p++ {
+				s0 += a0[p] * b[p*n+j]
+				s1 += a1[p] * b[p*n+j]
+			}
+			c0[j], c1[j] = s0, s1
+		}
+	}
+	for ; i < m; i++ {
+		ar, cr := a[i*k:][:k], c[i*n:][:n]
+		for j := range cr {
+			var s float32
+			for p, av := range ar {
+				s += av * b[p*n+j]
+			}
+			cr[j] = s
+		}
+	}
+}
+
+// smallMulTN sets c (m×n) = aᵀ · b for a (k×m) and b (k×n), row-major, in
+// blocks of two rows by four columns.
+func smallMulTN(c, a, b []float32, m, n, k int) {
+	a, b = a[:k*m], b[:k*n]
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			var s00, s01, s02, s03, s10, s11, s12, s13 float32
+			for p := 0; p < k; p++ {
+				br := b[p*n+j : p*n+j+4]
+				ar := a[p*m+i : p*m+i+2]
+				u, v := ar[0], ar[1]
+				s00 += u * br[0]
+				s01 += u * br[1]
+				s02 += u * br[2]
+				s03 += u * br[3]
+				s10 += v * br[0]
+				s11 += v * br[1]
+				s12 += v * br[2]
+				s13 += v * br[3]
+			}
+			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
+			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
+		}
+		for ; j < n; j++ {
+			var s0, s1 float32
+			for p := 0; p < k; p++ {
+				s0 += a[p*m+i] * b[p*n+j]
+				s1 += a[p*m+i+1] * b[p*n+j]
+			}
+			c0[j], c1[j] = s0, s1
+		}
+	}
+	for ; i < m; i++ {
+		cr := c[i*n:][:n]
+		for j := range cr {
+			var s float32
+			for p := 0; p < k; p++ {
+				s += a[p*m+i] * b[p*n+j]
+			}
+			cr[j] = s
+		}
+	}
+}
+
+// smallMulNTAdd adds a (m×k) · bᵀ to c (m×n), for b (n×k), row-major, in
+// blocks of two rows by four columns.
+func smallMulNTAdd(c, a, b []float32, m, n, k int) {
+	b = b[:n*k]
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		a0, a1 := a[i*k:][:k], a[(i+1)*k:][:k]
+		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			b0, b1, b2, b3 := b[j*k:][:k], b[(j+1)*k:][:k], b[(j+2)*k:][:k], b[(j+3)*k:][:k]
+			var s00, s01, s02, s03, s10, s11, s12, s13 float32
+			for p := range b0 {
+				u, v := a0[p], a1[p]
+				s00 += u * b0[p]
+				s01 += u * b1[p]
+				s02 += u * b2[p]
+				s03 += u * b3[p]
+				s10 += v * b0[p]
+				s11 += v * b1[p]
+				s12 += v * b2[p]
+				s13 += v * b3[p]
+			}
+			c0[j] += s00
+			c0[j+1] += s01
+			c0[j+2] += s02
+			c0[j+3] += s03
+			c1[j] += s10
+			c1[j+1] += s11
+			c1[j+2] += s12
+			c1[j+3] += s13
+		}
+		for ; j < n; j++ {
+			br := b[j*k:][:k]
+			var s0, s1 float32
+			for p := range br {
+				s0 += a0[p] * br[p]
+				s1 += a1[p] * br[p]
+			}
+			c0[j] += s0
+			c1[j] += s1
+		}
+	}
+	for ; i < m; i++ {
+		ar, cr := a[i*k:][:k], c[i*n:][:n]
+		for j := range cr {
+			br := b[j*k:][:k]
+			var s float32
+			for p, av := range ar {
+				s += av * br[p]
+			}
+			cr[j] += s
+		}
+	}
+}
+
+// The wide-plane layout of the direct kernels, for stride 1 on every axis
+// (any padding and dilation). Each channel's input is laid out in a plane
+// of the padded extent e = In + PadLo + PadHi on every axis (the input
+// itself when there is no padding, a zero-padded copy otherwise), and each
+// output position (o0, o1, o2) is given the wide index o0·p0 + o1·p1 + o2
+// with the plane's pitches p1 = e2, p0 = e1·e2. Then the input value that
+// tap k multiplies into the output at wide index j is at j + shift(k) of the
+// plane, for every j: one kernel tap over a whole channel is one axpy (or
+// dot) of length l, the wide index of the last output + 1, between the
+// output and the input plane shifted by shift(k). The wide indices between
+// rows (o2 ≥ Out2, and rows o1 ≥ Out1 in 3-D) are outputs that do not
+// exist: forward computes them into a scratch plane and drops them
+// (compact), and the adjoints read them as zeros (expand).
+type wideGeom struct {
+	e             [3]int // padded extent per axis
+	p0, p1, plane int    // pitches of axes 0 and 1; e0·e1·e2
+	l             int    // (Out0−1)·p0 + (Out1−1)·p1 + Out2
+	padded        bool   // the input needs a zero-padded copy
+	sparse        bool   // wide indices differ from dense ones: l ≠ OutVol
+}
+
+// wideOf returns the wide layout of g, or false if a stride is not 1.
+func wideOf(g *Geom) (wd wideGeom, ok bool) {
+	for a := 0; a < 3; a++ {
+		if g.Stride[a] != 1 {
+			return wd, false
+		}
+		wd.e[a] = g.Out[a] + g.Dil[a]*(g.K[a]-1)
+		if g.PadLo[a] != 0 || wd.e[a] != g.In[a] {
+			wd.padded = true
+		}
+	}
+	wd.p1 = wd.e[2]
+	wd.p0 = wd.e[1] * wd.e[2]
+	wd.plane = wd.e[0] * wd.p0
+	wd.l = (g.Out[0]-1)*wd.p0 + (g.Out[1]-1)*wd.p1 + g.Out[2]
+	wd.sparse = wd.l != g.OutVol()
+	return wd, true
+}
+
+// shift returns the plane offset of the input read by tap (k0, k1, k2).
+func (wd *wideGeom) shift(g *Geom, k0, k1, k2 int) int {
+	return k0*g.Dil[0]*wd.p0 + k1*g.Dil[1]*wd.p1 + k2*g.Dil[2]
+}
+
+// vecMin is the length from which a call into flat's assembly kernels beats
+// a Go loop.
+const vecMin = 24
+
+// axpy is y += a·x for len(x) ≤ len(y).
+func axpy(a float32, x, y []float32) {
+	if len(x) >= vecMin {
+		flat.Axpy(a, x, y[:len(x)])
+		return
+	}
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] += a * v
+	}
+}
+
+// padPlanes copies c input channels (In each) into zero-padded planes.
+func padPlanes(xp, x []float32, g *Geom, wd *wideGeom, c int) {
+	iv := g.InVol()
+	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
+	for ch := 0; ch < c; ch++ {
+		dst := xp[ch*wd.plane:][:wd.plane]
+		src := x[ch*iv:][:iv]
+		clear(dst)
+		for i0 := 0; i0 < n0; i0++ {
+			for i1 := 0; i1 < n1; i1++ {
+				d := (i0+g.PadLo[0])*wd.p0 + (i1+g.PadLo[1])*wd.p1 + g.PadLo[2]
+				copy(dst[d:d+n2], src[(i0*g.In[1]+i1)*g.In[2]:])
+			}
+		}
+	}
+}
+
+// cropPlane is the adjoint of padPlanes for one channel: dx (In) takes the
+// values of the padded plane dxp at its positions.
+func cropPlane(dx, dxp []float32, g *Geom, wd *wideGeom) {
+	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
+	if n0 < g.In[0] || n1 < g.In[1] || n2 < g.In[2] {
+		clear(dx) // inputs that reach no output
+	}
+	for i0 := 0; i0 < n0; i0++ {
+		for i1 := 0; i1 < n1; i1++ {
+			d := (i0+g.PadLo[0])*wd.p0 + (i1+g.PadLo[1])*wd.p1 + g.PadLo[2]
+			copy(dx[(i0*g.In[1]+i1)*g.In[2]:][:n2], dxp[d:d+n2])
+		}
+	}
+}
+
+// expandPlanes copies c output channels (OutVol each) into wide planes of
+// length l with zeros at the wide indices that are not outputs.
+func expandPlanes(dyw, dy []float32, g *Geom, wd *wideGeom, c int) {
+	ov := g.OutVol()
+	for ch := 0; ch < c; ch++ {
+		dst := dyw[ch*wd.l:][:wd.l]
+		src := dy[ch*ov:][:ov]
+		clear(dst)
+		o := 0
+		for o0 := 0; o0 < g.Out[0]; o0++ {
+			for o1 := 0; o1 < g.Out[1]; o1++ {
+				copy(dst[o0*wd.p0+o1*wd.p1:][:g.Out[2]], src[o:o+g.Out[2]])
+				o += g.Out[2]
+			}
+		}
+	}
+}
+
+// compactPlane is the inverse of expandPlanes for one channel: y (OutVol)
+// takes the outputs of the wide plane acc.
+func compactPlane(y, acc []float32, g *Geom, wd *wideGeom) {
+	o := 0
+	for o0 := 0; o0 < g.Out[0]; o0++ {
+		for o1 := 0; o1 < g.Out[1]; o1++ {
+			copy(y[o:o+g.Out[2]], acc[o0*wd.p0+o1*wd.p1:])
+			o += g.Out[2]
+		}
+	}
+}
+
+// The wide kernels work on blocks of up to four channels: forward and the
+// filter gradient on four output channels, which share the input plane's
+// loads, the data gradient on four input channels, which share the output
+// plane's. Planes shorter than vecMin (deepchain's 2×2 images) go through
+// fma4 and dot4, Go loops whose four independent accumulators keep the
+// loop from waiting on its own stores; a partial block is padded with a
+// scratch plane and zero weights. Longer planes take one call of flat's
+// assembly Axpy or Dot per channel of the block.
+
+// fma4 adds w_b·x into a_b for b < 4.
+func fma4(a0, a1, a2, a3 []float32, w0, w1, w2, w3 float32, x []float32) {
+	a0, a1, a2, a3 = a0[:len(x)], a1[:len(x)], a2[:len(x)], a3[:len(x)]
+	for j, v := range x {
+		a0[j] += w0 * v
+		a1[j] += w1 * v
+		a2[j] += w2 * v
+		a3[j] += w3 * v
+	}
+}
+
+// dot4 returns Σ y_b·x for b < 4.
+func dot4(y0, y1, y2, y3, x []float32) (s0, s1, s2, s3 float32) {
+	y0, y1, y2, y3 = y0[:len(x)], y1[:len(x)], y2[:len(x)], y3[:len(x)]
+	for j, v := range x {
+		s0 += y0[j] * v
+		s1 += y1[j] * v
+		s2 += y2[j] * v
+		s3 += y3[j] * v
+	}
+	return
+}
+
+// wideForward is DirectForward for stride 1: per (batch item, block of
+// output channels), one axpy over the wide plane per (input channel, tap).
+func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	short := l < vecMin
+	np, na := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse || short {
+		na = 4 * l
+	}
+	ps := getScratch(np + na + kv)
+	xp, accs, zw := (*ps)[:np], (*ps)[np:np+na], (*ps)[np+na:]
+	clear(zw)
+	var a, wr [4][]float32
+	for n := 0; n < g.N; n++ {
+		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			end := (grp + 1) * cog
+			for co0 := grp * cog; co0 < end; co0 += 4 {
+				nb := min(4, end-co0)
+				for b := range a {
+					switch {
+					case b >= nb && !short:
+						a[b] = nil // unused
+					case wd.sparse || b >= nb:
+						a[b] = accs[b*l:][:l]
+					default:
+						a[b] = y[(n*g.Cout+co0+b)*ov:][:l]
+					}
+					clear(a[b])
+				}
+				for ci := 0; ci < cig; ci++ {
+					xc := xs[(grp*cig+ci)*pitch:][:pitch]
+					for b := range wr {
+						wr[b] = zw[:kv]
+						if b < nb {
+							wr[b] = w[((co0+b)*cig+ci)*kv:][:kv]
+						}
+					}
+					k := 0
+					for k0 := 0; k0 < g.K[0]; k0++ {
+						for k1 := 0; k1 < g.K[1]; k1++ {
+							for k2 := 0; k2 < g.K[2]; k2++ {
+								sh := wd.shift(g, k0, k1, k2)
+								xr := xc[sh : sh+l]
+								if short {
+									fma4(a[0], a[1], a[2], a[3], wr[0][k], wr[1][k], wr[2][k], wr[3][k], xr)
+								} else {
+									for b := 0; b < nb; b++ {
+										flat.Axpy(wr[b][k], xr, a[b])
+									}
+								}
+								k++
+							}
+						}
+					}
+				}
+				if wd.sparse {
+					for b := 0; b < nb; b++ {
+						compactPlane(y[(n*g.Cout+co0+b)*ov:][:ov], a[b], g, wd)
+					}
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// wideData is DirectData for stride 1: per (batch item, block of input
+// channels), one axpy of an output channel's wide plane into the shifted
+// input plane per (output channel, tap).
+func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	short := l < vecMin
+	nw, na := 0, 0
+	if wd.sparse {
+		nw = g.Cout * l
+	}
+	if wd.padded || short {
+		na = 4 * wd.plane
+	}
+	ps := getScratch(nw + na + kv)
+	dyw, accs, zw := (*ps)[:nw], (*ps)[nw:nw+na], (*ps)[nw+na:]
+	clear(zw)
+	var acc, wr [4][]float32
+	for n := 0; n < g.N; n++ {
+		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, pitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			for ci0 := 0; ci0 < cig; ci0 += 4 {
+				nb := min(4, cig-ci0)
+				for b := range acc {
+					switch {
+					case b >= nb && !short:
+						acc[b] = nil // unused
+					case wd.padded || b >= nb:
+						acc[b] = accs[b*wd.plane:][:wd.plane]
+					default:
+						acc[b] = dx[(n*g.Cin+grp*cig+ci0+b)*iv:][:iv]
+					}
+					clear(acc[b])
+				}
+				for co := grp * cog; co < (grp+1)*cog; co++ {
+					dyc := dys[co*pitch:][:l]
+					for b := range wr {
+						wr[b] = zw[:kv]
+						if b < nb {
+							wr[b] = w[(co*cig+ci0+b)*kv:][:kv]
+						}
+					}
+					k := 0
+					for k0 := 0; k0 < g.K[0]; k0++ {
+						for k1 := 0; k1 < g.K[1]; k1++ {
+							for k2 := 0; k2 < g.K[2]; k2++ {
+								sh := wd.shift(g, k0, k1, k2)
+								if short {
+									fma4(acc[0][sh:], acc[1][sh:], acc[2][sh:], acc[3][sh:], wr[0][k], wr[1][k], wr[2][k], wr[3][k], dyc)
+								} else {
+									for b := 0; b < nb; b++ {
+										flat.Axpy(wr[b][k], dyc, acc[b][sh:sh+l])
+									}
+								}
+								k++
+							}
+						}
+					}
+				}
+				if wd.padded {
+					for b := 0; b < nb; b++ {
+						cropPlane(dx[(n*g.Cin+grp*cig+ci0+b)*iv:][:iv], acc[b], g, wd)
+					}
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// wideFilter is DirectFilter for stride 1, adding into a cleared dw: per
+// (batch item, block of output channels, input channel, tap), one dot
+// product of each output channel's wide plane with the shifted input plane.
+func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	short := l < vecMin
+	np, nw := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		nw = g.Cout * l
+	}
+	ps := getScratch(np + nw + l)
+	xp, dyw, zr := (*ps)[:np], (*ps)[np:np+nw], (*ps)[np+nw:]
+	clear(zr)
+	var dyr [4][]float32
+	var s [4]float32
+	for n := 0; n < g.N; n++ {
+		xs, xpitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, xpitch = xp, wd.plane
+		}
+		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, pitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			end := (grp + 1) * cog
+			for co0 := grp * cog; co0 < end; co0 += 4 {
+				nb := min(4, end-co0)
+				for b := range dyr {
+					dyr[b] = zr[:l]
+					if b < nb {
+						dyr[b] = dys[(co0+b)*pitch:][:l]
+					}
+				}
+				for ci := 0; ci < cig; ci++ {
+					xc := xs[(grp*cig+ci)*xpitch:][:xpitch]
+					k := 0
+					for k0 := 0; k0 < g.K[0]; k0++ {
+						for k1 := 0; k1 < g.K[1]; k1++ {
+							for k2 := 0; k2 < g.K[2]; k2++ {
+								sh := wd.shift(g, k0, k1, k2)
+								xr := xc[sh : sh+l]
+								if short {
+									s[0], s[1], s[2], s[3] = dot4(dyr[0], dyr[1], dyr[2], dyr[3], xr)
+								} else {
+									for b := 0; b < nb; b++ {
+										s[b] = flat.Dot(dyr[b], xr)
+									}
+								}
+								for b := 0; b < nb; b++ {
+									dw[((co0+b)*cig+ci)*kv+k] += s[b]
+								}
+								k++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// scratch is a free list rather than a sync.Pool: a pool allocates now and
+// then when goroutines move between processors, and empties at each GC.
+var scratch freelist.List[[]float32]
 
 func getScratch(n int) *[]float32 {
-	p := scratch.Get().(*[]float32)
+	p := scratch.Get()
 	if cap(*p) < n {
 		*p = make([]float32, n)
 	}
@@ -259,25 +944,125 @@ func getScratch(n int) *[]float32 {
 	return p
 }
 
+// colRow holds, per spatial axis, the outputs [lo, hi) whose input for
+// one kernel tap lies inside the input, and that input position at lo.
+type colRow struct {
+	lo0, hi0, i0, lo1, hi1, i1, lo2, hi2, i2 int
+}
+
+// tapRanges returns the colRow of tap (k0, k1, k2).
+func tapRanges(g *Geom, k0, k1, k2 int) colRow {
+	var r colRow
+	r.lo0, r.hi0, r.i0 = axisRange(g, 0, k0)
+	r.lo1, r.hi1, r.i1 = axisRange(g, 1, k1)
+	r.lo2, r.hi2, r.i2 = axisRange(g, 2, k2)
+	return r
+}
+
 // im2col fills cols (CinG·KVol × OutVol, row-major) from the CinG channels
-// of xg, with zeros where a tap falls in the padding.
+// of xg, with zeros where a tap falls in the padding: one copy (or strided
+// gather) per (channel, tap, output row). The valid ranges of a tap are
+// computed once for all channels.
 func im2col(cols, xg []float32, g *Geom) {
-	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
-	clear(cols)
-	for ci := 0; ci < g.CinG(); ci++ {
-		xc := xg[ci*iv:][:iv]
-		cc := cols[ci*kv*ov:][:kv*ov]
-		visit(g, func(o, i, k int) { cc[k*ov+o] = xc[i] })
+	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
+	s0, s1, s2 := g.Stride[0], g.Stride[1], g.Stride[2]
+	out1, out2, in1, in2 := g.Out[1], g.Out[2], g.In[1], g.In[2]
+	k := 0
+	for k0 := 0; k0 < g.K[0]; k0++ {
+		for k1 := 0; k1 < g.K[1]; k1++ {
+			for k2 := 0; k2 < g.K[2]; k2++ {
+				r := tapRanges(g, k0, k1, k2)
+				empty := r.lo2 >= r.hi2 || r.lo1 >= r.hi1 || r.lo0 >= r.hi0
+				n := r.hi2 - r.lo2
+				for ci := 0; ci < cig; ci++ {
+					row := cols[(ci*kv+k)*ov:][:ov]
+					if empty {
+						clear(row)
+						continue
+					}
+					xc := xg[ci*iv:][:iv]
+					o := 0
+					for o0 := 0; o0 < g.Out[0]; o0++ {
+						if o0 < r.lo0 || o0 >= r.hi0 {
+							clear(row[o : o+out1*out2])
+							o += out1 * out2
+							continue
+						}
+						x0 := r.i0 + (o0-r.lo0)*s0
+						for o1 := 0; o1 < out1; o1++ {
+							rr := row[o : o+out2]
+							o += out2
+							if o1 < r.lo1 || o1 >= r.hi1 {
+								clear(rr)
+								continue
+							}
+							x1 := r.i1 + (o1-r.lo1)*s1
+							clear(rr[:r.lo2])
+							clear(rr[r.hi2:])
+							xb := (x0*in1+x1)*in2 + r.i2
+							dst := rr[r.lo2:r.hi2]
+							switch {
+							case s2 == 1 && n >= 8:
+								copy(dst, xc[xb:xb+n])
+							case s2 == 1:
+								src := xc[xb : xb+n]
+								for j := range dst {
+									dst[j] = src[j]
+								}
+							default:
+								src := xc[xb : xb+(n-1)*s2+1]
+								for j := range dst {
+									dst[j] = src[j*s2]
+								}
+							}
+						}
+					}
+				}
+				k++
+			}
+		}
 	}
 }
 
-// col2im adds cols back into the CinG channels of dxg.
+// col2im adds cols back into the CinG channels of dxg: the adjoint of
+// im2col.
 func col2im(dxg, cols []float32, g *Geom) {
-	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
-	for ci := 0; ci < g.CinG(); ci++ {
-		dc := dxg[ci*iv:][:iv]
-		cc := cols[ci*kv*ov:][:kv*ov]
-		visit(g, func(o, i, k int) { dc[i] += cc[k*ov+o] })
+	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
+	s0, s1, s2 := g.Stride[0], g.Stride[1], g.Stride[2]
+	out1, out2, in1, in2 := g.Out[1], g.Out[2], g.In[1], g.In[2]
+	k := 0
+	for k0 := 0; k0 < g.K[0]; k0++ {
+		for k1 := 0; k1 < g.K[1]; k1++ {
+			for k2 := 0; k2 < g.K[2]; k2++ {
+				r := tapRanges(g, k0, k1, k2)
+				if r.lo2 >= r.hi2 || r.lo1 >= r.hi1 || r.lo0 >= r.hi0 {
+					k++
+					continue
+				}
+				n := r.hi2 - r.lo2
+				for ci := 0; ci < cig; ci++ {
+					dc := dxg[ci*iv:][:iv]
+					row := cols[(ci*kv+k)*ov:][:ov]
+					for o0 := r.lo0; o0 < r.hi0; o0++ {
+						x0 := r.i0 + (o0-r.lo0)*s0
+						for o1 := r.lo1; o1 < r.hi1; o1++ {
+							x1 := r.i1 + (o1-r.lo1)*s1
+							src := row[(o0*out1+o1)*out2+r.lo2:][:n]
+							xb := (x0*in1+x1)*in2 + r.i2
+							if s2 == 1 {
+								axpy(1, src, dc[xb:xb+n])
+							} else {
+								dst := dc[xb : xb+(n-1)*s2+1]
+								for j, v := range src {
+									dst[j*s2] += v
+								}
+							}
+						}
+					}
+				}
+				k++
+			}
+		}
 	}
 }
 

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// BenchmarkForward compares the direct and GEMM paths on the benchmark
-// scenarios' shapes; UseGemm's threshold is read off these numbers.
-func BenchmarkForward(b *testing.B) {
+// BenchmarkKernels compares the direct and GEMM paths of the three kernels
+// on the benchmark scenarios' shapes; UseGemm's thresholds are read off
+// these numbers.
+func BenchmarkKernels(b *testing.B) {
 	geo := func(n, cin, cout, s, k, pad int) *Geom {
 		o := s + 2*pad - k + 1
 		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
@@ -21,22 +22,45 @@ func BenchmarkForward(b *testing.B) {
 		{"deepchain 1x4x2x2 4->4", geo(1, 4, 4, 2, 3, 1)},
 		{"convchain 5x1x28x28 1->2", geo(5, 1, 2, 28, 3, 0)},
 		{"convchain 5x3x22x22 3->3", geo(5, 3, 3, 22, 3, 0)},
-		{"batch64 64x16x26x26 16->32", geo(64, 16, 32, 26, 3, 0)},
 		{"8x8x8 8->8", geo(1, 8, 8, 8, 3, 1)},
+		{"4x8x16x16 8->8", geo(4, 8, 8, 16, 3, 0)},
+		{"4x4x16x16 4->4", geo(4, 4, 4, 16, 3, 0)},
+		{"4x4x16x16 4->16", geo(4, 4, 16, 16, 3, 0)},
+		{"batch64 64x1x28x28 1->16", geo(64, 1, 16, 28, 3, 0)},
+		{"batch64 64x16x26x26 16->32", geo(64, 16, 32, 26, 3, 0)},
+		{"batch64 64x64x18x18 64->64", geo(64, 64, 64, 18, 3, 0)},
 	} {
 		g := c.g
 		x := make([]float32, g.N*g.Cin*g.InVol())
 		w := make([]float32, g.Cout*g.CinG()*g.KVol())
 		y := make([]float32, g.N*g.Cout*g.OutVol())
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		for i := range w {
+			w[i] = float32(i%5) - 2
+		}
+		for i := range y {
+			y[i] = float32(i%3) - 1
+		}
 		for _, im := range []struct {
 			name string
-			f    func(y, x, w []float32, g *Geom)
-		}{{"direct", DirectForward}, {"gemm", GemmForward}} {
+			f    func()
+		}{
+			{"forward/direct", func() { DirectForward(y, x, w, g) }},
+			{"forward/gemm", func() { GemmForward(y, x, w, g) }},
+			{"data/direct", func() { DirectData(x, y, w, g) }},
+			{"data/gemm", func() { GemmData(x, y, w, g) }},
+			{"filter/direct", func() { DirectFilter(w, x, y, g) }},
+			{"filter/gemm", func() { GemmFilter(w, x, y, g) }},
+		} {
 			b.Run(fmt.Sprintf("%s/%s", c.name, im.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					im.f(y, x, w, g)
+				if g.N*g.Cin*g.Cout > 64*16*32 && im.name[len(im.name)-6:] == "direct" {
+					b.Skip("direct on large channel counts: slow and not chosen")
 				}
+				loopCPU(b, im.f)
+				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
+				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
 		}
 	}

@@ -171,7 +171,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if convRace {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 2, Cin: 8, Cout: 4, Groups: 1,
+	g := &Geom{N: 2, Cin: 8, Cout: 8, Groups: 1,
 		In: [3]int{1, 6, 6}, K: [3]int{1, 3, 3}, Out: [3]int{1, 6, 6},
 		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
 	x := make([]float32, g.N*g.Cin*g.InVol())
@@ -194,6 +194,129 @@ func TestSteadyStateAllocs(t *testing.T) {
 		f.run()
 		if a := testing.AllocsPerRun(20, f.run); a != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", f.name, a)
+		}
+	}
+}
+
+// drawLargerGeom draws geometries whose planes are long enough for the
+// wide direct kernels' vector path (rows of 24 and more) and whose
+// outputs are small enough for the small path, with stride 1 on most
+// draws.
+func drawLargerGeom(t *rapid.T) *Geom {
+	g := &Geom{N: rapid.IntRange(1, 2).Draw(t, "N"), Groups: rapid.IntRange(1, 2).Draw(t, "groups")}
+	g.Cin = g.Groups * rapid.IntRange(1, 5).Draw(t, "cin/g")
+	g.Cout = g.Groups * rapid.IntRange(1, 6).Draw(t, "cout/g")
+	r := rapid.IntRange(1, 3).Draw(t, "rank")
+	maxIn := []int{0, 40, 20, 9}[r]
+	strided := rapid.IntRange(0, 3).Draw(t, "strided") == 0
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+		if a < 3-r {
+			continue
+		}
+		g.K[a] = rapid.IntRange(1, 3).Draw(t, "k")
+		if strided {
+			g.Stride[a] = rapid.IntRange(1, 2).Draw(t, "stride")
+		}
+		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
+		g.PadLo[a] = rapid.IntRange(0, 2).Draw(t, "padlo")
+		hi := rapid.IntRange(0, 2).Draw(t, "padhi")
+		span := g.Dil[a]*(g.K[a]-1) + 1
+		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), maxIn).Draw(t, "in")
+		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
+	}
+	return g
+}
+
+// TestKernelsLargerPlanes repeats the reference comparison on larger
+// planes: the wide direct kernels' assembly path, their padded and
+// sparse layouts, the small path's gather tables, and the GEMM path's
+// row-wise im2col.
+func TestKernelsLargerPlanes(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawLargerGeom(rt)
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		wantY := refForward(x, w, g)
+		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		for _, im := range []struct {
+			name           string
+			fwd, data, flt func(a, b, c []float32, g *Geom)
+		}{
+			{"direct", DirectForward, DirectData, DirectFilter},
+			{"gemm", GemmForward, GemmData, GemmFilter},
+		} {
+			y := make([]float32, len(wantY))
+			im.fwd(y, x, w, g)
+			near(rt, im.name+" y", y, wantY)
+			dx := make([]float32, len(wantDx))
+			for i := range dx {
+				dx[i] = 99
+			}
+			im.data(dx, dy, w, g)
+			near(rt, im.name+" dx", dx, wantDx)
+			dw := make([]float32, len(wantDw))
+			im.flt(dw, x, dy, g)
+			near(rt, im.name+" dw", dw, wantDw)
+		}
+	})
+}
+
+// TestSmallTablesShared runs the small path on more geometries than the
+// table cache holds, from several goroutines at once (under -race this
+// checks the cache's publication), against the reference.
+func TestSmallTablesShared(t *testing.T) {
+	var geoms []*Geom
+	for s := 1; s <= 3; s++ {
+		for pad := 0; pad <= 1; pad++ {
+			for cin := 1; cin <= 3; cin++ {
+				o := s + 2*pad - 3 + 1
+				if o < 1 {
+					continue
+				}
+				geoms = append(geoms, &Geom{N: 2, Cin: cin, Cout: 3, Groups: 1,
+					In: [3]int{1, s, s}, K: [3]int{1, 3, 3}, Out: [3]int{1, o, o},
+					Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}})
+			}
+		}
+	}
+	if len(geoms) <= len(tables) {
+		t.Fatalf("%d geometries do not overflow the cache of %d", len(geoms), len(tables))
+	}
+	done := make(chan string)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for rep := 0; rep < 20; rep++ {
+				for i, g := range geoms {
+					if !small(g) {
+						done <- "geometry not small"
+						return
+					}
+					x := make([]float32, g.N*g.Cin*g.InVol())
+					wt := make([]float32, g.Cout*g.CinG()*g.KVol())
+					for j := range x {
+						x[j] = float32((j+i+w)%5) - 2
+					}
+					for j := range wt {
+						wt[j] = float32((3*j+rep)%7) - 3
+					}
+					y := make([]float32, g.N*g.Cout*g.OutVol())
+					DirectForward(y, x, wt, g)
+					for j, v := range refForward(x, wt, g) {
+						if float64(y[j]) != v {
+							done <- "wrong result"
+							return
+						}
+					}
+				}
+			}
+			done <- ""
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
 		}
 	}
 }

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/model"
+)
+
+// refConvLoss is the convchain loss in float64: six (conv, relu), the
+// dense layer, then the mean over the batch of −Σ y·log softmax.
+func refConvLoss(t *testing.T, pr *convProblem, θ []float64) float64 {
+	t.Helper()
+	lay, err := model.Layout(pr.net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pr.cfg
+	var loss float64
+	per := c.ch[0] * convSide * convSide
+	for n := 0; n < c.batch; n++ {
+		x := to64(pr.x.Data[n*per : (n+1)*per])
+		h, w := convSide, convSide
+		for i := 0; i < 6; i++ {
+			x, h, w = conv2d64(x, c.ch[i], h, w, leaf64(t, lay, θ, fmt.Sprintf("%d.weight", 2*i)), leaf64(t, lay, θ, fmt.Sprintf("%d.bias", 2*i)), c.ch[i+1], 3, 0)
+			for j, v := range x {
+				x[j] = math.Max(v, 0)
+			}
+		}
+		W, b := leaf64(t, lay, θ, "13.weight"), leaf64(t, lay, θ, "13.bias")
+		z := make([]float64, convClasses)
+		m := math.Inf(-1)
+		for k := range z {
+			z[k] = b[k]
+			for j, v := range x {
+				z[k] += W[k*len(x)+j] * v
+			}
+			m = math.Max(m, z[k])
+		}
+		var se float64
+		for _, v := range z {
+			se += math.Exp(v - m)
+		}
+		lse := m + math.Log(se)
+		for k := range z {
+			loss -= float64(pr.y.Data[n*convClasses+k]) * (z[k] - lse)
+		}
+	}
+	return loss / float64(c.batch)
+}
+
+// TestConvchainGradient checks the small variant (and a batch-2 variant
+// with wider channels, which takes the im2col + GEMM path): the loss
+// against the float64 reference and the gradient against central
+// differences of that reference in a random direction.
+func TestConvchainGradient(t *testing.T) {
+	wide := convCfg{name: "wide b2", batch: 2, ch: [7]int{1, 8, 16, 16, 8, 8, 4}}
+	for _, c := range []convCfg{convSmall, wide} {
+		pr, err := newConvProblem(c, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := ad.NewTape()
+		got, err := pr.forward(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refConvLoss(t, pr, to64(pr.θ))
+		if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s: loss %v, float64 reference %v", c.name, got, want)
+		}
+		tp.Reset()
+		g, err := pr.gradient(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fdCheck(t, c.name, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, pr.θ, g, 11, 1e-4)
+	}
+}
+
+// TestConvchainSteadyAllocs pins the steady-state forward and training
+// step at zero allocations (the batch-64 variant unless -short).
+func TestConvchainSteadyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool and the race detector allocate")
+	}
+	cfgs := []convCfg{convSmall}
+	if !testing.Short() {
+		cfgs = append(cfgs, convBig)
+	}
+	for _, c := range cfgs {
+		pr, err := newConvProblem(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := ad.NewTape()
+		for _, grad := range []bool{false, true} {
+			step := func() {
+				var err error
+				if grad {
+					_, err = pr.gradient(tp)
+				} else {
+					_, err = pr.forward(tp)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				tp.Reset()
+			}
+			step()
+			runs := 10
+			if c.batch > 8 {
+				runs = 1
+			}
+			if a := testing.AllocsPerRun(runs, step); a != 0 {
+				t.Errorf("%s (gradient %v): %v allocations per step, want 0", c.name, grad, a)
+			}
+		}
+	}
+}
+
+// TestConvchainRestoresThreads runs the scenario in quick mode, checks its
+// figures and that it restores flat's thread limit after the
+// one-goroutine figures.
+func TestConvchainRestoresThreads(t *testing.T) {
+	old := flat.SetMaxThreads(3)
+	defer flat.SetMaxThreads(old)
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-quick", "-samples", "2", "convchain"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+	}
+	if got := flat.SetMaxThreads(3); got != 3 {
+		t.Errorf("the scenario left flat's thread limit at %d, want 3 restored", got)
+	}
+	cases := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		for _, k := range []string{"median", "min", "max", "allocs"} {
+			if _, ok := m[k].(float64); !ok {
+				t.Errorf("line %q: field %q missing or not a number", line, k)
+			}
+		}
+		cases[m["case"].(string)] = true
+	}
+	for _, v := range []string{convSmall.name + " forward", convSmall.name + " gradient",
+		convBig.name + " forward, 1 goroutine", convBig.name + " gradient, 1 goroutine",
+		convBig.name + " forward", convBig.name + " gradient"} {
+		if !cases[v] {
+			t.Errorf("no figure %q; got %v", v, cases)
+		}
+	}
+}
+
+// BenchmarkConvchain is the steady-state forward and step of both
+// variants on one goroutine, for profiling.
+func BenchmarkConvchain(b *testing.B) {
+	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
+	for _, c := range []convCfg{convSmall, convBig} {
+		for _, grad := range []bool{false, true} {
+			name := "forward"
+			if grad {
+				name = "gradient"
+			}
+			b.Run(strings.Fields(c.name)[0]+"/"+name, func(b *testing.B) {
+				pr, err := newConvProblem(c, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tp := ad.NewTape()
+				loopCPU(b, func() {
+					if grad {
+						_, err = pr.gradient(tp)
+					} else {
+						_, err = pr.forward(tp)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					tp.Reset()
+				})
+			})
+		}
+	}
+}

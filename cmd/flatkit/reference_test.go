@@ -1,0 +1,110 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flatkit/flatkit/layout"
+)
+
+// Float64 references of the two scenarios' networks, written with plain
+// loops and independently of package model and ad: they read the
+// parameters by their layout paths, so they also check the paths.
+
+// conv2d64 is the 2-D cross-correlation of x (c, h, w) with weight (o, c,
+// k, k) plus bias, stride 1, padding pad, in float64.
+func conv2d64(x []float64, c, h, w int, wt, b []float64, o, k, pad int) (y []float64, oh, ow int) {
+	oh, ow = h+2*pad-k+1, w+2*pad-k+1
+	y = make([]float64, o*oh*ow)
+	for co := 0; co < o; co++ {
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				s := b[co]
+				for ci := 0; ci < c; ci++ {
+					for ky := 0; ky < k; ky++ {
+						for kx := 0; kx < k; kx++ {
+							yy, xx := i-pad+ky, j-pad+kx
+							if yy < 0 || yy >= h || xx < 0 || xx >= w {
+								continue
+							}
+							s += wt[((co*c+ci)*k+ky)*k+kx] * x[(ci*h+yy)*w+xx]
+						}
+					}
+				}
+				y[(co*oh+i)*ow+j] = s
+			}
+		}
+	}
+	return y, oh, ow
+}
+
+// leaf64 returns the float64 values of the leaf at path.
+func leaf64(t *testing.T, lay *layout.Layout, θ []float64, path string) []float64 {
+	t.Helper()
+	lf, ok := lay.Find(path)
+	if !ok {
+		t.Fatalf("no leaf %q in the layout", path)
+	}
+	n := 1
+	for _, d := range lf.Shape {
+		n *= d
+	}
+	return θ[lf.Offset : lf.Offset+n]
+}
+
+// fdCheck compares ⟨g, d⟩ for a random direction d with the central
+// difference of the float64 loss ref along d. The step is small (1e-6) so
+// that no ReLU of convchain changes sign within it: at 1e-4 a few of the
+// wide variant's 50 000 units do, and the difference moves by 2e-3.
+func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []float32, g []float32, seed uint64, tol float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0xfd))
+	θ64 := to64(θ)
+	d := make([]float64, len(θ))
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	var gd float64
+	for i := range g {
+		gd += float64(g[i]) * d[i]
+	}
+	const h = 1e-6
+	plus, minus := make([]float64, len(θ)), make([]float64, len(θ))
+	for i := range θ64 {
+		plus[i], minus[i] = θ64[i]+h*d[i], θ64[i]-h*d[i]
+	}
+	fd := (ref(plus) - ref(minus)) / (2 * h)
+	if math.Abs(gd-fd) > tol*math.Max(1, math.Abs(fd)) {
+		t.Errorf("%s: ⟨gradient, d⟩ = %v, central difference of the float64 loss %v", name, gd, fd)
+	}
+	t.Logf("%s: ⟨gradient, d⟩ %v, finite difference %v", name, gd, fd)
+}
+
+// threadCPU is the calling thread's CPU time (Linux RUSAGE_THREAD): on a
+// shared machine it moves less than wall time when other processes take
+// the cores. Zero where unsupported.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1, &ru); err != nil { // 1 = RUSAGE_THREAD
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loopCPU runs fn b.N times on a locked thread and reports its CPU
+// nanoseconds per call beside the wall time.
+func loopCPU(b *testing.B, fn func()) {
+	b.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	c0 := threadCPU()
+	for b.Loop() {
+		fn()
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
+}

@@ -1,0 +1,33 @@
+package conv
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU is the calling thread's CPU time (Linux RUSAGE_THREAD): on a
+// shared machine it moves less than wall time when other processes take
+// the cores. Zero where unsupported.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1, &ru); err != nil { // 1 = RUSAGE_THREAD
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loopCPU runs fn b.N times on a locked thread and reports its CPU
+// nanoseconds per call beside the wall time.
+func loopCPU(b *testing.B, fn func()) {
+	b.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	c0 := threadCPU()
+	for b.Loop() {
+		fn()
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
+}
