@@ -51,13 +51,39 @@ func (p *binaryPrim) Forward(f *Forward) {
 		return
 	}
 	sa, sb := bstrides(a.Shape, out.Shape), bstrides(b.Shape, out.Shape)
+	var ms, ma, mb [maxRank]int
+	shape := coalesce(out.Shape, &sa, &sb, &ms, &ma, &mb)
 	inner, la, lb := 1, 0, 0
-	if r := len(out.Shape); r > 0 {
-		inner, la, lb = out.Shape[r-1], sa[r-1], sb[r-1]
+	if r := len(shape); r > 0 {
+		inner, la, lb = shape[r-1], ma[r-1], mb[r-1]
 	}
-	rows(out.Shape, &sa, &sb, func(o, ia, ib int) {
+	rows(shape, &ma, &mb, func(o, ia, ib int) {
 		binaryRow(p.op, out.Data[o:o+inner], a.Data[ia:], b.Data[ib:], la, lb)
 	})
+}
+
+// ones is a read-only row of ones for addConst.
+var ones = func() []float32 {
+	o := make([]float32, 1024)
+	flat.Fill(o, 1)
+	return o
+}()
+
+// addConst sets out = a + y through flat's SIMD Axpy (out = a, then
+// out += y·1: the product is exact, so each sum is rounded once, as a + y)
+// and reports whether it did: rows too short to gain, and y = 0 (Axpy
+// skips α = 0, which would keep a −0 that a + 0 turns into +0), are left
+// to the caller's loop.
+func addConst(out, a []float32, y float32) bool {
+	if len(out) < 32 || y == 0 || y != y {
+		return false
+	}
+	copy(out, a)
+	for off := 0; off < len(out); off += len(ones) {
+		m := min(len(ones), len(out)-off)
+		flat.Axpy(y, ones[:m], out[off:off+m])
+	}
+	return true
 }
 
 // binaryRow computes out[i] = a[i·la] op b[i·lb], with la, lb ∈ {0, 1}.
@@ -87,10 +113,16 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 		y := b[0]
 		switch op {
 		case opAdd:
+			if addConst(out, a, y) {
+				return
+			}
 			for i := range out {
 				out[i] = a[i] + y
 			}
 		case opSub:
+			if addConst(out, a, -y) {
+				return
+			}
 			for i := range out {
 				out[i] = a[i] - y
 			}
@@ -107,6 +139,9 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 		x := a[0]
 		switch op {
 		case opAdd:
+			if addConst(out, b, x) {
+				return
+			}
 			for i := range out {
 				out[i] = x + b[i]
 			}

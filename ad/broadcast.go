@@ -82,3 +82,26 @@ func rows(out []int, sa, sb *[maxRank]int, fn func(o, ia, ib int)) {
 		}
 	}
 }
+
+// coalesce merges adjacent axes of the shape out that two stride arrays
+// walk as one axis (for each, the outer axis's stride is the inner axis's
+// stride times its size), dropping axes of size 1, so that rows walks long
+// rows: (N, C, H, W) + (C, 1, 1) becomes (N, C, H·W). It returns the merged
+// shape in *shape and the merged strides in *ma and *mb; the innermost
+// merged axis keeps the strides of out's last axis.
+func coalesce(out []int, sa, sb *[maxRank]int, shape, ma, mb *[maxRank]int) []int {
+	n := 0
+	for j, d := range out {
+		if d == 1 && j < len(out)-1 {
+			continue
+		}
+		if n > 0 && ma[n-1] == sa[j]*d && mb[n-1] == sb[j]*d {
+			shape[n-1] *= d
+			ma[n-1], mb[n-1] = sa[j], sb[j]
+			continue
+		}
+		shape[n], ma[n], mb[n] = d, sa[j], sb[j]
+		n++
+	}
+	return shape[:n]
+}

@@ -31,10 +31,13 @@ var (
 // attributes (Attrs.Floats). deriv returns d out/d x as a Var, or the zero
 // Var where the derivative is zero by construction; nil means always zero.
 type unaryAttrPrim struct {
-	name  string
-	f     func(x float32, a []float32) float32
-	deriv func(x, y Var, a []float32) Var
-	check func(a []float32) error // validates the attributes; may be nil
+	name string
+	f    func(x float32, a []float32) float32
+	// kernel, if set, maps a whole slice, with the same results as f; it
+	// saves an indirect call per element on hot ops.
+	kernel func(out, x, a []float32)
+	deriv  func(x, y Var, a []float32) Var
+	check  func(a []float32) error // validates the attributes; may be nil
 }
 
 func (p *unaryAttrPrim) Name() string { return p.name }
@@ -48,6 +51,10 @@ func (p *unaryAttrPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 }
 func (p *unaryAttrPrim) Forward(f *Forward) {
 	x, out, a := f.In[0].Data, f.Out.Data, f.Attrs.Floats
+	if p.kernel != nil {
+		p.kernel(out, x, a)
+		return
+	}
 	for i, v := range x {
 		out[i] = p.f(v, a)
 	}
@@ -126,7 +133,8 @@ var (
 			}
 			return 0
 		},
-		deriv: func(x, _ Var) Var { return Indicator(x, 0, inf32) },
+		kernel: reluKernel,
+		deriv:  func(x, _ Var) Var { return Indicator(x, 0, inf32) },
 	}
 	geluOp = &unaryPrim{
 		name: "Gelu",
@@ -266,7 +274,8 @@ var (
 			}
 			return 0
 		},
-		check: checkRange,
+		kernel: indicatorKernel,
+		check:  checkRange,
 	}
 	leakyReluOp = &unaryAttrPrim{
 		name: "LeakyRelu",
@@ -306,6 +315,41 @@ var (
 		check: checkRange,
 	}
 )
+
+// reluKernel is Relu's f over a slice without a call or a data-dependent
+// branch per element: clearing every bit of a number whose sign bit is set
+// gives +0, as x > 0 being false does; NaN (for which x > 0 is false too)
+// is the only other case, rare, and takes the branch.
+func reluKernel(out, x []float32) {
+	out = out[:len(x)]
+	for i, v := range x {
+		b := math.Float32bits(v)
+		b &^= uint32(int32(b) >> 31)
+		if v != v {
+			b = 0
+		}
+		out[i] = math.Float32frombits(b)
+	}
+}
+
+// indicatorKernel is Indicator's f over a slice: 1 on the open interval
+// (a[0], a[1]), else 0 (NaN included).
+func indicatorKernel(out, x, a []float32) {
+	lo, hi := a[0], a[1]
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = b2f(lo < v) * b2f(v < hi)
+	}
+}
+
+// b2f is 1 for true and 0 for false, without a branch.
+func b2f(b bool) float32 {
+	var i uint32
+	if b {
+		i = 1
+	}
+	return float32(i)
+}
 
 func checkRange(a []float32) error {
 	if !(a[0] <= a[1]) {

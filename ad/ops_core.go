@@ -295,23 +295,16 @@ func (*sumToPrim) Forward(f *Forward) {
 	clear(f.Out.Data)
 	x, out := f.In[0], f.Out
 	so := bstrides(out.Shape, x.Shape)
-	var zero [maxRank]int
-	inner := 1
-	if len(x.Shape) > 0 {
-		inner = x.Shape[len(x.Shape)-1]
+	var zero, ms, mo, mz [maxRank]int
+	shape := coalesce(x.Shape, &so, &zero, &ms, &mo, &mz)
+	inner, last := 1, 0
+	if r := len(shape); r > 0 {
+		inner, last = shape[r-1], mo[r-1]
 	}
-	last := 0
-	if len(x.Shape) > 0 {
-		last = so[len(x.Shape)-1]
-	}
-	rows(x.Shape, &so, &zero, func(ix, io, _ int) {
+	rows(shape, &mo, &mz, func(ix, io, _ int) {
 		row := x.Data[ix : ix+inner]
 		if last == 0 {
-			var s float32
-			for _, v := range row {
-				s += v
-			}
-			out.Data[io] += s
+			out.Data[io] += flat.Sum(row)
 			return
 		}
 		addInto(out.Data[io:io+inner], row)

@@ -254,37 +254,39 @@ func DirectFilter(dw, x, dy []float32, g *Geom) {
 }
 
 // SmallMaxOut is the largest number of output positions for which the
-// direct kernels take the small path: im2col into a matrix of
-// Cin/Groups·prod(k) × OutVol values through a cached table of indices
-// (gatherTable) and three small matrix products in Go (smallMul…), whose
-// loops keep four independent sums in registers. On
-// planes this small the vector kernels would work on rows of a few values
-// and spend their time on calls and loop control.
+// direct kernels take the small path. On planes this small (deepchain's
+// 2×2 images) the vector kernels would work on rows of a few values and a
+// dense im2col matrix would be mostly padding, so the small path walks a
+// cached list of the (kernel tap, output, input) triples that exist
+// (smallTable) and keeps the sums of four output channels in registers.
 const SmallMaxOut = 16
 
 // small reports whether g takes the small path.
 func small(g *Geom) bool { return g.OutVol() <= SmallMaxOut }
 
-// gatherTable is the im2col matrix of a small geometry as indices: for
-// each input offset i within a group's CinG channels, js[start[i]:start[i+1]]
-// are the entries (row (ci, tap), output o) of the matrix that read it.
-// Entries that read padding are in no list: they stay zero. It depends on
-// the geometry only (not on N), so the small kernels build it once.
-type gatherTable struct {
-	key   Geom // the geometry with N = 0
-	start []int32
-	js    []int32
+// smallTable lists, for a small geometry, every triple (r, o, i) of a
+// group's im2col row r = ci·KVol + k, output position o and input offset
+// i = ci·InVol + spatial that the convolution multiplies (taps in the
+// padding are left out), three times, sorted for each kernel: by o for the
+// forward pass (oR, oI: the rows and inputs of output o at
+// oStart[o]:oStart[o+1]), by i for the data gradient (iR, iO) and by r for
+// the filter gradient (rO, rI). It depends on the geometry only, not on N.
+type smallTable struct {
+	key            Geom // the geometry with N = 0
+	oStart, oR, oI []int32
+	iStart, iR, iO []int32
+	rStart, rO, rI []int32
 }
 
-// tables caches the gather tables of the last few small geometries; entries
-// are immutable once published, so concurrent kernels share them.
+// tables caches the tables of the last few small geometries; entries are
+// immutable once published, so concurrent kernels share them.
 var (
-	tables    [8]atomic.Pointer[gatherTable]
+	tables    [8]atomic.Pointer[smallTable]
 	tableNext atomic.Uint32
 )
 
-// tableFor returns the gather table of g, building it on first use.
-func tableFor(g *Geom) *gatherTable {
+// tableFor returns the table of g, building it on first use.
+func tableFor(g *Geom) *smallTable {
 	key := *g
 	key.N = 0
 	for i := range tables {
@@ -292,268 +294,202 @@ func tableFor(g *Geom) *gatherTable {
 			return t
 		}
 	}
-	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
-	t := &gatherTable{key: key, start: make([]int32, cig*iv+1)}
-	// Two passes over the entries: count the readers of each input, then
-	// place them.
-	for pass := 0; pass < 2; pass++ {
-		next := t.start[:cig*iv]
-		if pass == 1 {
-			total := int32(0)
-			for i := range next {
-				c := t.start[i+1]
-				t.start[i+1] = total
-				total += c
-			}
-			t.js = make([]int32, total)
-			next = t.start[1:]
-		}
-		for ci := 0; ci < cig; ci++ {
-			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
-				for o := 0; o < ov; o++ {
-					o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
-					i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
-					i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
-					i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
-					if i0 < 0 || i0 >= g.In[0] || i1 < 0 || i1 >= g.In[1] || i2 < 0 || i2 >= g.In[2] {
-						continue
-					}
-					ix := ci*iv + (i0*g.In[1]+i1)*g.In[2] + i2
-					if pass == 0 {
-						t.start[ix+1]++
-					} else {
-						t.js[next[ix]] = int32((ci*kv+k)*ov + o)
-						next[ix]++
-					}
-				}
-			}
-		}
-	}
+	t := buildTable(g)
+	t.key = key
 	tables[tableNext.Add(1)%uint32(len(tables))].Store(t)
 	return t
 }
 
-// gather fills cols (cleared by the caller) from a group's input channels
-// xg.
-func (t *gatherTable) gather(cols, xg []float32) {
-	xg = xg[:len(t.start)-1]
-	for i, v := range xg {
-		for _, j := range t.js[t.start[i]:t.start[i+1]] {
-			cols[j] = v
+func buildTable(g *Geom) *smallTable {
+	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
+	ck := cig * kv
+	// The triples in (r, o) order, which is the filter kernel's.
+	var rs, os, is []int32
+	t := &smallTable{rStart: make([]int32, ck+1)}
+	for ci := 0; ci < cig; ci++ {
+		for k := 0; k < kv; k++ {
+			k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+			r := ci*kv + k
+			for o := 0; o < ov; o++ {
+				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
+				i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
+				i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
+				i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
+				if i0 < 0 || i0 >= g.In[0] || i1 < 0 || i1 >= g.In[1] || i2 < 0 || i2 >= g.In[2] {
+					continue
+				}
+				rs = append(rs, int32(r))
+				os = append(os, int32(o))
+				is = append(is, int32(ci*iv+(i0*g.In[1]+i1)*g.In[2]+i2))
+			}
+			t.rStart[r+1] = int32(len(rs))
 		}
 	}
-}
-
-// sum sets each of a group's input channels dxg to the sum of the entries
-// of cols that read it: the adjoint of gather.
-func (t *gatherTable) sum(dxg, cols []float32) {
-	dxg = dxg[:len(t.start)-1]
-	for i := range dxg {
-		var s float32
-		for _, j := range t.js[t.start[i]:t.start[i+1]] {
-			s += cols[j]
+	t.rO, t.rI = os, is
+	// Counting sorts by o and by i; stable, so each list stays in r order.
+	sortBy := func(key []int32, n int, a, b []int32) (start, sa, sb []int32) {
+		start = make([]int32, n+1)
+		for _, v := range key {
+			start[v+1]++
 		}
-		dxg[i] = s
+		for j := 0; j < n; j++ {
+			start[j+1] += start[j]
+		}
+		next := append([]int32(nil), start[:n]...)
+		sa, sb = make([]int32, len(key)), make([]int32, len(key))
+		for e, v := range key {
+			sa[next[v]], sb[next[v]] = a[e], b[e]
+			next[v]++
+		}
+		return start, sa, sb
 	}
+	t.oStart, t.oR, t.oI = sortBy(os, ov, rs, is)
+	t.iStart, t.iR, t.iO = sortBy(is, cig*iv, rs, os)
+	return t
 }
 
-// smallForward is DirectForward for small outputs.
+// smallForward is DirectForward for small outputs: for each output
+// position, the sum over its triples, for four output channels at a time.
 func smallForward(y, x, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	tb := tableFor(g)
-	p := getScratch(ck * ov)
-	cols := *p
+	t := tableFor(g)
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
-			clear(cols)
-			tb.gather(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv])
-			smallMulNN(y[(n*g.Cout+grp*cog)*ov:][:cog*ov], w[grp*cog*ck:][:cog*ck], cols, cog, ov, ck)
+			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			co := grp * cog
+			end := co + cog
+			for ; co+4 <= end; co += 4 {
+				w0, w1, w2, w3 := w[co*ck:][:ck], w[(co+1)*ck:][:ck], w[(co+2)*ck:][:ck], w[(co+3)*ck:][:ck]
+				y0, y1, y2, y3 := y[(n*g.Cout+co)*ov:][:ov], y[(n*g.Cout+co+1)*ov:][:ov], y[(n*g.Cout+co+2)*ov:][:ov], y[(n*g.Cout+co+3)*ov:][:ov]
+				for o := range y0 {
+					lo, hi := t.oStart[o], t.oStart[o+1]
+					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
+					ii = ii[:len(rr)]
+					var s0, s1, s2, s3 float32
+					for e, r := range rr {
+						xv := xg[ii[e]]
+						s0 += w0[r] * xv
+						s1 += w1[r] * xv
+						s2 += w2[r] * xv
+						s3 += w3[r] * xv
+					}
+					y0[o], y1[o], y2[o], y3[o] = s0, s1, s2, s3
+				}
+			}
+			for ; co < end; co++ {
+				wc := w[co*ck:][:ck]
+				yc := y[(n*g.Cout+co)*ov:][:ov]
+				for o := range yc {
+					lo, hi := t.oStart[o], t.oStart[o+1]
+					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
+					ii = ii[:len(rr)]
+					var s float32
+					for e, r := range rr {
+						s += wc[r] * xg[ii[e]]
+					}
+					yc[o] = s
+				}
+			}
 		}
 	}
-	scratch.Put(p)
 }
 
-// smallData is DirectData for small outputs.
+// smallData is DirectData for small outputs: for each input position, the
+// sum over its triples and over the output channels of its group.
 func smallData(dx, dy, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	tb := tableFor(g)
-	p := getScratch(ck * ov)
-	cols := *p
+	t := tableFor(g)
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
-			smallMulTN(cols, w[grp*cog*ck:][:cog*ck], dy[(n*g.Cout+grp*cog)*ov:][:cog*ov], ck, ov, cog)
-			tb.sum(dx[(n*g.Cin+grp*cig)*iv:][:cig*iv], cols)
+			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			dyg := dy[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			wg := w[grp*cog*ck:][:cog*ck]
+			clear(dxg)
+			c := 0
+			for ; c+4 <= cog; c += 4 {
+				w0, w1, w2, w3 := wg[c*ck:][:ck], wg[(c+1)*ck:][:ck], wg[(c+2)*ck:][:ck], wg[(c+3)*ck:][:ck]
+				d0, d1, d2, d3 := dyg[c*ov:][:ov], dyg[(c+1)*ov:][:ov], dyg[(c+2)*ov:][:ov], dyg[(c+3)*ov:][:ov]
+				for i := range dxg {
+					lo, hi := t.iStart[i], t.iStart[i+1]
+					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
+					oo = oo[:len(rr)]
+					var s0, s1, s2, s3 float32
+					for e, r := range rr {
+						o := oo[e]
+						s0 += w0[r] * d0[o]
+						s1 += w1[r] * d1[o]
+						s2 += w2[r] * d2[o]
+						s3 += w3[r] * d3[o]
+					}
+					dxg[i] += (s0 + s1) + (s2 + s3)
+				}
+			}
+			for ; c < cog; c++ {
+				wc, dc := wg[c*ck:][:ck], dyg[c*ov:][:ov]
+				for i := range dxg {
+					lo, hi := t.iStart[i], t.iStart[i+1]
+					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
+					oo = oo[:len(rr)]
+					var s float32
+					for e, r := range rr {
+						s += wc[r] * dc[oo[e]]
+					}
+					dxg[i] += s
+				}
+			}
 		}
 	}
-	scratch.Put(p)
 }
 
-// smallFilter is DirectFilter for small outputs, adding into a cleared dw.
+// smallFilter is DirectFilter for small outputs, adding into a cleared dw:
+// for each im2col row, the sum over its triples, for four output channels
+// at a time.
 func smallFilter(dw, x, dy []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	tb := tableFor(g)
-	p := getScratch(ck * ov)
-	cols := *p
+	t := tableFor(g)
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
-			clear(cols)
-			tb.gather(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv])
-			smallMulNTAdd(dw[grp*cog*ck:][:cog*ck], dy[(n*g.Cout+grp*cog)*ov:][:cog*ov], cols, cog, ck, ov)
-		}
-	}
-	scratch.Put(p)
-}
-
-// smallMulNN sets c (m×n) = a (m×k) · b (k×n), row-major, in blocks of
-// two rows by four columns.
-func smallMulNN(c, a, b []float32, m, n, k int) {
-	b = b[:k*n]
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*k:][:k], a[(i+1)*k:][:k]
-		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			var s00, s01, s02, s03, s10, s11, s12, s13 float32
-			for p := 0; p < k; p++ {
-				br := b[p*n+j : p*n+j+4]
-				u, v := a0[p], a1[p]
-				s00 += u * br[0]
-				s01 += u * br[1]
-				s02 += u * br[2]
-				s03 += u * br[3]
-				s10 += v * br[0]
-				s11 += v * br[1]
-				s12 += v * br[2]
-				s13 += v * br[3]
+			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			co := grp * cog
+			end := co + cog
+			for ; co+4 <= end; co += 4 {
+				d0, d1, d2, d3 := dy[(n*g.Cout+co)*ov:][:ov], dy[(n*g.Cout+co+1)*ov:][:ov], dy[(n*g.Cout+co+2)*ov:][:ov], dy[(n*g.Cout+co+3)*ov:][:ov]
+				w0, w1, w2, w3 := dw[co*ck:][:ck], dw[(co+1)*ck:][:ck], dw[(co+2)*ck:][:ck], dw[(co+3)*ck:][:ck]
+				for r := range w0 {
+					lo, hi := t.rStart[r], t.rStart[r+1]
+					oo, ii := t.rO[lo:hi], t.rI[lo:hi]
+					ii = ii[:len(oo)]
+					var s0, s1, s2, s3 float32
+					for e, o := range oo {
+						xv := xg[ii[e]]
+						s0 += d0[o] * xv
+						s1 += d1[o] * xv
+						s2 += d2[o] * xv
+						s3 += d3[o] * xv
+					}
+					w0[r] += s0
+					w1[r] += s1
+					w2[r] += s2
+					w3[r] += s3
+				}
 			}
-			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
-			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
-		}
-		for ; j < n; j++ {
-			var s0, s1 float32
-			for p := 0; p < k; p++ {
-				s0 += a0[p] * b[p*n+j]
-				s1 += a1[p] * b[p*n+j]
+			for ; co < end; co++ {
+				dc := dy[(n*g.Cout+co)*ov:][:ov]
+				wc := dw[co*ck:][:ck]
+				for r := range wc {
+					lo, hi := t.rStart[r], t.rStart[r+1]
+					oo, ii := t.rO[lo:hi], t.rI[lo:hi]
+					ii = ii[:len(oo)]
+					var s float32
+					for e, o := range oo {
+						s += dc[o] * xg[ii[e]]
+					}
+					wc[r] += s
+				}
 			}
-			c0[j], c1[j] = s0, s1
-		}
-	}
-	for ; i < m; i++ {
-		ar, cr := a[i*k:][:k], c[i*n:][:n]
-		for j := range cr {
-			var s float32
-			for p, av := range ar {
-				s += av * b[p*n+j]
-			}
-			cr[j] = s
-		}
-	}
-}
-
-// smallMulTN sets c (m×n) = aᵀ · b for a (k×m) and b (k×n), row-major, in
-// blocks of two rows by four columns.
-func smallMulTN(c, a, b []float32, m, n, k int) {
-	a, b = a[:k*m], b[:k*n]
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			var s00, s01, s02, s03, s10, s11, s12, s13 float32
-			for p := 0; p < k; p++ {
-				br := b[p*n+j : p*n+j+4]
-				ar := a[p*m+i : p*m+i+2]
-				u, v := ar[0], ar[1]
-				s00 += u * br[0]
-				s01 += u * br[1]
-				s02 += u * br[2]
-				s03 += u * br[3]
-				s10 += v * br[0]
-				s11 += v * br[1]
-				s12 += v * br[2]
-				s13 += v * br[3]
-			}
-			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
-			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
-		}
-		for ; j < n; j++ {
-			var s0, s1 float32
-			for p := 0; p < k; p++ {
-				s0 += a[p*m+i] * b[p*n+j]
-				s1 += a[p*m+i+1] * b[p*n+j]
-			}
-			c0[j], c1[j] = s0, s1
-		}
-	}
-	for ; i < m; i++ {
-		cr := c[i*n:][:n]
-		for j := range cr {
-			var s float32
-			for p := 0; p < k; p++ {
-				s += a[p*m+i] * b[p*n+j]
-			}
-			cr[j] = s
-		}
-	}
-}
-
-// smallMulNTAdd adds a (m×k) · bᵀ to c (m×n), for b (n×k), row-major, in
-// blocks of two rows by four columns.
-func smallMulNTAdd(c, a, b []float32, m, n, k int) {
-	b = b[:n*k]
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*k:][:k], a[(i+1)*k:][:k]
-		c0, c1 := c[i*n:][:n], c[(i+1)*n:][:n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			b0, b1, b2, b3 := b[j*k:][:k], b[(j+1)*k:][:k], b[(j+2)*k:][:k], b[(j+3)*k:][:k]
-			var s00, s01, s02, s03, s10, s11, s12, s13 float32
-			for p := range b0 {
-				u, v := a0[p], a1[p]
-				s00 += u * b0[p]
-				s01 += u * b1[p]
-				s02 += u * b2[p]
-				s03 += u * b3[p]
-				s10 += v * b0[p]
-				s11 += v * b1[p]
-				s12 += v * b2[p]
-				s13 += v * b3[p]
-			}
-			c0[j] += s00
-			c0[j+1] += s01
-			c0[j+2] += s02
-			c0[j+3] += s03
-			c1[j] += s10
-			c1[j+1] += s11
-			c1[j+2] += s12
-			c1[j+3] += s13
-		}
-		for ; j < n; j++ {
-			br := b[j*k:][:k]
-			var s0, s1 float32
-			for p := range br {
-				s0 += a0[p] * br[p]
-				s1 += a1[p] * br[p]
-			}
-			c0[j] += s0
-			c1[j] += s1
-		}
-	}
-	for ; i < m; i++ {
-		ar, cr := a[i*k:][:k], c[i*n:][:n]
-		for j := range cr {
-			br := b[j*k:][:k]
-			var s float32
-			for p, av := range ar {
-				s += av * br[p]
-			}
-			cr[j] += s
 		}
 	}
 }
