@@ -1,6 +1,9 @@
 package ad
 
-import "github.com/flatkit/flatkit/flat"
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/vmath"
+)
 
 // Broadcasting arithmetic (numpy rules: shapes aligned at the trailing axis,
 // dimensions equal or 1). A per-channel bias for (N, C, H, W) activations is
@@ -100,9 +103,7 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 			copy(out, a)
 			flat.Axpy(-1, b, out)
 		case opMul:
-			for i := range out {
-				out[i] = a[i] * b[i]
-			}
+			vmath.Mul(out, a, b)
 		case opDiv:
 			for i := range out {
 				out[i] = a[i] / b[i]

@@ -133,7 +133,7 @@ var (
 			}
 			return 0
 		},
-		kernel: reluKernel,
+		kernel: vmath.Relu, // the same as f, bit for bit, vectorised
 		deriv:  func(x, _ Var) Var { return Indicator(x, 0, inf32) },
 	}
 	geluOp = &unaryPrim{
@@ -316,40 +316,8 @@ var (
 	}
 )
 
-// reluKernel is Relu's f over a slice without a call or a data-dependent
-// branch per element: clearing every bit of a number whose sign bit is set
-// gives +0, as x > 0 being false does; NaN (for which x > 0 is false too)
-// is the only other case, rare, and takes the branch.
-func reluKernel(out, x []float32) {
-	out = out[:len(x)]
-	for i, v := range x {
-		b := math.Float32bits(v)
-		b &^= uint32(int32(b) >> 31)
-		if v != v {
-			b = 0
-		}
-		out[i] = math.Float32frombits(b)
-	}
-}
-
-// indicatorKernel is Indicator's f over a slice: 1 on the open interval
-// (a[0], a[1]), else 0 (NaN included).
-func indicatorKernel(out, x, a []float32) {
-	lo, hi := a[0], a[1]
-	out = out[:len(x)]
-	for i, v := range x {
-		out[i] = b2f(lo < v) * b2f(v < hi)
-	}
-}
-
-// b2f is 1 for true and 0 for false, without a branch.
-func b2f(b bool) float32 {
-	var i uint32
-	if b {
-		i = 1
-	}
-	return float32(i)
-}
+// indicatorKernel is Indicator's f over a slice, vectorised.
+func indicatorKernel(out, x, a []float32) { vmath.Indicator(out[:len(x)], x, a[0], a[1]) }
 
 func checkRange(a []float32) error {
 	if !(a[0] <= a[1]) {

@@ -27,7 +27,7 @@ func specialFloats() []float32 {
 func TestSliceKernelsMatchScalar(t *testing.T) {
 	xs := specialFloats()
 	out := make([]float32, len(xs))
-	reluKernel(out, xs)
+	reluOp.kernel(out, xs)
 	for i, x := range xs {
 		if want := reluOp.f(x); math.Float32bits(out[i]) != math.Float32bits(want) {
 			t.Errorf("Relu(%v): kernel %v (%#x), scalar %v (%#x)", x, out[i], math.Float32bits(out[i]), want, math.Float32bits(want))

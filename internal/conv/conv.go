@@ -1002,8 +1002,13 @@ func col2im(dxg, cols []float32, g *Geom) {
 	}
 }
 
-// GemmForward is Forward by im2col and GEMM.
+// GemmForward is Forward by GEMM: per kernel tap for stride 1 (tapGemm),
+// by im2col and one GEMM otherwise.
 func GemmForward(y, x, w []float32, g *Geom) {
+	if wd, ok := wideOf(g); ok {
+		tapGemmForward(y, x, w, g, &wd)
+		return
+	}
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	p := getScratch(ck * ov)
@@ -1019,11 +1024,16 @@ func GemmForward(y, x, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmData is Data by GEMM and col2im.
+// GemmData is Data by GEMM: per kernel tap for stride 1 (tapGemm), by one
+// GEMM and col2im otherwise.
 func GemmData(dx, dy, w []float32, g *Geom) {
+	dx = dx[:g.N*g.Cin*g.InVol()]
+	if wd, ok := wideOf(g); ok {
+		tapGemmData(dx, dy, w, g, &wd)
+		return
+	}
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	dx = dx[:g.N*g.Cin*iv]
 	clear(dx)
 	p := getScratch(ck * ov)
 	cols := *p
@@ -1038,13 +1048,18 @@ func GemmData(dx, dy, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmFilter is Filter by im2col and GEMM.
+// GemmFilter is Filter by GEMM: per kernel tap for stride 1 (tapGemm), by
+// im2col and one GEMM otherwise.
 func GemmFilter(dw, x, dy []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	dw = dw[:g.Cout*ck]
 	if g.N == 0 {
 		clear(dw)
+		return
+	}
+	if wd, ok := wideOf(g); ok {
+		tapGemmFilter(dw, x, dy, g, &wd)
 		return
 	}
 	p := getScratch(ck * ov)
@@ -1062,4 +1077,187 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 		}
 	}
 	scratch.Put(p)
+}
+
+// The tap-GEMM kernels, for stride 1 on every axis, need no im2col matrix.
+// In the wide layout (see wideGeom) the input that tap k multiplies into
+// wide output j of a channel is at j + shift(k) of the channel's plane, so
+// for one image and one group
+//
+//	Y (Cout × l)      = Σ_k W_k (Cout × Cin) · X_k (Cin × l)
+//	dX_k (Cin × l)   += W_kᵀ · dY (Cout × l)      (dX_k: the planes at shift(k))
+//	dW_k (Cout × Cin) = dY · X_kᵀ
+//
+// where W_k = w[:, :, k] is repacked once per call (tap-major), and X_k and
+// dX_k are the (padded) input planes read from offset shift(k) with the
+// plane as leading dimension: strided views, not copies. Each is one GEMM
+// per (image, group, tap), of depth Cin, Cout and l: the copy that im2col
+// makes (and reads back) of prod(k) times the input is gone.
+
+// packTaps writes w (Cout, CinG, KVol) tap-major into wt (KVol, Cout, CinG).
+func packTaps(wt, w []float32, g *Geom) {
+	cig, kv := g.CinG(), g.KVol()
+	for co := 0; co < g.Cout; co++ {
+		for ci := 0; ci < cig; ci++ {
+			src := w[(co*cig+ci)*kv:][:kv]
+			for k, v := range src {
+				wt[(k*g.Cout+co)*cig+ci] = v
+			}
+		}
+	}
+}
+
+// tapGemmForward is GemmForward for stride 1.
+func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	nw, np, ny := g.Cout*cig*kv, 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		ny = cog * l
+	}
+	ps := getScratch(nw + np + ny)
+	wt, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
+	packTaps(wt, w, g)
+	for n := 0; n < g.N; n++ {
+		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			c, ldc := yg, ov
+			if wd.sparse {
+				c, ldc = yw, l
+			}
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				var beta float32
+				if k > 0 {
+					beta = 1
+				}
+				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				flat.Gemm(false, false, cog, l, cig, 1, a, cig, xg[sh:], pitch, beta, c, ldc)
+			}
+			if wd.sparse {
+				for co := 0; co < cog; co++ {
+					compactPlane(yg[co*ov:][:ov], yw[co*l:][:l], g, wd)
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// tapGemmData is GemmData for stride 1.
+func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	nw, nd, np := g.Cout*cig*kv, 0, 0
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	if wd.padded {
+		np = cig * wd.plane
+	}
+	ps := getScratch(nw + nd + np)
+	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
+	packTaps(wt, w, g)
+	for n := 0; n < g.N; n++ {
+		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, pitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			acc := dxg
+			if wd.padded {
+				acc = dxp
+			}
+			clear(acc)
+			dyg := dys[grp*cog*pitch:][:cog*pitch]
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.plane)
+			}
+			if wd.padded {
+				for ci := 0; ci < cig; ci++ {
+					cropPlane(dxg[ci*iv:][:iv], dxp[ci*wd.plane:][:wd.plane], g, wd)
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// tapGemmFilter is GemmFilter for stride 1.
+func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	nw, np, nd := g.Cout*cig*kv, 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	ps := getScratch(nw + np + nd)
+	wt, xp, dyw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
+	// The product's columns are the larger of the two channel counts:
+	// flat.Gemm's widest micro-kernel is 32 columns wide.
+	byCin := cig >= cog
+	for n := 0; n < g.N; n++ {
+		var beta float32
+		if n > 0 {
+			beta = 1
+		}
+		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				c := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				if byCin {
+					flat.Gemm(false, true, cog, cig, l, 1, dyg, dpitch, xg[sh:], pitch, beta, c, cig)
+				} else {
+					flat.Gemm(false, true, cig, cog, l, 1, xg[sh:], pitch, dyg, dpitch, beta, c, cog)
+				}
+			}
+		}
+	}
+	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
+	// into (Cout, CinG, KVol).
+	for co := 0; co < g.Cout; co++ {
+		grp, cl := co/cog, co%cog
+		for ci := 0; ci < cig; ci++ {
+			dst := dw[(co*cig+ci)*kv:][:kv]
+			for k := range dst {
+				if byCin {
+					dst[k] = wt[(k*g.Cout+co)*cig+ci]
+				} else {
+					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
 }

@@ -1,0 +1,68 @@
+package vmath
+
+// Relu, Indicator and Mul: the elementwise kernels of a ReLU layer's
+// forward pass (max(x, 0)) and reverse pass (the cotangent times the
+// indicator of x > 0), over whole slices. Each is exact (a selection, a
+// comparison, one rounded product), so every kernel set agrees bit for bit
+// with the scalar definitions below.
+
+// ReluScalar is max(x, 0) with ReLU's conventions: +0 for every x that is
+// not greater than 0 (−0 and NaN included).
+func ReluScalar(x float32) float32 {
+	if x > 0 {
+		return x
+	}
+	return 0
+}
+
+// IndicatorScalar is 1 if lo < x < hi, else 0 (NaN included).
+func IndicatorScalar(x, lo, hi float32) float32 {
+	if lo < x && x < hi {
+		return 1
+	}
+	return 0
+}
+
+// Relu sets dst[i] = ReluScalar(src[i]). dst and src may be the same slice
+// but must not otherwise overlap. It panics if len(dst) != len(src).
+func Relu(dst, src []float32) {
+	mustSameLen("Relu", len(dst), len(src))
+	relu(dst, src)
+}
+
+// Indicator sets dst[i] = IndicatorScalar(src[i], lo, hi). dst and src may
+// be the same slice but must not otherwise overlap. It panics if
+// len(dst) != len(src).
+func Indicator(dst, src []float32, lo, hi float32) {
+	mustSameLen("Indicator", len(dst), len(src))
+	indicator(dst, src, lo, hi)
+}
+
+// Mul sets dst[i] = a[i]·b[i]. dst may be a or b but must not otherwise
+// overlap them. It panics unless the three lengths agree.
+func Mul(dst, a, b []float32) {
+	mustSameLen("Mul", len(dst), len(a))
+	mustSameLen("Mul", len(dst), len(b))
+	mul(dst, a, b)
+}
+
+func reluGo(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = ReluScalar(v)
+	}
+}
+
+func indicatorGo(dst, src []float32, lo, hi float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = IndicatorScalar(v, lo, hi)
+	}
+}
+
+func mulGo(dst, a, b []float32) {
+	dst, b = dst[:len(a)], b[:len(a)]
+	for i, v := range a {
+		dst[i] = v * b[i]
+	}
+}

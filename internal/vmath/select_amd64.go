@@ -1,0 +1,67 @@
+//go:build !noasm
+
+package vmath
+
+// Assembly kernels (select_amd64.s), with the conventions of
+// vmath_amd64.go: the AVX-512 kernels take any length (masked tail), the
+// AVX2 kernels a multiple of 8, the rest going to the Go kernels.
+
+//go:noescape
+func reluAVX512(dst, src []float32)
+
+//go:noescape
+func reluAVX2(dst, src []float32)
+
+//go:noescape
+func indicatorAVX512(dst, src []float32, lo, hi float32)
+
+//go:noescape
+func indicatorAVX2(dst, src []float32, lo, hi float32)
+
+//go:noescape
+func mulAVX512(dst, a, b []float32)
+
+//go:noescape
+func mulAVX2(dst, a, b []float32)
+
+func relu(dst, src []float32) {
+	dst = dst[:len(src)]
+	switch isa {
+	case isaAVX512:
+		reluAVX512(dst, src)
+	case isaAVX2:
+		m := len(src) &^ 7
+		reluAVX2(dst[:m], src[:m])
+		reluGo(dst[m:], src[m:])
+	default:
+		reluGo(dst, src)
+	}
+}
+
+func indicator(dst, src []float32, lo, hi float32) {
+	dst = dst[:len(src)]
+	switch isa {
+	case isaAVX512:
+		indicatorAVX512(dst, src, lo, hi)
+	case isaAVX2:
+		m := len(src) &^ 7
+		indicatorAVX2(dst[:m], src[:m], lo, hi)
+		indicatorGo(dst[m:], src[m:], lo, hi)
+	default:
+		indicatorGo(dst, src, lo, hi)
+	}
+}
+
+func mul(dst, a, b []float32) {
+	dst, b = dst[:len(a)], b[:len(a)]
+	switch isa {
+	case isaAVX512:
+		mulAVX512(dst, a, b)
+	case isaAVX2:
+		m := len(a) &^ 7
+		mulAVX2(dst[:m], a[:m], b[:m])
+		mulGo(dst[m:], a[m:], b[m:])
+	default:
+		mulGo(dst, a, b)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build noasm || !amd64
+
+package vmath
+
+func relu(dst, src []float32)                      { reluGo(dst, src) }
+func indicator(dst, src []float32, lo, hi float32) { indicatorGo(dst, src, lo, hi) }
+func mul(dst, a, b []float32)                      { mulGo(dst, a, b) }
