@@ -255,7 +255,11 @@ func TestMinimizeLeastSquares(t *testing.T) {
 	}
 	fg, fgErr := FromAD(model)
 	θ := []float32{1, 1, 0}
-	res, err := Minimize(fg, θ, nil, &optimize.Settings{GradientThreshold: 1e-6})
+	// A float32 loss near its minimum (f ≈ 1e-11) has gradient rounding
+	// noise near 1e-6: a threshold there is at the mercy of summation order
+	// and ends in a failed line search, so ask for 1e-4 (θ is then right
+	// to about 4e-6).
+	res, err := Minimize(fg, θ, nil, &optimize.Settings{GradientThreshold: 1e-4})
 	if err != nil {
 		t.Fatalf("Minimize: %v (FromAD: %v)", err, fgErr())
 	}
