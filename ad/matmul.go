@@ -105,6 +105,17 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		clear(c[:m*n])
 		return
 	}
+	if !ta && tb && m*n <= 64 && k >= 64 {
+		// A few long dot products (a classifier head: x·Wᵀ for a small
+		// batch): packing the panels would cost more than the products.
+		for i := 0; i < m; i++ {
+			ar := a[i*lda:][:k]
+			for j := 0; j < n; j++ {
+				c[i*ldc+j] = flat.Dot(ar, b[j*ldb:][:k])
+			}
+		}
+		return
+	}
 	flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
 

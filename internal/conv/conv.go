@@ -605,6 +605,23 @@ func expandPlanes(dyw, dy []float32, g *Geom, wd *wideGeom, c int) {
 	}
 }
 
+// expandPlanesAt is expandPlanes into planes of the given pitch, each
+// plane's wide index 0 at offset base; the caller clears dst.
+func expandPlanesAt(dst, dy []float32, g *Geom, wd *wideGeom, c, pitch, base int) {
+	ov := g.OutVol()
+	for ch := 0; ch < c; ch++ {
+		dc := dst[ch*pitch+base:][:wd.l]
+		src := dy[ch*ov:][:ov]
+		o := 0
+		for o0 := 0; o0 < g.Out[0]; o0++ {
+			for o1 := 0; o1 < g.Out[1]; o1++ {
+				copy(dc[o0*wd.p0+o1*wd.p1:][:g.Out[2]], src[o:o+g.Out[2]])
+				o += g.Out[2]
+			}
+		}
+	}
+}
+
 // compactPlane is the inverse of expandPlanes for one channel: y (OutVol)
 // takes the outputs of the wide plane acc.
 func compactPlane(y, acc []float32, g *Geom, wd *wideGeom) {
@@ -617,194 +634,122 @@ func compactPlane(y, acc []float32, g *Geom, wd *wideGeom) {
 	}
 }
 
-// The wide kernels work on blocks of up to four channels: forward and the
-// filter gradient on four output channels, which share the input plane's
-// loads, the data gradient on four input channels, which share the output
-// plane's. Planes shorter than vecMin (deepchain's 2×2 images) go through
-// fma4 and dot4, Go loops whose four independent accumulators keep the
-// loop from waiting on its own stores; a partial block is padded with a
-// scratch plane and zero weights. Longer planes take one call of flat's
-// assembly Axpy or Dot per channel of the block.
+// The wide kernels make one tap-kernel call per (batch item, channel): see
+// accTaps and dotTaps (taps.go).
 
-// fma4 adds w_b·x into a_b for b < 4.
-func fma4(a0, a1, a2, a3 []float32, w0, w1, w2, w3 float32, x []float32) {
-	a0, a1, a2, a3 = a0[:len(x)], a1[:len(x)], a2[:len(x)], a3[:len(x)]
-	for j, v := range x {
-		a0[j] += w0 * v
-		a1[j] += w1 * v
-		a2[j] += w2 * v
-		a3[j] += w3 * v
+// tapOffsets fills offs[ci·KVol+k] with ci·pitch + base + sign·shift(k),
+// the plane offsets of every (channel, tap) pair of c channels.
+func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
+	t := 0
+	for ci := 0; ci < c; ci++ {
+		for k0 := 0; k0 < g.K[0]; k0++ {
+			for k1 := 0; k1 < g.K[1]; k1++ {
+				for k2 := 0; k2 < g.K[2]; k2++ {
+					offs[t] = ci*pitch + base + sign*wd.shift(g, k0, k1, k2)
+					t++
+				}
+			}
+		}
 	}
 }
 
-// dot4 returns Σ y_b·x for b < 4.
-func dot4(y0, y1, y2, y3, x []float32) (s0, s1, s2, s3 float32) {
-	y0, y1, y2, y3 = y0[:len(x)], y1[:len(x)], y2[:len(x)], y3[:len(x)]
-	for j, v := range x {
-		s0 += y0[j] * v
-		s1 += y1[j] * v
-		s2 += y2[j] * v
-		s3 += y3[j] * v
-	}
-	return
-}
-
-// wideForward is DirectForward for stride 1: per (batch item, block of
-// output channels), one axpy over the wide plane per (input channel, tap).
+// wideForward is DirectForward for stride 1: per (batch item, output
+// channel), acc = Σ over (input channel, tap) of the weight times the
+// input plane shifted by the tap.
 func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	short := l < vecMin
 	np, na := 0, 0
 	if wd.padded {
 		np = g.Cin * wd.plane
 	}
-	if wd.sparse || short {
-		na = 4 * l
+	if wd.sparse {
+		na = l
 	}
-	ps := getScratch(np + na + kv)
-	xp, accs, zw := (*ps)[:np], (*ps)[np:np+na], (*ps)[np+na:]
-	clear(zw)
-	var a, wr [4][]float32
+	ps := getScratch(np + na)
+	xp, acc := (*ps)[:np], (*ps)[np:]
+	pitch := iv
+	if wd.padded {
+		pitch = wd.plane
+	}
+	po := getInts(cig * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
-		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		xs := x[n*g.Cin*iv:][:g.Cin*iv]
 		if wd.padded {
 			padPlanes(xp, xs, g, wd, g.Cin)
-			xs, pitch = xp, wd.plane
+			xs = xp
 		}
-		for grp := 0; grp < g.Groups; grp++ {
-			end := (grp + 1) * cog
-			for co0 := grp * cog; co0 < end; co0 += 4 {
-				nb := min(4, end-co0)
-				for b := range a {
-					switch {
-					case b >= nb && !short:
-						a[b] = nil // unused
-					case wd.sparse || b >= nb:
-						a[b] = accs[b*l:][:l]
-					default:
-						a[b] = y[(n*g.Cout+co0+b)*ov:][:l]
-					}
-					clear(a[b])
-				}
-				for ci := 0; ci < cig; ci++ {
-					xc := xs[(grp*cig+ci)*pitch:][:pitch]
-					for b := range wr {
-						wr[b] = zw[:kv]
-						if b < nb {
-							wr[b] = w[((co0+b)*cig+ci)*kv:][:kv]
-						}
-					}
-					k := 0
-					for k0 := 0; k0 < g.K[0]; k0++ {
-						for k1 := 0; k1 < g.K[1]; k1++ {
-							for k2 := 0; k2 < g.K[2]; k2++ {
-								sh := wd.shift(g, k0, k1, k2)
-								xr := xc[sh : sh+l]
-								if short {
-									fma4(a[0], a[1], a[2], a[3], wr[0][k], wr[1][k], wr[2][k], wr[3][k], xr)
-								} else {
-									for b := 0; b < nb; b++ {
-										flat.Axpy(wr[b][k], xr, a[b])
-									}
-								}
-								k++
-							}
-						}
-					}
-				}
-				if wd.sparse {
-					for b := 0; b < nb; b++ {
-						compactPlane(y[(n*g.Cout+co0+b)*ov:][:ov], a[b], g, wd)
-					}
-				}
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			yc := y[(n*g.Cout+co)*ov:][:ov]
+			a := yc
+			if wd.sparse {
+				a = acc
+			}
+			a = a[:l]
+			clear(a)
+			accTaps(a, xs[grp*cig*pitch:][:cig*pitch], offs, w[co*cig*kv:][:cig*kv])
+			if wd.sparse {
+				compactPlane(yc, acc, g, wd)
 			}
 		}
 	}
+	ints.Put(po)
 	scratch.Put(ps)
 }
 
-// wideData is DirectData for stride 1: per (batch item, block of input
-// channels), one axpy of an output channel's wide plane into the shifted
-// input plane per (output channel, tap).
+// wideData is DirectData for stride 1: per (batch item, input channel),
+// the sum over (output channel, tap) of the weight times the output
+// channel's wide plane shifted back by the tap. Each output plane is laid
+// out with a margin of zeros as long as the largest shift before it (and
+// enough after), so that the shifted reads stay inside.
 func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
-	short := l < vecMin
-	nw, na := 0, 0
-	if wd.sparse {
-		nw = g.Cout * l
+	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
+	dpitch := wd.plane + m
+	nd, np := g.Cout*dpitch, 0
+	if wd.padded {
+		np = wd.plane
 	}
-	if wd.padded || short {
-		na = 4 * wd.plane
-	}
-	ps := getScratch(nw + na + kv)
-	dyw, accs, zw := (*ps)[:nw], (*ps)[nw:nw+na], (*ps)[nw+na:]
-	clear(zw)
-	var acc, wr [4][]float32
+	ps := getScratch(nd + np + cog*kv)
+	d, dxp, ws := (*ps)[:nd], (*ps)[nd:nd+np], (*ps)[nd+np:]
+	po := getInts(cog * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cog, dpitch, m, -1)
 	for n := 0; n < g.N; n++ {
-		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, pitch = dyw, l
-		}
-		for grp := 0; grp < g.Groups; grp++ {
-			for ci0 := 0; ci0 < cig; ci0 += 4 {
-				nb := min(4, cig-ci0)
-				for b := range acc {
-					switch {
-					case b >= nb && !short:
-						acc[b] = nil // unused
-					case wd.padded || b >= nb:
-						acc[b] = accs[b*wd.plane:][:wd.plane]
-					default:
-						acc[b] = dx[(n*g.Cin+grp*cig+ci0+b)*iv:][:iv]
-					}
-					clear(acc[b])
-				}
-				for co := grp * cog; co < (grp+1)*cog; co++ {
-					dyc := dys[co*pitch:][:l]
-					for b := range wr {
-						wr[b] = zw[:kv]
-						if b < nb {
-							wr[b] = w[(co*cig+ci0+b)*kv:][:kv]
-						}
-					}
-					k := 0
-					for k0 := 0; k0 < g.K[0]; k0++ {
-						for k1 := 0; k1 < g.K[1]; k1++ {
-							for k2 := 0; k2 < g.K[2]; k2++ {
-								sh := wd.shift(g, k0, k1, k2)
-								if short {
-									fma4(acc[0][sh:], acc[1][sh:], acc[2][sh:], acc[3][sh:], wr[0][k], wr[1][k], wr[2][k], wr[3][k], dyc)
-								} else {
-									for b := 0; b < nb; b++ {
-										flat.Axpy(wr[b][k], dyc, acc[b][sh:sh+l])
-									}
-								}
-								k++
-							}
-						}
-					}
-				}
-				if wd.padded {
-					for b := 0; b < nb; b++ {
-						cropPlane(dx[(n*g.Cin+grp*cig+ci0+b)*iv:][:iv], acc[b], g, wd)
-					}
-				}
+		clear(d)
+		expandPlanesAt(d, dy[n*g.Cout*ov:][:g.Cout*ov], g, wd, g.Cout, dpitch, m)
+		for c := 0; c < g.Cin; c++ {
+			grp, ci := c/cig, c%cig
+			for cl := 0; cl < cog; cl++ {
+				copy(ws[cl*kv:][:kv], w[((grp*cog+cl)*cig+ci)*kv:][:kv])
+			}
+			dxc := dx[(n*g.Cin+c)*iv:][:iv]
+			acc := dxc
+			if wd.padded {
+				acc = dxp
+			}
+			acc = acc[:wd.plane]
+			clear(acc)
+			accTaps(acc, d[grp*cog*dpitch:][:cog*dpitch], offs, ws)
+			if wd.padded {
+				cropPlane(dxc, acc, g, wd)
 			}
 		}
 	}
+	ints.Put(po)
 	scratch.Put(ps)
 }
 
 // wideFilter is DirectFilter for stride 1, adding into a cleared dw: per
-// (batch item, block of output channels, input channel, tap), one dot
-// product of each output channel's wide plane with the shifted input plane.
+// (batch item, output channel), the dot products of the output channel's
+// wide plane with the input planes shifted by every tap.
 func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	short := l < vecMin
 	np, nw := 0, 0
 	if wd.padded {
 		np = g.Cin * wd.plane
@@ -812,59 +757,45 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	if wd.sparse {
 		nw = g.Cout * l
 	}
-	ps := getScratch(np + nw + l)
-	xp, dyw, zr := (*ps)[:np], (*ps)[np:np+nw], (*ps)[np+nw:]
-	clear(zr)
-	var dyr [4][]float32
-	var s [4]float32
+	ps := getScratch(np + nw)
+	xp, dyw := (*ps)[:np], (*ps)[np:]
+	pitch := iv
+	if wd.padded {
+		pitch = wd.plane
+	}
+	po := getInts(cig * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
-		xs, xpitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		xs := x[n*g.Cin*iv:][:g.Cin*iv]
 		if wd.padded {
 			padPlanes(xp, xs, g, wd, g.Cin)
-			xs, xpitch = xp, wd.plane
+			xs = xp
 		}
-		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
 		if wd.sparse {
 			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, pitch = dyw, l
+			dys, dpitch = dyw, l
 		}
-		for grp := 0; grp < g.Groups; grp++ {
-			end := (grp + 1) * cog
-			for co0 := grp * cog; co0 < end; co0 += 4 {
-				nb := min(4, end-co0)
-				for b := range dyr {
-					dyr[b] = zr[:l]
-					if b < nb {
-						dyr[b] = dys[(co0+b)*pitch:][:l]
-					}
-				}
-				for ci := 0; ci < cig; ci++ {
-					xc := xs[(grp*cig+ci)*xpitch:][:xpitch]
-					k := 0
-					for k0 := 0; k0 < g.K[0]; k0++ {
-						for k1 := 0; k1 < g.K[1]; k1++ {
-							for k2 := 0; k2 < g.K[2]; k2++ {
-								sh := wd.shift(g, k0, k1, k2)
-								xr := xc[sh : sh+l]
-								if short {
-									s[0], s[1], s[2], s[3] = dot4(dyr[0], dyr[1], dyr[2], dyr[3], xr)
-								} else {
-									for b := 0; b < nb; b++ {
-										s[b] = flat.Dot(dyr[b], xr)
-									}
-								}
-								for b := 0; b < nb; b++ {
-									dw[((co0+b)*cig+ci)*kv+k] += s[b]
-								}
-								k++
-							}
-						}
-					}
-				}
-			}
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			dotTaps(dw[co*cig*kv:][:cig*kv], dys[co*dpitch:][:l], xs[grp*cig*pitch:][:cig*pitch], offs)
 		}
 	}
+	ints.Put(po)
 	scratch.Put(ps)
+}
+
+// ints holds the tap offset lists.
+var ints freelist.List[[]int]
+
+func getInts(n int) *[]int {
+	p := ints.Get()
+	if cap(*p) < n {
+		*p = make([]int, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
 // scratch is a free list rather than a sync.Pool: a pool allocates now and

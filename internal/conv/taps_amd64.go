@@ -1,0 +1,20 @@
+//go:build !noasm
+
+package conv
+
+import "golang.org/x/sys/cpu"
+
+// haveAVX512 selects the assembly tap kernels (taps_amd64.s).
+var haveAVX512 = cpu.X86.HasAVX512F
+
+// accTapsAVX512 is accTaps for len(acc) ≥ 1 and len(offs) ≥ 1, with the
+// offsets checked.
+//
+//go:noescape
+func accTapsAVX512(acc, src []float32, offs []int, ws []float32)
+
+// dot8AVX512 sets s[i] = Σ_j a[j]·b[offs[i]+j] for i < 8, len(a) ≥ 1, with
+// the offsets checked.
+//
+//go:noescape
+func dot8AVX512(s *[8]float32, a, b []float32, offs *[8]int)
