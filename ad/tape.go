@@ -3,6 +3,7 @@ package ad
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -151,8 +152,24 @@ func (t *Tape) live(v Var) bool {
 
 func (t *Tape) push(n node) Var {
 	n.order = t.order
+	if len(t.nodes) == cap(t.nodes) {
+		t.growNodes()
+	}
 	t.nodes = append(t.nodes, n)
 	return Var{t: t, id: int32(len(t.nodes) - 1), gen: t.gen}
+}
+
+// minNodes is the node capacity of a tape's first allocation.
+const minNodes = 512
+
+// growNodes makes room for more nodes: 512 at first, then four times as
+// many. append would start at one node and double (by 1.25 past 256),
+// copying the nodes at each step; on a fresh tape those copies touch new
+// memory, and each page touched for the first time is a page fault (about
+// 10 µs on a VM), which made a tape's first step many times its steady
+// cost. A capacity not yet written costs address space only.
+func (t *Tape) growNodes() {
+	t.nodes = slices.Grow(t.nodes, max(minNodes, 3*cap(t.nodes)))
 }
 
 // Param records θ as a differentiable input: a flat vector whose gradient is
