@@ -196,6 +196,22 @@ func (c *convAttrs) geom(xs, ws []int) (conv.Geom, error) {
 	return g, nil
 }
 
+// knownGeom is geom for shapes that Shape has already checked, with the
+// output shape ys (N, Cout, out…) given: the kernels' Forward methods
+// build their geometry without checking it again or dividing.
+func (c *convAttrs) knownGeom(xs, ws, ys []int) conv.Geom {
+	g := conv.Geom{N: xs[0], Cin: xs[1], Cout: ws[0], Groups: c.groups}
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+	}
+	for j := 0; j < c.r; j++ {
+		a := 3 - c.r + j
+		g.In[a], g.K[a], g.Out[a] = xs[2+j], ws[2+j], ys[2+j]
+		g.Stride[a], g.Dil[a], g.PadLo[a] = c.stride[j], c.dil[j], c.plo[j]
+	}
+	return g
+}
+
 // outShape appends the convolution's output shape (N, Cout, out…).
 func (c *convAttrs) outShape(dst []int, g *conv.Geom) []int {
 	dst = append(dst, g.N, g.Cout)
@@ -227,7 +243,7 @@ func (*convPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 
 func (*convPrim) Forward(f *Forward) {
 	c, _ := decodeConv(f.Attrs)
-	g, _ := c.geom(f.In[0].Shape, f.In[1].Shape)
+	g := c.knownGeom(f.In[0].Shape, f.In[1].Shape, f.Out.Shape)
 	conv.Forward(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
 }
 
@@ -266,7 +282,7 @@ func (*convTPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 
 func (*convTPrim) Forward(f *Forward) {
 	c, _ := decodeConv(f.Attrs)
-	g, _ := c.geom(c.tgt, f.In[1].Shape)
+	g := c.knownGeom(c.tgt, f.In[1].Shape, f.In[0].Shape)
 	conv.Data(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
 }
 
@@ -306,7 +322,7 @@ func (*convFPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 
 func (*convFPrim) Forward(f *Forward) {
 	c, _ := decodeConv(f.Attrs)
-	g, _ := c.geom(f.In[0].Shape, c.tgt)
+	g := c.knownGeom(f.In[0].Shape, c.tgt, f.In[1].Shape)
 	conv.Filter(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
 }
 

@@ -134,3 +134,40 @@ func TestAddConstMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownGeomIsGeom checks that the Forward methods' geometry (from
+// shapes already checked, without divisions) is the checked one, on
+// random valid convolutions of rank 1 to 3.
+func TestKnownGeomIsGeom(t *testing.T) {
+	for seed := uint64(0); seed < 500; seed++ {
+		r := int(seed%3) + 1
+		h := seed*2654435761 + 12345
+		next := func(n int) int { h = h*6364136223846793005 + 1442695040888963407; return int(h>>33) % n }
+		ints := make([]int, 5*r+4)
+		ints[0] = r
+		groups := next(3) + 1
+		ints[1+4*r] = groups
+		xs := []int{next(3) + 1, groups * (next(3) + 1)}
+		ws := []int{groups * (next(3) + 1), xs[1] / groups}
+		for j := 0; j < r; j++ {
+			st, d, lo, hi, k := next(3)+1, next(2)+1, next(3), next(3), next(3)+1
+			span := d*(k-1) + 1
+			s := max(1, span-lo-hi) + next(6)
+			ints[1+j], ints[1+r+j], ints[1+2*r+j], ints[1+3*r+j] = st, lo, hi, d
+			xs = append(xs, s)
+			ws = append(ws, k)
+		}
+		c, err := decodeConv(Attrs{Ints: ints})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := c.geom(xs, ws)
+		if err != nil {
+			t.Fatalf("%v %v %v: %v", ints, xs, ws, err)
+		}
+		ys := c.outShape(nil, &g)
+		if k := c.knownGeom(xs, ws, ys); k != g {
+			t.Fatalf("%v %v %v: knownGeom %+v, geom %+v", ints, xs, ws, k, g)
+		}
+	}
+}

@@ -276,6 +276,7 @@ type smallTable struct {
 	oStart, oR, oI []int32
 	iStart, iR, iO []int32
 	rStart, rO, rI []int32
+	rR             []int32 // the row of each triple in r order
 }
 
 // tables caches the tables of the last few small geometries; entries are
@@ -325,7 +326,7 @@ func buildTable(g *Geom) *smallTable {
 			t.rStart[r+1] = int32(len(rs))
 		}
 	}
-	t.rO, t.rI = os, is
+	t.rO, t.rI, t.rR = os, is, rs
 	// Counting sorts by o and by i; stable, so each list stays in r order.
 	sortBy := func(key []int32, n int, a, b []int32) (start, sa, sb []int32) {
 		start = make([]int32, n+1)
@@ -458,23 +459,35 @@ func smallFilter(dw, x, dy []float32, g *Geom) {
 			for ; co+4 <= end; co += 4 {
 				d0, d1, d2, d3 := dy[(n*g.Cout+co)*ov:][:ov], dy[(n*g.Cout+co+1)*ov:][:ov], dy[(n*g.Cout+co+2)*ov:][:ov], dy[(n*g.Cout+co+3)*ov:][:ov]
 				w0, w1, w2, w3 := dw[co*ck:][:ck], dw[(co+1)*ck:][:ck], dw[(co+2)*ck:][:ck], dw[(co+3)*ck:][:ck]
-				for r := range w0 {
-					lo, hi := t.rStart[r], t.rStart[r+1]
-					oo, ii := t.rO[lo:hi], t.rI[lo:hi]
-					ii = ii[:len(oo)]
-					var s0, s1, s2, s3 float32
-					for e, o := range oo {
-						xv := xg[ii[e]]
-						s0 += d0[o] * xv
-						s1 += d1[o] * xv
-						s2 += d2[o] * xv
-						s3 += d3[o] * xv
-					}
-					w0[r] += s0
-					w1[r] += s1
-					w2[r] += s2
-					w3[r] += s3
+				// One pass over the triples in row order, flushing the four
+				// sums when the row changes: rows have few triples each
+				// (deepchain: 0 to 4), too few for a loop per row.
+				rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
+				if len(rr) == 0 {
+					continue
 				}
+				cur := rr[0]
+				var s0, s1, s2, s3 float32
+				for e, r := range rr {
+					if r != cur {
+						w0[cur] += s0
+						w1[cur] += s1
+						w2[cur] += s2
+						w3[cur] += s3
+						s0, s1, s2, s3 = 0, 0, 0, 0
+						cur = r
+					}
+					o := oo[e]
+					xv := xg[ii[e]]
+					s0 += d0[o] * xv
+					s1 += d1[o] * xv
+					s2 += d2[o] * xv
+					s3 += d3[o] * xv
+				}
+				w0[cur] += s0
+				w1[cur] += s1
+				w2[cur] += s2
+				w3[cur] += s3
 			}
 			for ; co < end; co++ {
 				dc := dy[(n*g.Cout+co)*ov:][:ov]
