@@ -174,22 +174,30 @@ func Apply(p Primitive, a Attrs, in ...Var) Var {
 		n *= d
 	}
 	shape := t.ints.copyOf(out)
-	args := t.fwdArgs[:0]
-	for _, id := range ids {
-		nd := &t.nodes[id]
-		args = append(args, flat.Tensor{Shape: nd.shape, Data: nd.data})
+	// The scratch below lives in the tape (on the heap, so that passing it
+	// to the primitive allocates nothing); it is written and cleared field
+	// by field, which is cheaper than whole-struct copies of
+	// pointer-holding structs.
+	if cap(t.fwdArgs) < len(ids) {
+		t.fwdArgs = make([]flat.Tensor, len(ids))
 	}
-	t.fwdArgs = args
+	args := t.fwdArgs[:len(ids)]
+	for i, id := range ids {
+		nd := &t.nodes[id]
+		args[i].Shape, args[i].Data = nd.shape, nd.data
+	}
 	nd := node{kind: kindOp, prim: p, in: ids, shape: shape, attrs: ca}
 	if al, ok := p.(Aliaser); ok {
 		nd.data = al.Alias(args, ca)
 	} else {
 		f := &t.fwd
-		*f = Forward{In: args, Out: flat.Tensor{Shape: shape, Data: t.f32.alloc(n)}, Attrs: ca, t: t}
+		f.In, f.Out.Shape, f.Out.Data, f.Attrs, f.t, f.saved = args, shape, t.f32.alloc(n), ca, t, nil
 		p.Forward(f)
 		nd.data, nd.saved = f.Out.Data, f.saved
-		*f = Forward{}
-		clear(args) // do not keep callers' data reachable from scratch
+		f.In, f.Out.Shape, f.Out.Data, f.Attrs.Ints, f.Attrs.Floats, f.saved = nil, nil, nil, nil, nil, nil
+	}
+	for i := range args {
+		args[i].Shape, args[i].Data = nil, nil // do not keep callers' data reachable from scratch
 	}
 	return t.push(nd)
 }
