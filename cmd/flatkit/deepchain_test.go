@@ -154,7 +154,7 @@ func TestDeepChild(t *testing.T) {
 
 // BenchmarkDeepchainGradient is the steady-state step, for profiling.
 func BenchmarkDeepchainGradient(b *testing.B) {
-	for _, n := range []int{15, 120} {
+	for _, n := range []int{5, 15, 120} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			pr, err := newDeepProblem(n, 1)
 			if err != nil {
