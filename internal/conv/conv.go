@@ -5,10 +5,21 @@
 //
 //	x: (N, Cin, spatial…)   w: (Cout, Cin/Groups, k…)   y: (N, Cout, out…)
 //
-// Each operation has two implementations: direct loops, for small channel
-// counts, and im2col followed by flat.Gemm, for a large inner dimension.
-// UseGemm is the cost rule that chooses between them. The im2col scratch
-// buffers come from a free list, so the kernels allocate nothing once warm.
+// Each operation has two families of implementations, chosen by UseGemm:
+//
+//   - direct (DirectForward, DirectData, DirectFilter): for outputs of at
+//     most SmallMaxOut positions (deepchain's 2×2 images), a walk over a
+//     cached list of the (tap, output, input) triples that exist, with
+//     four channels' sums in registers; for stride 1, whole-plane tap
+//     kernels over a "wide" layout of the planes (see wideGeom, taps.go;
+//     AVX-512 assembly, else flat's Axpy and Dot); otherwise per-row loops
+//     (tapLoop).
+//   - GEMM (GemmForward, GemmData, GemmFilter): for stride 1, one
+//     flat.Gemm per kernel tap over strided views of the planes, with no
+//     im2col matrix; otherwise im2col (or col2im) and one flat.Gemm.
+//
+// Scratch buffers come from free lists, so the kernels allocate nothing
+// once warm.
 //
 // The package is imported only by ad.
 package conv
@@ -45,29 +56,40 @@ func (g *Geom) InVol() int { return g.In[0] * g.In[1] * g.In[2] }
 // OutVol returns the number of output spatial positions.
 func (g *Geom) OutVol() int { return g.Out[0] * g.Out[1] * g.Out[2] }
 
-// The cost rule's thresholds: UseGemm picks im2col + GEMM when the inner
-// dimension Cin/Groups·prod(k) is at least GemmMinInner, the output
-// channels per group at least GemmMinCout and the output positions at least
-// GemmMinOut.
+// The cost rule's thresholds (see UseGemm).
 const (
+	// GemmMinInner and GemmMinCout: the least inner dimension
+	// Cin/Groups·prod(k) and output channels per group for GEMM, for
+	// strides other than 1 (or without AVX-512), against the per-row direct
+	// loops.
 	GemmMinInner = 32
 	GemmMinCout  = 8
-	GemmMinOut   = 16
+	// TapGemmMinInner and TapGemmMinCout: the same for stride 1 with
+	// AVX-512, against the direct tap kernels.
+	TapGemmMinInner = 128
+	TapGemmMinCout  = 16
 )
 
-// UseGemm is the cost rule between the two implementations. The direct
-// kernels do one vector axpy (or dot) over a whole output plane per
-// (output channel, input channel, tap): their cost is about
-// Cout·Cin·prod(k)·OutVol multiply-adds at the speed of a streaming axpy.
-// im2col + GEMM copies Cin·prod(k)·OutVol values first and then runs at
-// GEMM speed, two to four times an axpy's, so it pays once the GEMM has
-// enough rows (output channels) and enough depth (Cin·prod(k)) to use its
-// register blocking, and enough columns (output positions) to amortise its
-// packing. BenchmarkKernels: direct wins on the convchain layers with 1-3
-// channels and on deepchain's 4→4 convolutions of a 2×2 image; GEMM on
-// 16→32 and wider.
+// UseGemm is the cost rule between the two families. Outputs of at most
+// SmallMaxOut positions always take the direct small path: even 64→64
+// channels on a 2×2 image run faster there than through im2col and a GEMM
+// that has four columns. For stride 1 with AVX-512, the direct tap
+// kernels stream every plane once per output channel at about a third of
+// GEMM's speed per multiply-add but without its packing, so GEMM pays only
+// with enough depth and rows: BenchmarkKernels has the direct kernels
+// ahead on 4→4, 4→16 and 8→8 (2-6× on 16×16 planes) and GEMM ahead from
+// 16→32 (batch-64 convchain), 64→64 by far. Otherwise the direct kernels
+// are scalar per-row loops or one axpy per tap, and GEMM takes over at an
+// inner dimension of 32 and 8 output channels.
 func UseGemm(g *Geom) bool {
-	return g.CinG()*g.KVol() >= GemmMinInner && g.CoutG() >= GemmMinCout && g.OutVol() >= GemmMinOut
+	inner, cog := g.CinG()*g.KVol(), g.CoutG()
+	if small(g) {
+		return false
+	}
+	if _, ok := wideOf(g); ok && haveAVX512 {
+		return inner >= TapGemmMinInner && cog >= TapGemmMinCout
+	}
+	return inner >= GemmMinInner && cog >= GemmMinCout
 }
 
 // Forward writes y = conv(x, w).

@@ -20,6 +20,8 @@ func BenchmarkKernels(b *testing.B) {
 		g    *Geom
 	}{
 		{"deepchain 1x4x2x2 4->4", geo(1, 4, 4, 2, 3, 1)},
+		{"1x16x2x2 16->16", geo(1, 16, 16, 2, 3, 1)},
+		{"1x64x2x2 64->64", geo(1, 64, 64, 2, 3, 1)},
 		{"convchain 5x1x28x28 1->2", geo(5, 1, 2, 28, 3, 0)},
 		{"convchain 5x3x22x22 3->3", geo(5, 3, 3, 22, 3, 0)},
 		{"8x8x8 8->8", geo(1, 8, 8, 8, 3, 1)},

@@ -171,7 +171,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if convRace {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 2, Cin: 8, Cout: 8, Groups: 1,
+	g := &Geom{N: 2, Cin: 16, Cout: 16, Groups: 1,
 		In: [3]int{1, 6, 6}, K: [3]int{1, 3, 3}, Out: [3]int{1, 6, 6},
 		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
 	x := make([]float32, g.N*g.Cin*g.InVol())
