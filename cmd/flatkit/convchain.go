@@ -101,15 +101,19 @@ func (pr *convProblem) loss(p ad.Var) ad.Var {
 	return model.LogitCrossEntropyOneHot(z, t.Const(pr.y))
 }
 
+// forward records the loss on tp and returns its value; the caller resets.
 func (pr *convProblem) forward(tp *ad.Tape) (float32, error) {
 	y := pr.loss(tp.Param(pr.θ))
 	return y.Item(), tp.Err()
 }
 
+// gradient records the loss on tp and returns its gradient, owned by tp
+// until its Reset: one training step's derivative work.
 func (pr *convProblem) gradient(tp *ad.Tape) ([]float32, error) {
 	return tp.Grad(pr.loss(tp.Param(pr.θ)))
 }
 
+// sinkConv keeps the compiler from discarding the work being timed.
 var sinkConv float32
 
 func runConvchain(b *bencher) error {

@@ -202,6 +202,7 @@ func firstCalls(n, reps int) ([]deepChildResult, error) {
 	return res, nil
 }
 
+// sinkDeep keeps the compiler from discarding the work being timed.
 var sinkDeep float32
 
 func runDeepchain(b *bencher) error {
