@@ -96,7 +96,9 @@ func TestDropoutDrawsFreshMasks(t *testing.T) {
 func TestDropoutDerivatives(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(1, 12).Draw(rt, "n")
-		p := float32(rapid.Float64Range(0, 0.9).Draw(rt, "p"))
+		// p ≤ 0.5: larger p scales y by up to 1/(1−p), and sin(x)·y² grows
+		// curvature that float32 finite differences cannot resolve.
+		p := float32(rapid.Float64Range(0, 0.5).Draw(rt, "p"))
 		seed := rapid.Uint64().Draw(rt, "seed")
 		x := proptest.Floats(n).Draw(rt, "x")
 		f := func(v ad.Var) ad.Var {
