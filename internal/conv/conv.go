@@ -14,9 +14,13 @@
 //     kernels over a "wide" layout of the planes (see wideGeom, taps.go;
 //     AVX-512 assembly, else flat's Axpy and Dot); otherwise per-row loops
 //     (tapLoop).
-//   - GEMM (GemmForward, GemmData, GemmFilter): for stride 1, one
-//     flat.Gemm per kernel tap over strided views of the planes, with no
-//     im2col matrix; otherwise im2col (or col2im) and one flat.Gemm.
+//   - GEMM (GemmForward, GemmData, GemmFilter): for stride 1, the forward
+//     pass copies a wide im2col matrix (one contiguous row per (channel,
+//     tap), see cols.go) and makes one flat.Gemm per image of depth
+//     CinG·KVol; the gradients (and forwards whose im2col matrix would
+//     exceed ColsMaxFloats) make one flat.Gemm per kernel tap over strided
+//     views of the planes, with no im2col matrix; otherwise im2col (or
+//     col2im) and one flat.Gemm.
 //
 // Scratch buffers come from free lists, so the kernels allocate nothing
 // once warm.
@@ -968,10 +972,15 @@ func col2im(dxg, cols []float32, g *Geom) {
 	}
 }
 
-// GemmForward is Forward by GEMM: per kernel tap for stride 1 (tapGemm),
-// by im2col and one GEMM otherwise.
+// GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
+// GEMM per image (colGemmForward), or per kernel tap where that matrix
+// would be too large (tapGemmForward); by im2col and one GEMM otherwise.
 func GemmForward(y, x, w []float32, g *Geom) {
 	if wd, ok := wideOf(g); ok {
+		if useCols(g, &wd) {
+			colGemmForward(y, x, w, g, &wd)
+			return
+		}
 		tapGemmForward(y, x, w, g, &wd)
 		return
 	}

@@ -3,6 +3,8 @@ package conv
 import (
 	"fmt"
 	"testing"
+
+	"github.com/flatkit/flatkit/flat"
 )
 
 // BenchmarkKernels compares the direct and GEMM paths of the three kernels
@@ -58,6 +60,48 @@ func BenchmarkKernels(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("%s/%s", c.name, im.name), func(b *testing.B) {
 				if g.N*g.Cin*g.Cout > 64*16*32 && im.name[len(im.name)-6:] == "direct" {
+					b.Skip("direct on large channel counts: slow and not chosen")
+				}
+				loopCPU(b, im.f)
+				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
+				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
+// BenchmarkForwardPaths compares the stride-1 forward paths on the six
+// layers of the batch-64 convchain, on one goroutine: the direct tap
+// kernels, the tap-GEMM path (one product per kernel tap) and the wide
+// im2col path (one product per image) that GemmForward takes.
+func BenchmarkForwardPaths(b *testing.B) {
+	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
+	for _, s := range []struct{ cin, cout, side int }{
+		{1, 16, 28}, {16, 32, 26}, {32, 32, 24}, {32, 64, 22}, {64, 64, 20}, {64, 64, 18},
+	} {
+		g := &Geom{N: 64, Cin: s.cin, Cout: s.cout, Groups: 1,
+			In: [3]int{1, s.side, s.side}, K: [3]int{1, 3, 3}, Out: [3]int{1, s.side - 2, s.side - 2},
+			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
+		wd, _ := wideOf(g)
+		x := make([]float32, g.N*g.Cin*g.InVol())
+		w := make([]float32, g.Cout*g.CinG()*g.KVol())
+		y := make([]float32, g.N*g.Cout*g.OutVol())
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		for i := range w {
+			w[i] = float32(i%5) - 2
+		}
+		for _, im := range []struct {
+			name string
+			f    func()
+		}{
+			{"direct", func() { DirectForward(y, x, w, g) }},
+			{"taps", func() { tapGemmForward(y, x, w, g, &wd) }},
+			{"cols", func() { colGemmForward(y, x, w, g, &wd) }},
+		} {
+			b.Run(fmt.Sprintf("%d->%d on %d/%s", s.cin, s.cout, s.side, im.name), func(b *testing.B) {
+				if im.name == "direct" && s.cin > 16 {
 					b.Skip("direct on large channel counts: slow and not chosen")
 				}
 				loopCPU(b, im.f)
