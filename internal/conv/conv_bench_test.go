@@ -99,6 +99,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 			{"direct", func() { DirectForward(y, x, w, g) }},
 			{"taps", func() { tapGemmForward(y, x, w, g, &wd) }},
 			{"cols", func() { colGemmForward(y, x, w, g, &wd) }},
+			{"block", func() { blockForward(y, x, w, g, &wd) }},
 		} {
 			b.Run(fmt.Sprintf("%d->%d on %d/%s", s.cin, s.cout, s.side, im.name), func(b *testing.B) {
 				if im.name == "direct" && s.cin > 16 {

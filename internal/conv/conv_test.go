@@ -184,6 +184,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		name string
 		run  func()
 	}{
+		{"Forward", func() { Forward(y, x, w, g) }},
 		{"GemmForward", func() { GemmForward(y, x, w, g) }},
 		{"GemmData", func() { GemmData(x, y, w, g) }},
 		{"GemmFilter", func() { GemmFilter(w, x, y, g) }},

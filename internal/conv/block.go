@@ -1,0 +1,107 @@
+package conv
+
+// The blocked direct forward, for stride 1 with AVX-512 and output channels
+// per group a multiple of 8: in the wide layout (see wideGeom) output
+// channel co of an image is
+//
+//	y_co[j] = Σ_t w[co, t]·src[offs[t]+j]   (t = ci·KVol + k, j < l)
+//
+// with offs[t] = ci·pitch + shift(k), so eight output channels share every
+// load of the input: acc8 keeps 8×48 sums in registers while it runs
+// through all CinG·KVol taps, reads each tap's 48 inputs once and
+// broadcasts the tap's eight weights. There is no im2col copy and no
+// packing; the weights are reordered once per call, tap-major within each
+// block of eight channels.
+
+// acc8 sets acc[r·ld+j] = Σ_t wp[8t+r]·src[offs[t]+j] for r < 8, j < n.
+func acc8(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
+	if n <= 0 {
+		return
+	}
+	if len(offs) == 0 {
+		for r := 0; r < 8; r++ {
+			clear(acc[r*ld:][:n])
+		}
+		return
+	}
+	if n > ld || len(acc) < 7*ld+n || len(wp) < 8*len(offs) {
+		panic("conv: acc8: short operand")
+	}
+	for _, o := range offs {
+		if o < 0 || o+n > len(src) {
+			panic("conv: acc8: offset out of range")
+		}
+	}
+	if haveAVX512 {
+		acc8Asm(acc, ld, n, src, offs, wp)
+		return
+	}
+	acc8Go(acc, ld, n, src, offs, wp)
+}
+
+func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
+	for r := 0; r < 8; r++ {
+		a := acc[r*ld:][:n]
+		clear(a)
+		for t, o := range offs {
+			axpy(wp[8*t+r], src[o:o+n], a)
+		}
+	}
+}
+
+// useBlock reports whether a stride-1 forward takes blockForward.
+func useBlock(g *Geom) bool {
+	return haveAVX512 && g.CoutG()%8 == 0
+}
+
+// blockForward is Forward for stride 1 by acc8 over blocks of eight output
+// channels.
+func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	nw, np, ny := g.Cout*ck, 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		ny = 8 * l
+	}
+	ps := getScratch(nw + np + ny)
+	wp, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
+	for co := 0; co < g.Cout; co++ {
+		b, r := co/8, co%8
+		for t, v := range w[co*ck:][:ck] {
+			wp[(b*ck+t)*8+r] = v
+		}
+	}
+	pitch := iv
+	if wd.padded {
+		pitch = wd.plane
+	}
+	po := getInts(ck)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	for n := 0; n < g.N; n++ {
+		xs := x[n*g.Cin*iv:][:g.Cin*iv]
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs = xp
+		}
+		for co := 0; co < g.Cout; co += 8 {
+			grp := co / cog
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			wb := wp[co*ck:][:8*ck]
+			yb := y[(n*g.Cout+co)*ov:][:8*ov]
+			if !wd.sparse {
+				acc8(yb, ov, l, xg, offs, wb)
+				continue
+			}
+			acc8(yw, l, l, xg, offs, wb)
+			for r := 0; r < 8; r++ {
+				compactPlane(yb[r*ov:][:ov], yw[r*l:][:l], g, wd)
+			}
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}

@@ -1,0 +1,7 @@
+//go:build noasm || !amd64
+
+package conv
+
+func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
+	acc8Go(acc, ld, n, src, offs, wp)
+}
