@@ -105,3 +105,61 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ints.Put(po)
 	scratch.Put(ps)
 }
+
+// useBlockData reports whether a stride-1 data gradient takes blockData.
+func useBlockData(g *Geom) bool {
+	return haveAVX512 && g.CinG()%8 == 0
+}
+
+// blockData is Data for stride 1 by acc8 over blocks of eight input
+// channels: as wideData, each input channel's wide plane is the sum over
+// (output channel, tap) of the weight times the output channel's plane,
+// laid out with a margin of zeros, shifted back by the tap; acc8 shares
+// each load of those planes among eight input channels.
+func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
+	cig, cog := g.CinG(), g.CoutG()
+	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
+	dpitch := wd.plane + m
+	nt := cog * kv
+	nd, nw, np := g.Cout*dpitch, g.Cin*nt, 0
+	if wd.padded {
+		np = 8 * wd.plane
+	}
+	ps := getScratch(nd + nw + np)
+	d, wp, dxp := (*ps)[:nd], (*ps)[nd:nd+nw], (*ps)[nd+nw:]
+	// wp holds, per block of eight input channels, tap-major (over the
+	// group's (output channel, tap) pairs) the weights of the eight.
+	for c := 0; c < g.Cin; c++ {
+		b, r := c/8, c%8
+		grp, ci := c/cig, c%cig
+		for cl := 0; cl < cog; cl++ {
+			for k, v := range w[((grp*cog+cl)*cig+ci)*kv:][:kv] {
+				wp[(b*nt+cl*kv+k)*8+r] = v
+			}
+		}
+	}
+	po := getInts(nt)
+	offs := *po
+	tapOffsets(offs, g, wd, cog, dpitch, m, -1)
+	for n := 0; n < g.N; n++ {
+		clear(d)
+		expandPlanesAt(d, dy[n*g.Cout*ov:][:g.Cout*ov], g, wd, g.Cout, dpitch, m)
+		for c := 0; c < g.Cin; c += 8 {
+			grp := c / cig
+			src := d[grp*cog*dpitch:][:cog*dpitch]
+			wb := wp[c*nt:][:8*nt]
+			dxb := dx[(n*g.Cin+c)*iv:][:8*iv]
+			if !wd.padded {
+				acc8(dxb, iv, iv, src, offs, wb)
+				continue
+			}
+			acc8(dxp, wd.plane, wd.plane, src, offs, wb)
+			for r := 0; r < 8; r++ {
+				cropPlane(dxb[r*iv:][:iv], dxp[r*wd.plane:][:wd.plane], g, wd)
+			}
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}

@@ -75,6 +75,43 @@ func TestBlockForward(t *testing.T) {
 	})
 }
 
+// TestBlockData checks blockData against the float64 reference on random
+// stride-1 geometries with 8 or 16 input channels per group.
+func TestBlockData(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawLargerGeom(rt)
+		g.Stride = [3]int{1, 1, 1}
+		for a := 0; a < 3; a++ {
+			span := g.Dil[a]*(g.K[a]-1) + 1
+			hi := rapid.IntRange(0, 2).Draw(rt, "padhi")
+			if g.In[a]+g.PadLo[a]+hi < span {
+				g.PadLo[a] = span - g.In[a] - hi
+			}
+			g.Out[a] = g.In[a] + g.PadLo[a] + hi - span + 1
+		}
+		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
+		wd, ok := wideOf(g)
+		if !ok {
+			rt.Fatal("stride 1 should have a wide layout")
+		}
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		want, _ := refAdjoints(x, w, dy, g)
+		dx := make([]float32, len(want))
+		for i := range dx {
+			dx[i] = 99
+		}
+		blockData(dx, dy, w, g, &wd)
+		near(rt, "block dx", dx, want)
+		if !small(g) && useBlockData(g) {
+			clear(dx)
+			Data(dx, dy, w, g)
+			near(rt, "Data dx", dx, want)
+		}
+	})
+}
+
 // TestGemmExactAdjoint checks ⟨conv(x,w),u⟩ = ⟨x,convᵀ(u,w)⟩ =
 // ⟨w,convF(x,u)⟩ exactly, with dyadic inputs whose products and sums are
 // exact in float32, on geometries that take the GEMM family (UseGemm), for
@@ -109,12 +146,19 @@ func TestGemmExactAdjoint(t *testing.T) {
 			y := make([]float32, len(u))
 			dx := make([]float32, len(x))
 			dw := make([]float32, len(w))
-			GemmData(dx, u, w, g)
 			GemmFilter(dw, x, u, g)
-			b, d := dot64(x, dx), dot64(w, dw)
-			if b != d {
-				rt.Fatalf("%+v: ⟨x,convᵀ(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, b, d)
+			d := dot64(w, dw)
+			data := map[string]func(){"GemmData": func() { GemmData(dx, u, w, g) }, "Data": func() { Data(dx, u, w, g) }}
+			if wd, ok := wideOf(g); ok {
+				data["blockData"] = func() { blockData(dx, u, w, g, &wd) }
 			}
+			for name, f := range data {
+				f()
+				if b := dot64(x, dx); b != d {
+					rt.Fatalf("%+v: ⟨x,%s(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, name, b, d)
+				}
+			}
+			b := d
 			fwd := map[string]func(){"GemmForward": func() { GemmForward(y, x, w, g) }}
 			if wd, ok := wideOf(g); ok {
 				fwd["tapGemmForward"] = func() { tapGemmForward(y, x, w, g, &wd) }

@@ -72,8 +72,10 @@ func BenchmarkKernels(b *testing.B) {
 
 // BenchmarkForwardPaths compares the stride-1 forward paths on the six
 // layers of the batch-64 convchain, on one goroutine: the direct tap
-// kernels, the tap-GEMM path (one product per kernel tap) and the wide
-// im2col path (one product per image) that GemmForward takes.
+// kernels, the tap-GEMM path (one product per kernel tap), the wide im2col
+// path (one product per image) that GemmForward takes, and the blocked
+// direct kernel that Forward takes; and the tap-GEMM and blocked data
+// gradients.
 func BenchmarkForwardPaths(b *testing.B) {
 	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
 	for _, s := range []struct{ cin, cout, side int }{
@@ -100,7 +102,12 @@ func BenchmarkForwardPaths(b *testing.B) {
 			{"taps", func() { tapGemmForward(y, x, w, g, &wd) }},
 			{"cols", func() { colGemmForward(y, x, w, g, &wd) }},
 			{"block", func() { blockForward(y, x, w, g, &wd) }},
+			{"data/taps", func() { tapGemmData(x, y, w, g, &wd) }},
+			{"data/block", func() { blockData(x, y, w, g, &wd) }},
 		} {
+			if im.name == "data/block" && g.CinG()%8 != 0 {
+				continue
+			}
 			b.Run(fmt.Sprintf("%d->%d on %d/%s", s.cin, s.cout, s.side, im.name), func(b *testing.B) {
 				if im.name == "direct" && s.cin > 16 {
 					b.Skip("direct on large channel counts: slow and not chosen")
