@@ -2,11 +2,13 @@
 
 package conv
 
+//go:generate sh -c "python3 gen/block_amd64.py > block_amd64.s"
+
 // acc8AVX512 is acc8 (block.go) with its arguments checked (block_amd64.s).
 //
 //go:noescape
-func acc8AVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32)
+func acc8AVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int)
 
-func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
-	acc8AVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0])
+func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int) {
+	acc8AVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf)
 }

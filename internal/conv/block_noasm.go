@@ -2,6 +2,6 @@
 
 package conv
 
-func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
+func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int) {
 	acc8Go(acc, ld, n, src, offs, wp)
 }
