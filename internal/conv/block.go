@@ -53,6 +53,56 @@ func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wp []float32) {
 	}
 }
 
+// acc8c is acc8 storing into rows of dense outputs: the 16 sums of
+// columns 16v…16v+15 go, for each row r, to acc[r·ld+tbl[4v]+i] for the
+// lanes i in mask tbl[4v+1] and to acc[r·ld+tbl[4v+2]+i] for those in mask
+// tbl[4v+3] (see storeTable). AVX-512 only.
+func acc8c(acc []float32, ld, n, ov int, src []float32, offs []int, wp []float32, pf int, tbl []int) {
+	if n <= 0 || len(offs) == 0 {
+		panic("conv: acc8c: empty product")
+	}
+	if ov > ld || len(acc) < 7*ld+ov || len(wp) < 8*len(offs) || len(tbl) < 4*((n+15)/16) {
+		panic("conv: acc8c: short operand")
+	}
+	for _, o := range offs {
+		if o < 0 || o+n > len(src) {
+			panic("conv: acc8c: offset out of range")
+		}
+	}
+	acc8cAsm(acc, ld, n, src, offs, wp, pf, tbl)
+}
+
+// storeTable fills tbl (4 entries per vector of 16 wide columns, for the
+// l wide columns) with the dense output columns acc8c stores them to, and
+// reports whether every vector's outputs form at most two runs (rows of at
+// least 16 wide columns); tbl's columns are all inside [0, OutVol).
+func storeTable(tbl []int, g *Geom, wd *wideGeom) bool {
+	for v := 0; 16*v < wd.l; v++ {
+		e := tbl[4*v:][:4]
+		e[0], e[1], e[2], e[3] = 0, 0, 0, 0
+		seg := 0
+		for i := 0; i < 16 && 16*v+i < wd.l; i++ {
+			j := 16*v + i
+			o0, rem := j/wd.p0, j%wd.p0
+			o1, o2 := rem/wd.p1, rem%wd.p1
+			if o1 >= g.Out[1] || o2 >= g.Out[2] {
+				continue
+			}
+			s := (o0*g.Out[1]+o1)*g.Out[2] + o2 - i
+			switch {
+			case seg > 0 && e[2*(seg-1)] == s:
+			case seg < 2:
+				e[2*seg] = s
+				seg++
+			default:
+				return false
+			}
+			e[2*(seg-1)+1] |= 1 << i
+		}
+	}
+	return true
+}
+
 // useBlock reports whether a stride-1 forward takes blockForward.
 func useBlock(g *Geom) bool {
 	return haveAVX512 && g.CoutG()%8 == 0
@@ -82,9 +132,13 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	if wd.padded {
 		pitch = wd.plane
 	}
-	po := getInts(ck)
-	offs := *po
+	nv := (l + 15) / 16
+	po := getInts(ck + 4*nv)
+	offs, tbl := (*po)[:ck], (*po)[ck:]
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	// A sparse layout's sums go straight to their dense positions
+	// where acc8c can store them, else through yw and compactPlane.
+	direct := wd.sparse && haveAVX512 && ck > 0 && storeTable(tbl, g, wd)
 	for n := 0; n < g.N; n++ {
 		xs := x[n*g.Cin*iv:][:g.Cin*iv]
 		if wd.padded {
@@ -96,6 +150,10 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			wb := wp[co*ck:][:8*ck]
 			yb := y[(n*g.Cout+co)*ov:][:8*ov]
+			if direct {
+				acc8c(yb, ov, l, ov, xg, offs, wb, pitch, tbl)
+				continue
+			}
 			if !wd.sparse {
 				acc8(yb, ov, l, xg, offs, wb, pitch)
 				continue

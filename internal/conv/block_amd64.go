@@ -9,6 +9,15 @@ package conv
 //go:noescape
 func acc8AVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int)
 
+// acc8cAVX512 is acc8c (block.go) with its arguments checked.
+//
+//go:noescape
+func acc8cAVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int)
+
 func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int) {
 	acc8AVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf)
+}
+
+func acc8cAsm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int, tbl []int) {
+	acc8cAVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf, &tbl[0])
 }
