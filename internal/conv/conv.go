@@ -5,7 +5,13 @@
 //
 //	x: (N, Cin, spatial…)   w: (Cout, Cin/Groups, k…)   y: (N, Cout, out…)
 //
-// Each operation has two families of implementations, chosen by UseGemm:
+// For stride 1 with AVX-512, Forward and Data first try the blocked direct
+// kernels (blockForward, blockData; block.go): with output channels
+// (Forward) or input channels (Data) per group a multiple of 8 and outputs
+// of more than SmallMaxOut positions, they run ahead of both families below
+// on every shape BenchmarkForwardPaths measures, so UseGemm does not
+// decide those. Otherwise each operation has two families of
+// implementations, chosen by UseGemm:
 //
 //   - direct (DirectForward, DirectData, DirectFilter): for outputs of at
 //     most SmallMaxOut positions (deepchain's 2×2 images), a walk over a
