@@ -111,7 +111,7 @@ func useBlock(g *Geom) bool {
 // blockForward is Forward for stride 1 by acc8 over blocks of eight output
 // channels.
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	nw, np, ny := g.Cout*ck, 0, 0
 	if wd.padded {
@@ -128,10 +128,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 			wp[(b*ck+t)*8+r] = v
 		}
 	}
-	pitch := iv
-	if wd.padded {
-		pitch = wd.plane
-	}
+	pitch := wd.pitch(g)
 	nv := (l + 15) / 16
 	po := getInts(ck + 4*nv)
 	offs, tbl := (*po)[:ck], (*po)[ck:]
@@ -140,11 +137,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	// where acc8c can store them, else through yw and compactPlane.
 	direct := wd.sparse && haveAVX512 && ck > 0 && storeTable(tbl, g, wd)
 	for n := 0; n < g.N; n++ {
-		xs := x[n*g.Cin*iv:][:g.Cin*iv]
-		if wd.padded {
-			padPlanes(xp, xs, g, wd, g.Cin)
-			xs = xp
-		}
+		xs := wd.inputPlanes(xp, x, g, n)
 		for co := 0; co < g.Cout; co += 8 {
 			grp := co / cog
 			xg := xs[grp*cig*pitch:][:cig*pitch]

@@ -30,7 +30,7 @@ func useCols(g *Geom, wd *wideGeom) bool {
 // colGemmForward is GemmForward for stride 1 by a wide im2col and one GEMM
 // per (image, group).
 func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	nc, nw, np, ny := ck*l, g.Cout*ck, 0, 0
 	if wd.padded {
@@ -45,19 +45,12 @@ func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	for grp := 0; grp < g.Groups; grp++ {
 		transposeTo(wt[grp*cog*ck:][:cog*ck], w[grp*cog*ck:][:cog*ck], cog, ck)
 	}
-	pitch := iv
-	if wd.padded {
-		pitch = wd.plane
-	}
+	pitch := wd.pitch(g)
 	po := getInts(ck)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
-		xs := x[n*g.Cin*iv:][:g.Cin*iv]
-		if wd.padded {
-			padPlanes(xp, xs, g, wd, g.Cin)
-			xs = xp
-		}
+		xs := wd.inputPlanes(xp, x, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
 			xg := xs[grp*cig*pitch:][:cig*pitch]

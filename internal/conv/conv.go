@@ -616,6 +616,26 @@ func axpy(a float32, x, y []float32) {
 	}
 }
 
+// pitch returns the distance between the input planes the wide kernels
+// read: the padded plane's, or the input's own.
+func (wd *wideGeom) pitch(g *Geom) int {
+	if wd.padded {
+		return wd.plane
+	}
+	return g.InVol()
+}
+
+// inputPlanes returns batch item n's input planes in the wide layout: x's
+// own, or copied with their padding into xp.
+func (wd *wideGeom) inputPlanes(xp, x []float32, g *Geom, n int) []float32 {
+	xs := x[n*g.Cin*g.InVol():][:g.Cin*g.InVol()]
+	if wd.padded {
+		padPlanes(xp, xs, g, wd, g.Cin)
+		return xp
+	}
+	return xs
+}
+
 // padPlanes copies c input channels (In each) into zero-padded planes.
 func padPlanes(xp, x []float32, g *Geom, wd *wideGeom, c int) {
 	iv := g.InVol()
@@ -718,7 +738,7 @@ func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
 // channel), acc = Σ over (input channel, tap) of the weight times the
 // input plane shifted by the tap.
 func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	ov, kv, l := g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
 	np, na := 0, 0
 	if wd.padded {
@@ -729,19 +749,12 @@ func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	}
 	ps := getScratch(np + na)
 	xp, acc := (*ps)[:np], (*ps)[np:]
-	pitch := iv
-	if wd.padded {
-		pitch = wd.plane
-	}
+	pitch := wd.pitch(g)
 	po := getInts(cig * kv)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
-		xs := x[n*g.Cin*iv:][:g.Cin*iv]
-		if wd.padded {
-			padPlanes(xp, xs, g, wd, g.Cin)
-			xs = xp
-		}
+		xs := wd.inputPlanes(xp, x, g, n)
 		for co := 0; co < g.Cout; co++ {
 			grp := co / cog
 			yc := y[(n*g.Cout+co)*ov:][:ov]
@@ -809,7 +822,7 @@ func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // (batch item, output channel), the dot products of the output channel's
 // wide plane with the input planes shifted by every tap.
 func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	ov, kv, l := g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
 	np, nw := 0, 0
 	if wd.padded {
@@ -820,19 +833,12 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	}
 	ps := getScratch(np + nw)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
-	pitch := iv
-	if wd.padded {
-		pitch = wd.plane
-	}
+	pitch := wd.pitch(g)
 	po := getInts(cig * kv)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
-		xs := x[n*g.Cin*iv:][:g.Cin*iv]
-		if wd.padded {
-			padPlanes(xp, xs, g, wd, g.Cin)
-			xs = xp
-		}
+		xs := wd.inputPlanes(xp, x, g, n)
 		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
 		if wd.sparse {
 			expandPlanes(dyw, dys, g, wd, g.Cout)
