@@ -13,6 +13,11 @@ package conv
 // packing; the weights are reordered once per call, tap-major within each
 // block of eight channels.
 
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
+)
+
 // acc8 sets acc[r·ld+j] = Σ_t wp[8t+r]·src[offs[t]+j] for r < 8, j < n.
 // With each tap's inputs it prefetches those pf values further on (the
 // same tap of the next channel, for pf the channels' pitch): the hardware
@@ -109,19 +114,18 @@ func useBlock(g *Geom) bool {
 }
 
 // blockForward is Forward for stride 1 by acc8 over blocks of eight output
-// channels.
+// channels. Batch items are independent, so large batches are split over
+// goroutines with flat.ParallelFor (each item's sums are the same whichever
+// goroutine computes them).
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
-	ov, l := g.OutVol(), wd.l
-	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	nw, np, ny := g.Cout*ck, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.plane
+	j := blockJobs.Get()
+	if j.run == nil {
+		j.run = j.items // bound once: a method value made per call would allocate
 	}
-	if wd.sparse {
-		ny = 8 * l
-	}
-	ps := getScratch(nw + np + ny)
-	wp, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
+	ck := g.CinG() * g.KVol()
+	nw := g.Cout * ck
+	pw := getScratch(nw)
+	wp := *pw
 	for co := 0; co < g.Cout; co++ {
 		b, r := co/8, co%8
 		for t, v := range w[co*ck:][:ck] {
@@ -129,35 +133,79 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 		}
 	}
 	pitch := wd.pitch(g)
-	nv := (l + 15) / 16
+	nv := (wd.l + 15) / 16
 	po := getInts(ck + 4*nv)
 	offs, tbl := (*po)[:ck], (*po)[ck:]
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	tapOffsets(offs, g, wd, g.CinG(), pitch, 0, 1)
 	// A sparse layout's sums go straight to their dense positions
-	// where acc8c can store them, else through yw and compactPlane.
+	// where acc8c can store them, else through a scratch plane and
+	// compactPlane.
 	direct := wd.sparse && haveAVX512 && ck > 0 && storeTable(tbl, g, wd)
-	for n := 0; n < g.N; n++ {
-		xs := wd.inputPlanes(xp, x, g, n)
+	// g and wd are copied: storing the caller's pointers in the shared job
+	// would move them to the heap on every call.
+	*j = blockJob{run: j.run, y: y, x: x, wp: wp, g: *g, wd: *wd, offs: offs, tbl: tbl, pitch: pitch, direct: direct}
+	// One item's work is Cout·ck·l multiply-adds: split when there is more
+	// than one item and each is worth a hand-off (≥ 2^18 multiply-adds).
+	if work := g.Cout * ck * wd.l; g.N > 1 && work >= 1<<18 {
+		flat.ParallelFor(g.N, 1, j.run)
+	} else {
+		j.items(0, g.N)
+	}
+	*j = blockJob{run: j.run}
+	blockJobs.Put(j)
+	ints.Put(po)
+	scratch.Put(pw)
+}
+
+// blockJob is one blockForward call, shared by the goroutines that compute
+// its batch items.
+type blockJob struct {
+	run       func(lo, hi int) // j.items, bound once per job
+	y, x, wp  []float32
+	g         Geom
+	wd        wideGeom
+	offs, tbl []int
+	pitch     int
+	direct    bool
+}
+
+var blockJobs freelist.List[blockJob]
+
+// items computes batch items [lo, hi).
+func (j *blockJob) items(lo, hi int) {
+	g, wd := &j.g, &j.wd
+	ov, l := g.OutVol(), wd.l
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	np, ny := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		ny = 8 * l
+	}
+	ps := getScratch(np + ny)
+	xp, yw := (*ps)[:np], (*ps)[np:]
+	for n := lo; n < hi; n++ {
+		xs := wd.inputPlanes(xp, j.x, g, n)
 		for co := 0; co < g.Cout; co += 8 {
 			grp := co / cog
-			xg := xs[grp*cig*pitch:][:cig*pitch]
-			wb := wp[co*ck:][:8*ck]
-			yb := y[(n*g.Cout+co)*ov:][:8*ov]
-			if direct {
-				acc8c(yb, ov, l, ov, xg, offs, wb, pitch, tbl)
+			xg := xs[grp*cig*j.pitch:][:cig*j.pitch]
+			wb := j.wp[co*ck:][:8*ck]
+			yb := j.y[(n*g.Cout+co)*ov:][:8*ov]
+			if j.direct {
+				acc8c(yb, ov, l, ov, xg, j.offs, wb, j.pitch, j.tbl)
 				continue
 			}
 			if !wd.sparse {
-				acc8(yb, ov, l, xg, offs, wb, pitch)
+				acc8(yb, ov, l, xg, j.offs, wb, j.pitch)
 				continue
 			}
-			acc8(yw, l, l, xg, offs, wb, pitch)
+			acc8(yw, l, l, xg, j.offs, wb, j.pitch)
 			for r := 0; r < 8; r++ {
 				compactPlane(yb[r*ov:][:ov], yw[r*l:][:l], g, wd)
 			}
 		}
 	}
-	ints.Put(po)
 	scratch.Put(ps)
 }
 

@@ -1,9 +1,12 @@
 package conv
 
 import (
+	"math"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/flat"
 )
 
 // TestForwardPathsAgree checks both stride-1 GEMM forward paths, the wide
@@ -192,4 +195,37 @@ func dot64(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return s
+}
+
+// TestBlockForwardParallel checks that a batch large enough for
+// blockForward to split over goroutines gives the same bits as one
+// goroutine, and the float64 reference's values.
+func TestBlockForwardParallel(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("blockForward needs AVX-512")
+	}
+	g := &Geom{N: 5, Cin: 16, Cout: 16, Groups: 1,
+		In: [3]int{1, 14, 14}, K: [3]int{1, 3, 3}, Out: [3]int{1, 12, 12},
+		Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
+	wd, ok := wideOf(g)
+	if !ok || g.Cout*g.CinG()*g.KVol()*wd.l < 1<<18 {
+		t.Fatalf("the geometry does not reach the parallel split (wide %v, work %d)", ok, g.Cout*g.CinG()*g.KVol()*wd.l)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		serial := make([]float32, g.N*g.Cout*g.OutVol())
+		par := make([]float32, len(serial))
+		old := flat.SetMaxThreads(1)
+		blockForward(serial, x, w, g, &wd)
+		flat.SetMaxThreads(2)
+		blockForward(par, x, w, g, &wd)
+		flat.SetMaxThreads(old)
+		for i := range par {
+			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
+				rt.Fatalf("y[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
+			}
+		}
+		near(rt, "y", par, refForward(x, w, g))
+	})
 }
