@@ -220,17 +220,16 @@ func useBlockData(g *Geom) bool {
 // laid out with a margin of zeros, shifted back by the tap; acc8 shares
 // each load of those planes among eight input channels.
 func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
+	j := dataJobs.Get()
+	if j.run == nil {
+		j.run = j.items // bound once: a method value made per call would allocate
+	}
+	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
 	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
-	dpitch := wd.plane + m
 	nt := cog * kv
-	nd, nw, np := g.Cout*dpitch, g.Cin*nt, 0
-	if wd.padded {
-		np = 8 * wd.plane
-	}
-	ps := getScratch(nd + nw + np)
-	d, wp, dxp := (*ps)[:nd], (*ps)[nd:nd+nw], (*ps)[nd+nw:]
+	pw := getScratch(g.Cin * nt)
+	wp := *pw
 	// wp holds, per block of eight input channels, tap-major (over the
 	// group's (output channel, tap) pairs) the weights of the eight.
 	for c := 0; c < g.Cin; c++ {
@@ -244,25 +243,63 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	}
 	po := getInts(nt)
 	offs := *po
-	tapOffsets(offs, g, wd, cog, dpitch, m, -1)
-	for n := 0; n < g.N; n++ {
+	tapOffsets(offs, g, wd, cog, wd.plane+m, m, -1)
+	*j = dataJob{run: j.run, dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: offs, m: m}
+	// As in blockForward: items are independent, split when worth it.
+	if work := g.Cin * nt * wd.plane; g.N > 1 && work >= 1<<18 {
+		flat.ParallelFor(g.N, 1, j.run)
+	} else {
+		j.items(0, g.N)
+	}
+	*j = dataJob{run: j.run}
+	dataJobs.Put(j)
+	ints.Put(po)
+	scratch.Put(pw)
+}
+
+// dataJob is one blockData call, shared by the goroutines that compute its
+// batch items.
+type dataJob struct {
+	run        func(lo, hi int) // j.items, bound once per job
+	dx, dy, wp []float32
+	g          Geom
+	wd         wideGeom
+	offs       []int
+	m          int
+}
+
+var dataJobs freelist.List[dataJob]
+
+// items computes the data gradient of batch items [lo, hi).
+func (j *dataJob) items(lo, hi int) {
+	g, wd, m := &j.g, &j.wd, j.m
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog := g.CinG(), g.CoutG()
+	dpitch := wd.plane + m
+	nt := cog * g.KVol()
+	nd, np := g.Cout*dpitch, 0
+	if wd.padded {
+		np = 8 * wd.plane
+	}
+	ps := getScratch(nd + np)
+	d, dxp := (*ps)[:nd], (*ps)[nd:]
+	for n := lo; n < hi; n++ {
 		clear(d)
-		expandPlanesAt(d, dy[n*g.Cout*ov:][:g.Cout*ov], g, wd, g.Cout, dpitch, m)
+		expandPlanesAt(d, j.dy[n*g.Cout*ov:][:g.Cout*ov], g, wd, g.Cout, dpitch, m)
 		for c := 0; c < g.Cin; c += 8 {
 			grp := c / cig
 			src := d[grp*cog*dpitch:][:cog*dpitch]
-			wb := wp[c*nt:][:8*nt]
-			dxb := dx[(n*g.Cin+c)*iv:][:8*iv]
+			wb := j.wp[c*nt:][:8*nt]
+			dxb := j.dx[(n*g.Cin+c)*iv:][:8*iv]
 			if !wd.padded {
-				acc8(dxb, iv, iv, src, offs, wb, dpitch)
+				acc8(dxb, iv, iv, src, j.offs, wb, dpitch)
 				continue
 			}
-			acc8(dxp, wd.plane, wd.plane, src, offs, wb, dpitch)
+			acc8(dxp, wd.plane, wd.plane, src, j.offs, wb, dpitch)
 			for r := 0; r < 8; r++ {
 				cropPlane(dxb[r*iv:][:iv], dxp[r*wd.plane:][:wd.plane], g, wd)
 			}
 		}
 	}
-	ints.Put(po)
 	scratch.Put(ps)
 }

@@ -204,7 +204,7 @@ func TestBlockForwardParallel(t *testing.T) {
 	if !haveAVX512 {
 		t.Skip("blockForward needs AVX-512")
 	}
-	g := &Geom{N: 5, Cin: 16, Cout: 16, Groups: 1,
+	g := &Geom{N: 3, Cin: 16, Cout: 16, Groups: 1,
 		In: [3]int{1, 14, 14}, K: [3]int{1, 3, 3}, Out: [3]int{1, 12, 12},
 		Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
 	wd, ok := wideOf(g)
@@ -227,5 +227,38 @@ func TestBlockForwardParallel(t *testing.T) {
 			}
 		}
 		near(rt, "y", par, refForward(x, w, g))
+	})
+}
+
+// TestBlockDataParallel is TestBlockForwardParallel for blockData.
+func TestBlockDataParallel(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("blockData needs AVX-512")
+	}
+	g := &Geom{N: 3, Cin: 16, Cout: 16, Groups: 1,
+		In: [3]int{1, 14, 14}, K: [3]int{1, 3, 3}, Out: [3]int{1, 12, 12},
+		Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
+	wd, ok := wideOf(g)
+	if work := g.Cin * g.CoutG() * g.KVol() * wd.plane; !ok || work < 1<<18 {
+		t.Fatalf("the geometry does not reach the parallel split (wide %v, work %d)", ok, work)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		x := make([]float32, g.N*g.Cin*g.InVol())
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		serial := make([]float32, len(x))
+		par := make([]float32, len(x))
+		old := flat.SetMaxThreads(1)
+		blockData(serial, dy, w, g, &wd)
+		flat.SetMaxThreads(2)
+		blockData(par, dy, w, g, &wd)
+		flat.SetMaxThreads(old)
+		for i := range par {
+			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
+				rt.Fatalf("dx[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
+			}
+		}
+		want, _ := refAdjoints(x, w, dy, g)
+		near(rt, "dx", par, want)
 	})
 }
