@@ -288,7 +288,11 @@ func scaleMatrix(m, n int, beta float32, c []float32, ldc int) {
 type gemmWorkspace struct {
 	a, b []float32
 	tile [16 * 32]float32 // an mr×nr tile of C at the edges (ldc = nr)
-	wg   sync.WaitGroup   // the parallel calls this workspace's owner makes
+	// pending counts the jobs of this workspace owner's parallel call that
+	// are not done. The owner waits by yielding, not with a WaitGroup: a
+	// blocked goroutine takes a runtime sudog, and those caches, unbalanced
+	// between processors, make the runtime allocate now and then.
+	pending atomic.Int32
 }
 
 // grow returns buf with length n, reallocating only if its capacity is short.
@@ -492,7 +496,7 @@ type gemmJob struct {
 	ldb         int
 	c           []float32
 	ldc         int
-	wg          *sync.WaitGroup
+	pending     *atomic.Int32 // decremented when the job is done
 }
 
 // The worker goroutines, started on demand and never stopped; each owns a
@@ -508,7 +512,7 @@ func gemmWorker(jobs <-chan gemmJob) {
 	ws := new(gemmWorkspace)
 	for j := range jobs {
 		gemmSerial(j.ker, ws, j.tA, j.tB, j.m, j.n, j.k, j.alpha, j.a, j.lda, j.b, j.ldb, j.beta, j.c, j.ldc)
-		j.wg.Done()
+		j.pending.Add(-1)
 	}
 }
 
@@ -559,7 +563,7 @@ func gemmParallel(ker *gemmKernel, threads int, tA, tB bool, m, n, k int, alpha 
 	}
 	jobs := startGemmWorkers(tm*tn - 1)
 	ws := getGemmWorkspace()
-	ws.wg.Add(tm*tn - 1)
+	ws.pending.Store(int32(tm*tn - 1))
 	var mine gemmJob
 	for bi := 0; bi < tm; bi++ {
 		i0 := bi * mt / tm * mr
@@ -568,7 +572,7 @@ func gemmParallel(ker *gemmKernel, threads int, tA, tB bool, m, n, k int, alpha 
 			j0 := bj * nt / tn * nr
 			j1 := min((bj+1)*nt/tn*nr, n)
 			job := gemmJob{ker: ker, tA: tA, tB: tB, m: i1 - i0, n: j1 - j0, k: k,
-				alpha: alpha, beta: beta, lda: lda, ldb: ldb, ldc: ldc, wg: &ws.wg}
+				alpha: alpha, beta: beta, lda: lda, ldb: ldb, ldc: ldc, pending: &ws.pending}
 			if tA {
 				job.a = a[i0:]
 			} else {
@@ -588,7 +592,9 @@ func gemmParallel(ker *gemmKernel, threads int, tA, tB bool, m, n, k int, alpha 
 		}
 	}
 	gemmSerial(ker, ws, mine.tA, mine.tB, mine.m, mine.n, mine.k, mine.alpha, mine.a, mine.lda, mine.b, mine.ldb, mine.beta, mine.c, mine.ldc)
-	ws.wg.Wait()
+	for ws.pending.Load() != 0 {
+		runtime.Gosched() // a worker is finishing its block
+	}
 	putGemmWorkspace(ws)
 }
 

@@ -1,6 +1,7 @@
 package flat
 
 import (
+	"runtime"
 	"sync/atomic"
 )
 
@@ -65,15 +66,17 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 //
 // The caller waits for the chunks, not for the helpers: a helper that is
 // handed the job but scheduled late finds no chunk left, and the caller has
-// already returned. Whoever completes the last chunk signals done; the job
-// goes back to parallelFree when its last holder lets go (refs).
+// already returned. The caller waits by yielding until pending reaches 0,
+// not by blocking on a channel: a blocked goroutine takes a runtime sudog,
+// and those caches, unbalanced between processors, make the runtime
+// allocate now and then. The job goes back to parallelFree when its last
+// holder lets go (refs).
 type parallelJob struct {
 	fn      func(lo, hi int)
 	n, p    int
 	next    atomic.Int64
-	pending atomic.Int64  // chunks not yet completed
-	refs    atomic.Int32  // the caller plus helpers holding the job
-	done    chan struct{} // receives once, when pending reaches 0
+	pending atomic.Int64 // chunks not yet completed
+	refs    atomic.Int32 // the caller plus helpers holding the job
 }
 
 // chunk returns the bounds of chunk k of p: k·n/p rounded down to a multiple
@@ -98,9 +101,7 @@ func (j *parallelJob) work() {
 		if lo, hi := j.chunk(k); lo < hi {
 			j.fn(lo, hi)
 		}
-		if j.pending.Add(-1) == 0 {
-			j.done <- struct{}{}
-		}
+		j.pending.Add(-1)
 	}
 }
 
@@ -145,7 +146,7 @@ func parallelRun(n, p int, fn func(lo, hi int)) {
 	select {
 	case j = <-parallelFree:
 	default:
-		j = &parallelJob{done: make(chan struct{}, 1)}
+		j = &parallelJob{}
 	}
 	j.fn, j.n, j.p = fn, n, p
 	j.next.Store(0)
@@ -162,6 +163,8 @@ offer:
 		}
 	}
 	j.work()
-	<-j.done
+	for j.pending.Load() != 0 {
+		runtime.Gosched() // a helper is finishing its chunk
+	}
 	j.release()
 }
