@@ -120,7 +120,7 @@ func useBlock(g *Geom) bool {
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	j := blockJobs.Get()
 	if j.run == nil {
-		j.run = j.items // bound once: a method value made per call would allocate
+		j.run = j.scaled // bound once: a method value made per call would allocate
 	}
 	ck := g.CinG() * g.KVol()
 	nw := g.Cout * ck
@@ -147,7 +147,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	// One item's work is Cout·ck·l multiply-adds: split when there is more
 	// than one item and each is worth a hand-off (≥ 2^18 multiply-adds).
 	if work := g.Cout * ck * wd.l; g.N > 1 && work >= 1<<18 {
-		flat.ParallelFor(g.N, 1, j.run)
+		flat.ParallelFor(g.N*itemScale, itemScale, j.run)
 	} else {
 		j.items(0, g.N)
 	}
@@ -160,7 +160,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 // blockJob is one blockForward call, shared by the goroutines that compute
 // its batch items.
 type blockJob struct {
-	run       func(lo, hi int) // j.items, bound once per job
+	run       func(lo, hi int) // j.scaled, bound once per job
 	y, x, wp  []float32
 	g         Geom
 	wd        wideGeom
@@ -170,6 +170,14 @@ type blockJob struct {
 }
 
 var blockJobs freelist.List[blockJob]
+
+// itemScale is how ParallelFor's index space counts one batch item:
+// ParallelFor cuts its range at multiples of 16 (for vector passes), so
+// batch items are given 16 indices each and any batch of two or more splits.
+const itemScale = 16
+
+// scaled computes the items of ParallelFor's range [lo, hi).
+func (j *blockJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes batch items [lo, hi).
 func (j *blockJob) items(lo, hi int) {
@@ -222,7 +230,7 @@ func useBlockData(g *Geom) bool {
 func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	j := dataJobs.Get()
 	if j.run == nil {
-		j.run = j.items // bound once: a method value made per call would allocate
+		j.run = j.scaled // bound once: a method value made per call would allocate
 	}
 	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
@@ -247,7 +255,7 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	*j = dataJob{run: j.run, dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: offs, m: m}
 	// As in blockForward: items are independent, split when worth it.
 	if work := g.Cin * nt * wd.plane; g.N > 1 && work >= 1<<18 {
-		flat.ParallelFor(g.N, 1, j.run)
+		flat.ParallelFor(g.N*itemScale, itemScale, j.run)
 	} else {
 		j.items(0, g.N)
 	}
@@ -260,7 +268,7 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // dataJob is one blockData call, shared by the goroutines that compute its
 // batch items.
 type dataJob struct {
-	run        func(lo, hi int) // j.items, bound once per job
+	run        func(lo, hi int) // j.scaled, bound once per job
 	dx, dy, wp []float32
 	g          Geom
 	wd         wideGeom
@@ -269,6 +277,9 @@ type dataJob struct {
 }
 
 var dataJobs freelist.List[dataJob]
+
+// scaled computes the items of ParallelFor's range [lo, hi).
+func (j *dataJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes the data gradient of batch items [lo, hi).
 func (j *dataJob) items(lo, hi int) {
