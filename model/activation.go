@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
@@ -21,7 +22,7 @@ func Func(name string, f func(ad.Var) ad.Var) *FuncLayer { return &FuncLayer{Nam
 // Declare declares nothing; a nil function is a configuration error.
 func (l *FuncLayer) Declare(*layout.Builder) error {
 	if l.f == nil {
-		return errorf("%s: the function is nil", l.Name)
+		return fmt.Errorf("%s: the function is nil", l.Name)
 	}
 	return nil
 }
@@ -32,7 +33,7 @@ func (*FuncLayer) Init([]float32, *rand.Rand) {}
 // Apply returns f(x).
 func (l *FuncLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	if l.f == nil {
-		return fail(x, errorf("model: %s: the function is nil", l.Name))
+		return fail(x, fmt.Errorf("model: %s: the function is nil", l.Name))
 	}
 	return l.f(x)
 }
@@ -83,7 +84,7 @@ func Flatten() *FuncLayer { return Func("Flatten", flatten) }
 func flatten(x ad.Var) ad.Var {
 	s := x.Shape()
 	if len(s) == 0 {
-		return fail(x, errorf("model: Flatten: input is a scalar, want (N, …)"))
+		return fail(x, fmt.Errorf("model: Flatten: input is a scalar, want (N, …)"))
 	}
 	if len(s) == 2 {
 		return x

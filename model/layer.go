@@ -218,5 +218,3 @@ func checkParams(name string, p, x ad.Var, n int) bool {
 	}
 	return true
 }
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -144,13 +144,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	// g and wd are copied: storing the caller's pointers in the shared job
 	// would move them to the heap on every call.
 	*j = blockJob{run: j.run, y: y, x: x, wp: wp, g: *g, wd: *wd, offs: offs, tbl: tbl, pitch: pitch, direct: direct}
-	// One item's work is Cout·ck·l multiply-adds: split when there is more
-	// than one item and each is worth a hand-off (≥ 2^18 multiply-adds).
-	if work := g.Cout * ck * wd.l; g.N > 1 && work >= 1<<18 {
-		flat.ParallelFor(g.N*itemScale, itemScale, j.run)
-	} else {
-		j.items(0, g.N)
-	}
+	forItems(g.N, g.Cout*ck*wd.l, j.run)
 	*j = blockJob{run: j.run}
 	blockJobs.Put(j)
 	ints.Put(po)
@@ -175,6 +169,18 @@ var blockJobs freelist.List[blockJob]
 // ParallelFor cuts its range at multiples of 16 (for vector passes), so
 // batch items are given 16 indices each and any batch of two or more splits.
 const itemScale = 16
+
+// forItems runs scaled (a job's scaled method) over n independent batch
+// items of work multiply-adds each: split over goroutines when there is more
+// than one item and each is worth a hand-off (≥ 2^18 multiply-adds), else
+// on the caller.
+func forItems(n, work int, scaled func(lo, hi int)) {
+	if n > 1 && work >= 1<<18 {
+		flat.ParallelFor(n*itemScale, itemScale, scaled)
+		return
+	}
+	scaled(0, n*itemScale)
+}
 
 // scaled computes the items of ParallelFor's range [lo, hi).
 func (j *blockJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
@@ -253,12 +259,7 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	offs := *po
 	tapOffsets(offs, g, wd, cog, wd.plane+m, m, -1)
 	*j = dataJob{run: j.run, dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: offs, m: m}
-	// As in blockForward: items are independent, split when worth it.
-	if work := g.Cin * nt * wd.plane; g.N > 1 && work >= 1<<18 {
-		flat.ParallelFor(g.N*itemScale, itemScale, j.run)
-	} else {
-		j.items(0, g.N)
-	}
+	forItems(g.N, g.Cin*nt*wd.plane, j.run)
 	*j = dataJob{run: j.run}
 	dataJobs.Put(j)
 	ints.Put(po)
