@@ -7,17 +7,32 @@ package conv
 // acc8AVX512 is acc8 (block.go) with its arguments checked (block_amd64.s).
 //
 //go:noescape
-func acc8AVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int)
+func acc8AVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, bias *float32, relu int)
 
 // acc8cAVX512 is acc8c (block.go) with its arguments checked.
 //
 //go:noescape
-func acc8cAVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int)
+func acc8cAVX512(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int, bias *float32, relu int)
 
-func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int) {
-	acc8AVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf)
+func acc8Asm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int, ep epilogue) {
+	acc8AVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf, ep.biasPtr(), ep.reluFlag())
 }
 
-func acc8cAsm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int, tbl []int) {
-	acc8cAVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf, &tbl[0])
+func acc8cAsm(acc []float32, ld, n int, src []float32, offs []int, wp []float32, pf int, tbl []int, ep epilogue) {
+	acc8cAVX512(&acc[0], ld, n, &src[0], &offs[0], len(offs), &wp[0], pf, &tbl[0], ep.biasPtr(), ep.reluFlag())
+}
+
+// biasPtr is the bias's first element, or nil without a bias.
+func (ep epilogue) biasPtr() *float32 {
+	if ep.bias == nil {
+		return nil
+	}
+	return &ep.bias[0]
+}
+
+func (ep epilogue) reluFlag() int {
+	if ep.relu {
+		return 1
+	}
+	return 0
 }

@@ -63,19 +63,44 @@ func TestBlockForward(t *testing.T) {
 		}
 		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		ep := drawEpilogue(rt, g)
 		want := refForward(x, w, g)
+		refEpilogue(want, ep, g)
 		y := make([]float32, len(want))
 		for i := range y {
 			y[i] = 99
 		}
-		blockForward(y, x, w, g, &wd)
+		blockForward(y, x, w, g, &wd, ep)
 		near(rt, "block y", y, want)
 		if !small(g) && useBlock(g) {
 			clear(y)
-			Forward(y, x, w, g)
-			near(rt, "Forward y", y, want)
+			ForwardBias(y, x, w, ep.bias, ep.relu, g)
+			near(rt, "ForwardBias y", y, want)
 		}
 	})
+}
+
+// drawEpilogue draws a bias (or none) and whether to apply ReLU.
+func drawEpilogue(t *rapid.T, g *Geom) epilogue {
+	var ep epilogue
+	if rapid.Bool().Draw(t, "bias") {
+		ep.bias = randData(t, g.Cout, "b")
+	}
+	ep.relu = rapid.Bool().Draw(t, "relu")
+	return ep
+}
+
+// refEpilogue applies ep to the reference output y in float64.
+func refEpilogue(y []float64, ep epilogue, g *Geom) {
+	ov := g.OutVol()
+	for i := range y {
+		if ep.bias != nil {
+			y[i] += float64(ep.bias[i/ov%g.Cout])
+		}
+		if ep.relu && !(y[i] > 0) {
+			y[i] = 0
+		}
+	}
 }
 
 // TestBlockData checks blockData against the float64 reference on random
@@ -166,7 +191,7 @@ func TestGemmExactAdjoint(t *testing.T) {
 			if wd, ok := wideOf(g); ok {
 				fwd["tapGemmForward"] = func() { tapGemmForward(y, x, w, g, &wd) }
 				fwd["colGemmForward"] = func() { colGemmForward(y, x, w, g, &wd) }
-				fwd["blockForward"] = func() { blockForward(y, x, w, g, &wd) }
+				fwd["blockForward"] = func() { blockForward(y, x, w, g, &wd, epilogue{}) }
 				fwd["Forward"] = func() { Forward(y, x, w, g) }
 			}
 			for name, f := range fwd {
@@ -217,9 +242,9 @@ func TestBlockForwardParallel(t *testing.T) {
 		serial := make([]float32, g.N*g.Cout*g.OutVol())
 		par := make([]float32, len(serial))
 		old := flat.SetMaxThreads(1)
-		blockForward(serial, x, w, g, &wd)
+		blockForward(serial, x, w, g, &wd, epilogue{})
 		flat.SetMaxThreads(2)
-		blockForward(par, x, w, g, &wd)
+		blockForward(par, x, w, g, &wd, epilogue{})
 		flat.SetMaxThreads(old)
 		for i := range par {
 			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
+	"github.com/flatkit/flatkit/internal/vmath"
 )
 
 // Geom is a convolution's geometry with the spatial axes padded to three:
@@ -108,15 +109,52 @@ func UseGemm(g *Geom) bool {
 // families: BenchmarkForwardPaths has it 15-45% ahead of the GEMM paths on
 // the batch-64 convchain's layers, and ahead of the direct tap kernels on
 // its first (1→16).
-func Forward(y, x, w []float32, g *Geom) {
+func Forward(y, x, w []float32, g *Geom) { forward(y, x, w, g, epilogue{}) }
+
+// ForwardBias writes y = conv(x, w) + bias, the bias (Cout values, or nil
+// for none) added along the channel axis, then y = max(y, 0) if relu. The
+// blocked kernel starts its sums at the bias and applies ReLU in registers
+// before it stores them; the other paths add both in one pass over y.
+func ForwardBias(y, x, w, bias []float32, relu bool, g *Geom) {
+	if bias != nil && len(bias) != g.Cout {
+		panic("conv: ForwardBias: bias length is not Cout")
+	}
+	forward(y, x, w, g, epilogue{bias: bias, relu: relu})
+}
+
+func forward(y, x, w []float32, g *Geom, ep epilogue) {
 	if wd, ok := wideOf(g); ok && useBlock(g) && !small(g) {
-		blockForward(y[:g.N*g.Cout*g.OutVol()], x, w, g, &wd)
+		blockForward(y[:g.N*g.Cout*g.OutVol()], x, w, g, &wd, ep)
 		return
 	}
 	if UseGemm(g) {
 		GemmForward(y, x, w, g)
 	} else {
 		DirectForward(y, x, w, g)
+	}
+	ep.apply(y, g)
+}
+
+// apply adds the bias and applies ReLU to y, channel plane by channel
+// plane, for the kernels that do not do it themselves.
+func (ep epilogue) apply(y []float32, g *Geom) {
+	if ep.bias == nil && !ep.relu {
+		return
+	}
+	ov := g.OutVol()
+	for n := 0; n < g.N; n++ {
+		for co := 0; co < g.Cout; co++ {
+			p := y[(n*g.Cout+co)*ov:][:ov]
+			if ep.bias != nil {
+				b := ep.bias[co]
+				for i := range p {
+					p[i] += b
+				}
+			}
+			if ep.relu {
+				vmath.Relu(p, p)
+			}
+		}
 	}
 }
 

@@ -101,7 +101,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 			{"direct", func() { DirectForward(y, x, w, g) }},
 			{"taps", func() { tapGemmForward(y, x, w, g, &wd) }},
 			{"cols", func() { colGemmForward(y, x, w, g, &wd) }},
-			{"block", func() { blockForward(y, x, w, g, &wd) }},
+			{"block", func() { blockForward(y, x, w, g, &wd, epilogue{}) }},
 			{"data/taps", func() { tapGemmData(x, y, w, g, &wd) }},
 			{"data/block", func() { blockData(x, y, w, g, &wd) }},
 		} {

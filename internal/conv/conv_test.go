@@ -162,6 +162,14 @@ func TestKernelsAgainstReference(t *testing.T) {
 				im.filter(dw, x, dy, g)
 				near(rt, im.name+" dw", dw, wantDw)
 			}
+			ep := drawEpilogue(rt, g)
+			refEpilogue(wantY, ep, g)
+			y := make([]float32, len(wantY))
+			for i := range y {
+				y[i] = 99
+			}
+			ForwardBias(y, x, w, ep.bias, ep.relu, g)
+			near(rt, "ForwardBias y", y, wantY)
 		})
 	}
 }

@@ -10,21 +10,22 @@ def e(s=""):
 def gen(fn, compact):
     e()
     if compact:
-        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int)" % fn)
+        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int, bias *float32, relu int)" % fn)
         e("//")
         e("// acc8AVX512, storing each vector v of 16 sums (columns 16v…16v+15) as")
         e("// two masked stores: the lanes of mask tbl[4v+1] at column tbl[4v] of")
         e("// each acc row, those of mask tbl[4v+3] at column tbl[4v+2].")
-        e("TEXT ·%s(SB), NOSPLIT, $0-72" % fn)
+        e("TEXT ·%s(SB), NOSPLIT, $0-88" % fn)
     else:
-        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int)" % fn)
+        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, bias *float32, relu int)" % fn)
         e("//")
-        e("// For r < 8 and j < n: acc[r*ld+j] = Σ_{t<nt} wp[8t+r]·src[offs[t]+j]. Chunks")
+        e("// For r < 8 and j < n: acc[r*ld+j] = bias[r] + Σ_{t<nt} wp[8t+r]·src[offs[t]+j]")
+        e("// (no bias term when bias is nil), then max(·, 0) when relu ≠ 0. Chunks")
         e("// of 48 columns keep 8×3 sums in Z0-Z23, then chunks of 16 (Z0-Z7), then a")
         e("// masked tail; each tap loads the chunk of src once (Z24-Z26) and")
         e("// broadcasts the eight weights of the tap in turn (Z27), and prefetches")
         e("// the chunk of src pf values further on.")
-        e("TEXT ·%s(SB), NOSPLIT, $0-64" % fn)
+        e("TEXT ·%s(SB), NOSPLIT, $0-80" % fn)
     e("\tMOVQ acc+0(FP), DI")
     e("\tMOVQ ld+8(FP), R14")
     e("\tSHLQ $2, R14")
@@ -38,6 +39,30 @@ def gen(fn, compact):
     if compact:
         e("\tMOVQ tbl+64(FP), AX")
     p = fn + "_"
+    boff = 72 if compact else 64
+
+    def init(name, V):
+        # Sums start at the bias (a broadcast per row) or at zero.
+        e("\tMOVQ bias+%d(FP), R12" % boff)
+        e("\tTESTQ R12, R12")
+        e("\tJE " + p + name + "zero")
+        for r in range(8):
+            for v in range(V):
+                e("\tVBROADCASTSS %d(R12), Z%d" % (4 * r, r * V + v))
+        e("\tJMP " + p + name + "go")
+        e(p + name + "zero:")
+        for z in range(8 * V):
+            e("\tVXORPS Z%d, Z%d, Z%d" % (z, z, z))
+        e(p + name + "go:")
+
+    def relu(name, V):
+        # ReLU as max(x, 0): NaN and −0 give +0, as ad.Relu (x > 0 ? x : 0).
+        e("\tCMPQ relu+%d(FP), $0" % (boff + 8))
+        e("\tJE " + p + name + "store")
+        e("\tVXORPS Z28, Z28, Z28")
+        for z in range(8 * V):
+            e("\tVMAXPS Z28, Z%d, Z%d" % (z, z))
+        e(p + name + "store:")
 
     def chunk(name, V, nxt, masked=False):
         e()
@@ -52,8 +77,7 @@ def gen(fn, compact):
         else:
             e("\tCMPQ CX, $%d" % (16 * V))
             e("\tJB " + p + nxt)
-        for z in range(8 * V):
-            e("\tVXORPS Z%d, Z%d, Z%d" % (z, z, z))
+        init(name, V)
         e("\tXORQ R11, R11")
         e("\tMOVQ R10, BX")
         e()
@@ -76,6 +100,7 @@ def gen(fn, compact):
         e("\tINCQ R11")
         e("\tCMPQ R11, R9")
         e("\tJB " + p + name + "tap")
+        relu(name, V)
         if compact:
             for v in range(V):
                 e("\tMOVQ 0(AX), R12")
