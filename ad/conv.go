@@ -31,7 +31,23 @@ type ConvGeom struct {
 // the filter w: x is (N, Cin, spatial…) with 1 to 3 spatial axes, w is
 // (Cout, Cin/Groups, k…), and the result is (N, Cout, out…).
 func Conv(x, w Var, g ConvGeom) Var {
-	return applyConv(convOp, x, w, g, x.Shape(), nil)
+	return applyConv(convOp, g, x.Shape(), nil, x, w)
+}
+
+// ConvBias returns Conv(x, w, g) + b, with the bias b (Cout) added along
+// the channel axis: a conv layer's affine map as one op. The blocked
+// kernel starts its sums at the bias, so the bias costs no pass over the
+// output; its derivatives are those of Conv and of a broadcast add.
+func ConvBias(x, w, b Var, g ConvGeom) Var {
+	return applyConv(convBiasOp, g, x.Shape(), nil, x, w, b)
+}
+
+// ConvBiasRelu returns Relu(ConvBias(x, w, b, g)) as one op: where the
+// blocked kernel applies, ReLU is taken in registers before the sums are
+// stored, so the pair costs no pass over the output. Its derivative masks
+// the cotangent by the output's sign, as Relu's: Relu'(0) = 0.
+func ConvBiasRelu(x, w, b Var, g ConvGeom) Var {
+	return applyConv(convBiasReluOp, g, x.Shape(), nil, x, w, b)
 }
 
 // ConvTranspose returns the transposed convolution of u with w: the data
@@ -41,26 +57,30 @@ func Conv(x, w Var, g ConvGeom) Var {
 // transposes: with stride > 1 several input sizes give the same output size,
 // so it must be given.
 func ConvTranspose(u, w Var, g ConvGeom, xShape ...int) Var {
-	return applyConv(convTOp, u, w, g, xShape, xShape)
+	return applyConv(convTOp, g, xShape, xShape, u, w)
 }
 
 // ConvFilter returns the filter gradient of Conv (NNlib's ∇conv_filter):
 // the adjoint of w ↦ Conv(x, w, g), applied to u of the output's shape
 // (N, Cout, out…). wShape is the filter's shape (Cout, Cin/Groups, k…).
 func ConvFilter(x, u Var, g ConvGeom, wShape ...int) Var {
-	return applyConv(convFOp, x, u, g, x.Shape(), wShape)
+	return applyConv(convFOp, g, x.Shape(), wShape, x, u)
 }
 
 type (
 	convPrim  struct{}
 	convTPrim struct{}
 	convFPrim struct{}
+	// convBiasPrim is ConvBias, and ConvBiasRelu when relu is set.
+	convBiasPrim struct{ relu bool }
 )
 
 var (
-	convOp  = &convPrim{}
-	convTOp = &convTPrim{}
-	convFOp = &convFPrim{}
+	convOp         = &convPrim{}
+	convTOp        = &convTPrim{}
+	convFOp        = &convFPrim{}
+	convBiasOp     = &convBiasPrim{}
+	convBiasReluOp = &convBiasPrim{relu: true}
 )
 
 // The attributes of the three primitives are
@@ -71,15 +91,22 @@ var (
 // for ConvTranspose (x) and ConvFilter (w), and zeros for Conv.
 
 // applyConv expands g for a rank taken from rankShape (a shape with two
-// leading axes) and applies p to a and b, assembling the attributes in the
+// leading axes) and applies p to in, assembling the attributes in the
 // tape's arena.
-func applyConv(p Primitive, a, b Var, g ConvGeom, rankShape, target []int) Var {
-	t := a.t
-	if t == nil {
-		t = b.t
+func applyConv(p Primitive, g ConvGeom, rankShape, target []int, in ...Var) Var {
+	var t *Tape
+	for _, v := range in {
+		if v.t != nil {
+			t = v.t
+			break
+		}
 	}
-	if t == nil || t.err != nil || !t.check(p.Name(), a) || !t.check(p.Name(), b) {
-		return Apply(p, Attrs{}, a, b) // panics on zero Vars, or returns the failed Var
+	ok := t != nil && t.err == nil
+	for _, v := range in {
+		ok = ok && t.check(p.Name(), v)
+	}
+	if !ok {
+		return Apply(p, Attrs{}, in...) // panics on zero Vars, or returns the failed Var
 	}
 	r := len(rankShape) - 2
 	if r < 1 || r > 3 {
@@ -121,7 +148,7 @@ func applyConv(p Primitive, a, b Var, g ConvGeom, rankShape, target []int) Var {
 	} else {
 		clear(tail)
 	}
-	return Apply(p, Attrs{Ints: ints}, a, b)
+	return Apply(p, Attrs{Ints: ints}, in...)
 }
 
 // convAttrs are the decoded attributes.
@@ -341,7 +368,91 @@ func (*convFPrim) VJP(r *Rule, cot Var) {
 	}
 }
 
+func (p *convBiasPrim) Name() string {
+	if p.relu {
+		return "ConvBiasRelu"
+	}
+	return "ConvBias"
+}
+
+func (*convBiasPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	c, err := decodeConv(a)
+	if err != nil {
+		return dst, err
+	}
+	g, err := c.geom(in[0], in[1])
+	if err != nil {
+		return dst, err
+	}
+	if len(in[2]) != 1 || in[2][0] != g.Cout {
+		return dst, fmt.Errorf("bias shape %v: want [%d], one value per output channel", in[2], g.Cout)
+	}
+	return c.outShape(dst, &g), nil
+}
+
+func (p *convBiasPrim) Forward(f *Forward) {
+	c, _ := decodeConv(f.Attrs)
+	g := c.knownGeom(f.In[0].Shape, f.In[1].Shape, f.Out.Shape)
+	conv.ForwardBias(f.Out.Data, f.In[0].Data, f.In[1].Data, f.In[2].Data, p.relu, &g)
+}
+
+// biasShape returns (Cout, 1, …, 1) for an output of y's rank, in buf: the
+// bias as it broadcasts against the output.
+func biasShape(buf *[2 + maxConvDims]int, y []int) []int {
+	s := buf[:len(y)-1]
+	s[0] = y[1]
+	for i := 1; i < len(s); i++ {
+		s[i] = 1
+	}
+	return s
+}
+
+// maxConvDims is the largest number of spatial axes of the conv family.
+const maxConvDims = 3
+
+// JVP: ẏ = Conv(ẋ, w) + Conv(x, ẇ) + ḃ, masked by the output's sign for
+// ConvBiasRelu.
+func (p *convBiasPrim) JVP(r *Rule) Var {
+	t := bilinearJVP(convOp, r)
+	if tb := r.Tangent(2); !tb.IsZero() {
+		var buf [2 + maxConvDims]int
+		ys := r.Out.Shape()
+		bb := Reshape(tb, biasShape(&buf, ys)...)
+		if t.IsZero() {
+			t = BroadcastTo(bb, ys...)
+		} else {
+			t = Add(t, bb)
+		}
+	}
+	if p.relu && !t.IsZero() {
+		t = Mul(t, Indicator(r.Out, 0, inf32))
+	}
+	return t
+}
+
+// VJP: with c̄ the cotangent (masked by the output's sign for
+// ConvBiasRelu), x̄ = ConvTranspose(c̄, w), w̄ = ConvFilter(x, c̄) and b̄ is
+// c̄ summed over every axis but the channels.
+func (p *convBiasPrim) VJP(r *Rule, cot Var) {
+	x, w := r.In[0], r.In[1]
+	if p.relu {
+		cot = Mul(cot, Indicator(r.Out, 0, inf32))
+	}
+	if r.Need(0) {
+		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, w))
+	}
+	if r.Need(1) {
+		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
+	}
+	if r.Need(2) {
+		var buf [2 + maxConvDims]int
+		r.AddGrad(2, Reshape(SumTo(cot, biasShape(&buf, cot.Shape())...), r.In[2].Shape()...))
+	}
+}
+
 var (
+	_ JVPRule = convBiasOp
+	_ VJPRule = convBiasOp
 	_ JVPRule = convOp
 	_ VJPRule = convOp
 	_ JVPRule = convTOp
