@@ -12,6 +12,7 @@ import (
 type FuncLayer struct {
 	Name string
 	f    func(ad.Var) ad.Var
+	relu bool // made by Relu: Chain may fuse it into the Conv before it
 }
 
 // Func wraps a function of one Var as a parameter-free layer (Lux's
@@ -39,7 +40,7 @@ func (l *FuncLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 }
 
 // Relu is the layer max(x, 0).
-func Relu() *FuncLayer { return Func("Relu", ad.Relu) }
+func Relu() *FuncLayer { return &FuncLayer{Name: "Relu", f: ad.Relu, relu: true} }
 
 // Tanh is the layer tanh(x).
 func Tanh() *FuncLayer { return Func("Tanh", ad.Tanh) }

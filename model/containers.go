@@ -58,15 +58,26 @@ func (c *indexed) Init(θ []float32, rng *rand.Rand) {
 func (c *indexed) InitState(s []float32) { initStateEach(c.layers, c.r, s) }
 
 // ChainLayer applies its layers in order; see Chain.
-type ChainLayer struct{ indexed }
+type ChainLayer struct {
+	indexed
+	fused []bool // fused[i]: layer i is a Conv whose op takes the Relu at i+1
+}
 
 // Chain returns the layers applied in order, like PyTorch's nn.Sequential
 // and Flux's Chain. Layer i's parameters are the group "i" ("0.weight",
 // "3.bias"); a layer without parameters still takes its index. A chain of
 // any depth is a slice: applying it costs one parameter view per layer
-// with parameters, nothing more.
+// with parameters, nothing more. A Conv followed by Relu() is applied as
+// one op (ad.ConvBiasRelu), which spares a pass over the activations;
+// parameters and paths are unchanged.
 func Chain(layers ...Layer) *ChainLayer {
-	return &ChainLayer{newIndexed(layers)}
+	c := &ChainLayer{indexed: newIndexed(layers), fused: make([]bool, len(layers))}
+	for i := 0; i+1 < len(layers); i++ {
+		cv, ok := layers[i].(*ConvLayer)
+		r, isRelu := layers[i+1].(*FuncLayer)
+		c.fused[i] = ok && cv != nil && cv.fusesRelu() && isRelu && r != nil && r.relu
+	}
+	return c
 }
 
 // Declare declares each layer's parameters in the group named by its index.
@@ -79,8 +90,13 @@ func (c *ChainLayer) Apply(ctx *Ctx, p, x ad.Var) ad.Var {
 	if !c.r.ok("Chain", p, x) {
 		return fail(x, nil)
 	}
-	for i, l := range c.layers {
-		x = ApplyChild(ctx, l, c.r.sub(p, i), x, c.r.state[i], c.r.state[i+1])
+	for i := 0; i < len(c.layers); i++ {
+		if c.fused[i] {
+			x = c.layers[i].(*ConvLayer).apply(c.r.sub(p, i), x, true)
+			i++ // the Relu
+			continue
+		}
+		x = ApplyChild(ctx, c.layers[i], c.r.sub(p, i), x, c.r.state[i], c.r.state[i+1])
 	}
 	return x
 }

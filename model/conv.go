@@ -84,13 +84,38 @@ func (l *ConvLayer) Init(θ []float32, rng *rand.Rand) {
 	l.init(θ, rng, l.nw/l.Out, l.nw/(l.In/l.geom.Groups))
 }
 
-// Apply returns the convolution of x plus the bias, per channel.
-func (l *ConvLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
+// Apply returns the convolution of x plus the bias, per channel, as one
+// op (ad.ConvBias).
+func (l *ConvLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var { return l.apply(p, x, false) }
+
+// fusesRelu reports whether a Relu after the layer can be taken into its
+// op: when no activation of its own comes between.
+func (l *ConvLayer) fusesRelu() bool { return l.err == nil && l.opt.act == nil }
+
+// apply is Apply followed by Relu when relu is set (Chain fuses a Conv and
+// the Relu layer after it into one op, ad.ConvBiasRelu).
+func (l *ConvLayer) apply(p, x ad.Var, relu bool) ad.Var {
 	if l.err != nil {
 		return fail(x, fmt.Errorf("model: %w", l.err))
 	}
 	if !checkParams("Conv", p, x, l.nParams()) {
 		return fail(x, nil)
 	}
-	return l.finish(ad.Conv(x, l.weight(p), l.geom), p, len(l.Kernel))
+	w := l.weight(p)
+	if l.opt.noBias {
+		y := ad.Conv(x, w, l.geom)
+		if relu {
+			y = ad.Relu(y)
+		}
+		return l.finish(y, p, len(l.Kernel))
+	}
+	b := ad.View(p, l.nw, l.out)
+	if relu {
+		return ad.ConvBiasRelu(x, w, b, l.geom)
+	}
+	y := ad.ConvBias(x, w, b, l.geom)
+	if l.opt.act != nil {
+		y = l.opt.act(y)
+	}
+	return y
 }
