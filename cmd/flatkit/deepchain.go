@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/flatkit/flatkit/ad"
@@ -126,6 +127,7 @@ type deepChildResult struct {
 	SecondNS float64 `json:"second_ns"`
 	BuildNS  float64 `json:"build_ns"`
 	Allocs   uint64  `json:"allocs"`
+	Faults   int64   `json:"faults"`
 	Checksum float64 `json:"checksum"`
 }
 
@@ -149,10 +151,12 @@ func deepChild(arg string) int {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	var g []float32
+	f0 := minorFaults()
 	start := time.Now()
 	tp := ad.NewTape()
 	g, err = pr.gradient(tp)
 	first := time.Since(start)
+	faults := minorFaults() - f0
 	runtime.ReadMemStats(&m1)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "flatkit:", err)
@@ -171,7 +175,7 @@ func deepChild(arg string) int {
 		return 1
 	}
 	out, _ := json.Marshal(deepChildResult{N: n, FirstNS: float64(first), SecondNS: float64(second),
-		BuildNS: float64(build), Allocs: m1.Mallocs - m0.Mallocs, Checksum: sum})
+		BuildNS: float64(build), Allocs: m1.Mallocs - m0.Mallocs, Faults: faults, Checksum: sum})
 	fmt.Println(string(out))
 	return 0
 }
@@ -287,4 +291,14 @@ func runDeepchain(b *bencher) error {
 		return firstErr
 	}
 	return nil
+}
+
+// minorFaults is the process's count of minor page faults so far, or 0
+// where getrusage is not available.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return int64(ru.Minflt)
 }
