@@ -133,7 +133,8 @@ def gen(fn, compact):
             e("\tSUBQ $%d, CX" % (16 * V))
             e("\tJMP " + p + name)
 
-    chunk("chunk48", 3, "chunk16")
+    chunk("chunk48", 3, "chunk32")
+    chunk("chunk32", 2, "chunk16")
     chunk("chunk16", 1, "tail")
     chunk("tail", 1, None, masked=True)
     e()
