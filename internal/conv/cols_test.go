@@ -2,6 +2,7 @@ package conv
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -286,4 +287,53 @@ func TestBlockDataParallel(t *testing.T) {
 		want, _ := refAdjoints(x, w, dy, g)
 		near(rt, "dx", par, want)
 	})
+}
+
+// TestFilterParallel checks that tapGemmFilter splitting its taps over two
+// goroutines gives the same bits as one goroutine, and the reference
+// values, padded and grouped.
+func TestFilterParallel(t *testing.T) {
+	for _, g := range []*Geom{
+		{N: 4, Cin: 16, Cout: 16, Groups: 1, In: [3]int{1, 16, 16}, K: [3]int{1, 3, 3}, Out: [3]int{1, 16, 16},
+			PadLo: [3]int{0, 1, 1}, Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}},
+		{N: 5, Cin: 32, Cout: 16, Groups: 2, In: [3]int{1, 16, 16}, K: [3]int{1, 3, 3}, Out: [3]int{1, 14, 14},
+			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}},
+	} {
+		wd, ok := wideOf(g)
+		if work := g.N * g.Cout * g.CinG() * wd.l; !ok || work < 1<<18 {
+			t.Fatalf("the geometry does not reach the parallel split (wide %v, work %d)", ok, work)
+		}
+		rapid.Check(t, func(rt *rapid.T) {
+			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+			serial := make([]float32, g.Cout*g.CinG()*g.KVol())
+			par := make([]float32, len(serial))
+			old := flat.SetMaxThreads(1)
+			tapGemmFilter(serial, x, dy, g, &wd)
+			flat.SetMaxThreads(2)
+			tapGemmFilter(par, x, dy, g, &wd)
+			flat.SetMaxThreads(old)
+			for i := range par {
+				if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
+					rt.Fatalf("dw[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
+				}
+			}
+		})
+		// One check of the values, outside rapid: the reference is slow.
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, dy := make([]float32, g.N*g.Cin*g.InVol()), make([]float32, g.N*g.Cout*g.OutVol())
+		for _, v := range [][]float32{x, dy} {
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+		}
+		dw := make([]float32, g.Cout*g.CinG()*g.KVol())
+		tapGemmFilter(dw, x, dy, g, &wd)
+		_, want := refAdjoints(x, make([]float32, len(dw)), dy, g)
+		for i := range dw {
+			if e := math.Abs(float64(dw[i]) - want[i]); e > 1e-4*(1+math.Abs(want[i])) {
+				t.Fatalf("dw[%d] = %v, reference %v", i, dw[i], want[i])
+			}
+		}
+	}
 }

@@ -1239,52 +1239,34 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	scratch.Put(ps)
 }
 
-// tapGemmFilter is GemmFilter for stride 1.
+// tapGemmFilter is GemmFilter for stride 1: per batch item, one product
+// per kernel tap of the (wide) output cotangent with the input shifted by
+// the tap, accumulated over the batch into a tap-major buffer. The taps'
+// sums are disjoint, so large filters split the taps over goroutines
+// (flat.ParallelFor), each going through the whole batch for its own taps:
+// every sum is accumulated in the same order on any number of goroutines,
+// so the result has the same bits.
 func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
-	nw, np, nd := g.Cout*cig*kv, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.plane
+	nw := g.Cout * cig * kv
+	pw := getScratch(nw)
+	wt := *pw
+	j := filterJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
 	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
-	ps := getScratch(nw + np + nd)
-	wt, xp, dyw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
 	// The product's columns are the larger of the two channel counts:
 	// flat.Gemm's widest micro-kernel is 32 columns wide.
-	byCin := cig >= cog
-	for n := 0; n < g.N; n++ {
-		var beta float32
-		if n > 0 {
-			beta = 1
-		}
-		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
-		if wd.padded {
-			padPlanes(xp, xs, g, wd, g.Cin)
-			xs, pitch = xp, wd.plane
-		}
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
-		for grp := 0; grp < g.Groups; grp++ {
-			xg := xs[grp*cig*pitch:][:cig*pitch]
-			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
-			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
-				sh := wd.shift(g, k0, k1, k2)
-				c := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
-				if byCin {
-					flat.Gemm(false, true, cog, cig, l, 1, dyg, dpitch, xg[sh:], pitch, beta, c, cig)
-				} else {
-					flat.Gemm(false, true, cig, cog, l, 1, xg[sh:], pitch, dyg, dpitch, beta, c, cog)
-				}
-			}
-		}
+	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: cig >= cog}
+	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
+	if kv > 1 && work >= 1<<18 {
+		flat.ParallelFor(kv*itemScale, itemScale, j.run)
+	} else {
+		j.taps(0, kv)
 	}
+	*j = filterJob{run: j.run}
+	filterJobs.Put(j)
 	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
 	// into (Cout, CinG, KVol).
 	for co := 0; co < g.Cout; co++ {
@@ -1292,10 +1274,73 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 		for ci := 0; ci < cig; ci++ {
 			dst := dw[(co*cig+ci)*kv:][:kv]
 			for k := range dst {
-				if byCin {
+				if cig >= cog {
 					dst[k] = wt[(k*g.Cout+co)*cig+ci]
 				} else {
 					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
+				}
+			}
+		}
+	}
+	scratch.Put(pw)
+}
+
+// filterJob is one tapGemmFilter call, shared by the goroutines that
+// compute its taps.
+type filterJob struct {
+	run       func(lo, hi int) // j.scaled, bound once per job
+	wt, x, dy []float32
+	g         Geom
+	wd        wideGeom
+	byCin     bool
+}
+
+var filterJobs freelist.List[filterJob]
+
+// scaled computes the taps of ParallelFor's range [lo, hi) (itemScale
+// indices per tap).
+func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
+
+// taps accumulates the tap-major sums of taps [lo, hi) over the batch.
+func (j *filterJob) taps(lo, hi int) {
+	g, wd := &j.g, &j.wd
+	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	np, nd := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	ps := getScratch(np + nd)
+	xp, dyw := (*ps)[:np], (*ps)[np:]
+	for n := 0; n < g.N; n++ {
+		var beta float32
+		if n > 0 {
+			beta = 1
+		}
+		xs, pitch := j.x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
+			for k := lo; k < hi; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				c := j.wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				if j.byCin {
+					flat.Gemm(false, true, cog, cig, l, 1, dyg, dpitch, xg[sh:], pitch, beta, c, cig)
+				} else {
+					flat.Gemm(false, true, cig, cog, l, 1, xg[sh:], pitch, dyg, dpitch, beta, c, cog)
 				}
 			}
 		}
