@@ -1,6 +1,7 @@
 // Package vmath holds vectorised float32 elementwise functions for ad's
 // activation kernels: Tanh and Sigmoid over whole slices, and the exact
-// Relu, Indicator and Mul of a ReLU layer's two passes (select.go).
+// Relu, MaskPositive, Indicator and Mul of a ReLU layer's passes and masks
+// (select.go).
 //
 // Each function runs Go assembly on amd64, chosen once at start-up from the
 // CPU's features with golang.org/x/sys/cpu (AVX-512: sixteen lanes, with a

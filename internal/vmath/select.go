@@ -1,10 +1,11 @@
 package vmath
 
-// Relu, Indicator and Mul: the elementwise kernels of a ReLU layer's
-// forward pass (max(x, 0)) and reverse pass (the cotangent times the
-// indicator of x > 0), over whole slices. Each is exact (a selection, a
-// comparison, one rounded product), so every kernel set agrees bit for bit
-// with the scalar definitions below.
+// Relu, MaskPositive, Indicator and Mul: the elementwise kernels of a ReLU
+// layer's forward pass (max(x, 0)) and its derivative rules (the cotangent
+// or tangent kept where x > 0, in one pass), and of masks in general, over
+// whole slices. Each is exact (a selection, a comparison, one rounded
+// product), so every kernel set agrees bit for bit with the scalar
+// definitions below.
 
 // ReluScalar is max(x, 0) with ReLU's conventions: +0 for every x that is
 // not greater than 0 (−0 and NaN included).
@@ -23,6 +24,18 @@ func IndicatorScalar(x, lo, hi float32) float32 {
 	return 0
 }
 
+// MaskPositiveScalar is c if y > 0, else +0 (NaN y included): ReLU's
+// derivative applied to c, as PyTorch's threshold_backward computes it. c
+// passes through unchanged, whatever its bits; where y is not positive the
+// result is +0 even for a NaN or infinite c, where a product c·[y > 0]
+// would give NaN.
+func MaskPositiveScalar(c, y float32) float32 {
+	if y > 0 {
+		return c
+	}
+	return 0
+}
+
 // Relu sets dst[i] = ReluScalar(src[i]). dst and src may be the same slice
 // but must not otherwise overlap. It panics if len(dst) != len(src).
 func Relu(dst, src []float32) {
@@ -36,6 +49,15 @@ func Relu(dst, src []float32) {
 func Indicator(dst, src []float32, lo, hi float32) {
 	mustSameLen("Indicator", len(dst), len(src))
 	indicator(dst, src, lo, hi)
+}
+
+// MaskPositive sets dst[i] = MaskPositiveScalar(c[i], y[i]). dst may be c
+// or y but must not otherwise overlap them. It panics unless the three
+// lengths agree.
+func MaskPositive(dst, c, y []float32) {
+	mustSameLen("MaskPositive", len(dst), len(c))
+	mustSameLen("MaskPositive", len(dst), len(y))
+	maskPositive(dst, c, y)
 }
 
 // Mul sets dst[i] = a[i]·b[i]. dst may be a or b but must not otherwise
@@ -57,6 +79,13 @@ func indicatorGo(dst, src []float32, lo, hi float32) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = IndicatorScalar(v, lo, hi)
+	}
+}
+
+func maskPositiveGo(dst, c, y []float32) {
+	dst, y = dst[:len(c)], y[:len(c)]
+	for i, v := range c {
+		dst[i] = MaskPositiveScalar(v, y[i])
 	}
 }
 

@@ -19,6 +19,12 @@ func indicatorAVX512(dst, src []float32, lo, hi float32)
 func indicatorAVX2(dst, src []float32, lo, hi float32)
 
 //go:noescape
+func maskPositiveAVX512(dst, c, y []float32)
+
+//go:noescape
+func maskPositiveAVX2(dst, c, y []float32)
+
+//go:noescape
 func mulAVX512(dst, a, b []float32)
 
 //go:noescape
@@ -49,6 +55,20 @@ func indicator(dst, src []float32, lo, hi float32) {
 		indicatorGo(dst[m:], src[m:], lo, hi)
 	default:
 		indicatorGo(dst, src, lo, hi)
+	}
+}
+
+func maskPositive(dst, c, y []float32) {
+	dst, y = dst[:len(c)], y[:len(c)]
+	switch isa {
+	case isaAVX512:
+		maskPositiveAVX512(dst, c, y)
+	case isaAVX2:
+		m := len(c) &^ 7
+		maskPositiveAVX2(dst[:m], c[:m], y[:m])
+		maskPositiveGo(dst[m:], c[m:], y[m:])
+	default:
+		maskPositiveGo(dst, c, y)
 	}
 }
 

@@ -2,11 +2,15 @@
 
 #include "textflag.h"
 
-// Relu, Indicator and Mul for amd64 (see select.go).
+// Relu, MaskPositive, Indicator and Mul for amd64 (see select.go).
 //
 //   - Relu is VMAXPS with the input as the first Intel source and zero as
 //     the second: the instruction returns the second source unless the
 //     first is greater, so x ≤ 0, −0 and NaN all give +0, as ReluScalar.
+//   - MaskPositive compares 0 < y with the ordered LT_OQ, false for NaN,
+//     then keeps c's bits where it holds and +0 elsewhere: a zeroing masked
+//     load (AVX-512) or an AND with the all-ones compare result (AVX2).
+//     Nothing is computed from c, so a NaN or Inf c masked out gives +0.
 //   - Indicator compares with the ordered predicates GT_OQ (x > lo) and
 //     LT_OQ (x < hi), false for NaN, and keeps 1.0 where both hold.
 //   - Mul is VMULPS, rounded once, as the Go product.
@@ -179,6 +183,87 @@ loop:
 	VANDPS  Y15, Y1, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func maskPositiveAVX512(dst, c, y []float32)
+TEXT ·maskPositiveAVX512(SB), NOSPLIT, $0-72
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   c_base+24(FP), SI
+	MOVQ   c_len+32(FP), CX
+	MOVQ   y_base+48(FP), DX
+	VXORPS Z31, Z31, Z31
+	CMPQ   CX, $64
+	JB     one
+
+loop:
+	VCMPPS    $0x11, (DX), Z31, K2
+	VCMPPS    $0x11, 64(DX), Z31, K3
+	VCMPPS    $0x11, 128(DX), Z31, K4
+	VCMPPS    $0x11, 192(DX), Z31, K5
+	VMOVUPS.Z (SI), K2, Z0
+	VMOVUPS.Z 64(SI), K3, Z1
+	VMOVUPS.Z 128(SI), K4, Z2
+	VMOVUPS.Z 192(SI), K5, Z3
+	VMOVUPS   Z0, (DI)
+	VMOVUPS   Z1, 64(DI)
+	VMOVUPS   Z2, 128(DI)
+	VMOVUPS   Z3, 192(DI)
+	ADDQ      $256, SI
+	ADDQ      $256, DX
+	ADDQ      $256, DI
+	SUBQ      $64, CX
+	CMPQ      CX, $64
+	JAE       loop
+
+one:
+	CMPQ      CX, $16
+	JB        tail
+	VCMPPS    $0x11, (DX), Z31, K2
+	VMOVUPS.Z (SI), K2, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       one
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	SELTAILMASK
+	VMOVUPS.Z (DX), K1, Z1
+
+	// Lanes past the end load +0, which is not positive: K2 is within K1.
+	VCMPPS    $0x11, Z1, Z31, K2
+	VMOVUPS.Z (SI), K2, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maskPositiveAVX2(dst, c, y []float32)
+TEXT ·maskPositiveAVX2(SB), NOSPLIT, $0-72
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   c_base+24(FP), SI
+	MOVQ   c_len+32(FP), CX
+	MOVQ   y_base+48(FP), DX
+	VXORPS Y15, Y15, Y15
+	SHRQ   $3, CX
+	JZ     done
+
+loop:
+	VCMPPS  $0x11, (DX), Y15, Y0
+	VANDPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
 	ADDQ    $32, DI
 	DECQ    CX
 	JNZ     loop

@@ -67,6 +67,74 @@ func TestSelectKernelsMatchScalar(t *testing.T) {
 	})
 }
 
+// checkMaskPositive runs MaskPositive on c and y into a fresh slice, into c
+// and into y, and compares each with MaskPositiveScalar bit for bit (NaN
+// payloads included: c passes through untouched).
+func checkMaskPositive(t *testing.T, c, y []float32) {
+	t.Helper()
+	n := len(c)
+	check := func(how string, out []float32) {
+		t.Helper()
+		for i := range out {
+			if want := MaskPositiveScalar(c[i], y[i]); !sameBits(out[i], want) {
+				t.Fatalf("n=%d, %s: MaskPositive(%v (%#x), %v) = %v (%#x), want %v (%#x)", n, how,
+					c[i], math.Float32bits(c[i]), y[i], out[i], math.Float32bits(out[i]), want, math.Float32bits(want))
+			}
+		}
+	}
+	out := make([]float32, n)
+	MaskPositive(out, c, y)
+	check("fresh dst", out)
+	copy(out, c)
+	MaskPositive(out, out, y)
+	check("dst = c", out)
+	copy(out, y)
+	MaskPositive(out, c, out)
+	check("dst = y", out)
+}
+
+// TestMaskPositiveMatchesScalar runs MaskPositive on every kernel set, every
+// length from 0 to 200 (all tail sizes of both widths) and in place, against
+// MaskPositiveScalar bit for bit, over random bit patterns and normal
+// values with the special values spread through both inputs.
+func TestMaskPositiveMatchesScalar(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		for n := 0; n <= 200; n++ {
+			c := selectInputs(n)
+			y := selectInputs(n + 7)[7:]
+			checkMaskPositive(t, c, y)
+			// The special values of y against the same c, and y's own signs
+			// reversed, so that every c meets positive and non-positive y.
+			checkMaskPositive(t, c, selectInputs(n))
+			for i := range y {
+				y[i] = -y[i]
+			}
+			checkMaskPositive(t, c, y)
+		}
+	})
+}
+
+// TestMaskPositiveSpecials runs MaskPositive on every pair of special
+// values (a NaN or infinite c meeting a negative, zero or NaN y must give
+// +0; a positive y, even a subnormal one, passes c's bits), laid out over
+// several lengths so that each pair lands in the vector body and the tails.
+func TestMaskPositiveSpecials(t *testing.T) {
+	sp := selectInputs(18) // the special values only
+	var c, y []float32
+	for _, cv := range sp {
+		for _, yv := range sp {
+			c, y = append(c, cv), append(y, yv)
+		}
+	}
+	forEachISA(t, func(t *testing.T) {
+		for _, off := range []int{0, 1, 7, 9, 15} {
+			for _, n := range []int{len(c) - off, 17, 31, 63} {
+				checkMaskPositive(t, c[off:off+n], y[off:off+n])
+			}
+		}
+	})
+}
+
 // TestSelectKernelsLeaveTheRest checks that the kernels write no element
 // past the destination's length (the masked tails).
 func TestSelectKernelsLeaveTheRest(t *testing.T) {
@@ -80,6 +148,7 @@ func TestSelectKernelsLeaveTheRest(t *testing.T) {
 			Relu(buf[:n], x)
 			Indicator(buf[:n], x, 0, 1)
 			Mul(buf[:n], x, x)
+			MaskPositive(buf[:n], x, x)
 			for i := n; i < len(buf); i++ {
 				if buf[i] != 42 {
 					t.Fatalf("n=%d: element %d past the end was written", n, i)
@@ -94,6 +163,12 @@ func TestSelectLengthMismatchPanics(t *testing.T) {
 		"Relu":      func() { Relu(make([]float32, 2), make([]float32, 3)) },
 		"Indicator": func() { Indicator(make([]float32, 2), make([]float32, 3), 0, 1) },
 		"Mul":       func() { Mul(make([]float32, 3), make([]float32, 3), make([]float32, 2)) },
+		"MaskPositive c": func() {
+			MaskPositive(make([]float32, 3), make([]float32, 2), make([]float32, 3))
+		},
+		"MaskPositive y": func() {
+			MaskPositive(make([]float32, 3), make([]float32, 3), make([]float32, 2))
+		},
 	} {
 		func() {
 			defer func() {
@@ -117,6 +192,7 @@ func BenchmarkSelect(b *testing.B) {
 		{"Relu", func() { Relu(out, x) }},
 		{"Indicator", func() { Indicator(out, x, 0, float32(math.Inf(1))) }},
 		{"Mul", func() { Mul(out, x, y) }},
+		{"MaskPositive", func() { MaskPositive(out, x, y) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
