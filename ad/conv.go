@@ -425,7 +425,7 @@ func (p *convBiasPrim) JVP(r *Rule) Var {
 		}
 	}
 	if p.relu && !t.IsZero() {
-		t = Mul(t, Indicator(r.Out, 0, inf32))
+		t = maskPositive(t, r.Out)
 	}
 	return t
 }
@@ -436,7 +436,7 @@ func (p *convBiasPrim) JVP(r *Rule) Var {
 func (p *convBiasPrim) VJP(r *Rule, cot Var) {
 	x, w := r.In[0], r.In[1]
 	if p.relu {
-		cot = Mul(cot, Indicator(r.Out, 0, inf32))
+		cot = maskPositive(cot, r.Out)
 	}
 	if r.Need(0) {
 		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, w))

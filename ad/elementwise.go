@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/vmath"
@@ -11,9 +12,10 @@ import (
 // The elementwise family: exponentials and powers, trigonometric functions,
 // activations, clamp, stop-gradient and select. Every derivative is written
 // with ops of the set, so it composes to any order. Data-dependent choices
-// (the ReLU mask, the clamp range, the sign of Abs) go through Indicator,
-// Sign or the condition of Where, whose derivatives are structurally zero:
-// ReLU'' = 0 away from 0 comes out exactly 0.
+// (the ReLU mask, the clamp range, the sign of Abs) go through maskPositive,
+// Indicator, Sign or the condition of Where, whose derivatives with respect
+// to the data they test are structurally zero: ReLU'' = 0 away from 0
+// comes out exactly 0.
 //
 // At a kink the derivative is PyTorch's where PyTorch has one: Relu'(0) = 0,
 // LeakyRelu'(0) = slope, Elu'(0) = alpha, Abs'(0) = Sign(0) = 0. Clamp's
@@ -134,7 +136,11 @@ var (
 			return 0
 		},
 		kernel: vmath.Relu, // the same as f, bit for bit, vectorised
-		deriv:  func(x, _ Var) Var { return Indicator(x, 0, inf32) },
+		// t·[x > 0] in one pass (not Mul(t, Indicator(x, 0, +Inf)), two
+		// passes and a buffer), and 0 where x ≤ 0 even for a NaN or
+		// infinite t, as PyTorch. The mask tests the input x; y > 0 would
+		// select the same elements, x is kept by the tape either way.
+		scale: func(t, x, _ Var) Var { return maskPositive(t, x) },
 	}
 	geluOp = &unaryPrim{
 		name: "Gelu",
@@ -227,7 +233,9 @@ func Cos(x Var) Var { return Apply(cosOp, Attrs{}, x) }
 // Sigmoid returns 1/(1 + e⁻ˣ) elementwise, without overflow for large |x|.
 func Sigmoid(x Var) Var { return Apply(sigmoidOp, Attrs{}, x) }
 
-// Relu returns max(x, 0) elementwise. Its derivative at 0 is 0.
+// Relu returns max(x, 0) elementwise. Its derivative at 0 is 0, and where
+// x ≤ 0 its rules give 0 whatever tangent or cotangent comes (NaN and ±Inf
+// included), as PyTorch's do.
 func Relu(x Var) Var { return Apply(reluOp, Attrs{}, x) }
 
 // Gelu returns the exact GELU, x·Φ(x) = 0.5·x·(1 + erf(x/√2)), PyTorch's
@@ -361,6 +369,46 @@ func Elu(x Var, alpha float32) Var {
 // elsewhere, at the bounds too.
 func Clamp(x Var, lo, hi float32) Var {
 	return Apply(clampOp, Attrs{Floats: []float32{lo, hi}}, x)
+}
+
+// maskPositive returns c where y > 0 and +0 elsewhere (NaN y included),
+// elementwise, for c and y of the same shape: ReLU's derivative applied to
+// c in one pass. Where the mask is off the result is 0 whatever c is (a NaN
+// or infinite c included, as PyTorch's threshold_backward), which a product
+// c·[y > 0] would not give. The mask is piecewise constant, so nothing flows
+// to y, at any order.
+func maskPositive(c, y Var) Var { return Apply(maskPositiveOp, Attrs{}, c, y) }
+
+type maskPositivePrim struct{}
+
+var maskPositiveOp = &maskPositivePrim{}
+
+func (*maskPositivePrim) Name() string { return "MaskPositive" }
+func (*maskPositivePrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
+	if !slices.Equal(in[0], in[1]) {
+		return dst, fmt.Errorf("c has shape %v and y %v; want equal shapes", in[0], in[1])
+	}
+	return append(dst, in[0]...), nil
+}
+func (*maskPositivePrim) Forward(f *Forward) {
+	vmath.MaskPositive(f.Out.Data, f.In[0].Data, f.In[1].Data)
+}
+
+// JVP: maskPositive(ċ, y); y's tangent contributes nothing.
+func (*maskPositivePrim) JVP(r *Rule) Var {
+	tc := r.Tangent(0)
+	if tc.IsZero() {
+		return Var{}
+	}
+	return maskPositive(tc, r.In[1])
+}
+
+// VJP: maskPositive(ḡ, y) to c (the map is its own transpose), nothing to
+// y.
+func (*maskPositivePrim) VJP(r *Rule, g Var) {
+	if r.Need(0) {
+		r.AddGrad(0, maskPositive(g, r.In[1]))
+	}
 }
 
 // StopGradient returns x's value, sharing its memory, as a value whose

@@ -18,6 +18,11 @@ type unaryPrim struct {
 	kernel func(out, x []float32)
 	// deriv returns d out/d x as a Var, from the input x and the output y.
 	deriv func(x, y Var) Var
+	// scale, if set, returns t·d out/d x for a tangent or cotangent t (the
+	// Jacobian is diagonal, so one map serves both modes), in place of
+	// Mul(t, deriv(x, y)): it lets Relu mask t in one pass, without
+	// materialising its 0/1 derivative.
+	scale func(t, x, y Var) Var
 }
 
 func (p *unaryPrim) Name() string { return p.name }
@@ -34,8 +39,14 @@ func (p *unaryPrim) Forward(f *Forward) {
 		out[i] = p.f(v)
 	}
 }
-func (p *unaryPrim) JVP(r *Rule) Var    { return Mul(r.Tangent(0), p.deriv(r.In[0], r.Out)) }
-func (p *unaryPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Mul(c, p.deriv(r.In[0], r.Out))) }
+func (p *unaryPrim) times(t Var, r *Rule) Var {
+	if p.scale != nil {
+		return p.scale(t, r.In[0], r.Out)
+	}
+	return Mul(t, p.deriv(r.In[0], r.Out))
+}
+func (p *unaryPrim) JVP(r *Rule) Var    { return p.times(r.Tangent(0), r) }
+func (p *unaryPrim) VJP(r *Rule, c Var) { r.AddGrad(0, p.times(c, r)) }
 
 var negOp = &negPrim{}
 
