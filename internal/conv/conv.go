@@ -28,6 +28,13 @@
 //     views of the planes, with no im2col matrix; otherwise im2col (or
 //     col2im) and one flat.Gemm.
 //
+// ForwardBias is Forward with a per-channel bias and an optional ReLU: the
+// blocked kernel starts its sums at the bias and applies ReLU in registers;
+// the other paths add both in one pass. The stride-1 filter gradient splits
+// its kernel taps over goroutines, and the blocked kernels split the batch;
+// either way every sum keeps its order, so results have the same bits on
+// any number of goroutines.
+//
 // Scratch buffers come from free lists, so the kernels allocate nothing
 // once warm.
 //
