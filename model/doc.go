@@ -17,7 +17,8 @@
 // Layers: Dense, Conv, ConvTranspose, MaxPool, MeanPool, AdaptiveMeanPool,
 // GlobalMeanPool, Flatten, LayerNorm, BatchNorm, Embedding, Dropout, the
 // activations (Relu, Tanh, …) and Func for any function of one Var.
-// Containers: Chain (a slice of layers of any depth), Skip (a skip
+// Containers: Chain (a slice of layers of any depth; a Conv followed by
+// Relu() is applied as one op, ad.ConvBiasRelu), Skip (a skip
 // connection combine(layer(x), x)) and Parallel. Losses: MSE, L1, Huber,
 // CrossEntropy and LogitCrossEntropy (class indices or one-hot targets),
 // BinaryCrossEntropy and LogitBinaryCrossEntropy, with mean or sum
