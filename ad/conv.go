@@ -398,7 +398,7 @@ func (p *convBiasPrim) Forward(f *Forward) {
 
 // biasShape returns (Cout, 1, …, 1) for an output of y's rank, in buf: the
 // bias as it broadcasts against the output.
-func biasShape(buf *[2 + maxConvDims]int, y []int) []int {
+func biasShape(buf *[maxRank]int, y []int) []int {
 	s := buf[:len(y)-1]
 	s[0] = y[1]
 	for i := 1; i < len(s); i++ {
@@ -407,15 +407,12 @@ func biasShape(buf *[2 + maxConvDims]int, y []int) []int {
 	return s
 }
 
-// maxConvDims is the largest number of spatial axes of the conv family.
-const maxConvDims = 3
-
 // JVP: ẏ = Conv(ẋ, w) + Conv(x, ẇ) + ḃ, masked by the output's sign for
 // ConvBiasRelu.
 func (p *convBiasPrim) JVP(r *Rule) Var {
 	t := bilinearJVP(convOp, r)
 	if tb := r.Tangent(2); !tb.IsZero() {
-		var buf [2 + maxConvDims]int
+		var buf [maxRank]int
 		ys := r.Out.Shape()
 		bb := Reshape(tb, biasShape(&buf, ys)...)
 		if t.IsZero() {
@@ -445,7 +442,7 @@ func (p *convBiasPrim) VJP(r *Rule, cot Var) {
 		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
 	}
 	if r.Need(2) {
-		var buf [2 + maxConvDims]int
+		var buf [maxRank]int
 		r.AddGrad(2, Reshape(SumTo(cot, biasShape(&buf, cot.Shape())...), r.In[2].Shape()...))
 	}
 }

@@ -40,7 +40,7 @@ func newTapSet(offs []int) tapSet {
 // epilogue is what the forward kernels apply to each output channel's sums
 // before storing them: a bias (one value per output channel, nil for none)
 // added first, then ReLU if relu. The blocked kernel does both in
-// registers; the others in one pass over the output (see finish).
+// registers; the others in one pass over the output (epilogue.apply).
 type epilogue struct {
 	bias []float32
 	relu bool

@@ -42,6 +42,7 @@
 package conv
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/flatkit/flatkit/flat"
@@ -124,7 +125,7 @@ func Forward(y, x, w []float32, g *Geom) { forward(y, x, w, g, epilogue{}) }
 // before it stores them; the other paths add both in one pass over y.
 func ForwardBias(y, x, w, bias []float32, relu bool, g *Geom) {
 	if bias != nil && len(bias) != g.Cout {
-		panic("conv: ForwardBias: bias length is not Cout")
+		panic(fmt.Sprintf("conv: ForwardBias: bias has %d values, want Cout = %d", len(bias), g.Cout))
 	}
 	forward(y, x, w, g, epilogue{bias: bias, relu: relu})
 }
@@ -1265,7 +1266,8 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	}
 	// The product's columns are the larger of the two channel counts:
 	// flat.Gemm's widest micro-kernel is 32 columns wide.
-	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: cig >= cog}
+	byCin := cig >= cog
+	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
 	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
 	if kv > 1 && work >= 1<<18 {
 		flat.ParallelFor(kv*itemScale, itemScale, j.run)
@@ -1281,7 +1283,7 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 		for ci := 0; ci < cig; ci++ {
 			dst := dw[(co*cig+ci)*kv:][:kv]
 			for k := range dst {
-				if cig >= cog {
+				if byCin {
 					dst[k] = wt[(k*g.Cout+co)*cig+ci]
 				} else {
 					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
