@@ -89,8 +89,9 @@ func (l *ConvLayer) Init(θ []float32, rng *rand.Rand) {
 func (l *ConvLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var { return l.apply(p, x, false) }
 
 // fusesRelu reports whether a Relu after the layer can be taken into its
-// op: when no activation of its own comes between.
-func (l *ConvLayer) fusesRelu() bool { return l.err == nil && l.opt.act == nil }
+// op (ad.ConvBiasRelu): when it has a bias and no activation of its own
+// comes between.
+func (l *ConvLayer) fusesRelu() bool { return l.err == nil && l.opt.act == nil && !l.opt.noBias }
 
 // apply is Apply followed by Relu when relu is set (Chain fuses a Conv and
 // the Relu layer after it into one op, ad.ConvBiasRelu).
@@ -103,11 +104,7 @@ func (l *ConvLayer) apply(p, x ad.Var, relu bool) ad.Var {
 	}
 	w := l.weight(p)
 	if l.opt.noBias {
-		y := ad.Conv(x, w, l.geom)
-		if relu {
-			y = ad.Relu(y)
-		}
-		return l.finish(y, p, len(l.Kernel))
+		return l.finish(ad.Conv(x, w, l.geom), p, len(l.Kernel)) // relu is never set: see fusesRelu
 	}
 	b := ad.View(p, l.nw, l.out)
 	if relu {
