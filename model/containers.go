@@ -67,9 +67,9 @@ type ChainLayer struct {
 // and Flux's Chain. Layer i's parameters are the group "i" ("0.weight",
 // "3.bias"); a layer without parameters still takes its index. A chain of
 // any depth is a slice: applying it costs one parameter view per layer
-// with parameters, nothing more. A Conv followed by Relu() is applied as
-// one op (ad.ConvBiasRelu), which spares a pass over the activations;
-// parameters and paths are unchanged.
+// with parameters, nothing more. A Conv with a bias followed by Relu() is
+// applied as one op (ad.ConvBiasRelu), which spares a pass over the
+// activations; parameters and paths are unchanged.
 func Chain(layers ...Layer) *ChainLayer {
 	c := &ChainLayer{indexed: newIndexed(layers), fused: make([]bool, len(layers))}
 	for i := 0; i+1 < len(layers); i++ {
