@@ -32,7 +32,11 @@ var log2ErrOld0 = math.Log2(ctlErrOld0)
 // accumulated in float64. It is NaN when u1 or e is not finite. Methods
 // with their own error estimate (Rosenbrock) use it so that all methods
 // measure error alike.
-func wrmsNorm[T Float](e, u0, u1 []T, atol, rtol float64) float64 {
+func wrmsNorm[T Float](e, u0, u1 []T, o *options) float64 {
+	if o.perComponent() {
+		return wrmsNormVec(e, u0, u1, o)
+	}
+	atol, rtol := o.atol, o.rtol
 	var acc, bad float64
 	u0 = u0[:len(e)]
 	u1 = u1[:len(e)]
@@ -41,6 +45,23 @@ func wrmsNorm[T Float](e, u0, u1 []T, atol, rtol float64) float64 {
 		r := float64(v) / (atol + rtol*max(a, b))
 		acc += r * r
 		bad += b * 0
+	}
+	return math.Sqrt(acc/float64(len(e))) + bad
+}
+
+// wrmsNormVec is wrmsNorm with per-component tolerances; a component with
+// an infinite atol is left out (its weight is 0), but still checked for
+// NaN.
+func wrmsNormVec[T Float](e, u0, u1 []T, o *options) float64 {
+	var acc, bad float64
+	u0 = u0[:len(e)]
+	u1 = u1[:len(e)]
+	for i, v := range e {
+		atol, rtol := o.tolAt(i)
+		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
+		r := float64(v) / (atol + rtol*max(a, b))
+		acc += r * r
+		bad += b*0 + float64(v)*0
 	}
 	return math.Sqrt(acc/float64(len(e))) + bad
 }
@@ -71,10 +92,10 @@ func firstNonFinite[T Float](u []T) int {
 // h = min(100·h0, (0.01/max(d1, d2))^(1/(p+1))). It costs one evaluation of F.
 func (it *Integrator[T]) initialStep(f0 []T) float64 {
 	span := math.Abs(it.t1 - it.t0)
-	atol, rtol := it.o.atol, it.o.rtol
 	u0 := it.u
 	var d0, d1 float64
 	for i, v := range u0 {
+		atol, rtol := it.o.tolAt(i)
 		sc := atol + rtol*math.Abs(float64(v))
 		a, b := float64(v)/sc, float64(f0[i])/sc
 		d0 += a * a
@@ -96,6 +117,7 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 	it.stats.FEvals++
 	var d2 float64
 	for i, v := range u0 {
+		atol, rtol := it.o.tolAt(i)
 		sc := atol + rtol*math.Abs(float64(v))
 		d := float64(f1[i]-f0[i]) / sc
 		d2 += d * d

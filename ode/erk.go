@@ -163,6 +163,13 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if !e.adaptive {
 		return finiteCheck(un)
 	}
+	if it.o.perComponent() {
+		lincomb(e.tmp, nil, e.k, &e.errRow)
+		for j := range e.tmp {
+			e.tmp[j] *= h
+		}
+		return wrmsNorm(e.tmp, u, un, &it.o)
+	}
 	// Error estimate h Σ (b − bhat)_i k_i in the weighted RMS norm, fused.
 	atol, rtol := it.o.atol, it.o.rtol
 	var acc, bad float64

@@ -85,6 +85,10 @@ type Integrator[T Float] struct {
 	gPend   []bool    // condition ≈ 0 at the start (just fired, or zero at T0)
 	evU     []T       // the state at a root-finding point
 	evS     []T       // the states at the event sample points
+
+	// onAccept, if set, is called after every accepted step (its output
+	// done): the gradient methods record checkpoints and steps with it.
+	onAccept func()
 }
 
 // Init prepares an integrator for prob with method m; it checks the problem
@@ -97,15 +101,28 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.gradOnly != "" {
+		return nil, fmt.Errorf("ode: option %s applies to Gradient only, not to a solve", o.gradOnly)
+	}
+	return initWith(prob, m, o)
+}
+
+func parseOptions(opts []Option) (options, error) {
 	o := defaultOptions()
 	for _, op := range opts {
 		if op != nil {
 			op(&o)
 		}
 	}
-	if o.err != nil {
-		return nil, o.err
-	}
+	return o, o.err
+}
+
+// initWith is Init with parsed options; prob has been validated.
+func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], error) {
 	inf := m.info()
 	fixed := o.fixed
 	if inf.fixedOnly && fixed == 0 {
@@ -116,6 +133,9 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 	}
 	adaptive := inf.adaptive && fixed == 0
 	n := len(prob.U0)
+	if o.atolv != nil && len(o.atolv) != n {
+		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), n)
+	}
 	st, err := newStepper[T](m, n, adaptive)
 	if err != nil {
 		return nil, err
@@ -136,10 +156,26 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 	it.outT = make([]float64, 0, nsave)
 	it.outU = make([]T, 0, nsave*n)
 	it.growEvents(len(prob.Events))
-	if err := it.restart(prob.U0, prob.T0, prob.T1); err != nil {
+	u0, err := it.initialState()
+	if err != nil {
+		return nil, err
+	}
+	if err := it.restart(u0, prob.T0, prob.T1); err != nil {
 		return nil, err
 	}
 	return it, nil
+}
+
+// initialState is it.prob.U0, or U0From(P) computed into it.uNew.
+func (it *Integrator[T]) initialState() ([]T, error) {
+	if it.prob.U0From == nil {
+		return it.prob.U0, nil
+	}
+	it.prob.U0From(it.uNew, it.prob.P)
+	if err := checkState(it.uNew, "Problem.U0From(P)"); err != nil {
+		return nil, err
+	}
+	return it.uNew, nil
 }
 
 func (it *Integrator[T]) growEvents(k int) {
@@ -182,7 +218,11 @@ func (it *Integrator[T]) ReinitProblem(prob Problem[T]) error {
 	}
 	it.prob = prob
 	it.growEvents(len(prob.Events))
-	return it.restart(prob.U0, prob.T0, prob.T1)
+	u0, err := it.initialState()
+	if err != nil {
+		return err
+	}
+	return it.restart(u0, prob.T0, prob.T1)
 }
 
 // restart resets the solve state to (t0, u0) and takes the first F
@@ -488,6 +528,9 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	}
 	if it.t == it.t1 {
 		it.finish(Success)
+	}
+	if it.onAccept != nil {
+		it.onAccept()
 	}
 }
 

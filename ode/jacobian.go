@@ -49,9 +49,8 @@ func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	up, fp := je.up, je.fp
 	copy(up, u)
 	f0 = f0[:n]
-	atol, rtol := it.o.atol, it.o.rtol
 	ue := je.sqrtEps * je.sqrtEps
-	fn := wrmsNorm(f0, u, u, atol, rtol)
+	fn := wrmsNorm(f0, u, u, &it.o)
 	minInc := 1.0
 	if fn > 0 && fn <= math.MaxFloat64 {
 		minInc = 1000 * math.Abs(h) * ue * float64(n) * fn
@@ -59,6 +58,10 @@ func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	for j := 0; j < n; j++ {
 		uj := up[j]
 		a := math.Abs(float64(uj))
+		atol, rtol := it.o.tolAt(j)
+		if math.IsInf(atol, 1) { // a component left out of the error control
+			atol = 0
+		}
 		d := T(max(je.sqrtEps*a, minInc*(atol+rtol*a)))
 		up[j] = uj + d
 		d = up[j] - uj // exactly representable

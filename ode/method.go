@@ -17,6 +17,7 @@ type methodInfo struct {
 	order     int  // the order p used by the step-size controller and the initial step heuristic
 	adaptive  bool // has an error estimate
 	fixedOnly bool // needs FixedStep (or InitialStep): RK4
+	stiff     bool // a Rosenbrock method: uses Problem.Jac
 }
 
 // stepper is the seam between the integrator, which owns time, the state

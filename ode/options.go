@@ -12,6 +12,8 @@ type Option func(*options)
 
 type options struct {
 	rtol, atol float64
+	atolv      []float64 // per-component absolute tolerances, or nil (TolPerComponent)
+	rtolv      []float64 // per-component relative tolerances, or nil (internal: augmented systems)
 	saveAt     []float64 // sorted ascending copy
 	saveAtSet  bool
 	dense      bool
@@ -20,8 +22,13 @@ type options struct {
 	tstops     []float64 // sorted ascending copy
 	dt0        float64
 	fixed      float64
-	workers    int   // Ensemble.Solve's goroutines (ensemble.go); 0: GOMAXPROCS
-	err        error // first invalid option
+	workers    int // Ensemble.Solve's goroutines (ensemble.go); 0: GOMAXPROCS
+	// Gradient only (gradopts.go)
+	gradOnly           string  // the name of the first gradient-only option given
+	adjRtol, adjAtol   float64 // the backward solve's tolerances; 0: the forward ones
+	quadRtol, quadAtol float64 // the quadratures' tolerances; 0: the forward ones
+	finiteDiff         bool    // JVP and VJP by finite differences where the Problem has none
+	err                error   // first invalid option
 }
 
 // Default values of the options.
@@ -56,6 +63,47 @@ func Tol(rel, abs float64) Option {
 		o.rtol, o.atol = rel, abs
 	}
 }
+
+// TolPerComponent is Tol with one absolute tolerance per component of the
+// state (len(abs) must equal the dimension): for states whose components
+// live on different scales, such as Robertson's y2 ~ 1e-5 beside y1 ~ 1. An
+// abs of +Inf leaves that component out of the error control.
+func TolPerComponent(rel float64, abs []float64) Option {
+	c := slices.Clone(abs)
+	return func(o *options) {
+		if !(rel >= 0) || math.IsInf(rel, 0) {
+			o.fail("TolPerComponent(%g, …): want a finite rel ≥ 0", rel)
+			return
+		}
+		if len(c) == 0 {
+			o.fail("TolPerComponent: abs is empty, want one tolerance per component")
+			return
+		}
+		for i, a := range c {
+			if !(a > 0) {
+				o.fail("TolPerComponent: abs[%d] = %g, want abs > 0", i, a)
+				return
+			}
+		}
+		o.rtol, o.atolv = rel, c
+		o.atol = slices.Min(c)
+	}
+}
+
+// tolAt returns the absolute and relative tolerance of component i.
+func (o *options) tolAt(i int) (atol, rtol float64) {
+	atol, rtol = o.atol, o.rtol
+	if o.atolv != nil {
+		atol = o.atolv[i]
+	}
+	if o.rtolv != nil {
+		rtol = o.rtolv[i]
+	}
+	return atol, rtol
+}
+
+// perComponent reports whether the tolerances differ between components.
+func (o *options) perComponent() bool { return o.atolv != nil || o.rtolv != nil }
 
 // SaveAt saves the state exactly at the times ts, evaluated through the
 // method's dense interpolant (steps are never shortened for them). With

@@ -17,12 +17,37 @@ type Float interface{ ~float32 | ~float64 }
 // unchanged. T1 < T0 integrates backwards in time; T1 == T0 is a valid,
 // empty span. Jac is optional and used only by stiff methods: it writes the
 // row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
+//
+// JVP and VJP are the derivative products that Gradient needs (see
+// Sensitivity for which method uses which); ADFunc and ADProblem fill
+// them exactly for a right-hand side written with ad ops. U0From makes
+// the initial state a function of the parameters.
 type Problem[T Float] struct {
 	F      func(du, u []T, p []float32, t float64)
 	U0     []T
 	T0, T1 float64
 	P      []float32
 	Jac    func(J []T, u []T, p []float32, t float64)
+
+	// JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp at (u, p, t), with len(dp) =
+	// len(p). dp is nil when the parameter direction is zero (then only
+	// ∂F/∂u·v is wanted). ForwardSensitivity needs it; a stiff method in
+	// any sensitivity method uses it for Jacobians when Jac is nil.
+	JVP func(jv, u, v []T, p []float32, dp []T, t float64)
+	// VJP adds wᵀ·∂F/∂u into du (len n) and wᵀ·∂F/∂p into dp (len(p)).
+	// dp is nil when only the first product is wanted. The adjoint
+	// methods need it.
+	VJP func(du, dp, w, u []T, p []float32, t float64)
+
+	// U0From, if set, computes the initial state from the parameters
+	// into u0 (len(U0)), for fitting initial conditions by name: Solve,
+	// Init, ReinitProblem and Gradient start from it instead of U0's
+	// values (U0 still gives the dimension). U0FromVJP adds wᵀ·∂u0/∂p
+	// into dp (len(p)); Gradient needs it when U0From is set, so that
+	// dL/du0 flows into dL/dθ.
+	U0From    func(u0 []T, p []float32)
+	U0FromVJP func(dp, w []T, p []float32)
+
 	Events []Event[T]
 }
 

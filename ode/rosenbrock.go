@@ -65,7 +65,7 @@ func newRosMethod(tb *rosTableau) *rosMethod {
 	if err := tb.check(); err != nil {
 		panic("ode: bad Rosenbrock tableau " + err.Error())
 	}
-	return &rosMethod{tab: tb, inf: methodInfo{order: tb.order, adaptive: true}}
+	return &rosMethod{tab: tb, inf: methodInfo{order: tb.order, adaptive: true, stiff: true}}
 }
 
 // rosenbrock is the generic Rosenbrock loop over a rosTableau.
@@ -235,10 +235,10 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 		return finiteCheck(un)
 	}
 	if r.eLast {
-		return wrmsNorm(last, u, un, it.o.atol, it.o.rtol)
+		return wrmsNorm(last, u, un, &it.o)
 	}
 	lincomb(tmp, nil, r.k, &r.eRow)
-	return wrmsNorm(tmp, u, un, it.o.atol, it.o.rtol)
+	return wrmsNorm(tmp, u, un, &it.o)
 }
 
 func (r *rosenbrock[T]) accept(it *Integrator[T], h float64) {

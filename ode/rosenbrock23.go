@@ -22,7 +22,7 @@ type r23Method struct{}
 
 func (*r23Method) Name() string     { return "Rosenbrock23" }
 func (*r23Method) String() string   { return "Rosenbrock23" }
-func (*r23Method) info() methodInfo { return methodInfo{order: 2, adaptive: true} }
+func (*r23Method) info() methodInfo { return methodInfo{order: 2, adaptive: true, stiff: true} }
 
 // The coefficients: W = I − h·d·J with d = 1/(2+√2), and e32 = 6+√2.
 var (
@@ -123,7 +123,7 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range tmp {
 		tmp[i] = h6 * (k1[i] - 2*k2[i] + k3[i])
 	}
-	return wrmsNorm(tmp, u, un, it.o.atol, it.o.rtol)
+	return wrmsNorm(tmp, u, un, &it.o)
 }
 
 func (r *ros23[T]) accept(it *Integrator[T], h float64) {

@@ -1,0 +1,441 @@
+package ode
+
+import (
+	"context"
+	"math"
+)
+
+// The continuous adjoint methods. With λ(T1) = dL/du(T1) (from a save time
+// at T1, else 0) and μ(T1) = 0, both are integrated backwards to T0:
+//
+//	λ' = −(∂F/∂u)ᵀλ − (∂g/∂u)ᵀ,   μ' = −(∂F/∂p)ᵀλ − (∂g/∂p)ᵀ,
+//
+// λ jumping by dL/du(t_i) at each save time. Then dL/du0 = λ(T0) and
+// dL/dp = μ(T0). The backward solve is cut at the save times (and, with
+// checkpoints, at the checkpoints), so the jumps land exactly.
+
+// adjointPass is the backward pass both adjoint methods share: the
+// backward integrator and the walk over the save times.
+type adjointPass[T Float] struct {
+	gs     *GradientSolver[T]
+	bwd    *Integrator[T]
+	a      []T // the backward state
+	lam    int // offset of λ in a
+	j      int // the next save time to reach, in integration order; −1: none
+	tCur   float64
+	dir    float64
+	onSave func(k int) // called at save time gs.at[k] after its jump (backsolve resets u)
+}
+
+// saveIO returns the j-th save time in the order of integration and its
+// index in gs.at.
+func (ap *adjointPass[T]) saveIO(j int) (float64, int) {
+	at := ap.gs.at
+	if ap.dir < 0 {
+		j = len(at) - 1 - j
+	}
+	return at[j], j
+}
+
+// start sets the pass at T1 with a cleared state and applies the jumps of
+// save times at T1.
+func (ap *adjointPass[T]) start(dir float64) {
+	ap.dir = dir
+	clear(ap.a)
+	ap.j = len(ap.gs.at) - 1
+	ap.tCur = ap.gs.prob.T1
+	ap.jumps()
+}
+
+// jumps applies λ += dL/du of the save times equal to tCur.
+func (ap *adjointPass[T]) jumps() {
+	n := len(ap.gs.prob.U0)
+	for ap.j >= 0 {
+		t, k := ap.saveIO(ap.j)
+		if t != ap.tCur {
+			return
+		}
+		lam := ap.a[ap.lam : ap.lam+n]
+		for i, v := range ap.gs.dl[k] {
+			lam[i] += v
+		}
+		if ap.onSave != nil {
+			ap.onSave(k)
+		}
+		ap.j--
+	}
+}
+
+// to integrates the adjoint back from tCur to lo, stopping at every save
+// time on the way.
+func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
+	gs := ap.gs
+	for {
+		next := lo
+		if ap.j >= 0 {
+			if t, _ := ap.saveIO(ap.j); ap.dir*(t-lo) > 0 {
+				next = t
+			}
+		}
+		if next != ap.tCur {
+			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
+				return wrapSolveErr("backward solve", err)
+			}
+			err := ap.bwd.Run(ctx)
+			addStats(&gs.res.Backward, ap.bwd.Stats())
+			if err != nil {
+				return wrapSolveErr("backward (adjoint) solve", err)
+			}
+			copy(ap.a, ap.bwd.u)
+			ap.tCur = next
+		}
+		ap.jumps()
+		if next == lo {
+			return nil
+		}
+	}
+}
+
+// backwardOptions returns the options of a backward solve of dimension N
+// whose components [lo, hi) are λ, those from hi on μ (quadratures) and
+// those before lo a state with the forward tolerances.
+func backwardOptions(g *options, N, lo, hi int) options {
+	o := *g
+	o.saveAt, o.saveAtSet, o.dense, o.everyStep, o.tstops, o.dt0 = nil, true, false, false, nil, 0
+	o.atolv, o.rtolv = make([]float64, N), make([]float64, N)
+	ar, aa := g.adjointTols()
+	qr, qa := g.quadTols()
+	for i := range N {
+		switch {
+		case i < lo:
+			o.atolv[i], o.rtolv[i] = g.tolAt(i)
+		case i < hi:
+			o.atolv[i], o.rtolv[i] = aa, ar
+		default:
+			o.atolv[i], o.rtolv[i] = qa, qr
+		}
+	}
+	o.atol = math.Inf(1)
+	for _, a := range o.atolv {
+		o.atol = min(o.atol, a)
+	}
+	return o
+}
+
+// forwardOptions returns the forward solve's options for the system sys:
+// the state's tolerances and, with a running cost, the quadrature's.
+func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options {
+	o := *g
+	o.saveAt, o.saveAtSet, o.dense = nil, true, dense
+	if sys.quad {
+		N := sys.dim()
+		o.atolv, o.rtolv = make([]float64, N), make([]float64, N)
+		for i := 0; i < sys.n; i++ {
+			o.atolv[i], o.rtolv[i] = g.tolAt(i)
+		}
+		o.rtolv[sys.n], o.atolv[sys.n] = g.quadTols()
+		o.atol = min(o.atol, o.atolv[sys.n])
+	}
+	return o
+}
+
+// negVJP writes da = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p, t),
+// with the running cost's partials (the constant adjoint 1 of q).
+func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
+	clear(du)
+	clear(dp)
+	gs := sys.gs
+	gs.prob.VJP(du, dp, w, u, p, t)
+	if sys.quad {
+		sys.runningGrad(u, p, t)
+		for i, v := range sys.gu {
+			du[i] += v
+		}
+		for k, v := range sys.gp {
+			dp[k] += v
+		}
+	}
+	for i := range du {
+		du[i] = -du[i]
+	}
+	for k := range dp {
+		dp[k] = -dp[k]
+	}
+}
+
+// interpAdjoint is InterpolatingAdjoint.
+type interpAdjoint[T Float] struct {
+	gs       *GradientSolver[T]
+	cfg      InterpolatingAdjoint
+	n, np    int
+	quad     bool
+	built    bool
+	sys      *fwdSystem[T]
+	fwd, seg *Integrator[T]
+	rd       denseReader[T]
+	ck       checkpoints[T]
+	pass     adjointPass[T]
+	y0, ub   []T
+	ev       []T
+	row, rp  []T
+	u1       []T
+}
+
+func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	ia := &interpAdjoint[T]{gs: gs, cfg: cfg, n: n, np: np,
+		ev: make([]T, n), row: make([]T, n), rp: make([]T, np), u1: make([]T, n)}
+	gs.res.P = make([]T, np)
+	return ia, nil
+}
+
+func (ia *interpAdjoint[T]) build(quad bool) error {
+	gs := ia.gs
+	n, np := ia.n, ia.np
+	stiff := gs.method.info().stiff
+	ia.sys = newFwdSystem(gs, quad)
+	N := ia.sys.dim()
+	ia.quad = quad
+	ia.y0, ia.ub = make([]T, N), make([]T, N)
+	fp := Problem[T]{F: ia.sys.f, U0: ia.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
+	if stiff {
+		fp.Jac = ia.sys.jac
+	}
+	ckpt := ia.cfg.Checkpoints > 0
+	var err error
+	if ia.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, ia.sys, !ckpt)); err != nil {
+		return err
+	}
+	if ckpt {
+		so := forwardOptions(&gs.o, ia.sys, true)
+		so.tstops = nil
+		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
+			return err
+		}
+		fwd := ia.fwd
+		fwd.onAccept = func() {
+			if !fwd.done {
+				ia.ck.step(fwd.t, fwd.u, fwd.dt)
+			}
+		}
+	}
+	bp := Problem[T]{F: ia.rhs, U0: make([]T, n+np), P: gs.prob.P}
+	if stiff {
+		bp.Jac = ia.jacB
+	}
+	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, n+np, 0, n))
+	if err != nil {
+		return err
+	}
+	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n+np)}
+	ia.built = true
+	return nil
+}
+
+// rhs is the backward right-hand side of [λ | μ].
+func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
+	n := ia.n
+	ia.rd.eval(ia.ub, t)
+	negVJP(ia.sys, da[:n], da[n:], a[:n], ia.ub[:n], p, t)
+}
+
+// jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
+func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
+	n, np := ia.n, ia.np
+	nb := n + np
+	ia.rd.eval(ia.ub, t)
+	u := ia.ub[:n]
+	clear(JB)
+	for c := 0; c < n; c++ {
+		ia.ev[c] = 1
+		clear(ia.row)
+		clear(ia.rp)
+		ia.gs.prob.VJP(ia.row, ia.rp, ia.ev, u, p, t)
+		ia.ev[c] = 0
+		for r, v := range ia.row {
+			JB[r*nb+c] = -v
+		}
+		for k, v := range ia.rp {
+			JB[(n+k)*nb+c] = -v
+		}
+	}
+}
+
+func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !ia.built || quad != ia.quad {
+		if err := ia.build(quad); err != nil {
+			return err
+		}
+	}
+	n := ia.n
+	fwd := ia.fwd
+	fwd.o.saveAt = gs.at
+	u0 := gs.initialState()
+	clear(ia.y0)
+	copy(ia.y0, u0)
+	if err := fwd.Reinit(ia.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	ckpt := ia.cfg.Checkpoints > 0
+	if ckpt {
+		ia.ck.reset(ia.cfg.Checkpoints, len(ia.y0))
+		ia.ck.add(fwd.t, fwd.u, fwd.dt)
+	}
+	err := fwd.Run(ctx)
+	gs.res.Forward = fwd.Stats()
+	if err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	_, ys := fwd.Saved()
+	for k, y := range ys {
+		gs.us[k] = y[:n]
+	}
+	v, err := gs.evalLoss()
+	if err != nil {
+		return err
+	}
+	if ia.quad {
+		v += float64(fwd.u[n])
+	}
+	gs.res.Value = v
+	copy(ia.u1, fwd.u[:n])
+
+	ap := &ia.pass
+	ap.start(fwd.dir)
+	if !ckpt {
+		ia.rd = denseReader[T]{it: fwd}
+		if err := ap.to(ctx, gs.prob.T0); err != nil {
+			return err
+		}
+	} else {
+		seg := ia.seg
+		last := ia.ck.len() - 1
+		for c := last; c >= 0; c-- {
+			lo, hi := ia.ck.ts[c], gs.prob.T1
+			if c < last {
+				hi = ia.ck.ts[c+1]
+			}
+			if lo == hi {
+				continue
+			}
+			if seg.adaptive {
+				seg.o.dt0 = math.Abs(ia.ck.dts[c])
+			}
+			if err := seg.Reinit(ia.ck.state(c), lo, hi, gs.prob.P); err != nil {
+				return wrapSolveErr("forward re-solve of a checkpoint segment", err)
+			}
+			err := seg.Run(ctx)
+			addStats(&gs.res.Backward, seg.Stats())
+			if err != nil {
+				return wrapSolveErr("forward re-solve of a checkpoint segment", err)
+			}
+			ia.rd = denseReader[T]{it: seg}
+			if err := ap.to(ctx, lo); err != nil {
+				return err
+			}
+		}
+	}
+	copy(gs.res.U0, ap.a[:n])
+	copy(gs.res.P, ap.a[n:])
+	gs.endDerivatives(gs.res.U0, ia.u1)
+	return nil
+}
+
+// backsolve is BacksolveAdjoint: the backward state is [u | λ | μ].
+type backsolve[T Float] struct {
+	gs    *GradientSolver[T]
+	n, np int
+	quad  bool
+	built bool
+	sys   *fwdSystem[T]
+	fwd   *Integrator[T]
+	pass  adjointPass[T]
+	y0    []T
+	ys    [][]T // the forward saved states
+	u1    []T
+}
+
+func newBacksolve[T Float](gs *GradientSolver[T], _ BacksolveAdjoint) (gradMethod[T], error) {
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	gs.res.P = make([]T, np)
+	return &backsolve[T]{gs: gs, n: n, np: np, u1: make([]T, n)}, nil
+}
+
+func (bs *backsolve[T]) build(quad bool) error {
+	gs := bs.gs
+	n, np := bs.n, bs.np
+	bs.sys = newFwdSystem(gs, quad)
+	bs.quad = quad
+	bs.y0 = make([]T, bs.sys.dim())
+	fp := Problem[T]{F: bs.sys.f, U0: bs.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
+	if gs.method.info().stiff {
+		fp.Jac = bs.sys.jac
+	}
+	var err error
+	if bs.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, bs.sys, false)); err != nil {
+		return err
+	}
+	// The backward system's Jacobian (stiff methods) is left to finite
+	// differences: it needs second derivatives of F.
+	bp := Problem[T]{F: bs.rhs, U0: make([]T, 2*n+np), P: gs.prob.P}
+	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, 2*n+np, n, 2*n))
+	if err != nil {
+		return err
+	}
+	bs.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, 2*n+np), lam: n}
+	bs.pass.onSave = func(k int) { copy(bs.pass.a[:n], bs.ys[k][:n]) }
+	bs.built = true
+	return nil
+}
+
+func (bs *backsolve[T]) rhs(da, a []T, p []float32, t float64) {
+	n := bs.n
+	bs.gs.prob.F(da[:n], a[:n], p, t)
+	negVJP(bs.sys, da[n:2*n], da[2*n:], a[n:2*n], a[:n], p, t)
+}
+
+func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !bs.built || quad != bs.quad {
+		if err := bs.build(quad); err != nil {
+			return err
+		}
+	}
+	n := bs.n
+	fwd := bs.fwd
+	fwd.o.saveAt = gs.at
+	clear(bs.y0)
+	copy(bs.y0, gs.initialState())
+	if err := fwd.Reinit(bs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	err := fwd.Run(ctx)
+	gs.res.Forward = fwd.Stats()
+	if err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	_, bs.ys = fwd.Saved()
+	for k, y := range bs.ys {
+		gs.us[k] = y[:n]
+	}
+	v, err := gs.evalLoss()
+	if err != nil {
+		return err
+	}
+	if bs.quad {
+		v += float64(fwd.u[n])
+	}
+	gs.res.Value = v
+	copy(bs.u1, fwd.u[:n])
+	ap := &bs.pass
+	ap.start(fwd.dir)
+	copy(ap.a[:n], bs.u1) // after start: a save time at T1 has reset u to the same value
+	if err := ap.to(ctx, gs.prob.T0); err != nil {
+		return err
+	}
+	copy(gs.res.U0, ap.a[n:2*n])
+	copy(gs.res.P, ap.a[2*n:])
+	gs.endDerivatives(gs.res.U0, bs.u1)
+	return nil
+}

@@ -1,0 +1,309 @@
+package ode
+
+import (
+	"context"
+	"fmt"
+)
+
+// discreteAdjoint is DiscreteAdjoint for the explicit Runge–Kutta methods:
+// reverse mode through the steps of the forward solve. A step from u with
+// size h is, in the tableau's FSAL form with s stages,
+//
+//	y_0 = u,  y_i = u + h Σ_{j<i} a_ij k_j,  k_i = F(y_i, t + c_i h),
+//	u_new = y_{s−1}   (row s−1 of a is b),
+//
+// and a save time inside it is u + h Σ_i b_i(θ) k_i over the stages and the
+// extra interpolation stages. With ȳ and k̄ the cotangents, the reverse
+// step is, from the last stage to the first,
+//
+//	ȳ_i += (∂F/∂u)ᵀ k̄_i,  p̄ += (∂F/∂p)ᵀ k̄_i,  ū += ȳ_i,  k̄_j += h a_ij ȳ_i.
+//
+// The step sizes are constants of the discrete solution; its derivatives
+// with respect to T0 and T1 are the continuous ones, λ·F at the ends.
+type discreteAdjoint[T Float] struct {
+	gs     *GradientSolver[T]
+	cfg    DiscreteAdjoint
+	n, np  int
+	quad   bool
+	built  bool
+	sys    *fwdSystem[T]
+	fwd    *Integrator[T]
+	tab    *tableau
+	e      *erk[T] // rows and stage buffer k (dimension N)
+	dimN   int
+	bi     [][]float64 // the tableau's dense-output coefficients
+	ts, hs []float64   // every step's start time and size
+	tEnd   []float64   // and its end time
+	su     []T         // without checkpoints: every step's start state
+	ck     checkpoints[T]
+	seg    []T // with checkpoints: the start states of one segment
+	ys     []T // stage inputs of the step being reversed, (s+ne)·N
+	kb     []T // stage cotangents, (s+ne)·N
+	ub     []T // cotangent of the current state
+	yb     []T
+	end    []T // the cotangent of a step's end
+	pb     []T // the parameter cotangent
+	u1     []T
+	wsave  []float64 // b_i(θ) of one save time
+}
+
+func newDiscreteAdjoint[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint) (gradMethod[T], error) {
+	em, ok := gs.method.(*erkMethod)
+	if !ok {
+		return nil, fmt.Errorf("ode: Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), not %s yet", gs.method.Name())
+	}
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	gs.res.P = make([]T, np)
+	return &discreteAdjoint[T]{gs: gs, cfg: cfg, n: n, np: np, tab: em.tab, bi: em.tab.bi,
+		pb: make([]T, np), u1: make([]T, n)}, nil
+}
+
+func (da *discreteAdjoint[T]) build(quad bool) error {
+	gs := da.gs
+	da.sys = newFwdSystem(gs, quad)
+	da.quad = quad
+	N := da.sys.dim()
+	da.dimN = N
+	fp := Problem[T]{F: da.sys.f, U0: make([]T, N), T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
+	var err error
+	if da.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, da.sys, false)); err != nil {
+		return err
+	}
+	da.e = newERK[T](da.tab, N, false)
+	S := da.e.s + da.e.ne
+	da.ys, da.kb = make([]T, S*N), make([]T, S*N)
+	da.ub, da.yb, da.end = make([]T, N), make([]T, N), make([]T, N)
+	da.wsave = make([]float64, S)
+	fwd := da.fwd
+	ckpt := da.cfg.Checkpoints > 0
+	fwd.onAccept = func() {
+		da.ts = append(da.ts, fwd.tPrev)
+		da.hs = append(da.hs, fwd.h)
+		da.tEnd = append(da.tEnd, fwd.t)
+		if ckpt {
+			if !fwd.done {
+				da.ck.step(fwd.t, fwd.u, fwd.dt)
+			}
+		} else {
+			da.su = append(da.su, fwd.uPrev...)
+		}
+	}
+	da.built = true
+	return nil
+}
+
+func (da *discreteAdjoint[T]) stageIn(i int) []T  { return da.ys[i*da.dimN : (i+1)*da.dimN] }
+func (da *discreteAdjoint[T]) stageBar(i int) []T { return da.kb[i*da.dimN : (i+1)*da.dimN] }
+
+// forwardStep recomputes the main stages of the step from u at t with size
+// h (and the last stage and the extra ones if all), leaving the stage
+// inputs in ys, the stages in e.k and u_new in ys's stage s−1.
+func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool) {
+	e, f, p := da.e, da.sys.f, da.gs.prob.P
+	s := e.s
+	hT := T(h)
+	copy(da.stageIn(0), u)
+	f(e.stage(0), u, p, t)
+	for i := 1; i < s; i++ {
+		y := da.stageIn(i)
+		e.combine(y, u, hT, &e.rows[i])
+		if i < s-1 || all {
+			f(e.stage(i), y, p, t+e.c[i]*h)
+		}
+	}
+	if all {
+		for x := s; x < s+e.ne; x++ {
+			y := da.stageIn(x)
+			e.combine(y, u, hT, &e.rows[x])
+			f(e.stage(x), y, p, t+e.c[x]*h)
+		}
+	}
+}
+
+// reverseStage propagates stage i's cotangent: ȳ_i = extra +
+// (∂F/∂u)ᵀk̄_i, p̄ += (∂F/∂p)ᵀk̄_i, ū += ȳ_i, k̄_j += h a_ij ȳ_i.
+func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
+	e := da.e
+	N := da.dimN
+	yb := da.yb
+	clear(yb)
+	if extra != nil {
+		copy(yb, extra)
+	}
+	kb := da.stageBar(i)
+	if !allZero(kb) {
+		da.sys.vjp(yb, da.pb, kb, da.stageIn(i), da.gs.prob.P, t+e.c[i]*h)
+	}
+	for x, v := range yb {
+		da.ub[x] += v
+	}
+	if i == 0 {
+		return
+	}
+	row := &e.rows[i]
+	hT := T(h)
+	for m, off := range row.off {
+		a := hT * row.val[m]
+		dst := da.kb[off : off+N]
+		for x, v := range yb {
+			dst[x] += a * v
+		}
+	}
+}
+
+func allZero[T Float](x []T) bool {
+	for _, v := range x {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// reverseStep turns da.ub, the cotangent of the end of step `step` (whose
+// start state is u), into that of its start, taking in the cotangents of
+// the save times at its end and inside it.
+func (da *discreteAdjoint[T]) reverseStep(step int, u []T, ap *adjointPass[T]) {
+	gs, e, n := da.gs, da.e, da.n
+	t, h, tEnd := da.ts[step], da.hs[step], da.tEnd[step]
+	for ap.j >= 0 {
+		s, k := ap.saveIO(ap.j)
+		if s != tEnd {
+			break
+		}
+		addTo(da.ub[:n], gs.dl[k])
+		ap.j--
+	}
+	interior := false
+	if ap.j >= 0 {
+		s, _ := ap.saveIO(ap.j)
+		interior = ap.dir*(s-t) > 0
+	}
+	da.forwardStep(u, t, h, interior)
+	clear(da.kb)
+	copy(da.end, da.ub) // the cotangent of y_{s−1} = u_new
+	clear(da.ub)
+	for ap.j >= 0 {
+		s, k := ap.saveIO(ap.j)
+		if !(ap.dir*(s-t) > 0) {
+			break
+		}
+		θ := (s - t) / h
+		c := gs.dl[k]
+		addTo(da.ub[:n], c)
+		for i, row := range da.bi {
+			var w float64
+			pw := θ
+			for _, b := range row {
+				w += b * pw
+				pw *= θ
+			}
+			if w == 0 {
+				continue
+			}
+			wT := T(h * w)
+			dst := da.stageBar(i)
+			for x, v := range c {
+				dst[x] += wT * v
+			}
+		}
+		ap.j--
+	}
+	for i := e.s + e.ne - 1; i >= 0; i-- {
+		var extra []T
+		if i == e.s-1 {
+			extra = da.end
+		}
+		da.reverseStage(i, extra, t, h)
+	}
+}
+
+func addTo[T Float](dst, src []T) {
+	for i, v := range src[:len(dst)] {
+		dst[i] += v
+	}
+}
+
+func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !da.built || quad != da.quad {
+		if err := da.build(quad); err != nil {
+			return err
+		}
+	}
+	n, N := da.n, da.dimN
+	fwd := da.fwd
+	fwd.o.saveAt = gs.at
+	da.ts, da.hs, da.tEnd, da.su = da.ts[:0], da.hs[:0], da.tEnd[:0], da.su[:0]
+	y0 := da.end // free until the reverse pass
+	clear(y0)
+	copy(y0, gs.initialState())
+	if err := fwd.Reinit(y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	ckpt := da.cfg.Checkpoints > 0
+	if ckpt {
+		da.ck.reset(da.cfg.Checkpoints, N)
+		da.ck.add(fwd.t, fwd.u, fwd.dt)
+	}
+	err := fwd.Run(ctx)
+	gs.res.Forward = fwd.Stats()
+	if err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	_, ys := fwd.Saved()
+	for k, y := range ys {
+		gs.us[k] = y[:n]
+	}
+	v, err := gs.evalLoss()
+	if err != nil {
+		return err
+	}
+	clear(da.ub)
+	if da.quad {
+		v += float64(fwd.u[n])
+		da.ub[n] = 1
+	}
+	gs.res.Value = v
+	copy(da.u1, fwd.u[:n])
+
+	ap := &adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
+	clear(da.pb)
+	steps := len(da.ts)
+	if !ckpt {
+		for i := steps - 1; i >= 0; i-- {
+			da.reverseStep(i, da.su[i*N:(i+1)*N], ap)
+		}
+	} else {
+		last := da.ck.len() - 1
+		for c := last; c >= 0; c-- {
+			lo, hi := da.ck.idx[c], steps
+			if c < last {
+				hi = da.ck.idx[c+1]
+			}
+			if need := (hi - lo) * N; cap(da.seg) < need {
+				da.seg = make([]T, need)
+			}
+			seg := da.seg[:(hi-lo)*N]
+			copy(seg[:N], da.ck.state(c))
+			for i := lo; i < hi-1; i++ {
+				k := (i - lo) * N
+				da.forwardStep(seg[k:k+N], da.ts[i], da.hs[i], false)
+				copy(seg[k+N:k+2*N], da.stageIn(da.e.s-1))
+			}
+			for i := hi - 1; i >= lo; i-- {
+				k := (i - lo) * N
+				da.reverseStep(i, seg[k:k+N], ap)
+			}
+		}
+	}
+	for ap.j >= 0 { // save times at T0: u0 itself
+		_, k := ap.saveIO(ap.j)
+		addTo(da.ub[:n], gs.dl[k])
+		ap.j--
+	}
+	copy(gs.res.U0, da.ub[:n])
+	copy(gs.res.P, da.pb)
+	gs.endDerivatives(gs.res.U0, da.u1)
+	return nil
+}

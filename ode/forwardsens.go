@@ -1,0 +1,255 @@
+package ode
+
+import (
+	"context"
+	"math"
+)
+
+// forwardSens integrates the state and its sensitivities as one system
+//
+//	Y = [u | s_0 … s_{m−1} | q | q_0 … q_{m−1}],  m = len(p) + n,
+//
+// where s_k = ∂u/∂θ_k for θ = (p, u0), and, with a running cost, q = ∫g
+// and q_k = ∂q/∂θ_k:
+//
+//	s_k' = ∂F/∂u·s_k + ∂F/∂θ_k   (one JVP: v = s_k, dp = e_k or 0)
+//	q_k' = ∂g/∂u·s_k + ∂g/∂θ_k
+type forwardSens[T Float] struct {
+	gs         *GradientSolver[T]
+	cfg        ForwardSensitivity
+	n, np, m   int
+	quad       bool
+	built      bool
+	dimN       int
+	it         *Integrator[T]
+	y0         []T
+	dp         []T // e_k for the JVPs
+	gu, gp     []T
+	jn, ev     []T // J of F; a unit vector
+	col        []T
+	f0, fp, yp []T // the Jacobian's differences
+	sqrtEps    float64
+}
+
+func newForwardSens[T Float](gs *GradientSolver[T], cfg ForwardSensitivity) (gradMethod[T], error) {
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	fs := &forwardSens[T]{gs: gs, cfg: cfg, n: n, np: np, m: np + n,
+		dp: make([]T, np), gu: make([]T, n), gp: make([]T, np)}
+	fs.sqrtEps = math.Sqrt(0x1p-52)
+	if T(1)+T(0x1p-30) == T(1) {
+		fs.sqrtEps = math.Sqrt(0x1p-23)
+	}
+	gs.res.P = make([]T, np)
+	return fs, nil
+}
+
+// build makes the integrator of the augmented system (again when the loss
+// gains or loses its running cost).
+func (fs *forwardSens[T]) build(quad bool) error {
+	n, m := fs.n, fs.m
+	N := n * (1 + m)
+	if quad {
+		N += 1 + m
+	}
+	fs.quad, fs.dimN = quad, N
+	fs.y0 = make([]T, N)
+	aug := Problem[T]{F: fs.rhs, U0: fs.y0, T0: fs.gs.prob.T0, T1: fs.gs.prob.T1, P: fs.gs.prob.P}
+	if fs.gs.method.info().stiff {
+		aug.Jac = fs.jac
+		fs.jn, fs.ev, fs.col = make([]T, n*n), make([]T, n), make([]T, n)
+		fs.f0, fs.fp, fs.yp = make([]T, N), make([]T, N), make([]T, N)
+	}
+	o := fs.gs.o
+	o.saveAt, o.saveAtSet = nil, true
+	o.atolv, o.rtolv = make([]float64, N), make([]float64, N)
+	it, err := initWith(aug, fs.gs.method, o)
+	if err != nil {
+		return err
+	}
+	fs.it, fs.built = it, true
+	fs.gs.res.Sens = make([][]T, 0, len(fs.gs.at))
+	return nil
+}
+
+// setTolerances fills the per-component tolerances for the current θ.
+func (fs *forwardSens[T]) setTolerances(u0 []T) {
+	o, g := &fs.it.o, &fs.gs.o
+	n, m, np := fs.n, fs.m, fs.np
+	qr, qa := g.quadTols()
+	for i := 0; i < n; i++ {
+		o.atolv[i], o.rtolv[i] = g.tolAt(i)
+	}
+	for k := 0; k < m; k++ {
+		var bar float64
+		if k < np {
+			bar = thetaBar(float64(fs.gs.prob.P[k]))
+		} else {
+			bar = thetaBar(float64(u0[k-np]))
+		}
+		for i := 0; i < n; i++ {
+			a, r := g.tolAt(i)
+			if fs.cfg.NoErrorControl {
+				a = math.Inf(1)
+			}
+			o.atolv[n+k*n+i], o.rtolv[n+k*n+i] = a/bar, r
+		}
+		if fs.quad {
+			o.atolv[n*(1+m)+1+k], o.rtolv[n*(1+m)+1+k] = qa/bar, qr
+		}
+	}
+	if fs.quad {
+		o.atolv[n*(1+m)], o.rtolv[n*(1+m)] = qa, qr
+	}
+	o.atol = math.Inf(1)
+	for _, a := range o.atolv {
+		o.atol = min(o.atol, a)
+	}
+}
+
+// rhs is the augmented right-hand side.
+func (fs *forwardSens[T]) rhs(dY, Y []T, p []float32, t float64) {
+	prob := &fs.gs.prob
+	n, m, np := fs.n, fs.m, fs.np
+	u := Y[:n]
+	prob.F(dY[:n], u, p, t)
+	for k := 0; k < m; k++ {
+		s, ds := Y[n+k*n:n+(k+1)*n], dY[n+k*n:n+(k+1)*n]
+		if k < np {
+			fs.dp[k] = 1
+			prob.JVP(ds, u, s, p, fs.dp, t)
+			fs.dp[k] = 0
+		} else {
+			prob.JVP(ds, u, s, p, nil, t)
+		}
+	}
+	if fs.quad {
+		q := n * (1 + m)
+		l := fs.gs.loss
+		dY[q] = T(l.Running(u, p, t))
+		clear(fs.gu)
+		clear(fs.gp)
+		l.RunningGrad(fs.gu, fs.gp, u, p, t)
+		for k := 0; k < m; k++ {
+			s := Y[n+k*n : n+(k+1)*n]
+			var d T
+			for i, v := range fs.gu {
+				d += v * s[i]
+			}
+			if k < np {
+				d += fs.gp[k]
+			}
+			dY[q+1+k] = d
+		}
+	}
+}
+
+// jac is the augmented Jacobian (stiff methods): J on the diagonal blocks,
+// the coupling columns ∂/∂u by forward differences of rhs, and ∂g/∂u
+// against each s_k in the quadrature rows.
+func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
+	n, m, N := fs.n, fs.m, fs.dimN
+	u := Y[:n]
+	jacobianOf(fs.jn, &fs.gs.prob, u, p, t, fs.ev, fs.col)
+	clear(JA)
+	for b := 0; b <= m; b++ {
+		off := b * n
+		for i := 0; i < n; i++ {
+			copy(JA[(off+i)*N+off:(off+i)*N+off+n], fs.jn[i*n:(i+1)*n])
+		}
+	}
+	fs.rhs(fs.f0, Y, p, t)
+	copy(fs.yp, Y)
+	o := &fs.it.o
+	for j := 0; j < n; j++ {
+		uj := Y[j]
+		a, r := o.tolAt(j)
+		scale := math.Max(math.Abs(float64(uj)), a/math.Max(r, fs.sqrtEps))
+		if !(scale > 0) || math.IsInf(scale, 0) {
+			scale = 1
+		}
+		fs.yp[j] = uj + T(fs.sqrtEps*scale)
+		d := fs.yp[j] - uj
+		if d == 0 {
+			fs.yp[j] = uj + T(fs.sqrtEps*math.Max(math.Abs(float64(uj)), 1))
+			d = fs.yp[j] - uj
+		}
+		fs.rhs(fs.fp, fs.yp, p, t)
+		inv := 1 / d
+		for r := n; r < N; r++ {
+			JA[r*N+j] = (fs.fp[r] - fs.f0[r]) * inv
+		}
+		fs.yp[j] = uj
+	}
+	if fs.quad {
+		q := n * (1 + m)
+		clear(fs.gu)
+		clear(fs.gp)
+		fs.gs.loss.RunningGrad(fs.gu, fs.gp, u, p, t)
+		copy(JA[q*N:q*N+n], fs.gu)
+		for k := 0; k < m; k++ {
+			row := (q + 1 + k) * N
+			copy(JA[row+n+k*n:row+n+(k+1)*n], fs.gu)
+		}
+	}
+}
+
+func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !fs.built || quad != fs.quad {
+		if err := fs.build(quad); err != nil {
+			return err
+		}
+	}
+	n, m, np := fs.n, fs.m, fs.np
+	it := fs.it
+	it.o.saveAt = gs.at
+	u0 := gs.initialState()
+	clear(fs.y0)
+	copy(fs.y0, u0)
+	for j := 0; j < n; j++ {
+		fs.y0[n+(np+j)*n+j] = 1
+	}
+	fs.setTolerances(u0)
+	if err := it.Reinit(fs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	err := it.Run(ctx)
+	gs.res.Forward = it.Stats()
+	if err != nil {
+		return wrapSolveErr("forward solve (state and sensitivities)", err)
+	}
+	_, ys := it.Saved()
+	gs.res.Sens = gs.res.Sens[:0]
+	for k, y := range ys {
+		gs.us[k] = y[:n]
+		gs.res.Sens = append(gs.res.Sens, y[n:n*(1+m)])
+	}
+	v, err := gs.evalLoss()
+	if err != nil {
+		return err
+	}
+	gp, gu := gs.res.P, gs.res.U0
+	for c := 0; c < m; c++ {
+		var d float64
+		for k, y := range ys {
+			s := y[n+c*n : n+(c+1)*n]
+			for i, w := range gs.dl[k] {
+				d += float64(w) * float64(s[i])
+			}
+		}
+		if fs.quad {
+			d += float64(it.u[n*(1+m)+1+c])
+		}
+		if c < np {
+			gp[c] = T(d)
+		} else {
+			gu[c-np] = T(d)
+		}
+	}
+	if fs.quad {
+		v += float64(it.u[n*(1+m)])
+	}
+	gs.res.Value = v
+	gs.endDerivatives(gu, it.u[:n])
+	return nil
+}

@@ -1,0 +1,484 @@
+package ode
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Sensitivity is a way of differentiating a solve: ForwardSensitivity,
+// InterpolatingAdjoint, BacksolveAdjoint or DiscreteAdjoint. Which
+// derivative products of F each needs:
+//
+//	ForwardSensitivity    Problem.JVP
+//	InterpolatingAdjoint  Problem.VJP
+//	BacksolveAdjoint      Problem.VJP
+//	DiscreteAdjoint       Problem.VJP
+//
+// With a stiff method (Rosenbrock23, Rodas5P) the Jacobian of the system
+// integrated is built from Problem.Jac (or from the products) as the
+// method's doc says. A missing product is an error naming it, unless
+// FiniteDiffDerivatives is given.
+type Sensitivity interface {
+	Name() string
+	sensitivity() // seals the interface: methods are defined in this package
+}
+
+// ForwardSensitivity solves the sensitivity equations s_k' = ∂F/∂u·s_k +
+// ∂F/∂θ_k with the state, one column per parameter and per component of
+// u0 (CVODES's simultaneous corrector, SciMLSensitivity's
+// ForwardSensitivity). Cost grows with len(p)+n; the choice for small
+// problems. It also gives the sensitivity matrices at the save times
+// (GradResult.Sens).
+//
+// The sensitivities are in the step-size control, each with the state's
+// absolute tolerance divided by |θ_k| (CVODES's pbar scaling; by 1 where
+// θ_k = 0), unless NoErrorControl. With a stiff method the Jacobian of the
+// whole system is block lower triangular: its diagonal blocks are J (from
+// Problem.Jac, else from n JVPs), its coupling blocks ∂(J·s_k)/∂u are
+// forward differences of the sensitivity right-hand side in u (exact for
+// F quadratic in u, else first-order accurate in √ε; Rodas5P then behaves
+// as with a finite-difference Jacobian). Per Jacobian that is n
+// evaluations of the sensitivity right-hand side and a dense LU of size
+// n·(1+len(p)+n).
+type ForwardSensitivity struct {
+	// NoErrorControl leaves the sensitivities out of the step-size
+	// control (CVODES's errconS = false): fewer steps, less accurate
+	// gradients.
+	NoErrorControl bool
+}
+
+// InterpolatingAdjoint solves the adjoint λ' = −(∂F/∂u)ᵀλ − ∂g/∂uᵀ and the
+// parameter quadrature μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ backwards from T1 to T0,
+// reading the forward state from the forward solve's dense output, with
+// λ jumping by dL/du(t_i) at each save time. Its cost grows with n and
+// len(p) only through products with F's Jacobian: the default for many
+// parameters (SciMLSensitivity's InterpolatingAdjoint, CVODES's adjoint).
+// With a stiff method the backward system's Jacobian is exact: [−Jᵀ 0;
+// −(∂F/∂p)ᵀ 0], from n VJPs (a dense LU of size n+len(p)).
+type InterpolatingAdjoint struct {
+	// Checkpoints, if > 0, bounds memory: instead of every step's dense
+	// output, the forward solve keeps at most Checkpoints states (every
+	// k-th step, k doubling as the budget fills, so the step count need
+	// not be known), and each segment between two is solved again with
+	// dense output during the backward pass: O(Checkpoints + one
+	// segment) states, for one more forward solve.
+	Checkpoints int
+}
+
+// BacksolveAdjoint solves the state backwards together with the adjoint,
+// [u, λ, μ] from T1 to T0, keeping nothing of the forward solve but the
+// states at the save times (where u is reset to the forward value). It
+// needs the least memory, but integrating u backwards is unstable where
+// the forward problem is stiff or dissipative: on Robertson it fails
+// (see the tests) with an error from the backward solve. Use it only as
+// an explicit choice, on problems known to be reversible.
+type BacksolveAdjoint struct{}
+
+// DiscreteAdjoint is reverse mode through the steps the forward solve
+// took, with the step sizes held as constants: the exact gradient of the
+// computed discrete solution (interpolation at the save times included),
+// to rounding — the reference the other methods are tested against. It
+// supports the explicit Runge–Kutta methods.
+type DiscreteAdjoint struct {
+	// Checkpoints, if > 0, bounds memory: at most Checkpoints step
+	// starts are kept (every k-th, k doubling as the budget fills) and
+	// each segment's steps are recomputed from its checkpoint in the
+	// reverse pass. The times and sizes of all steps are kept (two
+	// float64 per step). 0 keeps every step's start state.
+	Checkpoints int
+}
+
+func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
+func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
+func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
+func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
+func (ForwardSensitivity) sensitivity()   {}
+func (InterpolatingAdjoint) sensitivity() {}
+func (BacksolveAdjoint) sensitivity()     {}
+func (DiscreteAdjoint) sensitivity()      {}
+
+// ForwardSensitivityLimit is the number of parameters plus states below
+// which a nil Sensitivity means ForwardSensitivity (SciMLSensitivity's
+// rule of thumb); at or above it, InterpolatingAdjoint.
+const ForwardSensitivityLimit = 100
+
+// Loss is a loss of the solution: L = Saved(u(t_i)) (or Σ_i Point(t_i,
+// u(t_i))) + ∫_{T0}^{T1} Running(u, p, t) dt. Any of the three parts may
+// be absent; Saved and Point exclude each other.
+type Loss[T Float] struct {
+	// At are the save times the loss sees (in the span; sorted by
+	// Gradient, in the order of integration). Repeated times are allowed.
+	At []float64
+	// Saved returns the loss of the states us[i] = u(ts[i]) and writes
+	// dL/dus[i] into dLdus[i] (zeroed before the call). It sees every
+	// saved state at once, so the loss need not be a sum over points.
+	Saved func(ts []float64, us, dLdus [][]T) float64
+	// Point is the per-point form: the loss is Σ_i Point(i, ts[i],
+	// us[i], dLdus[i]), each call writing its own dL/du (zeroed).
+	Point func(i int, t float64, u, dLdu []T) float64
+	// Running, if set, adds the running cost ∫ g(u, p, t) dt over the
+	// span. RunningGrad must then add ∂g/∂u into du and ∂g/∂p into dp
+	// (len(p)).
+	Running     func(u []T, p []float32, t float64) float64
+	RunningGrad func(du, dp, u []T, p []float32, t float64)
+}
+
+// GradResult is the result of a gradient: the loss and its derivatives
+// with respect to the parameters, the initial state and the ends of the
+// span. A save time equal to T1 moves with T1; one equal to T0 is u0
+// itself. The slices are owned by the GradientSolver and overwritten by
+// its next call.
+type GradResult[T Float] struct {
+	Value float64
+	P     []T // dL/dθ, len(Problem.P), in θ's layout (through U0FromVJP too)
+	U0    []T // dL/du0, len n
+	T0    float64
+	T1    float64
+	// Sens (ForwardSensitivity only): Sens[i][k*n+j] = ∂u_j(At[i])/∂θ_k,
+	// with θ = (p, u0): the sensitivity matrix at each save time, column
+	// by column (CVODES's CVodeGetSens). With U0From, the p columns hold
+	// the sensitivities at fixed u0.
+	Sens [][]T
+	// Forward and Backward are the counters of the solves (Backward sums
+	// the backward segments and, with checkpoints, the forward re-solves).
+	Forward, Backward Stats
+}
+
+// GradientSolver is the reusable form of Gradient: it keeps its
+// integrators and buffers, so that once warm a gradient allocates nothing.
+//
+//	gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, ode.Tol(1e-8, 1e-10))
+//	for … {
+//		g, err := gs.Gradient(ctx, θ, loss)   // g.Value, g.P, …
+//	}
+//
+// A GradientSolver is not safe for concurrent use.
+type GradientSolver[T Float] struct {
+	prob   Problem[T]
+	method Method
+	sens   Sensitivity
+	o      options
+	impl   gradMethod[T]
+	res    GradResult[T]
+
+	// the loss being differentiated and its buffers
+	loss   *Loss[T]
+	atIn   []float64 // the At the sorted copy was made from
+	at     []float64 // sorted ascending
+	order  []int     // at[k] = atIn[order[k]]: for dLdus in At's order
+	us     [][]T     // views of the saved states (len n)
+	dl     [][]T     // dL/dus[i], in at's order
+	dlFlat []T
+	usIn   [][]T // us and dl in the order of loss.At, for the callback
+	dlIn   [][]T
+	fbuf   []T // F at an end of the span
+	u0buf  []T // U0From(P)
+}
+
+// gradMethod is one sensitivity method's implementation.
+type gradMethod[T Float] interface {
+	// run computes gs.res for gs.prob and gs.loss.
+	run(ctx context.Context, gs *GradientSolver[T]) error
+}
+
+// Gradient differentiates the loss of a solve of prob with method m by the
+// sensitivity method s (nil: ForwardSensitivity below
+// ForwardSensitivityLimit parameters plus states, else
+// InterpolatingAdjoint). opts are the forward solve's options (Tol,
+// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops) and the
+// gradient's (AdjointTol, QuadTol, FiniteDiffDerivatives); the save times
+// come from loss.At, so SaveAt, Dense and SaveEveryStep do not apply.
+//
+// It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
+// forward or backward solve returns its *Error, wrapped with which solve
+// failed; events are not supported yet (an error).
+func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...Option) (*GradResult[T], error) {
+	gs, err := NewGradientSolver(prob, m, s, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return gs.GradientOf(ctx, prob, loss)
+}
+
+// NewGradientSolver prepares gradients of solves of prob (see Gradient for
+// the arguments). It checks that the method and the sensitivity fit and
+// that prob has the derivative products they need.
+func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...Option) (*GradientSolver[T], error) {
+	if m == nil {
+		return nil, fmt.Errorf("ode: Gradient: method is nil")
+	}
+	if err := prob.validate(); err != nil {
+		return nil, err
+	}
+	if len(prob.Events) > 0 {
+		return nil, fmt.Errorf("ode: Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+	}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.saveAtSet:
+		return nil, fmt.Errorf("ode: Gradient: SaveAt does not apply; the save times are Loss.At")
+	case o.dense:
+		return nil, fmt.Errorf("ode: Gradient: Dense does not apply")
+	case o.everyStep:
+		return nil, fmt.Errorf("ode: Gradient: SaveEveryStep does not apply; the save times are Loss.At")
+	case o.workers != 0:
+		return nil, fmt.Errorf("ode: Gradient: Workers does not apply to a single solve")
+	}
+	if o.atolv != nil && len(o.atolv) != len(prob.U0) {
+		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), len(prob.U0))
+	}
+	if s == nil {
+		if len(prob.P)+len(prob.U0) < ForwardSensitivityLimit {
+			s = ForwardSensitivity{}
+		} else {
+			s = InterpolatingAdjoint{}
+		}
+	}
+	gs := &GradientSolver[T]{prob: prob, method: m, sens: s, o: o}
+	if err := gs.fillDerivatives(); err != nil {
+		return nil, err
+	}
+	switch s := s.(type) {
+	case ForwardSensitivity:
+		gs.impl, err = newForwardSens(gs, s)
+	case InterpolatingAdjoint:
+		gs.impl, err = newInterpAdjoint(gs, s)
+	case BacksolveAdjoint:
+		gs.impl, err = newBacksolve(gs, s)
+	case DiscreteAdjoint:
+		gs.impl, err = newDiscreteAdjoint(gs, s)
+	default:
+		err = fmt.Errorf("ode: Gradient: unknown sensitivity method %s", s.Name())
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := len(prob.U0)
+	gs.res.U0 = make([]T, n)
+	gs.fbuf = make([]T, n)
+	return gs, nil
+}
+
+// fillDerivatives checks that the problem has the products the method
+// needs, filling them by finite differences where allowed.
+func (gs *GradientSolver[T]) fillDerivatives() error {
+	needJVP := false
+	switch gs.sens.(type) {
+	case ForwardSensitivity:
+		needJVP = true
+	}
+	if needJVP && gs.prob.JVP == nil {
+		if !gs.o.finiteDiff {
+			return fmt.Errorf("ode: Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADFunc/ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+		}
+		gs.prob.JVP = finiteDiffJVP(gs.prob.F, &gs.o)
+	}
+	if !needJVP && gs.prob.VJP == nil {
+		if !gs.o.finiteDiff {
+			return fmt.Errorf("ode: Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADFunc/ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+		}
+		gs.prob.VJP = finiteDiffVJP(gs.prob.F, &gs.o)
+	}
+	if gs.prob.U0From != nil && gs.prob.U0FromVJP == nil {
+		return fmt.Errorf("ode: Gradient: Problem.U0From is set but U0FromVJP is nil: dL/du0 cannot flow into dL/dθ")
+	}
+	return nil
+}
+
+// Gradient differentiates the loss of a solve of the solver's problem with
+// parameters θ (which replace Problem.P; len(θ) must stay the same). The
+// result is owned by the solver until its next call.
+func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradResult[T], error) {
+	prob := gs.prob
+	prob.P = θ
+	return gs.GradientOf(ctx, prob, loss)
+}
+
+// GradientOf differentiates the loss of a solve of prob, which must have
+// the solver's dimension and len(P); F, the derivative products, U0, P and
+// the span may differ (an ensemble's trajectories).
+func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradResult[T], error) {
+	if err := prob.validate(); err != nil {
+		return nil, err
+	}
+	if len(prob.U0) != len(gs.prob.U0) {
+		return nil, fmt.Errorf("ode: Gradient: len(U0) = %d, want %d", len(prob.U0), len(gs.prob.U0))
+	}
+	if len(prob.P) != len(gs.prob.P) {
+		return nil, fmt.Errorf("ode: Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
+	}
+	if len(prob.Events) > 0 {
+		return nil, fmt.Errorf("ode: Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+	}
+	jvp, vjp := gs.prob.JVP, gs.prob.VJP
+	gs.prob = prob
+	if prob.JVP == nil {
+		gs.prob.JVP = jvp
+	}
+	if prob.VJP == nil {
+		gs.prob.VJP = vjp
+	}
+	if err := gs.setLoss(&loss); err != nil {
+		return nil, err
+	}
+	gs.res.Value, gs.res.T0, gs.res.T1 = 0, 0, 0
+	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}
+	err := gs.impl.run(ctx, gs)
+	gs.loss = nil
+	if err != nil {
+		return nil, err
+	}
+	if gs.prob.U0From != nil {
+		gs.prob.U0FromVJP(gs.res.P, gs.res.U0, gs.prob.P)
+	}
+	return &gs.res, nil
+}
+
+// setLoss checks loss and sorts its save times into the solver's buffers
+// (reused while At keeps its length).
+func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
+	if loss.Saved != nil && loss.Point != nil {
+		return fmt.Errorf("ode: Loss: Saved and Point are both set, want at most one")
+	}
+	if (loss.Saved != nil || loss.Point != nil) && len(loss.At) == 0 {
+		return fmt.Errorf("ode: Loss: Saved or Point is set but At is empty")
+	}
+	if loss.Running != nil && loss.RunningGrad == nil {
+		return fmt.Errorf("ode: Loss: Running is set but RunningGrad is nil")
+	}
+	t0, t1 := gs.prob.T0, gs.prob.T1
+	lo, hi := min(t0, t1), max(t0, t1)
+	for _, t := range loss.At {
+		if !(t >= lo && t <= hi) {
+			return fmt.Errorf("ode: Loss.At time %g is outside the span [%g, %g]", t, t0, t1)
+		}
+	}
+	gs.loss = loss
+	n, k := len(gs.prob.U0), len(loss.At)
+	if !slices.Equal(gs.atIn, loss.At) {
+		gs.atIn = append(gs.atIn[:0], loss.At...)
+		gs.order = gs.order[:0]
+		for i := range k {
+			gs.order = append(gs.order, i)
+		}
+		slices.SortStableFunc(gs.order, func(a, b int) int {
+			if loss.At[a] < loss.At[b] {
+				return -1
+			}
+			if loss.At[a] > loss.At[b] {
+				return 1
+			}
+			return 0
+		})
+		gs.at = gs.at[:0]
+		for _, i := range gs.order {
+			gs.at = append(gs.at, loss.At[i])
+		}
+	}
+	if len(gs.dl) != k {
+		gs.dlFlat = make([]T, k*n)
+		gs.dl = make([][]T, k)
+		gs.us = make([][]T, k)
+		gs.usIn = make([][]T, k)
+		gs.dlIn = make([][]T, k)
+		for i := range gs.dl {
+			gs.dl[i] = gs.dlFlat[i*n : (i+1)*n : (i+1)*n]
+		}
+	}
+	return nil
+}
+
+// saveTimes returns the save times in ascending order; us must be filled
+// (gs.us[i] the state at gs.at[i]) before evalLoss.
+func (gs *GradientSolver[T]) saveTimes() []float64 { return gs.at }
+
+// evalLoss evaluates the saved part of the loss at the states gs.us,
+// filling gs.dl, and checks the result.
+func (gs *GradientSolver[T]) evalLoss() (float64, error) {
+	l := gs.loss
+	clear(gs.dlFlat)
+	var v float64
+	switch {
+	case l.Saved != nil:
+		for k, i := range gs.order {
+			gs.usIn[i], gs.dlIn[i] = gs.us[k], gs.dl[k]
+		}
+		v = l.Saved(gs.atIn, gs.usIn, gs.dlIn)
+	case l.Point != nil:
+		for k, i := range gs.order {
+			v += l.Point(i, gs.at[k], gs.us[k], gs.dl[k])
+		}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, fmt.Errorf("ode: Gradient: the loss returned %g", v)
+	}
+	if c := firstNonFinite(gs.dlFlat); c >= 0 {
+		n := len(gs.prob.U0)
+		k := c / n
+		return v, fmt.Errorf("ode: Gradient: the loss's dL/du at t=%g (At[%d]) has %g in component %d", gs.at[k], gs.order[k], gs.dlFlat[c], c%n)
+	}
+	return v, nil
+}
+
+// endDerivatives sets res.T0 and res.T1 from the adjoint at the two ends:
+// lam0 = dL/du0 (including any save time at T0, whose term is taken out
+// here), u1 the state at T1 and lam1 the jump of λ at T1 (dL/du(T1) of
+// save times equal to T1; nil if none).
+func (gs *GradientSolver[T]) endDerivatives(lam0, u1 []T) {
+	prob := &gs.prob
+	n := len(prob.U0)
+	var d0, d1 float64
+	f := gs.fbuf
+	u0 := gs.initialState()
+	prob.F(f, u0, prob.P, prob.T0)
+	for j := 0; j < n; j++ {
+		l := float64(lam0[j])
+		for k, t := range gs.at {
+			if t == prob.T0 {
+				l -= float64(gs.dl[k][j])
+			}
+		}
+		d0 -= l * float64(f[j])
+	}
+	if gs.loss.Running != nil {
+		d0 -= gs.loss.Running(u0, prob.P, prob.T0)
+		d1 += gs.loss.Running(u1, prob.P, prob.T1)
+	}
+	if prob.T1 != prob.T0 {
+		prob.F(f, u1, prob.P, prob.T1)
+		for k, t := range gs.at {
+			if t == prob.T1 {
+				for j := 0; j < n; j++ {
+					d1 += float64(gs.dl[k][j]) * float64(f[j])
+				}
+			}
+		}
+	}
+	gs.res.T0, gs.res.T1 = d0, d1
+}
+
+// initialState returns the problem's initial state (U0, or U0From(P)
+// computed into a buffer of the solver).
+func (gs *GradientSolver[T]) initialState() []T {
+	if gs.prob.U0From == nil {
+		return gs.prob.U0
+	}
+	if gs.u0buf == nil {
+		gs.u0buf = make([]T, len(gs.prob.U0))
+	}
+	gs.prob.U0From(gs.u0buf, gs.prob.P)
+	return gs.u0buf
+}
+
+// wrapSolveErr names which solve of a gradient failed.
+func wrapSolveErr(which string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("ode: Gradient: the %s: %w", which, err)
+}

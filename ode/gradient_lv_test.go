@@ -1,0 +1,117 @@
+package ode_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// The Lotka-Volterra gradient of SUNDIALS' cvsLotkaVolterra_ASA problem:
+// p = (1.5, 1, 3, 1), u0 = (1, 1), t ∈ [0, 10], G = ‖1 − u(10)‖²/2.
+// Reference values from the issue (CVODES at rtol 1e-12, good to ~1e-9).
+var (
+	lvRefG    = 0.00442487407340801
+	lvRefP    = []float64{0.621961585551281, 0.0680014041508743, 0.169176463995893, 0.272560693950007}
+	lvRefU0   = []float64{0.299599508303682, -0.0141518163448535}
+	lvRefT1   = 0.178103386841548
+	lvRefUEnd = []float64{1.02634476757509, 0.909691078136042}
+)
+
+func lvF(du, u []float64, p []float32, t float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	du[0] = p0*u[0] - p1*u[0]*u[1]
+	du[1] = -p2*u[1] + p3*u[0]*u[1]
+}
+
+func lvJVP(jv, u, v []float64, p []float32, dp []float64, t float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
+	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
+	if dp != nil {
+		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
+		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
+	}
+}
+
+func lvVJP(du, dp, w, u []float64, p []float32, t float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
+	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
+	if dp != nil {
+		dp[0] += w[0] * u[0]
+		dp[1] -= w[0] * u[0] * u[1]
+		dp[2] -= w[1] * u[1]
+		dp[3] += w[1] * u[0] * u[1]
+	}
+}
+
+func lvJac(J, u []float64, p []float32, t float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	J[0], J[1] = p0-p1*u[1], -p1*u[0]
+	J[2], J[3] = p3*u[1], -p2+p3*u[0]
+}
+
+func lvProblem() ode.Problem[float64] {
+	return ode.Problem[float64]{F: lvF, JVP: lvJVP, VJP: lvVJP, Jac: lvJac,
+		U0: []float64{1, 1}, T0: 0, T1: 10, P: []float32{1.5, 1, 3, 1}}
+}
+
+func lvLoss() ode.Loss[float64] {
+	return ode.Loss[float64]{At: []float64{10}, Saved: func(ts []float64, us, dl [][]float64) float64 {
+		a, b := 1-us[0][0], 1-us[0][1]
+		dl[0][0], dl[0][1] = -a, -b
+		return (a*a + b*b) / 2
+	}}
+}
+
+// maxRelErr is the largest relative error of got against want over all
+// components of the gradient.
+func lvMaxRelErr(g *ode.GradResult[float64]) float64 {
+	e := math.Abs(g.Value-lvRefG) / lvRefG
+	for i, w := range lvRefP {
+		e = max(e, math.Abs(g.P[i]-w)/math.Abs(w))
+	}
+	for i, w := range lvRefU0 {
+		e = max(e, math.Abs(g.U0[i]-w)/math.Abs(w))
+	}
+	e = max(e, math.Abs(g.T1-lvRefT1)/lvRefT1, math.Abs(g.T0+lvRefT1)/lvRefT1)
+	return e
+}
+
+func TestLotkaVolterraGradientReference(t *testing.T) {
+	methods := []struct {
+		name string
+		m    ode.Method
+	}{{"Tsit5", ode.Tsit5()}, {"Vern7", ode.Vern7()}, {"DP5", ode.DP5()}, {"Rodas5P", ode.Rodas5P()}}
+	sens := []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
+		ode.BacksolveAdjoint{}, ode.DiscreteAdjoint{}, ode.DiscreteAdjoint{Checkpoints: 10}}
+	for _, m := range methods {
+		for _, s := range sens {
+			name := m.name + "/" + s.Name()
+			if ia, ok := s.(ode.InterpolatingAdjoint); ok && ia.Checkpoints > 0 {
+				name += "-ckpt"
+			}
+			if da, ok := s.(ode.DiscreteAdjoint); ok {
+				if m.name == "Rodas5P" {
+					continue
+				}
+				if da.Checkpoints > 0 {
+					name += "-ckpt"
+				}
+			}
+			t.Run(name, func(t *testing.T) {
+				g, err := ode.Gradient(context.Background(), lvProblem(), m.m, lvLoss(), s, ode.Tol(1e-10, 1e-12))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := lvMaxRelErr(g)
+				t.Logf("G=%.15g P=%.12g U0=%.12g T0=%.12g T1=%.12g err=%.2e fwd=%d bwd=%d", g.Value, g.P, g.U0, g.T0, g.T1, e, g.Forward.Accepted, g.Backward.Accepted)
+				if e > 1e-7 {
+					t.Errorf("max relative error %.3g > 1e-7", e)
+				}
+			})
+		}
+	}
+}

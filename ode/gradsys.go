@@ -1,0 +1,223 @@
+package ode
+
+import "math"
+
+// Pieces the gradient methods share: the forward system (F with the
+// running cost's integral as one more component), Jacobians built from
+// derivative products, reading a stored dense output, and checkpoints.
+
+// fwdSystem is the system a gradient's forward solve integrates: the
+// problem's F and, when the loss has a running cost, q' = g(u, p, t) as
+// component n.
+type fwdSystem[T Float] struct {
+	gs     *GradientSolver[T]
+	n, np  int
+	quad   bool
+	gu, gp []T // the running cost's partials
+	jn     []T // J of F (n×n)
+	ev     []T // a unit vector (n)
+	row    []T // a Jacobian row (n)
+}
+
+func newFwdSystem[T Float](gs *GradientSolver[T], quad bool) *fwdSystem[T] {
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	return &fwdSystem[T]{gs: gs, n: n, np: np, quad: quad,
+		gu: make([]T, n), gp: make([]T, np), jn: make([]T, n*n), ev: make([]T, n), row: make([]T, n)}
+}
+
+func (s *fwdSystem[T]) dim() int {
+	if s.quad {
+		return s.n + 1
+	}
+	return s.n
+}
+
+func (s *fwdSystem[T]) f(du, u []T, p []float32, t float64) {
+	n := s.n
+	s.gs.prob.F(du[:n], u[:n], p, t)
+	if s.quad {
+		du[n] = T(s.gs.loss.Running(u[:n], p, t))
+	}
+}
+
+// runningGrad fills s.gu and s.gp with the running cost's partials at u.
+func (s *fwdSystem[T]) runningGrad(u []T, p []float32, t float64) {
+	clear(s.gu)
+	clear(s.gp)
+	s.gs.loss.RunningGrad(s.gu, s.gp, u, p, t)
+}
+
+// vjp adds wᵀ∂f/∂u into du and wᵀ∂f/∂p into dp (nil: not wanted).
+func (s *fwdSystem[T]) vjp(du, dp, w, u []T, p []float32, t float64) {
+	n := s.n
+	s.gs.prob.VJP(du[:n], dp, w[:n], u[:n], p, t)
+	if s.quad && w[n] != 0 {
+		s.runningGrad(u[:n], p, t)
+		wq := w[n]
+		for i, v := range s.gu {
+			du[i] += wq * v
+		}
+		if dp != nil {
+			for k, v := range s.gp {
+				dp[k] += wq * v
+			}
+		}
+	}
+}
+
+// jac writes the Jacobian of f: J of F from Problem.Jac, else from n VJPs
+// (rows) or n JVPs (columns), whichever the problem has; with a running
+// cost, the row of q is ∂g/∂u.
+func (s *fwdSystem[T]) jac(J, u []T, p []float32, t float64) {
+	n, N := s.n, s.dim()
+	jacobianOf(s.jn, &s.gs.prob, u[:n], p, t, s.ev, s.row)
+	clear(J)
+	for i := 0; i < n; i++ {
+		copy(J[i*N:i*N+n], s.jn[i*n:(i+1)*n])
+	}
+	if s.quad {
+		s.runningGrad(u[:n], p, t)
+		copy(J[n*N:n*N+n], s.gu)
+	}
+}
+
+// jacobianOf writes the n×n Jacobian of prob.F at (u, p, t) into J, from
+// prob.Jac, else from n VJPs, else from n JVPs. ev and col are n-vectors
+// of scratch.
+func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64, ev, col []T) {
+	n := len(u)
+	switch {
+	case prob.Jac != nil:
+		prob.Jac(J, u, p, t)
+	case prob.VJP != nil:
+		clear(ev)
+		for i := 0; i < n; i++ {
+			ev[i] = 1
+			row := J[i*n : (i+1)*n]
+			clear(row)
+			prob.VJP(row, nil, ev, u, p, t)
+			ev[i] = 0
+		}
+	default:
+		clear(ev)
+		for j := 0; j < n; j++ {
+			ev[j] = 1
+			prob.JVP(col, u, ev, p, nil, t)
+			ev[j] = 0
+			for i, v := range col[:n] {
+				J[i*n+j] = v
+			}
+		}
+	}
+}
+
+// denseReader evaluates a stored dense output (an Integrator's denseT,
+// denseH, denseC) at any t of the solved span, remembering the last step
+// used: the backward passes read it at times that move monotonically.
+type denseReader[T Float] struct {
+	it   *Integrator[T]
+	last int
+}
+
+func (d *denseReader[T]) reset() { d.last = 0 }
+
+// eval writes u(t) into dst (len it.n).
+func (d *denseReader[T]) eval(dst []T, t float64) {
+	it := d.it
+	ts, hs := it.denseT, it.denseH
+	m := len(ts)
+	if m == 0 {
+		copy(dst, it.u)
+		return
+	}
+	dir := it.dir
+	k := min(d.last, m-1)
+	if !(dir*(t-ts[k]) >= 0 && (k == m-1 || dir*(t-ts[k+1]) < 0)) {
+		lo, hi := 0, m
+		for hi-lo > 1 {
+			mid := int(uint(lo+hi) >> 1)
+			if dir*(ts[mid]-t) <= 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		k = lo
+	}
+	d.last = k
+	sz := (it.deg + 1) * it.n
+	hornerInto(dst, it.denseC[k*sz:(k+1)*sz], it.deg, it.n, T((t-ts[k])/hs[k]))
+}
+
+// checkpoints keeps at most budget states of a forward solve: the start
+// and then every stride-th accepted step, the stride doubling (and every
+// other checkpoint dropped) when the budget is full. Each checkpoint has
+// its time, state and the next step size to try.
+type checkpoints[T Float] struct {
+	budget, stride, steps int
+	n                     int
+	ts, dts               []float64
+	idx                   []int // the number of steps before each checkpoint
+	us                    []T
+}
+
+func (c *checkpoints[T]) reset(budget, n int) {
+	c.budget, c.stride, c.steps, c.n = max(budget, 2), 1, 0, n
+	c.ts, c.dts, c.us, c.idx = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0]
+}
+
+func (c *checkpoints[T]) len() int { return len(c.ts) }
+
+func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
+
+// add records the start (t0, u0) and the next step dt.
+func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
+	c.ts = append(c.ts, t)
+	c.dts = append(c.dts, dt)
+	c.idx = append(c.idx, c.steps)
+	c.us = append(c.us, u...)
+}
+
+// step is called after every accepted step with the new time and state;
+// the last step (to T1) is never recorded: T1 ends the last segment.
+func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
+	c.steps++
+	if c.steps%c.stride != 0 {
+		return
+	}
+	if len(c.ts) == c.budget {
+		keep := 0
+		for k := 0; k < len(c.ts); k += 2 {
+			c.ts[keep], c.dts[keep], c.idx[keep] = c.ts[k], c.dts[k], c.idx[k]
+			copy(c.us[keep*c.n:(keep+1)*c.n], c.us[k*c.n:(k+1)*c.n])
+			keep++
+		}
+		c.ts, c.dts, c.us, c.idx = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep]
+		c.stride *= 2
+		if c.steps%c.stride != 0 {
+			return
+		}
+	}
+	c.add(t, u, dt)
+}
+
+// thetaBar is the scale of parameter θ_k for the sensitivities'
+// tolerances (CVODES's pbar): |θ_k|, or 1 where θ_k = 0.
+func thetaBar(v float64) float64 {
+	v = math.Abs(v)
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 1
+	}
+	return v
+}
+
+// addStats adds the counters of o into s (Retcode: the last non-success).
+func addStats(s *Stats, o Stats) {
+	rc := s.Retcode
+	s.addCounts(o)
+	if o.Retcode != Success || rc == Unfinished {
+		s.Retcode = o.Retcode
+	} else {
+		s.Retcode = rc
+	}
+}
