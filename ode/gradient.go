@@ -165,6 +165,7 @@ type GradientSolver[T Float] struct {
 
 	// the loss being differentiated and its buffers
 	loss   *Loss[T]
+	lossv  Loss[T]
 	atIn   []float64 // the At the sorted copy was made from
 	at     []float64 // sorted ascending
 	order  []int     // at[k] = atIn[order[k]]: for dLdus in At's order
@@ -323,13 +324,14 @@ func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], lo
 	if prob.VJP == nil {
 		gs.prob.VJP = vjp
 	}
-	if err := gs.setLoss(&loss); err != nil {
+	gs.lossv = loss // a copy in the solver: &loss would escape and allocate
+	if err := gs.setLoss(&gs.lossv); err != nil {
 		return nil, err
 	}
 	gs.res.Value, gs.res.T0, gs.res.T1 = 0, 0, 0
 	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}
 	err := gs.impl.run(ctx, gs)
-	gs.loss = nil
+	gs.loss, gs.lossv = nil, Loss[T]{}
 	if err != nil {
 		return nil, err
 	}
