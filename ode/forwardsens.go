@@ -72,7 +72,7 @@ func (fs *forwardSens[T]) build(quad bool) error {
 }
 
 // setTolerances fills the per-component tolerances for the current θ.
-func (fs *forwardSens[T]) setTolerances(u0 []T) {
+func (fs *forwardSens[T]) setTolerances() {
 	o, g := &fs.it.o, &fs.gs.o
 	n, m, np := fs.n, fs.m, fs.np
 	qr, qa := g.quadTols()
@@ -80,11 +80,9 @@ func (fs *forwardSens[T]) setTolerances(u0 []T) {
 		o.atolv[i], o.rtolv[i] = g.tolAt(i)
 	}
 	for k := 0; k < m; k++ {
-		var bar float64
+		bar := 1.0 // ∂u/∂u0 is on the scale of 1
 		if k < np {
 			bar = thetaBar(float64(fs.gs.prob.P[k]))
-		} else {
-			bar = thetaBar(float64(u0[k-np]))
 		}
 		for i := 0; i < n; i++ {
 			a, r := g.tolAt(i)
@@ -209,7 +207,7 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	for j := 0; j < n; j++ {
 		fs.y0[n+(np+j)*n+j] = 1
 	}
-	fs.setTolerances(u0)
+	fs.setTolerances()
 	if err := it.Reinit(fs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
 		return wrapSolveErr("forward solve", err)
 	}

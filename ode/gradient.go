@@ -32,9 +32,10 @@ type Sensitivity interface {
 // problems. It also gives the sensitivity matrices at the save times
 // (GradResult.Sens).
 //
-// The sensitivities are in the step-size control, each with the state's
-// absolute tolerance divided by |θ_k| (CVODES's pbar scaling; by 1 where
-// θ_k = 0), unless NoErrorControl. With a stiff method the Jacobian of the
+// The sensitivities are in the step-size control, those of parameter p_k
+// with the state's absolute tolerance divided by |p_k| (CVODES's pbar
+// scaling; by 1 where p_k = 0), those of u0 with the state's, unless
+// NoErrorControl. With a stiff method the Jacobian of the
 // whole system is block lower triangular: its diagonal blocks are J (from
 // Problem.Jac, else from n JVPs), its coupling blocks ∂(J·s_k)/∂u are
 // forward differences of the sensitivity right-hand side in u (exact for

@@ -1,0 +1,458 @@
+package proptest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/ode"
+)
+
+// Random ODE problems and a checker of ODE gradients. A drawn problem is a
+// small system of the form
+//
+//	u_i' = Σ_r s_r·p_{k_r}·φ_r(u_{a_r})·ψ_r(u_{b_r}) − u_i/2 + cos(t + i)/4
+//
+// with φ, ψ ∈ {1, x, tanh, sin} (never x·x, so the solution grows at most
+// exponentially over the short span), written two ways: float64 Go code
+// with exact JVP, VJP and Jac, and ad ops (for ode.ADProblem). The forcing
+// keeps the state from resting at an equilibrium, where the steps an
+// adaptive solve takes say nothing about the gradient's accuracy. Its loss is
+// non-separable over 1–3 save times, with an optional running cost.
+
+// ODETerm is one term s·p_K·φ(u_A)·ψ(u_B) of output Out.
+type ODETerm struct {
+	Out, K, A, B int
+	Sign         float64
+	Phi, Psi     int // 0: 1, 1: x, 2: tanh x, 3: sin x
+}
+
+// ODECase is a drawn problem with its loss.
+type ODECase struct {
+	N, NP   int
+	Terms   []ODETerm
+	U0      []float64
+	P       []float32
+	T1      float64
+	At      []float64
+	Weights []float64 // the loss's per-component weights
+	Running bool      // the loss has the running cost p_0·u_0²
+}
+
+const odeDamping = 0.5
+
+func odeForcing(i int, t float64) float64 { return math.Cos(t+float64(i)) / 4 }
+
+func odeFactor(kind int, x float64) (v, d float64) {
+	switch kind {
+	case 1:
+		return x, 1
+	case 2:
+		th := math.Tanh(x)
+		return th, 1 - th*th
+	case 3:
+		return math.Sin(x), math.Cos(x)
+	}
+	return 1, 0
+}
+
+func odeFactorAD(kind int, x ad.Var) ad.Var {
+	switch kind {
+	case 1:
+		return x
+	case 2:
+		return ad.Tanh(x)
+	case 3:
+		return ad.Sin(x)
+	}
+	return ad.Var{}
+}
+
+var odeFactorNames = []string{"1", "x", "tanh", "sin"}
+
+func (c ODECase) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "n=%d p=%v u0=%v T1=%g At=%v running=%v:", c.N, c.P, c.U0, c.T1, c.At, c.Running)
+	for _, r := range c.Terms {
+		fmt.Fprintf(&b, " u%d' += %+g·p%d·%s(u%d)·%s(u%d);", r.Out, r.Sign, r.K, odeFactorNames[r.Phi], r.A, odeFactorNames[r.Psi], r.B)
+	}
+	return b.String()
+}
+
+// ODECases draws small random ODE problems with their losses.
+func ODECases() *rapid.Generator[ODECase] {
+	return rapid.Custom(func(t *rapid.T) ODECase {
+		n := rapid.IntRange(1, 3).Draw(t, "n")
+		np := rapid.IntRange(1, 4).Draw(t, "np")
+		c := ODECase{N: n, NP: np}
+		nt := rapid.IntRange(n, 2*n+1).Draw(t, "terms")
+		for r := 0; r < nt; r++ {
+			term := ODETerm{
+				Out:  r % n,
+				K:    rapid.IntRange(0, np-1).Draw(t, "k"),
+				A:    rapid.IntRange(0, n-1).Draw(t, "a"),
+				B:    rapid.IntRange(0, n-1).Draw(t, "b"),
+				Sign: float64(2*rapid.IntRange(0, 1).Draw(t, "sign") - 1),
+				Phi:  rapid.IntRange(0, 3).Draw(t, "phi"),
+				Psi:  rapid.IntRange(0, 3).Draw(t, "psi"),
+			}
+			if term.Phi == 1 && term.Psi == 1 {
+				term.Psi = 2
+			}
+			c.Terms = append(c.Terms, term)
+		}
+		for i := 0; i < n; i++ {
+			c.U0 = append(c.U0, rapid.Float64Range(-1.5, 1.5).Draw(t, "u0"))
+			c.Weights = append(c.Weights, rapid.Float64Range(0.2, 2).Draw(t, "w"))
+		}
+		for k := 0; k < np; k++ {
+			c.P = append(c.P, float32(rapid.Float64Range(0.5, 1.5).Draw(t, "p")))
+		}
+		c.T1 = rapid.Float64Range(0.5, 2).Draw(t, "T1")
+		na := rapid.IntRange(1, 3).Draw(t, "saves")
+		for j := 0; j < na; j++ {
+			c.At = append(c.At, c.T1*rapid.Float64Range(0.2, 1).Draw(t, "at"))
+		}
+		if rapid.Bool().Draw(t, "atT1") {
+			c.At[len(c.At)-1] = c.T1
+		}
+		c.Running = rapid.Bool().Draw(t, "running")
+		return c
+	})
+}
+
+// Problem64 is the case as a float64 problem with exact JVP, VJP and Jac.
+func (c ODECase) Problem64() ode.Problem[float64] {
+	n := c.N
+	f := func(du, u []float64, p []float32, t float64) {
+		for i := range du {
+			du[i] = -odeDamping*u[i] + odeForcing(i, t)
+		}
+		for _, r := range c.Terms {
+			a, _ := odeFactor(r.Phi, u[r.A])
+			b, _ := odeFactor(r.Psi, u[r.B])
+			du[r.Out] += r.Sign * float64(p[r.K]) * a * b
+		}
+	}
+	jvp := func(jv, u, v []float64, p []float32, dp []float64, t float64) {
+		for i := range jv {
+			jv[i] = -odeDamping * v[i]
+		}
+		for _, r := range c.Terms {
+			a, da := odeFactor(r.Phi, u[r.A])
+			b, db := odeFactor(r.Psi, u[r.B])
+			pk := float64(p[r.K])
+			d := pk * (da*v[r.A]*b + a*db*v[r.B])
+			if dp != nil {
+				d += dp[r.K] * a * b
+			}
+			jv[r.Out] += r.Sign * d
+		}
+	}
+	vjp := func(du, dp, w, u []float64, p []float32, t float64) {
+		for i := range du {
+			du[i] -= odeDamping * w[i]
+		}
+		for _, r := range c.Terms {
+			a, da := odeFactor(r.Phi, u[r.A])
+			b, db := odeFactor(r.Psi, u[r.B])
+			s := r.Sign * w[r.Out]
+			pk := float64(p[r.K])
+			du[r.A] += s * pk * da * b
+			du[r.B] += s * pk * a * db
+			if dp != nil {
+				dp[r.K] += s * a * b
+			}
+		}
+	}
+	jac := func(J, u []float64, p []float32, t float64) {
+		clear(J)
+		for i := 0; i < n; i++ {
+			J[i*n+i] = -odeDamping
+		}
+		for _, r := range c.Terms {
+			a, da := odeFactor(r.Phi, u[r.A])
+			b, db := odeFactor(r.Psi, u[r.B])
+			s := r.Sign * float64(p[r.K])
+			J[r.Out*n+r.A] += s * da * b
+			J[r.Out*n+r.B] += s * a * db
+		}
+	}
+	return ode.Problem[float64]{F: f, JVP: jvp, VJP: vjp, Jac: jac,
+		U0: append([]float64(nil), c.U0...), T1: c.T1, P: append([]float32(nil), c.P...)}
+}
+
+// RHS is the case's right-hand side written with ad ops, for ode.ADProblem.
+func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
+	return func(u, p ad.Var, t float64) ad.Var {
+		outs := make([]ad.Var, c.N)
+		for i := range outs {
+			outs[i] = ad.Add(ad.Scale(ad.Slice(u, i, i+1), -odeDamping), u.Tape().Scalar(float32(odeForcing(i, t))))
+		}
+		for _, r := range c.Terms {
+			term := ad.Scale(ad.Slice(p, r.K, r.K+1), float32(r.Sign))
+			if f := odeFactorAD(r.Phi, ad.Slice(u, r.A, r.A+1)); !f.IsZero() {
+				term = ad.Mul(term, f)
+			}
+			if f := odeFactorAD(r.Psi, ad.Slice(u, r.B, r.B+1)); !f.IsZero() {
+				term = ad.Mul(term, f)
+			}
+			outs[r.Out] = ad.Add(outs[r.Out], term)
+		}
+		return ad.Concat0(outs...)
+	}
+}
+
+// Loss is the case's loss for state type F:
+//
+//	L = Σ_i Σ_j w_j u_j(t_i)²/2 + (Σ_i Σ_j u_j(t_i))²/10 [+ ∫ p_0 u_0² dt]
+//
+// (the second term couples all save times).
+func Loss[F ode.Float](c ODECase) ode.Loss[F] {
+	l := ode.Loss[F]{At: append([]float64(nil), c.At...)}
+	l.Saved = func(ts []float64, us, dl [][]F) float64 {
+		var v, s float64
+		for _, u := range us {
+			for j, x := range u {
+				xf := float64(x)
+				v += c.Weights[j] * xf * xf / 2
+				s += xf
+			}
+		}
+		v += s * s / 10
+		for i, u := range us {
+			for j, x := range u {
+				dl[i][j] = F(c.Weights[j]*float64(x) + s/5)
+			}
+		}
+		return v
+	}
+	if c.Running {
+		l.Running = func(u []F, p []float32, t float64) float64 {
+			x := float64(u[0])
+			return float64(p[0]) * x * x
+		}
+		l.RunningGrad = func(du, dp, u []F, p []float32, t float64) {
+			x := float64(u[0])
+			du[0] += F(2 * float64(p[0]) * x)
+			if dp != nil {
+				dp[0] += F(x * x)
+			}
+		}
+	}
+	return l
+}
+
+// ODEGradCheck configures CheckODEGradient. Zero fields mean the defaults
+// given on each.
+type ODEGradCheck struct {
+	// Tol is the rtol of the adaptive solves (default 1e-8; atol is
+	// Tol/100). The sensitivity methods must agree with DiscreteAdjoint
+	// of the same adaptive solve within Agree·Tol, relative to the largest
+	// gradient component (Agree default 10).
+	Tol, Agree float64
+	// Steps is the number of fixed steps of the finite-difference check
+	// (default 64); FDTol its tolerance, relative to the largest gradient
+	// component (default 1e-6 for float64 states, 1e-3 for float32).
+	Steps int
+	FDTol float64
+	// Options are further options of every solve (MaxSteps, a vector
+	// tolerance: it replaces Tol's).
+	Options []ode.Option
+}
+
+// CheckODEGradient checks the gradient of loss through a solve of prob with
+// method m, in two ways:
+//
+//   - With m explicit: DiscreteAdjoint of a fixed-step solve (Steps steps)
+//     against finite differences of the same fixed-step solve, coordinate by
+//     coordinate in u0 and p (central differences with Richardson
+//     extrapolation; steps of about 2⁻¹⁰ relative that are powers of two, so that p ± δ is exact
+//     in float32).
+//   - Every sensitivity method that prob supports (ForwardSensitivity needs
+//     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m) against
+//     the others on the adaptive solve at rtol Tol, with steps landing on
+//     the save times (TStops): against DiscreteAdjoint when m is explicit,
+//     else against ForwardSensitivity.
+//
+// Each comparison is ‖a − b‖∞ ≤ tol·max(‖b‖∞, 1e-2) over (dL/dp, dL/du0).
+func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], c ODEGradCheck) {
+	t.Helper()
+	ctx := context.Background()
+	tol := c.Tol
+	if tol == 0 {
+		tol = 1e-8
+	}
+	agree := c.Agree
+	if agree == 0 {
+		agree = 10
+	}
+	steps := c.Steps
+	if steps == 0 {
+		steps = 64
+	}
+	isF32 := F(1)+F(0x1p-30) == F(1)
+	fdTol := c.FDTol
+	if fdTol == 0 {
+		fdTol = 1e-6
+		if isF32 {
+			fdTol = 1e-3
+		}
+	}
+	explicit := isExplicit(m)
+	if explicit {
+		h := math.Abs(prob.T1-prob.T0) / float64(steps)
+		opts := append(append([]ode.Option(nil), c.Options...), ode.FixedStep(h))
+		checkDiscreteAgainstFD(t, prob, m, loss, opts, fdTol, isF32)
+	}
+	// Steps land on the save times, so that no method's figure rests on
+	// the interpolant (whose error and derivative are an order worse).
+	opts := append([]ode.Option{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.Options...)
+	var ref []float64
+	var refName string
+	methods := []ode.Sensitivity{}
+	if explicit && prob.VJP != nil {
+		methods = append(methods, ode.DiscreteAdjoint{})
+	}
+	if prob.JVP != nil {
+		methods = append(methods, ode.ForwardSensitivity{})
+	}
+	if prob.VJP != nil {
+		methods = append(methods, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 4})
+	}
+	for _, s := range methods {
+		g, err := ode.Gradient(ctx, prob, m, loss, s, opts...)
+		if err != nil {
+			t.Fatalf("CheckODEGradient: %s with %s: %v", s.Name(), m.Name(), err)
+			return
+		}
+		v := flatGrad(g)
+		if ref == nil {
+			ref, refName = v, s.Name()
+			continue
+		}
+		if e := relInf(v, ref); e > agree*tol {
+			t.Errorf("CheckODEGradient: %s and %s (%s, rtol %g) differ by %.3g relative (> %g):\n  %s %v\n  %s %v",
+				s.Name(), refName, m.Name(), tol, e, agree*tol, s.Name(), v, refName, ref)
+		}
+	}
+}
+
+func isExplicit(m ode.Method) bool {
+	switch m.Name() {
+	case "Rosenbrock23", "Rodas5P":
+		return false
+	}
+	return true
+}
+
+// flatGrad is (dL/dp, dL/du0) in float64.
+func flatGrad[F ode.Float](g *ode.GradResult[F]) []float64 {
+	v := make([]float64, 0, len(g.P)+len(g.U0))
+	for _, x := range g.P {
+		v = append(v, float64(x))
+	}
+	for _, x := range g.U0 {
+		v = append(v, float64(x))
+	}
+	return v
+}
+
+// paramStep is a finite-difference step for the float32 parameter p: a
+// power of two about 2⁻¹⁰ of |p| (8 times more for float32 states), made
+// smaller while p + δ would reach the next binade, where float32's spacing
+// doubles and p + δ would be rounded: so p ± δ and p ± δ/2 are exact.
+func paramStep(p float32, isF32 bool) float64 {
+	a := math.Abs(float64(p))
+	if a == 0 {
+		return 0x1p-10
+	}
+	_, e := math.Frexp(a) // a < 2^e
+	δ := math.Ldexp(1, e-10)
+	if isF32 {
+		δ *= 8
+	}
+	for a+δ >= math.Ldexp(1, e) && δ > math.Ldexp(1, e-20) {
+		δ /= 2
+	}
+	return δ
+}
+
+// relInf is ‖a − b‖∞ / max(‖b‖∞, 1e-2): gradients below 1e-2 are compared
+// absolutely.
+func relInf(a, b []float64) float64 {
+	var d, s float64
+	for i := range b {
+		d = max(d, math.Abs(a[i]-b[i]))
+		s = max(s, math.Abs(b[i]))
+	}
+	return d / max(s, 1e-2)
+}
+
+func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts []ode.Option, fdTol float64, isF32 bool) {
+	t.Helper()
+	ctx := context.Background()
+	gs, err := ode.NewGradientSolver(prob, m, ode.DiscreteAdjoint{}, opts...)
+	if err != nil {
+		t.Fatalf("CheckODEGradient: %v", err)
+		return
+	}
+	g, err := gs.GradientOf(ctx, prob, loss)
+	if err != nil {
+		t.Fatalf("CheckODEGradient: DiscreteAdjoint with %s, fixed steps: %v", m.Name(), err)
+		return
+	}
+	adj := flatGrad(g)
+	value := func(pr ode.Problem[F]) float64 {
+		g, err := gs.GradientOf(ctx, pr, loss)
+		if err != nil {
+			t.Fatalf("CheckODEGradient: a perturbed solve failed: %v", err)
+			return math.NaN()
+		}
+		return g.Value
+	}
+	// D(δ) = (L(+δ) − L(−δ))/2δ, extrapolated: (4D(δ/2) − D(δ))/3.
+	richardson := func(at func(δ float64) float64, δ float64) float64 {
+		d1 := (at(δ) - at(-δ)) / (2 * δ)
+		d2 := (at(δ/2) - at(-δ/2)) / δ
+		return (4*d2 - d1) / 3
+	}
+	fd := make([]float64, 0, len(adj))
+	p := append([]float32(nil), prob.P...)
+	for k := range p {
+		p0 := p[k]
+		δ := paramStep(p0, isF32)
+		fd = append(fd, richardson(func(d float64) float64 {
+			p[k] = p0 + float32(d)
+			pr := prob
+			pr.P = p
+			v := value(pr)
+			p[k] = p0
+			return v
+		}, δ))
+	}
+	u0 := append([]F(nil), prob.U0...)
+	for j := range u0 {
+		x := u0[j]
+		δ := 0x1p-10 * max(math.Abs(float64(x)), 1)
+		if isF32 {
+			δ *= 8
+		}
+		fd = append(fd, richardson(func(d float64) float64 {
+			u0[j] = x + F(d)
+			pr := prob
+			pr.U0 = u0
+			v := value(pr)
+			u0[j] = x
+			return v
+		}, δ))
+	}
+	if e := relInf(adj, fd); e > fdTol {
+		t.Errorf("CheckODEGradient: DiscreteAdjoint (%s, fixed steps) and finite differences of the same solve differ by %.3g relative (> %g):\n  adjoint %v\n  fd      %v",
+			m.Name(), e, fdTol, adj, fd)
+	}
+}
