@@ -124,7 +124,11 @@ type Loss[T Float] struct {
 	// (len(p)).
 	Running     func(u []T, p []float32, t float64) float64
 	RunningGrad func(du, dp, u []T, p []float32, t float64)
+
+	errOf func() error // ADLoss: the error behind a NaN value
 }
+
+var nanLoss = math.NaN()
 
 // GradResult is the result of a gradient: the loss and its derivatives
 // with respect to the parameters, the initial state and the ends of the
@@ -276,20 +280,27 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	}
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return fmt.Errorf("ode: Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADFunc/ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return fmt.Errorf("ode: Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}
-		gs.prob.JVP = finiteDiffJVP(gs.prob.F, &gs.o)
+		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !needJVP && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return fmt.Errorf("ode: Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADFunc/ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return fmt.Errorf("ode: Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}
-		gs.prob.VJP = finiteDiffVJP(gs.prob.F, &gs.o)
+		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}
 	if gs.prob.U0From != nil && gs.prob.U0FromVJP == nil {
 		return fmt.Errorf("ode: Gradient: Problem.U0From is set but U0FromVJP is nil: dL/du0 cannot flow into dL/dθ")
 	}
 	return nil
+}
+
+// currentF is the F of the problem being differentiated: the finite
+// differences call it, so that GradientOf with another F differentiates
+// that one.
+func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
+	gs.prob.F(du, u, p, t)
 }
 
 // Gradient differentiates the loss of a solve of the solver's problem with
@@ -418,6 +429,11 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 		}
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if l.errOf != nil {
+			if err := l.errOf(); err != nil {
+				return v, fmt.Errorf("ode: Gradient: the loss: %w", err)
+			}
+		}
 		return v, fmt.Errorf("ode: Gradient: the loss returned %g", v)
 	}
 	if c := firstNonFinite(gs.dlFlat); c >= 0 {

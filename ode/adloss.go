@@ -1,0 +1,85 @@
+package ode
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/flatkit/flatkit/ad"
+)
+
+// ADLoss adapts a loss written with ad ops on the saved states to a
+// Loss[float32]: f receives the save times and one Var per save time (the
+// state there, shape [n], in the order of at) and returns a scalar Var.
+// Its gradient with respect to every state is one reverse sweep.
+//
+//	loss := ode.ADLoss([]float64{1, 2}, func(ts []float64, us []ad.Var) ad.Var {
+//		d := ad.Sub(us[1], us[0])
+//		return ad.Sum(ad.Mul(d, d))   // couples the two save times
+//	})
+//
+// The tape comes from a pool and is reset after every call, so the loss is
+// safe for concurrent use and allocates nothing once warm if f's ops do
+// not. An error recorded on the tape (a shape mismatch) makes Gradient
+// return it. Add a running cost by setting the result's Running and
+// RunningGrad.
+func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32] {
+	a := &adLoss{f: f}
+	a.pool.New = func() any { return &adLossWork{tape: ad.NewTape()} }
+	l := Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved}
+	l.errOf = a.lastErr
+	return l
+}
+
+type adLoss struct {
+	f    func(ts []float64, us []ad.Var) ad.Var
+	pool sync.Pool
+	mu   sync.Mutex
+	err  error // the last call's error, for Gradient
+}
+
+type adLossWork struct {
+	tape *ad.Tape
+	vs   []ad.Var
+}
+
+func (a *adLoss) lastErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
+	w := a.pool.Get().(*adLossWork)
+	defer func() {
+		w.tape.Reset()
+		a.pool.Put(w)
+	}()
+	tp := w.tape
+	w.vs = w.vs[:0]
+	for _, u := range us {
+		w.vs = append(w.vs, tp.Param(u))
+	}
+	y := a.f(ts, w.vs)
+	err := tp.Err()
+	if err == nil && (y.IsZero() || y.Tape() != tp) {
+		err = fmt.Errorf("the loss returned the zero Var or a Var of another tape")
+	}
+	if err == nil {
+		err = tp.Backward(y)
+	}
+	if err != nil {
+		a.mu.Lock()
+		a.err = err
+		a.mu.Unlock()
+		return nanLoss
+	}
+	for i, v := range w.vs {
+		if g := tp.GradOf(v); g != nil {
+			copy(dl[i], g)
+		}
+	}
+	a.mu.Lock()
+	a.err = nil
+	a.mu.Unlock()
+	return float64(y.Item())
+}
