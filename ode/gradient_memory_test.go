@@ -8,7 +8,7 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// oscillators is 25 undamped oscillators u'' = −p0·(1 + i/25)·u as a
+// oscillators is 25 undamped oscillators u” = −p0·(1 + i/25)·u as a
 // 50-component first-order system.
 func oscillators(t1 float64) ode.Problem[float64] {
 	const n = 50
