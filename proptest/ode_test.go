@@ -32,3 +32,21 @@ func TestODEGradientsOfRandomProblemsRosenbrock(t *testing.T) {
 		proptest.CheckODEGradient(t, c.Problem64(), ode.Rodas5P(), proptest.Loss[float64](c), proptest.ODEGradCheck{Agree: 30})
 	})
 }
+
+// The same random problems written with ad ops (ode.ADProblem, float32
+// state): the methods agree with each other, and DiscreteAdjoint with
+// finite differences, to float32 accuracy.
+func TestODEGradientsOfRandomADProblems(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := proptest.ODECases().Draw(t, "case")
+		u0 := make([]float32, c.N)
+		for i, v := range c.U0 {
+			u0[i] = float32(v)
+		}
+		prob, err := ode.ADProblem(c.RHS(), u0, 0, c.T1, c.P)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 1e-3})
+	})
+}
