@@ -62,6 +62,34 @@
 // with its index; the others finish. SolveShard and Merge split Solve at
 // the shard, for runners that execute shards elsewhere.
 //
+// # Gradients through solves
+//
+// Gradient differentiates a Loss of the solution (a function of the states
+// at save times, seeing them all at once, plus an optional running cost
+// ∫g dt) with respect to the parameters, the initial state and the ends of
+// the span, by one of four Sensitivity methods:
+//
+//	ForwardSensitivity    the sensitivity equations with the state; few parameters
+//	InterpolatingAdjoint  the adjoint backwards on the forward dense output; many parameters
+//	BacksolveAdjoint      the state re-solved backwards with the adjoint; least memory, unstable on stiff problems
+//	DiscreteAdjoint       reverse mode through the steps taken: the exact gradient of the computed solution
+//
+// They need derivative products of F: Problem.JVP (forward) or Problem.VJP
+// (adjoints), exact from ADDerivs or ADProblem for a right-hand side written
+// with ad ops, written by hand for plain Go code, or by finite differences
+// when FiniteDiffDerivatives is given. Checkpoints bound the adjoints'
+// memory; AdjointTol and QuadTol set the backward solve's and the
+// quadratures' tolerances; TolPerComponent sets a vector absolute
+// tolerance. The stiff methods work with ForwardSensitivity and the
+// continuous adjoints; DiscreteAdjoint needs an explicit method.
+//
+//	loss := ode.Loss[float64]{At: ts, Saved: func(ts []float64, us, dLdus [][]float64) float64 {…}}
+//	g, err := ode.Gradient(ctx, prob, ode.Tsit5(), loss, ode.InterpolatingAdjoint{}, ode.Tol(1e-8, 1e-10))
+//	// g.Value, g.P (dL/dθ), g.U0, g.T0, g.T1
+//
+// A GradientSolver (NewGradientSolver, then Gradient or GradientOf) is the
+// reusable form: once warm a gradient allocates nothing.
+//
 // # Repeated solves
 //
 // Solve allocates its Solution. An Integrator (Init, then Reinit or
