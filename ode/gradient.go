@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Sensitivity is a way of differentiating a solve: ForwardSensitivity,
@@ -499,5 +500,18 @@ func wrapSolveErr(which string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("ode: Gradient: the %s: %w", which, err)
+	return &solveError{which: which, err: err}
 }
+
+// solveError is a failed solve inside a gradient; errors.As finds the
+// solve's *Error through it.
+type solveError struct {
+	which string
+	err   error
+}
+
+func (e *solveError) Error() string {
+	return "ode: Gradient: the " + e.which + ": " + strings.TrimPrefix(e.err.Error(), "ode: ")
+}
+
+func (e *solveError) Unwrap() error { return e.err }

@@ -85,11 +85,14 @@ func TestLotkaVolterraGradientReference(t *testing.T) {
 		name string
 		m    ode.Method
 	}{{"Tsit5", ode.Tsit5()}, {"Vern7", ode.Vern7()}, {"DP5", ode.DP5()}, {"Rodas5P", ode.Rodas5P()}}
-	sens := []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
+	sens := []ode.Sensitivity{ode.ForwardSensitivity{}, ode.ForwardSensitivity{NoErrorControl: true}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
 		ode.BacksolveAdjoint{}, ode.DiscreteAdjoint{}, ode.DiscreteAdjoint{Checkpoints: 10}}
 	for _, m := range methods {
 		for _, s := range sens {
 			name := m.name + "/" + s.Name()
+			if fs, ok := s.(ode.ForwardSensitivity); ok && fs.NoErrorControl {
+				name += "-noerrcon"
+			}
 			if ia, ok := s.(ode.InterpolatingAdjoint); ok && ia.Checkpoints > 0 {
 				name += "-ckpt"
 			}
