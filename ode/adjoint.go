@@ -101,7 +101,8 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 // those before lo a state with the forward tolerances.
 func backwardOptions(g *options, N, lo, hi int) options {
 	o := *g
-	o.saveAt, o.saveAtSet, o.dense, o.everyStep, o.tstops, o.dt0 = nil, true, false, false, nil, 0
+	// TStops stay: where F jumps, the backward solve must land there too.
+	o.saveAt, o.saveAtSet, o.dense, o.everyStep, o.dt0 = nil, true, false, false, 0
 	o.atolv, o.rtolv = make([]float64, N), make([]float64, N)
 	ar, aa := g.adjointTols()
 	qr, qa := g.quadTols()
@@ -207,9 +208,7 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		return err
 	}
 	if ckpt {
-		so := forwardOptions(&gs.o, ia.sys, true)
-		so.tstops = nil
-		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
+		if ia.seg, err = initWith(fp, gs.method, forwardOptions(&gs.o, ia.sys, true)); err != nil {
 			return err
 		}
 		fwd := ia.fwd
