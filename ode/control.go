@@ -49,21 +49,21 @@ func wrmsNorm[T Float](e, u0, u1 []T, o *options) float64 {
 	return math.Sqrt(acc/float64(len(e))) + bad
 }
 
-// wrmsNormVec is wrmsNorm with per-component tolerances; a component with
-// an infinite atol is left out (its weight is 0), but still checked for
-// NaN.
+// wrmsNormVec is wrmsNorm with per-component tolerances (o.atolv and
+// o.rtolv both set); a component with an infinite atol is left out (its
+// weight is 0), but still checked for NaN.
 func wrmsNormVec[T Float](e, u0, u1 []T, o *options) float64 {
 	var acc, bad float64
-	u0 = u0[:len(e)]
-	u1 = u1[:len(e)]
+	n := len(e)
+	u0, u1 = u0[:n], u1[:n]
+	atol, rtol := o.atolv[:n], o.rtolv[:n]
 	for i, v := range e {
-		atol, rtol := o.tolAt(i)
 		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
-		r := float64(v) / (atol + rtol*max(a, b))
+		r := float64(v) / (atol[i] + rtol[i]*max(a, b))
 		acc += r * r
 		bad += b*0 + float64(v)*0
 	}
-	return math.Sqrt(acc/float64(len(e))) + bad
+	return math.Sqrt(acc/float64(n)) + bad
 }
 
 // finiteCheck is 0 when every component of u is finite, NaN otherwise.

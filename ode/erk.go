@@ -163,14 +163,10 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if !e.adaptive {
 		return finiteCheck(un)
 	}
-	if it.o.perComponent() {
-		lincomb(e.tmp, nil, e.k, &e.errRow)
-		for j := range e.tmp {
-			e.tmp[j] *= h
-		}
-		return wrmsNorm(e.tmp, u, un, &it.o)
-	}
 	// Error estimate h Σ (b − bhat)_i k_i in the weighted RMS norm, fused.
+	if it.o.perComponent() {
+		return e.errNormVec(u, un, h, it.o.atolv, it.o.rtolv)
+	}
 	atol, rtol := it.o.atol, it.o.rtol
 	var acc, bad float64
 	off := e.errRow.off
@@ -194,6 +190,28 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 		bad += u1 * 0 // NaN unless u_new[j] is finite
 	}
 	return math.Sqrt(acc/float64(len(un))) + bad
+}
+
+// errNormVec is attempt's fused error norm with per-component tolerances;
+// an infinite atol leaves a component out (it is still checked for NaN).
+func (e *erk[T]) errNormVec(u, un []T, h T, atolv, rtolv []float64) float64 {
+	var acc, bad float64
+	off := e.errRow.off
+	val := e.errRow.val[:len(off)]
+	k := e.k
+	n := len(un)
+	u, atolv, rtolv = u[:n], atolv[:n], rtolv[:n]
+	for j := range un {
+		var ej T
+		for m, o := range off {
+			ej += val[m] * k[o+j]
+		}
+		u0, u1 := math.Abs(float64(u[j])), math.Abs(float64(un[j]))
+		r := float64(h*ej) / (atolv[j] + rtolv[j]*max(u0, u1))
+		acc += r * r
+		bad += u1 * 0
+	}
+	return math.Sqrt(acc/float64(n)) + bad
 }
 
 func (e *erk[T]) accept(it *Integrator[T], h float64) {

@@ -136,6 +136,14 @@ func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], er
 	if o.atolv != nil && len(o.atolv) != n {
 		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), n)
 	}
+	if o.perComponent() { // both vectors, so that the error norms index them directly
+		if o.atolv == nil {
+			o.atolv = filled(o.atol, n)
+		}
+		if o.rtolv == nil {
+			o.rtolv = filled(o.rtol, n)
+		}
+	}
 	st, err := newStepper[T](m, n, adaptive)
 	if err != nil {
 		return nil, err
@@ -164,6 +172,14 @@ func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], er
 		return nil, err
 	}
 	return it, nil
+}
+
+func filled(v float64, n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = v
+	}
+	return x
 }
 
 // initialState is it.prob.U0, or U0From(P) computed into it.uNew.

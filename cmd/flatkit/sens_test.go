@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// TestBenchSensQuick runs the sens scenario with tiny sample counts and
+// checks that every sensitivity method has its figure, with a gradient
+// within 1e-4 (relative, over dG/dp and dG/du0) of the reference, no
+// allocation per gradient and its step counters; not the timings.
+func TestBenchSensQuick(t *testing.T) {
+	var out, errb bytes.Buffer
+	// 21 samples (≥ 21 gradients per figure) dilute the runtime's own
+	// allocations below 1 per call; see the allocs check below.
+	if code := run([]string{"bench", "-quick", "-samples", "21", "sens"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+	}
+	cases := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		if m["scenario"] != "sens" {
+			t.Errorf("line %q: scenario %v, want sens", line, m["scenario"])
+		}
+		for _, k := range []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps"} {
+			if _, ok := m[k].(float64); !ok {
+				t.Errorf("line %q: field %q missing or not a number", line, k)
+			}
+		}
+		cases[m["case"].(string)] = m
+	}
+	if len(cases) != len(sensMethods)+1 {
+		t.Errorf("%d figures, want %d", len(cases), len(sensMethods)+1)
+	}
+	solve, ok := cases["Lotka-Volterra forward solve Tsit5, reused Integrator"]
+	if !ok {
+		t.Error("no figure for the forward solve")
+	} else if e, _ := solve["err_max_abs"].(float64); !(e < 1e-4) || solve["fwd_steps"].(float64) <= 0 {
+		t.Errorf("forward solve: error %v, %v steps", solve["err_max_abs"], solve["fwd_steps"])
+	}
+	for _, s := range sensMethods {
+		name := "Lotka-Volterra gradient Tsit5, " + sensName(s)
+		m, ok := cases[name]
+		if !ok {
+			t.Errorf("no figure for case %q", name)
+			continue
+		}
+		if e, ok := m["max_rel_err"].(float64); !ok || !(e <= 1e-4) {
+			t.Errorf("%s: max_rel_err %v, want ≤ 1e-4", name, m["max_rel_err"])
+		}
+		if e, ok := m["value_rel_err"].(float64); !ok || !(e <= 1e-3) {
+			t.Errorf("%s: value_rel_err %v, want ≤ 1e-3", name, m["value_rel_err"])
+		}
+		// The figure counts the whole process's allocations over a few
+		// dozen calls, so in quick mode the runtime's own can show as a
+		// fraction per call (up to 6 per figure: an M for a new OS thread
+		// when ReadMemStats restarts the world, and a timer heap growing);
+		// a gradient that allocated would show at least 1.
+		// TestSensGradientAllocatesNothing pins the gradient itself at
+		// exactly 0.
+		if a := m["allocs"].(float64); a >= 1 {
+			t.Errorf("%s: %v allocs per gradient, want 0", name, a)
+		}
+		if g, _ := m["grad"].([]any); len(g) != 6 {
+			t.Errorf("%s: grad %v, want 6 numbers", name, m["grad"])
+		}
+		if m["fwd_steps"].(float64) <= 0 {
+			t.Errorf("%s: %v forward steps", name, m["fwd_steps"])
+		}
+		switch s.(type) {
+		case ode.InterpolatingAdjoint, ode.BacksolveAdjoint:
+			if m["bwd_steps"].(float64) <= 0 {
+				t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
+			}
+		}
+	}
+}
+
+// TestSensGradientAllocatesNothing pins each method's warm gradient, as the
+// scenario times it, and the forward solve at zero allocations, and checks
+// the gradient against the reference.
+func TestSensGradientAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	loss := sensLoss()
+	for _, s := range sensMethods {
+		gs, err := newSensSolver(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g *ode.GradResult[float64]
+		grad := func() {
+			if g, err = gs.Gradient(ctx, sensParams, loss); err != nil {
+				t.Fatal(err)
+			}
+		}
+		grad()
+		if a := testing.AllocsPerRun(100, grad); a != 0 {
+			t.Errorf("%s: %v allocations per gradient, want 0", sensName(s), a)
+		}
+		if e, _ := sensErrors(g); !(e <= 1e-4) {
+			t.Errorf("%s: max relative error %.3g over dG/dp, dG/du0, want ≤ 1e-4", sensName(s), e)
+		}
+	}
+	prob := sensProblem()
+	it, err := ode.Init(prob, ode.Tsit5(), ode.Tol(sensRTol, sensATol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func() {
+		if err := it.Reinit(prob.U0, prob.T0, prob.T1, prob.P); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	solve()
+	if a := testing.AllocsPerRun(100, solve); a != 0 {
+		t.Errorf("forward solve: %v allocations, want 0", a)
+	}
+}

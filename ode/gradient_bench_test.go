@@ -1,0 +1,32 @@
+package ode_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// The Lotka-Volterra gradient at rtol 1e-6 by each method (the sens
+// scenario of cmd/flatkit, as a go test benchmark for profiling).
+func BenchmarkLotkaVolterraGradient(b *testing.B) {
+	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
+		ode.BacksolveAdjoint{}, ode.DiscreteAdjoint{}} {
+		b.Run(s.Name(), func(b *testing.B) {
+			prob := lvProblem()
+			prob.Jac = nil
+			gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), s, ode.Tol(1e-6, 1e-8))
+			if err != nil {
+				b.Fatal(err)
+			}
+			loss := lvLoss()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
