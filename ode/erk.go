@@ -98,16 +98,66 @@ func (e *erk[T]) degree() int { return e.deg }
 
 func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 
-// combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}. Two
-// components at a time: the short inner loop's overhead and its exit
-// misprediction are paid once per pair.
+// combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}, the sum
+// taken in the order of the row (the same bits whichever loop runs it).
+// Rows of up to four nonzeros, most of every tableau, run a loop with the
+// stages' slices hoisted out of it; longer rows two components at a time,
+// where the short inner loop's overhead and its exit misprediction are paid
+// once per pair.
 func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	k := e.k
 	off := row.off
 	val := row.val[:len(off)]
-	u = u[:len(dst)]
+	n := len(dst)
+	u = u[:n]
+	switch len(off) {
+	case 1:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 2:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 3:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v2, s2 := val[2], k[off[2]:off[2]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			a += v2 * s2[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 4:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v3, s3 := val[3], k[off[3]:off[3]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			a += v2 * s2[j]
+			a += v3 * s3[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	}
 	j := 0
-	for ; j+1 < len(dst); j += 2 {
+	for ; j+1 < n; j += 2 {
 		var a0, a1 T
 		for m, o := range off {
 			kk := k[o+j : o+j+2 : o+j+2]
@@ -117,7 +167,7 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		dst[j] = u[j] + h*a0
 		dst[j+1] = u[j+1] + h*a1
 	}
-	if j < len(dst) {
+	if j < n {
 		var a0 T
 		for m, o := range off {
 			a0 += val[m] * k[o+j]

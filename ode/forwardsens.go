@@ -110,14 +110,15 @@ func (fs *forwardSens[T]) rhs(dY, Y []T, p []float32, t float64) {
 	n, m, np := fs.n, fs.m, fs.np
 	u := Y[:n]
 	prob.F(dY[:n], u, p, t)
-	for k := 0; k < m; k++ {
-		s, ds := Y[n+k*n:n+(k+1)*n], dY[n+k*n:n+(k+1)*n]
+	jvp, dp := prob.JVP, fs.dp
+	for k, lo := 0, n; k < m; k, lo = k+1, lo+n {
+		s, ds := Y[lo:lo+n:lo+n], dY[lo:lo+n:lo+n]
 		if k < np {
-			fs.dp[k] = 1
-			prob.JVP(ds, u, s, p, fs.dp, t)
-			fs.dp[k] = 0
+			dp[k] = 1
+			jvp(ds, u, s, p, dp, t)
+			dp[k] = 0
 		} else {
-			prob.JVP(ds, u, s, p, nil, t)
+			jvp(ds, u, s, p, nil, t)
 		}
 	}
 	if fs.quad {

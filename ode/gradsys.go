@@ -132,17 +132,13 @@ func (d *denseReader[T]) eval(dst []T, t float64) {
 	}
 	dir := it.dir
 	k := min(d.last, m-1)
-	if !(dir*(t-ts[k]) >= 0 && (k == m-1 || dir*(t-ts[k+1]) < 0)) {
-		lo, hi := 0, m
-		for hi-lo > 1 {
-			mid := int(uint(lo+hi) >> 1)
-			if dir*(ts[mid]-t) <= 0 {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		k = lo
+	// Walk from the last step used: the backward passes move through the
+	// steps one by one, so this is a step or two, not a search.
+	for k > 0 && dir*(t-ts[k]) < 0 {
+		k--
+	}
+	for k+1 < m && dir*(t-ts[k+1]) >= 0 {
+		k++
 	}
 	d.last = k
 	sz := (it.deg + 1) * it.n

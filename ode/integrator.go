@@ -565,12 +565,13 @@ func (it *Integrator[T]) interpInto(dst []T, θ float64) {
 
 func hornerInto[T Float](dst, poly []T, deg, n int, θ T) {
 	dst = dst[:n]
-	copy(dst, poly[deg*n:(deg+1)*n])
-	for j := deg - 1; j >= 0; j-- {
-		row := poly[j*n : (j+1)*n]
-		for i := range dst {
-			dst[i] = dst[i]*θ + row[i]
+	poly = poly[:(deg+1)*n]
+	for i := range dst {
+		a := poly[deg*n+i]
+		for j := deg - 1; j >= 0; j-- {
+			a = a*θ + poly[j*n+i]
 		}
+		dst[i] = a
 	}
 }
 
