@@ -141,26 +141,30 @@ func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options 
 }
 
 // negVJP writes da = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p, t),
-// with the running cost's partials (the constant adjoint 1 of q).
+// with the running cost's partials (the constant adjoint 1 of q). The VJP
+// is linear in w, so it is taken at −w (in sys.wneg) rather than negated
+// afterwards.
 func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
-	clear(du)
-	clear(dp)
+	for i := range du {
+		du[i] = 0
+	}
+	for k := range dp {
+		dp[k] = 0
+	}
+	wn := sys.wneg[:len(w)]
+	for i, v := range w {
+		wn[i] = -v
+	}
 	gs := sys.gs
-	gs.prob.VJP(du, dp, w, u, p, t)
+	gs.prob.VJP(du, dp, wn, u, p, t)
 	if sys.quad {
 		sys.runningGrad(u, p, t)
 		for i, v := range sys.gu {
-			du[i] += v
+			du[i] -= v
 		}
 		for k, v := range sys.gp {
-			dp[k] += v
+			dp[k] -= v
 		}
-	}
-	for i := range du {
-		du[i] = -du[i]
-	}
-	for k := range dp {
-		dp[k] = -dp[k]
 	}
 }
 

@@ -17,12 +17,13 @@ type fwdSystem[T Float] struct {
 	jn     []T // J of F (n×n)
 	ev     []T // a unit vector (n)
 	row    []T // a Jacobian row (n)
+	wneg   []T // −w for negVJP (n)
 }
 
 func newFwdSystem[T Float](gs *GradientSolver[T], quad bool) *fwdSystem[T] {
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	return &fwdSystem[T]{gs: gs, n: n, np: np, quad: quad,
-		gu: make([]T, n), gp: make([]T, np), jn: make([]T, n*n), ev: make([]T, n), row: make([]T, n)}
+		gu: make([]T, n), gp: make([]T, np), jn: make([]T, n*n), ev: make([]T, n), row: make([]T, n), wneg: make([]T, n)}
 }
 
 func (s *fwdSystem[T]) dim() int {
