@@ -271,8 +271,7 @@ type ODEGradCheck struct {
 //   - With m explicit: DiscreteAdjoint of a fixed-step solve (Steps steps)
 //     against finite differences of the same fixed-step solve, coordinate by
 //     coordinate in u0 and p (central differences with Richardson
-//     extrapolation; steps of about 2⁻¹⁰ relative that are powers of two, so that p ± δ is exact
-//     in float32).
+//     extrapolation, on the steps actually taken; see paramStep).
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
 //     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m) against
 //     the others on the adaptive solve at rtol Tol, with steps landing on
@@ -362,20 +361,23 @@ func flatGrad[F ode.Float](g *ode.GradResult[F]) []float64 {
 	return v
 }
 
-// paramStep is a finite-difference step for the float32 parameter p: a
-// power of two about 2⁻¹⁰ of |p| (8 times more for float32 states), made
-// smaller while p + δ would reach the next binade, where float32's spacing
-// doubles and p + δ would be rounded: so p ± δ and p ± δ/2 are exact.
+// paramStep is a finite-difference step for the float32 parameter p. For
+// float64 states, a power of two about 2⁻¹⁰ of |p|, made smaller while p +
+// δ would reach the next binade (where float32's spacing doubles), so that
+// p ± δ and p ± δ/2 are exact. For float32 states the loss's own rounding
+// (~ε₃₂·|L|) divided by δ dominates, so the step is 2⁻⁶·max(|p|, 1)
+// whatever p's size (a network's weights near 0 move the loss as much as
+// large ones), and the step actually taken is measured instead.
 func paramStep(p float32, isF32 bool) float64 {
 	a := math.Abs(float64(p))
+	if isF32 {
+		return 0x1p-6 * max(a, 1)
+	}
 	if a == 0 {
 		return 0x1p-10
 	}
 	_, e := math.Frexp(a) // a < 2^e
 	δ := math.Ldexp(1, e-10)
-	if isF32 {
-		δ *= 8
-	}
 	for a+δ >= math.Ldexp(1, e) && δ > math.Ldexp(1, e-20) {
 		δ /= 2
 	}
@@ -415,10 +417,15 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		}
 		return g.Value
 	}
-	// D(δ) = (L(+δ) − L(−δ))/2δ, extrapolated: (4D(δ/2) − D(δ))/3.
-	richardson := func(at func(δ float64) float64, δ float64) float64 {
-		d1 := (at(δ) - at(-δ)) / (2 * δ)
-		d2 := (at(δ/2) - at(-δ/2)) / δ
+	// D(δ) = (L(+a) − L(−b))/(a + b), a ≈ b ≈ δ the steps actually taken
+	// (p ± δ rounded to float32), extrapolated: (4D(δ/2) − D(δ))/3.
+	richardson := func(at func(δ float64) (float64, float64), δ float64) float64 {
+		lp, a := at(δ)
+		lm, b := at(-δ)
+		d1 := (lp - lm) / (a - b)
+		lp, a = at(δ / 2)
+		lm, b = at(-δ / 2)
+		d2 := (lp - lm) / (a - b)
 		return (4*d2 - d1) / 3
 	}
 	fd := make([]float64, 0, len(adj))
@@ -426,13 +433,14 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 	for k := range p {
 		p0 := p[k]
 		δ := paramStep(p0, isF32)
-		fd = append(fd, richardson(func(d float64) float64 {
+		fd = append(fd, richardson(func(d float64) (float64, float64) {
 			p[k] = p0 + float32(d)
+			step := float64(p[k]) - float64(p0)
 			pr := prob
 			pr.P = p
 			v := value(pr)
 			p[k] = p0
-			return v
+			return v, step
 		}, δ))
 	}
 	u0 := append([]F(nil), prob.U0...)
@@ -440,15 +448,16 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		x := u0[j]
 		δ := 0x1p-10 * max(math.Abs(float64(x)), 1)
 		if isF32 {
-			δ *= 8
+			δ = 0x1p-6 * max(math.Abs(float64(x)), 1)
 		}
-		fd = append(fd, richardson(func(d float64) float64 {
+		fd = append(fd, richardson(func(d float64) (float64, float64) {
 			u0[j] = x + F(d)
+			step := float64(u0[j]) - float64(x)
 			pr := prob
 			pr.U0 = u0
 			v := value(pr)
 			u0[j] = x
-			return v
+			return v, step
 		}, δ))
 	}
 	if e := relInf(adj, fd); e > fdTol {

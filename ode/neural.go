@@ -1,0 +1,58 @@
+package ode
+
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/model"
+)
+
+// NeuralRHS is the right-hand side u' = NN(u; θ) of a neural ODE, for a
+// network layer that maps a batch of one state, shape (1, n), to shape
+// (1, n): as an ad-written function for ADProblem and ADDerivs, or to
+// compose a universal ODE from known terms and a network on a view of θ:
+//
+//	nn := model.Chain(model.Dense(2, 32), model.Tanh(), model.Dense(32, 2))
+//	prob, err := ode.ADProblem(ode.NeuralRHS(nn), u0, 0, 1.5, θ)   // θ from model.Init(nn, rng)
+//
+//	// known terms plus a network whose parameters follow four rates in θ
+//	ude := func(u, p ad.Var, t float64) ad.Var {
+//		known := …                                   // ad ops on u and ad.Slice(p, 0, 4)
+//		return ad.Add(known, ode.NeuralRHS(nn)(u, ad.View(p, 4, len(p)-4), t))
+//	}
+//
+// The layer reads its parameters as views of p, so no copy of θ is made
+// per solve or per step; p must be the layer's own parameter range (as
+// long as model.Layout(layer) says). The network sees no time: put t in
+// a universal ODE's known terms if it must.
+func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
+	if layer == nil {
+		panic("ode: NeuralRHS(nil)")
+	}
+	return func(u, p ad.Var, t float64) ad.Var {
+		n := u.Size()
+		y := layer.Apply(nil, p, ad.Reshape(u, 1, n))
+		if y.Size() != n && u.Tape().Err() == nil {
+			return u.Tape().Fail(fmt.Errorf("ode: NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
+		}
+		return ad.Reshape(y, n)
+	}
+}
+
+// NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
+// t1] as a Problem[float32] with F, Jac, JVP and VJP from ad: ADProblem of
+// NeuralRHS(layer), after checking that len(θ) is the layer's parameter
+// count.
+func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (Problem[float32], error) {
+	if layer == nil {
+		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: layer is nil")
+	}
+	lay, err := model.Layout(layer)
+	if err != nil {
+		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: %w", err)
+	}
+	if lay.Len() != len(θ) {
+		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: len(θ) = %d, the network has %d parameters", len(θ), lay.Len())
+	}
+	return ADProblem(NeuralRHS(layer), u0, t0, t1, θ)
+}
