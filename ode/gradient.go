@@ -226,6 +226,16 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	if err != nil {
 		return nil, err
 	}
+	if o.ensOnly != "" {
+		return nil, fmt.Errorf("ode: Gradient: option %s applies to Ensemble.Gradient only", o.ensOnly)
+	}
+	return newGradientSolver(prob, m, s, o)
+}
+
+// newGradientSolver is NewGradientSolver with parsed options; prob has been
+// validated.
+func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o options) (*GradientSolver[T], error) {
+	var err error
 	switch {
 	case o.saveAtSet:
 		return nil, fmt.Errorf("ode: Gradient: SaveAt does not apply; the save times are Loss.At")

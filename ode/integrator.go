@@ -108,6 +108,9 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 	if o.gradOnly != "" {
 		return nil, fmt.Errorf("ode: option %s applies to Gradient only, not to a solve", o.gradOnly)
 	}
+	if o.ensOnly != "" {
+		return nil, fmt.Errorf("ode: option %s applies to Ensemble.Gradient only, not to a solve", o.ensOnly)
+	}
 	return initWith(prob, m, o)
 }
 

@@ -28,6 +28,11 @@ type options struct {
 	adjRtol, adjAtol   float64 // the backward solve's tolerances; 0: the forward ones
 	quadRtol, quadAtol float64 // the quadratures' tolerances; 0: the forward ones
 	finiteDiff         bool    // JVP and VJP by finite differences where the Problem has none
+	// Ensemble.Gradient only (ensemble_grad.go)
+	ensOnly    string // the name of the first ensemble-gradient-only option given
+	indices    []int  // Indices: the trajectories asked for, in order
+	indicesSet bool
+	perU0      bool // PerTrajectoryU0
 	err                error   // first invalid option
 }
 

@@ -1,0 +1,375 @@
+package ode
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Indices makes Ensemble.Gradient differentiate only the trajectories
+// idx (a minibatch), in this order: shards are cut over positions in the
+// list, so any subset needs no new ensemble, and each trajectory's
+// generator is still seeded by its own index. Repeats are allowed (a
+// trajectory then counts as often as it is listed).
+func Indices(idx ...int) Option {
+	c := slices.Clone(idx)
+	return func(o *options) {
+		o.markEnsOnly("Indices")
+		o.indices, o.indicesSet = c, true
+	}
+}
+
+// PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
+// (EnsembleGrad.U0).
+func PerTrajectoryU0() Option {
+	return func(o *options) {
+		o.markEnsOnly("PerTrajectoryU0")
+		o.perU0 = true
+	}
+}
+
+func (o *options) markEnsOnly(name string) {
+	if o.ensOnly == "" {
+		o.ensOnly = name
+	}
+}
+
+// EnsembleGrad is the result of Ensemble.Gradient: sums over the
+// trajectories that succeeded, taken shard by shard in position order and
+// the shards in order, so they are identical, bit for bit, for any number
+// of workers.
+type EnsembleGrad[T Float] struct {
+	// Value is the sum of the trajectories' losses.
+	Value float64
+	// P is Σ dL/dθ, len(Base.P), accumulated in float64: trajectory i's
+	// gradient is added at the offsets of its P within Base.P.
+	P []T
+	// U0 (with PerTrajectoryU0) holds dL/du0 of the trajectory at each
+	// position of the list asked for; NaN for a failed one.
+	U0 [][]T
+	// Count is the number of trajectories summed.
+	Count int
+	// Errors are the failed trajectories (left out of the sums), by
+	// position in the list asked for.
+	Errors []TrajectoryError
+	// Stats sums the forward and backward counters of every trajectory.
+	Stats Stats
+}
+
+// Gradient differentiates Σ_i L_i over the trajectories (all of them, or
+// those of Indices), where lossFor(i) is trajectory i's loss (its own
+// data), by the sensitivity method s with method m; opts are Gradient's
+// options plus Workers, Indices and PerTrajectoryU0.
+//
+//	g, err := ens.Gradient(ctx, ode.Tsit5(), func(i int) ode.Loss[float32] { return lossAgainst(data[i]) },
+//		ode.InterpolatingAdjoint{}, ode.Indices(batch...), ode.Workers(runtime.NumCPU()))
+//	opt.Update(θ, g.P)
+//
+// Every trajectory's P must be Base.P or a slice of the same buffer within
+// it (θ[i*k:(i+1)*k], set by Modify), of one length; its gradient lands at
+// that slice's offsets. A trajectory whose solve or loss fails is reported
+// in Errors with its index and left out; the error returned is then an
+// *EnsembleError. lossFor and Modify are called concurrently from the
+// workers. Each worker keeps one GradientSolver, so trajectories allocate
+// nothing once the workers are warm (lossFor's own allocations aside).
+func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...Option) (*EnsembleGrad[T], error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if lossFor == nil {
+		return nil, fmt.Errorf("ode: Ensemble.Gradient: lossFor is nil")
+	}
+	if m == nil {
+		return nil, fmt.Errorf("ode: Ensemble.Gradient: method is nil")
+	}
+	if e.N < 0 {
+		return nil, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
+	}
+	if err := e.Base.validate(); err != nil {
+		return nil, fmt.Errorf("ode: Ensemble.Base: %w", err)
+	}
+	if e.ShardSize < 0 {
+		return nil, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+	}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	idx := o.indices
+	if !o.indicesSet {
+		idx = make([]int, e.N)
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	for p, i := range idx {
+		if i < 0 || i >= e.N {
+			return nil, fmt.Errorf("ode: Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
+		}
+	}
+	workers := cmp.Or(o.workers, runtime.GOMAXPROCS(0))
+	so := o // the solvers' options: not the ensemble's
+	so.workers, so.ensOnly, so.indices, so.indicesSet, so.perU0 = 0, "", nil, false, false
+
+	size := cmp.Or(e.ShardSize, DefaultShardSize)
+	var shards []Shard
+	for lo := 0; lo < len(idx); lo += size {
+		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, len(idx)), Seed: e.Seed})
+	}
+	np := len(e.Base.P)
+	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: shards, np: np}
+	r.errs = make([][]TrajectoryError, len(shards))
+	r.total = make([]float64, 2+np)
+	r.pending = make([][]float64, len(shards))
+	res := &EnsembleGrad[T]{}
+	n := len(e.Base.U0)
+	if o.perU0 {
+		r.u0s = make([]T, len(idx)*n)
+		res.U0 = make([][]T, len(idx))
+		for p := range res.U0 {
+			res.U0[p] = r.u0s[p*n : (p+1)*n : (p+1)*n]
+		}
+	}
+	nw := max(1, min(workers, len(shards)))
+	ws := make([]*gradWorker[T], nw)
+	for j := range ws {
+		ws[j] = r.newWorker()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ode: Ensemble.Gradient cancelled: %w", err)
+	}
+	if nw == 1 {
+		r.work(ctx, ws[0])
+	} else {
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			wg.Go(func() { r.work(ctx, w) })
+		}
+		wg.Wait()
+	}
+	if r.setupErr != nil {
+		return nil, r.setupErr
+	}
+	if r.stop.Load() {
+		return nil, fmt.Errorf("ode: Ensemble.Gradient cancelled: %w", context.Cause(ctx))
+	}
+	for _, w := range ws {
+		res.Stats.addCounts(w.stats)
+	}
+	for _, es := range r.errs {
+		res.Errors = append(res.Errors, es...)
+	}
+	res.Value, res.Count = r.total[0], int(r.total[1])
+	res.P = make([]T, np)
+	for k, v := range r.total[2:] {
+		res.P[k] = T(v)
+	}
+	if len(res.Errors) > 0 {
+		res.Stats.Retcode = Unfinished
+		return res, &EnsembleError{N: len(idx), Errors: res.Errors}
+	}
+	res.Stats.Retcode = Success
+	return res, nil
+}
+
+// gradRun is one Ensemble.Gradient: shards handed out from an atomic
+// counter, their accumulators [Σ loss, count, Σ dL/dθ…] merged in shard
+// order.
+type gradRun[T Float] struct {
+	e       *Ensemble[T]
+	m       Method
+	s       Sensitivity
+	o       options
+	lossFor func(int) Loss[T]
+	idx     []int
+	shards  []Shard
+	np      int
+	u0s     []T
+	errs    [][]TrajectoryError
+	next    atomic.Int64
+	stop    atomic.Bool
+
+	mu       sync.Mutex
+	setupErr error // a solver could not be made (bad method, sensitivity or options)
+	merged   int
+	total    []float64
+	pending  [][]float64
+	free     [][]float64
+}
+
+// gradWorker is one worker's GradientSolver (made from the first
+// trajectory it runs) and buffers.
+type gradWorker[T Float] struct {
+	gs    *GradientSolver[T]
+	np    int // len(P) of the solver's trajectories
+	prob  Problem[T]
+	u0    []T
+	acc   []float64
+	rs    randSource
+	stats Stats
+}
+
+func (r *gradRun[T]) newWorker() *gradWorker[T] {
+	w := &gradWorker[T]{u0: padded[T](len(r.e.Base.U0)), acc: make([]float64, 2+r.np)}
+	w.rs.init()
+	return w
+}
+
+func (r *gradRun[T]) work(ctx context.Context, w *gradWorker[T]) {
+	for !r.stop.Load() {
+		s := int(r.next.Add(1) - 1)
+		if s >= len(r.shards) {
+			return
+		}
+		errs, cancelled, setup := r.runShard(ctx, w, r.shards[s])
+		if setup != nil {
+			r.mu.Lock()
+			if r.setupErr == nil {
+				r.setupErr = setup
+			}
+			r.mu.Unlock()
+			r.stop.Store(true)
+			return
+		}
+		if cancelled {
+			r.stop.Store(true)
+			return
+		}
+		r.errs[s] = errs
+		w.acc = r.merge(s, w.acc)
+	}
+}
+
+// runShard differentiates the trajectories at positions [sh.Lo, sh.Hi)
+// into w.acc.
+func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (errs []TrajectoryError, cancelled bool, setup error) {
+	e := r.e
+	n := len(e.Base.U0)
+	for pos := sh.Lo; pos < sh.Hi; pos++ {
+		i := r.idx[pos]
+		w.prob = e.Base
+		copy(w.u0, e.Base.U0)
+		w.prob.U0 = w.u0
+		if e.Modify != nil {
+			e.Modify(i, w.rs.seeded(sh.Seed, i), &w.prob)
+		}
+		var u0s []T
+		if r.u0s != nil {
+			u0s = r.u0s[pos*n : (pos+1)*n]
+		}
+		fail := func(err error) {
+			errs = append(errs, TrajectoryError{Index: i, Err: err})
+			for j := range u0s {
+				u0s[j] = T(math.NaN())
+			}
+		}
+		off, ok := offsetIn(e.Base.P, w.prob.P)
+		if !ok {
+			fail(fmt.Errorf("ode: Ensemble.Gradient: Modify set P to a slice (len %d) that is not within Base.P (len %d); a trajectory's P must be a view of the same flat buffer", len(w.prob.P), len(e.Base.P)))
+			continue
+		}
+		if w.gs == nil {
+			if err := w.prob.validate(); err != nil {
+				fail(err)
+				continue
+			}
+			gs, err := newGradientSolver(w.prob, r.m, r.s, r.o)
+			if err != nil {
+				return errs, false, err
+			}
+			w.gs, w.np = gs, len(w.prob.P)
+		}
+		if len(w.prob.P) != w.np {
+			fail(fmt.Errorf("ode: Ensemble.Gradient: trajectory's P has len %d, want %d as the others", len(w.prob.P), w.np))
+			continue
+		}
+		g, err := w.gs.GradientOf(ctx, w.prob, r.lossFor(i))
+		w.stats.addCounts(w.gs.res.Forward) // also a failed gradient's counters
+		w.stats.addCounts(w.gs.res.Backward)
+		if err != nil {
+			if ctx.Err() != nil {
+				return errs, true, nil
+			}
+			fail(err)
+			continue
+		}
+		w.acc[0] += g.Value
+		w.acc[1]++
+		dst := w.acc[2+off : 2+off+len(g.P)]
+		for k, v := range g.P {
+			dst[k] += float64(v)
+		}
+		copy(u0s, g.U0)
+	}
+	return errs, false, nil
+}
+
+// merge hands in shard s's accumulator and returns a zeroed one; the
+// accumulators are added into the total strictly in shard order.
+func (r *gradRun[T]) merge(s int, acc []float64) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s != r.merged {
+		r.pending[s] = acc
+		if k := len(r.free); k > 0 {
+			acc = r.free[k-1]
+			r.free = r.free[:k-1]
+			return acc
+		}
+		return make([]float64, len(acc))
+	}
+	addInto(r.total, acc)
+	clear(acc)
+	r.merged++
+	for r.merged < len(r.pending) && r.pending[r.merged] != nil {
+		p := r.pending[r.merged]
+		addInto(r.total, p)
+		clear(p)
+		r.pending[r.merged] = nil
+		r.free = append(r.free, p)
+		r.merged++
+	}
+	return acc
+}
+
+// randSource is a worker's generator, reseeded for each trajectory as
+// Ensemble.Solve's workers do.
+type randSource struct {
+	pcg rand.PCG
+	rng *rand.Rand
+}
+
+func (r *randSource) init() { r.rng = rand.New(&r.pcg) }
+
+func (r *randSource) seeded(seed uint64, i int) *rand.Rand {
+	r.pcg.Seed(trajectorySeed(seed, i))
+	return r.rng
+}
+
+// offsetIn returns where p starts within base, if p is a slice of the same
+// array lying inside base[0:len(base)].
+func offsetIn(base, p []float32) (int, bool) {
+	if len(p) == 0 {
+		return 0, true
+	}
+	if len(base) == 0 {
+		return 0, false
+	}
+	b := uintptr(unsafe.Pointer(unsafe.SliceData(base)))
+	q := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	if q < b || (q-b)%4 != 0 {
+		return 0, false
+	}
+	off := int((q - b) / 4)
+	if off+len(p) > len(base) {
+		return 0, false
+	}
+	return off, true
+}

@@ -1,0 +1,178 @@
+package ode_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// lvEnsemble: N Lotka-Volterra trajectories from u0 = (1, 1) + 0.1·N(0, 1),
+// each with its own target at t = 5 and 10.
+func lvEnsemble(n int) (ode.Ensemble[float64], func(i int) ode.Loss[float64]) {
+	ens := ode.Ensemble[float64]{Base: lvProblem(), N: n, Seed: 7, ShardSize: 3,
+		Modify: func(i int, rng *rand.Rand, p *ode.Problem[float64]) {
+			p.U0[0] += 0.1 * rng.NormFloat64()
+			p.U0[1] += 0.1 * rng.NormFloat64()
+		}}
+	lossFor := func(i int) ode.Loss[float64] {
+		target := 1 + 0.01*float64(i)
+		return ode.Loss[float64]{At: []float64{5, 10}, Point: func(k int, t float64, u, dl []float64) float64 {
+			var v float64
+			for j := range u {
+				d := u[j] - target
+				v += d * d / 2
+				dl[j] = d
+			}
+			return v
+		}}
+	}
+	return ens, lossFor
+}
+
+// The ensemble gradient is the sum of the trajectories' gradients, taken
+// shard by shard, bit for bit the same on any number of workers.
+func TestEnsembleGradientSumsTrajectories(t *testing.T) {
+	ctx := context.Background()
+	ens, lossFor := lvEnsemble(10)
+	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
+	var want [4]float64
+	var wantV float64
+	var shardP [4]float64
+	var shardV float64
+	for i := 0; i < ens.N; i++ {
+		g, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.InterpolatingAdjoint{}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shardV += g.Value
+		for k, v := range g.P {
+			shardP[k] += v
+		}
+		if i%ens.ShardSize == ens.ShardSize-1 || i == ens.N-1 {
+			wantV += shardV
+			for k := range want {
+				want[k] += shardP[k]
+			}
+			shardV, shardP = 0, [4]float64{}
+		}
+	}
+	var first *ode.EnsembleGrad[float64]
+	for _, w := range []int{1, 2, 3} {
+		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(w), ode.PerTrajectoryU0())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Count != ens.N || g.Value != wantV {
+			t.Errorf("workers %d: count %d value %v, want %d %v", w, g.Count, g.Value, ens.N, wantV)
+		}
+		for k := range want {
+			if g.P[k] != want[k] {
+				t.Errorf("workers %d: P[%d] = %v, want %v (the shard-ordered sum)", w, k, g.P[k], want[k])
+			}
+		}
+		if len(g.U0) != ens.N || g.U0[3][0] == 0 {
+			t.Errorf("workers %d: per-trajectory dL/du0 missing: %v", w, g.U0)
+		}
+		if first == nil {
+			first = g
+		} else if math.Float64bits(g.U0[9][1]) != math.Float64bits(first.U0[9][1]) {
+			t.Errorf("workers %d: dL/du0 differs from one worker's", w)
+		}
+	}
+}
+
+// A minibatch (Indices) is the sum over those trajectories, each seeded by
+// its own index.
+func TestEnsembleGradientMinibatch(t *testing.T) {
+	ctx := context.Background()
+	ens, lossFor := lvEnsemble(10)
+	batch := []int{7, 2, 9}
+	g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.ForwardSensitivity{}, ode.Indices(batch...), ode.Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [4]float64
+	var wantV float64
+	for _, i := range batch {
+		gi, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.ForwardSensitivity{}, ode.Tol(1e-8, 1e-10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantV += gi.Value
+		for k, v := range gi.P {
+			want[k] += v
+		}
+	}
+	if g.Count != 3 || g.Value != wantV {
+		t.Errorf("count %d value %v, want 3 %v", g.Count, g.Value, wantV)
+	}
+	for k := range want {
+		if g.P[k] != want[k] {
+			t.Errorf("P[%d] = %v, want %v", k, g.P[k], want[k])
+		}
+	}
+	if _, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, nil, ode.Indices(3, 10)); err == nil || !strings.Contains(err.Error(), "Indices[1] = 10") {
+		t.Errorf("index out of range: got %v", err)
+	}
+}
+
+// Trajectories on their own slices of one flat buffer get their gradients
+// at those offsets; a P outside the buffer and a failing trajectory are
+// reported with their index and left out.
+func TestEnsembleGradientParameterSlicesAndFailures(t *testing.T) {
+	ctx := context.Background()
+	θ := []float32{1.5, 1, 3, 1, 1.4, 1.1, 2.9, 1, 1.6, 0.9, 3.1, 1}
+	foreign := []float32{1.5, 1, 3, 1}
+	base := lvProblem()
+	base.P = θ
+	ens := ode.Ensemble[float64]{Base: base, N: 5,
+		Modify: func(i int, rng *rand.Rand, p *ode.Problem[float64]) {
+			switch i {
+			case 3:
+				p.P = foreign
+			case 4:
+				p.T1 = math.Inf(1)
+			default:
+				p.P = θ[4*i : 4*i+4]
+			}
+		}}
+	lossFor := func(i int) ode.Loss[float64] { return lvLoss() }
+	g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.DiscreteAdjoint{}, ode.Tol(1e-8, 1e-10))
+	var ee *ode.EnsembleError
+	if !errors.As(err, &ee) || len(g.Errors) != 2 || g.Errors[0].Index != 3 || g.Errors[1].Index != 4 {
+		t.Fatalf("got %v (errors %v), want trajectories 3 and 4 reported", err, g.Errors)
+	}
+	if !strings.Contains(g.Errors[0].Error(), "not within Base.P") {
+		t.Errorf("trajectory 3: %v", g.Errors[0])
+	}
+	if g.Count != 3 {
+		t.Errorf("count %d, want 3", g.Count)
+	}
+	for i := 0; i < 3; i++ {
+		p := lvProblem()
+		p.P = θ[4*i : 4*i+4]
+		gi, err := ode.Gradient(ctx, p, ode.Tsit5(), lvLoss(), ode.DiscreteAdjoint{}, ode.Tol(1e-8, 1e-10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range gi.P {
+			if g.P[4*i+k] != v {
+				t.Errorf("P[%d] = %v, want trajectory %d's %v", 4*i+k, g.P[4*i+k], i, v)
+			}
+		}
+	}
+}
+
+func TestEnsembleOnlyOptions(t *testing.T) {
+	if _, err := ode.Solve(context.Background(), lvProblem(), ode.Tsit5(), ode.Indices(1)); err == nil || !strings.Contains(err.Error(), "Ensemble.Gradient only") {
+		t.Errorf("Solve with Indices: %v", err)
+	}
+	if _, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), lvLoss(), nil, ode.PerTrajectoryU0()); err == nil {
+		t.Error("Gradient with PerTrajectoryU0: no error")
+	}
+}
