@@ -32,8 +32,8 @@ type options struct {
 	ensOnly    string // the name of the first ensemble-gradient-only option given
 	indices    []int  // Indices: the trajectories asked for, in order
 	indicesSet bool
-	perU0      bool // PerTrajectoryU0
-	err                error   // first invalid option
+	perU0      bool  // PerTrajectoryU0
+	err        error // first invalid option
 }
 
 // Default values of the options.
