@@ -77,7 +77,7 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 				next = t
 			}
 		}
-		if next != ap.tCur {
+		if next != ap.tCur && !sliver(ap.tCur, next) {
 			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
 				return wrapSolveErr("backward solve", err)
 			}
@@ -87,13 +87,20 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 				return wrapSolveErr("backward (adjoint) solve", err)
 			}
 			copy(ap.a, ap.bwd.u)
-			ap.tCur = next
 		}
+		ap.tCur = next
 		ap.jumps()
 		if next == lo {
 			return nil
 		}
 	}
+}
+
+// sliver reports whether [a, b] is shorter than the smallest step an
+// integrator takes (16ε relative): a save time one ulp from the end, say.
+// The state cannot change over it, so it is not integrated.
+func sliver(a, b float64) bool {
+	return math.Abs(b-a) <= 16*eps*max(math.Abs(a), math.Abs(b))
 }
 
 // backwardOptions returns the options of a backward solve of dimension N
@@ -319,7 +326,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 			if c < last {
 				hi = ia.ck.ts[c+1]
 			}
-			if lo == hi {
+			if lo == hi || sliver(lo, hi) {
 				continue
 			}
 			if seg.adaptive {

@@ -50,3 +50,18 @@ func TestGradientThroughATStop(t *testing.T) {
 		}
 	}
 }
+
+// A TStop one ulp before T1 is merged into T1, not landed on (which left a
+// 1e-16 step and a DtUnderflow).
+func TestTStopNextToT1(t *testing.T) {
+	t1 := 0.6718750000000007
+	stop := math.Nextafter(t1, 0)
+	prob := ode.Problem[float64]{F: func(du, u []float64, p []float32, t float64) { du[0] = -u[0] }, U0: []float64{1}, T1: t1}
+	sol, err := ode.Solve(context.Background(), prob, ode.Tsit5(), ode.TStops(stop, math.Nextafter(0, 1)), ode.SaveAt(stop, t1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sol.U) != 2 || math.Abs(sol.U[1][0]-math.Exp(-t1)) > 1e-6 {
+		t.Errorf("saved %v at %v", sol.U, sol.T)
+	}
+}

@@ -309,13 +309,16 @@ func (it *Integrator[T]) sortedAt(list []float64, k int) float64 {
 	return list[len(list)-1-k]
 }
 
-// nextStop is the next TStop strictly ahead of t and before T1, or T1.
+// nextStop is the next TStop strictly ahead of t and before T1, or T1. A
+// stop closer to t or to T1 than the smallest step the integrator takes
+// (16ε relative) is dropped: landing on it would leave a sliver of a step
+// that ends the solve with DtUnderflow.
 func (it *Integrator[T]) nextStop() float64 {
 	ts := it.o.tstops
 	for it.stopIdx < len(ts) {
 		s := it.sortedAt(ts, it.stopIdx)
-		if it.dir*(s-it.t) > 0 {
-			if it.dir*(s-it.t1) < 0 {
+		if it.dir*(s-it.t) > 16*eps*math.Abs(it.t) {
+			if it.dir*(it.t1-s) > 16*eps*math.Abs(it.t1) {
 				return s
 			}
 			break

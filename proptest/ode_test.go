@@ -50,3 +50,16 @@ func TestODEGradientsOfRandomADProblems(t *testing.T) {
 		proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 1e-3})
 	})
 }
+
+// Random small networks as right-hand sides: every method against the
+// others, and DiscreteAdjoint against finite differences, in float32.
+func TestODEGradientsOfRandomNetworks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := proptest.NeuralODECases().Draw(t, "case")
+		prob, err := c.Problem()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 2e-3, FDParams: 12})
+	})
+}
