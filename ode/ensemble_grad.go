@@ -217,7 +217,7 @@ type gradWorker[T Float] struct {
 }
 
 func (r *gradRun[T]) newWorker() *gradWorker[T] {
-	w := &gradWorker[T]{u0: padded[T](len(r.e.Base.U0)), acc: make([]float64, 2+r.np)}
+	w := &gradWorker[T]{u0: padded[T](len(r.e.Base.U0)), acc: padded[float64](2 + r.np)} // padded: written per trajectory by each worker
 	w.rs.init()
 	return w
 }
