@@ -297,10 +297,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
-	_, ys := fwd.Saved()
-	for k, y := range ys {
-		gs.us[k] = y[:n]
-	}
+	gs.takeSaved(fwd, n)
 	v, err := gs.evalLoss()
 	if err != nil {
 		return err
@@ -425,10 +422,7 @@ func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
-	_, bs.ys = fwd.Saved()
-	for k, y := range bs.ys {
-		gs.us[k] = y[:n]
-	}
+	bs.ys = gs.takeSaved(fwd, n)
 	v, err := gs.evalLoss()
 	if err != nil {
 		return err

@@ -133,6 +133,9 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 	if !(h > 0) {
 		h = min(1e-6, span)
 	}
+	// Never below what the step loop would call an underflow (a state
+	// near 0 with a tiny atol can make h0 ~ 1e-16 at t0 ≠ 0).
+	h = min(max(h, 1024*eps*math.Abs(it.t)), span)
 	return it.dir * h
 }
 

@@ -251,10 +251,7 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
-	_, ys := fwd.Saved()
-	for k, y := range ys {
-		gs.us[k] = y[:n]
-	}
+	gs.takeSaved(fwd, n)
 	v, err := gs.evalLoss()
 	if err != nil {
 		return err

@@ -217,11 +217,13 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	if err != nil {
 		return wrapSolveErr("forward solve (state and sensitivities)", err)
 	}
-	_, ys := it.Saved()
+	ys := gs.takeSaved(it, n)
 	gs.res.Sens = gs.res.Sens[:0]
-	for k, y := range ys {
-		gs.us[k] = y[:n]
-		gs.res.Sens = append(gs.res.Sens, y[n:n*(1+m)])
+	for range ys {
+		gs.res.Sens = append(gs.res.Sens, nil)
+	}
+	for k, y := range ys { // in the order of Loss.At
+		gs.res.Sens[gs.order[k]] = y[n : n*(1+m)]
 	}
 	v, err := gs.evalLoss()
 	if err != nil {

@@ -180,7 +180,8 @@ type GradientSolver[T Float] struct {
 	dlFlat []T
 	usIn   [][]T // us and dl in the order of loss.At, for the callback
 	dlIn   [][]T
-	fbuf   []T // F at an end of the span
+	ys     [][]T // the saved states of the forward solve, whole, in at's order
+	fbuf   []T   // F at an end of the span
 	u0buf  []T // U0From(P)
 }
 
@@ -418,9 +419,22 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	return nil
 }
 
-// saveTimes returns the save times in ascending order; us must be filled
-// (gs.us[i] the state at gs.at[i]) before evalLoss.
-func (gs *GradientSolver[T]) saveTimes() []float64 { return gs.at }
+// takeSaved reads the forward solve's saved states, which it holds in the
+// order of integration, into gs.ys (whole) and gs.us (their first n
+// components) in the ascending order of gs.at, and returns gs.ys.
+func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
+	_, ys := it.Saved()
+	gs.ys = gs.ys[:0]
+	for k := range ys {
+		y := ys[k]
+		if it.dir < 0 {
+			y = ys[len(ys)-1-k]
+		}
+		gs.ys = append(gs.ys, y)
+		gs.us[k] = y[:n]
+	}
+	return gs.ys
+}
 
 // evalLoss evaluates the saved part of the loss at the states gs.us,
 // filling gs.dl, and checks the result.

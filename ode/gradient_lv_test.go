@@ -118,3 +118,40 @@ func TestLotkaVolterraGradientReference(t *testing.T) {
 		}
 	}
 }
+
+// ForwardSensitivity's sensitivity matrices, in the order of Loss.At,
+// against finite differences of the solution in u0.
+func TestForwardSensitivityMatrices(t *testing.T) {
+	loss := lvLoss()
+	loss.At = []float64{10, 2.5, 5}
+	g, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), loss, ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func(u0 []float64) [][]float64 {
+		p := lvProblem()
+		p.U0 = u0
+		sol, err := ode.Solve(context.Background(), p, ode.Tsit5(), ode.Tol(1e-12, 1e-14), ode.SaveAt(loss.At...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sol.U // ascending: 2.5, 5, 10
+	}
+	const h = 1e-5
+	for j := 0; j < 2; j++ {
+		up, um := []float64{1, 1}, []float64{1, 1}
+		up[j] += h
+		um[j] -= h
+		sp, sm := solve(up), solve(um)
+		for i, ti := range loss.At {
+			k := map[float64]int{2.5: 0, 5: 1, 10: 2}[ti]
+			for c := 0; c < 2; c++ {
+				fd := (sp[k][c] - sm[k][c]) / (2 * h)
+				got := g.Sens[i][(4+j)*2+c] // column 4+j: ∂u/∂u0_j
+				if math.Abs(got-fd) > 1e-5*max(1, math.Abs(fd)) {
+					t.Errorf("∂u_%d(%g)/∂u0_%d = %.9g, finite differences %.9g", c, ti, j, got, fd)
+				}
+			}
+		}
+	}
+}

@@ -63,3 +63,55 @@ func TestODEGradientsOfRandomNetworks(t *testing.T) {
 		proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 2e-3, FDParams: 12})
 	})
 }
+
+// Backwards in time (T1 < T0): the time-reversed problem u' = −F(u, T − t)
+// integrated from T down to 0 (as stable as the forward one), the same
+// checks.
+func TestODEGradientsBackwardsInTime(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := proptest.ODECases().Draw(t, "case")
+		fw := c.Problem64()
+		T := c.T1
+		prob := fw
+		prob.T0, prob.T1 = T, 0
+		prob.F = func(du, u []float64, p []float32, t float64) {
+			fw.F(du, u, p, T-t)
+			for i := range du {
+				du[i] = -du[i]
+			}
+		}
+		prob.JVP = func(jv, u, v []float64, p []float32, dp []float64, t float64) {
+			fw.JVP(jv, u, v, p, dp, T-t)
+			for i := range jv {
+				jv[i] = -jv[i]
+			}
+		}
+		prob.VJP = func(du, dp, w, u []float64, p []float32, t float64) {
+			wn := make([]float64, len(w))
+			for i, x := range w {
+				wn[i] = -x
+			}
+			fw.VJP(du, dp, wn, u, p, T-t)
+		}
+		prob.Jac = nil
+		loss := proptest.Loss[float64](c)
+		for i, s := range loss.At {
+			loss.At[i] = T - s
+		}
+		if loss.Running != nil {
+			g, gg := loss.Running, loss.RunningGrad
+			loss.Running = func(u []float64, p []float32, t float64) float64 { return -g(u, p, t) }
+			loss.RunningGrad = func(du, dp, u []float64, p []float32, t float64) {
+				d1, d2 := make([]float64, len(du)), make([]float64, len(dp))
+				gg(d1, d2, u, p, t)
+				for i := range du {
+					du[i] -= d1[i]
+				}
+				for k := range dp {
+					dp[k] -= d2[k]
+				}
+			}
+		}
+		proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODEGradCheck{})
+	})
+}
