@@ -182,7 +182,7 @@ type GradientSolver[T Float] struct {
 	dlIn   [][]T
 	ys     [][]T // the saved states of the forward solve, whole, in at's order
 	fbuf   []T   // F at an end of the span
-	u0buf  []T // U0From(P)
+	u0buf  []T   // U0From(P)
 }
 
 // gradMethod is one sensitivity method's implementation.
