@@ -83,61 +83,21 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if lossFor == nil {
-		return nil, fmt.Errorf("ode: Ensemble.Gradient: lossFor is nil")
-	}
-	if m == nil {
-		return nil, fmt.Errorf("ode: Ensemble.Gradient: method is nil")
-	}
-	if e.N < 0 {
-		return nil, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
-	}
-	if err := e.Base.validate(); err != nil {
-		return nil, fmt.Errorf("ode: Ensemble.Base: %w", err)
-	}
-	if e.ShardSize < 0 {
-		return nil, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
-	}
-	o, err := parseOptions(opts)
+	r, o, err := e.gradPlan(m, lossFor, s, opts)
 	if err != nil {
 		return nil, err
 	}
-	idx := o.indices
-	if !o.indicesSet {
-		idx = make([]int, e.N)
-		for i := range idx {
-			idx[i] = i
-		}
-	}
-	for p, i := range idx {
-		if i < 0 || i >= e.N {
-			return nil, fmt.Errorf("ode: Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
-		}
-	}
-	workers := cmp.Or(o.workers, runtime.GOMAXPROCS(0))
-	so := o // the solvers' options: not the ensemble's
-	so.workers, so.ensOnly, so.indices, so.indicesSet, so.perU0 = 0, "", nil, false, false
-
-	size := cmp.Or(e.ShardSize, DefaultShardSize)
-	var shards []Shard
-	for lo := 0; lo < len(idx); lo += size {
-		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, len(idx)), Seed: e.Seed})
-	}
-	np := len(e.Base.P)
-	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: shards, np: np}
-	r.errs = make([][]TrajectoryError, len(shards))
-	r.total = make([]float64, 2+np)
-	r.pending = make([][]float64, len(shards))
 	res := &EnsembleGrad[T]{}
 	n := len(e.Base.U0)
 	if o.perU0 {
-		r.u0s = make([]T, len(idx)*n)
-		res.U0 = make([][]T, len(idx))
+		r.u0s = make([]T, len(r.idx)*n)
+		res.U0 = make([][]T, len(r.idx))
 		for p := range res.U0 {
 			res.U0[p] = r.u0s[p*n : (p+1)*n : (p+1)*n]
 		}
 	}
-	nw := max(1, min(workers, len(shards)))
+	workers := cmp.Or(o.workers, runtime.GOMAXPROCS(0))
+	nw := max(1, min(workers, len(r.shards)))
 	ws := make([]*gradWorker[T], nw)
 	for j := range ws {
 		ws[j] = r.newWorker()
@@ -166,17 +126,185 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	for _, es := range r.errs {
 		res.Errors = append(res.Errors, es...)
 	}
+	return res, r.finish(res)
+}
+
+// finish fills res from the merged total and returns the ensemble's error.
+func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
 	res.Value, res.Count = r.total[0], int(r.total[1])
-	res.P = make([]T, np)
+	res.P = make([]T, r.np)
 	for k, v := range r.total[2:] {
 		res.P[k] = T(v)
 	}
 	if len(res.Errors) > 0 {
 		res.Stats.Retcode = Unfinished
-		return res, &EnsembleError{N: len(idx), Errors: res.Errors}
+		return &EnsembleError{N: len(r.idx), Errors: res.Errors}
 	}
 	res.Stats.Retcode = Success
-	return res, nil
+	return nil
+}
+
+// gradPlan checks an ensemble gradient's input and cuts its shards.
+func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option) (*gradRun[T], options, error) {
+	if lossFor == nil {
+		return nil, options{}, fmt.Errorf("ode: Ensemble.Gradient: lossFor is nil")
+	}
+	if m == nil {
+		return nil, options{}, fmt.Errorf("ode: Ensemble.Gradient: method is nil")
+	}
+	if e.N < 0 {
+		return nil, options{}, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
+	}
+	if err := e.Base.validate(); err != nil {
+		return nil, options{}, fmt.Errorf("ode: Ensemble.Base: %w", err)
+	}
+	if e.ShardSize < 0 {
+		return nil, options{}, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+	}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, o, err
+	}
+	idx := o.indices
+	if !o.indicesSet {
+		idx = make([]int, e.N)
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	for p, i := range idx {
+		if i < 0 || i >= e.N {
+			return nil, o, fmt.Errorf("ode: Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
+		}
+	}
+	so := o // the solvers' options: not the ensemble's
+	so.workers, so.ensOnly, so.indices, so.indicesSet, so.perU0 = 0, "", nil, false, false
+	np := len(e.Base.P)
+	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: e.gradShards(len(idx)), np: np}
+	r.errs = make([][]TrajectoryError, len(r.shards))
+	r.total = make([]float64, 2+np)
+	r.pending = make([][]float64, len(r.shards))
+	return r, o, nil
+}
+
+func (e Ensemble[T]) gradShards(positions int) []Shard {
+	size := cmp.Or(e.ShardSize, DefaultShardSize)
+	var shards []Shard
+	for lo := 0; lo < positions; lo += size {
+		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, positions), Seed: e.Seed})
+	}
+	return shards
+}
+
+// GradientShards cuts the positions of the list asked for (the number of
+// Indices given, or N) into the shards of Ensemble.Gradient.
+func (e Ensemble[T]) GradientShards(positions int) []Shard { return e.gradShards(positions) }
+
+// GradShardResult is one shard's partial of Ensemble.Gradient: the sums
+// over its positions (in float64, in position order), the per-position
+// dL/du0 with PerTrajectoryU0, its failures and counters.
+type GradShardResult[T Float] struct {
+	Shard  Shard
+	Value  float64
+	Count  int
+	P      []float64 // len(Base.P)
+	U0     []T       // (Hi−Lo)·n values with PerTrajectoryU0, else nil
+	Errors []TrajectoryError
+	Stats  Stats
+}
+
+// GradientShard computes one shard's partial of Ensemble.Gradient in a new
+// GradientSolver: what a remote runner executes. opts must be those of the
+// whole gradient (the same Indices); Workers is ignored. Failed
+// trajectories are in the result's Errors; the error is for invalid input
+// and cancellation.
+func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...Option) (*GradShardResult[T], error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r, o, err := e.gradPlan(m, lossFor, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	if sh.Lo < 0 || sh.Hi < sh.Lo || sh.Hi > len(r.idx) {
+		return nil, fmt.Errorf("ode: GradientShard: shard [%d, %d) is not within the %d positions", sh.Lo, sh.Hi, len(r.idx))
+	}
+	n := len(e.Base.U0)
+	sr := &GradShardResult[T]{Shard: sh}
+	if o.perU0 {
+		r.u0s = make([]T, len(r.idx)*n) // positions outside the shard stay unused
+	}
+	w := r.newWorker()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ode: gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, err)
+	}
+	errs, cancelled, setup := r.runShard(ctx, w, sh)
+	switch {
+	case setup != nil:
+		return nil, setup
+	case cancelled:
+		return nil, fmt.Errorf("ode: gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, context.Cause(ctx))
+	}
+	sr.Value, sr.Count = w.acc[0], int(w.acc[1])
+	sr.P = append([]float64(nil), w.acc[2:]...)
+	if r.u0s != nil {
+		sr.U0 = append([]T(nil), r.u0s[sh.Lo*n:sh.Hi*n]...)
+	}
+	sr.Errors, sr.Stats = errs, w.stats
+	return sr, nil
+}
+
+// MergeGradients combines the partials of every shard of GradientShards
+// (in any order; they are sorted by Lo) as Ensemble.Gradient does, summing
+// in shard order: the result, and the error, equal Gradient's. positions
+// is the number of positions (len of the Indices given, or N); perU0 says
+// whether the shards kept dL/du0.
+func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, perU0 bool) (*EnsembleGrad[T], error) {
+	want := e.gradShards(positions)
+	if len(parts) != len(want) {
+		return nil, fmt.Errorf("ode: MergeGradients: %d shard results, want %d", len(parts), len(want))
+	}
+	ps := slices.Clone(parts)
+	for _, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("ode: MergeGradients: nil shard result")
+		}
+	}
+	slices.SortFunc(ps, func(a, b *GradShardResult[T]) int { return cmp.Compare(a.Shard.Lo, b.Shard.Lo) })
+	np, n := len(e.Base.P), len(e.Base.U0)
+	total := make([]float64, 2+np)
+	res := &EnsembleGrad[T]{}
+	if perU0 {
+		flat := make([]T, positions*n)
+		res.U0 = make([][]T, positions)
+		for p := range res.U0 {
+			res.U0[p] = flat[p*n : (p+1)*n : (p+1)*n]
+		}
+	}
+	acc := make([]float64, 2+np)
+	for k, p := range ps {
+		if p.Shard != want[k] {
+			return nil, fmt.Errorf("ode: MergeGradients: shard %d is [%d, %d), want [%d, %d)", k, p.Shard.Lo, p.Shard.Hi, want[k].Lo, want[k].Hi)
+		}
+		if len(p.P) != np {
+			return nil, fmt.Errorf("ode: MergeGradients: shard [%d, %d) has %d gradient values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.P), np)
+		}
+		acc[0], acc[1] = p.Value, float64(p.Count)
+		copy(acc[2:], p.P)
+		addInto(total, acc)
+		if perU0 {
+			if len(p.U0) != (p.Shard.Hi-p.Shard.Lo)*n {
+				return nil, fmt.Errorf("ode: MergeGradients: shard [%d, %d) has %d dL/du0 values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U0), (p.Shard.Hi-p.Shard.Lo)*n)
+			}
+			for q := p.Shard.Lo; q < p.Shard.Hi; q++ {
+				copy(res.U0[q], p.U0[(q-p.Shard.Lo)*n:])
+			}
+		}
+		res.Errors = append(res.Errors, p.Errors...)
+		res.Stats.addCounts(p.Stats)
+	}
+	r := &gradRun[T]{np: np, total: total, idx: make([]int, positions)}
+	return res, r.finish(res)
 }
 
 // gradRun is one Ensemble.Gradient: shards handed out from an atomic

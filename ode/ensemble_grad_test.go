@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,5 +175,40 @@ func TestEnsembleOnlyOptions(t *testing.T) {
 	}
 	if _, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), lvLoss(), nil, ode.PerTrajectoryU0()); err == nil {
 		t.Error("Gradient with PerTrajectoryU0: no error")
+	}
+}
+
+// GradientShard and MergeGradients, in any order, equal Gradient bit for
+// bit: the contract a remote runner relies on.
+func TestEnsembleGradientShardsMerge(t *testing.T) {
+	ctx := context.Background()
+	ens, lossFor := lvEnsemble(11)
+	batch := []int{10, 0, 4, 4, 7, 1, 2, 9}
+	opts := []ode.Option{ode.Tol(1e-8, 1e-10), ode.Indices(batch...), ode.PerTrajectoryU0()}
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := ens.GradientShards(len(batch))
+	parts := make([]*ode.GradShardResult[float64], len(shards))
+	for k := len(shards) - 1; k >= 0; k-- {
+		if parts[k], err = ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[k], opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ens.MergeGradients([]*ode.GradShardResult[float64]{parts[2], parts[0], parts[1]}, len(batch), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value != want.Value || got.Count != want.Count || !slices.Equal(got.P, want.P) {
+		t.Errorf("merged %v %d %v, Gradient %v %d %v", got.Value, got.Count, got.P, want.Value, want.Count, want.P)
+	}
+	for q := range want.U0 {
+		if !slices.Equal(got.U0[q], want.U0[q]) {
+			t.Errorf("position %d: dL/du0 %v, want %v", q, got.U0[q], want.U0[q])
+		}
+	}
+	if _, err := ens.MergeGradients(parts[:2], len(batch), true); err == nil {
+		t.Error("a missing shard: no error")
 	}
 }
