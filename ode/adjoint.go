@@ -280,33 +280,14 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 	}
 	n := ia.n
 	fwd := ia.fwd
-	fwd.o.saveAt = gs.at
-	u0 := gs.initialState()
-	clear(ia.y0)
-	copy(ia.y0, u0)
-	if err := fwd.Reinit(ia.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
 	ckpt := ia.cfg.Checkpoints > 0
+	var ck *checkpoints[T]
 	if ckpt {
-		ia.ck.reset(ia.cfg.Checkpoints, len(ia.y0))
-		ia.ck.add(fwd.t, fwd.u, fwd.dt)
+		ck = &ia.ck
 	}
-	err := fwd.Run(ctx)
-	gs.res.Forward = fwd.Stats()
-	if err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
-	gs.takeSaved(fwd, n)
-	v, err := gs.evalLoss()
-	if err != nil {
+	if err := gs.forwardPass(ctx, fwd, ia.sys, ia.y0, ck, ia.cfg.Checkpoints, ia.u1); err != nil {
 		return err
 	}
-	if ia.quad {
-		v += float64(fwd.u[n])
-	}
-	gs.res.Value = v
-	copy(ia.u1, fwd.u[:n])
 
 	ap := &ia.pass
 	ap.start(fwd.dir)
@@ -411,27 +392,10 @@ func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	}
 	n := bs.n
 	fwd := bs.fwd
-	fwd.o.saveAt = gs.at
-	clear(bs.y0)
-	copy(bs.y0, gs.initialState())
-	if err := fwd.Reinit(bs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
-	err := fwd.Run(ctx)
-	gs.res.Forward = fwd.Stats()
-	if err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
-	bs.ys = gs.takeSaved(fwd, n)
-	v, err := gs.evalLoss()
-	if err != nil {
+	if err := gs.forwardPass(ctx, fwd, bs.sys, bs.y0, nil, 0, bs.u1); err != nil {
 		return err
 	}
-	if bs.quad {
-		v += float64(fwd.u[n])
-	}
-	gs.res.Value = v
-	copy(bs.u1, fwd.u[:n])
+	bs.ys = gs.ys
 	ap := &bs.pass
 	ap.start(fwd.dir)
 	copy(ap.a[:n], bs.u1) // after start: a save time at T1 has reset u to the same value

@@ -233,36 +233,20 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	}
 	n, N := da.n, da.dimN
 	fwd := da.fwd
-	fwd.o.saveAt = gs.at
 	da.ts, da.hs, da.tEnd, da.su = da.ts[:0], da.hs[:0], da.tEnd[:0], da.su[:0]
-	y0 := da.end // free until the reverse pass
-	clear(y0)
-	copy(y0, gs.initialState())
-	if err := fwd.Reinit(y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
 	ckpt := da.cfg.Checkpoints > 0
+	var ck *checkpoints[T]
 	if ckpt {
-		da.ck.reset(da.cfg.Checkpoints, N)
-		da.ck.add(fwd.t, fwd.u, fwd.dt)
+		ck = &da.ck
 	}
-	err := fwd.Run(ctx)
-	gs.res.Forward = fwd.Stats()
-	if err != nil {
-		return wrapSolveErr("forward solve", err)
-	}
-	gs.takeSaved(fwd, n)
-	v, err := gs.evalLoss()
-	if err != nil {
+	// da.end is free until the reverse pass: the initial state's buffer.
+	if err := gs.forwardPass(ctx, fwd, da.sys, da.end, ck, da.cfg.Checkpoints, da.u1); err != nil {
 		return err
 	}
 	clear(da.ub)
 	if da.quad {
-		v += float64(fwd.u[n])
 		da.ub[n] = 1
 	}
-	gs.res.Value = v
-	copy(da.u1, fwd.u[:n])
 
 	ap := &adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
 	clear(da.pb)

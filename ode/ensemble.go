@@ -336,11 +336,7 @@ type ensRun[T Float] struct {
 	next   atomic.Int64
 	stop   atomic.Bool // a worker saw ctx cancelled
 
-	mu      sync.Mutex
-	merged  int         // shards added into total so far
-	total   []float64   // Σ of the accumulators of shards < merged, in order
-	pending [][]float64 // accumulators of finished shards ≥ merged
-	free    [][]float64 // zeroed spare accumulators
+	shardSum
 }
 
 func (r *ensRun[T]) work(ctx context.Context, w *ensWorker[T]) {
@@ -367,10 +363,26 @@ func (r *ensRun[T]) work(ctx context.Context, w *ensWorker[T]) {
 	}
 }
 
+// shardSum adds shards' accumulators into a total strictly in shard
+// order, whichever order the shards finish in: one that arrives early waits
+// in pending. Ensemble.Solve's Reduce sums and Ensemble.Gradient's sums
+// both go through it, so they are the same bits for any number of workers.
+type shardSum struct {
+	mu      sync.Mutex
+	merged  int         // shards added into total so far
+	total   []float64   // Σ of the accumulators of shards < merged, in order
+	pending [][]float64 // accumulators of finished shards ≥ merged
+	free    [][]float64 // zeroed spare accumulators
+}
+
+func (r *shardSum) init(size, shards int) {
+	r.total = make([]float64, size)
+	r.pending = make([][]float64, shards)
+}
+
 // merge hands in shard s's accumulator and returns a zeroed one for the
-// next shard. Accumulators are added into the total strictly in shard
-// order; one that arrives early waits in pending.
-func (r *ensRun[T]) merge(s int, acc []float64) []float64 {
+// next shard.
+func (r *shardSum) merge(s int, acc []float64) []float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s != r.merged {
@@ -436,8 +448,7 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 		}
 	}
 	if e.Reduce != nil {
-		r.total = make([]float64, e.ReduceSize)
-		r.pending = make([][]float64, len(r.shards))
+		r.init(e.ReduceSize, len(r.shards))
 	}
 	nw := max(1, min(c.workers, len(r.shards)))
 	workers := make([]*ensWorker[T], nw)

@@ -182,8 +182,7 @@ func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivi
 	np := len(e.Base.P)
 	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: e.gradShards(len(idx)), np: np}
 	r.errs = make([][]TrajectoryError, len(r.shards))
-	r.total = make([]float64, 2+np)
-	r.pending = make([][]float64, len(r.shards))
+	r.init(2+np, len(r.shards))
 	return r, o, nil
 }
 
@@ -303,7 +302,7 @@ func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, 
 		res.Errors = append(res.Errors, p.Errors...)
 		res.Stats.addCounts(p.Stats)
 	}
-	r := &gradRun[T]{np: np, total: total, idx: make([]int, positions)}
+	r := &gradRun[T]{np: np, shardSum: shardSum{total: total}, idx: make([]int, positions)}
 	return res, r.finish(res)
 }
 
@@ -324,12 +323,8 @@ type gradRun[T Float] struct {
 	next    atomic.Int64
 	stop    atomic.Bool
 
-	mu       sync.Mutex
-	setupErr error // a solver could not be made (bad method, sensitivity or options)
-	merged   int
-	total    []float64
-	pending  [][]float64
-	free     [][]float64
+	shardSum
+	setupErr error // a solver could not be made (bad method, sensitivity or options); under mu
 }
 
 // gradWorker is one worker's GradientSolver (made from the first
@@ -437,34 +432,6 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 		copy(u0s, g.U0)
 	}
 	return errs, false, nil
-}
-
-// merge hands in shard s's accumulator and returns a zeroed one; the
-// accumulators are added into the total strictly in shard order.
-func (r *gradRun[T]) merge(s int, acc []float64) []float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s != r.merged {
-		r.pending[s] = acc
-		if k := len(r.free); k > 0 {
-			acc = r.free[k-1]
-			r.free = r.free[:k-1]
-			return acc
-		}
-		return make([]float64, len(acc))
-	}
-	addInto(r.total, acc)
-	clear(acc)
-	r.merged++
-	for r.merged < len(r.pending) && r.pending[r.merged] != nil {
-		p := r.pending[r.merged]
-		addInto(r.total, p)
-		clear(p)
-		r.pending[r.merged] = nil
-		r.free = append(r.free, p)
-		r.merged++
-	}
-	return acc
 }
 
 // randSource is a worker's generator, reseeded for each trajectory as

@@ -1,6 +1,9 @@
 package ode
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // Pieces the gradient methods share: the forward system (F with the
 // running cost's integral as one more component), Jacobians built from
@@ -110,6 +113,42 @@ func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64,
 			}
 		}
 	}
+}
+
+// forwardPass is the forward solve the adjoint methods share: it solves
+// sys in it from the problem's initial state (copied into y0, of sys's
+// dimension), saving at the loss's save times; evaluates the loss, plus the
+// running cost's integral (component n); sets res.Value and res.Forward and
+// copies u(T1) into u1. A non-nil ck is reset to budget with the start as
+// its first checkpoint (it.onAccept records the others).
+func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T], sys *fwdSystem[T], y0 []T, ck *checkpoints[T], budget int, u1 []T) error {
+	n := sys.n
+	it.o.saveAt = gs.at
+	clear(y0)
+	copy(y0, gs.initialState())
+	if err := it.Reinit(y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	if ck != nil {
+		ck.reset(budget, len(y0))
+		ck.add(it.t, it.u, it.dt)
+	}
+	err := it.Run(ctx)
+	gs.res.Forward = it.Stats()
+	if err != nil {
+		return wrapSolveErr("forward solve", err)
+	}
+	gs.takeSaved(it, n)
+	v, err := gs.evalLoss()
+	if err != nil {
+		return err
+	}
+	if sys.quad {
+		v += float64(it.u[n])
+	}
+	gs.res.Value = v
+	copy(u1, it.u[:n])
+	return nil
 }
 
 // denseReader evaluates a stored dense output (an Integrator's denseT,
