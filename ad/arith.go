@@ -275,12 +275,10 @@ func Sum(v Var, axes ...int) Var {
 	if r > maxRank {
 		return v.t.fail(errRank("Sum", s))
 	}
-	copy(keep[:], s)
-	if len(axes) == 0 {
-		for i := range r {
-			keep[i] = 1
-		}
+	if len(axes) == 0 && r > 0 {
+		return SumTo(v) // to a scalar in one op (its cotangent is one BroadcastTo)
 	}
+	copy(keep[:], s)
 	for _, ax := range axes {
 		if ax < 0 {
 			ax += r

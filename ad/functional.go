@@ -80,7 +80,7 @@ func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 		return nil, fmt.Errorf("ad: VJP: u has %d elements, f's output has %d (shape %v)", len(u), y.Size(), y.Shape())
 	}
 	g := make([]float32, len(θ))
-	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g})
+	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g}, false)
 	return g, t.err
 }
 
@@ -121,7 +121,7 @@ func (t *Tape) gradVarOf(p, y Var) Var {
 	if !t.checkScalar("gradient", y) {
 		return t.failed()
 	}
-	g := t.reverse(p.id, y, t.Full(1, y.Shape()...), []int32{p.id}, nil)
+	g := t.reverse(p.id, y, t.Full(1, y.Shape()...), []int32{p.id}, nil, false)
 	if t.err != nil {
 		return t.failed()
 	}
@@ -186,7 +186,7 @@ func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	hv := make([]float32, len(θ))
-	t.reverse(p.id, s, t.Full(1), []int32{p.id}, [][]float32{hv})
+	t.reverse(p.id, s, t.Full(1), []int32{p.id}, [][]float32{hv}, false)
 	return hv, t.err
 }
 
@@ -209,7 +209,7 @@ func (t *Tape) jacobian(p, y Var) (flat.Tensor, error) {
 		for i := 0; i < m; i++ {
 			seed := t.Full(0, y.Shape()...)
 			seed.Data()[i] = 1
-			t.reverse(p.id, y, seed, []int32{p.id}, [][]float32{J.Data[i*n : (i+1)*n]})
+			t.reverse(p.id, y, seed, []int32{p.id}, [][]float32{J.Data[i*n : (i+1)*n]}, false)
 		}
 		return J, t.err
 	}

@@ -26,11 +26,13 @@ func (t *Tape) Backward(loss Var) error {
 	if !t.checkScalar("Backward", loss) {
 		return t.err
 	}
+	// The sweep overwrites the gradients (it writes every element), so
+	// they are not zeroed first.
 	for k, id := range t.params {
-		t.grads[k] = t.f32.zeroed(len(t.nodes[id].data))
+		t.grads[k] = t.f32.alloc(len(t.nodes[id].data))
 	}
 	seed := t.Full(1, t.nodes[loss.id].shape...)
-	t.reverse(0, loss, seed, t.params, t.grads)
+	t.reverse(0, loss, seed, t.params, t.grads, true)
 	if t.err != nil {
 		for k := range t.grads {
 			t.grads[k] = nil
@@ -87,7 +89,7 @@ func GradVar(f func(Var) Var, x Var) Var {
 		return t.failed()
 	}
 	seed := t.Full(1, y.Shape()...)
-	g := t.reverse(lo, y, seed, []int32{xi.id}, nil)
+	g := t.reverse(lo, y, seed, []int32{xi.id}, nil, false)
 	if t.err != nil {
 		return t.failed()
 	}

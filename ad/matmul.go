@@ -137,24 +137,44 @@ func bilinearJVP(p Primitive, r *Rule) Var {
 func (*matmulPrim) VJP(r *Rule, c Var) {
 	ta, tb := r.Attrs.Ints[0] == 1, r.Attrs.Ints[1] == 1
 	a, b := r.In[0], r.In[1]
+	// With 2-D inputs each cotangent is one product of the input's shape,
+	// which a Backward may compute straight into the gradient buffer when
+	// the input is a View of a Param (a layer's weight, or an input x made
+	// a Param): see Rule.gradDest.
+	flat2 := len(a.Shape()) == 2 && len(b.Shape()) == 2
 	if r.Need(0) {
+		var dst []float32
+		if flat2 {
+			dst = r.gradDest(0)
+		}
 		var g Var
 		if !ta {
-			g = MatMulT(c, b, false, !tb) // c·op(B)ᵀ
+			g = matMulInto(dst, c, b, false, !tb) // c·op(B)ᵀ
 		} else {
-			g = MatMulT(b, c, tb, true) // (c·op(B)ᵀ)ᵀ = op(B)·cᵀ
+			g = matMulInto(dst, b, c, tb, true) // (c·op(B)ᵀ)ᵀ = op(B)·cᵀ
 		}
 		r.AddGrad(0, sumBatch(g, a.Shape()))
 	}
 	if r.Need(1) {
+		var dst []float32
+		if flat2 {
+			dst = r.gradDest(1)
+		}
 		var g Var
 		if !tb {
-			g = MatMulT(a, c, !ta, false) // op(A)ᵀ·c
+			g = matMulInto(dst, a, c, !ta, false) // op(A)ᵀ·c
 		} else {
-			g = MatMulT(c, a, true, ta) // cᵀ·op(A)
+			g = matMulInto(dst, c, a, true, ta) // cᵀ·op(A)
 		}
 		r.AddGrad(1, sumBatch(g, b.Shape()))
 	}
+}
+
+// matMulInto is MatMulT with its output stored in dst if dst has its size
+// (applyInto).
+func matMulInto(dst []float32, a, b Var, transA, transB bool) Var {
+	ints := [2]int{b2i(transA), b2i(transB)}
+	return applyInto(dst, matmulOp, Attrs{Ints: ints[:]}, a, b)
 }
 
 // sumBatch sums a batched cotangent over the batch axis when the input it

@@ -278,10 +278,32 @@ func (t *Tape) varScratch(n int) []Var {
 // SumTo sums v over the axes along which shape was broadcast to v's shape:
 // the adjoint of BroadcastTo. SumTo(v, v.Shape()) is v.
 func SumTo(v Var, shape ...int) Var {
-	if slices.Equal(v.Shape(), shape) {
+	s := v.Shape()
+	if slices.Equal(s, shape) {
 		return v
 	}
+	// Summing over axes of size 1 only (a bias's cotangent at batch 1:
+	// (1, n) to (n)) adds nothing up: it is a Reshape, which copies nothing.
+	if s != nil && onlyUnitAxes(shape, s) {
+		return Reshape(v, shape...)
+	}
 	return Apply(sumToOp, Attrs{Ints: shape}, v)
+}
+
+// onlyUnitAxes reports whether shape broadcasts to s along axes of size 1
+// only (so the two hold the same elements in the same order). It records
+// nothing, so that neither slice escapes.
+func onlyUnitAxes(shape, s []int) bool {
+	if len(shape) > len(s) || sizeOf(shape) != sizeOf(s) {
+		return false
+	}
+	lead := len(s) - len(shape)
+	for i, d := range shape {
+		if d != s[lead+i] && d != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func (*sumToPrim) Name() string { return "SumTo" }

@@ -95,6 +95,47 @@ type Rule struct {
 	inIDs    []int32
 	cot      []int32 // the reverse sweep's cotangent slots
 	lo       int32   // first node of the sweep
+
+	// In a sweep that overwrites raw buffers (Backward): direct maps a node
+	// of the sweep to its entry of dests, or -1; nil in other sweeps.
+	direct []int32
+	dests  []gradDest
+	raw    [][]float32
+}
+
+// gradDest is a View of a node the sweep differentiates with respect to
+// (the wrt-th), covering [off, off+len) of it. ok marks a view whose
+// cotangent may be written straight into that range of the raw buffer: it
+// is used once, and no other use of the wrt node overlaps it.
+type gradDest struct {
+	wrt, off, len int
+	node          int32
+	ok            bool
+}
+
+// gradDest returns the range of the raw gradient buffer that input i's
+// cotangent is copied into at the end of the sweep, when it can be computed
+// there directly instead: in a Backward, when input i is a View of a Param
+// that nothing else uses and that no other use of the Param overlaps. The
+// rule then computes the cotangent with applyInto(dst, …) and passes that
+// Var (or a Reshape of it) to AddGrad(i, …) as usual, and uses it for
+// nothing else: the copy at the end sees the same memory and is skipped.
+// It returns nil otherwise, and at most once per input.
+func (r *Rule) gradDest(i int) []float32 {
+	if r.direct == nil || !r.need[i] {
+		return nil
+	}
+	in := r.inIDs[i]
+	if in < r.lo {
+		return nil
+	}
+	j := r.direct[in-r.lo]
+	if j < 0 {
+		return nil
+	}
+	r.direct[in-r.lo] = -1
+	d := r.dests[j]
+	return r.raw[d.wrt][d.off : d.off+d.len : d.off+d.len]
 }
 
 // Tangent returns the tangent of input i, or the zero Var if it has none.
@@ -133,7 +174,15 @@ func (r *Rule) Tape() *Tape { return r.t }
 // returns its output. If the tape already holds an error, or an input is
 // invalid, or the shapes do not fit, it returns a failed Var and the error is
 // kept on the tape.
-func Apply(p Primitive, a Attrs, in ...Var) Var {
+func Apply(p Primitive, a Attrs, in ...Var) Var { return apply(nil, p, a, in) }
+
+// applyInto is Apply with dst as the output's storage, when dst has the
+// output's size and p computes its output (is not an Aliaser); otherwise it
+// is Apply. Rules use it to write a cotangent straight into the gradient
+// buffer of a Backward (see Rule.gradDest); the op is recorded as usual.
+func applyInto(dst []float32, p Primitive, a Attrs, in ...Var) Var { return apply(dst, p, a, in) }
+
+func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	if len(in) == 0 {
 		panic("ad: Apply " + p.Name() + " with no inputs; use Tape.Const for constants")
 	}
@@ -190,8 +239,12 @@ func Apply(p Primitive, a Attrs, in ...Var) Var {
 	if al, ok := p.(Aliaser); ok {
 		nd.data = al.Alias(args, ca)
 	} else {
+		data := dst
+		if len(data) != n {
+			data = t.f32.alloc(n)
+		}
 		f := &t.fwd
-		f.In, f.Out.Shape, f.Out.Data, f.Attrs, f.t, f.saved = args, shape, t.f32.alloc(n), ca, t, nil
+		f.In, f.Out.Shape, f.Out.Data, f.Attrs, f.t, f.saved = args, shape, data, ca, t, nil
 		p.Forward(f)
 		nd.data, nd.saved = f.Out.Data, f.saved
 		f.In, f.Out.Shape, f.Out.Data, f.Attrs.Ints, f.Attrs.Floats, f.saved = nil, nil, nil, nil, nil, nil

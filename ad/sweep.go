@@ -3,6 +3,8 @@ package ad
 import (
 	"fmt"
 	"slices"
+
+	"github.com/flatkit/flatkit/flat"
 )
 
 // piece is the cotangent of a View of a node we differentiate with respect
@@ -44,10 +46,12 @@ func missingRule(nd *node, mode string) error {
 
 // reverse propagates the cotangent seed of out back over the nodes
 // [lo, out], towards the nodes in wrt, which must lie in that range. With
-// raw != nil it adds each wrt node's cotangent into raw[k] and returns nil;
-// otherwise it returns each cotangent as a Var (the zero Var if it is zero),
-// assembled with ops so that it can be differentiated again.
-func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []Var {
+// raw != nil it adds each wrt node's cotangent into raw[k] and returns nil,
+// or, with overwrite, sets raw[k] to it (raw[k]'s contents are then not
+// read, and a wrt node outside the range gets zeros); otherwise it returns
+// each cotangent as a Var (the zero Var if it is zero), assembled with ops
+// so that it can be differentiated again.
+func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, overwrite bool) []Var {
 	if t.err != nil {
 		return nil
 	}
@@ -84,6 +88,11 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []
 	defer func() { t.sweeps-- }()
 	r := t.rule()
 	r.cot, r.lo = cot, lo
+	if raw != nil && overwrite {
+		r.raw = raw
+		r.direct = r.directViews(lo, hi, wrtOf, len(wrt))
+		defer func() { r.raw, r.direct = nil, nil }()
+	}
 	saveOrder := t.order
 	defer func() { t.order = saveOrder }()
 	for i := hi; i >= lo; i-- {
@@ -119,16 +128,13 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []
 	}
 	if raw != nil {
 		for k, w := range wrt {
-			dst := raw[k]
 			if w < lo || w > hi {
+				if overwrite {
+					clear(raw[k])
+				}
 				continue
 			}
-			if c := cot[w-lo]; c >= 0 {
-				addInto(dst, t.nodes[c].data)
-			}
-		}
-		for _, p := range t.pieces {
-			addInto(raw[p.wrt][p.off:p.off+p.len], t.nodes[p.cot].data)
+			t.settle(k, raw[k], cot[w-lo], overwrite)
 		}
 		return nil
 	}
@@ -145,9 +151,131 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32) []
 	return res
 }
 
+// addInto adds src into dst with flat's SIMD Axpy: dst + 1·src rounds
+// exactly like dst + src, so the bits are those of the plain loop.
 func addInto(dst, src []float32) {
-	for i, x := range src {
-		dst[i] += x
+	flat.Axpy(1, src, dst[:len(src)])
+}
+
+// directViews fills r.dests with the Views of wrt nodes among the nodes
+// [lo, hi] and returns, for each node of that range, its entry in r.dests
+// if the View's cotangent may be written straight into the raw buffer
+// (gradDest), or -1. That needs the View to be used exactly once in the
+// range (so its cotangent is one AddGrad, not a sum) and the wrt node to be
+// used by Views only, none overlapping another (so the range receives
+// nothing else, and settle copies instead of adding).
+func (r *Rule) directViews(lo, hi int32, wrtOf []int32, nwrt int) []int32 {
+	t := r.t
+	n := int(hi-lo) + 1
+	uses := t.ids.alloc(n)
+	clear(uses)
+	clean := t.ids.alloc(nwrt)
+	for k := range clean {
+		clean[k] = 1
+	}
+	ds := r.dests[:0]
+	for i := lo; i <= hi; i++ {
+		nd := &t.nodes[i]
+		for _, in := range nd.in {
+			if in < lo {
+				continue
+			}
+			uses[in-lo]++
+			if k := wrtOf[in-lo]; k >= 0 {
+				if nd.prim != viewOp {
+					clean[k] = 0
+					continue
+				}
+				ds = append(ds, gradDest{wrt: int(k), off: nd.attrs.Ints[0], len: len(nd.data), node: i})
+			}
+		}
+	}
+	sortSmall(ds, func(a, b gradDest) int {
+		if a.wrt != b.wrt {
+			return a.wrt - b.wrt
+		}
+		return a.off - b.off
+	})
+	end, cur := 0, -1
+	for _, d := range ds {
+		if d.wrt != cur {
+			cur, end = d.wrt, 0
+		}
+		if d.len == 0 {
+			continue
+		}
+		if d.off < end {
+			clean[d.wrt] = 0
+		}
+		end = max(end, d.off+d.len)
+	}
+	for j := range ds {
+		ds[j].ok = clean[ds[j].wrt] != 0 && uses[ds[j].node-lo] == 1 && ds[j].len > 0
+	}
+	r.dests = ds
+	direct := uses // reused: the counts are read above
+	for i := range direct {
+		direct[i] = -1
+	}
+	for j, d := range ds {
+		if d.ok {
+			direct[d.node-lo] = int32(j)
+		}
+	}
+	return direct
+}
+
+// settle writes the cotangent of the k-th wrt node into dst: its direct
+// cotangent full (a node id, or -1) and the pieces of its Views, in the
+// sweep's order. Adding, it adds them to dst; overwriting, it sets dst to
+// their sum, and when the pieces are all there is and do not overlap, it
+// copies each into its range (skipping one a rule already computed there,
+// see Rule.gradDest) and zeroes the rest, without a pass of additions.
+func (t *Tape) settle(k int, dst []float32, full int32, overwrite bool) {
+	ps := t.piecesOf[:0]
+	for _, p := range t.pieces {
+		if p.wrt == k {
+			ps = append(ps, p)
+		}
+	}
+	t.piecesOf = ps
+	if overwrite && full < 0 {
+		sorted := append(t.piecesSorted[:0], ps...)
+		t.piecesSorted = sorted
+		sortSmall(sorted, func(a, b piece) int { return a.off - b.off })
+		end, disjoint := 0, true
+		for _, p := range sorted {
+			if p.len > 0 && p.off < end {
+				disjoint = false
+				break
+			}
+			end = max(end, p.off+p.len)
+		}
+		if disjoint {
+			end = 0
+			for _, p := range sorted {
+				if p.len == 0 {
+					continue
+				}
+				clear(dst[end:p.off])
+				src, d := t.nodes[p.cot].data, dst[p.off:p.off+p.len]
+				if &src[0] != &d[0] {
+					copy(d, src)
+				}
+				end = p.off + p.len
+			}
+			clear(dst[end:])
+			return
+		}
+	}
+	if overwrite {
+		clear(dst)
+	}
+	if full >= 0 {
+		addInto(dst, t.nodes[full].data)
+	}
+	for _, p := range ps {
+		addInto(dst[p.off:p.off+p.len], t.nodes[p.cot].data)
 	}
 }
 
@@ -314,4 +442,18 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 		}
 	}
 	return slots
+}
+
+// sortSmall sorts s by cmp: by insertion for the few elements a sweep
+// usually has (a View or two per layer), else with slices.SortFunc.
+func sortSmall[T any](s []T, cmp func(a, b T) int) {
+	if len(s) > 12 {
+		slices.SortFunc(s, cmp)
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && cmp(s[j], s[j-1]) < 0; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }

@@ -119,7 +119,7 @@ func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
 		return nil
 	}
 	seed := t.Const(flat.Tensor{Shape: t.nodes[y.id].shape, Data: w})
-	t.reverse(lo, y, seed, ids, dst)
+	t.reverse(lo, y, seed, ids, dst, false)
 	return t.err
 }
 

@@ -31,16 +31,17 @@ type Tape struct {
 	order  int // derivative order of the nodes being recorded (see node.order)
 	sweeps int // sweeps in progress, to catch re-entry from a rule
 
-	shapeArgs [][]int       // scratch for Primitive.Shape
-	outShape  []int         // scratch for Primitive.Shape's result
-	fwdArgs   []flat.Tensor // scratch for Primitive.Forward
-	fwd       Forward       // passed to Primitive.Forward
-	rules     []*Rule       // one per nesting depth of rule calls
-	pieces    []piece       // view-of-wrt cotangents during a reverse sweep
-	piecesOf  []piece       // scratch: the pieces of one wrt node
-	parts     []Var         // scratch: the parts of an assembled cotangent
-	resBuf    []Var         // scratch: a reverse sweep's results
-	varBuf    []Var         // scratch: see varScratch
+	shapeArgs    [][]int       // scratch for Primitive.Shape
+	outShape     []int         // scratch for Primitive.Shape's result
+	fwdArgs      []flat.Tensor // scratch for Primitive.Forward
+	fwd          Forward       // passed to Primitive.Forward
+	rules        []*Rule       // one per nesting depth of rule calls
+	pieces       []piece       // view-of-wrt cotangents during a reverse sweep
+	piecesOf     []piece       // scratch: the pieces of one wrt node
+	piecesSorted []piece       // scratch: piecesOf sorted by offset
+	parts        []Var         // scratch: the parts of an assembled cotangent
+	resBuf       []Var         // scratch: a reverse sweep's results
+	varBuf       []Var         // scratch: see varScratch
 }
 
 type nodeKind uint8

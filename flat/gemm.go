@@ -25,7 +25,11 @@ import (
 // Where the widest kernel's tiles would be mostly padding (n ≤ 16, say) Gemm
 // takes its narrow kernel, which sums in the same order and so gives the same
 // bits. Products with one row or one column (m == 1 or n == 1) skip packing
-// and run as Gemv.
+// and run as Gemv. Products of depth one (k == 1, an outer product such as
+// the weight gradient of a dense layer at batch 1) with beta == 0 skip
+// packing too: each row of C is written once from op(B)'s row by the
+// kernel's outer-product loop, which does the kernel's arithmetic (a fused
+// multiply-add onto zero, then alpha) and so gives the same bits.
 //
 // Large products are cut into a grid of sub-products along tile boundaries,
 // one per goroutine, each with its own packing buffers. Every element of C is
@@ -43,6 +47,10 @@ type gemmKernel struct {
 	// width that gives bitwise the same results (same kc, same FMA order);
 	// Gemm uses it where this kernel's tiles would be mostly padding.
 	narrow *gemmKernel
+	// outer sets c[i*ldc+j] = alpha·(x[i*incx]·y[j] + 0) for i < m, j < n
+	// (m, n ≥ 1), rounding as fn does for k = 1 and beta = 0, so that an
+	// outer product may skip packing and give fn's bits.
+	outer func(m, n int, alpha float32, x []float32, incx int, y, c []float32, ldc int)
 	// fn sets c[i*ldc+j] = alpha·Σ_p a[p*mr+i]·b[p*nr+j] + beta·c[i*ldc+j] for
 	// i < mr, j < nr, p < k, where k ≥ 1. beta == 0 means c is written
 	// without being read.
@@ -78,8 +86,8 @@ func roundUp(n, unit int) int { return (n + unit - 1) / unit * unit }
 // registers (amd64, 386) the compiler spills a 4×4 tile, so those get 2×4;
 // the rest have 32 and get 4×4. gemmGo is the one gemmKernels lists.
 var (
-	gemmGo4x4 = gemmKernel{name: "go4x4", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, fn: gemmKernelGo4x4}
-	gemmGo2x4 = gemmKernel{name: "go2x4", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: gemmKernelGo2x4}
+	gemmGo4x4 = gemmKernel{name: "go4x4", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, fn: gemmKernelGo4x4, outer: gemmOuterGo}
+	gemmGo2x4 = gemmKernel{name: "go2x4", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: gemmKernelGo2x4, outer: gemmOuterGo}
 	gemmGo    = pureGoKernel()
 )
 
@@ -157,6 +165,9 @@ func Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []flo
 	if (m == 1 || n == 1) && gemmVector(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
+	if k == 1 && beta == 0 && gemmOuterProduct(gemmKern, tA, tB, m, n, alpha, a, lda, b, ldb, c, ldc) {
+		return
+	}
 	ker := gemmKern.pick(m, n)
 	if threads := gemmThreads(m, n, k); threads > 1 {
 		gemmParallel(ker, threads, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
@@ -201,6 +212,40 @@ func gemmVector(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		return true
 	}
 	return false
+}
+
+// gemmOuterProduct computes C = alpha·op(A)·op(B) for k == 1 and beta == 0
+// with ker's outer-product loop, when op(B)'s one row is contiguous and the
+// product stays on one goroutine, and reports whether it did. Packing would
+// cost more than the product, which is one pass of stores over C.
+func gemmOuterProduct(ker *gemmKernel, tA, tB bool, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
+	if tB && ldb != 1 || ker.outer == nil || gemmThreads(m, n, 1) > 1 {
+		return false
+	}
+	// op(A) is m×1: A itself (m×1, element i at a[i*lda]) or Aᵀ of a 1×m A.
+	incx := lda
+	if tA {
+		incx = 1
+	}
+	ker.outer(m, n, alpha, a[:(m-1)*incx+1], incx, b[:n], c[:(m-1)*ldc+n], ldc)
+	return true
+}
+
+// gemmOuterGo is the pure-Go kernels' outer-product loop: each element is
+// summed from zero and scaled by alpha, as gemmKernelGo4x4 and
+// gemmKernelGo2x4 do at k = 1 (so that a compiler that fuses the
+// multiply-add fuses both alike).
+func gemmOuterGo(m, n int, alpha float32, x []float32, incx int, y, c []float32, ldc int) {
+	y = y[:n]
+	for i := 0; i < m; i++ {
+		xi := x[i*incx]
+		row := c[i*ldc : i*ldc+n]
+		for j, v := range y {
+			var s float32
+			s += xi * v
+			row[j] = alpha * s
+		}
+	}
 }
 
 // setScaled sets *c = v + beta·*c, or v if beta == 0.

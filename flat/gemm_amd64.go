@@ -11,8 +11,8 @@ import "golang.org/x/sys/cpu"
 // 32-48 KiB L1, the mc×kc block of A in a 1 MiB L2 and the kc×nc block of B
 // in L3.
 var (
-	gemmAVX512 = gemmKernel{name: "avx512-12x32", mr: 12, nr: 32, kc: 256, mc: 240, nc: 2048, fn: gemm12x32, narrow: &gemmAVX2}
-	gemmAVX2   = gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048, fn: gemm6x16}
+	gemmAVX512 = gemmKernel{name: "avx512-12x32", mr: 12, nr: 32, kc: 256, mc: 240, nc: 2048, fn: gemm12x32, outer: gemmOuter512, narrow: &gemmAVX2}
+	gemmAVX2   = gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048, fn: gemm6x16, outer: gemmOuter256}
 )
 
 // gemmKernels lists the micro-kernels this CPU runs, best first.
@@ -34,6 +34,26 @@ func gemmKernelAVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
 func gemmKernelAVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemmOuterAVX512(m, n int, alpha float32, x *float32, incx int, y, c *float32, ldc int)
+
+//go:noescape
+func gemmOuterAVX2(m, n int, alpha float32, x *float32, incx int, y, c *float32, ldc int)
+
+// gemmOuter512 and gemmOuter256 are the AVX-512 and AVX2 kernels'
+// outer-product loops (gemm_outer_amd64.s): per element, a fused
+// multiply-add onto zero and then alpha, as the micro-kernels compute at
+// k = 1 and beta = 0. They check the bounds the assembly relies on.
+func gemmOuter512(m, n int, alpha float32, x []float32, incx int, y, c []float32, ldc int) {
+	_, _, _ = x[(m-1)*incx], y[n-1], c[(m-1)*ldc+n-1]
+	gemmOuterAVX512(m, n, alpha, &x[0], incx, &y[0], &c[0], ldc)
+}
+
+func gemmOuter256(m, n int, alpha float32, x []float32, incx int, y, c []float32, ldc int) {
+	_, _, _ = x[(m-1)*incx], y[n-1], c[(m-1)*ldc+n-1]
+	gemmOuterAVX2(m, n, alpha, &x[0], incx, &y[0], &c[0], ldc)
+}
 
 // gemm12x32 checks that the panels and the tile are in bounds, then runs the
 // AVX-512 kernel.

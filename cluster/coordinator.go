@@ -1,0 +1,623 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/flatkit/flatkit/ode"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Coordinator runs requests: it publishes their shards, collects, checks
+// and merges the partial results.
+type Coordinator struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	cfg Config
+	st  *streams
+
+	corruptTheta bool // tests: store a θ other than the one hashed
+}
+
+// NewCoordinator makes a coordinator on connection nc (which the caller owns
+// and closes), making or updating the streams and the object store of cfg.
+func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinator, error) {
+	if nc == nil {
+		return nil, errors.New("cluster: NewCoordinator: nil connection")
+	}
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	st, err := setup(ctx, js, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{nc: nc, js: js, cfg: c, st: st}, nil
+}
+
+// Request is one ensemble solve or gradient to run on the cluster.
+type Request struct {
+	// Name is the registered ensemble; Args its arguments, in the
+	// registered Builder's own encoding.
+	Name string
+	Args []byte
+	// Theta is the parameter vector, sent once through the object store.
+	Theta []float32
+	// RelTol and AbsTol, if either is set, add ode.Tol(RelTol, AbsTol) after
+	// the Spec's options.
+	RelTol, AbsTol float64
+	// Indices (gradients) is the minibatch, as ode.Indices; nil: all N.
+	Indices []int
+	// PerTrajectoryU0 (gradients) keeps each position's dL/du0.
+	PerTrajectoryU0 bool
+	// Progress, if set, is called after each shard is done (from the
+	// goroutine of Solve or Gradient).
+	Progress func(Progress)
+}
+
+// Progress is the state of a request after one more shard.
+type Progress struct {
+	Shard        int // the shard just done
+	Delivery     int // the delivery of it whose result was used (1: the first)
+	Worker       string
+	Failed       bool // the shard was given up (its trajectories are reported failed)
+	Done, Total  int  // shards
+	Trajectories int  // trajectories (positions) in the shards done
+	Elapsed      time.Duration
+}
+
+// Report is what happened to a request.
+type Report struct {
+	Request     string // the request's id
+	Shards      int
+	Completed   int // shards whose result was used
+	Failed      int // shards given up, reported as failed trajectories
+	Redelivered int // shards whose result came from a redelivery (a worker lost, a nak)
+	// DuplicatesDropped are results dropped by the coordinator's table
+	// because their shard was already done (a redelivered shard computed
+	// twice and published after the server's de-duplication window, or
+	// a second publication).
+	DuplicatesDropped int
+	Invalid           int // results refused (malformed, wrong shape, flags not as in-process)
+	Republished       int // shards published again after an invalid result
+	Workers           int // distinct workers whose results were used
+	ThetaBytes        int
+	Elapsed           time.Duration
+}
+
+// Solve runs the registered ensemble req.Name as Ensemble.Solve would, on
+// the workers: the result (outputs, Reduce sums, failures, counters) equals
+// Solve's in one process bit for bit, and so does the error (an
+// *ode.EnsembleError when trajectories failed). A shard that no worker
+// finishes is reported as failed trajectories (ShardFailedError). The
+// error is a *NoWorkerError if nothing serves the name, and wraps ctx's
+// error on cancellation or deadline.
+func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleResult[T], Report, error) {
+	spec, q, err := prepare[T](ctx, c, req, KindSolve)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	ens := &spec.Ensemble
+	shards := spec.shardList(q)
+	parts := make([]*ode.ShardResult[T], len(shards))
+	k := spec.outputSize()
+	accept := func(j int, m *resultMsg) error {
+		p, err := solvePart[T](spec, k, shards[j], m)
+		if err == nil {
+			parts[j] = p
+		}
+		return err
+	}
+	fail := func(j int, fe *ShardFailedError) {
+		sh := shards[j]
+		p := &ode.ShardResult[T]{Shard: sh}
+		if !ens.DropOutputs {
+			p.U = make([]T, (sh.Hi-sh.Lo)*k)
+			for i := range p.U {
+				p.U[i] = T(math.NaN())
+			}
+		}
+		if ens.ReduceSize > 0 {
+			p.Acc = make([]float64, ens.ReduceSize)
+		}
+		for i := sh.Lo; i < sh.Hi; i++ {
+			p.Errors = append(p.Errors, ode.TrajectoryError{Index: i, Err: fe})
+		}
+		parts[j] = p
+	}
+	rep, err := c.run(ctx, req, q, shards, accept, fail)
+	if err != nil {
+		return nil, rep, err
+	}
+	res, err := ens.Merge(parts)
+	return res, rep, err
+}
+
+// Gradient runs the registered ensemble's gradient as Ensemble.Gradient
+// would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
+// to the in-process gradient bit for bit. Errors as Solve's.
+func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
+	spec, q, err := prepare[T](ctx, c, req, KindGradient)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	ens := &spec.Ensemble
+	positions := spec.positions(q)
+	shards := spec.shardList(q)
+	parts := make([]*ode.GradShardResult[T], len(shards))
+	accept := func(j int, m *resultMsg) error {
+		p, err := gradPart[T](spec, q, shards[j], m)
+		if err == nil {
+			parts[j] = p
+		}
+		return err
+	}
+	fail := func(j int, fe *ShardFailedError) {
+		sh := shards[j]
+		p := &ode.GradShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
+		if q.PerU0 {
+			p.U0 = make([]T, (sh.Hi-sh.Lo)*len(ens.Base.U0))
+			for i := range p.U0 {
+				p.U0[i] = T(math.NaN())
+			}
+		}
+		for pos := sh.Lo; pos < sh.Hi; pos++ {
+			i := pos
+			if q.HasIndices {
+				i = q.Indices[pos]
+			}
+			p.Errors = append(p.Errors, ode.TrajectoryError{Index: i, Err: fe})
+		}
+		parts[j] = p
+	}
+	rep, err := c.run(ctx, req, q, shards, accept, fail)
+	if err != nil {
+		return nil, rep, err
+	}
+	res, err := ens.MergeGradients(parts, positions, q.PerU0)
+	return res, rep, err
+}
+
+// prepare builds the request's Spec here, checks it (the ensemble, the
+// options, Indices) and makes the request descriptor.
+func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind Kind) (*Spec[T], *request, error) {
+	if ctx == nil {
+		return nil, nil, errors.New("cluster: nil context")
+	}
+	if c == nil {
+		return nil, nil, errors.New("cluster: nil Coordinator")
+	}
+	switch {
+	case !validName(req.Name):
+		return nil, nil, fmt.Errorf("cluster: Request.Name %q: want 1 to %d letters, digits, '-' or '_'", req.Name, MaxNameLen)
+	case len(req.Args) > MaxArgs:
+		return nil, nil, fmt.Errorf("cluster: Request.Args has %d bytes, want ≤ %d", len(req.Args), MaxArgs)
+	case len(req.Theta) > MaxTheta:
+		return nil, nil, fmt.Errorf("cluster: Request.Theta has %d values, want ≤ %d", len(req.Theta), MaxTheta)
+	case len(req.Indices) > MaxIndices:
+		return nil, nil, fmt.Errorf("cluster: Request.Indices has %d positions, want ≤ %d", len(req.Indices), MaxIndices)
+	case kind == KindSolve && (req.Indices != nil || req.PerTrajectoryU0):
+		return nil, nil, errors.New("cluster: Solve: Indices and PerTrajectoryU0 are for Gradient only")
+	}
+	b, err := lookupTyped[T](req.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := buildSpec(b, req.Args, slices.Clone(req.Theta))
+	if err != nil {
+		return nil, nil, err
+	}
+	q := &request{Kind: kind, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
+		ThetaHash: thetaHash(req.Theta), ThetaLen: len(req.Theta), PerU0: req.PerTrajectoryU0}
+	if req.RelTol != 0 || req.AbsTol != 0 {
+		q.HasTol, q.RelTol, q.AbsTol = true, req.RelTol, req.AbsTol
+	}
+	if req.Indices != nil {
+		q.HasIndices, q.Indices = true, slices.Clone(req.Indices)
+		for p, i := range q.Indices {
+			if i < 0 || i > MaxTrajectories {
+				return nil, nil, fmt.Errorf("cluster: Request.Indices[%d] = %d, want 0 ≤ i < N", p, i)
+			}
+		}
+	}
+	if spec.Ensemble.N > MaxTrajectories {
+		return nil, nil, fmt.Errorf("cluster: Ensemble.N = %d, want ≤ %d", spec.Ensemble.N, MaxTrajectories)
+	}
+	// Check everything the shards will check, on an empty shard.
+	empty := ode.Shard{Seed: spec.Ensemble.Seed}
+	switch kind {
+	case KindSolve:
+		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, spec.options(q)...)
+	case KindGradient:
+		if spec.LossFor == nil {
+			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
+		}
+		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.options(q)...)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: %q: %w", req.Name, err)
+	}
+	shards := spec.shardList(q)
+	q.Shards = len(shards)
+	// A result is one message: its arrays must fit the server's payload.
+	if len(shards) > 0 {
+		n := shards[0].Hi - shards[0].Lo
+		size := 256
+		switch kind {
+		case KindSolve:
+			if !spec.Ensemble.DropOutputs {
+				size += n * spec.outputSize() * int(q.Prec)
+			}
+			size += 8 * spec.Ensemble.ReduceSize
+		case KindGradient:
+			size += 8 * len(spec.Ensemble.Base.P)
+			if q.PerU0 {
+				size += n * len(spec.Ensemble.Base.U0) * int(q.Prec)
+			}
+		}
+		if mp := c.nc.MaxPayload(); mp > 0 && int64(size) > mp {
+			return nil, nil, fmt.Errorf("cluster: %q: a shard's result would have about %d bytes, more than the server's max payload %d: use a smaller ShardSize (or fewer parameters per gradient)", req.Name, size, mp)
+		}
+	}
+	return spec, q, nil
+}
+
+func newReqID() reqID {
+	var id reqID
+	rand.Read(id[:])
+	return id
+}
+
+// ping reports whether some worker serves name.
+func (c *Coordinator) ping(ctx context.Context, name string) error {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := c.nc.RequestWithContext(pctx, c.cfg.serveSubject(name), nil)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return &NoWorkerError{Name: name}
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return nil // busy workers answer late: not a proof of absence
+	}
+	return err
+}
+
+// maxDeliveries is the advisory the server sends when a shard has been
+// delivered MaxDeliver times without an ack.
+type maxDeliveries struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// run publishes the shards of q and feeds the results to accept until every
+// shard is accepted or failed.
+func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
+	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError)) (Report, error) {
+	start := time.Now()
+	q.ID = newReqID()
+	rep := Report{Request: q.ID.String(), Shards: len(shards), ThetaBytes: 4 * len(req.Theta)}
+	what := fmt.Sprintf("cluster: %v of %q (request %v)", q.Kind, q.Name, q.ID)
+	if len(shards) == 0 {
+		return rep, nil
+	}
+	if _, err := c.st.consumer(ctx, q.Name); err != nil {
+		return rep, err
+	}
+	if err := c.ping(ctx, q.Name); err != nil {
+		return rep, err
+	}
+
+	// Everything made from here on is removed at the end.
+	var cleanups []func(context.Context)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, f := range slices.Backward(cleanups) {
+			f(cctx)
+		}
+	}()
+	cleanups = append(cleanups, func(ctx context.Context) {
+		c.nc.Publish(c.cfg.cancelSubject(q.ID), nil)
+		c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.shardSubject(q.Name, q.ID)))
+		c.st.results.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.resultSubject(q.ID)))
+		c.st.obj.Delete(ctx, c.cfg.requestObject(q.ID))
+		c.st.obj.Delete(ctx, c.cfg.thetaObject(q.ID))
+	})
+	thetaBytes := encodeTheta(req.Theta)
+	if c.corruptTheta && len(thetaBytes) > 0 {
+		thetaBytes[0] ^= 1
+	}
+	if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), thetaBytes); err != nil {
+		return rep, fmt.Errorf("%s: storing θ: %w", what, err)
+	}
+	if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
+		return rep, fmt.Errorf("%s: storing the request: %w", what, err)
+	}
+
+	advisories := make(chan *nats.Msg, 64)
+	asub, err := c.nc.ChanSubscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+c.cfg.shardStream()+"."+c.cfg.consumerName(q.Name), advisories)
+	if err != nil {
+		return rep, fmt.Errorf("%s: %w", what, err)
+	}
+	cleanups = append(cleanups, func(context.Context) { asub.Unsubscribe() })
+
+	results := make(chan []byte, 256)
+	rc, err := c.js.OrderedConsumer(ctx, c.cfg.resultStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.cfg.resultSubject(q.ID)}})
+	if err != nil {
+		return rep, fmt.Errorf("%s: results consumer: %w", what, err)
+	}
+	done := make(chan struct{})
+	cc, err := rc.Consume(func(m jetstream.Msg) {
+		select {
+		case results <- m.Data():
+		case <-done:
+		}
+	})
+	if err != nil {
+		return rep, fmt.Errorf("%s: results consumer: %w", what, err)
+	}
+	cleanups = append(cleanups, func(context.Context) { close(done); cc.Stop() })
+
+	// The shards.
+	attempt := make([]int, len(shards))
+	seqs := map[uint64]int{}
+	publish := func(j int) error {
+		sh := shards[j]
+		s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Attempt: attempt[j], Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
+		f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s),
+			jetstream.WithMsgID(fmt.Sprintf("%v.%d.%d", q.ID, j, attempt[j])))
+		if err != nil {
+			return err
+		}
+		select {
+		case ack := <-f.Ok():
+			seqs[ack.Sequence] = j
+			return nil
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	{
+		futures := make([]jetstream.PubAckFuture, len(shards))
+		for j, sh := range shards {
+			s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
+			f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s), jetstream.WithMsgID(fmt.Sprintf("%v.%d.0", q.ID, j)))
+			if err != nil {
+				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			}
+			futures[j] = f
+		}
+		for j, f := range futures {
+			select {
+			case ack := <-f.Ok():
+				seqs[ack.Sequence] = j
+			case err := <-f.Err():
+				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			case <-ctx.Done():
+				return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+			}
+		}
+	}
+
+	state := make([]uint8, len(shards)) // 0 pending, 1 done, 2 failed
+	workers := map[string]bool{}
+	left := len(shards)
+	traj := 0
+	lastProgress := time.Now()
+	ticker := time.NewTicker(2 * time.Second)
+	defer ticker.Stop()
+	finish := func(j int, delivery int, worker string, failed bool) {
+		left--
+		traj += shards[j].Hi - shards[j].Lo
+		lastProgress = time.Now()
+		if req.Progress != nil {
+			req.Progress(Progress{Shard: j, Delivery: delivery, Worker: worker, Failed: failed,
+				Done: len(shards) - left, Total: len(shards), Trajectories: traj, Elapsed: time.Since(start)})
+		}
+	}
+	giveUp := func(j int, deliveries int, reason string) {
+		state[j] = 2
+		rep.Failed++
+		fail(j, &ShardFailedError{Shard: shards[j], Number: j, Deliveries: deliveries, Reason: reason})
+	}
+	for left > 0 {
+		select {
+		case <-ctx.Done():
+			rep.Elapsed = time.Since(start)
+			return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+		case <-ticker.C:
+			if time.Since(lastProgress) > 2*time.Second {
+				if err := c.ping(ctx, q.Name); err != nil {
+					var nw *NoWorkerError
+					if errors.As(err, &nw) {
+						rep.Elapsed = time.Since(start)
+						return rep, fmt.Errorf("%s: %d of %d shards left: %w", what, left, len(shards), err)
+					}
+				}
+			}
+		case am := <-advisories:
+			var a maxDeliveries
+			if json.Unmarshal(am.Data, &a) != nil {
+				continue
+			}
+			j, ok := seqs[a.StreamSeq]
+			if !ok || state[j] != 0 {
+				continue
+			}
+			giveUp(j, a.Deliveries, "its deliveries were not acknowledged (workers lost or stalled)")
+			finish(j, a.Deliveries, "", true)
+		case data := <-results:
+			m, err := decodeResult(data)
+			if err == nil && (m.Req != q.ID || m.Index >= len(shards) || m.Kind != q.Kind || m.Prec != q.Prec) {
+				err = fmt.Errorf("result of %v %v shard %d of request %v", m.Prec, m.Kind, m.Index, m.Req)
+			}
+			if err == nil {
+				if sh := shards[m.Index]; m.Lo != sh.Lo || m.Hi != sh.Hi || m.Seed != sh.Seed {
+					err = fmt.Errorf("result of shard %d covers [%d, %d) seed %d, want [%d, %d) seed %d", m.Index, m.Lo, m.Hi, m.Seed, sh.Lo, sh.Hi, sh.Seed)
+				}
+			}
+			if err != nil {
+				rep.Invalid++
+				continue
+			}
+			j := m.Index
+			if state[j] != 0 {
+				rep.DuplicatesDropped++
+				continue
+			}
+			if m.Status == resFailed {
+				giveUp(j, m.Delivered+attempt[j], m.Reason)
+				finish(j, m.Delivered, m.Worker, true)
+				continue
+			}
+			if err := accept(j, m); err != nil {
+				rep.Invalid++
+				if attempt[j]+1 >= c.cfg.MaxDeliver {
+					giveUp(j, attempt[j]+1, "invalid results: "+err.Error())
+					finish(j, m.Delivered, m.Worker, true)
+					continue
+				}
+				attempt[j]++
+				rep.Republished++
+				if err := publish(j); err != nil {
+					return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
+				}
+				continue
+			}
+			state[j] = 1
+			rep.Completed++
+			if m.Delivered > 1 {
+				rep.Redelivered++
+			}
+			workers[m.Worker] = true
+			finish(j, m.Delivered, m.Worker, false)
+		}
+	}
+	rep.Workers = len(workers)
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// solvePart checks a solve result against its shard and converts it: the
+// outputs' shape, the accumulator's, the failures (increasing indices in the
+// shard) and the finiteness flags (NaN outputs exactly for failed
+// trajectories, as in-process; finite final states for the others).
+func solvePart[T ode.Float](s *Spec[T], k int, sh ode.Shard, m *resultMsg) (*ode.ShardResult[T], error) {
+	ens := &s.Ensemble
+	n := sh.Hi - sh.Lo
+	want := n * k
+	if ens.DropOutputs {
+		want = 0
+	}
+	switch {
+	case m.NU != want:
+		return nil, fmt.Errorf("%d outputs, want %d", m.NU, want)
+	case len(m.Acc) != ens.ReduceSize:
+		return nil, fmt.Errorf("an accumulator of %d, want %d", len(m.Acc), ens.ReduceSize)
+	}
+	p := &ode.ShardResult[T]{Shard: sh, Stats: statsOf(m.Stats)}
+	if !ens.DropOutputs {
+		p.U = rawToFloats[T](m.U, m.NU)
+	}
+	if ens.ReduceSize > 0 {
+		p.Acc = m.Acc
+	}
+	next := sh.Lo
+	fe := 0
+	for i := sh.Lo; i < sh.Hi; i++ {
+		failed := fe < len(m.Errors) && m.Errors[fe].Index == i
+		if fe < len(m.Errors) && (m.Errors[fe].Index < next || m.Errors[fe].Index >= sh.Hi) {
+			return nil, fmt.Errorf("failure of trajectory %d out of order or outside [%d, %d)", m.Errors[fe].Index, sh.Lo, sh.Hi)
+		}
+		if failed {
+			fe++
+			next = i + 1
+		}
+		if p.U == nil {
+			continue
+		}
+		slot := p.U[(i-sh.Lo)*k : (i-sh.Lo+1)*k]
+		for _, v := range slot {
+			nan := math.IsNaN(float64(v))
+			switch {
+			case failed && !nan:
+				return nil, fmt.Errorf("trajectory %d failed but its output is not NaN", i)
+			case !failed && ens.Output == nil && (nan || math.IsInf(float64(v), 0)):
+				return nil, fmt.Errorf("trajectory %d succeeded but its final state is not finite", i)
+			}
+		}
+	}
+	if fe != len(m.Errors) {
+		return nil, fmt.Errorf("failure of trajectory %d out of order or outside [%d, %d)", m.Errors[fe].Index, sh.Lo, sh.Hi)
+	}
+	for _, e := range m.Errors {
+		p.Errors = append(p.Errors, fromWireErr(e))
+	}
+	return p, nil
+}
+
+// gradPart checks a gradient result against its shard and converts it: the
+// sizes, Count + failures = positions, the failures' indices in position
+// order, NaN dL/du0 for failed positions.
+func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (*ode.GradShardResult[T], error) {
+	ens := &s.Ensemble
+	n, dim := sh.Hi-sh.Lo, len(ens.Base.U0)
+	wantU0 := 0
+	if q.PerU0 {
+		wantU0 = n * dim
+	}
+	switch {
+	case len(m.P) != len(ens.Base.P):
+		return nil, fmt.Errorf("%d gradient values, want %d", len(m.P), len(ens.Base.P))
+	case m.NU0 != wantU0:
+		return nil, fmt.Errorf("%d dL/du0 values, want %d", m.NU0, wantU0)
+	case m.Count+len(m.Errors) != n:
+		return nil, fmt.Errorf("count %d and %d failures in a shard of %d", m.Count, len(m.Errors), n)
+	case math.IsNaN(m.Value) || m.Count == 0 && m.Value != 0:
+		return nil, fmt.Errorf("value %g with count %d", m.Value, m.Count)
+	}
+	p := &ode.GradShardResult[T]{Shard: sh, Value: m.Value, Count: m.Count, P: m.P, Stats: statsOf(m.Stats)}
+	if q.PerU0 {
+		p.U0 = rawToFloats[T](m.U0, m.NU0)
+	}
+	fe := 0
+	for pos := sh.Lo; pos < sh.Hi; pos++ {
+		i := pos
+		if q.HasIndices {
+			i = q.Indices[pos]
+		}
+		failed := fe < len(m.Errors) && m.Errors[fe].Index == i
+		if failed {
+			fe++
+		}
+		if p.U0 == nil {
+			continue
+		}
+		for _, v := range p.U0[(pos-sh.Lo)*dim : (pos-sh.Lo+1)*dim] {
+			if failed && !math.IsNaN(float64(v)) {
+				return nil, fmt.Errorf("position %d (trajectory %d) failed but its dL/du0 is not NaN", pos, i)
+			}
+		}
+	}
+	if fe != len(m.Errors) {
+		return nil, fmt.Errorf("failure of trajectory %d not in the shard's positions, or out of order", m.Errors[fe].Index)
+	}
+	for _, e := range m.Errors {
+		p.Errors = append(p.Errors, fromWireErr(e))
+	}
+	return p, nil
+}

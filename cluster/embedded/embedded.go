@@ -1,0 +1,37 @@
+// Package embedded starts a NATS server with JetStream inside the process:
+// for tests, examples and benchmarks that need no external server.
+package embedded
+
+import (
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Start starts a server with JetStream on a random port of 127.0.0.1,
+// keeping its store in dir, and waits until it accepts connections. Its
+// ClientURL() is the address to connect to; Shutdown stops it.
+func Start(dir string) (*server.Server, error) {
+	opts := &server.Options{
+		Host:      "127.0.0.1",
+		Port:      server.RANDOM_PORT,
+		JetStream: true,
+		StoreDir:  dir,
+		NoLog:     true,
+		NoSigs:    true,
+		// Room for the JetStream store on small machines.
+		JetStreamMaxMemory: 256 << 20,
+		JetStreamMaxStore:  1 << 30,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, errors.New("embedded: the NATS server did not start within 10 s")
+	}
+	return s, nil
+}

@@ -1,0 +1,229 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+func sampleRequests() []*request {
+	return []*request{
+		{ID: reqID{1, 2, 3}, Kind: KindSolve, Prec: Float64, Name: "lv", Args: []byte(`{"n":1000}`), ThetaHash: thetaHash([]float32{1, 2}), ThetaLen: 2, Shards: 63},
+		{ID: reqID{9}, Kind: KindGradient, Prec: Float32, Name: "a-b_C", Args: nil, ThetaLen: 0, HasTol: true, RelTol: 1e-6, AbsTol: 1e-8,
+			HasIndices: true, Indices: []int{3, 0, 3, 7}, PerU0: true, Shards: 1},
+		{ID: reqID{4}, Kind: KindGradient, Prec: Float64, Name: "x", HasIndices: true, Indices: []int{}},
+	}
+}
+
+func sampleShards() []*shardMsg {
+	return []*shardMsg{
+		{Req: reqID{1}, Kind: KindSolve, Prec: Float64, ThetaHash: [32]byte{7}, Index: 3, Lo: 48, Hi: 64, Seed: 42},
+		{Req: reqID{2}, Kind: KindGradient, Prec: Float32, Index: 0, Attempt: 2, Lo: 0, Hi: 0, Seed: math.MaxUint64},
+	}
+}
+
+func sampleResults() []*resultMsg {
+	u := floatBytes([]float64{1, 2, math.NaN(), math.NaN(), 5, 6})
+	return []*resultMsg{
+		{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Index: 1, Lo: 16, Hi: 19, Seed: 5, Delivered: 1, Worker: "w1",
+			Stats: [5]int64{10, 0, 0, 5, 1}, U: u, NU: 6, Acc: []float64{1.5, -2},
+			Errors: []wireErr{{Index: 17, IsODE: true, Code: int8(ode.MaxStepsReached), T: 3, Dt: 1e-3, Component: -1, Msg: (&ode.Error{Code: ode.MaxStepsReached, T: 3, Dt: 1e-3}).Error()}}},
+		{Req: reqID{2}, Kind: KindGradient, Prec: Float32, Index: 0, Lo: 0, Hi: 2, Delivered: 3, Worker: "w2",
+			Value: 0.25, Count: 1, P: []float64{0.1, 0.2, 0.3, 0.4}, U0: floatBytes([]float32{1, 2, float32(math.NaN()), float32(math.NaN())}), NU0: 4,
+			Errors: []wireErr{{Index: 9, Msg: "ode: Gradient: the loss returned NaN", Component: -1}, {Index: 3, IsODE: true, HasInner: true, Inner: "singular", Msg: "x"}}[:1]},
+		{Req: reqID{3}, Kind: KindSolve, Prec: Float64, Status: resFailed, Index: 2, Lo: 4, Hi: 6, Delivered: 5, Worker: "w3", Reason: "refused: θ"},
+	}
+}
+
+// Encodings decode to what was encoded, and re-encode to the same bytes.
+func TestWireRoundTrip(t *testing.T) {
+	for _, q := range sampleRequests() {
+		b := encodeRequest(q)
+		d, err := decodeRequest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encodeRequest(d), b) || d.Name != q.Name || d.ThetaHash != q.ThetaHash || len(d.Indices) != len(q.Indices) || d.HasIndices != q.HasIndices {
+			t.Errorf("request %+v decoded as %+v", q, d)
+		}
+	}
+	for _, s := range sampleShards() {
+		b := encodeShard(s)
+		d, err := decodeShard(b)
+		if err != nil || *d != *s {
+			t.Errorf("shard %+v decoded as %+v, %v", s, d, err)
+		}
+	}
+	for _, m := range sampleResults() {
+		b := encodeResult(m)
+		d, err := decodeResult(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encodeResult(d), b) || d.Index != m.Index || d.NU != m.NU || len(d.Errors) != len(m.Errors) || d.Reason != m.Reason {
+			t.Errorf("result %+v decoded as %+v", m, d)
+		}
+	}
+	// An *ode.Error comes back as an *ode.Error with the same message.
+	oe := &ode.Error{Code: ode.DtUnderflow, T: 1.25, Dt: 1e-17, Component: -1}
+	te := fromWireErr(toWireErr(ode.TrajectoryError{Index: 4, Err: oe}))
+	var got *ode.Error
+	if !errors.As(te.Err, &got) || *got != *oe || te.Error() != (ode.TrajectoryError{Index: 4, Err: oe}).Error() {
+		t.Errorf("ode.Error came back as %#v", te.Err)
+	}
+}
+
+// Hostile messages: truncations, huge counts on short bodies, bit flips.
+// Each is refused with ErrMalformed (or decodes to a valid message), never
+// panics, and allocates at most a small multiple of its own length.
+func TestWireHostile(t *testing.T) {
+	var inputs [][]byte
+	for _, q := range sampleRequests() {
+		inputs = append(inputs, encodeRequest(q))
+	}
+	for _, s := range sampleShards() {
+		inputs = append(inputs, encodeShard(s))
+	}
+	for _, m := range sampleResults() {
+		inputs = append(inputs, encodeResult(m))
+	}
+	// Counts claiming 2²⁶ values, 2²⁴ indices, 2³¹ errors, with no body.
+	huge := encodeResult(&resultMsg{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Lo: 0, Hi: 1 << 30})
+	binary.LittleEndian.PutUint32(huge[len(huge)-12:], MaxValues)
+	inputs = append(inputs, huge)
+	hreq := encodeRequest(&request{Kind: KindGradient, Prec: Float64, Name: "x", HasIndices: true})
+	binary.LittleEndian.PutUint32(hreq[len(hreq)-4:], MaxIndices)
+	inputs = append(inputs, hreq)
+	hreq2 := encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x"})
+	binary.LittleEndian.PutUint32(hreq2[8+16+2:], MaxArgs) // the args length
+	inputs = append(inputs, hreq2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var cases [][]byte
+	for _, in := range inputs {
+		for n := 0; n <= len(in); n++ {
+			cases = append(cases, in[:n])
+		}
+		for range 200 {
+			c := bytes.Clone(in)
+			c[rng.IntN(len(c))] ^= byte(1 << rng.IntN(8))
+			cases = append(cases, c)
+		}
+	}
+	var ms runtime.MemStats
+	for _, c := range cases {
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		decodeAll(t, c)
+		runtime.ReadMemStats(&ms)
+		if a := ms.TotalAlloc - before; a > uint64(16*len(c)+16<<10) {
+			t.Fatalf("decoding %d bytes allocated %d", len(c), a)
+		}
+	}
+}
+
+// decodeAll decodes data as each message; a decoded one must re-encode to
+// the same bytes, and a result is also checked against a small ensemble.
+func decodeAll(t testing.TB, data []byte) {
+	if q, err := decodeRequest(data); err == nil {
+		if !bytes.Equal(encodeRequest(q), data) {
+			t.Fatalf("request %x re-encodes differently", data)
+		}
+	} else if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("request error %v does not wrap ErrMalformed", err)
+	}
+	if s, err := decodeShard(data); err == nil {
+		if !bytes.Equal(encodeShard(s), data) {
+			t.Fatalf("shard %x re-encodes differently", data)
+		}
+	} else if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("shard error %v does not wrap ErrMalformed", err)
+	}
+	m, err := decodeResult(data)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("result error %v does not wrap ErrMalformed", err)
+		}
+		return
+	}
+	if !bytes.Equal(encodeResult(m), data) {
+		t.Fatalf("result %x re-encodes differently", data)
+	}
+	if m.Status != resOK {
+		return
+	}
+	// The coordinator's checks against an ensemble and its shard never
+	// panic either.
+	sh := ode.Shard{Lo: m.Lo, Hi: m.Hi, Seed: m.Seed}
+	if sh.Hi-sh.Lo > 1<<16 {
+		return
+	}
+	switch {
+	case m.Kind == KindSolve && m.Prec == Float64:
+		solvePart(fuzzSpec[float64](), 2, sh, m)
+	case m.Kind == KindSolve:
+		solvePart(fuzzSpec[float32](), 2, sh, m)
+	case m.Prec == Float64:
+		gradPart(fuzzSpec[float64](), &request{Kind: KindGradient, PerU0: true}, sh, m)
+	default:
+		gradPart(fuzzSpec[float32](), &request{Kind: KindGradient, HasIndices: true, Indices: make([]int, sh.Hi)}, sh, m)
+	}
+}
+
+func fuzzSpec[T ode.Float]() *Spec[T] {
+	return &Spec[T]{Ensemble: ode.Ensemble[T]{
+		Base:       ode.Problem[T]{F: func(du, u []T, p []float32, t float64) { copy(du, u) }, U0: []T{1, 1}, T1: 1, P: []float32{1, 2, 3, 4}},
+		N:          1 << 20,
+		ReduceSize: 2, Reduce: func(acc []float64, i int, out []T) {},
+	}}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	for _, q := range sampleRequests() {
+		f.Add(encodeRequest(q))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, err := decodeRequest(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if !validName(q.Name) || len(q.Args) > MaxArgs || q.ThetaLen > MaxTheta || !bytes.Equal(encodeRequest(q), data) {
+			t.Fatalf("accepted %+v", q)
+		}
+	})
+}
+
+func FuzzDecodeShard(f *testing.F) {
+	for _, s := range sampleShards() {
+		f.Add(encodeShard(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := decodeShard(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if s.Hi < s.Lo || !bytes.Equal(encodeShard(s), data) {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
+}
+
+func FuzzDecodeResult(f *testing.F) {
+	for _, m := range sampleResults() {
+		f.Add(encodeResult(m))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeAll(t, data)
+	})
+}

@@ -1,0 +1,736 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The wire format: three messages, each a fixed header (a 4-byte magic, the
+// format version, the kind of request and the precision) followed by
+// little-endian fields. Every variable-length field has a length prefix
+// that is checked against a limit and against the bytes that remain before
+// anything is allocated, so a message allocates at most what it is long.
+
+const wireVersion = 1
+
+var (
+	magicRequest = [4]byte{'F', 'K', 'R', 'Q'}
+	magicShard   = [4]byte{'F', 'K', 'S', 'H'}
+	magicResult  = [4]byte{'F', 'K', 'R', 'S'}
+)
+
+// Limits of what a message may hold. A message beyond them is refused.
+const (
+	// MaxNameLen is the longest registered name.
+	MaxNameLen = 64
+	// MaxArgs is the largest argument blob of a request (bytes).
+	MaxArgs = 1 << 20
+	// MaxTheta is the largest parameter vector (float32 values, 256 MiB).
+	MaxTheta = 1 << 26
+	// MaxIndices is the longest Indices list of a gradient request.
+	MaxIndices = 1 << 24
+	// MaxTrajectories bounds N, the positions and the shard indices.
+	MaxTrajectories = math.MaxInt32
+	// MaxValues bounds each array of a result (outputs, accumulator, dL/dθ,
+	// dL/du0).
+	MaxValues = 1 << 26
+	// MaxMessage bounds the length of an error message or a failure reason
+	// carried in a result (bytes; longer ones are cut at encoding).
+	MaxMessage = 4096
+	// maxCount bounds the counters of a result's Stats.
+	maxCount = 1 << 53
+)
+
+// Kind is what a request computes.
+type Kind uint8
+
+const (
+	KindSolve    Kind = 1 // Ensemble.Solve: outputs and/or Reduce sums
+	KindGradient Kind = 2 // Ensemble.Gradient
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindSolve:
+		return "solve"
+	case KindGradient:
+		return "gradient"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Precision is the state type of an ensemble: the size of T in bytes.
+type Precision uint8
+
+const (
+	Float32 Precision = 4
+	Float64 Precision = 8
+)
+
+func (p Precision) String() string {
+	switch p {
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	}
+	return fmt.Sprintf("Precision(%d)", uint8(p))
+}
+
+// float is ode.Float.
+type float interface{ ~float32 | ~float64 }
+
+func precisionOf[T float]() Precision {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return Float32
+	}
+	return Float64
+}
+
+// ErrMalformed is wrapped by every error of decoding a message.
+var ErrMalformed = errors.New("malformed message")
+
+// reqID names a request: 16 random bytes, written as 32 hex digits in
+// subjects and object names.
+type reqID [16]byte
+
+func (id reqID) String() string { return hex.EncodeToString(id[:]) }
+
+// thetaHash is the SHA-256 of θ's little-endian bytes.
+func thetaHash(theta []float32) [32]byte {
+	h := sha256.New()
+	var buf [4096]byte
+	for len(theta) > 0 {
+		n := min(len(theta), len(buf)/4)
+		for i, v := range theta[:n] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+		h.Write(buf[:4*n])
+		theta = theta[n:]
+	}
+	var s [32]byte
+	h.Sum(s[:0])
+	return s
+}
+
+func encodeTheta(theta []float32) []byte {
+	b := make([]byte, 4*len(theta))
+	for i, v := range theta {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func decodeTheta(b []byte) []float32 {
+	t := make([]float32, len(b)/4)
+	for i := range t {
+		t[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return t
+}
+
+// validName reports whether s may name an ensemble (or a prefix): 1 to
+// MaxNameLen letters, digits, '-' or '_' (it becomes a subject token and a
+// consumer name).
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// --- writer and reader -------------------------------------------------
+
+type writer struct{ b []byte }
+
+func (w *writer) u8(v uint8)    { w.b = append(w.b, v) }
+func (w *writer) u16(v uint16)  { w.b = binary.LittleEndian.AppendUint16(w.b, v) }
+func (w *writer) u32(v uint32)  { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
+func (w *writer) u64(v uint64)  { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
+func (w *writer) f64(v float64) { w.u64(math.Float64bits(v)) }
+func (w *writer) raw(p []byte)  { w.b = append(w.b, p...) }
+func (w *writer) str8(s string) { w.u8(uint8(len(s))); w.b = append(w.b, s...) }
+func (w *writer) str16(s string) {
+	s = truncUTF8(s, MaxMessage)
+	w.u16(uint16(len(s)))
+	w.b = append(w.b, s...)
+}
+
+func (w *writer) header(magic [4]byte, k Kind, p Precision, flags uint8) {
+	w.raw(magic[:])
+	w.u8(wireVersion)
+	w.u8(uint8(k))
+	w.u8(uint8(p))
+	w.u8(flags)
+}
+
+// truncUTF8 cuts s to at most n bytes on a rune boundary.
+func truncUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.RuneStart(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && !utf8.ValidString(s[len(s)-1:]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// writeFloats writes len(v) and v's values.
+func writeFloats[T float](w *writer, v []T) {
+	w.u32(uint32(len(v)))
+	writeValues(w, v)
+}
+
+func writeValues[T float](w *writer, v []T) {
+	if precisionOf[T]() == Float32 {
+		for _, x := range v {
+			w.u32(math.Float32bits(float32(x)))
+		}
+		return
+	}
+	for _, x := range v {
+		w.u64(math.Float64bits(float64(x)))
+	}
+}
+
+type reader struct {
+	b    []byte
+	what string
+	err  error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("cluster: decode %s: %s: %w", r.what, fmt.Sprintf(format, args...), ErrMalformed)
+	}
+}
+
+func (r *reader) take(n int, field string) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b) {
+		r.fail("%s: %d bytes wanted, %d left", field, n, len(r.b))
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *reader) u8(field string) uint8 {
+	if p := r.take(1, field); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (r *reader) u16(field string) uint16 {
+	if p := r.take(2, field); p != nil {
+		return binary.LittleEndian.Uint16(p)
+	}
+	return 0
+}
+
+func (r *reader) u32(field string) uint32 {
+	if p := r.take(4, field); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (r *reader) u64(field string) uint64 {
+	if p := r.take(8, field); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+
+func (r *reader) f64(field string) float64 { return math.Float64frombits(r.u64(field)) }
+
+// int32 reads a u32 that must be at most limit.
+func (r *reader) count(field string, limit int) int {
+	v := r.u32(field)
+	if r.err == nil && uint64(v) > uint64(limit) {
+		r.fail("%s = %d, want ≤ %d", field, v, limit)
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) str8(field string, limit int) string {
+	n := int(r.u8(field + " length"))
+	if r.err == nil && n > limit {
+		r.fail("%s: length %d, want ≤ %d", field, n, limit)
+		return ""
+	}
+	p := r.take(n, field)
+	if r.err == nil && !utf8.Valid(p) {
+		r.fail("%s: not UTF-8", field)
+	}
+	return string(p)
+}
+
+func (r *reader) str16(field string) string {
+	n := int(r.u16(field + " length"))
+	if r.err == nil && n > MaxMessage {
+		r.fail("%s: length %d, want ≤ %d", field, n, MaxMessage)
+		return ""
+	}
+	p := r.take(n, field)
+	if r.err == nil && !utf8.Valid(p) {
+		r.fail("%s: not UTF-8", field)
+	}
+	return string(p)
+}
+
+// floats reads a count (≤ MaxValues) and that many values of size bytes,
+// returned as raw bytes (checked against the remaining length first).
+func (r *reader) floats(field string, size int) (raw []byte, n int) {
+	n = r.count(field+" count", MaxValues)
+	if r.err != nil {
+		return nil, 0
+	}
+	if n > len(r.b)/size {
+		r.fail("%s: %d values of %d bytes, %d bytes left", field, n, size, len(r.b))
+		return nil, 0
+	}
+	return r.take(n*size, field), n
+}
+
+func (r *reader) header(magic [4]byte) (Kind, Precision, uint8) {
+	m := r.take(4, "magic")
+	if r.err != nil {
+		return 0, 0, 0
+	}
+	if [4]byte(m) != magic {
+		r.fail("magic %q, want %q", m, magic[:])
+		return 0, 0, 0
+	}
+	if v := r.u8("version"); r.err == nil && v != wireVersion {
+		r.fail("version %d, want %d", v, wireVersion)
+	}
+	k := Kind(r.u8("kind"))
+	if r.err == nil && k != KindSolve && k != KindGradient {
+		r.fail("kind %d, want %d (solve) or %d (gradient)", k, KindSolve, KindGradient)
+	}
+	p := Precision(r.u8("precision"))
+	if r.err == nil && p != Float32 && p != Float64 {
+		r.fail("precision %d, want 4 (float32) or 8 (float64)", p)
+	}
+	flags := r.u8("flags")
+	return k, p, flags
+}
+
+func (r *reader) end() {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+}
+
+// rawToFloats converts n little-endian values of T's size (raw has
+// exactly n·size bytes).
+func rawToFloats[T float](raw []byte, n int) []T {
+	if raw == nil {
+		return nil
+	}
+	v := make([]T, n)
+	if precisionOf[T]() == Float32 {
+		for i := range v {
+			v[i] = T(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+		return v
+	}
+	for i := range v {
+		v[i] = T(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
+	}
+	return v
+}
+
+// --- the request -------------------------------------------------------
+
+// request is the descriptor of one request, stored once in the object store
+// beside θ.
+type request struct {
+	ID         reqID
+	Kind       Kind
+	Prec       Precision
+	Name       string
+	Args       []byte
+	ThetaHash  [32]byte
+	ThetaLen   int
+	HasTol     bool
+	RelTol     float64
+	AbsTol     float64
+	HasIndices bool
+	Indices    []int
+	PerU0      bool
+	Shards     int // number of shards
+}
+
+const (
+	reqFlagTol     = 1 << 0
+	reqFlagIndices = 1 << 1
+	reqFlagPerU0   = 1 << 2
+	reqFlagsAll    = reqFlagTol | reqFlagIndices | reqFlagPerU0
+)
+
+func encodeRequest(q *request) []byte {
+	w := &writer{b: make([]byte, 0, 128+len(q.Args)+4*len(q.Indices))}
+	var flags uint8
+	if q.HasTol {
+		flags |= reqFlagTol
+	}
+	if q.HasIndices {
+		flags |= reqFlagIndices
+	}
+	if q.PerU0 {
+		flags |= reqFlagPerU0
+	}
+	w.header(magicRequest, q.Kind, q.Prec, flags)
+	w.raw(q.ID[:])
+	w.str8(q.Name)
+	w.u32(uint32(len(q.Args)))
+	w.raw(q.Args)
+	w.raw(q.ThetaHash[:])
+	w.u32(uint32(q.ThetaLen))
+	w.f64(q.RelTol)
+	w.f64(q.AbsTol)
+	w.u32(uint32(q.Shards))
+	w.u32(uint32(len(q.Indices)))
+	for _, i := range q.Indices {
+		w.u32(uint32(i))
+	}
+	return w.b
+}
+
+// decodeRequest decodes and validates a request descriptor.
+func decodeRequest(b []byte) (*request, error) {
+	r := &reader{b: b, what: "request"}
+	q := &request{}
+	var flags uint8
+	q.Kind, q.Prec, flags = r.header(magicRequest)
+	if r.err == nil && flags&^reqFlagsAll != 0 {
+		r.fail("unknown flags %#x", flags)
+	}
+	q.HasTol, q.HasIndices, q.PerU0 = flags&reqFlagTol != 0, flags&reqFlagIndices != 0, flags&reqFlagPerU0 != 0
+	copy(q.ID[:], r.take(16, "id"))
+	q.Name = r.str8("name", MaxNameLen)
+	if r.err == nil && !validName(q.Name) {
+		r.fail("name %q: want 1 to %d letters, digits, '-' or '_'", q.Name, MaxNameLen)
+	}
+	na := r.count("args length", MaxArgs)
+	q.Args = append([]byte(nil), r.take(na, "args")...)
+	copy(q.ThetaHash[:], r.take(32, "θ hash"))
+	q.ThetaLen = r.count("θ length", MaxTheta)
+	q.RelTol, q.AbsTol = r.f64("rel tol"), r.f64("abs tol")
+	if r.err == nil {
+		switch {
+		case q.HasTol && !(q.RelTol >= 0 && q.AbsTol > 0 && !math.IsInf(q.RelTol, 0) && !math.IsInf(q.AbsTol, 0)):
+			r.fail("Tol(%g, %g): want finite rel ≥ 0 and abs > 0", q.RelTol, q.AbsTol)
+		case !q.HasTol && (q.RelTol != 0 || q.AbsTol != 0):
+			r.fail("tolerances %g, %g without the Tol flag", q.RelTol, q.AbsTol)
+		}
+	}
+	q.Shards = r.count("shards", MaxTrajectories)
+	ni := r.count("indices", MaxIndices)
+	if r.err == nil {
+		switch {
+		case ni > len(r.b)/4:
+			r.fail("indices: %d, but %d bytes left", ni, len(r.b))
+		case q.Kind != KindGradient && (q.HasIndices || q.PerU0):
+			r.fail("Indices or PerTrajectoryU0 in a %v request", q.Kind)
+		case !q.HasIndices && ni != 0:
+			r.fail("%d indices without the Indices flag", ni)
+		}
+	}
+	if r.err == nil && q.HasIndices {
+		q.Indices = make([]int, ni)
+		for k := range q.Indices {
+			v := r.u32("index")
+			if v > MaxTrajectories {
+				r.fail("Indices[%d] = %d, want ≤ %d", k, v, MaxTrajectories)
+			}
+			q.Indices[k] = int(v)
+		}
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return q, nil
+}
+
+// --- the shard ---------------------------------------------------------
+
+// shardMsg is one work item: a shard of a request, naming the request and
+// the hash of its θ.
+type shardMsg struct {
+	Req       reqID
+	Kind      Kind
+	Prec      Precision
+	ThetaHash [32]byte
+	Index     int // the shard's number in the request's shard list
+	Attempt   int // the coordinator's publication of it (0, then 1, … after invalid results)
+	Lo, Hi    int
+	Seed      uint64
+}
+
+const shardMsgLen = 8 + 16 + 32 + 4*4 + 8
+
+func encodeShard(s *shardMsg) []byte {
+	w := &writer{b: make([]byte, 0, shardMsgLen)}
+	w.header(magicShard, s.Kind, s.Prec, 0)
+	w.raw(s.Req[:])
+	w.raw(s.ThetaHash[:])
+	w.u32(uint32(s.Index))
+	w.u32(uint32(s.Attempt))
+	w.u32(uint32(s.Lo))
+	w.u32(uint32(s.Hi))
+	w.u64(s.Seed)
+	return w.b
+}
+
+func decodeShard(b []byte) (*shardMsg, error) {
+	r := &reader{b: b, what: "shard"}
+	s := &shardMsg{}
+	var flags uint8
+	s.Kind, s.Prec, flags = r.header(magicShard)
+	if r.err == nil && flags != 0 {
+		r.fail("unknown flags %#x", flags)
+	}
+	copy(s.Req[:], r.take(16, "request id"))
+	copy(s.ThetaHash[:], r.take(32, "θ hash"))
+	s.Index = r.count("index", MaxTrajectories)
+	s.Attempt = r.count("attempt", 1<<16)
+	s.Lo = r.count("lo", MaxTrajectories)
+	s.Hi = r.count("hi", MaxTrajectories)
+	s.Seed = r.u64("seed")
+	if r.err == nil && s.Hi < s.Lo {
+		r.fail("shard [%d, %d): hi < lo", s.Lo, s.Hi)
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+// --- the result --------------------------------------------------------
+
+// wireErr is a TrajectoryError on the wire: the index, the message, and the
+// fields of the *ode.Error it wraps, if any.
+type wireErr struct {
+	Index     int
+	IsODE     bool
+	HasInner  bool
+	Code      int8
+	T, Dt     float64
+	Component int32
+	Msg       string // the TrajectoryError's Err.Error()
+	Inner     string // the *ode.Error's Err.Error() if HasInner
+}
+
+const (
+	resOK     = 0
+	resFailed = 1
+)
+
+// resultMsg is one shard's partial result, or a worker's report that it
+// gave up on the shard.
+type resultMsg struct {
+	Req       reqID
+	Kind      Kind
+	Prec      Precision
+	Status    uint8
+	Index     int
+	Attempt   int
+	Lo, Hi    int
+	Seed      uint64
+	Delivered int    // the shard message's delivery count at the worker
+	Worker    string // the worker's id
+	Reason    string // Status == resFailed: why
+
+	Stats [5]int64 // FEvals, JacEvals, LUs, Accepted, Rejected
+
+	// Solve.
+	U   []byte // raw, NU values of Prec bytes
+	NU  int
+	Acc []float64
+
+	// Gradient.
+	Value float64
+	Count int
+	P     []float64
+	U0    []byte // raw, NU0 values of Prec bytes
+	NU0   int
+
+	Errors []wireErr
+}
+
+const (
+	errFlagODE   = 1 << 0
+	errFlagInner = 1 << 1
+	minErrLen    = 4 + 1 + 1 + 8 + 8 + 4 + 2 + 2
+)
+
+func encodeResult(m *resultMsg) []byte {
+	n := 128 + len(m.U) + len(m.U0) + 8*len(m.Acc) + 8*len(m.P) + len(m.Errors)*(minErrLen+64)
+	w := &writer{b: make([]byte, 0, n)}
+	w.header(magicResult, m.Kind, m.Prec, m.Status)
+	w.raw(m.Req[:])
+	w.u32(uint32(m.Index))
+	w.u32(uint32(m.Attempt))
+	w.u32(uint32(m.Lo))
+	w.u32(uint32(m.Hi))
+	w.u64(m.Seed)
+	w.u32(uint32(m.Delivered))
+	w.str8(truncUTF8(m.Worker, MaxNameLen))
+	if m.Status == resFailed {
+		w.str16(m.Reason)
+		return w.b
+	}
+	for _, s := range m.Stats {
+		w.u64(uint64(s))
+	}
+	switch m.Kind {
+	case KindSolve:
+		w.u32(uint32(m.NU))
+		w.raw(m.U)
+		writeFloats(w, m.Acc)
+	case KindGradient:
+		w.f64(m.Value)
+		w.u32(uint32(m.Count))
+		writeFloats(w, m.P)
+		w.u32(uint32(m.NU0))
+		w.raw(m.U0)
+	}
+	w.u32(uint32(len(m.Errors)))
+	for _, e := range m.Errors {
+		w.u32(uint32(e.Index))
+		var f uint8
+		if e.IsODE {
+			f |= errFlagODE
+		}
+		if e.HasInner {
+			f |= errFlagInner
+		}
+		w.u8(f)
+		w.u8(uint8(e.Code))
+		w.f64(e.T)
+		w.f64(e.Dt)
+		w.u32(uint32(e.Component))
+		w.str16(e.Msg)
+		w.str16(e.Inner)
+	}
+	return w.b
+}
+
+// decodeResult decodes a result and checks what can be checked without the
+// request (the sizes of its arrays against the shard are checked by the
+// coordinator, which knows the ensemble).
+func decodeResult(b []byte) (*resultMsg, error) {
+	r := &reader{b: b, what: "result"}
+	m := &resultMsg{}
+	m.Kind, m.Prec, m.Status = r.header(magicResult)
+	if r.err == nil && m.Status != resOK && m.Status != resFailed {
+		r.fail("status %d", m.Status)
+	}
+	copy(m.Req[:], r.take(16, "request id"))
+	m.Index = r.count("index", MaxTrajectories)
+	m.Attempt = r.count("attempt", 1<<16)
+	m.Lo = r.count("lo", MaxTrajectories)
+	m.Hi = r.count("hi", MaxTrajectories)
+	m.Seed = r.u64("seed")
+	m.Delivered = r.count("delivered", MaxTrajectories)
+	m.Worker = r.str8("worker", MaxNameLen)
+	if r.err == nil && m.Hi < m.Lo {
+		r.fail("shard [%d, %d): hi < lo", m.Lo, m.Hi)
+	}
+	if m.Status == resFailed {
+		m.Reason = r.str16("reason")
+		r.end()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return m, nil
+	}
+	for k := range m.Stats {
+		v := r.u64("stats")
+		if r.err == nil && v > maxCount {
+			r.fail("stats[%d] = %d, want ≤ 2⁵³", k, v)
+		}
+		m.Stats[k] = int64(v)
+	}
+	size := int(m.Prec)
+	switch m.Kind {
+	case KindSolve:
+		m.U, m.NU = r.floats("outputs", max(size, 1))
+		raw, na := r.floats("accumulator", 8)
+		if r.err == nil {
+			m.Acc = rawToFloats[float64](raw, na)
+		}
+	case KindGradient:
+		m.Value = r.f64("value")
+		m.Count = r.count("count", MaxTrajectories)
+		raw, np := r.floats("dL/dθ", 8)
+		if r.err == nil {
+			m.P = rawToFloats[float64](raw, np)
+		}
+		m.U0, m.NU0 = r.floats("dL/du0", max(size, 1))
+	}
+	ne := r.count("errors", MaxTrajectories)
+	if r.err == nil {
+		switch {
+		case ne > m.Hi-m.Lo:
+			r.fail("%d errors in a shard of %d", ne, m.Hi-m.Lo)
+		case ne > len(r.b)/minErrLen:
+			r.fail("%d errors, %d bytes left", ne, len(r.b))
+		}
+	}
+	if r.err == nil && ne > 0 {
+		m.Errors = make([]wireErr, ne)
+		for k := range m.Errors {
+			e := &m.Errors[k]
+			e.Index = r.count("error index", MaxTrajectories)
+			f := r.u8("error flags")
+			if r.err == nil && f&^(errFlagODE|errFlagInner) != 0 {
+				r.fail("error %d: unknown flags %#x", k, f)
+			}
+			e.IsODE, e.HasInner = f&errFlagODE != 0, f&errFlagInner != 0
+			e.Code = int8(r.u8("error code"))
+			e.T, e.Dt = r.f64("error t"), r.f64("error dt")
+			e.Component = int32(r.u32("error component"))
+			e.Msg = r.str16("error message")
+			e.Inner = r.str16("error cause")
+			if r.err == nil && !e.IsODE && (e.HasInner || e.Inner != "") {
+				r.fail("error %d: a cause without an ode.Error", k)
+			}
+			if r.err != nil {
+				break
+			}
+		}
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return m, nil
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+// TestBenchNodeQuick runs the node scenario with tiny sample counts and
+// checks that every case has its figure, the RK4 case the peer's step
+// count, loss and gradient norm, every method of the Tsit5 case its step
+// counters, agreement with DiscreteAdjoint within 1e-3 and no allocation
+// per gradient; not the timings.
+func TestBenchNodeQuick(t *testing.T) {
+	// One P: the right-hand side's ad tape lives in a sync.Pool
+	// (ode/adfunc.go), and after a garbage collection (measure runs one
+	// before its timed batches) a pooled item is only found again on the
+	// P that put it; on another P the next call makes and grows a new tape
+	// (~35 allocations, once per figure, over ~21 calls in quick mode).
+	// With one P the figure counts the gradient's own allocations.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var out, errb bytes.Buffer
+	// 21 samples, as in TestBenchSensQuick: the runtime's own allocations
+	// then stay below 1 per call. Under -race, where allocations are not
+	// checked, 1 (ForwardSensitivity takes ~1 s a gradient there).
+	samples := "21"
+	if raceEnabled {
+		samples = "1"
+	}
+	if code := run([]string{"bench", "-quick", "-samples", samples, "node"}, &out, &errb); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+	}
+	cases := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		if m["scenario"] != "node" {
+			t.Errorf("line %q: scenario %v, want node", line, m["scenario"])
+		}
+		for _, k := range []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps", "loss"} {
+			if _, ok := m[k].(float64); !ok {
+				t.Errorf("line %q: field %q missing or not a number", line, k)
+			}
+		}
+		cases[m["case"].(string)] = m
+	}
+	if want := 2 + len(nodeMethods); len(cases) != want {
+		t.Errorf("%d figures, want %d", len(cases), want)
+	}
+	wantSteps := float64(nodeRK4Steps * (nodeSaves - 1))
+	for _, name := range []string{
+		"spiral 2-50-2 RK4 4 steps/interval, loss only, reused Integrator",
+		"spiral 2-50-2 RK4 4 steps/interval, gradient DiscreteAdjoint",
+	} {
+		m, ok := cases[name]
+		if !ok {
+			t.Errorf("no figure for case %q", name)
+			continue
+		}
+		if m["fwd_steps"].(float64) != wantSteps || m["fwd_rejected"].(float64) != 0 {
+			t.Errorf("%s: %v steps, %v rejected; want %v, 0", name, m["fwd_steps"], m["fwd_rejected"], wantSteps)
+		}
+		if e, ok := m["loss_rel_diff_torch"].(float64); !ok || !(e <= 1e-4) {
+			t.Errorf("%s: loss_rel_diff_torch %v, want ≤ 1e-4", name, m["loss_rel_diff_torch"])
+		}
+		if a := m["allocs"].(float64); a >= 1 && !raceEnabled {
+			t.Errorf("%s: %v allocs per call, want 0", name, a)
+		}
+	}
+	if m := cases["spiral 2-50-2 RK4 4 steps/interval, gradient DiscreteAdjoint"]; m != nil {
+		if e, ok := m["grad_norm_rel_diff_torch"].(float64); !ok || !(e <= 1e-4) {
+			t.Errorf("RK4 gradient: grad_norm_rel_diff_torch %v, want ≤ 1e-4", m["grad_norm_rel_diff_torch"])
+		}
+	}
+	for _, s := range nodeMethods {
+		name := "spiral 2-50-2 Tsit5 rtol 1e-3, gradient d(θ, u0) " + sensName(s)
+		m, ok := cases[name]
+		if !ok {
+			t.Errorf("no figure for case %q", name)
+			continue
+		}
+		if e, ok := m["rel_diff_vs_discrete"].(float64); !ok || !(e <= 1e-3) {
+			t.Errorf("%s: rel_diff_vs_discrete %v, want ≤ 1e-3", name, m["rel_diff_vs_discrete"])
+		}
+		if _, ok := m["rel_diff_timed"].(float64); !ok {
+			t.Errorf("%s: rel_diff_timed missing", name)
+		}
+		// As in TestBenchSensQuick: the runtime's own allocations show as
+		// a fraction per call in quick mode; a gradient that allocated
+		// would show at least 1. TestNodeGradientAllocatesNothing pins
+		// the gradient itself at exactly 0.
+		if a := m["allocs"].(float64); a >= 1 && !raceEnabled { // -race: sync.Pool drops items on purpose
+			t.Errorf("%s: %v allocs per gradient, want 0", name, a)
+		}
+		if m["fwd_steps"].(float64) <= 0 {
+			t.Errorf("%s: %v forward steps", name, m["fwd_steps"])
+		}
+		switch s.(type) {
+		case ode.InterpolatingAdjoint, ode.BacksolveAdjoint:
+			if m["bwd_steps"].(float64) <= 0 {
+				t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
+			}
+		}
+	}
+}
+
+// TestNodeMatchesTorchFixture checks the scenario's own setup against the
+// PyTorch peer's dump (ode/testdata/spiral_torch.json): the save times and
+// weights exactly, the data within 1e-5, and the RK4 DiscreteAdjoint
+// gradient as the scenario times it within 1e-4 relative in norm.
+func TestNodeMatchesTorchFixture(t *testing.T) {
+	b, err := os.ReadFile("../../ode/testdata/spiral_torch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TS   []float64 `json:"ts"`
+		Data []float32 `json:"data"`
+		W    []float32 `json:"weights"`
+		Loss float64   `json:"loss"`
+		Grad []float64 `json:"grad"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := newNodeSetup(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.TS) != len(s.ts) || len(f.Data) != len(s.data) || len(f.W) != len(s.θ) || len(f.Grad) != len(s.θ) {
+		t.Fatalf("fixture sizes %d, %d, %d, %d; want %d, %d, %d, %d", len(f.TS), len(f.Data), len(f.W), len(f.Grad),
+			len(s.ts), len(s.data), len(s.θ), len(s.θ))
+	}
+	for i, want := range f.TS {
+		if s.ts[i] != want {
+			t.Errorf("ts[%d] = %v, torch.linspace's %v", i, s.ts[i], want)
+		}
+	}
+	for i, want := range f.Data {
+		if d := math.Abs(float64(s.data[i] - want)); d > 1e-5 {
+			t.Errorf("data[%d] = %v, the peer's %v", i, s.data[i], want)
+		}
+	}
+	// The network's layout is PyTorch's order (W1, b1, W2, b2), so θ is
+	// the fixture's weights as they stand.
+	for i, want := range f.W {
+		if s.θ[i] != want {
+			t.Fatalf("θ[%d] = %v, the peer's weight %v", i, s.θ[i], want)
+		}
+	}
+	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Opts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gs.Gradient(ctx, s.θ, s.loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dd, nn float64
+	for i, w := range f.Grad {
+		d := float64(g.P[i]) - w
+		dd += d * d
+		nn += w * w
+	}
+	if e := math.Sqrt(dd / nn); !(e <= 1e-4) {
+		t.Errorf("gradient: relative error in norm %.3g against torch's, want ≤ 1e-4", e)
+	}
+	if e := math.Abs(g.Value-f.Loss) / f.Loss; !(e <= 1e-4) {
+		t.Errorf("loss %v, torch %v: relative error %.3g", g.Value, f.Loss, e)
+	}
+	if f.Loss != nodeTorchLoss {
+		t.Errorf("nodeTorchLoss %v, the fixture's %v", nodeTorchLoss, f.Loss)
+	}
+	if e := math.Abs(math.Sqrt(nn)-nodeTorchGradNorm) / nodeTorchGradNorm; e > 1e-7 {
+		t.Errorf("nodeTorchGradNorm %v, the fixture's gradient norm %v", nodeTorchGradNorm, math.Sqrt(nn))
+	}
+}
+
+// TestNodeGradientAllocatesNothing pins each warm gradient solver of the
+// scenario, as it is timed, at exactly zero allocations per gradient, and
+// the RK4 case's loss-only solve.
+func TestNodeGradientAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	check := func(name string, gs *ode.GradientSolver[float32], s *nodeSetup, runs int) {
+		t.Helper()
+		var err error
+		grad := func() {
+			if _, err = gs.Gradient(ctx, s.θ, s.loss); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		grad()
+		if a := testing.AllocsPerRun(runs, grad); a != 0 {
+			t.Errorf("%s: %v allocations per gradient, want 0", name, a)
+		}
+	}
+	s, err := newNodeSetup(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Opts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("RK4 DiscreteAdjoint", gs, s, 20)
+
+	it, err := ode.Init(s.prob, ode.RK4(), append(nodeRK4Opts(), ode.SaveAt(s.ts...))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solve := func() {
+		if err := it.Reinit(s.prob.U0, s.prob.T0, s.prob.T1, s.θ); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, us := it.Saved()
+		nodeLossOf(us, nil, s.data)
+	}
+	solve()
+	if a := testing.AllocsPerRun(20, solve); a != 0 {
+		t.Errorf("RK4 loss only: %v allocations per solve, want 0", a)
+	}
+
+	s, err = newNodeSetup(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sens := range nodeMethods {
+		gs, err := newNodeTsit5Solver(s, sens, nodeRTol, nodeATol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := 20
+		if _, ok := sens.(ode.ForwardSensitivity); ok {
+			runs = 3 // ~0.1 s a gradient
+		}
+		check("Tsit5 "+sensName(sens), gs, s, runs)
+	}
+}
