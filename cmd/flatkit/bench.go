@@ -139,6 +139,25 @@ func (b *bencher) measure(fn func()) stats {
 		allocs: float64(mallocs) / float64(samples*inner), samples: samples, inner: inner}
 }
 
+// measureCalls times fn, a call too long to batch (a second or so), as
+// one warm-up call and then calls single calls; -quick mode uses measure.
+// Median, min and max are over the calls.
+func (b *bencher) measureCalls(calls int, fn func()) stats {
+	if b.opt.quick {
+		return b.measure(fn)
+	}
+	fn()
+	ts := make([]float64, calls)
+	var mallocs uint64
+	for i := range ts {
+		d, m := once(fn)
+		ts[i], mallocs = float64(d), mallocs+m
+	}
+	slices.Sort(ts)
+	return stats{median: median(ts), min: ts[0], max: ts[len(ts)-1],
+		allocs: float64(mallocs) / float64(calls), samples: calls, inner: 1}
+}
+
 func median(sorted []float64) float64 {
 	k := len(sorted)
 	if k%2 == 1 {
@@ -166,14 +185,18 @@ func (b *bencher) emitNS(name string, s stats, note string) {
 		Allocs: s.allocs, Samples: s.samples, Inner: s.inner, Note: note})
 }
 
-func (b *bencher) emit(r result) {
+func (b *bencher) emit(r result) { b.emitExtra(&r, &r) }
+
+// emitExtra is emit for a figure with extra fields: full is a pointer to a
+// struct that embeds r, written as the JSON line.
+func (b *bencher) emitExtra(r *result, full any) {
 	r.Scenario = b.scenario
 	r.Median, r.Min, r.Max = round3(r.Median), round3(r.Min), round3(r.Max)
 	r.Allocs = round3(r.Allocs)
-	b.rows = append(b.rows, r)
-	enc := json.NewEncoder(b.out) // one line per value, and "->" left as is
+	b.rows = append(b.rows, *r)
+	enc := json.NewEncoder(b.out)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil && b.err == nil {
+	if err := enc.Encode(full); err != nil && b.err == nil {
 		b.err = err
 	}
 }

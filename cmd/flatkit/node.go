@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
@@ -97,12 +97,18 @@ func nodeTrueF(du, u []float32, _ []float32, _ float64) {
 	du[1] = 2*c0 - 0.1*c1
 }
 
-// nodeData is the true trajectory at ts, (len(ts), 2) row-major: float32
-// RK4 with 50 steps per save interval, as the peer makes it.
+// nodeData is the true trajectory from (2, 0) at ts, (len(ts), 2)
+// row-major: float32 RK4 with 50 steps per save interval, as the peer
+// makes it.
 func nodeData(ctx context.Context, ts []float64) ([]float32, error) {
+	return nodeDataFrom(ctx, ts, []float32{2, 0})
+}
+
+// nodeDataFrom is nodeData from u0.
+func nodeDataFrom(ctx context.Context, ts []float64, u0 []float32) ([]float32, error) {
 	T1 := ts[len(ts)-1]
 	steps := 50 * (len(ts) - 1)
-	prob := ode.Problem[float32]{F: nodeTrueF, U0: []float32{2, 0}, T0: ts[0], T1: T1}
+	prob := ode.Problem[float32]{F: nodeTrueF, U0: slices.Clone(u0), T0: ts[0], T1: T1}
 	sol, err := ode.Solve(ctx, prob, ode.RK4(), ode.FixedStep(T1/float64(steps)), ode.SaveAt(ts...))
 	if err != nil {
 		return nil, fmt.Errorf("the data: %w", err)
@@ -264,17 +270,7 @@ type nodeResult struct {
 }
 
 // emitNode is bencher.emit for a figure with extra fields.
-func (b *bencher) emitNode(r nodeResult) {
-	r.Scenario = b.scenario
-	r.Median, r.Min, r.Max = round3(r.Median), round3(r.Min), round3(r.Max)
-	r.Allocs = round3(r.Allocs)
-	b.rows = append(b.rows, r.result)
-	enc := json.NewEncoder(b.out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil && b.err == nil {
-		b.err = err
-	}
-}
+func (b *bencher) emitNode(r nodeResult) { b.emitExtra(&r.result, &r) }
 
 // nodeFlat appends (dL/dθ, dL/du0) of g to dst as float64.
 func nodeFlat(dst []float64, g *ode.GradResult[float32]) []float64 {
@@ -313,12 +309,9 @@ func runNode(b *bencher) error {
 	if err := runNodeTsit5(ctx, b); err != nil {
 		return fmt.Errorf("Tsit5 case: %w", err)
 	}
-	// TODO(node ensemble): the third case, the ensemble gradient of 1000
-	// spiral trajectories (ode.Ensemble[float32]{Base: prob, N: 1000, …}
-	// with ens.Gradient(ctx, ode.Tsit5(), lossFor, sensitivity, opts…))
-	// on 1 and 2 workers, time per ensemble gradient, the two checked
-	// equal bit for bit, allocations per gradient. It goes here once the
-	// ensemble-gradient API being written now has settled.
+	if err := runNodeEnsemble(ctx, b); err != nil {
+		return fmt.Errorf("ensemble case: %w", err)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -46,14 +47,18 @@ func TestBenchNodeQuick(t *testing.T) {
 		if m["scenario"] != "node" {
 			t.Errorf("line %q: scenario %v, want node", line, m["scenario"])
 		}
-		for _, k := range []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps", "loss"} {
+		keys := []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps", "loss"}
+		if _, ok := m["trajectories"]; ok {
+			keys = []string{"median", "min", "max", "allocs", "steps", "loss", "grad_norm", "workers"}
+		}
+		for _, k := range keys {
 			if _, ok := m[k].(float64); !ok {
 				t.Errorf("line %q: field %q missing or not a number", line, k)
 			}
 		}
 		cases[m["case"].(string)] = m
 	}
-	if want := 2 + len(nodeMethods); len(cases) != want {
+	if want := 2 + len(nodeMethods) + 2; len(cases) != want {
 		t.Errorf("%d figures, want %d", len(cases), want)
 	}
 	wantSteps := float64(nodeRK4Steps * (nodeSaves - 1))
@@ -109,6 +114,23 @@ func TestBenchNodeQuick(t *testing.T) {
 			if m["bwd_steps"].(float64) <= 0 {
 				t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
 			}
+		}
+	}
+	// The ensemble case: both lines, equal losses (the case itself fails
+	// unless the gradients are equal bit for bit), and the 2-worker line's
+	// speedup, whatever its value on a shared machine.
+	one := cases[fmt.Sprintf("spiral 2-50-2 ensemble of %d, Tsit5 rtol 1e-3, gradient dθ InterpolatingAdjoint, 1 worker", nodeEnsembleQuick)]
+	two := cases[fmt.Sprintf("spiral 2-50-2 ensemble of %d, Tsit5 rtol 1e-3, gradient dθ InterpolatingAdjoint, 2 workers", nodeEnsembleQuick)]
+	switch {
+	case one == nil || two == nil:
+		t.Errorf("ensemble case: figures for 1 and 2 workers missing (%v, %v)", one != nil, two != nil)
+	case one["loss"] != two["loss"] || one["grad_norm"] != two["grad_norm"]:
+		t.Errorf("ensemble case: 1 worker's loss %v, gradient norm %v; 2 workers' %v, %v", one["loss"], one["grad_norm"], two["loss"], two["grad_norm"])
+	case !(one["loss"].(float64) > 0):
+		t.Errorf("ensemble case: loss %v", one["loss"])
+	default:
+		if _, ok := two["speedup_vs_1"].(float64); !ok {
+			t.Errorf("ensemble case: no speedup_vs_1 on the 2-worker line")
 		}
 	}
 }
