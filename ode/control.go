@@ -143,6 +143,11 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 // (signed) with error norm e, and updates the controller memory.
 func (it *Integrator[T]) controlAccept(h, e float64) float64 {
 	if !it.adaptive {
+		if it.fixed > 0 {
+			// A step shortened to land on a stop must not become the
+			// fixed step: the next one is the full size again.
+			return it.dir * it.fixed
+		}
 		return h
 	}
 	var q float64 // h_new = h / q
