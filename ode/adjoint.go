@@ -152,10 +152,11 @@ func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options 
 // is linear in w, so it is taken at −w (in sys.wneg) rather than negated
 // afterwards.
 func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
-	for i := range du {
+	// Index loops, not range: small vectors, cheaper than a memclr call.
+	for i := 0; i < len(du); i++ {
 		du[i] = 0
 	}
-	for k := range dp {
+	for k := 0; k < len(dp); k++ {
 		dp[k] = 0
 	}
 	wn := sys.wneg[:len(w)]
@@ -298,6 +299,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 		}
 	} else {
 		seg := ia.seg
+		seg.prob.F = ia.sys.rhs()
 		last := ia.ck.len() - 1
 		for c := last; c >= 0; c-- {
 			lo, hi := ia.ck.ts[c], gs.prob.T1

@@ -572,6 +572,22 @@ func (it *Integrator[T]) interpInto(dst []T, θ float64) {
 func hornerInto[T Float](dst, poly []T, deg, n int, θ T) {
 	dst = dst[:n]
 	poly = poly[:(deg+1)*n]
+	// The usual degrees unrolled (the interpolants of Tsit5, DP5, BS3):
+	// the same operations in the same order as the loop below.
+	switch deg {
+	case 3:
+		c0, c1, c2, c3 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n]
+		for i := range dst {
+			dst[i] = ((c3[i]*θ+c2[i])*θ+c1[i])*θ + c0[i]
+		}
+		return
+	case 4:
+		c0, c1, c2, c3, c4 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n], poly[4*n:5*n]
+		for i := range dst {
+			dst[i] = (((c4[i]*θ+c3[i])*θ+c2[i])*θ+c1[i])*θ + c0[i]
+		}
+		return
+	}
 	for i := range dst {
 		a := poly[deg*n+i]
 		for j := deg - 1; j >= 0; j-- {
