@@ -16,11 +16,11 @@ type fwdSystem[T Float] struct {
 	gs     *GradientSolver[T]
 	n, np  int
 	quad   bool
-	gu, gp []T // the running cost's partials
-	jn     []T // J of F (n×n)
-	ev     []T // a unit vector (n)
-	row    []T // a Jacobian row (n)
-	wneg   []T // −w for negVJP (n)
+	gu, gp []T                                     // the running cost's partials
+	jn     []T                                     // J of F (n×n)
+	ev     []T                                     // a unit vector (n)
+	row    []T                                     // a Jacobian row (n)
+	wneg   []T                                     // −w for negVJP (n)
 	fv     func(du, u []T, p []float32, t float64) // s.f, made once (a method value allocates)
 }
 
