@@ -556,6 +556,36 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	}
 }
 
+// replay solves again from u0 at t0 to t1 on given steps (start, size,
+// end; the end of the last is t1), as a solve took them: each is one
+// attempt without error control, accepted and landing exactly on its end.
+// The gradient methods re-solve checkpointed segments with it, so that
+// they see the forward solve's own steps and dense output.
+func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p []float32, steps []float64) error {
+	if err := it.Reinit(u0, t0, t1, p); err != nil {
+		return err
+	}
+	for k := 0; k+2 < len(steps) && !it.done; k += 3 {
+		if ctx != nil && k&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return it.fail(Cancelled, -1, err)
+			}
+		}
+		h, end := steps[k+1], steps[k+2]
+		it.t = steps[k] // the same bits as the step's start in the solve
+		it.attempts++
+		it.lastDt = h
+		if e := it.st.attempt(it, h); !(e <= math.MaxFloat64) {
+			return it.fail(NonFinite, firstNonFinite(it.uNew), nil)
+		}
+		it.acceptStep(h, true, end, h)
+	}
+	if !it.done {
+		return it.fail(Unfinished, -1, fmt.Errorf("ode: replay: the steps end at %g, before %g", it.t, t1))
+	}
+	return it.err
+}
+
 // ensurePoly computes the dense polynomial of the last accepted step.
 func (it *Integrator[T]) ensurePoly() {
 	if !it.polyOK {
