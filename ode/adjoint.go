@@ -24,6 +24,7 @@ type adjointPass[T Float] struct {
 	j      int // the next save time to reach, in integration order; −1: none
 	tCur   float64
 	dir    float64
+	dtNext float64     // the step size the last backward segment would have tried next
 	onSave func(k int) // called at save time gs.at[k] after its jump (backsolve resets u)
 }
 
@@ -44,6 +45,7 @@ func (ap *adjointPass[T]) start(dir float64) {
 	clear(ap.a)
 	ap.j = len(ap.gs.at) - 1
 	ap.tCur = ap.gs.prob.T1
+	ap.dtNext = 0
 	ap.jumps()
 }
 
@@ -78,10 +80,14 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			}
 		}
 		if next != ap.tCur && !sliver(ap.tCur, next) {
+			// Each segment starts with the step the last one ended with,
+			// not the initial-step heuristic (one F and a guess each).
+			ap.bwd.o.dt0 = ap.dtNext
 			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
 				return wrapSolveErr("backward solve", err)
 			}
 			err := ap.bwd.Run(ctx)
+			ap.dtNext = math.Abs(ap.bwd.dt)
 			addStats(&gs.res.Backward, ap.bwd.Stats())
 			if err != nil {
 				return wrapSolveErr("backward (adjoint) solve", err)
@@ -152,10 +158,11 @@ func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options 
 // is linear in w, so it is taken at −w (in sys.wneg) rather than negated
 // afterwards.
 func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
-	for i := range du {
+	// Index loops, not range: small vectors, cheaper than a memclr call.
+	for i := 0; i < len(du); i++ {
 		du[i] = 0
 	}
-	for k := range dp {
+	for k := 0; k < len(dp); k++ {
 		dp[k] = 0
 	}
 	wn := sys.wneg[:len(w)]
@@ -188,6 +195,7 @@ type interpAdjoint[T Float] struct {
 	ck       checkpoints[T]
 	pass     adjointPass[T]
 	y0, ub   []T
+	steps    []float64 // with checkpoints: every forward step's start, size and end
 	ev       []T
 	row, rp  []T
 	u1       []T
@@ -219,11 +227,19 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		return err
 	}
 	if ckpt {
-		if ia.seg, err = initWith(fp, gs.method, forwardOptions(&gs.o, ia.sys, true)); err != nil {
+		// The segments are re-solved on the forward solve's own steps
+		// (replay): fixed steps, no error estimates or rejections, and the
+		// same dense output as the forward solve's.
+		so := forwardOptions(&gs.o, ia.sys, true)
+		if so.fixed == 0 {
+			so.fixed = math.Abs(gs.prob.T1 - gs.prob.T0) // any: replay gives every step's size
+		}
+		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
 			return err
 		}
 		fwd := ia.fwd
 		fwd.onAccept = func() {
+			ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
 			if !fwd.done {
 				ia.ck.step(fwd.t, fwd.u, fwd.dt)
 			}
@@ -285,6 +301,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 	if ckpt {
 		ck = &ia.ck
 	}
+	ia.steps = ia.steps[:0]
 	if err := gs.forwardPass(ctx, fwd, ia.sys, ia.y0, ck, ia.cfg.Checkpoints, ia.u1); err != nil {
 		return err
 	}
@@ -298,22 +315,19 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 		}
 	} else {
 		seg := ia.seg
+		seg.prob.F = ia.sys.rhs()
 		last := ia.ck.len() - 1
+		nsteps := len(ia.steps) / 3
 		for c := last; c >= 0; c-- {
 			lo, hi := ia.ck.ts[c], gs.prob.T1
+			s0, s1 := ia.ck.idx[c], nsteps
 			if c < last {
-				hi = ia.ck.ts[c+1]
+				hi, s1 = ia.ck.ts[c+1], ia.ck.idx[c+1]
 			}
 			if lo == hi || sliver(lo, hi) {
 				continue
 			}
-			if seg.adaptive {
-				seg.o.dt0 = math.Abs(ia.ck.dts[c])
-			}
-			if err := seg.Reinit(ia.ck.state(c), lo, hi, gs.prob.P); err != nil {
-				return wrapSolveErr("forward re-solve of a checkpoint segment", err)
-			}
-			err := seg.Run(ctx)
+			err := seg.replay(ctx, ia.ck.state(c), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
 			addStats(&gs.res.Backward, seg.Stats())
 			if err != nil {
 				return wrapSolveErr("forward re-solve of a checkpoint segment", err)

@@ -51,19 +51,24 @@ func wrmsNorm[T Float](e, u0, u1 []T, o *options) float64 {
 
 // wrmsNormVec is wrmsNorm with per-component tolerances (o.atolv and
 // o.rtolv both set); a component with an infinite atol is left out (its
-// weight is 0), but still checked for NaN.
+// weight is 0 and it does not count in the mean), but still checked for
+// NaN.
 func wrmsNormVec[T Float](e, u0, u1 []T, o *options) float64 {
 	var acc, bad float64
 	n := len(e)
 	u0, u1 = u0[:n], u1[:n]
 	atol, rtol := o.atolv[:n], o.rtolv[:n]
+	ctl := 0
 	for i, v := range e {
 		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
+		if atol[i] <= math.MaxFloat64 {
+			ctl++
+		}
 		r := float64(v) / (atol[i] + rtol[i]*max(a, b))
 		acc += r * r
 		bad += b*0 + float64(v)*0
 	}
-	return math.Sqrt(acc/float64(n)) + bad
+	return math.Sqrt(acc/float64(max(ctl, 1))) + bad
 }
 
 // finiteCheck is 0 when every component of u is finite, NaN otherwise.
@@ -143,6 +148,11 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 // (signed) with error norm e, and updates the controller memory.
 func (it *Integrator[T]) controlAccept(h, e float64) float64 {
 	if !it.adaptive {
+		if it.fixed > 0 {
+			// A step shortened to land on a stop must not become the
+			// fixed step: the next one is the full size again.
+			return it.dir * it.fixed
+		}
 		return h
 	}
 	var q float64 // h_new = h / q

@@ -99,7 +99,7 @@ func (da *discreteAdjoint[T]) stageBar(i int) []T { return da.kb[i*da.dimN : (i+
 // h (and the last stage and the extra ones if all), leaving the stage
 // inputs in ys, the stages in e.k and u_new in ys's stage s−1.
 func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool) {
-	e, f, p := da.e, da.sys.f, da.gs.prob.P
+	e, f, p := da.e, da.sys.rhs(), da.gs.prob.P
 	s := e.s
 	hT := T(h)
 	copy(da.stageIn(0), u)
@@ -132,7 +132,11 @@ func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	}
 	kb := da.stageBar(i)
 	if !allZero(kb) {
-		da.sys.vjp(yb, da.pb, kb, da.stageIn(i), da.gs.prob.P, t+e.c[i]*h)
+		if da.quad {
+			da.sys.vjp(yb, da.pb, kb, da.stageIn(i), da.gs.prob.P, t+e.c[i]*h)
+		} else {
+			da.gs.prob.VJP(yb, da.pb, kb, da.stageIn(i), da.gs.prob.P, t+e.c[i]*h)
+		}
 	}
 	for x, v := range yb {
 		da.ub[x] += v

@@ -100,8 +100,9 @@ func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 
 // combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}, the sum
 // taken in the order of the row (the same bits whichever loop runs it).
-// Rows of up to four nonzeros, most of every tableau, run a loop with the
-// stages' slices hoisted out of it; longer rows two components at a time,
+// Rows of up to seven nonzeros (every row of Tsit5, DP5 and BS3, and
+// their error rows) run a loop with the stages' slices hoisted out of it;
+// longer rows two components at a time,
 // where the short inner loop's overhead and its exit misprediction are paid
 // once per pair.
 func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
@@ -152,6 +153,60 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 			a += v1 * s1[j]
 			a += v2 * s2[j]
 			a += v3 * s3[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 5:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v3, s3 := val[3], k[off[3]:off[3]+n]
+		v4, s4 := val[4], k[off[4]:off[4]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			a += v2 * s2[j]
+			a += v3 * s3[j]
+			a += v4 * s4[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 6:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v3, s3 := val[3], k[off[3]:off[3]+n]
+		v4, s4 := val[4], k[off[4]:off[4]+n]
+		v5, s5 := val[5], k[off[5]:off[5]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			a += v2 * s2[j]
+			a += v3 * s3[j]
+			a += v4 * s4[j]
+			a += v5 * s5[j]
+			dst[j] = u[j] + h*a
+		}
+		return
+	case 7:
+		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v3, s3 := val[3], k[off[3]:off[3]+n]
+		v4, s4 := val[4], k[off[4]:off[4]+n]
+		v5, s5 := val[5], k[off[5]:off[5]+n]
+		v6, s6 := val[6], k[off[6]:off[6]+n]
+		for j := range dst {
+			var a T
+			a += v0 * s0[j]
+			a += v1 * s1[j]
+			a += v2 * s2[j]
+			a += v3 * s3[j]
+			a += v4 * s4[j]
+			a += v5 * s5[j]
+			a += v6 * s6[j]
 			dst[j] = u[j] + h*a
 		}
 		return
@@ -213,21 +268,17 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if !e.adaptive {
 		return finiteCheck(un)
 	}
-	// Error estimate h Σ (b − bhat)_i k_i in the weighted RMS norm, fused.
+	// Error estimate h Σ (b − bhat)_i k_i (into tmp, free after the
+	// stages) in the weighted RMS norm.
+	est := e.tmp[:len(un)]
+	e.combine(est, e.zero, h, &e.errRow)
 	if it.o.perComponent() {
-		return e.errNormVec(u, un, h, it.o.atolv, it.o.rtolv)
+		return errNormVec(est, u, un, it.o.atolv, it.o.rtolv)
 	}
 	atol, rtol := it.o.atol, it.o.rtol
 	var acc, bad float64
-	off := e.errRow.off
-	val := e.errRow.val[:len(off)]
-	k := e.k
 	u = u[:len(un)]
-	for j := range un {
-		var ej T
-		for m, o := range off {
-			ej += val[m] * k[o+j]
-		}
+	for j, ej := range est {
 		u0, u1 := float64(u[j]), float64(un[j])
 		if u0 < 0 {
 			u0 = -u0
@@ -235,33 +286,34 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 		if u1 < 0 {
 			u1 = -u1
 		}
-		r := float64(h*ej) / (atol + rtol*max(u0, u1))
+		r := float64(ej) / (atol + rtol*max(u0, u1))
 		acc += r * r
 		bad += u1 * 0 // NaN unless u_new[j] is finite
 	}
 	return math.Sqrt(acc/float64(len(un))) + bad
 }
 
-// errNormVec is attempt's fused error norm with per-component tolerances;
-// an infinite atol leaves a component out (it is still checked for NaN).
-func (e *erk[T]) errNormVec(u, un []T, h T, atolv, rtolv []float64) float64 {
+// errNormVec is attempt's error norm of the estimate est with
+// per-component tolerances. A component with an infinite atol is left
+// out: its weight is 0 and it does not count in the mean, so that the
+// steps are those the other components choose (it is still checked for
+// NaN).
+func errNormVec[T Float](est, u, un []T, atolv, rtolv []float64) float64 {
 	var acc, bad float64
-	off := e.errRow.off
-	val := e.errRow.val[:len(off)]
-	k := e.k
 	n := len(un)
-	u, atolv, rtolv = u[:n], atolv[:n], rtolv[:n]
-	for j := range un {
-		var ej T
-		for m, o := range off {
-			ej += val[m] * k[o+j]
-		}
+	est, u, atolv, rtolv = est[:n], u[:n], atolv[:n], rtolv[:n]
+	ctl := 0
+	for j, ej := range est {
 		u0, u1 := math.Abs(float64(u[j])), math.Abs(float64(un[j]))
-		r := float64(h*ej) / (atolv[j] + rtolv[j]*max(u0, u1))
+		a := atolv[j]
+		if a <= math.MaxFloat64 {
+			ctl++
+		}
+		r := float64(ej) / (a + rtolv[j]*max(u0, u1))
 		acc += r * r
-		bad += u1 * 0
+		bad += u1*0 + float64(ej)*0
 	}
-	return math.Sqrt(acc/float64(n)) + bad
+	return math.Sqrt(acc/float64(max(ctl, 1))) + bad
 }
 
 func (e *erk[T]) accept(it *Integrator[T], h float64) {

@@ -155,3 +155,37 @@ func TestForwardSensitivityMatrices(t *testing.T) {
 		}
 	}
 }
+
+// ForwardSensitivity evaluates the sensitivities by n VJPs (the rows of
+// the Jacobian) when the problem has a VJP and 2n ≤ len(p)+n, else by
+// one JVP per column: both against the reference, and against each other.
+func TestLotkaVolterraForwardSensitivityRowsAndJVPs(t *testing.T) {
+	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
+		var gs [2]*ode.GradResult[float64]
+		for k, hasVJP := range []bool{false, true} {
+			prob := lvProblem()
+			if !hasVJP {
+				prob.VJP = nil
+			}
+			g, err := ode.Gradient(context.Background(), prob, m, lvLoss(), ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := lvMaxRelErr(g); e > 1e-7 {
+				t.Errorf("%s, VJP %v: max relative error %.3g > 1e-7", m.Name(), hasVJP, e)
+			}
+			gs[k] = g
+		}
+		a, b := gs[0], gs[1]
+		for i := range a.P {
+			if d := math.Abs(a.P[i] - b.P[i]); d > 1e-8*math.Abs(a.P[i]) {
+				t.Errorf("%s: dG/dp_%d by JVPs %.12g, by rows %.12g", m.Name(), i, a.P[i], b.P[i])
+			}
+		}
+		for i := range a.U0 {
+			if d := math.Abs(a.U0[i] - b.U0[i]); d > 1e-8*math.Abs(a.U0[i]) {
+				t.Errorf("%s: dG/du0_%d by JVPs %.12g, by rows %.12g", m.Name(), i, a.U0[i], b.U0[i])
+			}
+		}
+	}
+}

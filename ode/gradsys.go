@@ -16,17 +16,30 @@ type fwdSystem[T Float] struct {
 	gs     *GradientSolver[T]
 	n, np  int
 	quad   bool
-	gu, gp []T // the running cost's partials
-	jn     []T // J of F (n×n)
-	ev     []T // a unit vector (n)
-	row    []T // a Jacobian row (n)
-	wneg   []T // −w for negVJP (n)
+	gu, gp []T                                     // the running cost's partials
+	jn     []T                                     // J of F (n×n)
+	ev     []T                                     // a unit vector (n)
+	row    []T                                     // a Jacobian row (n)
+	wneg   []T                                     // −w for negVJP (n)
+	fv     func(du, u []T, p []float32, t float64) // s.f, made once (a method value allocates)
 }
 
 func newFwdSystem[T Float](gs *GradientSolver[T], quad bool) *fwdSystem[T] {
 	n, np := len(gs.prob.U0), len(gs.prob.P)
-	return &fwdSystem[T]{gs: gs, n: n, np: np, quad: quad,
+	s := &fwdSystem[T]{gs: gs, n: n, np: np, quad: quad,
 		gu: make([]T, n), gp: make([]T, np), jn: make([]T, n*n), ev: make([]T, n), row: make([]T, n), wneg: make([]T, n)}
+	s.fv = s.f
+	return s
+}
+
+// rhs is the forward system's right-hand side to hand an integrator: the
+// problem's F itself when there is no running cost (one indirect call
+// per evaluation less), else s.f.
+func (s *fwdSystem[T]) rhs() func(du, u []T, p []float32, t float64) {
+	if s.quad {
+		return s.fv
+	}
+	return s.gs.prob.F
 }
 
 func (s *fwdSystem[T]) dim() int {
@@ -124,6 +137,7 @@ func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64,
 func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T], sys *fwdSystem[T], y0 []T, ck *checkpoints[T], budget int, u1 []T) error {
 	n := sys.n
 	it.o.saveAt = gs.at
+	it.prob.F = sys.rhs() // prob.F may differ from the last call's (GradientOf)
 	clear(y0)
 	copy(y0, gs.initialState())
 	if err := it.Reinit(y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {

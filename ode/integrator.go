@@ -556,6 +556,36 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	}
 }
 
+// replay solves again from u0 at t0 to t1 on given steps (start, size,
+// end; the end of the last is t1), as a solve took them: each is one
+// attempt without error control, accepted and landing exactly on its end.
+// The gradient methods re-solve checkpointed segments with it, so that
+// they see the forward solve's own steps and dense output.
+func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p []float32, steps []float64) error {
+	if err := it.Reinit(u0, t0, t1, p); err != nil {
+		return err
+	}
+	for k := 0; k+2 < len(steps) && !it.done; k += 3 {
+		if ctx != nil && k&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return it.fail(Cancelled, -1, err)
+			}
+		}
+		h, end := steps[k+1], steps[k+2]
+		it.t = steps[k] // the same bits as the step's start in the solve
+		it.attempts++
+		it.lastDt = h
+		if e := it.st.attempt(it, h); !(e <= math.MaxFloat64) {
+			return it.fail(NonFinite, firstNonFinite(it.uNew), nil)
+		}
+		it.acceptStep(h, true, end, h)
+	}
+	if !it.done {
+		return it.fail(Unfinished, -1, fmt.Errorf("ode: replay: the steps end at %g, before %g", it.t, t1))
+	}
+	return it.err
+}
+
 // ensurePoly computes the dense polynomial of the last accepted step.
 func (it *Integrator[T]) ensurePoly() {
 	if !it.polyOK {
@@ -572,6 +602,22 @@ func (it *Integrator[T]) interpInto(dst []T, θ float64) {
 func hornerInto[T Float](dst, poly []T, deg, n int, θ T) {
 	dst = dst[:n]
 	poly = poly[:(deg+1)*n]
+	// The usual degrees unrolled (the interpolants of Tsit5, DP5, BS3):
+	// the same operations in the same order as the loop below.
+	switch deg {
+	case 3:
+		c0, c1, c2, c3 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n]
+		for i := range dst {
+			dst[i] = ((c3[i]*θ+c2[i])*θ+c1[i])*θ + c0[i]
+		}
+		return
+	case 4:
+		c0, c1, c2, c3, c4 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n], poly[4*n:5*n]
+		for i := range dst {
+			dst[i] = (((c4[i]*θ+c3[i])*θ+c2[i])*θ+c1[i])*θ + c0[i]
+		}
+		return
+	}
 	for i := range dst {
 		a := poly[deg*n+i]
 		for j := deg - 1; j >= 0; j-- {

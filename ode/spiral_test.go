@@ -111,8 +111,7 @@ func spiralLoss(f *spiralFixture) ode.Loss[float32] {
 // its save times are float32 values, so the intervals (and its steps)
 // differ from 1.5/29 (and 1.5/116) by up to 1.2e-6 relative, and the save
 // times lie within 6e-8 of the step ends 4k·h. Landing on them with
-// TStops would be the peer's steps exactly, but see
-// TestSpiralFixedStepTStops.
+// TStops is the peer's steps exactly: TestSpiralFixedStepTStops.
 func TestSpiralDiscreteAdjointMatchesTorch(t *testing.T) {
 	f := loadSpiralFixture(t)
 	T1 := f.TS[len(f.TS)-1]
@@ -123,13 +122,8 @@ func TestSpiralDiscreteAdjointMatchesTorch(t *testing.T) {
 // TestSpiralFixedStepTStops is the cross-check with the peer's steps
 // exactly: FixedStep(interval/4) with TStops at the save times. The save
 // intervals differ (float32 times), so some steps landing on a TStop are
-// shortened; ode then keeps the shortened size as the fixed step for the
-// rest of the solve (control.go, controlAccept returns h when not
-// adaptive; integrator.go's "a step cut short to land on a stop does not
-// shrink the next one" applies to adaptive steps only), the step sizes
-// drift (each interval's last step is interval − 3·previous) until a
-// sliver step is left and the solve ends at MaxSteps. Skipped while that
-// is so; it runs by itself once it is fixed.
+// shortened; the step after each is the fixed size again
+// (TestFixedStepTStops), so every interval takes 4 steps.
 func TestSpiralFixedStepTStops(t *testing.T) {
 	f := loadSpiralFixture(t)
 	var hmax float64
@@ -150,7 +144,7 @@ func TestSpiralFixedStepTStops(t *testing.T) {
 		if sol != nil {
 			acc = sol.Stats.Accepted
 		}
-		t.Skipf("known ode bug: FixedStep with TStops keeps a step shortened to land on a stop as the fixed step (%d steps, want %d; err %v)", acc, want, err)
+		t.Fatalf("FixedStep with TStops: %d steps, want %d (4 per save interval); err %v", acc, want, err)
 	}
 	spiralCheckTorch(t, f, want, opts...)
 }
