@@ -74,6 +74,9 @@ type Forward struct {
 // Save returns n ints kept with the output, for residuals such as the
 // argmax of a max; rules read them as Rule.Saved.
 func (f *Forward) Save(n int) []int {
+	if t := f.t; t.savedAt == 0 {
+		t.savedAt = int32(len(t.nodes)) + 1
+	}
 	f.saved = f.t.ints.alloc(n)
 	return f.saved
 }
@@ -237,7 +240,7 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	}
 	nd := node{kind: kindOp, prim: p, in: ids, shape: shape, attrs: ca}
 	if al, ok := p.(Aliaser); ok {
-		nd.data = al.Alias(args, ca)
+		nd.data, nd.alias = al.Alias(args, ca), true
 	} else {
 		data := dst
 		if len(data) != n {

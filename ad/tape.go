@@ -31,6 +31,13 @@ type Tape struct {
 	order  int // derivative order of the nodes being recorded (see node.order)
 	sweeps int // sweeps in progress, to catch re-entry from a rule
 
+	// What makes a recording unsafe to Replay (see replay.go): the number
+	// of nodes when Go code first read or wrote a value through a Var,
+	// and the first node whose kernel saved residuals (which rules copy
+	// into later ops' attributes); each plus one, 0 for none.
+	readAt  int32
+	savedAt int32
+
 	shapeArgs    [][]int       // scratch for Primitive.Shape
 	outShape     []int         // scratch for Primitive.Shape's result
 	fwdArgs      []flat.Tensor // scratch for Primitive.Forward
@@ -62,6 +69,7 @@ type node struct {
 	data  []float32
 	attrs Attrs
 	saved []int
+	alias bool // prim is an Aliaser: data views an input's
 	// order is how many derivative sweeps lie between the user's code and
 	// this node: 0 for the user's own operations, k+1 for operations made by
 	// a rule applied to a node of order k. It names the order of a missing rule.
@@ -93,6 +101,7 @@ func (t *Tape) Reset() {
 	t.params = t.params[:0]
 	t.grads = t.grads[:0]
 	t.order = 0
+	t.readAt, t.savedAt = 0, 0
 	t.gen++
 }
 
@@ -241,6 +250,16 @@ func (v Var) node() *node {
 	return &v.t.nodes[v.id]
 }
 
+// read is node for an access to v's values, which Go code may act on:
+// ops recorded after it may depend on them, so the tape notes the first.
+func (v Var) read() *node {
+	n := v.node()
+	if n != nil && v.t.readAt == 0 {
+		v.t.readAt = int32(len(v.t.nodes)) + 1
+	}
+	return n
+}
+
 // Shape returns v's shape; nil if v is not a live value. Do not modify it.
 func (v Var) Shape() []int {
 	if n := v.node(); n != nil {
@@ -252,7 +271,7 @@ func (v Var) Shape() []int {
 // Value returns v's value as a tensor viewing the tape's memory (or the
 // caller's, for Param and Const). Do not modify it.
 func (v Var) Value() flat.Tensor {
-	if n := v.node(); n != nil {
+	if n := v.read(); n != nil {
 		return flat.Tensor{Shape: n.shape, Data: n.data}
 	}
 	return flat.Tensor{}
@@ -260,14 +279,19 @@ func (v Var) Value() flat.Tensor {
 
 // Data returns v's values in row-major order; see Value.
 func (v Var) Data() []float32 {
-	if n := v.node(); n != nil {
+	if n := v.read(); n != nil {
 		return n.data
 	}
 	return nil
 }
 
 // Size returns the number of elements of v.
-func (v Var) Size() int { return len(v.Data()) }
+func (v Var) Size() int {
+	if n := v.node(); n != nil {
+		return len(n.data)
+	}
+	return 0
+}
 
 // Item returns the value of a one-element Var, or NaN if v has another size.
 func (v Var) Item() float32 {
@@ -279,7 +303,7 @@ func (v Var) Item() float32 {
 }
 
 func (v Var) String() string {
-	switch n := v.node(); {
+	switch n := v.read(); {
 	case v.t == nil:
 		return "Var(zero)"
 	case n == nil:

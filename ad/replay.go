@@ -1,0 +1,217 @@
+package ad
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+// Replaying a recording. A function whose ops depend on the shapes of its
+// inputs only (a network, an ODE right-hand side) records the same nodes at
+// every call; building them (checks, shapes, arena slices, rule calls) costs
+// far more than the arithmetic of a small network. Such a recording,
+// derivative sweeps included, can instead be kept and re-run: Rebind gives
+// its inputs new values and Replay runs every op's forward kernel again, in
+// order, into the buffers it already has. A sweep's work is ops on the tape
+// (rules are written with ops), so the derivatives come out of the replay
+// too, as Vars of the recording (see VJPOf and JVPOf).
+//
+// What Replay cannot see, the tape refuses: a recording during which Go code
+// read a value through a Var (Data, Value, Item, String) and then recorded
+// more ops, whose structure may depend on what it read, and a recording in
+// which a kernel saved residuals (the argmax of Max and MaxPool), which
+// rules copy into the attributes of later ops. Values that are neither
+// Vars nor attributes, such as the time or other Go state a closure reads,
+// are the caller's to keep fixed.
+
+// ErrNotReplayable is wrapped by the error of Replay for a recording it
+// cannot re-run.
+var ErrNotReplayable = errors.New("ad: the recording cannot be replayed")
+
+// Replayable reports whether Replay can re-run the tape's recording: nil,
+// or an error wrapping ErrNotReplayable that says why, or the tape's error.
+func (t *Tape) Replayable() error {
+	switch {
+	case t.err != nil:
+		return t.err
+	case t.savedAt > 0:
+		return fmt.Errorf("%w: %s (value %d) saved residuals, which later ops hold as attributes",
+			ErrNotReplayable, t.nodes[t.savedAt-1].prim.Name(), t.savedAt-1)
+	case t.readAt > 0 && int(t.readAt-1) < len(t.nodes):
+		return fmt.Errorf("%w: a value was read through a Var when %d values were recorded, and %d more were recorded after it",
+			ErrNotReplayable, t.readAt-1, len(t.nodes)-int(t.readAt-1))
+	}
+	return nil
+}
+
+// Rebind gives the Param or Const v new values for the next Replay: data
+// replaces v's data (it is not copied and must not change until the
+// replay's results have been read) and must have v's size.
+func (t *Tape) Rebind(v Var, data []float32) error {
+	if t.err != nil {
+		return t.err
+	}
+	if !t.check("Rebind", v) {
+		return t.err
+	}
+	nd := &t.nodes[v.id]
+	if nd.kind == kindOp {
+		return t.fail(fmt.Errorf("ad: Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
+	}
+	if len(data) != len(nd.data) {
+		return t.fail(fmt.Errorf("ad: Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
+	}
+	nd.data = data[:len(data):len(data)]
+	return nil
+}
+
+func kindName(k nodeKind) string {
+	if k == kindParam {
+		return "Param"
+	}
+	return "Const"
+}
+
+// Replay runs the forward kernel of every op recorded since the last Reset
+// again, in recording order, with the current values of its inputs (see
+// Rebind), writing each op's output into the buffer it already has, so
+// that every Var of the recording holds what a fresh recording with those
+// inputs would hold, bit for bit. It allocates nothing. Results a sweep
+// wrote outside the tape's values (the gradients of Backward and GradOf,
+// what AddVJP and Tangent returned) are not updated: use VJPOf and JVPOf
+// for derivatives that replay. A user's Primitive must compute its output
+// from its inputs and attributes only.
+//
+// It returns the error of Replayable, and then runs nothing.
+func (t *Tape) Replay() error {
+	if err := t.Replayable(); err != nil {
+		return err
+	}
+	f := &t.fwd
+	f.t = t
+	for i := range t.nodes {
+		nd := &t.nodes[i]
+		if nd.kind != kindOp {
+			continue
+		}
+		if cap(t.fwdArgs) < len(nd.in) {
+			t.fwdArgs = make([]flat.Tensor, len(nd.in))
+		}
+		args := t.fwdArgs[:len(nd.in)]
+		for j, id := range nd.in {
+			in := &t.nodes[id]
+			args[j].Shape, args[j].Data = in.shape, in.data
+		}
+		if nd.alias {
+			nd.data = nd.prim.(Aliaser).Alias(args, nd.attrs)
+		} else {
+			f.In, f.Out.Shape, f.Out.Data, f.Attrs, f.saved = args, nd.shape, nd.data, nd.attrs, nil
+			nd.prim.Forward(f)
+		}
+	}
+	f.In, f.Out.Shape, f.Out.Data, f.Attrs.Ints, f.Attrs.Floats, f.saved, f.t = nil, nil, nil, nil, nil, nil, nil
+	for i := range t.fwdArgs {
+		t.fwdArgs[i].Shape, t.fwdArgs[i].Data = nil, nil
+	}
+	return nil
+}
+
+// VJPOf records the vector-Jacobian products wᵀ·∂y/∂wrt[k] into out[k] as
+// Vars of t, by one reverse sweep from y seeded with w (a Var of y's shape)
+// towards all the wrt at once: each has its Param's shape, or is the zero
+// Var when y does not depend on that Param. Unlike AddVJP its results are
+// values of the recording, so they can be differentiated again, and a
+// Replay recomputes them. The wrt must be distinct Params of t and out must
+// have their length.
+func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
+	_, ok := t.checkWrt("VJPOf", y, wrt)
+	switch {
+	case !ok:
+	case len(out) != len(wrt):
+		t.fail(fmt.Errorf("ad: VJPOf: %d results for %d Params", len(out), len(wrt)))
+	case !t.check("VJPOf", w):
+	case !shapeEq(t.nodes[w.id].shape, t.nodes[y.id].shape):
+		t.fail(fmt.Errorf("ad: VJPOf: w has shape %v, y has %v", t.nodes[w.id].shape, t.nodes[y.id].shape))
+	}
+	if t.err != nil {
+		return t.err
+	}
+	clear(out)
+	ids := t.ids.alloc(len(wrt))
+	lo := y.id + 1
+	for k, p := range wrt {
+		ids[k] = -1
+		if p.id <= y.id {
+			ids[k] = p.id
+			lo = min(lo, p.id)
+		}
+	}
+	if lo > y.id {
+		return nil
+	}
+	res := t.reverse(lo, y, w, ids, nil, false)
+	if t.err != nil {
+		return t.err
+	}
+	copy(out, res)
+	return nil
+}
+
+// JVPOf records the directional derivative Σ_k ∂y/∂wrt[k]·dirs[k] as a Var
+// of y's shape, by one forward sweep seeded at every wrt at once; it is the
+// zero Var when y depends on none of the seeded Params. A zero dirs[k]
+// seeds nothing at wrt[k]. Like VJPOf, the result is a value of the
+// recording that a Replay recomputes. The wrt must be distinct Params of t;
+// dirs[k], unless zero, has wrt[k]'s shape.
+func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
+	lo, ok := t.checkWrt("JVPOf", y, wrt)
+	if ok && len(dirs) != len(wrt) {
+		t.fail(fmt.Errorf("ad: JVPOf: %d directions for %d Params", len(dirs), len(wrt)))
+		ok = false
+	}
+	for k := 0; ok && k < len(wrt); k++ {
+		d := dirs[k]
+		if d.IsZero() {
+			continue
+		}
+		if ok = t.check("JVPOf", d); ok && !shapeEq(t.nodes[d.id].shape, t.nodes[wrt[k].id].shape) {
+			t.fail(fmt.Errorf("ad: JVPOf: dirs[%d] has shape %v, the Param %v", k, t.nodes[d.id].shape, t.nodes[wrt[k].id].shape))
+			ok = false
+		}
+	}
+	if !ok {
+		return Var{}, t.err
+	}
+	if lo > y.id {
+		return Var{}, nil
+	}
+	seeds := t.ids.alloc(len(wrt))[:0]
+	tans := t.varScratch(len(wrt))[:0]
+	for k, w := range wrt {
+		if w.id <= y.id {
+			seeds = append(seeds, w.id)
+			tans = append(tans, dirs[k])
+		}
+	}
+	slots := t.forwardSweep(lo, y.id+1, 1, seeds, tans)
+	if t.err != nil {
+		return Var{}, t.err
+	}
+	if s := slots[y.id-lo]; s >= 0 {
+		return Var{t: t, id: s, gen: t.gen}, nil
+	}
+	return Var{}, nil
+}
+
+func shapeEq(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
