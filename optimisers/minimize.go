@@ -34,13 +34,28 @@ import (
 // for fg, and widens the loss and the gradient back; the conversion buffers
 // are allocated once per call, so an evaluation allocates nothing beyond
 // gonum's own bookkeeping. gonum evaluates the loss and the gradient at a
-// point as two requests; Minimize answers both from one call of fg. gonum's
-// default stopping rules (a gradient norm below 1e-12, or no decrease of
-// 1e-10 in 100 iterations) are beyond a float32 objective's reach, so such a
-// run usually ends with a line-search error once rounding stalls progress.
-// Set Settings.GradientThreshold to a gradient size that float32 resolves
-// for the objective to stop cleanly (1e-4 suits the 10-D Rosenbrock
-// function, whose gradient entries start in the thousands).
+// point as two requests; Minimize answers both from one call of fg.
+//
+// Stopping at float32 precision: gonum's default stopping rules (a gradient
+// norm below 1e-12, or no decrease of 1e-10 in 100 iterations) are beyond a
+// float32 objective's reach. So when settings has no Converger (or there
+// are no settings), Minimize uses Float32Converge instead: converged when
+// the loss has not fallen by a relative 1e-6 in 20 iterations. And a run
+// of a gradient method that gonum ends with a failed line search
+// (optimize.ErrLinesearcherFailure or ErrNoProgress) is judged at its last
+// point x: Minimize evaluates the gradient once more at x + δ, δᵢ = ±2⁻¹¹·
+// max(|xᵢ|, 1) (about √ε of float32, the precision to which float32 can
+// locate a minimum), and if ‖∇f(x)‖∞ is no larger than ‖∇f(x+δ) − ∇f(x)‖∞
+// (the gradient is within what moving x by δ changes: x is within δ of the
+// minimum, and no decrease float32 can represent is left to find), the
+// run has converged: Result.Status is Float32Converged and the error nil.
+// Otherwise, far from an optimum (a wrong gradient, a discontinuity), the
+// line-search error stays, with the gradient sizes added. The 10-D
+// Rosenbrock function from (−1.2, 1, −1.2, 1, …) and a noise-free
+// exponential least-squares fit both end this way at the optimum (to 1e-4
+// and 4e-6); set Settings.GradientThreshold to stop earlier, with status
+// GradientThreshold, at a gradient size that float32 resolves for the
+// objective.
 //
 // Result: Minimize returns gonum's Result (X, F and Gradient in float64,
 // Stats, Status) and gonum's error, unchanged, except that a NaN loss, or a
@@ -80,6 +95,14 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 	if set != nil && set.Concurrent > 1 {
 		return nil, fmt.Errorf("optimisers: Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
 	}
+	if set == nil || set.Converger == nil {
+		s := optimize.Settings{}
+		if set != nil {
+			s = *set // the caller's settings stay untouched
+		}
+		s.Converger = Float32Converge()
+		set = &s
+	}
 	if method == nil {
 		method = &optimize.LBFGS{}
 	}
@@ -108,12 +131,62 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 		// consequence (for example ErrFunc for a NaN at the start).
 		err = b.err
 	}
-	if res != nil && len(res.X) == n && minimizeFinite(res.F) && !slices.ContainsFunc(res.X, minimizeNotFinite) {
+	finite := res != nil && len(res.X) == n && minimizeFinite(res.F) && !slices.ContainsFunc(res.X, minimizeNotFinite)
+	if finite && b.err == nil && uses.Grad && len(res.Gradient) == n &&
+		(errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress)) {
+		g, moved, ok := b.float32Resolution(res.X, res.Gradient)
+		switch {
+		case b.err != nil:
+			err = b.err
+		case ok:
+			res.Status, err = Float32Converged, nil
+		default:
+			err = fmt.Errorf("optimisers: Minimize: %w far from an optimum: the gradient at the last point is %.3g (max norm), above the %.3g it changes by over a step of 2⁻¹¹ relative, so float32 precision is not the cause", err, g, moved)
+		}
+	}
+	if finite {
 		for i, v := range res.X {
 			θ[i] = float32(v)
 		}
 	}
 	return res, err
+}
+
+// Float32Converged is the Status of a gradient-method run whose line search
+// failed because float32 rounding left no decrease to find: the last point
+// is a minimum at float32 precision (see Minimize).
+var Float32Converged = optimize.NewStatus("Float32Converged", false, nil)
+
+// Float32Converge returns the stopping rule Minimize uses when settings
+// have no Converger: converged when the loss has not fallen by a relative
+// 1e-6 (about 8 float32 roundings; absolute 1e-30 for a loss that goes to
+// zero) in 20 major iterations.
+func Float32Converge() *optimize.FunctionConverge {
+	return &optimize.FunctionConverge{Relative: 1e-6, Absolute: 1e-30, Iterations: 20}
+}
+
+// float32Resolution evaluates the gradient at x + δ (δᵢ = ±2⁻¹¹·max(|xᵢ|, 1),
+// signs alternating) and reports ‖g‖∞, ‖∇f(x+δ) − g‖∞, and whether the first
+// is within the second: x is then as close to a minimum as a float32
+// objective can tell.
+func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64, ok bool) {
+	xd := make([]float64, len(x))
+	for i, v := range x {
+		d := math.Ldexp(math.Max(math.Abs(v), 1), -11)
+		if i%2 == 1 {
+			d = -d
+		}
+		xd[i] = float64(float32(v + d))
+	}
+	b.loss(xd)
+	if b.err != nil || !b.cached {
+		return 0, 0, false
+	}
+	for i, v := range g {
+		gNorm = math.Max(gNorm, math.Abs(v))
+		moved = math.Max(moved, math.Abs(b.g64[i]-v))
+	}
+	return gNorm, moved, gNorm <= moved
 }
 
 // minimizeBridge turns fg into gonum's Func, Grad and Status. gonum asks for

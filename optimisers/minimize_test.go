@@ -484,18 +484,106 @@ func TestMinimizeErrors(t *testing.T) {
 	})
 }
 
-func TestMinimizeGonumErrorPassesThrough(t *testing.T) {
-	// Without a gradient threshold, float32 rounding ends the Rosenbrock run
-	// in a line-search failure; θ still holds the best point, at the optimum.
-	θ := minRosenbrockStart(10)
-	res, err := Minimize(minRosenbrock64, θ, nil)
-	if err != nil && !errors.Is(err, optimize.ErrLinesearcherFailure) && !errors.Is(err, optimize.ErrNoProgress) {
-		t.Fatalf("error %v; want nil or gonum's line-search error", err)
+// With default settings, float32 rounding ends these runs in a failed line
+// search at the optimum: Minimize reports Float32Converged with a nil error
+// (before, gonum's "linesearch: failed to converge" came back as an error).
+func TestMinimizeFloat32ConvergedAtOptimum(t *testing.T) {
+	fgAD, fgErr := FromAD(minRosenbrockAD)
+	for _, c := range []struct {
+		name string
+		fg   func(θ, grad []float32) float64
+		n    int
+	}{
+		{"Rosenbrock 10-D, float64 loss", minRosenbrock64, 10},
+		{"Rosenbrock 10-D, FromAD", fgAD, 10},
+		{"Rosenbrock 20-D, float64 loss", minRosenbrock64, 20},
+		{"Rosenbrock 20-D, FromAD", fgAD, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			θ := minRosenbrockStart(c.n)
+			res, err := Minimize(c.fg, θ, nil)
+			if err != nil {
+				t.Fatalf("error %v; want nil at the optimum", err)
+			}
+			if res.Status != Float32Converged {
+				t.Errorf("status %v; want Float32Converged", res.Status)
+			}
+			if e := minMaxErr(θ, minOnes(c.n)); e > 1e-5 {
+				t.Errorf("max |θ[i] − 1| = %g; want ≤ 1e-5", e)
+			}
+		})
 	}
-	e := minMaxErr(θ, minOnes(10))
-	t.Logf("status %v, error %v, max |θ[i] − 1| = %.3g", res.Status, err, e)
-	if e > 1e-4 {
-		t.Errorf("θ = %v; want within 1e-4 of 1 (max error %g)", θ, e)
+	if err := fgErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The least-squares fit of TestMinimizeLeastSquares, with no settings.
+	fg, _ := FromAD(minExpFit)
+	θ := []float32{1, 1, 0}
+	res, err := Minimize(fg, θ, nil)
+	if err != nil {
+		t.Fatalf("least squares: error %v; want nil", err)
+	}
+	if e := minMaxErr(θ, []float64{2, 0.7, 0.5}); e > 1e-4 {
+		t.Errorf("least squares: θ = %v (status %v); want (2, 0.7, 0.5) within 1e-4", θ, res.Status)
+	}
+	t.Logf("least squares: status %v, θ = %v", res.Status, θ)
+}
+
+// minExpFit is the noise-free least-squares fit of y = a·exp(−k·t) + c.
+func minExpFit(p ad.Var) ad.Var {
+	const m = 40
+	ts := make([]float32, m)
+	ys := make([]float32, m)
+	for i := range m {
+		ts[i] = float32(i) * 0.125
+		ys[i] = float32(2*math.Exp(-0.7*float64(ts[i])) + 0.5)
+	}
+	tp := p.Tape()
+	tv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ts})
+	yv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ys})
+	pa, pk, pc := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
+	pred := ad.Add(ad.Mul(pa, ad.Exp(ad.Neg(ad.Mul(pk, tv)))), pc)
+	return ad.Sum(ad.Square(ad.Sub(pred, yv)))
+}
+
+// A line search that fails far from an optimum (here: the gradient has the
+// wrong sign) stays an error, gonum's, with the gradient sizes added.
+func TestMinimizeLineSearchFailureFarFromOptimumStaysError(t *testing.T) {
+	wrong := func(θ, grad []float32) float64 {
+		f := minRosenbrock64(θ, grad)
+		for i := range grad {
+			grad[i] = -grad[i]
+		}
+		return f
+	}
+	θ := minRosenbrockStart(10)
+	res, err := Minimize(wrong, θ, nil)
+	if err == nil || !(errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress)) {
+		t.Fatalf("error %v; want gonum's line-search error", err)
+	}
+	if !strings.Contains(err.Error(), "far from an optimum") {
+		t.Errorf("error %q does not say it is far from an optimum", err)
+	}
+	if res.Status == Float32Converged {
+		t.Errorf("status Float32Converged for a wrong gradient")
+	}
+}
+
+// A caller's Converger is kept, and the caller's Settings are not changed.
+func TestMinimizeKeepsCallersSettings(t *testing.T) {
+	set := &optimize.Settings{GradientThreshold: 1e-4}
+	θ := minRosenbrockStart(10)
+	if _, err := Minimize(minRosenbrock64, θ, nil, set); err != nil {
+		t.Fatal(err)
+	}
+	if set.Converger != nil {
+		t.Errorf("Minimize set the caller's Converger to %v", set.Converger)
+	}
+	never := &optimize.Settings{Converger: optimize.NeverTerminate{}, MajorIterations: 7}
+	res, err := Minimize(minRosenbrock64, minRosenbrockStart(10), nil, never)
+	if err != nil || res.Status != optimize.IterationLimit {
+		t.Errorf("with NeverTerminate and 7 iterations: status %v, error %v; want IterationLimit", res.Status, err)
 	}
 }
 
@@ -526,4 +614,27 @@ func ExampleMinimize() {
 	}
 	fmt.Printf("a=%.4f k=%.4f c=%.4f\n", θ[0], θ[1], θ[2])
 	// Output: a=2.0000 k=0.7000 c=0.5000
+}
+
+func ExampleMinimize_float32() {
+	// The 10-D Rosenbrock function in float32 ad ops, with no settings:
+	// float32 rounding ends L-BFGS's line search at the optimum, which
+	// Minimize reports as Float32Converged with a nil error.
+	rosenbrock := func(p ad.Var) ad.Var {
+		n := p.Size()
+		x, y := ad.View(p, 0, n-1), ad.View(p, 1, n-1)
+		one := p.Tape().Scalar(1)
+		return ad.Sum(ad.Add(ad.Scale(ad.Square(ad.Sub(y, ad.Square(x))), 100), ad.Square(ad.Sub(one, x))))
+	}
+	fg, fgErr := FromAD(rosenbrock)
+	θ := []float32{-1.2, 1, -1.2, 1, -1.2, 1, -1.2, 1, -1.2, 1}
+	res, err := Minimize(fg, θ, nil)
+	if e := fgErr(); e != nil {
+		err = e
+	}
+	fmt.Println(res.Status, err)
+	fmt.Printf("%.4f\n", θ)
+	// Output:
+	// Float32Converged <nil>
+	// [1.0000 1.0000 1.0000 1.0000 1.0000 1.0000 1.0000 1.0000 1.0000 1.0000]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"pgregory.net/rapid"
 
@@ -13,23 +14,106 @@ import (
 
 // The AD checkers compare a function's derivatives computed by package ad
 // with finite differences and with each other, in the style of JAX's
-// check_grads: one random direction, central differences with
-// float32-safe steps, both modes, orders 1 and 2. The direction is drawn
-// from a generator seeded by θ, so a failing case replays exactly.
+// check_grads: central differences with float32-safe steps, both modes,
+// orders 1 and 2. One random direction misses a wrong rule whenever the
+// error happens to be nearly orthogonal to it, so every check runs along
+// several directions: all coordinate directions (the full gradient, the
+// full Jacobian) when θ is small, several random directions otherwise.
+// Random directions are drawn from a generator seeded by θ, so a failing
+// case replays exactly.
 
-// Steps are the finite-difference steps tried, largest first: a derivative
-// passes if it agrees with the central difference at any of them, so a
-// function whose curvature spoils one step or whose rounding spoils the
-// other is still checked fairly.
-var Steps = []float32{1e-2, 3e-3}
+// Option adjusts a derivative check (CheckGrad, CheckJVP, CheckTranspose,
+// CheckHVP): its finite-difference steps, its tolerance and its directions.
+type Option func(*checkConfig)
 
-// Tolerance of the finite-difference comparisons: |ad − fd| must be within
-// RelTol·(|ad| + |fd|) + AbsTol·scale, where scale is 1 plus the size of the
-// values involved.
-var (
-	RelTol float64 = 2e-2
-	AbsTol float64 = 2e-3
+type checkConfig struct {
+	steps    []float32
+	rel, abs float64
+	dirs     int
+	full     int
+}
+
+// Defaults of the derivative checks; see the options.
+const (
+	DefaultRelTol     = 2e-2
+	DefaultAbsTol     = 2e-3
+	DefaultDirections = 4
+	DefaultFullUpTo   = 16
 )
+
+// defaultSteps are the finite-difference steps tried, largest first.
+var defaultSteps = []float32{1e-2, 3e-3}
+
+// Steps sets the finite-difference steps tried, largest first (default
+// 1e-2 and 3e-3): a derivative passes if it agrees with the central
+// difference at any of them, so a function whose curvature spoils one step
+// or whose rounding spoils the other is still checked fairly.
+func Steps(h ...float32) Option {
+	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
+}
+
+// Tol sets the tolerance of the comparisons (default 2e-2 and 2e-3): |ad −
+// fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1 plus
+// the size of the values involved.
+func Tol(rel, abs float64) Option {
+	return func(c *checkConfig) { c.rel, c.abs = rel, abs }
+}
+
+// Directions sets how many random directions are checked when θ is larger
+// than FullUpTo (default 4).
+func Directions(n int) Option {
+	return func(c *checkConfig) { c.dirs = n }
+}
+
+// FullUpTo sets the largest θ checked along every coordinate direction, so
+// that each component of the gradient (each column of the Jacobian, of the
+// Hessian) is compared on its own (default 16). Above it the check runs
+// along random directions, which catch an error spread over many
+// components but may miss one confined to a single component of a large θ:
+// pass FullUpTo(len(θ)) to check every component.
+func FullUpTo(n int) Option {
+	return func(c *checkConfig) { c.full = n }
+}
+
+func configure(opts []Option) checkConfig {
+	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo}
+	for _, o := range opts {
+		o(&c)
+	}
+	if len(c.steps) == 0 {
+		c.steps = defaultSteps
+	}
+	c.dirs = max(c.dirs, 1)
+	return c
+}
+
+// probe is one direction a check runs along.
+type probe struct {
+	d     []float32
+	coord int // the coordinate of a coordinate direction, or -1
+	label string
+}
+
+// probes returns the directions of a check of θ: the coordinate
+// directions if θ is small, else random ones drawn with the given salt.
+func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
+	n := len(θ)
+	if n <= c.full {
+		ps := make([]probe, n)
+		for i := range ps {
+			d := make([]float32, n)
+			d[i] = 1
+			ps[i] = probe{d: d, coord: i, label: fmt.Sprintf("along coordinate direction e_%d (|d| = 1)", i)}
+		}
+		return ps
+	}
+	ps := make([]probe, c.dirs)
+	for k := range ps {
+		d := directionFor(θ, salt<<16|uint64(k), n)
+		ps[k] = probe{d: d, coord: -1, label: fmt.Sprintf("along random direction %d of %d (|d| = %.3g)", k+1, c.dirs, norm64(d))}
+	}
+	return ps
+}
 
 func directionFor(θ []float32, salt uint64, n int) []float32 {
 	// FNV-1a over the bits of θ: the same θ gives the same direction in
@@ -72,6 +156,9 @@ func centralDiff(f func(ad.Var) ad.Var, θ, d []float32, h float32) ([]float64, 
 	if err != nil {
 		return nil, err
 	}
+	if len(p) != len(m) {
+		return nil, fmt.Errorf("f has %d outputs at θ+hd but %d at θ−hd", len(p), len(m))
+	}
 	out := make([]float64, len(p))
 	for i := range p {
 		out[i] = (float64(p[i]) - float64(m[i])) / (2 * float64(h))
@@ -79,8 +166,8 @@ func centralDiff(f func(ad.Var) ad.Var, θ, d []float32, h float32) ([]float64, 
 	return out, nil
 }
 
-func near(a, b, scale float64) bool {
-	return math.Abs(a-b) <= RelTol*(math.Abs(a)+math.Abs(b))+AbsTol*(1+scale)
+func (c *checkConfig) tol(a, b, scale float64) float64 {
+	return c.rel*(math.Abs(a)+math.Abs(b)) + c.abs*(1+scale)
 }
 
 func absMax(x []float32) float64 {
@@ -91,140 +178,229 @@ func absMax(x []float32) float64 {
 	return m
 }
 
-// agreesAtSomeStep reports whether want (AD, per output) matches the
-// central difference of f along d at one of Steps, and returns the worst
-// mismatch at the last step for the report.
-func agreesAtSomeStep(f func(ad.Var) ad.Var, θ, d []float32, want []float32, scale float64) (ok bool, report string, err error) {
-	for _, h := range Steps {
+func norm64(x []float32) float64 { return math.Sqrt(dot64(x, x)) }
+
+// compare reports whether want (AD, per output) matches the central
+// difference of f along d at one of the steps. If not, it returns a report
+// naming the worst output, the values at every step, and the tolerance.
+func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []float32, scale float64) (report string, err error) {
+	var parts []string
+	worstAt := -1
+	for si, h := range c.steps {
 		fd, err := centralDiff(f, θ, d, h)
 		if err != nil {
-			return false, "", err
+			return "", err
 		}
-		ok = len(fd) == len(want)
-		worst, wi := 0.0, -1
+		if len(fd) != len(want) {
+			return fmt.Sprintf("AD has %d outputs, f has %d", len(want), len(fd)), nil
+		}
+		worst, wi := -1.0, -1
 		for i := range fd {
-			if i >= len(want) {
-				break
-			}
-			if !near(float64(want[i]), fd[i], scale) {
-				ok = false
-				if e := math.Abs(float64(want[i]) - fd[i]); e >= worst {
-					worst, wi = e, i
-				}
+			a := float64(want[i])
+			e := math.Abs(a - fd[i])
+			if !(e <= c.tol(a, fd[i], scale)) && (e > worst || math.IsNaN(e)) {
+				worst, wi = e, i
 			}
 		}
-		if ok {
-			return true, "", nil
+		if wi < 0 {
+			return "", nil
 		}
-		if wi >= 0 {
-			report = fmt.Sprintf("output %d: AD %v, central difference (step %g) %v", wi, want[wi], h, fd[wi])
-		} else {
-			report = fmt.Sprintf("AD has %d outputs, f has %d", len(want), len(fd))
+		if si == 0 {
+			worstAt = wi
+		}
+		a := float64(want[worstAt])
+		parts = append(parts, fmt.Sprintf("central difference %.6g at step %g (tolerance %.3g)", fd[worstAt], h, c.tol(a, fd[worstAt], scale)))
+	}
+	out := ""
+	if len(want) > 1 {
+		out = fmt.Sprintf("output %d: ", worstAt)
+	}
+	return fmt.Sprintf("%sAD %.6g, %s", out, want[worstAt], strings.Join(parts, ", ")), nil
+}
+
+// checkGrad runs CheckGrad's comparisons and returns a report of the first
+// failure with the number of failing directions, or "" if all agree.
+func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report string, err error) {
+	v, g, err := ad.ValueAndGrad(f, θ)
+	if err != nil {
+		return "", err
+	}
+	ps := c.probes(θ, 1)
+	failed := 0
+	for _, p := range ps {
+		gd := []float32{float32(dot64(g, p.d))}
+		scale := math.Abs(float64(v)) + absMax(g)*absMax(p.d)
+		rep, err := c.compare(f, θ, p.d, gd, scale)
+		if err != nil {
+			return "", err
+		}
+		if rep == "" {
+			continue
+		}
+		failed++
+		if report == "" {
+			what := "⟨∇f, d⟩"
+			if p.coord >= 0 {
+				what = fmt.Sprintf("∂f/∂θ[%d]", p.coord)
+			}
+			report = fmt.Sprintf("%s %s disagrees with finite differences: %s", what, p.label, rep)
 		}
 	}
-	return false, report, nil
+	if failed > 0 {
+		report += fmt.Sprintf(" (%d of %d directions disagree)", failed, len(ps))
+	}
+	return report, nil
 }
 
 // CheckGrad checks the reverse-mode gradient of the scalar function f at θ
-// against central finite differences along one random direction.
-func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32) {
+// against central finite differences: component by component when θ has at
+// most FullUpTo elements (default 16), else along several random
+// directions. A failure names the component or direction, the direction's
+// size, the steps and the tolerance.
+func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	v, g, err := ad.ValueAndGrad(f, θ)
+	c := configure(opts)
+	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("CheckGrad: %v", err)
 	}
-	d := directionFor(θ, 1, len(θ))
-	gd := []float32{flat.Dot(g, d)}
-	scale := math.Abs(float64(v)) + absMax(g)*absMax(d)
-	ok, rep, err := agreesAtSomeStep(f, θ, d, gd, scale)
-	if err != nil {
-		t.Fatalf("CheckGrad: %v", err)
-	}
-	if !ok {
-		t.Errorf("CheckGrad: ⟨∇f, d⟩ disagrees with finite differences: %s", rep)
+	if rep != "" {
+		t.Errorf("CheckGrad: %s", rep)
 	}
 }
 
 // CheckJVP checks the forward-mode derivative J·d of f at θ, for any output
-// shape, against central finite differences along one random direction.
-func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32) {
+// shape, against central finite differences: along every coordinate
+// direction (each column of J) when θ has at most FullUpTo elements, else
+// along several random directions.
+func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	d := directionFor(θ, 2, len(θ))
-	jv, err := ad.JVP(f, θ, d)
-	if err != nil {
-		t.Fatalf("CheckJVP: %v", err)
-	}
+	c := configure(opts)
 	y, err := evalAt(f, θ)
 	if err != nil {
 		t.Fatalf("CheckJVP: %v", err)
 	}
-	ok, rep, err := agreesAtSomeStep(f, θ, d, jv, absMax(y)+absMax(jv))
-	if err != nil {
-		t.Fatalf("CheckJVP: %v", err)
+	ps := c.probes(θ, 2)
+	failed, first := 0, ""
+	for _, p := range ps {
+		jv, err := ad.JVP(f, θ, p.d)
+		if err != nil {
+			t.Fatalf("CheckJVP: %v", err)
+		}
+		rep, err := c.compare(f, θ, p.d, jv, absMax(y)+absMax(jv))
+		if err != nil {
+			t.Fatalf("CheckJVP: %v", err)
+		}
+		if rep != "" {
+			failed++
+			if first == "" {
+				first = fmt.Sprintf("J·d %s disagrees with finite differences: %s", p.label, rep)
+			}
+		}
 	}
-	if !ok {
-		t.Errorf("CheckJVP: J·d disagrees with finite differences: %s", rep)
+	if failed > 0 {
+		t.Errorf("CheckJVP: %s (%d of %d directions disagree)", first, failed, len(ps))
 	}
 }
 
 // CheckTranspose checks that reverse mode is the transpose of forward mode:
-// ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ for random v and u.
-func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32) {
+// ⟨J v, u⟩ = ⟨v, Jᵀ u⟩, for v along every coordinate direction when θ has
+// at most FullUpTo elements (else several random v), each with a random u.
+func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	v := directionFor(θ, 3, len(θ))
-	jv, err := ad.JVP(f, θ, v)
-	if err != nil {
-		t.Fatalf("CheckTranspose: JVP: %v", err)
+	c := configure(opts)
+	ps := c.probes(θ, 3)
+	failed, first := 0, ""
+	for k, p := range ps {
+		jv, err := ad.JVP(f, θ, p.d)
+		if err != nil {
+			t.Fatalf("CheckTranspose: JVP: %v", err)
+		}
+		u := directionFor(θ, 4<<16|uint64(k), len(jv))
+		jtu, err := ad.VJP(f, θ, u)
+		if err != nil {
+			t.Fatalf("CheckTranspose: VJP: %v", err)
+		}
+		lhs, rhs := dot64(jv, u), dot64(p.d, jtu)
+		scale := absDot64(jv, u) + absDot64(p.d, jtu)
+		if tol := 1e-4*scale + 1e-6; !(math.Abs(lhs-rhs) <= tol) {
+			failed++
+			if first == "" {
+				first = fmt.Sprintf("v %s, random u (|u| = %.3g): ⟨J v, u⟩ = %.6g but ⟨v, Jᵀ u⟩ = %.6g (tolerance %.3g)", p.label, norm64(u), lhs, rhs, tol)
+			}
+		}
 	}
-	u := directionFor(θ, 4, len(jv))
-	jtu, err := ad.VJP(f, θ, u)
-	if err != nil {
-		t.Fatalf("CheckTranspose: VJP: %v", err)
-	}
-	lhs, rhs := dot64(jv, u), dot64(v, jtu)
-	scale := absDot64(jv, u) + absDot64(v, jtu)
-	if math.Abs(lhs-rhs) > 1e-4*scale+1e-6 {
-		t.Errorf("CheckTranspose: ⟨J v, u⟩ = %v but ⟨v, Jᵀ u⟩ = %v", lhs, rhs)
+	if failed > 0 {
+		t.Errorf("CheckTranspose: %s (%d of %d directions disagree)", first, failed, len(ps))
 	}
 }
 
-// CheckHVP checks second derivatives of the scalar f at θ: the
-// forward-over-reverse HVP against reverse-over-reverse, against central
-// differences of the gradient, and the symmetry ⟨H u, v⟩ = ⟨u, H v⟩.
-func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32) {
+// CheckHVP checks second derivatives of the scalar f at θ. It checks the
+// gradient first, as CheckGrad does, and stops with a first-order report
+// if that is wrong. Then, along every coordinate direction when θ has at
+// most FullUpTo elements (each column of the Hessian), else along several
+// random directions, it compares the forward-over-reverse HVP with
+// reverse-over-reverse and with central differences of the gradient, and
+// checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every pair of directions.
+func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	u := directionFor(θ, 5, len(θ))
-	v := directionFor(θ, 6, len(θ))
-	hu, err := ad.HVP(f, θ, u)
-	if err != nil {
-		t.Fatalf("CheckHVP: HVP: %v", err)
-	}
-	hu2, err := ad.HVPReverse(f, θ, u)
-	if err != nil {
-		t.Fatalf("CheckHVP: HVPReverse: %v", err)
-	}
-	scale := absMax(hu) + absMax(hu2)
-	for i := range hu {
-		if math.Abs(float64(hu[i]-hu2[i])) > 1e-4*scale+1e-6 {
-			t.Errorf("CheckHVP: component %d: forward-over-reverse %v, reverse-over-reverse %v", i, hu[i], hu2[i])
-			break
-		}
-	}
-	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
-	ok, rep, err := agreesAtSomeStep(grad, θ, u, hu, absMax(hu))
+	c := configure(opts)
+	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("CheckHVP: %v", err)
 	}
-	if !ok {
-		t.Errorf("CheckHVP: H·u disagrees with finite differences of the gradient: %s", rep)
+	if rep != "" {
+		t.Errorf("CheckHVP: the first derivative is wrong, so the second was not checked: %s", rep)
+		return
 	}
-	hv, err := ad.HVP(f, θ, v)
-	if err != nil {
-		t.Fatalf("CheckHVP: HVP: %v", err)
+	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
+	ps := c.probes(θ, 5)
+	hus := make([][]float32, len(ps))
+	var errs []string
+	failed := 0
+	for k, p := range ps {
+		hu, err := ad.HVP(f, θ, p.d)
+		if err != nil {
+			t.Fatalf("CheckHVP: HVP: %v", err)
+		}
+		hu2, err := ad.HVPReverse(f, θ, p.d)
+		if err != nil {
+			t.Fatalf("CheckHVP: HVPReverse: %v", err)
+		}
+		hus[k] = hu
+		bad := false
+		scale := absMax(hu) + absMax(hu2)
+		for i := range hu {
+			if tol := 1e-4*scale + 1e-6; !(math.Abs(float64(hu[i]-hu2[i])) <= tol) {
+				errs = append(errs, fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol))
+				bad = true
+				break
+			}
+		}
+		rep, err := c.compare(grad, θ, p.d, hu, absMax(hu))
+		if err != nil {
+			t.Fatalf("CheckHVP: %v", err)
+		}
+		if rep != "" {
+			errs = append(errs, fmt.Sprintf("H·u %s disagrees with finite differences of the gradient: %s", p.label, rep))
+			bad = true
+		}
+		if bad {
+			failed++
+		}
 	}
-	a, b := dot64(hu, v), dot64(u, hv)
-	if math.Abs(a-b) > 1e-3*(absDot64(hu, v)+absDot64(u, hv))+1e-5 {
-		t.Errorf("CheckHVP: Hessian not symmetric: ⟨H u, v⟩ = %v, ⟨u, H v⟩ = %v", a, b)
+	if failed > 0 {
+		t.Errorf("CheckHVP: %s (%d of %d directions disagree)", errs[0], failed, len(ps))
+		return
+	}
+	for a := range ps {
+		for b := a + 1; b < len(ps); b++ {
+			x, y := dot64(hus[a], ps[b].d), dot64(ps[a].d, hus[b])
+			if tol := 1e-3*(absDot64(hus[a], ps[b].d)+absDot64(ps[a].d, hus[b])) + 1e-5; !(math.Abs(x-y) <= tol) {
+				t.Errorf("CheckHVP: Hessian not symmetric: ⟨H u, v⟩ = %.6g, ⟨u, H v⟩ = %.6g (tolerance %.3g), u %s, v %s", x, y, tol, ps[a].label, ps[b].label)
+				return
+			}
+		}
 	}
 }
 

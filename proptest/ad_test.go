@@ -119,3 +119,81 @@ func TestADCheckersFailOnWrongRules(t *testing.T) {
 		t.Errorf("CheckGrad failed a right first derivative: %v", r.errors)
 	}
 }
+
+// The case: a VJP of x³ scaled by 1.5 passed a one-direction check
+// at 1–3 % of random points. Now it must be caught at every one of 1000,
+// for small θ (the full gradient) and large θ (random directions), and a
+// right rule must pass at all of them.
+func TestCheckGradCatchesWrongCubeVJPAtEveryPoint(t *testing.T) {
+	wrong := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	right := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	for _, n := range []int{1, 4, 40} {
+		gen := proptest.NoTies(n)
+		missed, falseAlarms := 0, 0
+		for i := range 1000 {
+			θ := gen.Example(i)
+			for j := range θ {
+				θ[j] /= 2 // keep tanh(x³) away from saturation
+			}
+			if r := run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrong), θ) }); len(r.errors) == 0 {
+				missed++
+				if missed == 1 {
+					t.Errorf("n=%d: the wrong VJP passed at θ = %v", n, θ)
+				}
+			}
+			if n == 40 && i%10 != 0 {
+				continue // the right rule at large θ: a sample keeps the test quick
+			}
+			if r := run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(right), θ) }); len(r.errors) > 0 {
+				falseAlarms++
+				if falseAlarms == 1 {
+					t.Errorf("n=%d: the right VJP failed at θ = %v: %v", n, θ, r.errors)
+				}
+			}
+		}
+		if missed > 0 || falseAlarms > 0 {
+			t.Errorf("n=%d: wrong VJP missed at %d of 1000 points; right VJP failed at %d", n, missed, falseAlarms)
+		}
+	}
+}
+
+// A failure names the component, the direction's size, the step and the
+// tolerance.
+func TestCheckGradReportNamesIndexDirectionStepTolerance(t *testing.T) {
+	wrong := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	r := run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrong), θ0) })
+	if len(r.errors) != 1 {
+		t.Fatalf("got %d reports, want 1: %v", len(r.errors), r.errors)
+	}
+	for _, want := range []string{"CheckGrad", "∂f/∂θ[", "|d| = 1", "step 0.01", "step 0.003", "tolerance", "of 4 directions"} {
+		if !strings.Contains(r.errors[0], want) {
+			t.Errorf("report %q does not contain %q", r.errors[0], want)
+		}
+	}
+	big := make([]float32, 40)
+	for i := range big {
+		big[i] = 0.4 + 0.01*float32(i)
+	}
+	r = run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrong), big, proptest.Directions(3)) })
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "random direction 1 of 3 (|d| = ") {
+		t.Errorf("large θ: report %v does not name the random direction and its size", r.errors)
+	}
+	r = run(func(t proptest.T) {
+		proptest.CheckGrad(t, cubeLoss(wrong), θ0, proptest.Steps(1e-3), proptest.Tol(0.01, 1e-4))
+	})
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "step 0.001") || strings.Contains(r.errors[0], "step 0.01") {
+		t.Errorf("options not applied: %v", r.errors)
+	}
+}
+
+// A wrong first derivative makes CheckHVP report the first derivative, not
+// a second-order disagreement.
+func TestCheckHVPChecksGradientFirst(t *testing.T) {
+	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	for _, θ := range θs {
+		r := run(func(t proptest.T) { proptest.CheckHVP(t, cubeLoss(wrongVJP), θ) })
+		if len(r.errors) != 1 || !strings.Contains(r.errors[0], "first derivative is wrong") || !strings.Contains(r.errors[0], "∂f/∂θ[") {
+			t.Errorf("θ = %v: got %v, want one first-order report", θ, r.errors)
+		}
+	}
+}

@@ -11,8 +11,13 @@
 // Checkers take a T, which both *testing.T and *rapid.T satisfy, and report
 // what differs: CheckRoundTrip and CheckSaveLoad for layouts and structs;
 // CheckGrad, CheckJVP, CheckTranspose and CheckHVP for derivatives, against
-// finite differences along one direction drawn deterministically from θ
-// (a failure replays exactly) and against each other.
+// finite differences and against each other, along every coordinate
+// direction when θ is small (the full gradient, Jacobian, Hessian) and
+// along several random directions drawn deterministically from θ
+// otherwise (a failure replays exactly). CheckHVP checks the gradient
+// first. Steps, tolerances and directions are options of a check (Steps,
+// Tol, Directions, FullUpTo). Example_primitive shows a user's own
+// Primitive with its rules tested by the checkers.
 //
 // proptest imports the packages it checks, so tests inside those packages
 // use it from an external test package (package layout_test).
