@@ -22,7 +22,7 @@ func GemmForward(y, x, w []float32, g *Geom) {
 	}
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	p := getScratch(ck * ov)
+	p := scratch.Get(ck * ov)
 	cols := *p
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
@@ -46,7 +46,7 @@ func GemmData(dx, dy, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	clear(dx)
-	p := getScratch(ck * ov)
+	p := scratch.Get(ck * ov)
 	cols := *p
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
@@ -73,7 +73,7 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 		tapGemmFilter(dw, x, dy, g, &wd)
 		return
 	}
-	p := getScratch(ck * ov)
+	p := scratch.Get(ck * ov)
 	cols := *p
 	for n := 0; n < g.N; n++ {
 		var beta float32
@@ -129,7 +129,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	if wd.sparse {
 		ny = cog * l
 	}
-	ps := getScratch(nw + np + ny)
+	ps := scratch.Get(nw + np + ny)
 	wt, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
 	packTaps(wt, w, g)
 	for n := 0; n < g.N; n++ {
@@ -176,7 +176,7 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	if wd.padded {
 		np = cig * wd.plane
 	}
-	ps := getScratch(nw + nd + np)
+	ps := scratch.Get(nw + nd + np)
 	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
 	packTaps(wt, w, g)
 	for n := 0; n < g.N; n++ {
@@ -220,7 +220,7 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
 	nw := g.Cout * cig * kv
-	pw := getScratch(nw)
+	pw := scratch.Get(nw)
 	wt := *pw
 	j := filterJobs.Get()
 	if j.run == nil {
@@ -284,7 +284,7 @@ func (j *filterJob) taps(lo, hi int) {
 	if wd.sparse {
 		nd = g.Cout * l
 	}
-	ps := getScratch(np + nd)
+	ps := scratch.Get(np + nd)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	for n := 0; n < g.N; n++ {
 		var beta float32

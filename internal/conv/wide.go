@@ -197,10 +197,10 @@ func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	if wd.sparse {
 		na = l
 	}
-	ps := getScratch(np + na)
+	ps := scratch.Get(np + na)
 	xp, acc := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
-	po := getInts(cig * kv)
+	po := ints.Get(cig * kv)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
@@ -238,9 +238,9 @@ func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	if wd.padded {
 		np = wd.plane
 	}
-	ps := getScratch(nd + np + cog*kv)
+	ps := scratch.Get(nd + np + cog*kv)
 	d, dxp, ws := (*ps)[:nd], (*ps)[nd:nd+np], (*ps)[nd+np:]
-	po := getInts(cog * kv)
+	po := ints.Get(cog * kv)
 	offs := *po
 	tapOffsets(offs, g, wd, cog, dpitch, m, -1)
 	for n := 0; n < g.N; n++ {
@@ -281,10 +281,10 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	if wd.sparse {
 		nw = g.Cout * l
 	}
-	ps := getScratch(np + nw)
+	ps := scratch.Get(np + nw)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
-	po := getInts(cig * kv)
+	po := ints.Get(cig * kv)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
