@@ -1,23 +1,15 @@
 package flat
 
+import "github.com/flatkit/flatkit/internal/cpu"
+
 // isaLevel is a set of kernels: pure Go, AVX2 with FMA, or AVX-512.
-type isaLevel uint8
+type isaLevel = cpu.Level
 
 const (
-	isaGo isaLevel = iota
-	isaAVX2
-	isaAVX512
+	isaGo     = cpu.Generic
+	isaAVX2   = cpu.AVX2
+	isaAVX512 = cpu.AVX512
 )
-
-func (l isaLevel) String() string {
-	switch l {
-	case isaAVX2:
-		return "avx2"
-	case isaAVX512:
-		return "avx512"
-	}
-	return "go"
-}
 
 // vecISA is the kernel set the vector kernels, Gemv and PeakFMALoop use. It
 // is chosen once at start-up (detectISA) and only tests change it, to run

@@ -1,25 +1,19 @@
 package vmath
 
-import "math"
+import (
+	"math"
 
-// isaLevel is a set of kernels: pure Go, AVX2, or AVX-512.
-type isaLevel uint8
-
-const (
-	isaGo isaLevel = iota
-	isaAVX2
-	isaAVX512
+	"github.com/flatkit/flatkit/internal/cpu"
 )
 
-func (l isaLevel) String() string {
-	switch l {
-	case isaAVX2:
-		return "avx2"
-	case isaAVX512:
-		return "avx512"
-	}
-	return "go"
-}
+// isaLevel is a set of kernels: pure Go, AVX2, or AVX-512.
+type isaLevel = cpu.Level
+
+const (
+	isaGo     = cpu.Generic
+	isaAVX2   = cpu.AVX2
+	isaAVX512 = cpu.AVX512
+)
 
 // isa is the kernel set in use. It is chosen once at start-up (detectISA);
 // only tests change it, to run every kernel set the machine supports.
