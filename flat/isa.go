@@ -16,12 +16,15 @@ const (
 // every kernel set the machine supports.
 var vecISA = detectISA()
 
+// detectISA is the kernel set internal/cpu chooses for this machine.
+func detectISA() isaLevel { return cpu.Best }
+
 // ISA reports the kernel set that the vector kernels and Gemv run on this
 // machine: "avx512" (AVX-512F, with AVX2 and FMA), "avx2" (AVX2 with FMA) or
 // "go" (pure Go: the noasm build tag, an architecture other than amd64, or a
-// CPU without AVX2 and FMA). It is chosen once, at start-up, from
-// golang.org/x/sys/cpu, which also checks that the operating system saves the
-// wide registers.
+// CPU without AVX2 and FMA). It is chosen once, at start-up, by
+// internal/cpu's rule (golang.org/x/sys/cpu checks that the operating
+// system saves the wide registers).
 func ISA() string { return vecISA.String() }
 
 // supportedISAs returns every kernel set this machine can run, narrowest

@@ -19,6 +19,11 @@ const (
 // only tests change it, to run every kernel set the machine supports.
 var isa = detectISA()
 
+// detectISA is the kernel set internal/cpu chooses for this machine. The
+// AVX2 kernels use no FMA, but the one rule asks for it (no x86 CPU has
+// AVX2 without FMA).
+func detectISA() isaLevel { return cpu.Best }
+
 // Tanh sets dst[i] = tanh(src[i]) for every i, as TanhScalar does, bit for
 // bit. dst and src may be the same slice but must not otherwise overlap. It
 // panics if len(dst) != len(src).
