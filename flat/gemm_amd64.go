@@ -4,7 +4,7 @@ package flat
 
 //go:generate sh -c "python3 gen/gemm_amd64.py > gemm_amd64.s"
 
-import "golang.org/x/sys/cpu"
+import "github.com/flatkit/flatkit/internal/cpu"
 
 // The assembly micro-kernels (gemm_amd64.s). Each computes one mr×nr tile of
 // C from packed panels; the blocking keeps a kc×nr micro-panel of B in the
@@ -20,10 +20,10 @@ var gemmKernels = amd64GemmKernels()
 
 func amd64GemmKernels() []*gemmKernel {
 	var ks []*gemmKernel
-	if cpu.X86.HasAVX512F {
+	if cpu.Best >= cpu.AVX512 {
 		ks = append(ks, &gemmAVX512)
 	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if cpu.Best >= cpu.AVX2 {
 		ks = append(ks, &gemmAVX2)
 	}
 	return append(ks, gemmGo)
@@ -72,7 +72,7 @@ func gemm6x16(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 // gemmAsmPack selects the AVX packing routines (gemm_amd64.s), which the
 // asm kernels and the pure-Go one all use; TestGemmPackHelpers compares them
 // with the Go versions.
-var gemmAsmPack = cpu.X86.HasAVX
+var gemmAsmPack = cpu.HasAVX
 
 //go:noescape
 func gemmCopyRows(dst *float32, width int, src *float32, lds, w, n int)

@@ -1,35 +1,30 @@
 package flat
 
+import "github.com/flatkit/flatkit/internal/cpu"
+
 // isaLevel is a set of kernels: pure Go, AVX2 with FMA, or AVX-512.
-type isaLevel uint8
+type isaLevel = cpu.Level
 
 const (
-	isaGo isaLevel = iota
-	isaAVX2
-	isaAVX512
+	isaGo     = cpu.Generic
+	isaAVX2   = cpu.AVX2
+	isaAVX512 = cpu.AVX512
 )
-
-func (l isaLevel) String() string {
-	switch l {
-	case isaAVX2:
-		return "avx2"
-	case isaAVX512:
-		return "avx512"
-	}
-	return "go"
-}
 
 // vecISA is the kernel set the vector kernels, Gemv and PeakFMALoop use. It
 // is chosen once at start-up (detectISA) and only tests change it, to run
 // every kernel set the machine supports.
 var vecISA = detectISA()
 
+// detectISA is the kernel set internal/cpu chooses for this machine.
+func detectISA() isaLevel { return cpu.Best }
+
 // ISA reports the kernel set that the vector kernels and Gemv run on this
 // machine: "avx512" (AVX-512F, with AVX2 and FMA), "avx2" (AVX2 with FMA) or
 // "go" (pure Go: the noasm build tag, an architecture other than amd64, or a
-// CPU without AVX2 and FMA). It is chosen once, at start-up, from
-// golang.org/x/sys/cpu, which also checks that the operating system saves the
-// wide registers.
+// CPU without AVX2 and FMA). It is chosen once, at start-up, by
+// internal/cpu's rule (golang.org/x/sys/cpu checks that the operating
+// system saves the wide registers).
 func ISA() string { return vecISA.String() }
 
 // supportedISAs returns every kernel set this machine can run, narrowest

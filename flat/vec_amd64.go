@@ -2,21 +2,6 @@
 
 package flat
 
-import "golang.org/x/sys/cpu"
-
-// detectISA picks the widest kernel set the CPU and the operating system
-// support. x/sys/cpu reports AVX2 and AVX-512 only where the OS saves the
-// YMM (and ZMM, opmask) registers.
-func detectISA() isaLevel {
-	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return isaAVX512
-	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return isaAVX2
-	}
-	return isaGo
-}
-
 // Assembly kernels (vec_amd64.s). Lengths are checked by the callers: the
 // kernels read len(x) elements from every slice argument, and n may be 0.
 

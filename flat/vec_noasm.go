@@ -10,5 +10,3 @@ func sum(x []float32) float32            { return sumGo(x) }
 func norm(x []float32) float32           { return normGo(x) }
 func scale(alpha float32, x []float32)   { scaleGo(alpha, x) }
 func fill(x []float32, v float32)        { fillGo(x, v) }
-
-func detectISA() isaLevel { return isaGo }

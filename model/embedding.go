@@ -81,8 +81,8 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	}
 	vals := x.Data()
 	k, dim := len(vals), l.Dim
-	buf := getInts(k * dim)
-	defer putInts(buf)
+	buf := intScratch.Get(k * dim)
+	defer intScratch.Put(buf)
 	idx := *buf
 	for i, v := range vals {
 		j := int(v)

@@ -199,19 +199,7 @@ func classShape(name string, x ad.Var) (samples, classes, inner int, err error) 
 // onto the tape: reusing them keeps the loss and Embedding allocation-free
 // in steady state while layers stay safe for concurrent use. (A sync.Pool
 // would allocate now and then, when goroutines move between processors.)
-var intScratch freelist.List[[]int]
-
-// getInts returns a scratch slice of length n; give it back with putInts.
-func getInts(n int) *[]int {
-	p := intScratch.Get()
-	if cap(*p) < n {
-		*p = make([]int, n)
-	}
-	*p = (*p)[:n]
-	return p
-}
-
-func putInts(p *[]int) { intScratch.Put(p) }
+var intScratch freelist.Slices[int]
 
 // gatherLabels returns the (samples) values of x (N, C, spatial…) at the
 // labelled classes, x[n, labels[n·S + s], s], or an error naming a wrong
@@ -225,18 +213,18 @@ func gatherLabels(name string, x ad.Var, labels []int) (ad.Var, int, error) {
 		s := x.Shape()
 		return ad.Var{}, 0, fmt.Errorf("model: %s: %d labels for input of shape %v, want %d (one per sample: N·prod(spatial) = %d·%d)", name, len(labels), s, samples, s[0], inner)
 	}
-	buf := getInts(samples)
+	buf := intScratch.Get(samples)
 	idx := *buf
 	for i, l := range labels {
 		if l < 0 || l >= classes {
-			putInts(buf)
+			intScratch.Put(buf)
 			return ad.Var{}, 0, fmt.Errorf("model: %s: label %d at position %d is out of range, want 0 ≤ label < %d (classes)", name, l, i, classes)
 		}
 		n, s := i/inner, i%inner
 		idx[i] = (n*classes+l)*inner + s
 	}
 	g := ad.Gather(x, idx, samples)
-	putInts(buf)
+	intScratch.Put(buf)
 	return g, samples, nil
 }
 

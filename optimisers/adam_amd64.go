@@ -5,7 +5,7 @@ package optimisers
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
+	"github.com/flatkit/flatkit/internal/cpu"
 )
 
 // Vector kernels for Adam's fused step (adam_amd64.s). They give the same
@@ -17,14 +17,13 @@ const (
 	simdAVX512
 )
 
-// simd is the widest kernel set the CPU and the operating system support
-// (x/sys/cpu reports AVX2 and AVX-512 only where the OS saves the registers);
-// tests lower it to compare the kernels.
+// simd is the kernel set internal/cpu chooses for this machine; tests lower
+// it to compare the kernels.
 var simd = func() int {
-	switch {
-	case cpu.X86.HasAVX512F:
+	switch cpu.Best {
+	case cpu.AVX512:
 		return simdAVX512
-	case cpu.X86.HasAVX2:
+	case cpu.AVX2:
 		return simdAVX2
 	}
 	return simdNone

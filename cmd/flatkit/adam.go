@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 
-	"golang.org/x/sys/cpu"
-
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cpu"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -172,12 +170,10 @@ func runAdam(b *bencher) error {
 
 // kernel names the vector kernel the optimiser's Adam uses here.
 func kernel() string {
-	switch {
-	case runtime.GOARCH != "amd64":
-		return "Go"
-	case cpu.X86.HasAVX512F:
+	switch cpu.Best {
+	case cpu.AVX512:
 		return "AVX-512"
-	case cpu.X86.HasAVX2:
+	case cpu.AVX2:
 		return "AVX2"
 	}
 	return "Go"

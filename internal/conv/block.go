@@ -168,7 +168,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	}
 	ck := g.CinG() * g.KVol()
 	nw := g.Cout * ck
-	pw := getScratch(nw)
+	pw := scratch.Get(nw)
 	wp := *pw
 	for co := 0; co < g.Cout; co++ {
 		b, r := co/8, co%8
@@ -178,7 +178,7 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	}
 	pitch := wd.pitch(g)
 	nv := (wd.l + 15) / 16
-	po := getInts(ck + 4*nv)
+	po := ints.Get(ck + 4*nv)
 	offs, tbl := (*po)[:ck], (*po)[ck:]
 	tapOffsets(offs, g, wd, g.CinG(), pitch, 0, 1)
 	// A sparse layout's sums go straight to their dense positions
@@ -260,7 +260,7 @@ func (j *blockJob) items(lo, hi int) {
 	if wd.sparse {
 		ny = 8 * l
 	}
-	ps := getScratch(np + ny)
+	ps := scratch.Get(np + ny)
 	xp, yw := (*ps)[:np], (*ps)[np:]
 	for n := lo; n < hi; n++ {
 		xs := wd.inputPlanes(xp, j.x, g, n)
@@ -306,7 +306,7 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	cig, cog := g.CinG(), g.CoutG()
 	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
 	nt := cog * kv
-	pw := getScratch(g.Cin * nt)
+	pw := scratch.Get(g.Cin * nt)
 	wp := *pw
 	// wp holds, per block of eight input channels, tap-major (over the
 	// group's (output channel, tap) pairs) the weights of the eight.
@@ -319,7 +319,7 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 			}
 		}
 	}
-	po := getInts(nt)
+	po := ints.Get(nt)
 	offs := *po
 	tapOffsets(offs, g, wd, cog, wd.plane+m, m, -1)
 	*j = dataJob{run: j.run, dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), m: m, pf: prefetchAhead(wd.plane+m, kv)}
@@ -358,7 +358,7 @@ func (j *dataJob) items(lo, hi int) {
 	if wd.padded {
 		np = 8 * wd.plane
 	}
-	ps := getScratch(nd + np)
+	ps := scratch.Get(nd + np)
 	d, dxp := (*ps)[:nd], (*ps)[nd:]
 	for n := lo; n < hi; n++ {
 		clear(d)

@@ -39,14 +39,14 @@ func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	if wd.sparse {
 		ny = cog * l
 	}
-	ps := getScratch(nc + nw + np + ny)
+	ps := scratch.Get(nc + nw + np + ny)
 	cols, wt := (*ps)[:nc], (*ps)[nc:nc+nw]
 	xp, yw := (*ps)[nc+nw:nc+nw+np], (*ps)[nc+nw+np:]
 	for grp := 0; grp < g.Groups; grp++ {
 		transposeTo(wt[grp*cog*ck:][:cog*ck], w[grp*cog*ck:][:cog*ck], cog, ck)
 	}
 	pitch := wd.pitch(g)
-	po := getInts(ck)
+	po := ints.Get(ck)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {

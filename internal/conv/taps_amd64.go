@@ -2,10 +2,10 @@
 
 package conv
 
-import "golang.org/x/sys/cpu"
+import "github.com/flatkit/flatkit/internal/cpu"
 
 // haveAVX512 selects the assembly tap kernels (taps_amd64.s).
-var haveAVX512 = cpu.X86.HasAVX512F
+var haveAVX512 = cpu.Best >= cpu.AVX512
 
 // accTapsAVX512 is accTaps for len(acc) ≥ 1 and len(offs) ≥ 1, with the
 // offsets checked.

@@ -3,6 +3,12 @@
 // collector and never allocates to move an item between processors, so a
 // loop that takes and returns the same few items allocates nothing once
 // warm; it holds at most as many items as were ever out at the same time.
+//
+// It is a leaf utility: it imports nothing of flatkit's, and every package
+// of the module (flat, model, ode, the internal kernels) may use it for
+// the scratch its hot paths need instead of a sync.Pool or a getter of its
+// own. List holds any *T; Slices adds the sized get of a []E that most
+// scratch buffers want.
 package freelist
 
 import (
@@ -53,3 +59,22 @@ func (l *List[T]) Put(x *T) {
 	l.items = append(l.items, x)
 	l.unlock()
 }
+
+// Slices is a free list of slices of E handed out at a requested length.
+// The zero Slices is empty and ready to use.
+type Slices[E any] struct{ l List[[]E] }
+
+// Get returns a slice of length n from the list, reallocating only if the
+// one it takes is too short. Its contents are whatever its last user left:
+// callers overwrite (or clear) what they read.
+func (s *Slices[E]) Get(n int) *[]E {
+	p := s.l.Get()
+	if cap(*p) < n {
+		*p = make([]E, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+// Put returns p to the list for a later Get.
+func (s *Slices[E]) Put(p *[]E) { s.l.Put(p) }

@@ -58,3 +58,26 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d items, want at most 8 (one per goroutine that held one)", len(l.items))
 	}
 }
+
+func TestSlicesGetSizesAndReuses(t *testing.T) {
+	var s Slices[int]
+	a := s.Get(5)
+	if len(*a) != 5 {
+		t.Fatalf("Get(5) has length %d, want 5", len(*a))
+	}
+	(*a)[4] = 7
+	s.Put(a)
+	b := s.Get(3)
+	if b != a || len(*b) != 3 || cap(*b) < 5 {
+		t.Fatalf("Get(3) after Put = %p len %d cap %d, want the item put (%p) resliced to 3", b, len(*b), cap(*b), a)
+	}
+	s.Put(b)
+	c := s.Get(9)
+	if len(*c) != 9 || cap(*c) < 9 {
+		t.Fatalf("Get(9) has length %d cap %d, want length 9", len(*c), cap(*c))
+	}
+	s.Put(c)
+	if n := testing.AllocsPerRun(100, func() { s.Put(s.Get(9)) }); n != 0 {
+		t.Fatalf("a warm Get/Put of a Slices allocates %v times, want 0", n)
+	}
+}

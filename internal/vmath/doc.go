@@ -3,11 +3,11 @@
 // Relu, MaskPositive, Indicator and Mul of a ReLU layer's passes and masks
 // (select.go).
 //
-// Each function runs Go assembly on amd64, chosen once at start-up from the
-// CPU's features with golang.org/x/sys/cpu (AVX-512: sixteen lanes, with a
+// Each function runs Go assembly on amd64, chosen once at start-up by
+// internal/cpu's rule (AVX-512: sixteen lanes, with a
 // masked load and store for the tail; else AVX2: eight lanes, with the tail
 // in Go), and a pure-Go loop with the build tag noasm, on other architectures
-// or on a CPU without AVX2. Only package ad imports it (DESIGN.md, "The
+// or on a CPU without AVX2 and FMA. Only package ad imports it (DESIGN.md, "The
 // house").
 //
 // Every path computes the same float32 operations in the same order, each

@@ -2,22 +2,6 @@
 
 package vmath
 
-import "golang.org/x/sys/cpu"
-
-// detectISA picks the widest kernel set the CPU and the operating system
-// support; x/sys/cpu reports AVX2 and AVX-512 only where the OS saves the
-// YMM (and ZMM, opmask) registers. The kernels use no fused multiply-adds,
-// so, unlike flat's, they do not need FMA.
-func detectISA() isaLevel {
-	switch {
-	case cpu.X86.HasAVX512F:
-		return isaAVX512
-	case cpu.X86.HasAVX2:
-		return isaAVX2
-	}
-	return isaGo
-}
-
 // Assembly kernels (vmath_amd64.s). They read len(src) elements of src and
 // write as many to dst, whose length the callers have checked. The AVX-512
 // kernels take any length, finishing with a masked load and store; the AVX2

@@ -1,0 +1,320 @@
+package conv
+
+// The GEMM family: im2col (or the wide cols) and one GEMM, or one GEMM
+// per kernel tap over strided views (tap-GEMM).
+
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
+)
+
+// GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
+// GEMM per image (colGemmForward), or per kernel tap where that matrix
+// would be too large (tapGemmForward); by im2col and one GEMM otherwise.
+func GemmForward(y, x, w []float32, g *Geom) {
+	if wd, ok := wideOf(g); ok {
+		if useCols(g, &wd) {
+			colGemmForward(y, x, w, g, &wd)
+			return
+		}
+		tapGemmForward(y, x, w, g, &wd)
+		return
+	}
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	p := scratch.Get(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			im2col(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv], g)
+			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			wg := w[grp*cog*ck:][:cog*ck]
+			flat.Gemm(false, false, cog, ov, ck, 1, wg, ck, cols, ov, 0, yg, ov)
+		}
+	}
+	scratch.Put(p)
+}
+
+// GemmData is Data by GEMM: per kernel tap for stride 1 (tapGemm), by one
+// GEMM and col2im otherwise.
+func GemmData(dx, dy, w []float32, g *Geom) {
+	dx = dx[:g.N*g.Cin*g.InVol()]
+	if wd, ok := wideOf(g); ok {
+		tapGemmData(dx, dy, w, g, &wd)
+		return
+	}
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	clear(dx)
+	p := scratch.Get(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			dyg := dy[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			wg := w[grp*cog*ck:][:cog*ck]
+			flat.Gemm(true, false, ck, ov, cog, 1, wg, ck, dyg, ov, 0, cols, ov)
+			col2im(dx[(n*g.Cin+grp*cig)*iv:][:cig*iv], cols, g)
+		}
+	}
+	scratch.Put(p)
+}
+
+// GemmFilter is Filter by GEMM: per kernel tap for stride 1 (tapGemm), by
+// im2col and one GEMM otherwise.
+func GemmFilter(dw, x, dy []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	dw = dw[:g.Cout*ck]
+	if g.N == 0 {
+		clear(dw)
+		return
+	}
+	if wd, ok := wideOf(g); ok {
+		tapGemmFilter(dw, x, dy, g, &wd)
+		return
+	}
+	p := scratch.Get(ck * ov)
+	cols := *p
+	for n := 0; n < g.N; n++ {
+		var beta float32
+		if n > 0 {
+			beta = 1
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			im2col(cols, x[(n*g.Cin+grp*cig)*iv:][:cig*iv], g)
+			dyg := dy[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			dwg := dw[grp*cog*ck:][:cog*ck]
+			flat.Gemm(false, true, cog, ck, ov, 1, dyg, ov, cols, ov, beta, dwg, ck)
+		}
+	}
+	scratch.Put(p)
+}
+
+// The tap-GEMM kernels, for stride 1 on every axis, need no im2col matrix.
+// In the wide layout (see wideGeom) the input that tap k multiplies into
+// wide output j of a channel is at j + shift(k) of the channel's plane, so
+// for one image and one group
+//
+//	Y (Cout × l)      = Σ_k W_k (Cout × Cin) · X_k (Cin × l)
+//	dX_k (Cin × l)   += W_kᵀ · dY (Cout × l)      (dX_k: the planes at shift(k))
+//	dW_k (Cout × Cin) = dY · X_kᵀ
+//
+// where W_k = w[:, :, k] is repacked once per call (tap-major), and X_k and
+// dX_k are the (padded) input planes read from offset shift(k) with the
+// plane as leading dimension: strided views, not copies. Each is one GEMM
+// per (image, group, tap), of depth Cin, Cout and l: the copy that im2col
+// makes (and reads back) of prod(k) times the input is gone.
+
+// packTaps writes w (Cout, CinG, KVol) tap-major into wt (KVol, Cout, CinG).
+func packTaps(wt, w []float32, g *Geom) {
+	cig, kv := g.CinG(), g.KVol()
+	for co := 0; co < g.Cout; co++ {
+		for ci := 0; ci < cig; ci++ {
+			src := w[(co*cig+ci)*kv:][:kv]
+			for k, v := range src {
+				wt[(k*g.Cout+co)*cig+ci] = v
+			}
+		}
+	}
+}
+
+// tapGemmForward is GemmForward for stride 1.
+func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	nw, np, ny := g.Cout*cig*kv, 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		ny = cog * l
+	}
+	ps := scratch.Get(nw + np + ny)
+	wt, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
+	packTaps(wt, w, g)
+	for n := 0; n < g.N; n++ {
+		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			c, ldc := yg, ov
+			if wd.sparse {
+				c, ldc = yw, l
+			}
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				var beta float32
+				if k > 0 {
+					beta = 1
+				}
+				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				flat.Gemm(false, false, cog, l, cig, 1, a, cig, xg[sh:], pitch, beta, c, ldc)
+			}
+			if wd.sparse {
+				for co := 0; co < cog; co++ {
+					compactPlane(yg[co*ov:][:ov], yw[co*l:][:l], g, wd)
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// tapGemmData is GemmData for stride 1.
+func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	nw, nd, np := g.Cout*cig*kv, 0, 0
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	if wd.padded {
+		np = cig * wd.plane
+	}
+	ps := scratch.Get(nw + nd + np)
+	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
+	packTaps(wt, w, g)
+	for n := 0; n < g.N; n++ {
+		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, pitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			acc := dxg
+			if wd.padded {
+				acc = dxp
+			}
+			clear(acc)
+			dyg := dys[grp*cog*pitch:][:cog*pitch]
+			for k := 0; k < kv; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.plane)
+			}
+			if wd.padded {
+				for ci := 0; ci < cig; ci++ {
+					cropPlane(dxg[ci*iv:][:iv], dxp[ci*wd.plane:][:wd.plane], g, wd)
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}
+
+// tapGemmFilter is GemmFilter for stride 1: per batch item, one product
+// per kernel tap of the (wide) output cotangent with the input shifted by
+// the tap, accumulated over the batch into a tap-major buffer. The taps'
+// sums are disjoint, so large filters split the taps over goroutines
+// (flat.ParallelFor), each going through the whole batch for its own taps:
+// every sum is accumulated in the same order on any number of goroutines,
+// so the result has the same bits.
+func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
+	kv := g.KVol()
+	cig, cog := g.CinG(), g.CoutG()
+	nw := g.Cout * cig * kv
+	pw := scratch.Get(nw)
+	wt := *pw
+	j := filterJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	// The product's columns are the larger of the two channel counts:
+	// flat.Gemm's widest micro-kernel is 32 columns wide.
+	byCin := cig >= cog
+	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
+	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
+	if kv > 1 && work >= 1<<18 {
+		flat.ParallelFor(kv*itemScale, itemScale, j.run)
+	} else {
+		j.taps(0, kv)
+	}
+	*j = filterJob{run: j.run}
+	filterJobs.Put(j)
+	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
+	// into (Cout, CinG, KVol).
+	for co := 0; co < g.Cout; co++ {
+		grp, cl := co/cog, co%cog
+		for ci := 0; ci < cig; ci++ {
+			dst := dw[(co*cig+ci)*kv:][:kv]
+			for k := range dst {
+				if byCin {
+					dst[k] = wt[(k*g.Cout+co)*cig+ci]
+				} else {
+					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
+				}
+			}
+		}
+	}
+	scratch.Put(pw)
+}
+
+// filterJob is one tapGemmFilter call, shared by the goroutines that
+// compute its taps.
+type filterJob struct {
+	run       func(lo, hi int) // j.scaled, bound once per job
+	wt, x, dy []float32
+	g         Geom
+	wd        wideGeom
+	byCin     bool
+}
+
+var filterJobs freelist.List[filterJob]
+
+// scaled computes the taps of ParallelFor's range [lo, hi) (itemScale
+// indices per tap).
+func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
+
+// taps accumulates the tap-major sums of taps [lo, hi) over the batch.
+func (j *filterJob) taps(lo, hi int) {
+	g, wd := &j.g, &j.wd
+	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	np, nd := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	ps := scratch.Get(np + nd)
+	xp, dyw := (*ps)[:np], (*ps)[np:]
+	for n := 0; n < g.N; n++ {
+		var beta float32
+		if n > 0 {
+			beta = 1
+		}
+		xs, pitch := j.x[n*g.Cin*iv:][:g.Cin*iv], iv
+		if wd.padded {
+			padPlanes(xp, xs, g, wd, g.Cin)
+			xs, pitch = xp, wd.plane
+		}
+		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
+			for k := lo; k < hi; k++ {
+				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				sh := wd.shift(g, k0, k1, k2)
+				c := j.wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
+				if j.byCin {
+					flat.Gemm(false, true, cog, cig, l, 1, dyg, dpitch, xg[sh:], pitch, beta, c, cig)
+				} else {
+					flat.Gemm(false, true, cig, cog, l, 1, xg[sh:], pitch, dyg, dpitch, beta, c, cog)
+				}
+			}
+		}
+	}
+	scratch.Put(ps)
+}

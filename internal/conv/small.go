@@ -1,0 +1,260 @@
+package conv
+
+// The direct family's small path: cached (tap, output, input) tables for
+// outputs of at most SmallMaxOut positions.
+
+import "sync/atomic"
+
+// SmallMaxOut is the largest number of output positions for which the
+// direct kernels take the small path. On planes this small (deepchain's
+// 2×2 images) the vector kernels would work on rows of a few values and a
+// dense im2col matrix would be mostly padding, so the small path walks a
+// cached list of the (kernel tap, output, input) triples that exist
+// (smallTable) and keeps the sums of four output channels in registers.
+const SmallMaxOut = 16
+
+// small reports whether g takes the small path.
+func small(g *Geom) bool { return g.OutVol() <= SmallMaxOut }
+
+// smallTable lists, for a small geometry, every triple (r, o, i) of a
+// group's im2col row r = ci·KVol + k, output position o and input offset
+// i = ci·InVol + spatial that the convolution multiplies (taps in the
+// padding are left out), three times, sorted for each kernel: by o for the
+// forward pass (oR, oI: the rows and inputs of output o at
+// oStart[o]:oStart[o+1]), by i for the data gradient (iR, iO) and by r for
+// the filter gradient (rO, rI). It depends on the geometry only, not on N.
+type smallTable struct {
+	key            Geom // the geometry with N = 0
+	oStart, oR, oI []int32
+	iStart, iR, iO []int32
+	rStart, rO, rI []int32
+	rR             []int32 // the row of each triple in r order
+}
+
+// tables caches the tables of the last few small geometries; entries are
+// immutable once published, so concurrent kernels share them.
+var (
+	tables    [8]atomic.Pointer[smallTable]
+	tableNext atomic.Uint32
+)
+
+// tableFor returns the table of g, building it on first use.
+func tableFor(g *Geom) *smallTable {
+	key := *g
+	key.N = 0
+	for i := range tables {
+		if t := tables[i].Load(); t != nil && t.key == key {
+			return t
+		}
+	}
+	t := buildTable(g)
+	t.key = key
+	tables[tableNext.Add(1)%uint32(len(tables))].Store(t)
+	return t
+}
+
+func buildTable(g *Geom) *smallTable {
+	iv, ov, kv, cig := g.InVol(), g.OutVol(), g.KVol(), g.CinG()
+	ck := cig * kv
+	// The triples in (r, o) order, which is the filter kernel's.
+	var rs, os, is []int32
+	t := &smallTable{rStart: make([]int32, ck+1)}
+	for ci := 0; ci < cig; ci++ {
+		for k := 0; k < kv; k++ {
+			k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+			r := ci*kv + k
+			for o := 0; o < ov; o++ {
+				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
+				i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
+				i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
+				i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
+				if i0 < 0 || i0 >= g.In[0] || i1 < 0 || i1 >= g.In[1] || i2 < 0 || i2 >= g.In[2] {
+					continue
+				}
+				rs = append(rs, int32(r))
+				os = append(os, int32(o))
+				is = append(is, int32(ci*iv+(i0*g.In[1]+i1)*g.In[2]+i2))
+			}
+			t.rStart[r+1] = int32(len(rs))
+		}
+	}
+	t.rO, t.rI, t.rR = os, is, rs
+	// Counting sorts by o and by i; stable, so each list stays in r order.
+	sortBy := func(key []int32, n int, a, b []int32) (start, sa, sb []int32) {
+		start = make([]int32, n+1)
+		for _, v := range key {
+			start[v+1]++
+		}
+		for j := 0; j < n; j++ {
+			start[j+1] += start[j]
+		}
+		next := append([]int32(nil), start[:n]...)
+		sa, sb = make([]int32, len(key)), make([]int32, len(key))
+		for e, v := range key {
+			sa[next[v]], sb[next[v]] = a[e], b[e]
+			next[v]++
+		}
+		return start, sa, sb
+	}
+	t.oStart, t.oR, t.oI = sortBy(os, ov, rs, is)
+	t.iStart, t.iR, t.iO = sortBy(is, cig*iv, rs, os)
+	return t
+}
+
+// smallForward is DirectForward for small outputs: for each output
+// position, the sum over its triples, for four output channels at a time.
+func smallForward(y, x, w []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	t := tableFor(g)
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			co := grp * cog
+			end := co + cog
+			for ; co+4 <= end; co += 4 {
+				w0, w1, w2, w3 := w[co*ck:][:ck], w[(co+1)*ck:][:ck], w[(co+2)*ck:][:ck], w[(co+3)*ck:][:ck]
+				y0, y1, y2, y3 := y[(n*g.Cout+co)*ov:][:ov], y[(n*g.Cout+co+1)*ov:][:ov], y[(n*g.Cout+co+2)*ov:][:ov], y[(n*g.Cout+co+3)*ov:][:ov]
+				for o := range y0 {
+					lo, hi := t.oStart[o], t.oStart[o+1]
+					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
+					ii = ii[:len(rr)]
+					var s0, s1, s2, s3 float32
+					for e, r := range rr {
+						xv := xg[ii[e]]
+						s0 += w0[r] * xv
+						s1 += w1[r] * xv
+						s2 += w2[r] * xv
+						s3 += w3[r] * xv
+					}
+					y0[o], y1[o], y2[o], y3[o] = s0, s1, s2, s3
+				}
+			}
+			for ; co < end; co++ {
+				wc := w[co*ck:][:ck]
+				yc := y[(n*g.Cout+co)*ov:][:ov]
+				for o := range yc {
+					lo, hi := t.oStart[o], t.oStart[o+1]
+					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
+					ii = ii[:len(rr)]
+					var s float32
+					for e, r := range rr {
+						s += wc[r] * xg[ii[e]]
+					}
+					yc[o] = s
+				}
+			}
+		}
+	}
+}
+
+// smallData is DirectData for small outputs: for each input position, the
+// sum over its triples and over the output channels of its group.
+func smallData(dx, dy, w []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	t := tableFor(g)
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			dyg := dy[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			wg := w[grp*cog*ck:][:cog*ck]
+			clear(dxg)
+			c := 0
+			for ; c+4 <= cog; c += 4 {
+				w0, w1, w2, w3 := wg[c*ck:][:ck], wg[(c+1)*ck:][:ck], wg[(c+2)*ck:][:ck], wg[(c+3)*ck:][:ck]
+				d0, d1, d2, d3 := dyg[c*ov:][:ov], dyg[(c+1)*ov:][:ov], dyg[(c+2)*ov:][:ov], dyg[(c+3)*ov:][:ov]
+				for i := range dxg {
+					lo, hi := t.iStart[i], t.iStart[i+1]
+					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
+					oo = oo[:len(rr)]
+					var s0, s1, s2, s3 float32
+					for e, r := range rr {
+						o := oo[e]
+						s0 += w0[r] * d0[o]
+						s1 += w1[r] * d1[o]
+						s2 += w2[r] * d2[o]
+						s3 += w3[r] * d3[o]
+					}
+					dxg[i] += (s0 + s1) + (s2 + s3)
+				}
+			}
+			for ; c < cog; c++ {
+				wc, dc := wg[c*ck:][:ck], dyg[c*ov:][:ov]
+				for i := range dxg {
+					lo, hi := t.iStart[i], t.iStart[i+1]
+					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
+					oo = oo[:len(rr)]
+					var s float32
+					for e, r := range rr {
+						s += wc[r] * dc[oo[e]]
+					}
+					dxg[i] += s
+				}
+			}
+		}
+	}
+}
+
+// smallFilter is DirectFilter for small outputs, adding into a cleared dw:
+// for each im2col row, the sum over its triples, for four output channels
+// at a time.
+func smallFilter(dw, x, dy []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	t := tableFor(g)
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			co := grp * cog
+			end := co + cog
+			for ; co+4 <= end; co += 4 {
+				d0, d1, d2, d3 := dy[(n*g.Cout+co)*ov:][:ov], dy[(n*g.Cout+co+1)*ov:][:ov], dy[(n*g.Cout+co+2)*ov:][:ov], dy[(n*g.Cout+co+3)*ov:][:ov]
+				w0, w1, w2, w3 := dw[co*ck:][:ck], dw[(co+1)*ck:][:ck], dw[(co+2)*ck:][:ck], dw[(co+3)*ck:][:ck]
+				// One pass over the triples in row order, flushing the four
+				// sums when the row changes: rows have few triples each
+				// (deepchain: 0 to 4), too few for a loop per row.
+				rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
+				if len(rr) == 0 {
+					continue
+				}
+				cur := rr[0]
+				var s0, s1, s2, s3 float32
+				for e, r := range rr {
+					if r != cur {
+						w0[cur] += s0
+						w1[cur] += s1
+						w2[cur] += s2
+						w3[cur] += s3
+						s0, s1, s2, s3 = 0, 0, 0, 0
+						cur = r
+					}
+					o := oo[e]
+					xv := xg[ii[e]]
+					s0 += d0[o] * xv
+					s1 += d1[o] * xv
+					s2 += d2[o] * xv
+					s3 += d3[o] * xv
+				}
+				w0[cur] += s0
+				w1[cur] += s1
+				w2[cur] += s2
+				w3[cur] += s3
+			}
+			for ; co < end; co++ {
+				dc := dy[(n*g.Cout+co)*ov:][:ov]
+				wc := dw[co*ck:][:ck]
+				for r := range wc {
+					lo, hi := t.rStart[r], t.rStart[r+1]
+					oo, ii := t.rO[lo:hi], t.rI[lo:hi]
+					ii = ii[:len(oo)]
+					var s float32
+					for e, o := range oo {
+						s += dc[o] * xg[ii[e]]
+					}
+					wc[r] += s
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package conv
+
+// The direct family's wide path: whole-plane tap kernels over the padded
+// wide layout, for stride 1.
+
+import "github.com/flatkit/flatkit/flat"
+
+// The wide-plane layout of the direct kernels, for stride 1 on every axis
+// (any padding and dilation). Each channel's input is laid out in a plane
+// of the padded extent e = In + PadLo + PadHi on every axis (the input
+// itself when there is no padding, a zero-padded copy otherwise), and each
+// output position (o0, o1, o2) is given the wide index o0·p0 + o1·p1 + o2
+// with the plane's pitches p1 = e2, p0 = e1·e2. Then the input value that
+// tap k multiplies into the output at wide index j is at j + shift(k) of the
+// plane, for every j: one kernel tap over a whole channel is one axpy (or
+// dot) of length l, the wide index of the last output + 1, between the
+// output and the input plane shifted by shift(k). The wide indices between
+// rows (o2 ≥ Out2, and rows o1 ≥ Out1 in 3-D) are outputs that do not
+// exist: forward computes them into a scratch plane and drops them
+// (compact), and the adjoints read them as zeros (expand).
+type wideGeom struct {
+	e             [3]int // padded extent per axis
+	p0, p1, plane int    // pitches of axes 0 and 1; e0·e1·e2
+	l             int    // (Out0−1)·p0 + (Out1−1)·p1 + Out2
+	padded        bool   // the input needs a zero-padded copy
+	sparse        bool   // wide indices differ from dense ones: l ≠ OutVol
+}
+
+// wideOf returns the wide layout of g, or false if a stride is not 1.
+func wideOf(g *Geom) (wd wideGeom, ok bool) {
+	for a := 0; a < 3; a++ {
+		if g.Stride[a] != 1 {
+			return wd, false
+		}
+		wd.e[a] = g.Out[a] + g.Dil[a]*(g.K[a]-1)
+		if g.PadLo[a] != 0 || wd.e[a] != g.In[a] {
+			wd.padded = true
+		}
+	}
+	wd.p1 = wd.e[2]
+	wd.p0 = wd.e[1] * wd.e[2]
+	wd.plane = wd.e[0] * wd.p0
+	wd.l = (g.Out[0]-1)*wd.p0 + (g.Out[1]-1)*wd.p1 + g.Out[2]
+	wd.sparse = wd.l != g.OutVol()
+	return wd, true
+}
+
+// shift returns the plane offset of the input read by tap (k0, k1, k2).
+func (wd *wideGeom) shift(g *Geom, k0, k1, k2 int) int {
+	return k0*g.Dil[0]*wd.p0 + k1*g.Dil[1]*wd.p1 + k2*g.Dil[2]
+}
+
+// vecMin is the length from which a call into flat's assembly kernels beats
+// a Go loop.
+const vecMin = 24
+
+// axpy is y += a·x for len(x) ≤ len(y).
+func axpy(a float32, x, y []float32) {
+	if len(x) >= vecMin {
+		flat.Axpy(a, x, y[:len(x)])
+		return
+	}
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] += a * v
+	}
+}
+
+// pitch returns the distance between the input planes the wide kernels
+// read: the padded plane's, or the input's own.
+func (wd *wideGeom) pitch(g *Geom) int {
+	if wd.padded {
+		return wd.plane
+	}
+	return g.InVol()
+}
+
+// inputPlanes returns batch item n's input planes in the wide layout: x's
+// own, or copied with their padding into xp.
+func (wd *wideGeom) inputPlanes(xp, x []float32, g *Geom, n int) []float32 {
+	xs := x[n*g.Cin*g.InVol():][:g.Cin*g.InVol()]
+	if wd.padded {
+		padPlanes(xp, xs, g, wd, g.Cin)
+		return xp
+	}
+	return xs
+}
+
+// padPlanes copies c input channels (In each) into zero-padded planes.
+func padPlanes(xp, x []float32, g *Geom, wd *wideGeom, c int) {
+	iv := g.InVol()
+	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
+	for ch := 0; ch < c; ch++ {
+		dst := xp[ch*wd.plane:][:wd.plane]
+		src := x[ch*iv:][:iv]
+		clear(dst)
+		for i0 := 0; i0 < n0; i0++ {
+			for i1 := 0; i1 < n1; i1++ {
+				d := (i0+g.PadLo[0])*wd.p0 + (i1+g.PadLo[1])*wd.p1 + g.PadLo[2]
+				copy(dst[d:d+n2], src[(i0*g.In[1]+i1)*g.In[2]:])
+			}
+		}
+	}
+}
+
+// cropPlane is the adjoint of padPlanes for one channel: dx (In) takes the
+// values of the padded plane dxp at its positions.
+func cropPlane(dx, dxp []float32, g *Geom, wd *wideGeom) {
+	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
+	if n0 < g.In[0] || n1 < g.In[1] || n2 < g.In[2] {
+		clear(dx) // inputs that reach no output
+	}
+	for i0 := 0; i0 < n0; i0++ {
+		for i1 := 0; i1 < n1; i1++ {
+			d := (i0+g.PadLo[0])*wd.p0 + (i1+g.PadLo[1])*wd.p1 + g.PadLo[2]
+			copy(dx[(i0*g.In[1]+i1)*g.In[2]:][:n2], dxp[d:d+n2])
+		}
+	}
+}
+
+// expandPlanes copies c output channels (OutVol each) into wide planes of
+// length l with zeros at the wide indices that are not outputs.
+func expandPlanes(dyw, dy []float32, g *Geom, wd *wideGeom, c int) {
+	ov := g.OutVol()
+	for ch := 0; ch < c; ch++ {
+		dst := dyw[ch*wd.l:][:wd.l]
+		src := dy[ch*ov:][:ov]
+		clear(dst)
+		o := 0
+		for o0 := 0; o0 < g.Out[0]; o0++ {
+			for o1 := 0; o1 < g.Out[1]; o1++ {
+				copy(dst[o0*wd.p0+o1*wd.p1:][:g.Out[2]], src[o:o+g.Out[2]])
+				o += g.Out[2]
+			}
+		}
+	}
+}
+
+// expandPlanesAt is expandPlanes into planes of the given pitch, each
+// plane's wide index 0 at offset base; the caller clears dst.
+func expandPlanesAt(dst, dy []float32, g *Geom, wd *wideGeom, c, pitch, base int) {
+	ov := g.OutVol()
+	for ch := 0; ch < c; ch++ {
+		dc := dst[ch*pitch+base:][:wd.l]
+		src := dy[ch*ov:][:ov]
+		o := 0
+		for o0 := 0; o0 < g.Out[0]; o0++ {
+			for o1 := 0; o1 < g.Out[1]; o1++ {
+				copy(dc[o0*wd.p0+o1*wd.p1:][:g.Out[2]], src[o:o+g.Out[2]])
+				o += g.Out[2]
+			}
+		}
+	}
+}
+
+// compactPlane is the inverse of expandPlanes for one channel: y (OutVol)
+// takes the outputs of the wide plane acc.
+func compactPlane(y, acc []float32, g *Geom, wd *wideGeom) {
+	o := 0
+	for o0 := 0; o0 < g.Out[0]; o0++ {
+		for o1 := 0; o1 < g.Out[1]; o1++ {
+			copy(y[o:o+g.Out[2]], acc[o0*wd.p0+o1*wd.p1:])
+			o += g.Out[2]
+		}
+	}
+}
+
+// The wide kernels make one tap-kernel call per (batch item, channel): see
+// accTaps and dotTaps (taps.go).
+
+// tapOffsets fills offs[ci·KVol+k] with ci·pitch + base + sign·shift(k),
+// the plane offsets of every (channel, tap) pair of c channels.
+func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
+	t := 0
+	for ci := 0; ci < c; ci++ {
+		for k0 := 0; k0 < g.K[0]; k0++ {
+			for k1 := 0; k1 < g.K[1]; k1++ {
+				for k2 := 0; k2 < g.K[2]; k2++ {
+					offs[t] = ci*pitch + base + sign*wd.shift(g, k0, k1, k2)
+					t++
+				}
+			}
+		}
+	}
+}
+
+// wideForward is DirectForward for stride 1: per (batch item, output
+// channel), acc = Σ over (input channel, tap) of the weight times the
+// input plane shifted by the tap.
+func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
+	ov, kv, l := g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	np, na := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		na = l
+	}
+	ps := scratch.Get(np + na)
+	xp, acc := (*ps)[:np], (*ps)[np:]
+	pitch := wd.pitch(g)
+	po := ints.Get(cig * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	for n := 0; n < g.N; n++ {
+		xs := wd.inputPlanes(xp, x, g, n)
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			yc := y[(n*g.Cout+co)*ov:][:ov]
+			a := yc
+			if wd.sparse {
+				a = acc
+			}
+			a = a[:l]
+			clear(a)
+			accTaps(a, xs[grp*cig*pitch:][:cig*pitch], offs, w[co*cig*kv:][:cig*kv])
+			if wd.sparse {
+				compactPlane(yc, acc, g, wd)
+			}
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}
+
+// wideData is DirectData for stride 1: per (batch item, input channel),
+// the sum over (output channel, tap) of the weight times the output
+// channel's wide plane shifted back by the tap. Each output plane is laid
+// out with a margin of zeros as long as the largest shift before it (and
+// enough after), so that the shifted reads stay inside.
+func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
+	cig, cog := g.CinG(), g.CoutG()
+	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
+	dpitch := wd.plane + m
+	nd, np := g.Cout*dpitch, 0
+	if wd.padded {
+		np = wd.plane
+	}
+	ps := scratch.Get(nd + np + cog*kv)
+	d, dxp, ws := (*ps)[:nd], (*ps)[nd:nd+np], (*ps)[nd+np:]
+	po := ints.Get(cog * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cog, dpitch, m, -1)
+	for n := 0; n < g.N; n++ {
+		clear(d)
+		expandPlanesAt(d, dy[n*g.Cout*ov:][:g.Cout*ov], g, wd, g.Cout, dpitch, m)
+		for c := 0; c < g.Cin; c++ {
+			grp, ci := c/cig, c%cig
+			for cl := 0; cl < cog; cl++ {
+				copy(ws[cl*kv:][:kv], w[((grp*cog+cl)*cig+ci)*kv:][:kv])
+			}
+			dxc := dx[(n*g.Cin+c)*iv:][:iv]
+			acc := dxc
+			if wd.padded {
+				acc = dxp
+			}
+			acc = acc[:wd.plane]
+			clear(acc)
+			accTaps(acc, d[grp*cog*dpitch:][:cog*dpitch], offs, ws)
+			if wd.padded {
+				cropPlane(dxc, acc, g, wd)
+			}
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}
+
+// wideFilter is DirectFilter for stride 1, adding into a cleared dw: per
+// (batch item, output channel), the dot products of the output channel's
+// wide plane with the input planes shifted by every tap.
+func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
+	ov, kv, l := g.OutVol(), g.KVol(), wd.l
+	cig, cog := g.CinG(), g.CoutG()
+	np, nw := 0, 0
+	if wd.padded {
+		np = g.Cin * wd.plane
+	}
+	if wd.sparse {
+		nw = g.Cout * l
+	}
+	ps := scratch.Get(np + nw)
+	xp, dyw := (*ps)[:np], (*ps)[np:]
+	pitch := wd.pitch(g)
+	po := ints.Get(cig * kv)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	for n := 0; n < g.N; n++ {
+		xs := wd.inputPlanes(xp, x, g, n)
+		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for co := 0; co < g.Cout; co++ {
+			grp := co / cog
+			dotTaps(dw[co*cig*kv:][:cig*kv], dys[co*dpitch:][:l], xs[grp*cig*pitch:][:cig*pitch], offs)
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}
