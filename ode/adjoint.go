@@ -24,7 +24,6 @@ type adjointPass[T Float] struct {
 	j      int // the next save time to reach, in integration order; −1: none
 	tCur   float64
 	dir    float64
-	dtNext float64     // the step size the last backward segment would have tried next
 	onSave func(k int) // called at save time gs.at[k] after its jump (backsolve resets u)
 }
 
@@ -45,7 +44,6 @@ func (ap *adjointPass[T]) start(dir float64) {
 	clear(ap.a)
 	ap.j = len(ap.gs.at) - 1
 	ap.tCur = ap.gs.prob.T1
-	ap.dtNext = 0
 	ap.jumps()
 }
 
@@ -80,14 +78,10 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			}
 		}
 		if next != ap.tCur && !sliver(ap.tCur, next) {
-			// Each segment starts with the step the last one ended with,
-			// not the initial-step heuristic (one F and a guess each).
-			ap.bwd.o.dt0 = ap.dtNext
 			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
 				return wrapSolveErr("backward solve", err)
 			}
 			err := ap.bwd.Run(ctx)
-			ap.dtNext = math.Abs(ap.bwd.dt)
 			addStats(&gs.res.Backward, ap.bwd.Stats())
 			if err != nil {
 				return wrapSolveErr("backward (adjoint) solve", err)
