@@ -113,7 +113,7 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	u = u[:n]
 	switch len(off) {
 	case 1:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -121,8 +121,8 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 2:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -131,9 +131,9 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 3:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -143,10 +143,10 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 4:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -157,11 +157,11 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 5:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -173,12 +173,12 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 6:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
-		v5, s5 := val[5], k[off[5]:off[5]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
+		v5, s5 := val[5], k[off[5]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -191,13 +191,13 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 7:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
-		v5, s5 := val[5], k[off[5]:off[5]+n]
-		v6, s6 := val[6], k[off[6]:off[6]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
+		v5, s5 := val[5], k[off[5]:][:n]
+		v6, s6 := val[6], k[off[6]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
