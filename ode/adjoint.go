@@ -231,6 +231,7 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
 			return err
 		}
+		ia.seg.quadratures(N - n)
 		fwd := ia.fwd
 		fwd.onAccept = func() {
 			ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
@@ -247,6 +248,7 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	bwd.quadratures(np) // rhs reads λ only
 	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n+np)}
 	ia.built = true
 	return nil
@@ -379,6 +381,7 @@ func (bs *backsolve[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	bwd.quadratures(np) // rhs reads u and λ only
 	bs.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, 2*n+np), lam: n}
 	bs.pass.onSave = func(k int) { copy(bs.pass.a[:n], bs.ys[k][:n]) }
 	bs.built = true

@@ -38,6 +38,7 @@ const (
 // weights b − bhat and the interpolation weights are kept sparse and in T.
 type erk[T Float] struct {
 	n, s, ne int // dimension, main stages, extra stages
+	nIn      int // the leading components F reads; the rest are quadratures (see quadratures)
 	deg      int
 	k        []T // the s+ne stage derivatives, stage l at k[l*n:(l+1)*n]
 	tmp      []T
@@ -57,7 +58,7 @@ type erk[T Float] struct {
 
 func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 	s, ne := len(tb.c), len(tb.ce)
-	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0])}
+	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0]), nIn: n}
 	buf := padded[T]((s + ne + 2) * n) // written every stage: keep other goroutines' data off its cache lines
 	e.k = buf[: (s+ne)*n : (s+ne)*n]
 	e.tmp = buf[(s+ne)*n : (s+ne+1)*n : (s+ne+1)*n]
@@ -95,6 +96,12 @@ func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 }
 
 func (e *erk[T]) degree() int { return e.deg }
+
+// quadratures marks the last nq components as quadratures: F's value
+// does not depend on them, so the stage inputs leave them out (their
+// stages and the step's result still have them). A backward adjoint's μ,
+// a running cost's integral.
+func (e *erk[T]) quadratures(nq int) { e.nIn = e.n - nq }
 
 func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 
@@ -253,8 +260,9 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	e.k0 = k0Valid
 	e.lastOK, e.extraOK = false, false
 	h := T(hf)
+	in := e.tmp[:e.nIn] // F does not read the quadratures' stage inputs
 	for i := 1; i < last; i++ {
-		e.combine(e.tmp, u, h, &e.rows[i])
+		e.combine(in, u, h, &e.rows[i])
 		f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
 	}
 	it.stats.FEvals += last - 1
@@ -339,7 +347,7 @@ func (e *erk[T]) dense(it *Integrator[T], poly []T) {
 	h := T(e.h)
 	if e.ne > 0 && !e.extraOK {
 		for x := e.s; x < e.s+e.ne; x++ {
-			e.combine(e.tmp, it.uPrev, h, &e.rows[x])
+			e.combine(e.tmp[:e.nIn], it.uPrev, h, &e.rows[x])
 			f(e.stage(x), e.tmp, p, it.tPrev+e.c[x]*e.h)
 		}
 		it.stats.FEvals += e.ne

@@ -80,6 +80,9 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	if quad {
+		it.quadratures(1 + m) // q and its sensitivities
+	}
 	fs.it, fs.built = it, true
 	fs.gs.res.Sens = make([][]T, 0, len(fs.gs.at))
 	return nil

@@ -586,6 +586,15 @@ func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p [
 	return it.err
 }
 
+// quadratures tells the stepper that F does not read the last nq
+// components (the gradient systems' quadratures), so that an explicit
+// method need not form their stage inputs; other steppers ignore it.
+func (it *Integrator[T]) quadratures(nq int) {
+	if e, ok := it.st.(*erk[T]); ok && nq >= 0 && nq < it.n {
+		e.quadratures(nq)
+	}
+}
+
 // ensurePoly computes the dense polynomial of the last accepted step.
 func (it *Integrator[T]) ensurePoly() {
 	if !it.polyOK {
