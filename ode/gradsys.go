@@ -197,7 +197,7 @@ func (d *denseReader[T]) eval(dst []T, t float64) {
 	}
 	d.last = k
 	sz := (it.deg + 1) * it.n
-	hornerInto(dst, it.denseC[k*sz:(k+1)*sz], it.deg, it.n, T((t-ts[k])/hs[k]))
+	hornerInto(dst, it.denseC[k*sz:], it.deg, it.n, T((t-ts[k])/hs[k]))
 }
 
 // checkpoints keeps at most budget states of a forward solve: the start
