@@ -97,7 +97,9 @@ type DiscreteAdjoint struct {
 	// starts are kept (every k-th, k doubling as the budget fills) and
 	// each segment's steps are recomputed from its checkpoint in the
 	// reverse pass. The times and sizes of all steps are kept (two
-	// float64 per step). 0 keeps every step's start state.
+	// float64 per step). 0 keeps every step's start state and its stages
+	// but the last (s·n values per step for an s-stage method), so that
+	// the reverse pass evaluates no F on steps without a save time inside.
 	Checkpoints int
 }
 
