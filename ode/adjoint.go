@@ -178,21 +178,22 @@ func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64
 
 // interpAdjoint is InterpolatingAdjoint.
 type interpAdjoint[T Float] struct {
-	gs       *GradientSolver[T]
-	cfg      InterpolatingAdjoint
-	n, np    int
-	quad     bool
-	built    bool
-	sys      *fwdSystem[T]
-	fwd, seg *Integrator[T]
-	rd       denseReader[T]
-	ck       checkpoints[T]
-	pass     adjointPass[T]
-	y0, ub   []T
-	steps    []float64 // with checkpoints: every forward step's start, size and end
-	ev       []T
-	row, rp  []T
-	u1       []T
+	gs      *GradientSolver[T]
+	cfg     InterpolatingAdjoint
+	n, np   int
+	quad    bool
+	built   bool
+	sys     *fwdSystem[T]
+	fwd     *Integrator[T]
+	rd      denseReader[T] // the forward solve's dense output (no checkpoints)
+	cache   *segCache[T]   // or the replayed segments (checkpoints)
+	ck      checkpoints[T]
+	pass    adjointPass[T]
+	y0, ub  []T
+	steps   []float64 // with checkpoints: every forward step's start, size and end
+	ev      []T
+	row, rp []T
+	u1      []T
 }
 
 func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
@@ -224,14 +225,14 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		// The segments are re-solved on the forward solve's own steps
 		// (replay): fixed steps, no error estimates or rejections, and the
 		// same dense output as the forward solve's.
-		so := forwardOptions(&gs.o, ia.sys, true)
-		if so.fixed == 0 {
-			so.fixed = math.Abs(gs.prob.T1 - gs.prob.T0) // any: replay gives every step's size
+		ia.cache = &segCache[T]{ia: ia}
+		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
+		for i := range ia.cache.its {
+			if ia.cache.its[i], err = initWith(fp, gs.method, so); err != nil {
+				return err
+			}
+			ia.cache.its[i].quadratures(N - n)
 		}
-		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
-			return err
-		}
-		ia.seg.quadratures(N - n)
 		fwd := ia.fwd
 		fwd.onAccept = func() {
 			ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
@@ -254,10 +255,19 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	return nil
 }
 
+// forwardAt writes the forward state at t into ia.ub.
+func (ia *interpAdjoint[T]) forwardAt(t float64) {
+	if ia.cache != nil {
+		ia.cache.eval(ia.ub, t)
+	} else {
+		ia.rd.eval(ia.ub, t)
+	}
+}
+
 // rhs is the backward right-hand side of [λ | μ].
 func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 	n := ia.n
-	ia.rd.eval(ia.ub, t)
+	ia.forwardAt(t)
 	negVJP(ia.sys, da[:n], da[n:], a[:n], ia.ub[:n], p, t)
 }
 
@@ -265,7 +275,7 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
 	n, np := ia.n, ia.np
 	nb := n + np
-	ia.rd.eval(ia.ub, t)
+	ia.forwardAt(t)
 	u := ia.ub[:n]
 	clear(JB)
 	for c := 0; c < n; c++ {
@@ -310,28 +320,13 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 			return err
 		}
 	} else {
-		seg := ia.seg
-		seg.prob.F = ia.sys.rhs()
-		last := ia.ck.len() - 1
-		nsteps := len(ia.steps) / 3
-		for c := last; c >= 0; c-- {
-			lo, hi := ia.ck.ts[c], gs.prob.T1
-			s0, s1 := ia.ck.idx[c], nsteps
-			if c < last {
-				hi, s1 = ia.ck.ts[c+1], ia.ck.idx[c+1]
-			}
-			if lo == hi || sliver(lo, hi) {
-				continue
-			}
-			err := seg.replay(ctx, ia.ck.state(c), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
-			addStats(&gs.res.Backward, seg.Stats())
-			if err != nil {
-				return wrapSolveErr("forward re-solve of a checkpoint segment", err)
-			}
-			ia.rd = denseReader[T]{it: seg}
-			if err := ap.to(ctx, lo); err != nil {
-				return err
-			}
+		ia.cache.reset(ctx)
+		err := ap.to(ctx, gs.prob.T0)
+		if ia.cache.err != nil {
+			return wrapSolveErr("forward re-solve of a checkpoint segment", ia.cache.err)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	copy(gs.res.U0, ap.a[:n])
