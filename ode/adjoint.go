@@ -11,8 +11,8 @@ import (
 //	λ' = −(∂F/∂u)ᵀλ − (∂g/∂u)ᵀ,   μ' = −(∂F/∂p)ᵀλ − (∂g/∂p)ᵀ,
 //
 // λ jumping by dL/du(t_i) at each save time. Then dL/du0 = λ(T0) and
-// dL/dp = μ(T0). The backward solve is cut at the save times (and, with
-// checkpoints, at the checkpoints), so the jumps land exactly.
+// dL/dp = μ(T0). The backward solve is cut at the save times, so the
+// jumps land exactly (not at checkpoints: see segCache).
 
 // adjointPass is the backward pass both adjoint methods share: the
 // backward integrator and the walk over the save times.
