@@ -118,6 +118,17 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	val := row.val[:len(off)]
 	n := len(dst)
 	u = u[:n]
+	if n == 2 { // two states (and two stage inputs of a 2-state adjoint): one pass over the row
+		var a0, a1 T
+		for m, o := range off {
+			v, kk := val[m], k[o:o+2:o+2]
+			a0 += v * kk[0]
+			a1 += v * kk[1]
+		}
+		dst[0] = u[0] + h*a0
+		dst[1] = u[1] + h*a1
+		return
+	}
 	switch len(off) {
 	case 1:
 		v0, s0 := val[0], k[off[0]:][:n]
