@@ -147,24 +147,23 @@ func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options 
 	return o
 }
 
-// negVJP writes da = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p, t),
-// with the running cost's partials (the constant adjoint 1 of q). The VJP
-// is linear in w, so it is taken at −w (in sys.wneg) rather than negated
+// negVJP writes d = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p,
+// t), the two parts one after the other (len(w) + len(p) values), with
+// the running cost's partials (the constant adjoint 1 of q). The VJP is
+// linear in w, so it is taken at −w (in sys.wneg) rather than negated
 // afterwards.
-func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
-	// Index loops, not range: small vectors, cheaper than a memclr call.
-	for i := 0; i < len(du); i++ {
-		du[i] = 0
+func negVJP[T Float](sys *fwdSystem[T], d, w, u []T, p []float32, t float64) {
+	// An index loop, not range: a short vector, cheaper than a memclr call.
+	for i := 0; i < len(d); i++ {
+		d[i] = 0
 	}
-	for k := 0; k < len(dp); k++ {
-		dp[k] = 0
-	}
-	wn := sys.wneg[:len(w)]
+	n := len(w)
+	wn := sys.wneg[:n]
 	for i, v := range w {
 		wn[i] = -v
 	}
-	gs := sys.gs
-	gs.prob.VJP(du, dp, wn, u, p, t)
+	du, dp := d[:n], d[n:]
+	sys.gs.prob.VJP(du, dp, wn, u, p, t)
 	if sys.quad {
 		sys.runningGrad(u, p, t)
 		for i, v := range sys.gu {
@@ -268,7 +267,7 @@ func (ia *interpAdjoint[T]) forwardAt(t float64) {
 func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 	n := ia.n
 	ia.forwardAt(t)
-	negVJP(ia.sys, da[:n], da[n:], a[:n], ia.ub[:n], p, t)
+	negVJP(ia.sys, da, a[:n], ia.ub[:n], p, t)
 }
 
 // jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
@@ -386,7 +385,7 @@ func (bs *backsolve[T]) build(quad bool) error {
 func (bs *backsolve[T]) rhs(da, a []T, p []float32, t float64) {
 	n := bs.n
 	bs.gs.prob.F(da[:n], a[:n], p, t)
-	negVJP(bs.sys, da[n:2*n], da[2*n:], a[n:2*n], a[:n], p, t)
+	negVJP(bs.sys, da[n:], a[n:2*n], a[:n], p, t)
 }
 
 func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
