@@ -118,15 +118,8 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	val := row.val[:len(off)]
 	n := len(dst)
 	u = u[:n]
-	if n == 2 { // two states (and two stage inputs of a 2-state adjoint): one pass over the row
-		var a0, a1 T
-		for m, o := range off {
-			v, kk := val[m], k[o:o+2:o+2]
-			a0 += v * kk[0]
-			a1 += v * kk[1]
-		}
-		dst[0] = u[0] + h*a0
-		dst[1] = u[1] + h*a1
+	if n == 2 { // two states (and two stage inputs of a 2-state adjoint)
+		combine2(dst, u, h, k, off, val)
 		return
 	}
 	switch len(off) {
@@ -249,6 +242,20 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	}
 }
 
+// combine2 is combine for two components, in one pass over the row; small
+// enough to be inlined where the stages are formed.
+func combine2[T Float](dst, u []T, h T, k []T, off []int, val []T) {
+	var a0, a1 T
+	val = val[:len(off)]
+	for m, o := range off {
+		v, kk := val[m], k[o:o+2:o+2]
+		a0 += v * kk[0]
+		a1 += v * kk[1]
+	}
+	dst[1] = u[1] + h*a1
+	dst[0] = u[0] + h*a0
+}
+
 func (e *erk[T]) start(it *Integrator[T]) []T {
 	it.prob.F(e.stage(0), it.u, it.prob.P, it.t)
 	it.stats.FEvals++
@@ -272,9 +279,17 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	e.lastOK, e.extraOK = false, false
 	h := T(hf)
 	in := e.tmp[:e.nIn] // F does not read the quadratures' stage inputs
-	for i := 1; i < last; i++ {
-		e.combine(in, u, h, &e.rows[i])
-		f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+	if len(in) == 2 && len(u) >= 2 {
+		for i := 1; i < last; i++ {
+			row := &e.rows[i]
+			combine2(in, u, h, e.k, row.off, row.val)
+			f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+		}
+	} else {
+		for i := 1; i < last; i++ {
+			e.combine(in, u, h, &e.rows[i])
+			f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+		}
 	}
 	it.stats.FEvals += last - 1
 	un := it.uNew
