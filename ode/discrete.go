@@ -137,9 +137,12 @@ func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	e := da.e
 	N := da.dimN
 	yb := da.yb
-	clear(yb)
 	if extra != nil {
 		copy(yb, extra)
+	} else {
+		for x := 0; x < len(yb); x++ { // a short vector: no memclr call
+			yb[x] = 0
+		}
 	}
 	kb := da.stageBar(i)
 	if !allZero(kb) {
@@ -157,8 +160,19 @@ func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	}
 	row := &e.rows[i]
 	hT := T(h)
+	val := row.val[:len(row.off)]
+	if N == 2 { // two components: the same sums without the inner loop
+		y0, y1 := yb[0], yb[1]
+		for m, off := range row.off {
+			a := hT * val[m]
+			dst := da.kb[off : off+2 : off+2]
+			dst[0] += a * y0
+			dst[1] += a * y1
+		}
+		return
+	}
 	for m, off := range row.off {
-		a := hT * row.val[m]
+		a := hT * val[m]
 		dst := da.kb[off : off+N]
 		for x, v := range yb {
 			dst[x] += a * v
