@@ -11,8 +11,8 @@ import (
 //	λ' = −(∂F/∂u)ᵀλ − (∂g/∂u)ᵀ,   μ' = −(∂F/∂p)ᵀλ − (∂g/∂p)ᵀ,
 //
 // λ jumping by dL/du(t_i) at each save time. Then dL/du0 = λ(T0) and
-// dL/dp = μ(T0). The backward solve is cut at the save times (and, with
-// checkpoints, at the checkpoints), so the jumps land exactly.
+// dL/dp = μ(T0). The backward solve is cut at the save times, so the
+// jumps land exactly (not at checkpoints: see segCache).
 
 // adjointPass is the backward pass both adjoint methods share: the
 // backward integrator and the walk over the save times.
@@ -24,7 +24,6 @@ type adjointPass[T Float] struct {
 	j      int // the next save time to reach, in integration order; −1: none
 	tCur   float64
 	dir    float64
-	dtNext float64     // the step size the last backward segment would have tried next
 	onSave func(k int) // called at save time gs.at[k] after its jump (backsolve resets u)
 }
 
@@ -45,7 +44,6 @@ func (ap *adjointPass[T]) start(dir float64) {
 	clear(ap.a)
 	ap.j = len(ap.gs.at) - 1
 	ap.tCur = ap.gs.prob.T1
-	ap.dtNext = 0
 	ap.jumps()
 }
 
@@ -80,14 +78,10 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			}
 		}
 		if next != ap.tCur && !sliver(ap.tCur, next) {
-			// Each segment starts with the step the last one ended with,
-			// not the initial-step heuristic (one F and a guess each).
-			ap.bwd.o.dt0 = ap.dtNext
 			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
 				return wrapSolveErr("backward solve", err)
 			}
 			err := ap.bwd.Run(ctx)
-			ap.dtNext = math.Abs(ap.bwd.dt)
 			addStats(&gs.res.Backward, ap.bwd.Stats())
 			if err != nil {
 				return wrapSolveErr("backward (adjoint) solve", err)
@@ -153,24 +147,23 @@ func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options 
 	return o
 }
 
-// negVJP writes da = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p, t),
-// with the running cost's partials (the constant adjoint 1 of q). The VJP
-// is linear in w, so it is taken at −w (in sys.wneg) rather than negated
+// negVJP writes d = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p,
+// t), the two parts one after the other (len(w) + len(p) values), with
+// the running cost's partials (the constant adjoint 1 of q). The VJP is
+// linear in w, so it is taken at −w (in sys.wneg) rather than negated
 // afterwards.
-func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64) {
-	// Index loops, not range: small vectors, cheaper than a memclr call.
-	for i := 0; i < len(du); i++ {
-		du[i] = 0
+func negVJP[T Float](sys *fwdSystem[T], d, w, u []T, p []float32, t float64) {
+	// An index loop, not range: a short vector, cheaper than a memclr call.
+	for i := 0; i < len(d); i++ {
+		d[i] = 0
 	}
-	for k := 0; k < len(dp); k++ {
-		dp[k] = 0
-	}
-	wn := sys.wneg[:len(w)]
+	n := len(w)
+	wn := sys.wneg[:n]
 	for i, v := range w {
 		wn[i] = -v
 	}
-	gs := sys.gs
-	gs.prob.VJP(du, dp, wn, u, p, t)
+	du, dp := d[:n], d[n:]
+	sys.gs.prob.VJP(du, dp, wn, u, p, t)
 	if sys.quad {
 		sys.runningGrad(u, p, t)
 		for i, v := range sys.gu {
@@ -184,21 +177,22 @@ func negVJP[T Float](sys *fwdSystem[T], du, dp, w, u []T, p []float32, t float64
 
 // interpAdjoint is InterpolatingAdjoint.
 type interpAdjoint[T Float] struct {
-	gs       *GradientSolver[T]
-	cfg      InterpolatingAdjoint
-	n, np    int
-	quad     bool
-	built    bool
-	sys      *fwdSystem[T]
-	fwd, seg *Integrator[T]
-	rd       denseReader[T]
-	ck       checkpoints[T]
-	pass     adjointPass[T]
-	y0, ub   []T
-	steps    []float64 // with checkpoints: every forward step's start, size and end
-	ev       []T
-	row, rp  []T
-	u1       []T
+	gs      *GradientSolver[T]
+	cfg     InterpolatingAdjoint
+	n, np   int
+	quad    bool
+	built   bool
+	sys     *fwdSystem[T]
+	fwd     *Integrator[T]
+	rd      denseReader[T] // the forward solve's dense output (no checkpoints)
+	cache   *segCache[T]   // or the replayed segments (checkpoints)
+	ck      checkpoints[T]
+	pass    adjointPass[T]
+	y0, ub  []T
+	steps   []float64 // with checkpoints: every forward step's start, size and end
+	ev      []T
+	row, rp []T
+	u1      []T
 }
 
 func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
@@ -230,12 +224,13 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		// The segments are re-solved on the forward solve's own steps
 		// (replay): fixed steps, no error estimates or rejections, and the
 		// same dense output as the forward solve's.
-		so := forwardOptions(&gs.o, ia.sys, true)
-		if so.fixed == 0 {
-			so.fixed = math.Abs(gs.prob.T1 - gs.prob.T0) // any: replay gives every step's size
-		}
-		if ia.seg, err = initWith(fp, gs.method, so); err != nil {
-			return err
+		ia.cache = &segCache[T]{ia: ia}
+		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
+		for i := range ia.cache.its {
+			if ia.cache.its[i], err = initWith(fp, gs.method, so); err != nil {
+				return err
+			}
+			ia.cache.its[i].quadratures(N - n)
 		}
 		fwd := ia.fwd
 		fwd.onAccept = func() {
@@ -253,23 +248,33 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	bwd.quadratures(np) // rhs reads λ only
 	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n+np)}
 	ia.built = true
 	return nil
 }
 
+// forwardAt writes the forward state at t into ia.ub.
+func (ia *interpAdjoint[T]) forwardAt(t float64) {
+	if ia.cache != nil {
+		ia.cache.eval(ia.ub, t)
+	} else {
+		ia.rd.eval(ia.ub, t)
+	}
+}
+
 // rhs is the backward right-hand side of [λ | μ].
 func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 	n := ia.n
-	ia.rd.eval(ia.ub, t)
-	negVJP(ia.sys, da[:n], da[n:], a[:n], ia.ub[:n], p, t)
+	ia.forwardAt(t)
+	negVJP(ia.sys, da, a[:n], ia.ub[:n], p, t)
 }
 
 // jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
 func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
 	n, np := ia.n, ia.np
 	nb := n + np
-	ia.rd.eval(ia.ub, t)
+	ia.forwardAt(t)
 	u := ia.ub[:n]
 	clear(JB)
 	for c := 0; c < n; c++ {
@@ -314,28 +319,13 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 			return err
 		}
 	} else {
-		seg := ia.seg
-		seg.prob.F = ia.sys.rhs()
-		last := ia.ck.len() - 1
-		nsteps := len(ia.steps) / 3
-		for c := last; c >= 0; c-- {
-			lo, hi := ia.ck.ts[c], gs.prob.T1
-			s0, s1 := ia.ck.idx[c], nsteps
-			if c < last {
-				hi, s1 = ia.ck.ts[c+1], ia.ck.idx[c+1]
-			}
-			if lo == hi || sliver(lo, hi) {
-				continue
-			}
-			err := seg.replay(ctx, ia.ck.state(c), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
-			addStats(&gs.res.Backward, seg.Stats())
-			if err != nil {
-				return wrapSolveErr("forward re-solve of a checkpoint segment", err)
-			}
-			ia.rd = denseReader[T]{it: seg}
-			if err := ap.to(ctx, lo); err != nil {
-				return err
-			}
+		ia.cache.reset(ctx)
+		err := ap.to(ctx, gs.prob.T0)
+		if ia.cache.err != nil {
+			return wrapSolveErr("forward re-solve of a checkpoint segment", ia.cache.err)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	copy(gs.res.U0, ap.a[:n])
@@ -385,6 +375,7 @@ func (bs *backsolve[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	bwd.quadratures(np) // rhs reads u and λ only
 	bs.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, 2*n+np), lam: n}
 	bs.pass.onSave = func(k int) { copy(bs.pass.a[:n], bs.ys[k][:n]) }
 	bs.built = true
@@ -394,7 +385,7 @@ func (bs *backsolve[T]) build(quad bool) error {
 func (bs *backsolve[T]) rhs(da, a []T, p []float32, t float64) {
 	n := bs.n
 	bs.gs.prob.F(da[:n], a[:n], p, t)
-	negVJP(bs.sys, da[n:2*n], da[2*n:], a[n:2*n], a[:n], p, t)
+	negVJP(bs.sys, da[n:], a[n:2*n], a[:n], p, t)
 }
 
 func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {

@@ -35,6 +35,7 @@ type discreteAdjoint[T Float] struct {
 	ts, hs []float64   // every step's start time and size
 	tEnd   []float64   // and its end time
 	su     []T         // without checkpoints: every step's start state
+	sk     []T         // and its stages 0…s−2 from the forward solve
 	ck     checkpoints[T]
 	seg    []T // with checkpoints: the start states of one segment
 	ys     []T // stage inputs of the step being reversed, (s+ne)·N
@@ -75,6 +76,7 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 	da.ub, da.yb, da.end = make([]T, N), make([]T, N), make([]T, N)
 	da.wsave = make([]float64, S)
 	fwd := da.fwd
+	fwdERK := fwd.st.(*erk[T])
 	ckpt := da.cfg.Checkpoints > 0
 	fwd.onAccept = func() {
 		da.ts = append(da.ts, fwd.tPrev)
@@ -86,6 +88,9 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 			}
 		} else {
 			da.su = append(da.su, fwd.uPrev...)
+			// The main stages but the last (always those of the accepted
+			// attempt): the reverse pass need not evaluate F again.
+			da.sk = append(da.sk, fwdERK.k[:(fwdERK.s-1)*N]...)
 		}
 	}
 	da.built = true
@@ -97,17 +102,23 @@ func (da *discreteAdjoint[T]) stageBar(i int) []T { return da.kb[i*da.dimN : (i+
 
 // forwardStep recomputes the main stages of the step from u at t with size
 // h (and the last stage and the extra ones if all), leaving the stage
-// inputs in ys, the stages in e.k and u_new in ys's stage s−1.
-func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool) {
+// inputs in ys, the stages in e.k and u_new in ys's stage s−1. With the
+// forward solve's stages 0…s−2 (stored, else nil) it evaluates F only for
+// the last and the extra stages, if all.
+func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool, stored []T) {
 	e, f, p := da.e, da.sys.rhs(), da.gs.prob.P
 	s := e.s
 	hT := T(h)
 	copy(da.stageIn(0), u)
-	f(e.stage(0), u, p, t)
+	if stored != nil {
+		copy(e.k, stored)
+	} else {
+		f(e.stage(0), u, p, t)
+	}
 	for i := 1; i < s; i++ {
 		y := da.stageIn(i)
 		e.combine(y, u, hT, &e.rows[i])
-		if i < s-1 || all {
+		if (i < s-1 && stored == nil) || (i == s-1 && all) {
 			f(e.stage(i), y, p, t+e.c[i]*h)
 		}
 	}
@@ -126,9 +137,12 @@ func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	e := da.e
 	N := da.dimN
 	yb := da.yb
-	clear(yb)
 	if extra != nil {
 		copy(yb, extra)
+	} else {
+		for x := 0; x < len(yb); x++ { // a short vector: no memclr call
+			yb[x] = 0
+		}
 	}
 	kb := da.stageBar(i)
 	if !allZero(kb) {
@@ -146,8 +160,19 @@ func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	}
 	row := &e.rows[i]
 	hT := T(h)
+	val := row.val[:len(row.off)]
+	if N == 2 { // two components: the same sums without the inner loop
+		y0, y1 := yb[0], yb[1]
+		for m, off := range row.off {
+			a := hT * val[m]
+			dst := da.kb[off : off+2 : off+2]
+			dst[0] += a * y0
+			dst[1] += a * y1
+		}
+		return
+	}
 	for m, off := range row.off {
-		a := hT * row.val[m]
+		a := hT * val[m]
 		dst := da.kb[off : off+N]
 		for x, v := range yb {
 			dst[x] += a * v
@@ -167,7 +192,7 @@ func allZero[T Float](x []T) bool {
 // reverseStep turns da.ub, the cotangent of the end of step `step` (whose
 // start state is u), into that of its start, taking in the cotangents of
 // the save times at its end and inside it.
-func (da *discreteAdjoint[T]) reverseStep(step int, u []T, ap *adjointPass[T]) {
+func (da *discreteAdjoint[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T]) {
 	gs, e, n := da.gs, da.e, da.n
 	t, h, tEnd := da.ts[step], da.hs[step], da.tEnd[step]
 	for ap.j >= 0 {
@@ -183,7 +208,7 @@ func (da *discreteAdjoint[T]) reverseStep(step int, u []T, ap *adjointPass[T]) {
 		s, _ := ap.saveIO(ap.j)
 		interior = ap.dir*(s-t) > 0
 	}
-	da.forwardStep(u, t, h, interior)
+	da.forwardStep(u, t, h, interior, stored)
 	clear(da.kb)
 	copy(da.end, da.ub) // the cotangent of y_{s−1} = u_new
 	clear(da.ub)
@@ -237,7 +262,7 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	}
 	n, N := da.n, da.dimN
 	fwd := da.fwd
-	da.ts, da.hs, da.tEnd, da.su = da.ts[:0], da.hs[:0], da.tEnd[:0], da.su[:0]
+	da.ts, da.hs, da.tEnd, da.su, da.sk = da.ts[:0], da.hs[:0], da.tEnd[:0], da.su[:0], da.sk[:0]
 	ckpt := da.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -256,8 +281,9 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	clear(da.pb)
 	steps := len(da.ts)
 	if !ckpt {
+		K := (da.e.s - 1) * N
 		for i := steps - 1; i >= 0; i-- {
-			da.reverseStep(i, da.su[i*N:(i+1)*N], ap)
+			da.reverseStep(i, da.su[i*N:(i+1)*N], da.sk[i*K:(i+1)*K], ap)
 		}
 	} else {
 		last := da.ck.len() - 1
@@ -273,12 +299,12 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 			copy(seg[:N], da.ck.state(c))
 			for i := lo; i < hi-1; i++ {
 				k := (i - lo) * N
-				da.forwardStep(seg[k:k+N], da.ts[i], da.hs[i], false)
+				da.forwardStep(seg[k:k+N], da.ts[i], da.hs[i], false, nil)
 				copy(seg[k+N:k+2*N], da.stageIn(da.e.s-1))
 			}
 			for i := hi - 1; i >= lo; i-- {
 				k := (i - lo) * N
-				da.reverseStep(i, seg[k:k+N], ap)
+				da.reverseStep(i, seg[k:k+N], nil, ap)
 			}
 		}
 	}

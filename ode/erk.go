@@ -38,6 +38,7 @@ const (
 // weights b − bhat and the interpolation weights are kept sparse and in T.
 type erk[T Float] struct {
 	n, s, ne int // dimension, main stages, extra stages
+	nIn      int // the leading components F reads; the rest are quadratures (see quadratures)
 	deg      int
 	k        []T // the s+ne stage derivatives, stage l at k[l*n:(l+1)*n]
 	tmp      []T
@@ -57,7 +58,7 @@ type erk[T Float] struct {
 
 func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 	s, ne := len(tb.c), len(tb.ce)
-	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0])}
+	e := &erk[T]{n: n, s: s, ne: ne, deg: len(tb.bi[0]), nIn: n}
 	buf := padded[T]((s + ne + 2) * n) // written every stage: keep other goroutines' data off its cache lines
 	e.k = buf[: (s+ne)*n : (s+ne)*n]
 	e.tmp = buf[(s+ne)*n : (s+ne+1)*n : (s+ne+1)*n]
@@ -96,6 +97,12 @@ func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 
 func (e *erk[T]) degree() int { return e.deg }
 
+// quadratures marks the last nq components as quadratures: F's value
+// does not depend on them, so the stage inputs leave them out (their
+// stages and the step's result still have them). A backward adjoint's μ,
+// a running cost's integral.
+func (e *erk[T]) quadratures(nq int) { e.nIn = e.n - nq }
+
 func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 
 // combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}, the sum
@@ -111,9 +118,13 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	val := row.val[:len(off)]
 	n := len(dst)
 	u = u[:n]
+	if n == 2 { // two states (and two stage inputs of a 2-state adjoint)
+		combine2(dst, u, h, k, off, val)
+		return
+	}
 	switch len(off) {
 	case 1:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -121,8 +132,8 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 2:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -131,9 +142,9 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 3:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -143,10 +154,10 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 4:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -157,11 +168,11 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 5:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -173,12 +184,12 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 6:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
-		v5, s5 := val[5], k[off[5]:off[5]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
+		v5, s5 := val[5], k[off[5]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -191,13 +202,13 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		}
 		return
 	case 7:
-		v0, s0 := val[0], k[off[0]:off[0]+n]
-		v1, s1 := val[1], k[off[1]:off[1]+n]
-		v2, s2 := val[2], k[off[2]:off[2]+n]
-		v3, s3 := val[3], k[off[3]:off[3]+n]
-		v4, s4 := val[4], k[off[4]:off[4]+n]
-		v5, s5 := val[5], k[off[5]:off[5]+n]
-		v6, s6 := val[6], k[off[6]:off[6]+n]
+		v0, s0 := val[0], k[off[0]:][:n]
+		v1, s1 := val[1], k[off[1]:][:n]
+		v2, s2 := val[2], k[off[2]:][:n]
+		v3, s3 := val[3], k[off[3]:][:n]
+		v4, s4 := val[4], k[off[4]:][:n]
+		v5, s5 := val[5], k[off[5]:][:n]
+		v6, s6 := val[6], k[off[6]:][:n]
 		for j := range dst {
 			var a T
 			a += v0 * s0[j]
@@ -231,6 +242,20 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	}
 }
 
+// combine2 is combine for two components, in one pass over the row; small
+// enough to be inlined where the stages are formed.
+func combine2[T Float](dst, u []T, h T, k []T, off []int, val []T) {
+	var a0, a1 T
+	val = val[:len(off)]
+	for m, o := range off {
+		v, kk := val[m], k[o:o+2:o+2]
+		a0 += v * kk[0]
+		a1 += v * kk[1]
+	}
+	dst[1] = u[1] + h*a1
+	dst[0] = u[0] + h*a0
+}
+
 func (e *erk[T]) start(it *Integrator[T]) []T {
 	it.prob.F(e.stage(0), it.u, it.prob.P, it.t)
 	it.stats.FEvals++
@@ -253,9 +278,18 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	e.k0 = k0Valid
 	e.lastOK, e.extraOK = false, false
 	h := T(hf)
-	for i := 1; i < last; i++ {
-		e.combine(e.tmp, u, h, &e.rows[i])
-		f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+	in := e.tmp[:e.nIn] // F does not read the quadratures' stage inputs
+	if len(in) == 2 && len(u) >= 2 {
+		for i := 1; i < last; i++ {
+			row := &e.rows[i]
+			combine2(in, u, h, e.k, row.off, row.val)
+			f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+		}
+	} else {
+		for i := 1; i < last; i++ {
+			e.combine(in, u, h, &e.rows[i])
+			f(e.stage(i), e.tmp, p, t+e.c[i]*hf)
+		}
 	}
 	it.stats.FEvals += last - 1
 	un := it.uNew
@@ -339,7 +373,7 @@ func (e *erk[T]) dense(it *Integrator[T], poly []T) {
 	h := T(e.h)
 	if e.ne > 0 && !e.extraOK {
 		for x := e.s; x < e.s+e.ne; x++ {
-			e.combine(e.tmp, it.uPrev, h, &e.rows[x])
+			e.combine(e.tmp[:e.nIn], it.uPrev, h, &e.rows[x])
 			f(e.stage(x), e.tmp, p, it.tPrev+e.c[x]*e.h)
 		}
 		it.stats.FEvals += e.ne

@@ -80,6 +80,9 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	if err != nil {
 		return err
 	}
+	if quad {
+		it.quadratures(1 + m) // q and its sensitivities
+	}
 	fs.it, fs.built = it, true
 	fs.gs.res.Sens = make([][]T, 0, len(fs.gs.at))
 	return nil
@@ -155,29 +158,31 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 	n, m, np := fs.n, fs.m, fs.np
 	u := Y[:n]
 	vjp, ju, jp, er := fs.gs.prob.VJP, fs.ju, fs.jp, fs.er
-	for i := 0; i < n; i++ {
-		r, rp := ju[i*n:(i+1)*n], jp[i*np:(i+1)*np]
-		for j := range r {
-			r[j] = 0
-		}
-		for k := range rp {
-			rp[k] = 0
-		}
+	// Index loops, not range: short rows, cheaper than memclr calls.
+	for x := 0; x < len(ju); x++ {
+		ju[x] = 0
+	}
+	for x := 0; x < len(jp); x++ {
+		jp[x] = 0
+	}
+	for i, ri, rpi := 0, 0, 0; i < n; i, ri, rpi = i+1, ri+n, rpi+np {
 		er[i] = 1
-		vjp(r, rp, er, u, p, t)
+		vjp(ju[ri:ri+n:ri+n], jp[rpi:rpi+np:rpi+np], er, u, p, t)
 		er[i] = 0
 	}
-	if n == 2 { // the common small case, unrolled
+	if n == 2 && len(Y) >= 2*(1+m) && len(dY) >= 2*(1+m) { // the common small case, unrolled
 		a, b, c, d := ju[0], ju[1], ju[2], ju[3]
-		for k, lo := 0, n; k < m; k, lo = k+1, lo+n {
-			s, ds := Y[lo:lo+2:lo+2], dY[lo:lo+2:lo+2]
-			d0 := a*s[0] + b*s[1]
-			d1 := c*s[0] + d*s[1]
-			if k < np {
-				d0 += jp[k]
-				d1 += jp[np+k]
-			}
-			ds[0], ds[1] = d0, d1
+		jp0, jp1 := jp[:np], jp[np:2*np]
+		k := 0
+		for ; k < np; k++ {
+			s0, s1 := Y[2+2*k], Y[3+2*k]
+			dY[2+2*k] = a*s0 + b*s1 + jp0[k]
+			dY[3+2*k] = c*s0 + d*s1 + jp1[k]
+		}
+		for ; k < m; k++ {
+			s0, s1 := Y[2+2*k], Y[3+2*k]
+			dY[2+2*k] = a*s0 + b*s1
+			dY[3+2*k] = c*s0 + d*s1
 		}
 		return
 	}

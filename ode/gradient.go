@@ -71,10 +71,12 @@ type InterpolatingAdjoint struct {
 	// k-th step, k doubling as the budget fills, so the step count need
 	// not be known) and the times and sizes of its steps (three float64
 	// per step), and each segment between two is solved again with dense
-	// output during the backward pass, on the forward solve's own steps
-	// without error control: the same dense output as without
-	// checkpoints, in O(Checkpoints + one segment) states, for one more
-	// forward pass at the cost of its steps alone.
+	// output when the backward pass first reads it, on the forward
+	// solve's own steps without error control (two segments held at a
+	// time): the same dense output and backward steps as without
+	// checkpoints, hence the same gradient, in O(Checkpoints + two
+	// segments) states, for one more forward pass at the cost of its
+	// steps alone.
 	Checkpoints int
 }
 
@@ -97,7 +99,9 @@ type DiscreteAdjoint struct {
 	// starts are kept (every k-th, k doubling as the budget fills) and
 	// each segment's steps are recomputed from its checkpoint in the
 	// reverse pass. The times and sizes of all steps are kept (two
-	// float64 per step). 0 keeps every step's start state.
+	// float64 per step). 0 keeps every step's start state and its stages
+	// but the last (s·n values per step for an s-stage method), so that
+	// the reverse pass evaluates no F on steps without a save time inside.
 	Checkpoints int
 }
 

@@ -138,6 +138,7 @@ func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T],
 	n := sys.n
 	it.o.saveAt = gs.at
 	it.prob.F = sys.rhs() // prob.F may differ from the last call's (GradientOf)
+	it.quadratures(len(y0) - n)
 	clear(y0)
 	copy(y0, gs.initialState())
 	if err := it.Reinit(y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
@@ -196,7 +197,7 @@ func (d *denseReader[T]) eval(dst []T, t float64) {
 	}
 	d.last = k
 	sz := (it.deg + 1) * it.n
-	hornerInto(dst, it.denseC[k*sz:(k+1)*sz], it.deg, it.n, T((t-ts[k])/hs[k]))
+	hornerInto(dst, it.denseC[k*sz:], it.deg, it.n, T((t-ts[k])/hs[k]))
 }
 
 // checkpoints keeps at most budget states of a forward solve: the start

@@ -586,6 +586,15 @@ func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p [
 	return it.err
 }
 
+// quadratures tells the stepper that F does not read the last nq
+// components (the gradient systems' quadratures), so that an explicit
+// method need not form their stage inputs; other steppers ignore it.
+func (it *Integrator[T]) quadratures(nq int) {
+	if e, ok := it.st.(*erk[T]); ok && nq >= 0 && nq < it.n {
+		e.quadratures(nq)
+	}
+}
+
 // ensurePoly computes the dense polynomial of the last accepted step.
 func (it *Integrator[T]) ensurePoly() {
 	if !it.polyOK {
@@ -606,13 +615,19 @@ func hornerInto[T Float](dst, poly []T, deg, n int, θ T) {
 	// the same operations in the same order as the loop below.
 	switch deg {
 	case 3:
-		c0, c1, c2, c3 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n]
+		c0, c1, c2, c3 := poly[:n], poly[n:][:n], poly[2*n:][:n], poly[3*n:][:n]
 		for i := range dst {
 			dst[i] = ((c3[i]*θ+c2[i])*θ+c1[i])*θ + c0[i]
 		}
 		return
 	case 4:
-		c0, c1, c2, c3, c4 := poly[:n], poly[n:2*n], poly[2*n:3*n], poly[3*n:4*n], poly[4*n:5*n]
+		if n == 2 { // two states (Lotka-Volterra, the spiral): no slices
+			p := poly[:10]
+			dst[0] = (((p[8]*θ+p[6])*θ+p[4])*θ+p[2])*θ + p[0]
+			dst[1] = (((p[9]*θ+p[7])*θ+p[5])*θ+p[3])*θ + p[1]
+			return
+		}
+		c0, c1, c2, c3, c4 := poly[:n], poly[n:][:n], poly[2*n:][:n], poly[3*n:][:n], poly[4*n:][:n]
 		for i := range dst {
 			dst[i] = (((c4[i]*θ+c3[i])*θ+c2[i])*θ+c1[i])*θ + c0[i]
 		}
