@@ -3,6 +3,8 @@ package ad
 import (
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -85,7 +87,32 @@ func kindName(k nodeKind) string {
 // output from its inputs and attributes only.
 //
 // It returns the error of Replayable, and then runs nothing.
-func (t *Tape) Replay() error {
+func (t *Tape) Replay() error { return t.replay(-1, math.MaxInt32) }
+
+// ReplayTo is Replay of the ops recorded up to v (v included) only: the
+// forward part of a recording whose derivative sweep follows v, when only
+// its value is wanted now.
+func (t *Tape) ReplayTo(v Var) error {
+	if !t.check("ReplayTo", v) {
+		return t.err
+	}
+	return t.replay(-1, v.id)
+}
+
+// ReplayAfter is Replay of the ops recorded after v only. It is for a
+// recording whose values up to v are already those of the current inputs
+// (by ReplayTo, or Replay, with the same values of the inputs recorded
+// before v): Rebind the inputs recorded after v (a sweep's seeds), and
+// ReplayAfter recomputes what depends on them, as Replay would.
+func (t *Tape) ReplayAfter(v Var) error {
+	if !t.check("ReplayAfter", v) {
+		return t.err
+	}
+	return t.replay(v.id, math.MaxInt32)
+}
+
+// replay runs the plan's steps for the nodes in (after, last].
+func (t *Tape) replay(after, last int32) error {
 	if err := t.Replayable(); err != nil {
 		return err
 	}
@@ -93,8 +120,15 @@ func (t *Tape) Replay() error {
 	if pl.gen != t.gen || pl.len != len(t.nodes) {
 		t.makePlan()
 	}
-	for i := range pl.steps {
-		st := &pl.steps[i]
+	steps := pl.steps
+	if after >= 0 {
+		steps = steps[sort.Search(len(steps), func(i int) bool { return steps[i].node > after }):]
+	}
+	for i := range steps {
+		st := &steps[i]
+		if st.node > last {
+			break
+		}
 		if st.refresh {
 			for j, id := range t.nodes[st.node].in {
 				st.f.In[j].Data = t.nodes[id].data
