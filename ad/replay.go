@@ -3,6 +3,8 @@ package ad
 import (
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -77,44 +79,135 @@ func kindName(k nodeKind) string {
 // again, in recording order, with the current values of its inputs (see
 // Rebind), writing each op's output into the buffer it already has, so
 // that every Var of the recording holds what a fresh recording with those
-// inputs would hold, bit for bit. It allocates nothing. Results a sweep
-// wrote outside the tape's values (the gradients of Backward and GradOf,
-// what AddVJP and Tangent returned) are not updated: use VJPOf and JVPOf
-// for derivatives that replay. A user's Primitive must compute its output
-// from its inputs and attributes only.
+// inputs would hold, bit for bit. The first Replay of a recording makes a
+// plan of it (which allocates); later ones allocate nothing. Results a
+// sweep wrote outside the tape's values (the gradients of Backward and
+// GradOf, what AddVJP and Tangent returned) are not updated: use VJPOf and
+// JVPOf for derivatives that replay. A user's Primitive must compute its
+// output from its inputs and attributes only.
 //
 // It returns the error of Replayable, and then runs nothing.
-func (t *Tape) Replay() error {
+func (t *Tape) Replay() error { return t.replay(-1, math.MaxInt32) }
+
+// ReplayTo is Replay of the ops recorded up to v (v included) only: the
+// forward part of a recording whose derivative sweep follows v, when only
+// its value is wanted now.
+func (t *Tape) ReplayTo(v Var) error {
+	if !t.check("ReplayTo", v) {
+		return t.err
+	}
+	return t.replay(-1, v.id)
+}
+
+// ReplayAfter is Replay of the ops recorded after v only. It is for a
+// recording whose values up to v are already those of the current inputs
+// (by ReplayTo, or Replay, with the same values of the inputs recorded
+// before v): Rebind the inputs recorded after v (a sweep's seeds), and
+// ReplayAfter recomputes what depends on them, as Replay would.
+func (t *Tape) ReplayAfter(v Var) error {
+	if !t.check("ReplayAfter", v) {
+		return t.err
+	}
+	return t.replay(v.id, math.MaxInt32)
+}
+
+// replay runs the plan's steps for the nodes in (after, last].
+func (t *Tape) replay(after, last int32) error {
 	if err := t.Replayable(); err != nil {
 		return err
 	}
-	f := &t.fwd
-	f.t = t
+	pl := &t.plan
+	if pl.gen != t.gen || pl.len != len(t.nodes) {
+		t.makePlan()
+	}
+	steps := pl.steps
+	if after >= 0 {
+		steps = steps[sort.Search(len(steps), func(i int) bool { return steps[i].node > after }):]
+	}
+	for i := range steps {
+		st := &steps[i]
+		if st.node > last {
+			break
+		}
+		if st.refresh {
+			for j, id := range t.nodes[st.node].in {
+				st.f.In[j].Data = t.nodes[id].data
+			}
+		}
+		if st.alias != nil {
+			t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
+			continue
+		}
+		st.prim.Forward(&st.f)
+	}
+	return nil
+}
+
+// replayPlan is what Replay runs: one step per op whose output must be
+// computed again, with its kernel's arguments made once. Only values that
+// Rebind may change (Params, Consts, and Aliaser outputs that view them)
+// are read anew from the nodes; every other op's output stays in the
+// buffer it was recorded in.
+type replayPlan struct {
+	gen   uint32
+	len   int
+	steps []replayStep
+	args  []flat.Tensor
+}
+
+type replayStep struct {
+	node    int32
+	refresh bool      // an input may have new data: re-read the inputs' slices
+	alias   Aliaser   // non-nil: recompute the view instead of running a kernel
+	prim    Primitive // the kernel otherwise
+	f       Forward
+}
+
+func (t *Tape) makePlan() {
+	pl := &t.plan
+	pl.gen, pl.len = t.gen, len(t.nodes)
+	total := 0
+	for i := range t.nodes {
+		total += len(t.nodes[i].in)
+	}
+	if cap(pl.args) < total {
+		pl.args = make([]flat.Tensor, total)
+	}
+	args := pl.args[:total]
+	clear(args)
+	pl.steps = pl.steps[:0]
+	// volatile marks the nodes whose data slice Rebind may replace.
+	volatile := make([]bool, len(t.nodes))
 	for i := range t.nodes {
 		nd := &t.nodes[i]
 		if nd.kind != kindOp {
+			volatile[i] = true
 			continue
 		}
-		if cap(t.fwdArgs) < len(nd.in) {
-			t.fwdArgs = make([]flat.Tensor, len(nd.in))
-		}
-		args := t.fwdArgs[:len(nd.in)]
-		for j, id := range nd.in {
-			in := &t.nodes[id]
-			args[j].Shape, args[j].Data = in.shape, in.data
+		vol := false
+		for _, id := range nd.in {
+			vol = vol || volatile[id]
 		}
 		if nd.alias {
-			nd.data = nd.prim.(Aliaser).Alias(args, nd.attrs)
-		} else {
-			f.In, f.Out.Shape, f.Out.Data, f.Attrs, f.saved = args, nd.shape, nd.data, nd.attrs, nil
-			nd.prim.Forward(f)
+			if !vol {
+				continue // views an op's buffer, which stays
+			}
+			volatile[i] = true
 		}
+		in := args[:len(nd.in):len(nd.in)]
+		args = args[len(nd.in):]
+		for j, id := range nd.in {
+			in[j] = flat.Tensor{Shape: t.nodes[id].shape, Data: t.nodes[id].data}
+		}
+		st := replayStep{node: int32(i), refresh: vol}
+		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
+		if nd.alias {
+			st.alias = nd.prim.(Aliaser)
+		} else {
+			st.prim = nd.prim
+		}
+		pl.steps = append(pl.steps, st)
 	}
-	f.In, f.Out.Shape, f.Out.Data, f.Attrs.Ints, f.Attrs.Floats, f.saved, f.t = nil, nil, nil, nil, nil, nil, nil
-	for i := range t.fwdArgs {
-		t.fwdArgs[i].Shape, t.fwdArgs[i].Data = nil, nil
-	}
-	return nil
 }
 
 // VJPOf records the vector-Jacobian products wᵀ·∂y/∂wrt[k] into out[k] as

@@ -98,10 +98,10 @@ type rpInputs struct{ x, p, w, dx, dp []float32 }
 
 // rpRecord records c at in on t, with a VJP of w towards x and p and a JVP
 // along (dx, dp) (dp nil: along x only), and returns the input nodes.
-func rpRecord(t *Tape, c rpCase, in rpInputs) (ins [5]Var) {
+func rpRecord(t *Tape, c rpCase, in rpInputs) (ins [5]Var, y Var) {
 	xv, pv := t.Param(in.x), t.Param(in.p)
 	xr := View(xv, 0, c.xs...)
-	y := c.f(xr, pv)
+	y = c.f(xr, pv)
 	w := t.Const(flat.Tensor{Shape: y.Shape(), Data: in.w})
 	wrt := []Var{xv, pv}
 	cots := make([]Var, 2)
@@ -116,7 +116,7 @@ func rpRecord(t *Tape, c rpCase, in rpInputs) (ins [5]Var) {
 	if _, err := t.JVPOf(y, wrt, []Var{dx, dp}); err != nil {
 		panic(err)
 	}
-	return [5]Var{xv, pv, w, dx, dp}
+	return [5]Var{xv, pv, w, dx, dp}, y
 }
 
 func rpDraw(rt *rapid.T, n int, label string) []float32 {
@@ -146,31 +146,43 @@ func TestReplayEqualsFreshRecording(t *testing.T) {
 					}
 					return in
 				}
-				in1, in2 := draw("1"), draw("2")
-				a, b := NewTape(), NewTape()
-				ins := rpRecord(a, c, in1)
+				in1 := draw("1")
+				a := NewTape()
+				ins, y := rpRecord(a, c, in1)
 				if err := a.Replayable(); err != nil {
 					rt.Fatalf("replayable: %v", err)
 				}
-				for k, d := range [][]float32{in2.x, in2.p, in2.w, in2.dx, in2.dp} {
-					if !ins[k].IsZero() {
-						if err := a.Rebind(ins[k], d); err != nil {
-							rt.Fatalf("rebind %d: %v", k, err)
+				// Three times: later replays run the plan the first made,
+				// the last in two parts, up to y and after it.
+				for _, s := range []string{"2", "3", "4"} {
+					in := draw(s)
+					for k, d := range [][]float32{in.x, in.p, in.w, in.dx, in.dp} {
+						if !ins[k].IsZero() {
+							if err := a.Rebind(ins[k], d); err != nil {
+								rt.Fatalf("rebind %d: %v", k, err)
+							}
 						}
 					}
+					if s != "4" {
+						if err := a.Replay(); err != nil {
+							rt.Fatalf("replay: %v", err)
+						}
+					} else if err := a.ReplayTo(y); err != nil {
+						rt.Fatalf("replay to y: %v", err)
+					} else if err := a.ReplayAfter(y); err != nil {
+						rt.Fatalf("replay after y: %v", err)
+					}
+					b := NewTape()
+					rpRecord(b, c, in)
+					rpSameNodes(rt, a, b)
 				}
-				if err := a.Replay(); err != nil {
-					rt.Fatalf("replay: %v", err)
-				}
-				rpRecord(b, c, in2)
-				rpSameNodes(rt, a, b)
 			})
 		})
 	}
 }
 
 // rpSameNodes fails unless a and b hold the same ops with bit-equal values.
-func rpSameNodes(rt *rapid.T, a, b *Tape) {
+func rpSameNodes(rt interface{ Fatalf(string, ...any) }, a, b *Tape) {
 	if a.Len() != b.Len() {
 		rt.Fatalf("replayed tape has %d values, fresh %d", a.Len(), b.Len())
 	}
@@ -262,15 +274,55 @@ func TestReplayAllocatesNothing(t *testing.T) {
 	c := rpCases[0]
 	in := rpInputs{x: make([]float32, 6), p: make([]float32, c.np), w: make([]float32, 8), dx: make([]float32, 6), dp: make([]float32, c.np)}
 	tp := NewTape()
-	ins := rpRecord(tp, c, in)
+	ins, y := rpRecord(tp, c, in)
 	x2 := make([]float32, 6)
 	allocs := testing.AllocsPerRun(100, func() {
 		x2[0]++
-		if tp.Rebind(ins[0], x2) != nil || tp.Replay() != nil {
+		if tp.Rebind(ins[0], x2) != nil || tp.Replay() != nil || tp.ReplayTo(y) != nil || tp.ReplayAfter(y) != nil {
 			t.Fatal("replay failed")
 		}
 	})
 	if allocs != 0 {
 		t.Errorf("Rebind + Replay: %v allocations, want 0", allocs)
+	}
+}
+
+// TestReplayAfterReset: a tape reset and used for another recording
+// replays that one, not the plan of the first.
+func TestReplayAfterReset(t *testing.T) {
+	tp := NewTape()
+	for round, c := range []rpCase{rpCases[0], rpCases[9], rpCases[0]} {
+		nx := 1
+		for _, d := range c.xs {
+			nx *= d
+		}
+		mk := func(n int, s float32) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = s * float32(math.Sin(float64(3*i+round+1)))
+			}
+			return x
+		}
+		tp.Reset()
+		y := c.f(View(tp.Param(mk(nx, 1)), 0, c.xs...), tp.Param(mk(c.np, 1)))
+		ny := y.Size()
+		tp.Reset()
+		in1 := rpInputs{x: mk(nx, 1), p: mk(c.np, 0.5), w: mk(ny, 1), dx: mk(nx, 2), dp: mk(c.np, 1)}
+		in2 := rpInputs{x: mk(nx, -1.5), p: mk(c.np, 0.7), w: mk(ny, -1), dx: mk(nx, 1), dp: mk(c.np, -2)}
+		ins, _ := rpRecord(tp, c, in1)
+		if err := tp.Replay(); err != nil { // builds the plan at in1
+			t.Fatal(err)
+		}
+		for k, d := range [][]float32{in2.x, in2.p, in2.w, in2.dx, in2.dp} {
+			if err := tp.Rebind(ins[k], d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tp.Replay(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := NewTape()
+		rpRecord(fresh, c, in2)
+		rpSameNodes(t, tp, fresh)
 	}
 }

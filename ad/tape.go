@@ -37,6 +37,7 @@ type Tape struct {
 	// into later ops' attributes); each plus one, 0 for none.
 	readAt  int32
 	savedAt int32
+	plan    replayPlan // Replay's, for the recording of generation plan.gen
 
 	shapeArgs    [][]int       // scratch for Primitive.Shape
 	outShape     []int         // scratch for Primitive.Shape's result
@@ -102,6 +103,11 @@ func (t *Tape) Reset() {
 	t.grads = t.grads[:0]
 	t.order = 0
 	t.readAt, t.savedAt = 0, 0
+	if len(t.plan.steps) > 0 { // drop the plan's references to callers' data
+		clear(t.plan.steps)
+		clear(t.plan.args)
+		t.plan.steps = t.plan.steps[:0]
+	}
 	t.gen++
 }
 

@@ -1,12 +1,16 @@
 package ode
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"sync"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // ADFunc adapts a right-hand side written with ad ops to the in-place form
@@ -25,24 +29,28 @@ import (
 // and returns du/dt as a Var of n elements. For F and Jac, p is a constant:
 // the Jacobian is with respect to u only. ADDerivs adds the products that
 // sensitivities and adjoints need, for which p is differentiable too.
-// f is recorded on a tape taken from a pool (one per goroutine in use,
-// reset after every call), so F and Jac are safe for concurrent use, as an
-// ensemble needs, and allocate nothing once warm if f's ops do not.
+// f is recorded on tapes kept for reuse (one set per goroutine in use), so
+// F and Jac are safe for concurrent use, as an ensemble needs, and allocate
+// nothing once warm if f's ops do not. With the option Replayable (implied
+// for NeuralRHS), f is recorded once per product and goroutine and then
+// replayed.
 //
-// The Jacobian is one recording of f and n reverse sweeps (row i of J is the
-// gradient of du_i): J[i*n+j] = ∂du_i/∂u_j.
+// The Jacobian is one recording of f and n reverse sweeps (row i of J is
+// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
 //
-// F and Jac cannot return errors: if f fails (an error recorded on the tape:
-// a shape mismatch, a missing derivative rule, a result of the wrong size),
-// they fill du or J with NaN, and the solve ends with NonFinite. ADProblem
-// builds the Problem and reports such an error up front.
+// F and Jac cannot return errors: if f fails (an error recorded on the
+// tape: a shape mismatch, a missing derivative rule, a result of the wrong
+// size), they fill du or J with NaN, and a solve ends with NonFinite; Solve
+// then reports f's error in Error.Err (errors.Is and errors.As reach it).
+// ADProblem builds the Problem and reports such an error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int) (F func(du, u, p []float32, t float64), Jac func(J, u, p []float32, t float64)) {
+func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (F func(du, u, p []float32, t float64), Jac func(J, u, p []float32, t float64)) {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("ode: ADFunc(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	return newADRHS(f, n).funcs()
+	a := newADRHS(f, n, opts)
+	return a.callF, a.callJac
 }
 
 // ADDerivs is ADFunc with the derivative products of Problem.JVP and
@@ -57,12 +65,13 @@ func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int) (F func(du, u, p []flo
 //     once (towards u only when dp is nil).
 //
 // Both are exact to float32 rounding (ad is float32), safe for concurrent
-// use and allocation-free once warm, as F and Jac are. If f fails they fill
+// use and allocation-free once warm, as F and Jac are; with Replayable each
+// product's recording, sweep included, is replayed. If f fails they fill
 // jv, or du and dp, with NaN; ADProblem reports the error up front. F and
 // Jac are those of ADFunc.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int) (
+func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (
 	F func(du, u, p []float32, t float64),
 	Jac func(J, u, p []float32, t float64),
 	JVP func(jv, u, v, p, dp []float32, t float64),
@@ -71,41 +80,68 @@ func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int) (
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("ode: ADDerivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	a := newADRHS(f, n)
-	F, Jac = a.funcs()
-	JVP, VJP = a.derivs()
-	return F, Jac, JVP, VJP
+	a := newADRHS(f, n, opts)
+	return a.callF, a.callJac, a.callJVP, a.callVJP
 }
 
-func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int) *adRHS {
-	a := &adRHS{f: f, n: n}
-	a.pool.New = func() any { return &adWork{tape: ad.NewTape(), rows: make([]ad.Var, n)} }
-	return a
-}
+// ADOption configures ADFunc, ADDerivs and ADProblem.
+type ADOption func(*adConfig)
 
-func (a *adRHS) funcs() (F func(du, u, p []float32, t float64), Jac func(J, u, p []float32, t float64)) {
-	return func(du, u, p []float32, t float64) {
-			if a.evalF(du, u, p, t) != nil {
-				fillNaN(du)
-			}
-		}, func(J, u, p []float32, t float64) {
-			if a.evalJac(J, u, p, t) != nil {
-				fillNaN(J)
-			}
+type adConfig struct{ replay bool }
+
+// Replayable declares that f records the same ops, with the same
+// attributes and constants, at every call: what it records depends on the
+// shapes of u and p only, not on t or on Go state that changes between
+// calls. Each product (F, Jac, JVP, VJP) is then recorded once per
+// goroutine, with its derivative sweep, and later calls replay that
+// recording with the new u, p and directions (ad.Tape.Replay): the bits of
+// a fresh recording, without building a node. A recording that ad finds
+// value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
+// that f's Go code reads and acts on) is recorded anew at every call, as
+// without this option. An f that reads t must not be declared Replayable:
+// a replay keeps the t of the first call. Functions made by NeuralRHS are
+// replayed without the option.
+func Replayable() ADOption { return func(c *adConfig) { c.replay = true } }
+
+func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *adRHS {
+	var c adConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
 		}
+	}
+	return &adRHS{f: f, n: n, replay: c.replay || isNeuralRHS(f)}
 }
 
-func (a *adRHS) derivs() (JVP func(jv, u, v, p, dp []float32, t float64), VJP func(du, dp, w, u, p []float32, t float64)) {
-	return func(jv, u, v, p, dp []float32, t float64) {
-			if a.evalJVP(jv, u, v, p, dp, t) != nil {
-				fillNaN(jv)
-			}
-		}, func(du, dp, w, u, p []float32, t float64) {
-			if a.evalVJP(du, dp, w, u, p, t) != nil {
-				fillNaN(du)
-				fillNaN(dp) // nil: nothing
-			}
+func (a *adRHS) callF(du, u, p []float32, t float64) {
+	a.report(a.evalF(du, u, p, t), du, nil)
+}
+
+func (a *adRHS) callJac(J, u, p []float32, t float64) {
+	a.report(a.evalJac(J, u, p, t), J, nil)
+}
+
+func (a *adRHS) callJVP(jv, u, v, p, dp []float32, t float64) {
+	a.report(a.evalJVP(jv, u, v, p, dp, t), jv, nil)
+}
+
+func (a *adRHS) callVJP(du, dp, w, u, p []float32, t float64) {
+	a.report(a.evalVJP(du, dp, w, u, p, t), du, dp)
+}
+
+// report fills the outputs of a failed call with NaN and keeps its error
+// for Solve (see withRHSError); a call that succeeds forgets it.
+func (a *adRHS) report(err error, x, y []float32) {
+	if err == nil {
+		if a.err.Load() != nil {
+			a.err.Store(nil)
 		}
+		return
+	}
+	fillNaN(x)
+	fillNaN(y)
+	e := fmt.Errorf("the ad right-hand side: %w", err)
+	a.err.Store(&e)
 }
 
 // ADProblem is ADDerivs with a check: it evaluates f, its Jacobian and the
@@ -113,7 +149,7 @@ func (a *adRHS) derivs() (JVP func(jv, u, v, p, dp []float32, t float64), VJP fu
 // tape, if any, naming the call. The Problem it returns has F, Jac, JVP and
 // VJP from ADDerivs: p is a constant for F and Jac, and differentiable
 // (forward mode for JVP, reverse mode for VJP) for the sensitivities.
-func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32) (Problem[float32], error) {
+func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...ADOption) (Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {
 		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: u0 is empty, want at least one component")
@@ -121,7 +157,7 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	if f == nil {
 		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: f is nil")
 	}
-	a := newADRHS(f, n)
+	a := newADRHS(f, n, opts)
 	du := make([]float32, n)
 	if err := a.evalF(du, u0, p, t0); err != nil {
 		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the right-hand side at t=%g: %w", t0, err)
@@ -141,25 +177,45 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
 		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the VJP at t=%g: %w", t0, err)
 	}
-	F, Jac := a.funcs()
-	JVP, VJP := a.derivs()
-	return Problem[float32]{F: F, Jac: Jac, JVP: JVP, VJP: VJP, U0: u0, T0: t0, T1: t1, P: p}, nil
+	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, U0: u0, T0: t0, T1: t1, P: p}, nil
 }
 
 type adRHS struct {
-	f    func(u, p ad.Var, t float64) ad.Var
-	n    int
-	pool sync.Pool // *adWork
+	f      func(u, p ad.Var, t float64) ad.Var
+	n      int
+	replay bool                  // record each product once per adWork, then replay it
+	free   freelist.List[adWork] // not emptied by GCs, unlike a sync.Pool
+	err    atomic.Pointer[error] // the last call's error, if it failed
 }
 
-// adWork is one goroutine's tape and scratch.
+// The products, each recorded on its own tape of an adWork.
+const (
+	progF    = iota // u and p constants
+	progJac         // u a Param, p a constant; n sweeps
+	progJVP         // both Params, seeded at both
+	progJVPu        // both Params, seeded at u (dp nil)
+	progVJP         // both Params, swept to both
+	progVJPu        // both Params, swept to u (dp nil)
+	nProgs
+)
+
+// adWork is one goroutine's tapes and scratch.
 type adWork struct {
-	tape *ad.Tape
-	shU  [1]int
-	shP  [1]int
-	rows []ad.Var
-	wrt  [2]ad.Var    // u and p, for JVP and VJP
-	dirs [2][]float32 // their directions or destinations
+	progs [nProgs]adProg
+	eye   []float32 // n×n identity: the seeds of Jac's sweeps
+}
+
+// adProg is the recording of one product: its inputs (u, p, then the
+// seeds: w, or v and dp) and results, and whether it may be replayed.
+type adProg struct {
+	tape  *ad.Tape
+	ready bool // a replayable recording, made with len(p) = np
+	np    int
+	in    [4]ad.Var
+	out   [2]ad.Var
+	rows  []ad.Var // Jac: the rows of J
+	wrt   [2]ad.Var
+	sh    [4][1]int // shapes of u, p and the seeds
 }
 
 func fillNaN(x []float32) {
@@ -176,73 +232,141 @@ const (
 	recUAndP        // both Params, u first (JVP, VJP)
 )
 
-// record runs f on w's tape with u and p as Params or constants (mode) and
-// returns them and f's result, checked for size.
-func (a *adRHS) record(w *adWork, u, p []float32, t float64, mode int) (uv, pv, y ad.Var, err error) {
-	tp := w.tape
-	w.shU[0], w.shP[0] = len(u), len(p)
+// begin readies pr for use: true if its recording was replayed with the
+// inputs given (u, p, then the seeds; a nil seed must be one recorded as
+// the zero Var), false if the caller must record it anew on the reset tape.
+func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
+	if pr.ready && len(p) == pr.np {
+		tp := pr.tape
+		ok := tp.Rebind(pr.in[0], u) == nil && tp.Rebind(pr.in[1], p) == nil
+		for k, s := range seeds {
+			if v := pr.in[2+k]; ok && !v.IsZero() {
+				ok = tp.Rebind(v, s) == nil
+			}
+		}
+		if ok && tp.Replay() == nil {
+			return true
+		}
+	}
+	if pr.tape == nil {
+		pr.tape = ad.NewTape()
+	}
+	pr.tape.Reset()
+	pr.ready = false
+	return false
+}
+
+// end marks a fresh recording of pr replayable, if it is and a replays.
+func (a *adRHS) end(pr *adProg, p []float32) {
+	if a.replay && pr.tape.Replayable() == nil {
+		pr.ready, pr.np = true, len(p)
+	}
+}
+
+// done drops a recording that is not kept for replay, so that the tape
+// holds no reference to the caller's slices between calls.
+func (a *adRHS) done(w *adWork, pr *adProg) {
+	if !pr.ready && pr.tape != nil {
+		pr.tape.Reset()
+	}
+	a.free.Put(w)
+}
+
+// record runs f on pr's tape with u and p as Params or constants (mode)
+// and returns f's result, checked for size.
+func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Var, err error) {
+	tp := pr.tape
+	pr.sh[0][0], pr.sh[1][0] = len(u), len(p)
 	if mode == recConst {
-		uv = tp.Const(flat.Tensor{Shape: w.shU[:], Data: u})
+		pr.in[0] = tp.Const(flat.Tensor{Shape: pr.sh[0][:], Data: u})
 	} else {
-		uv = tp.Param(u)
+		pr.in[0] = tp.Param(u)
 	}
 	if mode == recUAndP {
-		pv = tp.Param(p)
+		pr.in[1] = tp.Param(p)
 	} else {
-		pv = tp.Const(flat.Tensor{Shape: w.shP[:], Data: p})
+		pr.in[1] = tp.Const(flat.Tensor{Shape: pr.sh[1][:], Data: p})
 	}
-	y = a.f(uv, pv, t)
+	pr.in[2], pr.in[3] = ad.Var{}, ad.Var{}
+	y = a.f(pr.in[0], pr.in[1], t)
 	if err := tp.Err(); err != nil {
-		return uv, pv, y, err
+		return y, err
 	}
 	if y.IsZero() || y.Tape() != tp {
-		return uv, pv, y, fmt.Errorf("ad: the function returned the zero Var or a Var of another tape")
+		return y, fmt.Errorf("ad: the function returned the zero Var or a Var of another tape")
 	}
 	if y.Size() != a.n {
-		return uv, pv, y, fmt.Errorf("the function returned %d values (shape %v), want %d", y.Size(), y.Shape(), a.n)
+		return y, fmt.Errorf("the function returned %d values (shape %v), want %d", y.Size(), y.Shape(), a.n)
 	}
-	return uv, pv, y, nil
+	return y, nil
+}
+
+// seed records data as a constant of n values on pr's tape, the k-th seed.
+func (pr *adProg) seed(k int, data []float32, n int) ad.Var {
+	pr.sh[2+k][0] = n
+	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: data})
+	pr.in[2+k] = v
+	return v
 }
 
 func (a *adRHS) evalF(du, u, p []float32, t float64) error {
-	w := a.pool.Get().(*adWork)
-	defer a.put(w)
-	_, _, y, err := a.record(w, u, p, t, recConst)
-	if err != nil {
-		return err
+	w := a.free.Get()
+	pr := &w.progs[progF]
+	defer a.done(w, pr)
+	if !a.begin(pr, u, p) {
+		y, err := a.record(pr, u, p, t, recConst)
+		if err != nil {
+			return err
+		}
+		pr.out[0] = y
+		a.end(pr, p)
 	}
-	copy(du, y.Data())
+	copy(du, pr.out[0].Data())
 	return nil
 }
 
 func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
-	w := a.pool.Get().(*adWork)
-	defer a.put(w)
-	uv, _, y, err := a.record(w, u, p, t, recU)
-	if err != nil {
-		return err
-	}
+	w := a.free.Get()
+	pr := &w.progs[progJac]
+	defer a.done(w, pr)
 	n := a.n
-	if len(y.Shape()) != 1 {
-		y = ad.Reshape(y, n)
-	}
-	// Every row's seed is recorded before the first sweep, so each reverse
-	// sweep covers f's nodes only, not the previous sweeps'.
-	for i := range w.rows {
-		w.rows[i] = ad.Slice(y, i, i+1)
-	}
-	tp := w.tape
-	for i, r := range w.rows {
-		if err := tp.Backward(r); err != nil {
+	if !a.begin(pr, u, p) {
+		y, err := a.record(pr, u, p, t, recU)
+		if err != nil {
 			return err
 		}
-		g := tp.GradOf(uv)
+		if len(y.Shape()) != 1 {
+			y = ad.Reshape(y, n)
+		}
+		if len(w.eye) != n*n {
+			w.eye = make([]float32, n*n)
+			for i := range n {
+				w.eye[i*n+i] = 1
+			}
+		}
+		if len(pr.rows) != n {
+			pr.rows = make([]ad.Var, n)
+		}
+		tp := pr.tape
+		pr.wrt[0] = pr.in[0]
+		pr.sh[2][0] = n
+		for i := range n {
+			// Every sweep covers f's nodes only (from u to y), not the
+			// previous sweeps'.
+			e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
+			if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
+				return err
+			}
+		}
+		a.end(pr, p)
+	}
+	for i, r := range pr.rows {
 		row := J[i*n : (i+1)*n]
-		if g == nil {
+		if r.IsZero() {
 			clear(row)
 			continue
 		}
-		copy(row, g)
+		copy(row, r.Data())
 	}
 	return nil
 }
@@ -250,40 +374,119 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 // evalJVP writes jv = ∂F/∂u·v + ∂F/∂p·dp: one forward sweep seeded at u
 // and p at once (nothing at p when dp is nil).
 func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
-	w := a.pool.Get().(*adWork)
-	defer a.put(w)
-	uv, pv, y, err := a.record(w, u, p, t, recUAndP)
-	if err != nil {
-		return err
+	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
+		return fmt.Errorf("ad: JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
 	}
-	w.wrt[0], w.wrt[1] = uv, pv
-	w.dirs[0], w.dirs[1] = v, dp
-	tan, err := w.tape.Tangent(y, w.wrt[:], w.dirs[:])
-	w.dirs = [2][]float32{} // the caller's slices are not kept in the pool
-	if err != nil {
-		return err
+	w := a.free.Get()
+	k := progJVP
+	if dp == nil {
+		k = progJVPu
 	}
-	copy(jv, tan)
+	pr := &w.progs[k]
+	defer a.done(w, pr)
+	if !a.begin(pr, u, p, v, dp) {
+		y, err := a.record(pr, u, p, t, recUAndP)
+		if err != nil {
+			return err
+		}
+		pr.wrt = [2]ad.Var{pr.in[0], pr.in[1]}
+		dirs := [2]ad.Var{pr.seed(0, v, len(u))}
+		if dp != nil {
+			dirs[1] = pr.seed(1, dp, len(p))
+		}
+		if pr.out[0], err = pr.tape.JVPOf(y, pr.wrt[:], dirs[:]); err != nil {
+			return err
+		}
+		a.end(pr, p)
+	}
+	if tv := pr.out[0]; !tv.IsZero() {
+		copy(jv, tv.Data())
+	} else {
+		clear(jv)
+	}
 	return nil
 }
 
 // evalVJP adds wᵀ·∂F/∂u into du and wᵀ·∂F/∂p into dp (unless dp is nil):
 // one reverse sweep seeded with wt.
 func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
-	w := a.pool.Get().(*adWork)
-	defer a.put(w)
-	uv, pv, y, err := a.record(w, u, p, t, recUAndP)
-	if err != nil {
+	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
+		return fmt.Errorf("ad: VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
+	}
+	w := a.free.Get()
+	k, nw := progVJP, 2
+	if dp == nil {
+		k, nw = progVJPu, 1
+	}
+	pr := &w.progs[k]
+	defer a.done(w, pr)
+	if !a.begin(pr, u, p, wt) {
+		y, err := a.record(pr, u, p, t, recUAndP)
+		if err != nil {
+			return err
+		}
+		pr.wrt = [2]ad.Var{pr.in[0], pr.in[1]}
+		seed := pr.seed(0, wt, len(wt))
+		if len(y.Shape()) != 1 {
+			y = ad.Reshape(y, a.n)
+		}
+		if err := pr.tape.VJPOf(y, seed, pr.wrt[:nw], pr.out[:nw]); err != nil {
+			return err
+		}
+		a.end(pr, p)
+	}
+	addVar(du, pr.out[0])
+	if dp != nil {
+		addVar(dp, pr.out[1])
+	}
+	return nil
+}
+
+// addVar adds v's values into dst (flat's Axpy with 1: the bits of dst +
+// v); the zero Var adds nothing.
+func addVar(dst []float32, v ad.Var) {
+	if !v.IsZero() {
+		flat.Axpy(1, v.Data(), dst)
+	}
+}
+
+// withRHSError completes the NonFinite error of a solve whose F is an
+// ADFunc's (or ADDerivs', ADProblem's) with the error f recorded, which F
+// could only report as NaN: the solve then names the shape mismatch or
+// missing rule behind it.
+func withRHSError[T Float](F func(du, u []T, p []float32, t float64), err error) error {
+	var e *Error
+	if err == nil || !errors.As(err, &e) || e.Code != NonFinite || e.Err != nil {
 		return err
 	}
-	w.wrt[0], w.wrt[1] = uv, pv
-	w.dirs[0], w.dirs[1] = du, dp
-	err = w.tape.AddVJP(y, wt, w.wrt[:], w.dirs[:])
-	w.dirs = [2][]float32{}
+	f32, ok := any(F).(func(du, u, p []float32, t float64))
+	if !ok {
+		return err
+	}
+	if a := adRHSOf(f32); a != nil {
+		if p := a.err.Load(); p != nil {
+			e.Err = *p
+		}
+	}
 	return err
 }
 
-func (a *adRHS) put(w *adWork) {
-	w.tape.Reset()
-	a.pool.Put(w)
+// adCallF is the code of the method value adRHS.callF, which ADFunc,
+// ADDerivs and ADProblem return as F.
+var adCallF = reflect.ValueOf((&adRHS{}).callF).Pointer()
+
+// adRHSOf returns the adRHS whose F is F, or nil if F is another function.
+// A method value is a closure whose context holds the receiver after the
+// code pointer; the code pointer tells that F is one (of callF), so that
+// word is an *adRHS. TestADFuncErrorReachesSolve would fail if the
+// compiler laid method values out otherwise.
+func adRHSOf(F func(du, u, p []float32, t float64)) *adRHS {
+	if F == nil || reflect.ValueOf(F).Pointer() != adCallF {
+		return nil
+	}
+	fv := *(*unsafe.Pointer)(unsafe.Pointer(&F))
+	return (*struct {
+		fn uintptr
+		a  *adRHS
+	})(fv).a
 }

@@ -2,6 +2,7 @@ package ode
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
@@ -24,19 +25,38 @@ import (
 // The layer reads its parameters as views of p, so no copy of θ is made
 // per solve or per step; p must be the layer's own parameter range (as
 // long as model.Layout(layer) says). The network sees no time: put t in
-// a universal ODE's known terms if it must.
+// a universal ODE's known terms if it must. ADFunc, ADDerivs and
+// ADProblem replay the function's recordings (see Replayable), so a
+// layer's Go code must record the same ops at every call, as the layers
+// of package model do in inference mode; a universal ODE that wraps it
+// in a function of its own declares that function Replayable, unless it
+// reads t.
 func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 	if layer == nil {
 		panic("ode: NeuralRHS(nil)")
 	}
-	return func(u, p ad.Var, t float64) ad.Var {
-		n := u.Size()
-		y := layer.Apply(nil, p, ad.Reshape(u, 1, n))
-		if y.Size() != n && u.Tape().Err() == nil {
-			return u.Tape().Fail(fmt.Errorf("ode: NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
-		}
-		return ad.Reshape(y, n)
+	return (&neuralRHS{layer}).rhs
+}
+
+// neuralRHS is NeuralRHS's function: a method value, so that ADDerivs can
+// tell one (isNeuralRHS) and replay it: a layer in inference mode records
+// what the shapes of u and p decide, and the network sees no time.
+type neuralRHS struct{ layer model.Layer }
+
+func (r *neuralRHS) rhs(u, p ad.Var, _ float64) ad.Var {
+	n := u.Size()
+	y := r.layer.Apply(nil, p, ad.Reshape(u, 1, n))
+	if y.Size() != n && u.Tape().Err() == nil {
+		return u.Tape().Fail(fmt.Errorf("ode: NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
 	}
+	return ad.Reshape(y, n)
+}
+
+var neuralRHSCode = reflect.ValueOf((&neuralRHS{}).rhs).Pointer()
+
+// isNeuralRHS reports whether f was made by NeuralRHS.
+func isNeuralRHS(f func(u, p ad.Var, t float64) ad.Var) bool {
+	return reflect.ValueOf(f).Pointer() == neuralRHSCode
 }
 
 // NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
@@ -54,5 +74,5 @@ func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32
 	if lay.Len() != len(θ) {
 		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: len(θ) = %d, the network has %d parameters", len(θ), lay.Len())
 	}
-	return ADProblem(NeuralRHS(layer), u0, t0, t1, θ)
+	return ADProblem(NeuralRHS(layer), u0, t0, t1, θ, Replayable())
 }

@@ -19,5 +19,5 @@ func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...Opti
 		return nil, err
 	}
 	err = it.Run(ctx)
-	return it.Solution(), err
+	return it.Solution(), withRHSError(prob.F, err)
 }

@@ -1,0 +1,52 @@
+package ode
+
+import (
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/model"
+)
+
+// TestADDerivsReplayOrRecord: ADDerivs replays exactly when it should: a
+// NeuralRHS or a function declared Replayable is kept after its first
+// call unless ad refuses it (Max); any other function is recorded anew.
+func TestADDerivsReplayOrRecord(t *testing.T) {
+	dense := model.Chain(model.Dense(2, 4), model.Tanh(), model.Dense(4, 2))
+	withMax := model.Chain(model.Dense(2, 4), model.Func("max", func(x ad.Var) ad.Var { return ad.Add(x, ad.Max(x, 1)) }), model.Dense(4, 2))
+	wrap := func(f func(u, p ad.Var, t float64) ad.Var) func(u, p ad.Var, t float64) ad.Var {
+		return func(u, p ad.Var, t float64) ad.Var { return f(u, p, t) }
+	}
+	cases := []struct {
+		name string
+		net  model.Layer
+		f    func(u, p ad.Var, t float64) ad.Var
+		opts []ADOption
+		want bool
+	}{
+		{"NeuralRHS", dense, NeuralRHS(dense), nil, true},
+		{"wrapped", dense, wrap(NeuralRHS(dense)), nil, false},
+		{"declared", dense, wrap(NeuralRHS(dense)), []ADOption{Replayable()}, true},
+		{"max", withMax, NeuralRHS(withMax), nil, false},
+	}
+	for _, c := range cases {
+		θ := make([]float32, 4*2+4+2*4+2)
+		for i := range θ {
+			θ[i] = 0.1 * float32(i%7-3)
+		}
+		a := newADRHS(c.f, 2, c.opts)
+		u, du, dp, w := []float32{0.5, -1}, make([]float32, 2), make([]float32, len(θ)), []float32{1, 2}
+		for range 2 {
+			if err := a.evalF(du, u, θ, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.evalVJP(du, dp, w, u, θ, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wk := a.free.Get()
+		if got := wk.progs[progF].ready && wk.progs[progVJP].ready; got != c.want {
+			t.Errorf("%s: replayed %v, want %v", c.name, got, c.want)
+		}
+		a.free.Put(wk)
+	}
+}
