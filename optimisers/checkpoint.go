@@ -41,6 +41,11 @@ const (
 	ckptMeta   = "optimiser"
 )
 
+// HoldsOptimiserState is what an optimiser checkpoint says it holds (the
+// safetensors metadata "flatkit.holds"): layout.Load refuses it as
+// parameters, naming both kinds.
+const HoldsOptimiserState = "optimiser state"
+
 type ckptDoc struct {
 	Format  string          `json:"format"`
 	Layout  json.RawMessage `json:"layout"`
@@ -182,9 +187,9 @@ func (s State) save(w io.Writer, op, path string) error {
 		data[p.slots*n+i] = float32(c)
 	}
 	if w == nil {
-		err = layout.SaveFile(path, clay, data)
+		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsOptimiserState))
 	} else {
-		err = layout.Save(w, clay, data)
+		err = layout.Save(w, clay, data, layout.Holds(HoldsOptimiserState))
 	}
 	if err != nil {
 		return fmt.Errorf("optimisers: %s: %w", op, err)
@@ -223,7 +228,7 @@ func slotOffsets(clay, lay *layout.Layout, k int) error {
 // corrupt file, a file that is not an optimiser checkpoint, another layout,
 // another rule.
 func Load(r io.Reader, rule Rule, lay *layout.Layout) (*Optimiser, error) {
-	θ, clay, err := layout.Load(r)
+	θ, clay, err := layout.Load(r, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
 		return nil, fmt.Errorf("optimisers: Load: %w", err)
 	}
@@ -237,7 +242,7 @@ func LoadFile(path string, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 		return nil, fmt.Errorf("optimisers: LoadFile: %w", err)
 	}
 	defer f.Close()
-	θ, clay, err := layout.Load(f)
+	θ, clay, err := layout.Load(f, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
 		return nil, fmt.Errorf("optimisers: LoadFile: %s: %w", path, err)
 	}
@@ -253,7 +258,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 	}
 	ml, ok := clay.Find(ckptMeta)
 	if !ok {
-		return fail("not an optimiser checkpoint (no tensor %q)", ckptMeta)
+		return fail("the file holds %s (no tensor %q), want %s", layout.HoldsParameters, ckptMeta, HoldsOptimiserState)
 	}
 	raw := make([]byte, ml.Size())
 	for i, x := range data[ml.Offset:ml.End()] {

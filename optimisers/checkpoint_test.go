@@ -237,7 +237,7 @@ func savedRun(t *testing.T, rule optimisers.Rule, lay *layout.Layout) (*optimise
 func TestCheckpointFile(t *testing.T) {
 	lay := ckptLayout(t)
 	opt, data := savedRun(t, optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.Adam(1e-2), optimisers.EMA(0.9)), lay)
-	vals, clay, err := layout.Load(bytes.NewReader(data))
+	vals, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestCheckpointErrors(t *testing.T) {
 		}
 	}
 	// A corrupt byte in the optimiser tensor, and a non-byte value there.
-	_, clay, _ := layout.Load(bytes.NewReader(data))
+	_, clay, _ := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
 	meta, _ := clay.Find("optimiser")
 	start := len(data) - 4*clay.Len() + 4*meta.Offset
 	bad := slices.Clone(data)
@@ -312,8 +312,16 @@ func TestCheckpointErrors(t *testing.T) {
 	if err := layout.Save(&plain, lay, make([]float32, lay.Len())); err != nil {
 		t.Fatal(err)
 	}
-	if err := load(plain.Bytes(), rule, lay); err == nil || !strings.Contains(err.Error(), `not an optimiser checkpoint (no tensor "optimiser")`) {
+	if err := load(plain.Bytes(), rule, lay); err == nil || !strings.Contains(err.Error(), `the file holds parameters (no tensor "optimiser"), want optimiser state`) {
 		t.Errorf("a parameter file: %v", err)
+	}
+	// And the other way: the optimiser's file, loaded as parameters, is an
+	// error naming both kinds (it used to load without complaint).
+	if _, _, err := layout.Load(bytes.NewReader(data)); err == nil || !strings.Contains(err.Error(), "the file holds optimiser state") || !strings.Contains(err.Error(), "want parameters") {
+		t.Errorf("an optimiser file loaded as parameters: %v", err)
+	}
+	if _, err := layout.LoadInto(bytes.NewReader(data), clayParams(t, data), make([]float32, clayParams(t, data).Len())); err == nil || !strings.Contains(err.Error(), "the file holds optimiser state") {
+		t.Errorf("an optimiser file loaded by LoadInto: %v", err)
 	}
 
 	// Another layout or another rule.
@@ -376,4 +384,15 @@ func TestCheckpointLargeCounts(t *testing.T) {
 	if back.Steps() != 1<<40+3 || back.Skipped() != 3 {
 		t.Errorf("Steps %d, Skipped %d", back.Steps(), back.Skipped())
 	}
+}
+
+// clayParams is the layout of an optimiser checkpoint, so that LoadInto
+// would find every tensor by name if the kinds were not checked.
+func clayParams(t *testing.T, data []byte) *layout.Layout {
+	t.Helper()
+	_, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clay
 }
