@@ -396,3 +396,43 @@ func clayParams(t *testing.T, data []byte) *layout.Layout {
 	}
 	return clay
 }
+
+// A changed schedule (length or peak) or a changed hyperparameter is an
+// error naming what differs; before, the checkpoint loaded silently.
+func TestCheckpointComparesSchedulesAndHyperparameters(t *testing.T) {
+	lay := ckptLayout(t)
+	sched := func(peak float64, total int) optimisers.Rule {
+		return optimisers.Chain(optimisers.WeightDecay(1e-4),
+			optimisers.Scheduled(optimisers.Adam(1e-3), "lr", optimisers.WarmupCosine(peak, 0, 10, total)))
+	}
+	_, data := savedRun(t, sched(1e-2, 1000), lay)
+	if _, err := optimisers.Load(bytes.NewReader(data), sched(1e-2, 1000), lay); err != nil {
+		t.Fatalf("the same rule: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		rule optimisers.Rule
+		want []string
+	}{
+		{"longer schedule", sched(1e-2, 1001), []string{"chain rule 1", "the schedule of lr differs", "at step 11", "total:1000", "total:1001"}},
+		{"other peak", sched(2e-2, 1000), []string{"the schedule of lr differs", "at step 1 ", "peak:0.01", "peak:0.02"}},
+		{"other weight decay", optimisers.Chain(optimisers.WeightDecay(2e-4),
+			optimisers.Scheduled(optimisers.Adam(1e-3), "lr", optimisers.WarmupCosine(1e-2, 0, 10, 1000))),
+			[]string{"chain rule 0", "is 0.0001 in the checkpoint, 0.0002 in the rule"}},
+		{"other β₂", optimisers.Chain(optimisers.WeightDecay(1e-4),
+			optimisers.Scheduled(optimisers.AdamRule{LR: 1e-3, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8}, "lr", optimisers.WarmupCosine(1e-2, 0, 10, 1000))),
+			[]string{"chain rule 1", "0.999 in the checkpoint, 0.99 in the rule"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := optimisers.Load(bytes.NewReader(data), c.rule, lay)
+			if err == nil {
+				t.Fatal("loaded without complaint")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
