@@ -17,13 +17,53 @@ var matmulOp = &matmulPrim{}
 // MatMul returns the matrix product a·b over the last two axes: (m, k)·(k, n)
 // → (m, n), or batched (B, m, k)·(B, k, n) → (B, m, n), where either batch
 // may be 1 or absent and is then shared.
+//
+// A 1-D operand is a vector, as in NumPy's matmul: (m, k)·(k) → (m) is the
+// matrix-vector product (and (B, m, k)·(k) → (B, m)), (k)·(k, n) → (n) the
+// vector-matrix product, and (k)·(k) → () the dot product. Its derivatives
+// are those of the matrix product with the vector as a column (or row).
 func MatMul(a, b Var) Var { return MatMulT(a, b, false, false) }
 
 // MatMulT returns op(a)·op(b), with op transposing the last two axes of its
 // argument when the flag is set: MatMulT(x, w, false, true) is x·wᵀ without
-// materialising wᵀ.
+// materialising wᵀ. A 1-D operand is a vector (see MatMul), whose flag is
+// ignored: a vector is its own transpose.
 func MatMulT(a, b Var, transA, transB bool) Var {
-	return Apply(matmulOp, Attrs{Ints: []int{b2i(transA), b2i(transB)}}, a, b)
+	if sa, sb := a.Shape(), b.Shape(); sa != nil && sb != nil && (len(sa) == 1 || len(sb) == 1) {
+		return matVec(a, b, len(sa), len(sb), transA, transB)
+	}
+	ints := [2]int{b2i(transA), b2i(transB)}
+	return Apply(matmulOp, Attrs{Ints: ints[:]}, a, b)
+}
+
+// matVec is MatMulT with a 1-D operand: the vector becomes a column (b) or a
+// row (a) of a matrix product, whose size-1 axis is then dropped, so every
+// derivative is a matmul and a reshape.
+func matVec(a, b Var, ra, rb int, transA, transB bool) Var {
+	var ints [2]int
+	if ra == 1 {
+		a = Reshape(a, 1, -1)
+		transA = false
+	}
+	if rb == 1 {
+		b = Reshape(b, -1, 1)
+		transB = false
+	}
+	ints[0], ints[1] = b2i(transA), b2i(transB)
+	y := Apply(matmulOp, Attrs{Ints: ints[:]}, a, b)
+	s := y.Shape()
+	if s == nil {
+		return y // failed: the tape has the error
+	}
+	var dims [maxRank]int
+	out := dims[:0]
+	for i, d := range s {
+		if ra == 1 && i == len(s)-2 || rb == 1 && i == len(s)-1 {
+			continue
+		}
+		out = append(out, d)
+	}
+	return Reshape(y, out...)
 }
 
 func b2i(b bool) int {

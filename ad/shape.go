@@ -37,12 +37,16 @@ func liveShape(op string, x Var) ([]int, bool) {
 func Permute(x Var, perm ...int) Var { return Transpose(x, perm...) }
 
 // Concat joins xs along axis (negative counts from the end); the other axes
-// must agree. Along axis 0 it is Concat0.
+// must agree. Along axis 0 it is Concat0. Scalars (rank-0 values, such as
+// a Sum) join into a vector along axis 0 or −1: that is Stack.
 func Concat(axis int, xs ...Var) Var {
 	if len(xs) == 0 {
 		panic("ad: Concat of no Vars")
 	}
 	if s, ok := liveShape("Concat", xs[0]); ok {
+		if len(s) == 0 && (axis == 0 || axis == -1) {
+			return Stack(xs...)
+		}
 		if ax, ok := normAxis(axis, len(s)); ok && ax == 0 {
 			return Concat0(xs...)
 		}

@@ -24,9 +24,13 @@
 //
 // Restructure needs reflection only the first time it sees a struct type with
 // a layout; after that it writes one slice header per leaf and allocates
-// nothing.
+// nothing. Its struct is an any, though, so a struct local to the caller
+// escapes to the heap: in a hot callback (an ODE right-hand side, a
+// per-sample loss) make a typed Binder once with Bind[S](lay, nil) and call
+// b.Restructure(θ, &s) on a local s, which allocates nothing at all.
 //
 // Save, Load and LoadInto read and write the safetensors format: the data
 // section is the flat buffer itself, and the layout's groups, ties and frozen
-// marks travel in the header's metadata.
+// marks travel in the header's metadata, with what the file holds when it
+// is not parameters (Holds, WantHolds).
 package layout

@@ -159,3 +159,57 @@ func FuzzLoadInto(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseJSON: ParseJSON never panics; whatever it accepts, MarshalJSON
+// writes back so that ParseJSON gives an Equal layout.
+func FuzzParseJSON(f *testing.F) {
+	for _, lay := range stLayouts(f) {
+		b, err := lay.MarshalJSON()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		for _, n := range []int{0, 1, len(b) / 2, len(b) - 1} {
+			f.Add(slices.Clone(b[:n]))
+		}
+	}
+	for _, s := range []string{
+		`{"len":0,"leaves":[]}`,
+		`{"len":4,"leaves":[{"path":"a","offset":0,"shape":[2,2]}]}`,
+		`{"len":2,"leaves":[{"path":"g.a","offset":0,"shape":[1],"aliases":["t"]},{"path":"g.b","offset":1,"shape":[],"frozen":true}],"groups":[{"path":"g","lo":0,"hi":2}]}`,
+		`{"len":-1,"leaves":[{"path":"a","offset":-5,"shape":[-1]}]}`,
+		`{"len":1,"leaves":[{"path":"a","offset":0,"shape":[4294967296,4294967296,4294967296]}]}`,
+		`{"len":1,"leaves":[{"path":"","offset":0,"shape":[1]},{"path":"a..b","offset":0,"shape":[1]}]}`,
+		`{"len":1,"leaves":[{"path":"a","offset":0,"shape":[1]}],"groups":[{"path":"a","lo":0,"hi":1}]}`,
+		`null`, `[]`, `{"leaves":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lay, err := ParseJSON(data)
+		if err != nil {
+			if lay != nil {
+				t.Fatalf("a layout with the error %v", err)
+			}
+			return
+		}
+		b, err := lay.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON of an accepted layout: %v", err)
+		}
+		back, err := ParseJSON(b)
+		if err != nil {
+			t.Fatalf("ParseJSON of MarshalJSON's %s: %v", b, err)
+		}
+		if !back.Equal(lay) {
+			t.Fatalf("round trip changed the layout:\n%s\n%s", data, b)
+		}
+		var sum int
+		for _, lf := range lay.Leaves() {
+			sum += lf.Size()
+		}
+		if sum != lay.Len() {
+			t.Fatalf("leaves hold %d floats, Len is %d", sum, lay.Len())
+		}
+	})
+}

@@ -14,6 +14,7 @@ package layout
 //	"flatkit.groups": JSON array of {"path","lo","hi"}, every group in Groups() order
 //	"flatkit.ties":   JSON object alias → storage path, leaves in buffer order
 //	"flatkit.frozen": JSON array of the frozen leaves' paths
+//	"flatkit.holds":  what the file holds when it is not parameters (Holds)
 //
 // A file carrying any of these keys is rebuilt exactly; a file without them
 // (one written by PyTorch, say) is rebuilt with a Builder from the tensor
@@ -43,6 +44,7 @@ const (
 	stKeyGroups  = "flatkit.groups"
 	stKeyTies    = "flatkit.ties"
 	stKeyFrozen  = "flatkit.frozen"
+	stKeyHolds   = "flatkit.holds"
 	stMaxHeader  = 100_000_000 // bytes; the reference implementation's limit
 	stChunkBytes = 1 << 20     // growth step when the data size is not known up front
 )
@@ -104,18 +106,43 @@ func fromLE(x []float32) {
 // tensor per storage leaf, named by its path, with data_offsets
 // [4·Offset, 4·End()), and the groups, ties and frozen flags in the metadata
 // so that Load rebuilds an Equal layout and bit-identical values.
-func Save(w io.Writer, lay *Layout, θ []float32) error {
-	return stSave(w, lay, θ, "layout: Save: ")
+func Save(w io.Writer, lay *Layout, θ []float32, opts ...SaveOption) error {
+	return stSave(w, lay, θ, "layout: Save: ", opts)
 }
 
-func stSave(w io.Writer, lay *Layout, θ []float32, pre string) error {
+// HoldsParameters is what a file holds unless Holds says otherwise.
+const HoldsParameters = "parameters"
+
+// SaveOption configures Save and SaveFile.
+type SaveOption func(*saveConfig)
+
+type saveConfig struct{ holds string }
+
+// Holds marks the file as holding kind (such as "optimiser state") rather
+// than parameters, in the metadata key "flatkit.holds". Load and LoadInto
+// then refuse it unless given WantHolds(kind), with an error naming both
+// kinds; any safetensors reader still reads it.
+func Holds(kind string) SaveOption {
+	return func(c *saveConfig) { c.holds = kind }
+}
+
+func stSave(w io.Writer, lay *Layout, θ []float32, pre string, opts []SaveOption) error {
 	if lay == nil {
 		return fmt.Errorf("%snil layout", pre)
 	}
 	if len(θ) != lay.Len() {
 		return fmt.Errorf("%sθ has %d floats, the layout wants %d", pre, len(θ), lay.Len())
 	}
-	hdr, err := stEncodeHeader(lay, pre)
+	var cfg saveConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.holds == HoldsParameters {
+		cfg.holds = "" // the default: written as no key, as before
+	}
+	hdr, err := stEncodeHeader(lay, pre, cfg.holds)
 	if err != nil {
 		return err
 	}
@@ -145,7 +172,7 @@ func stSave(w io.Writer, lay *Layout, θ []float32, pre string) error {
 
 // stEncodeHeader returns the 8-byte length and the header, padded with
 // spaces so that the data section starts at a multiple of 8.
-func stEncodeHeader(lay *Layout, pre string) ([]byte, error) {
+func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
 	var h bytes.Buffer
 	h.Write(make([]byte, 8)) // length, filled in below
 	h.WriteByte('{')
@@ -193,6 +220,9 @@ func stEncodeHeader(lay *Layout, pre string) ([]byte, error) {
 	if ties.Len() > 0 {
 		ties.WriteByte('}')
 		meta = append(meta, [2]string{stKeyTies, ties.String()})
+	}
+	if holds != "" {
+		meta = append(meta, [2]string{stKeyHolds, holds})
 	}
 	first := true
 	if len(meta) > 0 {
@@ -250,7 +280,7 @@ func stQuote(s string) []byte {
 // renamed over path; the directory is then synced (best effort). On any error
 // the temporary file is removed and an existing file at path is untouched. A
 // new file gets mode 0644; an overwritten one keeps its mode.
-func SaveFile(path string, lay *Layout, θ []float32) (err error) {
+func SaveFile(path string, lay *Layout, θ []float32, opts ...SaveOption) (err error) {
 	pre := "layout: SaveFile: "
 	if lay == nil {
 		return fmt.Errorf("%snil layout", pre)
@@ -283,7 +313,7 @@ func SaveFile(path string, lay *Layout, θ []float32) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err = stSave(f, lay, θ, pre+path+": "); err != nil {
+	if err = stSave(f, lay, θ, pre+path+": ", opts); err != nil {
 		return err
 	}
 	if err = f.Chmod(mode); err != nil {
@@ -618,23 +648,33 @@ func stReadF32(r io.Reader, n int, known bool, pre string) ([]float32, error) {
 // Builder from the tensor names in data order (dotted names make groups, a
 // shape [] is a scalar), and the values are permuted into the layout's order
 // if the tree puts the leaves in a different order than the file.
-func Load(r io.Reader) ([]float32, *Layout, error) {
-	return stLoad(r, "layout: Load: ")
+//
+// Of the options only WantHolds applies: a file marked as holding something
+// other than parameters (Holds) is an error naming both kinds.
+func Load(r io.Reader, opts ...LoadOption) ([]float32, *Layout, error) {
+	return stLoad(r, "layout: Load: ", opts)
 }
 
 // LoadFile is Load of the file at path.
-func LoadFile(path string) ([]float32, *Layout, error) {
+func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("layout: LoadFile: %w", err)
 	}
 	defer f.Close()
-	return stLoad(f, "layout: LoadFile: "+path+": ")
+	return stLoad(f, "layout: LoadFile: "+path+": ", opts)
 }
 
-func stLoad(r io.Reader, pre string) ([]float32, *Layout, error) {
+func stLoad(r io.Reader, pre string, opts []LoadOption) ([]float32, *Layout, error) {
+	cfg := loadOptions(opts)
+	if cfg.rename != nil || cfg.strict {
+		return nil, nil, fmt.Errorf("%sRename and Strict apply to LoadInto only; Load reads every tensor under its own name", pre)
+	}
 	hd, err := stReadHeader(r, pre)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := stCheckHolds(hd, cfg.holds, pre); err != nil {
 		return nil, nil, err
 	}
 	for _, t := range hd.tensors {
@@ -784,6 +824,37 @@ type LoadOption func(*loadConfig)
 type loadConfig struct {
 	rename func(string) string
 	strict bool
+	holds  string // "" for parameters
+}
+
+func loadOptions(opts []LoadOption) loadConfig {
+	var cfg loadConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	return cfg
+}
+
+// WantHolds makes Load or LoadInto read a file that Holds(kind) marked,
+// or a file with no mark (written before marks, or by another program),
+// and refuse one marked as holding anything else.
+func WantHolds(kind string) LoadOption {
+	return func(c *loadConfig) { c.holds = kind }
+}
+
+// stCheckHolds checks the file's "flatkit.holds" against want ("" or
+// HoldsParameters: parameters, which unmarked files are taken to hold).
+func stCheckHolds(hd *stHeader, want, pre string) error {
+	got, marked := hd.meta[stKeyHolds]
+	if want == "" {
+		want = HoldsParameters
+	}
+	if !marked || got == want || got == "" && want == HoldsParameters {
+		return nil
+	}
+	return fmt.Errorf("%sthe file holds %s (metadata %q), want %s", pre, got, stKeyHolds, want)
 }
 
 // Rename maps each tensor name in the file to the layout path it fills; a
@@ -828,14 +899,12 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 	if len(θ) != lay.Len() {
 		return LoadReport{}, fmt.Errorf("%sθ has %d floats, the layout wants %d", pre, len(θ), lay.Len())
 	}
-	var cfg loadConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	cfg := loadOptions(opts)
 	hd, err := stReadHeader(r, pre)
 	if err != nil {
+		return LoadReport{}, err
+	}
+	if err := stCheckHolds(hd, cfg.holds, pre); err != nil {
 		return LoadReport{}, err
 	}
 
@@ -894,7 +963,6 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 		}
 		return LoadReport{}, fmt.Errorf("%sstrict: %s", pre, strings.Join(why, "; "))
 	}
-
 	if _, err := stCheckRemaining(r, hd.dataLen, pre); err != nil {
 		return LoadReport{}, err
 	}
@@ -943,6 +1011,17 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 	if err := stCheckEOF(r, hd.dataLen, pre); err != nil {
 		return LoadReport{}, err
 	}
+	if len(rep.Loaded) == 0 && len(lay.leaves) > 0 {
+		// Not strict, but nothing at all is a wrong file or a wrong Rename.
+		names := make([]string, len(hd.tensors))
+		for i, t := range hd.tensors {
+			names[i] = t.name
+		}
+		sort.Strings(names)
+		return LoadReport{}, fmt.Errorf("%sno tensor of the file fills a leaf of the layout: nothing loaded (the file has %d tensors: %s; the layout wants %s)",
+			pre, len(names), stList(names), stList(rep.Missed))
+	}
+
 	for li, f := range fill {
 		if f != 0 {
 			lf := &lay.leaves[li]

@@ -433,13 +433,16 @@ func TestLoadIntoRename(t *testing.T) {
 	if !slices.Equal(θ0, θ) {
 		t.Errorf("θ changed on error")
 	}
-	// Without the rename, nothing matches.
+	// Without the rename, nothing matches: not strict, but an error all the
+	// same (it used to return nil with an empty Loaded), naming the file's
+	// tensors and the layout's leaves, and θ is unchanged.
 	rep, err = LoadInto(bytes.NewReader(stTorchFile()), lay, θ)
-	if err != nil {
-		t.Fatal(err)
+	stWantErr(t, err, []string{"layout: LoadInto: ", "nothing loaded", "5 tensors", "model.0.bias", "0.bias, 0.weight, 1.running_mean, 2.weight"})
+	if !cmp.Equal(rep, LoadReport{}) {
+		t.Errorf("report on error: %+v", rep)
 	}
-	if len(rep.Loaded) != 0 || len(rep.Skipped) != 5 || len(rep.Missed) != 4 {
-		t.Errorf("report without rename: %+v", rep)
+	if !slices.Equal(θ0, θ) {
+		t.Errorf("θ changed when nothing matched")
 	}
 }
 
@@ -747,9 +750,8 @@ func TestLoadIntoBadInput(t *testing.T) {
 			θ0 := slices.Clone(θ)
 			rep, err := LoadInto(onlyReader{bytes.NewReader(tt.file)}, lay, θ)
 			if !tt.into {
-				if err != nil {
-					t.Fatalf("LoadInto: %v", err)
-				}
+				// Only the skipped tensors are bad, and nothing matched.
+				stWantErr(t, err, []string{"layout: LoadInto: ", "nothing loaded"})
 				return
 			}
 			stWantErr(t, err, append([]string{"layout: LoadInto: "}, tt.want...))
@@ -1016,4 +1018,51 @@ func TestSafetensorsRoundTripProperty(t *testing.T) {
 			t.Fatalf("LoadInto values differ (-want +got):\n%s", d)
 		}
 	})
+}
+
+// A file says what it holds: one marked by Holds is refused by Load and
+// LoadInto (which load parameters) with an error naming both kinds, and
+// read with WantHolds; an unmarked file is parameters, and WantHolds
+// accepts it too (files from before the mark, or from PyTorch).
+func TestHoldsMarksWhatAFileHolds(t *testing.T) {
+	lay := stBuild(t, func(b *Builder) { b.Add("w", 2).Add("b", 1) })
+	θ := []float32{1, 2, 3}
+	var marked, plain bytes.Buffer
+	if err := Save(&marked, lay, θ, Holds("optimiser state")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(&plain, lay, θ, Holds(HoldsParameters)); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain.Bytes(), []byte("flatkit.holds")) {
+		t.Errorf("a parameter file carries a mark: %q", plain.Bytes())
+	}
+	want := []string{"the file holds optimiser state", `"flatkit.holds"`, "want parameters"}
+	_, _, err := Load(bytes.NewReader(marked.Bytes()))
+	stWantErr(t, err, append([]string{"layout: Load: "}, want...))
+	into := make([]float32, 3)
+	_, err = LoadInto(bytes.NewReader(marked.Bytes()), lay, into)
+	stWantErr(t, err, append([]string{"layout: LoadInto: "}, want...))
+	_, _, err = Load(bytes.NewReader(plain.Bytes()), WantHolds("optimiser state"))
+	if err != nil {
+		t.Errorf("WantHolds refused an unmarked file: %v", err)
+	}
+	_, _, err = Load(bytes.NewReader(marked.Bytes()), WantHolds("a training checkpoint"))
+	stWantErr(t, err, []string{"holds optimiser state", "want a training checkpoint"})
+
+	got, lay2, err := Load(bytes.NewReader(marked.Bytes()), WantHolds("optimiser state"))
+	if err != nil || !lay2.Equal(lay) || !slices.Equal(got, θ) {
+		t.Fatalf("WantHolds: %v, %v, %v", got, lay2, err)
+	}
+	if _, err := LoadInto(bytes.NewReader(marked.Bytes()), lay, into, WantHolds("optimiser state")); err != nil || !slices.Equal(into, θ) {
+		t.Fatalf("LoadInto with WantHolds: %v, %v", into, err)
+	}
+	path := filepath.Join(t.TempDir(), "x.safetensors")
+	if err := SaveFile(path, lay, θ, Holds("optimiser state")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = LoadFile(path)
+	stWantErr(t, err, append([]string{"layout: LoadFile: " + path + ": "}, want...))
+	_, _, err = Load(bytes.NewReader(plain.Bytes()), Strict())
+	stWantErr(t, err, []string{"layout: Load: ", "LoadInto only"})
 }

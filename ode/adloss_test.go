@@ -81,7 +81,8 @@ func TestADLossErrorReachesGradient(t *testing.T) {
 		return ad.Sum(ad.Add(us[0], ad.Reshape(us[0], 1, 2, 1))) // broadcasts to (1,2,2): fine
 	})
 	worse := ode.ADLoss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var {
-		return ad.Sum(ad.MatMul(us[0], us[0])) // 1-D matmul: a shape error
+		u := ad.Reshape(us[0], 1, 2)
+		return ad.Sum(ad.MatMul(u, u)) // (1×2)·(1×2): a shape error
 	})
 	_, err := ode.Gradient(context.Background(), lv32(), ode.Tsit5(), bad, ode.InterpolatingAdjoint{})
 	if err != nil {

@@ -88,6 +88,45 @@ type rosenbrock[T Float] struct {
 	adaptive bool
 	f0OK     bool    // f0 is F(it.t, it.u)
 	h        float64 // the size of the accepted step
+	nf       nonFiniteTrace
+}
+
+// nonFiniteTrace keeps where an attempt first met a NaN or Inf in F or in
+// ∂F/∂t, before W⁻¹ mixes it into every component of the stage: the
+// failure then names the component F gave, not the first one of the
+// trial state.
+type nonFiniteTrace struct {
+	comp  int // −1: none in this attempt
+	stage int // −1: ∂F/∂t
+	t     float64
+}
+
+// noteNonFinite records the first non-finite component of v (stage's F, or
+// ∂F/∂t for stage −1, at time t) and reports whether there was one.
+func noteNonFinite[T Float](tr *nonFiniteTrace, v []T, stage int, t float64) bool {
+	c := firstNonFinite(v)
+	if c < 0 {
+		return false
+	}
+	if tr.comp < 0 {
+		*tr = nonFiniteTrace{comp: c, stage: stage, t: t}
+	}
+	return true
+}
+
+// failure is the cause of attempts that failed on a non-finite F or ∂F/∂t
+// (NonFinite, naming F's component), or the W system's own failure.
+func (tr *nonFiniteTrace) failure(w func() (Retcode, int, error)) (Retcode, int, error) {
+	if code, comp, cause := w(); cause != nil {
+		return code, comp, cause
+	}
+	switch {
+	case tr.comp < 0:
+		return Unfinished, -1, nil
+	case tr.stage < 0:
+		return NonFinite, tr.comp, fmt.Errorf("∂F/∂t (a finite difference in t) has a NaN or Inf in component %d", tr.comp)
+	}
+	return NonFinite, tr.comp, fmt.Errorf("F has a NaN or Inf in component %d (stage %d of the step, at t=%.17g)", tr.comp, tr.stage+1, tr.t)
 }
 
 // isIncrement reports whether row == prev + e_j exactly (prev, e_j padded
@@ -165,7 +204,7 @@ func (r *rosenbrock[T]) start(it *Integrator[T]) []T {
 	return r.f0
 }
 
-func (r *rosenbrock[T]) failure() (Retcode, int, error) { return r.w.failure() }
+func (r *rosenbrock[T]) failure() (Retcode, int, error) { return r.nf.failure(r.w.failure) }
 
 func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 	u, t, n := it.u, it.t, r.n
@@ -175,11 +214,18 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 		it.stats.FEvals++
 		r.f0OK = true
 	}
+	r.nf.comp = -1
+	if noteNonFinite(&r.nf, r.f0, 0, t) {
+		return math.Inf(1)
+	}
 	if !r.w.prepare(it, r.f0, hf, r.gamma) {
 		return math.Inf(1)
 	}
 	hg := T(hf * r.gamma)
 	dT := r.w.dT[:n]
+	if noteNonFinite(&r.nf, dT, -1, t) {
+		return math.Inf(1)
+	}
 	tmp := r.tmp
 	for i := 0; i < r.s; i++ {
 		g := r.stage(i)
@@ -195,6 +241,10 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 				lincomb(tmp, u, r.k, &r.aRows[i])
 			}
 			f(g, tmp, p, t+r.c[i]*hf)
+			if noteNonFinite(&r.nf, g, i, t+r.c[i]*hf) {
+				it.stats.FEvals += i
+				return math.Inf(1)
+			}
 		}
 		// g = hγ·F_i + Σ γC_ij g_j + hγ·h d_i ∂F/∂t, then g = W⁻¹g.
 		row := &r.cRows[i]

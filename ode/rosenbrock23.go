@@ -51,6 +51,7 @@ type ros23[T Float] struct {
 	f0OK       bool // f0 is F(it.t, it.u)
 	f2OK       bool // f2 is F(t+h, u_new) of the last attempt
 	h          float64
+	nf         nonFiniteTrace
 }
 
 func newRos23[T Float](n int, adaptive bool) *ros23[T] {
@@ -61,7 +62,7 @@ func newRos23[T Float](n int, adaptive bool) *ros23[T] {
 
 func (r *ros23[T]) degree() int { return 2 }
 
-func (r *ros23[T]) failure() (Retcode, int, error) { return r.w.failure() }
+func (r *ros23[T]) failure() (Retcode, int, error) { return r.nf.failure(r.w.failure) }
 
 func (r *ros23[T]) start(it *Integrator[T]) []T {
 	it.prob.F(r.f0, it.u, it.prob.P, it.t)
@@ -80,12 +81,19 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 		r.f0OK = true
 	}
 	r.f2OK = false
+	r.nf.comp = -1
+	if noteNonFinite(&r.nf, r.f0, 0, t) {
+		return math.Inf(1)
+	}
 	if !r.w.prepare(it, r.f0, hf, r23D) {
 		return math.Inf(1)
 	}
 	h := T(hf)
 	hd := T(hf * r23D)
 	dT := r.w.dT
+	if noteNonFinite(&r.nf, dT[:len(r.f0)], -1, t) {
+		return math.Inf(1)
+	}
 	f0, f1, k1, k2, tmp := r.f0, r.f1, r.k1, r.k2, r.tmp
 	u = u[:len(f0)]
 	for i := range k1 {
@@ -97,6 +105,10 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 		tmp[i] = u[i] + h2*k1[i]
 	}
 	f(f1, tmp, p, t+hf/2)
+	if noteNonFinite(&r.nf, f1, 1, t+hf/2) {
+		it.stats.FEvals++
+		return math.Inf(1)
+	}
 	for i := range k2 {
 		k2[i] = f1[i] - k1[i]
 	}
@@ -113,6 +125,9 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	f2, k3 := r.f2, r.k3
 	f(f2, un, p, t+hf)
 	it.stats.FEvals++
+	if noteNonFinite(&r.nf, f2, 2, t+hf) {
+		return math.Inf(1)
+	}
 	r.f2OK = true
 	e32 := T(r23E32)
 	for i := range k3 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -651,5 +652,40 @@ func TestRosenbrock23WMethod(t *testing.T) {
 	}
 	if p := slope(hs, errs); math.Abs(p-2) > 0.3 {
 		t.Errorf("Rosenbrock23 with J = 0: order %.2f, want 2", p)
+	}
+}
+
+// A NaN that F puts only in component 1 is reported in component 1 (W⁻¹
+// spreads it over every component of the trial state, which named 0),
+// whether ∂F/∂t sees it or only a stage does, with a Jacobian from the
+// user or from finite differences.
+func TestStiffNaNNamesFsComponent(t *testing.T) {
+	jac := func(J, _ []float64, _ []float32, _ float64) { J[0], J[1], J[2], J[3] = -1, 0, 0, -1 }
+	cases := map[string]func(du, u []float64, _ []float32, t float64){
+		"in time": func(du, u []float64, _ []float32, t float64) {
+			du[0], du[1] = -u[0], -u[1]
+			if t > 0.5 {
+				du[1] = math.NaN()
+			}
+		},
+		"in a stage": func(du, u []float64, _ []float32, t float64) {
+			du[0], du[1] = -u[0], -u[1]
+			if t > 0.5 && t < 0.7 { // only stage times can fall here
+				du[1] = math.NaN()
+			}
+		},
+	}
+	for _, m := range stiffMethods {
+		for name, f := range cases {
+			for _, j := range []func(J, u []float64, p []float32, t float64){jac, nil} {
+				_, err := ode.Solve(context.Background(), ode.Problem[float64]{F: f, Jac: j, U0: []float64{1, 1}, T1: 2}, m)
+				var oe *ode.Error
+				if !errors.As(err, &oe) || oe.Code != ode.NonFinite || oe.Component != 1 {
+					t.Errorf("%s, NaN %s, user Jacobian %v: got %v, want NonFinite in component 1", m.Name(), name, j != nil, err)
+				} else if !strings.Contains(err.Error(), "component 1") {
+					t.Errorf("%s, NaN %s: message %q does not name component 1", m.Name(), name, err)
+				}
+			}
+		}
 	}
 }

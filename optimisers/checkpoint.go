@@ -41,6 +41,11 @@ const (
 	ckptMeta   = "optimiser"
 )
 
+// HoldsOptimiserState is what an optimiser checkpoint says it holds (the
+// safetensors metadata "flatkit.holds"): layout.Load refuses it as
+// parameters, naming both kinds.
+const HoldsOptimiserState = "optimiser state"
+
 type ckptDoc struct {
 	Format  string          `json:"format"`
 	Layout  json.RawMessage `json:"layout"`
@@ -60,6 +65,110 @@ type ckptGroup struct {
 type ckptRule struct {
 	Kind  string `json:"kind"`
 	Slots int    `json:"slots"`
+	// Given are the hyperparameters the rule was set up with (before any
+	// Adjust), and Schedules the values of each schedule driving it at
+	// sampled steps: Load compares both with its rule's. Absent in
+	// checkpoints from before they were saved, which are not compared.
+	Given     map[string]string `json:"given,omitempty"`
+	Schedules []ckptSchedule    `json:"schedules,omitempty"`
+}
+
+// ckptSchedule is one schedule's fingerprint: what it drives, how it
+// prints, and its values at ckptSampleSteps, exactly.
+type ckptSchedule struct {
+	Name   string   `json:"name"`
+	Desc   string   `json:"desc"`
+	Values []string `json:"values"`
+}
+
+// ckptSampleSteps are the steps at which schedules are compared: dense at
+// the start (warm-up, peaks), then about three per decade to 10⁷ (lengths).
+var ckptSampleSteps = func() []int {
+	var s []int
+	for d := 1; d <= 10_000_000; d *= 10 {
+		for _, m := range []int{1, 2, 3, 5, 7} {
+			s = append(s, d*m)
+		}
+	}
+	for k := 4; k <= 64; k++ {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}()
+
+func fingerprint(name string, sc Schedule) ckptSchedule {
+	f := ckptSchedule{Name: name, Desc: scheduleDesc(sc)}
+	for _, k := range ckptSampleSteps {
+		f.Values = append(f.Values, strconv.FormatFloat(sc.At(k), 'g', -1, 64))
+	}
+	return f
+}
+
+// scheduleDesc prints a schedule of this package with its fields, and any
+// other by its type.
+func scheduleDesc(sc Schedule) string {
+	if _, ok := sc.(scheduleChecker); ok {
+		return strings.TrimPrefix(fmt.Sprintf("%+v", sc), "optimisers.")
+	}
+	return fmt.Sprintf("%T", sc)
+}
+
+// given returns the fingerprints of the groups of p's rule as set up: per
+// group, per chain rule, its hyperparameters and schedules.
+func given(op string, p *plan) ([][]ckptRule, error) {
+	fresh, err := setupPlan(op, p.rule, p.lay)
+	if err != nil {
+		return nil, err
+	}
+	return givenOf(fresh), nil
+}
+
+func givenOf(p *plan) [][]ckptRule {
+	out := make([][]ckptRule, len(p.groups))
+	for gi := range p.groups {
+		gr := &p.groups[gi]
+		for i, pr := range gr.prims {
+			cr := ckptRule{Given: hyperValues(gr.variants[0][i].rule)}
+			for _, e := range pr.sched {
+				cr.Schedules = append(cr.Schedules, fingerprint(e.name, e.s))
+			}
+			out[gi] = append(out[gi], cr)
+		}
+	}
+	return out
+}
+
+// givenDiff describes the first difference between the saved and the
+// rule's hyperparameters and schedules of one chain rule, or returns "".
+func givenDiff(saved, here ckptRule) string {
+	if saved.Given == nil && saved.Schedules == nil {
+		return "" // an older checkpoint
+	}
+	for _, name := range slices.Sorted(maps.Keys(saved.Given)) {
+		if v, ok := here.Given[name]; ok && v != saved.Given[name] {
+			return fmt.Sprintf("hyperparameter %s is %s in the checkpoint, %s in the rule", name, saved.Given[name], v)
+		}
+	}
+	if len(saved.Schedules) != len(here.Schedules) {
+		return fmt.Sprintf("%d schedules in the checkpoint, %d in the rule", len(saved.Schedules), len(here.Schedules))
+	}
+	for k, a := range saved.Schedules {
+		b := here.Schedules[k]
+		if a.Name != b.Name {
+			return fmt.Sprintf("schedule %d drives %s in the checkpoint, %s in the rule", k, a.Name, b.Name)
+		}
+		if len(a.Values) != len(ckptSampleSteps) {
+			return fmt.Sprintf("the schedule of %s: the checkpoint is corrupt (%d sampled values, want %d)", a.Name, len(a.Values), len(ckptSampleSteps))
+		}
+		for j, v := range a.Values {
+			if v != b.Values[j] {
+				return fmt.Sprintf("the schedule of %s differs: at step %d it gives %s in the checkpoint (%s), %s in the rule (%s)",
+					a.Name, ckptSampleSteps[j], v, a.Desc, b.Values[j], b.Desc)
+			}
+		}
+	}
+	return ""
 }
 
 type ckptMember struct {
@@ -133,11 +242,17 @@ func (s State) save(w io.Writer, op, path string) error {
 		return fmt.Errorf("optimisers: %s: %w", op, err)
 	}
 	doc := ckptDoc{Format: ckptFormat, Layout: layJSON, Step: s.Step, Skipped: s.Skipped, Slots: p.slots}
+	giv, err := given(op, p)
+	if err != nil {
+		return err
+	}
 	for gi := range p.groups {
 		gr := &p.groups[gi]
 		cg := ckptGroup{Pattern: gr.pattern}
 		for i, pr := range gr.prims {
-			cg.Rules = append(cg.Rules, ckptRule{Kind: describe(gr.variants[0][i].rule, pr), Slots: pr.slots})
+			cr := giv[gi][i]
+			cr.Kind, cr.Slots = describe(gr.variants[0][i].rule, pr), pr.slots
+			cg.Rules = append(cg.Rules, cr)
 		}
 		for _, row := range gr.variants {
 			vs := make([]map[string]string, len(row))
@@ -182,9 +297,9 @@ func (s State) save(w io.Writer, op, path string) error {
 		data[p.slots*n+i] = float32(c)
 	}
 	if w == nil {
-		err = layout.SaveFile(path, clay, data)
+		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsOptimiserState))
 	} else {
-		err = layout.Save(w, clay, data)
+		err = layout.Save(w, clay, data, layout.Holds(HoldsOptimiserState))
 	}
 	if err != nil {
 		return fmt.Errorf("optimisers: %s: %w", op, err)
@@ -216,14 +331,16 @@ func slotOffsets(clay, lay *layout.Layout, k int) error {
 // rule's). rule and lay must be those the saved optimiser was set up with:
 // the same rule types in the same chains (and ByPath assignment), with the
 // same non-hyperparameter fields (AMSGrad, AccumGrad's N, which schedules
-// drive what), and a layout with the same leaves. Workers are not saved:
-// the optimiser starts with 1.
+// drive what), with the same hyperparameters as set up (before Adjust) and
+// schedules that give the same values (compared at steps from 1 to 10⁷, so
+// a schedule of another length or peak is caught), and a layout with the
+// same leaves. Workers are not saved: the optimiser starts with 1.
 //
 // Errors name what differs or what is wrong with the file: a truncated or
 // corrupt file, a file that is not an optimiser checkpoint, another layout,
-// another rule.
+// another rule, another hyperparameter or schedule.
 func Load(r io.Reader, rule Rule, lay *layout.Layout) (*Optimiser, error) {
-	θ, clay, err := layout.Load(r)
+	θ, clay, err := layout.Load(r, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
 		return nil, fmt.Errorf("optimisers: Load: %w", err)
 	}
@@ -237,7 +354,7 @@ func LoadFile(path string, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 		return nil, fmt.Errorf("optimisers: LoadFile: %w", err)
 	}
 	defer f.Close()
-	θ, clay, err := layout.Load(f)
+	θ, clay, err := layout.Load(f, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
 		return nil, fmt.Errorf("optimisers: LoadFile: %s: %w", path, err)
 	}
@@ -253,7 +370,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 	}
 	ml, ok := clay.Find(ckptMeta)
 	if !ok {
-		return fail("not an optimiser checkpoint (no tensor %q)", ckptMeta)
+		return fail("the file holds %s (no tensor %q), want %s", layout.HoldsParameters, ckptMeta, HoldsOptimiserState)
 	}
 	raw := make([]byte, ml.Size())
 	for i, x := range data[ml.Offset:ml.End()] {
@@ -288,6 +405,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 	}
 	st := freshState(p)
 	st.Step, st.Skipped = doc.Step, doc.Skipped
+	giv := givenOf(p)
 	for gi := range p.groups {
 		gr := &p.groups[gi]
 		cg := doc.Groups[gi]
@@ -304,6 +422,9 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 		for i, pr := range gr.prims {
 			if d := describe(gr.variants[0][i].rule, pr); cg.Rules[i].Kind != d || cg.Rules[i].Slots != pr.slots {
 				return fail("%s, chain rule %d: the checkpoint has %s (%d slots), the rule is %s (%d slots)", where, i, cg.Rules[i].Kind, cg.Rules[i].Slots, d, pr.slots)
+			}
+			if d := givenDiff(cg.Rules[i], giv[gi][i]); d != "" {
+				return fail("%s, chain rule %d (%s): %s", where, i, cg.Rules[i].Kind, d)
 			}
 		}
 		if len(cg.Variants) == 0 {

@@ -237,7 +237,7 @@ func savedRun(t *testing.T, rule optimisers.Rule, lay *layout.Layout) (*optimise
 func TestCheckpointFile(t *testing.T) {
 	lay := ckptLayout(t)
 	opt, data := savedRun(t, optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.Adam(1e-2), optimisers.EMA(0.9)), lay)
-	vals, clay, err := layout.Load(bytes.NewReader(data))
+	vals, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestCheckpointErrors(t *testing.T) {
 		}
 	}
 	// A corrupt byte in the optimiser tensor, and a non-byte value there.
-	_, clay, _ := layout.Load(bytes.NewReader(data))
+	_, clay, _ := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
 	meta, _ := clay.Find("optimiser")
 	start := len(data) - 4*clay.Len() + 4*meta.Offset
 	bad := slices.Clone(data)
@@ -312,8 +312,16 @@ func TestCheckpointErrors(t *testing.T) {
 	if err := layout.Save(&plain, lay, make([]float32, lay.Len())); err != nil {
 		t.Fatal(err)
 	}
-	if err := load(plain.Bytes(), rule, lay); err == nil || !strings.Contains(err.Error(), `not an optimiser checkpoint (no tensor "optimiser")`) {
+	if err := load(plain.Bytes(), rule, lay); err == nil || !strings.Contains(err.Error(), `the file holds parameters (no tensor "optimiser"), want optimiser state`) {
 		t.Errorf("a parameter file: %v", err)
+	}
+	// And the other way: the optimiser's file, loaded as parameters, is an
+	// error naming both kinds (it used to load without complaint).
+	if _, _, err := layout.Load(bytes.NewReader(data)); err == nil || !strings.Contains(err.Error(), "the file holds optimiser state") || !strings.Contains(err.Error(), "want parameters") {
+		t.Errorf("an optimiser file loaded as parameters: %v", err)
+	}
+	if _, err := layout.LoadInto(bytes.NewReader(data), clayParams(t, data), make([]float32, clayParams(t, data).Len())); err == nil || !strings.Contains(err.Error(), "the file holds optimiser state") {
+		t.Errorf("an optimiser file loaded by LoadInto: %v", err)
 	}
 
 	// Another layout or another rule.
@@ -375,5 +383,56 @@ func TestCheckpointLargeCounts(t *testing.T) {
 	}
 	if back.Steps() != 1<<40+3 || back.Skipped() != 3 {
 		t.Errorf("Steps %d, Skipped %d", back.Steps(), back.Skipped())
+	}
+}
+
+// clayParams is the layout of an optimiser checkpoint, so that LoadInto
+// would find every tensor by name if the kinds were not checked.
+func clayParams(t *testing.T, data []byte) *layout.Layout {
+	t.Helper()
+	_, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsOptimiserState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clay
+}
+
+// A changed schedule (length or peak) or a changed hyperparameter is an
+// error naming what differs; before, the checkpoint loaded silently.
+func TestCheckpointComparesSchedulesAndHyperparameters(t *testing.T) {
+	lay := ckptLayout(t)
+	sched := func(peak float64, total int) optimisers.Rule {
+		return optimisers.Chain(optimisers.WeightDecay(1e-4),
+			optimisers.Scheduled(optimisers.Adam(1e-3), "lr", optimisers.WarmupCosine(peak, 0, 10, total)))
+	}
+	_, data := savedRun(t, sched(1e-2, 1000), lay)
+	if _, err := optimisers.Load(bytes.NewReader(data), sched(1e-2, 1000), lay); err != nil {
+		t.Fatalf("the same rule: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		rule optimisers.Rule
+		want []string
+	}{
+		{"longer schedule", sched(1e-2, 1001), []string{"chain rule 1", "the schedule of lr differs", "at step 11", "total:1000", "total:1001"}},
+		{"other peak", sched(2e-2, 1000), []string{"the schedule of lr differs", "at step 1 ", "peak:0.01", "peak:0.02"}},
+		{"other weight decay", optimisers.Chain(optimisers.WeightDecay(2e-4),
+			optimisers.Scheduled(optimisers.Adam(1e-3), "lr", optimisers.WarmupCosine(1e-2, 0, 10, 1000))),
+			[]string{"chain rule 0", "is 0.0001 in the checkpoint, 0.0002 in the rule"}},
+		{"other β₂", optimisers.Chain(optimisers.WeightDecay(1e-4),
+			optimisers.Scheduled(optimisers.AdamRule{LR: 1e-3, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8}, "lr", optimisers.WarmupCosine(1e-2, 0, 10, 1000))),
+			[]string{"chain rule 1", "0.999 in the checkpoint, 0.99 in the rule"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := optimisers.Load(bytes.NewReader(data), c.rule, lay)
+			if err == nil {
+				t.Fatal("loaded without complaint")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

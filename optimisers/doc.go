@@ -98,7 +98,23 @@
 // opt.Save(w) writes the state (slots, counters, per-leaf counts, frozen
 // leaves, adjusted hyperparameters) as a safetensors file through the layout
 // package, the state vectors named "slot<k>.<leaf path>"; Load(r, rule, lay)
-// continues bit for bit as the saved optimiser would have.
+// continues bit for bit as the saved optimiser would have. The file says it
+// holds optimiser state, and also keeps the rule's hyperparameters as set
+// up and its schedules' values, which Load compares with its rule: a
+// changed schedule or hyperparameter is an error naming it.
+//
+// SaveCheckpoint(path, Checkpoint{Layout, Params, Opt, StateLayout, State})
+// writes θ, the optimiser and optionally the model's state (BatchNorm's
+// running statistics) in one atomic safetensors file ("params.*",
+// "optimiser.*", "state.*"); LoadCheckpoint reads it back. Train numbers its
+// steps on from the optimiser's, so a resumed run continues its numbering.
+//
+// # Minimize
+//
+// Minimize runs gonum/optimize on a float32 objective (FromAD adapts one
+// written with ad ops). A failed line search at a minimum that float32
+// cannot improve is status Float32Converged with a nil error; the default
+// stopping rule is Float32Converge.
 //
 // # Training loop and speed
 //

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"weak"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -50,10 +54,12 @@ import (
 // minimum, and no decrease float32 can represent is left to find), the
 // run has converged: Result.Status is Float32Converged and the error nil.
 // Otherwise, far from an optimum (a wrong gradient, a discontinuity), the
-// line-search error stays, with the gradient sizes added. The 10-D
-// Rosenbrock function from (−1.2, 1, −1.2, 1, …) and a noise-free
-// exponential least-squares fit both end this way at the optimum (to 1e-4
-// and 4e-6); set Settings.GradientThreshold to stop earlier, with status
+// line-search error stays, with the gradient sizes added. With no
+// settings, the 10-D Rosenbrock function from (−1.2, 1, −1.2, 1, …) (in
+// float32 ad ops through FromAD, or in float64 at the float32 point) and a
+// noise-free 3-parameter exponential least-squares fit both end this way,
+// within 5e-7 of the optimum (see ExampleMinimize_float32); set
+// Settings.GradientThreshold to stop earlier, with status
 // GradientThreshold, at a gradient size that float32 resolves for the
 // objective.
 //
@@ -214,7 +220,11 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 		return f // already failing; gonum stops at the next status check
 	}
 	if math.IsNaN(f) {
-		b.err = fmt.Errorf("optimisers: Minimize: the objective returned NaN at evaluation %d (an objective from FromAD keeps the reason in its error function)", b.evals)
+		if e := fromADFailure(f); e != nil {
+			b.err = e // the tape's error, as FromAD's error function has it
+		} else {
+			b.err = fmt.Errorf("optimisers: Minimize: the objective returned NaN at evaluation %d", b.evals)
+		}
 		return f
 	}
 	if b.g32 == nil {
@@ -267,30 +277,73 @@ func minimizeNotFinite(v float64) bool { return !minimizeFinite(v) }
 // the tape, such as mismatched shapes; f returning a non-scalar, the zero
 // Var or a Var of another tape; len(grad) != len(θ)) makes it return NaN,
 // and err reports the reason: err returns the first such error of any
-// evaluation so far, or nil. Minimize stops at the first NaN, so after a
-// failed Minimize, err explains the NaN:
-//
-//	fg, fgErr := optimisers.FromAD(f)
-//	res, err := optimisers.Minimize(fg, θ, nil)
-//	if e := fgErr(); e != nil {
-//		err = e // the tape's error, rather than "the objective returned NaN"
-//	}
+// evaluation so far, or nil. The NaN is marked (in its payload bits) as
+// coming from this fg, so Minimize, which stops at the first NaN, returns
+// that error itself rather than "the objective returned NaN"; err is for
+// other callers of fg.
 func FromAD(f func(ad.Var) ad.Var) (fg func(θ, grad []float32) float64, err func() error) {
 	t := ad.NewTape()
-	var first error
+	st := &fromADState{id: fromADNext.Add(1)}
+	fromADFailures.Store(st.id, weak.Make(st))
+	runtime.AddCleanup(st, func(id uint32) { fromADFailures.Delete(id) }, st.id)
+	nan := math.Float64frombits(fromADNaN | uint64(st.id))
 	fg = func(θ, grad []float32) float64 {
 		t.Reset() // also recovers the tape if an earlier f panicked
 		loss, e := fromADEval(t, f, θ, grad)
 		t.Reset()
 		if e != nil {
-			if first == nil {
-				first = e
-			}
-			return math.NaN()
+			st.fail(e)
+			return nan
 		}
 		return loss
 	}
-	return fg, func() error { return first }
+	return fg, st.first
+}
+
+// A FromAD objective that fails returns a quiet NaN whose payload carries
+// fromADTag and the objective's id, so that Minimize can find the error.
+const fromADNaN = 0x7ff8_f1a7_0000_0000
+
+var (
+	fromADNext     atomic.Uint32
+	fromADFailures sync.Map // id → weak.Pointer[fromADState]
+)
+
+type fromADState struct {
+	id  uint32
+	mu  sync.Mutex
+	err error
+}
+
+func (s *fromADState) fail(e error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = e
+	}
+	s.mu.Unlock()
+}
+
+func (s *fromADState) first() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// fromADFailure returns the error behind a NaN that a FromAD objective
+// returned, or nil for any other NaN.
+func fromADFailure(f float64) error {
+	bits := math.Float64bits(f)
+	if bits&^0xffff_ffff != fromADNaN {
+		return nil
+	}
+	w, ok := fromADFailures.Load(uint32(bits))
+	if !ok {
+		return nil
+	}
+	if st := w.(weak.Pointer[fromADState]).Value(); st != nil {
+		return st.first()
+	}
+	return nil
 }
 
 func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {

@@ -18,10 +18,15 @@ import (
 // costs what the loss function allocates (and batches, producing the next
 // batch).
 //
-// Every `every` steps (steps every, 2·every, …; never if every ≤ 0 or
-// callback is nil) it calls callback with the 1-based number of the step
-// just taken in this call of Train and that step's loss, taken before its
-// update. Train returns when batches ends (nil), and stops with an error,
+// Steps are numbered on from the optimiser's count of updates when Train
+// starts (opt.Steps()): 1, 2, … for a new optimiser, and after a resume
+// (Load, LoadCheckpoint) the numbering continues where the saved run was,
+// so the callback's cadence and the step numbers in errors match an
+// uninterrupted run. (Behind AccumGrad(n) the optimiser counts one update
+// per n batches, Train one step per batch.) Every `every` steps (steps
+// every, 2·every, …; never if every ≤ 0 or callback is nil) it calls
+// callback with the number of the step just taken and that step's loss,
+// taken before its update. Train returns when batches ends (nil), and stops with an error,
 // naming the step, when ctx is done before a step (the error wraps
 // ctx.Err()), the callback returns an error (wrapped), the tape records an
 // error, the loss is NaN or infinite (that step's update is not made), or the
@@ -39,7 +44,7 @@ func Train[B any](ctx context.Context, opt *Optimiser, θ []float32, batches ite
 		return fmt.Errorf("optimisers: Train: θ has %d floats, want %d (the layout's Len)", len(θ), opt.Layout().Len())
 	}
 	tape := ad.NewTape()
-	step := 0
+	step := opt.Steps()
 	var err error
 	for b := range batches {
 		if e := ctx.Err(); e != nil {

@@ -197,3 +197,38 @@ func TestCheckHVPChecksGradientFirst(t *testing.T) {
 		}
 	}
 }
+
+// The other checkers catch their wrong rule at every point too: a JVP of x³
+// scaled by 1.5 (CheckJVP), a VJP so scaled (CheckTranspose), and a second
+// derivative scaled by 0.5 under right first derivatives (CheckHVP).
+func TestCheckersCatchWrongRulesAtEveryPoint(t *testing.T) {
+	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	wrongJVP := &cube{vjpScale: 1, jvpScale: 1.5, deriv: &square3{wrong2: 1}}
+	wrongSecond := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 0.5}}
+	checks := map[string]func(proptest.T, []float32){
+		"CheckJVP":       func(t proptest.T, θ []float32) { proptest.CheckJVP(t, cubeMap(wrongJVP), θ) },
+		"CheckTranspose": func(t proptest.T, θ []float32) { proptest.CheckTranspose(t, cubeMap(wrongVJP), θ) },
+		"CheckHVP":       func(t proptest.T, θ []float32) { proptest.CheckHVP(t, cubeLoss(wrongSecond), θ) },
+	}
+	gen := proptest.NoTies(4)
+	for name, check := range checks {
+		missed := 0
+		for i := range 300 {
+			θ := gen.Example(i)
+			for j := range θ {
+				θ[j] /= 2
+			}
+			r := run(func(t proptest.T) { check(t, θ) })
+			if len(r.errors) == 0 {
+				if missed++; missed == 1 {
+					t.Errorf("%s passed a wrong rule at θ = %v", name, θ)
+				}
+			} else if !strings.Contains(r.errors[0], name) {
+				t.Errorf("%s: report %q does not name the checker", name, r.errors[0])
+			}
+		}
+		if missed > 0 {
+			t.Errorf("%s missed the wrong rule at %d of 300 points", name, missed)
+		}
+	}
+}

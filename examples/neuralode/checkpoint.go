@@ -38,7 +38,7 @@ func saveCheckpoint(path string, cfg config, lay *layout.Layout, θ []float32, o
 	if err := opt.Save(&buf); err != nil {
 		return err
 	}
-	adam, alay, err := layout.Load(&buf)
+	adam, alay, err := layout.Load(&buf, layout.WantHolds(optimisers.HoldsOptimiserState))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,209 @@
+package optimisers
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/flatkit/flatkit/layout"
+)
+
+// This file: the training checkpoint, θ and the optimiser (and optionally
+// the model's state) in one safetensors file.
+
+// HoldsTrainingCheckpoint is what a training checkpoint says it holds.
+const HoldsTrainingCheckpoint = "training checkpoint"
+
+// Checkpoint is what a training checkpoint holds: the parameters θ laid out
+// by Layout, the optimiser (its state vectors, step and skip counters,
+// per-leaf counts, hyperparameters and schedules, as Optimiser.Save), and
+// optionally the model's own state (BatchNorm's running statistics, say:
+// model.StateLayout and the state buffer). SaveCheckpoint reads every field;
+// LoadCheckpoint fills Params and State and returns the optimiser.
+type Checkpoint struct {
+	Layout      *layout.Layout
+	Params      []float32
+	Opt         *Optimiser
+	StateLayout *layout.Layout // nil: no model state
+	State       []float32
+}
+
+// SaveCheckpoint writes c to the file at path in one atomic write
+// (layout.SaveFile: temp file, fsync, rename), so the parameters, the
+// optimiser and the state always come from the same step. The file is
+// safetensors, readable by any safetensors tool: "params.<path>" is θ by
+// its layout paths, "optimiser.slot<k>.<path>" the optimiser's state
+// vectors, "optimiser.optimiser" its document (step, rule, hyperparameters,
+// schedules; see Load), and "state.<path>" the model state.
+func SaveCheckpoint(path string, c Checkpoint) error {
+	clay, data, err := c.encode("SaveCheckpoint")
+	if err != nil {
+		return err
+	}
+	if err := layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
+		return fmt.Errorf("optimisers: SaveCheckpoint: %w", err)
+	}
+	return nil
+}
+
+// WriteCheckpoint writes c to w as SaveCheckpoint writes its file.
+func WriteCheckpoint(w io.Writer, c Checkpoint) error {
+	clay, data, err := c.encode("WriteCheckpoint")
+	if err != nil {
+		return err
+	}
+	if err := layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
+		return fmt.Errorf("optimisers: WriteCheckpoint: %w", err)
+	}
+	return nil
+}
+
+func (c *Checkpoint) check(op string, load bool) error {
+	if c.StateLayout != nil && c.StateLayout.NumLeaves() == 0 && len(c.State) == 0 {
+		c.StateLayout = nil // a model without state
+	}
+	switch {
+	case c.Layout == nil:
+		return fmt.Errorf("optimisers: %s: nil Layout", op)
+	case len(c.Params) != c.Layout.Len():
+		return fmt.Errorf("optimisers: %s: Params has %d floats, the layout wants %d", op, len(c.Params), c.Layout.Len())
+	case !load && c.Opt == nil:
+		return fmt.Errorf("optimisers: %s: nil Opt", op)
+	case c.StateLayout == nil && len(c.State) > 0:
+		return fmt.Errorf("optimisers: %s: State has %d floats but StateLayout is nil", op, len(c.State))
+	case c.StateLayout != nil && len(c.State) != c.StateLayout.Len():
+		return fmt.Errorf("optimisers: %s: State has %d floats, StateLayout wants %d", op, len(c.State), c.StateLayout.Len())
+	}
+	return nil
+}
+
+func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
+	if err := c.check(op, false); err != nil {
+		return nil, nil, err
+	}
+	if c.Opt.Layout() != c.Layout && !c.Opt.Layout().Equal(c.Layout) {
+		return nil, nil, fmt.Errorf("optimisers: %s: the optimiser was set up for another layout than Layout", op)
+	}
+	var buf bytes.Buffer
+	if err := c.Opt.st.save(&buf, op, ""); err != nil {
+		return nil, nil, err
+	}
+	odata, olay, err := layout.Load(&buf, layout.WantHolds(HoldsOptimiserState))
+	if err != nil {
+		return nil, nil, fmt.Errorf("optimisers: %s: %w", op, err)
+	}
+	parts := []struct {
+		name string
+		lay  *layout.Layout
+		data []float32
+	}{{"params", c.Layout, c.Params}, {"optimiser", olay, odata}}
+	if c.StateLayout != nil {
+		parts = append(parts, struct {
+			name string
+			lay  *layout.Layout
+			data []float32
+		}{"state", c.StateLayout, c.State})
+	}
+	b := layout.NewBuilder()
+	n := 0
+	for _, p := range parts {
+		g := b.Group(p.name)
+		for _, lf := range p.lay.Leaves() {
+			g.Add(lf.Path, lf.Shape...)
+		}
+		n += len(p.data)
+	}
+	clay, err := b.Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("optimisers: %s: laying out the checkpoint: %w", op, err)
+	}
+	data := make([]float32, 0, n)
+	for _, p := range parts {
+		lo, hi, err := clay.Range(p.name)
+		if err != nil || lo != len(data) || hi != lo+len(p.data) {
+			return nil, nil, fmt.Errorf("optimisers: %s: part %s at [%d, %d), want [%d, %d) (%v)", op, p.name, lo, hi, len(data), len(data)+len(p.data), err)
+		}
+		data = append(data, p.data...)
+	}
+	return clay, data, nil
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint: θ into
+// c.Params (laid out by c.Layout), the model state into c.State if
+// c.StateLayout is set, and returns the optimiser for rule, which continues
+// exactly where the saved one was (see Load: the same rule, hyperparameters
+// and schedules, or an error naming what differs). Errors name what differs
+// or what is wrong; on error c.Params and c.State are unchanged.
+func LoadCheckpoint(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("optimisers: LoadCheckpoint: %w", err)
+	}
+	defer f.Close()
+	return readCheckpoint(f, "LoadCheckpoint "+path, rule, c)
+}
+
+// ReadCheckpoint is LoadCheckpoint from r.
+func ReadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
+	return readCheckpoint(r, "ReadCheckpoint", rule, c)
+}
+
+func readCheckpoint(r io.Reader, op string, rule Rule, c Checkpoint) (*Optimiser, error) {
+	if err := c.check(op, true); err != nil {
+		return nil, err
+	}
+	fail := func(format string, args ...any) (*Optimiser, error) {
+		return nil, fmt.Errorf("optimisers: "+op+": "+format, args...)
+	}
+	data, clay, err := layout.Load(r, layout.WantHolds(HoldsTrainingCheckpoint))
+	if err != nil {
+		return fail("%w", err)
+	}
+	sub := func(name string) (*layout.Layout, []float32, error) {
+		lo, hi, err := clay.Range(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("not a training checkpoint: %w", err)
+		}
+		s, err := clay.Sub(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, data[lo:hi], nil
+	}
+	play, pdata, err := sub("params")
+	if err != nil {
+		return fail("%v", err)
+	}
+	if d := layoutDiff(c.Layout, play); d != "" {
+		return fail("the parameters are for another layout: %s", d)
+	}
+	var sdata []float32
+	_, noState := clay.Sub("state")
+	switch {
+	case c.StateLayout != nil && noState != nil:
+		return fail("the checkpoint holds no model state, but StateLayout is set")
+	case c.StateLayout == nil && noState == nil:
+		return fail("the checkpoint holds model state; set StateLayout and State to load it")
+	case c.StateLayout != nil:
+		slay, s, err := sub("state")
+		if err != nil {
+			return fail("%v", err)
+		}
+		if d := layoutDiff(c.StateLayout, slay); d != "" {
+			return fail("the model state is for another layout: %s", d)
+		}
+		sdata = s
+	}
+	olay, odata, err := sub("optimiser")
+	if err != nil {
+		return fail("%v", err)
+	}
+	opt, err := load(op, odata, olay, rule, c.Layout)
+	if err != nil {
+		return nil, err
+	}
+	copy(c.Params, pdata)
+	copy(c.State, sdata)
+	return opt, nil
+}
