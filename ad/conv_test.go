@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 )
 
 // convCase is a random convolution: geometry and the shapes of x, w, y.
@@ -252,7 +253,7 @@ func TestConvHVPThroughChain(t *testing.T) {
 // TestConvStepAllocatesNothing pins a reused tape's gradient and HVP steps
 // through Conv at zero allocations, on the direct and the GEMM paths.
 func TestConvStepAllocatesNothing(t *testing.T) {
-	if convRace {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	for _, c := range []struct {

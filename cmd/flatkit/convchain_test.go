@@ -11,6 +11,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 )
 
@@ -91,7 +92,7 @@ func TestConvchainGradient(t *testing.T) {
 // the largest products (the dense layer's weight gradient) across
 // goroutines, whose hand-off allocates now and then.
 func TestConvchainSteadyAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool and the race detector allocate")
 	}
 	defer flat.SetMaxThreads(flat.SetMaxThreads(1))

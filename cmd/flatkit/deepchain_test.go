@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -77,7 +78,7 @@ func TestDeepchainGradient(t *testing.T) {
 // TestDeepchainSteadyAllocs pins the steady-state training step at zero
 // allocations.
 func TestDeepchainSteadyAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool and the race detector allocate")
 	}
 	pr, err := newDeepProblem(15, 1)
@@ -131,7 +132,7 @@ func TestBenchDeepchainQuick(t *testing.T) {
 			// The figure counts the whole process's allocations over a few
 			// calls in quick mode, so a stray one of the runtime shows;
 			// TestDeepchainSteadyAllocs pins the step itself at 0.
-			if c == "gradient steady" && m["allocs"].(float64) >= 1 && !raceEnabled {
+			if c == "gradient steady" && m["allocs"].(float64) >= 1 && !race.Enabled {
 				t.Errorf("%s: %v allocs per step, want 0", name, m["allocs"])
 			}
 			if c == "gradient first call (fresh process)" && m["samples"].(float64) < 3 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -31,7 +32,7 @@ func TestBenchNodeQuick(t *testing.T) {
 	// then stay below 1 per call. Under -race, where allocations are not
 	// checked, 1 (ForwardSensitivity takes ~1 s a gradient there).
 	samples := "21"
-	if raceEnabled {
+	if race.Enabled {
 		samples = "1"
 	}
 	if code := run([]string{"bench", "-quick", "-samples", samples, "node"}, &out, &errb); code != 0 {
@@ -72,7 +73,7 @@ func TestBenchNodeQuick(t *testing.T) {
 		if e, ok := m["loss_rel_diff_torch"].(float64); !ok || !(e <= 1e-4) {
 			t.Errorf("%s: loss_rel_diff_torch %v, want ≤ 1e-4", name, m["loss_rel_diff_torch"])
 		}
-		if a := m["allocs"].(float64); a >= 1 && !raceEnabled {
+		if a := m["allocs"].(float64); a >= 1 && !race.Enabled {
 			t.Errorf("%s: %v allocs per call, want 0", name, a)
 		}
 	}
@@ -98,7 +99,7 @@ func TestBenchNodeQuick(t *testing.T) {
 		// a fraction per call in quick mode; a gradient that allocated
 		// would show at least 1. TestNodeGradientAllocatesNothing pins
 		// the gradient itself at exactly 0.
-		if a := m["allocs"].(float64); a >= 1 && !raceEnabled { // -race: sync.Pool drops items on purpose
+		if a := m["allocs"].(float64); a >= 1 && !race.Enabled { // -race: sync.Pool drops items on purpose
 			t.Errorf("%s: %v allocs per gradient, want 0", name, a)
 		}
 		if m["fwd_steps"].(float64) <= 0 {
@@ -190,7 +191,7 @@ func TestNodeMatchesTorchFixture(t *testing.T) {
 // scenario, as it is timed, at exactly zero allocations per gradient, and
 // the RK4 case's loss-only solve.
 func TestNodeGradientAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -88,7 +89,7 @@ func TestBenchSensQuick(t *testing.T) {
 // scenario times it, and the forward solve at zero allocations, and checks
 // the gradient against the reference.
 func TestSensGradientAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()
