@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -101,26 +98,7 @@ func TestDeepchainSteadyAllocs(t *testing.T) {
 // TestBenchDeepchainQuick runs the scenario in quick mode, including the
 // fresh child processes of the first-call figures, and checks its output.
 func TestBenchDeepchainQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "2", "deepchain"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		for _, k := range []string{"median", "min", "max", "allocs"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		if m["scenario"] != "deepchain" {
-			t.Errorf("line %q: scenario %v", line, m["scenario"])
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"-samples", "2", "deepchain"})
 	for _, n := range deepDepths {
 		for _, c := range []string{"forward steady", "gradient steady", "gradient first call (fresh process)", "first call / steady"} {
 			name := fmt.Sprintf("N=%d %s", n, c)

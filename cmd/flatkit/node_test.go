@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/internal/race"
@@ -27,7 +25,6 @@ func TestBenchNodeQuick(t *testing.T) {
 	// (~35 allocations, once per figure, over ~21 calls in quick mode).
 	// With one P the figure counts the gradient's own allocations.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var out, errb bytes.Buffer
 	// 21 samples, as in TestBenchSensQuick: the runtime's own allocations
 	// then stay below 1 per call. Under -race, where allocations are not
 	// checked, 1 (ForwardSensitivity takes ~1 s a gradient there).
@@ -35,25 +32,7 @@ func TestBenchNodeQuick(t *testing.T) {
 	if race.Enabled {
 		samples = "1"
 	}
-	if code := run([]string{"bench", "-quick", "-samples", samples, "node"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		if m["scenario"] != "node" {
-			t.Errorf("line %q: scenario %v, want node", line, m["scenario"])
-		}
-		for _, k := range []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps", "loss"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"-samples", samples, "node"}, "fwd_steps", "bwd_steps", "loss")
 	if want := 2 + len(nodeMethods); len(cases) != want {
 		t.Errorf("%d figures, want %d", len(cases), want)
 	}
