@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/internal/conv"
+	"github.com/flatkit/flatkit/internal/geom"
 )
 
 // ConvGeom is the geometry shared by Conv, ConvTranspose and ConvFilter,
@@ -121,21 +122,9 @@ func applyConv(p Primitive, g ConvGeom, rankShape, target []int, in ...Var) Var 
 		name string
 		v    []int
 		def  int
-	}{{"Stride", g.Stride, 1}, {"PadLo", g.PadLo, 0}, {"PadHi", g.PadHi, 0}, {"Dilation", g.Dilation, 1}} {
-		dst := ints[1+i*r : 1+(i+1)*r]
-		switch len(f.v) {
-		case 0:
-			for j := range dst {
-				dst[j] = f.def
-			}
-		case 1:
-			for j := range dst {
-				dst[j] = f.v[0]
-			}
-		case r:
-			copy(dst, f.v)
-		default:
-			return t.fail(fmt.Errorf("ad: %s: ConvGeom.%s has %d values %v, want 1 or %d (one per spatial axis)", p.Name(), f.name, len(f.v), slices.Clone(f.v), r))
+	}{{"ConvGeom.Stride", g.Stride, 1}, {"ConvGeom.PadLo", g.PadLo, 0}, {"ConvGeom.PadHi", g.PadHi, 0}, {"ConvGeom.Dilation", g.Dilation, 1}} {
+		if err := geom.Axes(ints[1+i*r:1+(i+1)*r], f.name, f.v, f.def); err != nil {
+			return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
 		}
 	}
 	ints[1+4*r] = g.Groups

@@ -1,0 +1,34 @@
+package geom
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestAxes(t *testing.T) {
+	for _, tc := range []struct {
+		v    []int
+		r    int
+		want []int
+	}{
+		{nil, 3, []int{7, 7, 7}},
+		{[]int{}, 2, []int{7, 7}},
+		{[]int{2}, 3, []int{2, 2, 2}},
+		{[]int{1, 2}, 2, []int{1, 2}},
+		{[]int{1, 2, 3}, 3, []int{1, 2, 3}},
+		{[]int{4}, 1, []int{4}},
+	} {
+		dst := make([]int, tc.r)
+		if err := Axes(dst, "Stride", tc.v, 7); err != nil || !slices.Equal(dst, tc.want) {
+			t.Errorf("Axes(%d axes, %v, default 7) = %v, %v; want %v", tc.r, tc.v, dst, err, tc.want)
+		}
+	}
+	err := Axes(make([]int, 2), "PoolGeom.Stride", []int{1, 2, 3}, 1)
+	if err == nil || !strings.Contains(err.Error(), "PoolGeom.Stride has 3 values [1 2 3], want 1 or 2") {
+		t.Errorf("Axes with 3 values for 2 axes: error %v, want one naming the field, the values and 1 or 2", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Axes(make([]int, 3), "Stride", []int{1, 2, 3}, 1) }); n != 0 {
+		t.Errorf("Axes allocates %v times, want 0", n)
+	}
+}
