@@ -2,7 +2,8 @@
 // or a pooling window's geometry (stride, padding, dilation), shared by
 // ad.ConvGeom, ad.PoolGeom and model's options: a field is empty (its
 // default on every axis), one value (used for every axis) or one value per
-// spatial axis; any other length is an error naming the field.
+// spatial axis; any other length is an error naming the field. An empty
+// PadHi means the same padding as PadLo (Pads), as PyTorch's padding does.
 //
 // It is a leaf utility of internal/: it imports nothing of flatkit's.
 package geom
@@ -32,4 +33,19 @@ func Axes(dst []int, field string, v []int, def int) error {
 		return fmt.Errorf("%s has %d values %v, want 1 or %d (one per spatial axis)", field, len(v), slices.Clone(v), len(dst))
 	}
 	return nil
+}
+
+// Pads writes the padding before (lo) and after (hi) each spatial axis:
+// padLo by Axes with default 0, and padHi likewise, except that an empty
+// padHi repeats lo (symmetric padding). loField and hiField name the
+// fields in errors.
+func Pads(lo, hi []int, loField, hiField string, padLo, padHi []int) error {
+	if err := Axes(lo, loField, padLo, 0); err != nil {
+		return err
+	}
+	if len(padHi) == 0 {
+		copy(hi, lo)
+		return nil
+	}
+	return Axes(hi, hiField, padHi, 0)
 }

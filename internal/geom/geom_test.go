@@ -32,3 +32,23 @@ func TestAxes(t *testing.T) {
 		t.Errorf("Axes allocates %v times, want 0", n)
 	}
 }
+
+func TestPads(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi, wantLo, wantHi []int
+	}{
+		{nil, nil, []int{0, 0}, []int{0, 0}},
+		{[]int{1}, nil, []int{1, 1}, []int{1, 1}},
+		{[]int{1, 2}, []int{}, []int{1, 2}, []int{1, 2}},
+		{[]int{1, 2}, []int{0}, []int{1, 2}, []int{0, 0}},
+		{nil, []int{3, 0}, []int{0, 0}, []int{3, 0}},
+	} {
+		lo, hi := make([]int, 2), make([]int, 2)
+		if err := Pads(lo, hi, "PadLo", "PadHi", tc.lo, tc.hi); err != nil || !slices.Equal(lo, tc.wantLo) || !slices.Equal(hi, tc.wantHi) {
+			t.Errorf("Pads(%v, %v) = %v, %v, %v; want %v, %v", tc.lo, tc.hi, lo, hi, err, tc.wantLo, tc.wantHi)
+		}
+	}
+	if err := Pads(make([]int, 2), make([]int, 2), "PadLo", "PadHi", nil, []int{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "PadHi has 3 values") {
+		t.Errorf("Pads with 3 PadHi values for 2 axes: error %v, want one naming PadHi", err)
+	}
+}
