@@ -6,7 +6,7 @@ import sys
 
 sys.dont_write_bytecode = True
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'asmgen'))
 from asm import align, avx2, avx512, ins  # noqa: E402
 
 HEADER = '''//go:build !noasm

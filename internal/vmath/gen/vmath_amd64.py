@@ -9,7 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, '..', '..', 'asmgen'))
 from asm import align, avx2, avx512, ins  # noqa: E402
 
 # (define, comment, bits): float32(c) for the constants c of vmath.go.

@@ -1,7 +1,7 @@
-# Shared by the generators of select_amd64.s and vmath_amd64.s: the
-# loop skeletons the AVX-512 and AVX2 kernels share, and the operand
+# Shared by the assembly generators (internal/vmath/gen, flat/gen): the
+# loop skeleton the AVX-512 and AVX2 vector kernels share, and the operand
 # alignment (asmfmt's: in each run of instruction lines, operands start one
-# column after the longest mnemonic that has operands).
+# column after the longest mnemonic that has operands). Not a Go package.
 import re
 
 
@@ -41,35 +41,41 @@ def ins(*lines):
     return ['\t' + l for l in lines]
 
 
-def avx512(name, sig, frame, prologue, phases, ptrs, tail, unroll=4, loop_one=True):
-    """An AVX-512 kernel: unroll registers (16 floats each) per iteration,
-    then one register at a time (looping if loop_one, else once), then a
-    masked tail. phases are functions (i, offset) -> lines, run for each
-    register of an iteration in turn; ptrs are the pointer registers to
-    advance; tail is the tail block's body (after its mask is set)."""
-    n, step = 16 * unroll, 64 * unroll
+def kernel(name, sig, frame, prologue, phases, ptrs, tail, unroll=4, width=64, loop_one=True,
+           tail_label='tail:', end='done', end_body=('VZEROUPPER', 'RET')):
+    """A vector kernel: unroll registers per iteration, each reading width
+    bytes of input, then one register at a time (looping if loop_one, else
+    once), then the tail. phases are functions (i, offset) -> lines, run for
+    each register of an iteration in turn; ptrs are the pointer registers to
+    advance; tail is the lines after the tail label; end labels end_body."""
+    n, step, one = unroll * width // 4, unroll * width, width // 4
     L = ['// func %s%s' % (name, sig), 'TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, frame)]
     L += ins(*prologue)
     L += ins('CMPQ CX, $%d' % n, 'JB one')
     L += ['', 'loop:']
     for ph in phases:
         for i in range(unroll):
-            L += ins(*ph(i, off(64 * i)))
+            L += ins(*ph(i, off(width * i)))
     L += ins(*['ADDQ $%d, %s' % (step, p) for p in ptrs])
     L += ins('SUBQ $%d, CX' % n, 'CMPQ CX, $%d' % n, 'JAE loop')
     L += ['', 'one:']
-    L += ins('CMPQ CX, $16', 'JB tail')
+    L += ins('CMPQ CX, $%d' % one, 'JB tail')
     for ph in phases:
         L += ins(*ph(0, ''))
-    L += ins(*['ADDQ $64, %s' % p for p in ptrs])
-    L += ins('SUBQ $16, CX')
+    L += ins(*['ADDQ $%d, %s' % (width, p) for p in ptrs])
+    L += ins('SUBQ $%d, CX' % one)
     if loop_one:
         L += ins('JMP one')
-    L += ['', 'tail:']
-    L += ins('TESTQ CX, CX', 'JE done')
-    L += tail
-    L += ['', 'done:'] + ins('VZEROUPPER', 'RET')
+    L += ['', tail_label] + tail
+    L += ['', end + ':'] + ins(*end_body)
     return L
+
+
+def avx512(name, sig, frame, prologue, phases, ptrs, tail, unroll=4, loop_one=True):
+    """An AVX-512 kernel with a masked tail: tail is the lines after the
+    mask is set."""
+    return kernel(name, sig, frame, prologue, phases, ptrs, ins('TESTQ CX, CX', 'JE done') + tail,
+                  unroll=unroll, loop_one=loop_one)
 
 
 def avx2(name, sig, frame, prologue, body, ptrs):
