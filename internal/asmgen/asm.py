@@ -42,14 +42,15 @@ def ins(*lines):
 
 
 def kernel(name, sig, frame, prologue, phases, ptrs, tail, unroll=4, width=64, loop_one=True,
-           tail_label='tail:', end='done', end_body=('VZEROUPPER', 'RET')):
+           tail_label='tail:', end='done', end_body=('VZEROUPPER', 'RET'), doc=()):
     """A vector kernel: unroll registers per iteration, each reading width
     bytes of input, then one register at a time (looping if loop_one, else
     once), then the tail. phases are functions (i, offset) -> lines, run for
     each register of an iteration in turn; ptrs are the pointer registers to
-    advance; tail is the lines after the tail label; end labels end_body."""
+    advance; tail is the lines after the tail label; end labels end_body;
+    doc is more comment lines after the signature's."""
     n, step, one = unroll * width // 4, unroll * width, width // 4
-    L = ['// func %s%s' % (name, sig), 'TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, frame)]
+    L = ['// func %s%s' % (name, sig)] + list(doc) + ['TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, frame)]
     L += ins(*prologue)
     L += ins('CMPQ CX, $%d' % n, 'JB one')
     L += ['', 'loop:']
