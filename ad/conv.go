@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/internal/conv"
+	"github.com/flatkit/flatkit/internal/geom"
 )
 
 // ConvGeom is the geometry shared by Conv, ConvTranspose and ConvFilter,
@@ -16,13 +17,14 @@ import (
 // with, per spatial axis, o = (s + PadLo + PadHi − Dilation·(k−1) − 1)/Stride + 1.
 //
 // Each slice holds one value per spatial axis, or a single value used for
-// every axis, or is empty for the default. The zero ConvGeom is stride 1,
-// no padding, dilation 1 and one group. Groups = Cin = Cout is a depthwise
-// convolution.
+// every axis, or is empty for the default; PoolGeom follows the same rule.
+// An empty PadHi means the same padding as PadLo (symmetric, PyTorch's
+// padding). The zero ConvGeom is stride 1, no padding, dilation 1 and one
+// group. Groups = Cin = Cout is a depthwise convolution.
 type ConvGeom struct {
 	Stride   []int // default 1
 	PadLo    []int // zeros added before each spatial axis; default 0
-	PadHi    []int // zeros added after each spatial axis; default 0
+	PadHi    []int // zeros added after each spatial axis; default PadLo
 	Dilation []int // spacing of the kernel taps; default 1
 	Groups   int   // default 1; must divide Cin and Cout
 }
@@ -121,22 +123,13 @@ func applyConv(p Primitive, g ConvGeom, rankShape, target []int, in ...Var) Var 
 		name string
 		v    []int
 		def  int
-	}{{"Stride", g.Stride, 1}, {"PadLo", g.PadLo, 0}, {"PadHi", g.PadHi, 0}, {"Dilation", g.Dilation, 1}} {
-		dst := ints[1+i*r : 1+(i+1)*r]
-		switch len(f.v) {
-		case 0:
-			for j := range dst {
-				dst[j] = f.def
-			}
-		case 1:
-			for j := range dst {
-				dst[j] = f.v[0]
-			}
-		case r:
-			copy(dst, f.v)
-		default:
-			return t.fail(fmt.Errorf("ad: %s: ConvGeom.%s has %d values %v, want 1 or %d (one per spatial axis)", p.Name(), f.name, len(f.v), slices.Clone(f.v), r))
+	}{{"ConvGeom.Stride", g.Stride, 1}, {"ConvGeom.Dilation", g.Dilation, 1}} {
+		if err := geom.Axes(ints[1+3*i*r:1+(3*i+1)*r], f.name, f.v, f.def); err != nil {
+			return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
 		}
+	}
+	if err := geom.Pads(ints[1+r:1+2*r], ints[1+2*r:1+3*r], "ConvGeom.PadLo", "ConvGeom.PadHi", g.PadLo, g.PadHi); err != nil {
+		return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
 	}
 	ints[1+4*r] = g.Groups
 	if g.Groups == 0 {

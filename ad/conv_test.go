@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 )
 
 // convCase is a random convolution: geometry and the shapes of x, w, y.
@@ -92,7 +93,7 @@ func TestConvExactAdjointGemm(t *testing.T) {
 		{ad.ConvGeom{Stride: []int{2}, PadLo: []int{1}, PadHi: []int{0, 2}}, []int{2, 8, 7, 6}, []int{3, 8, 3, 3}, []int{2, 3, 3, 4}},
 		{ad.ConvGeom{Groups: 2, Dilation: []int{1, 2, 1}, PadLo: []int{1}, PadHi: []int{1}}, []int{1, 4, 4, 5, 4}, []int{4, 2, 2, 3, 3}, []int{1, 4, 5, 3, 4}},
 		{ad.ConvGeom{Groups: 3}, []int{2, 3, 6, 6, 6}, []int{3, 1, 3, 3, 4}, []int{2, 3, 4, 4, 3}},
-		{ad.ConvGeom{Stride: []int{2}, Dilation: []int{2}, PadLo: []int{2}}, []int{1, 40, 9}, []int{2, 40, 2}, []int{1, 2, 5}},
+		{ad.ConvGeom{Stride: []int{2}, Dilation: []int{2}, PadLo: []int{2}, PadHi: []int{0}}, []int{1, 40, 9}, []int{2, 40, 2}, []int{1, 2, 5}},
 	}
 	for _, c := range cases {
 		rapid.Check(t, func(rt *rapid.T) { checkConvAdjoint(rt, c) })
@@ -168,12 +169,12 @@ func TestConvValues(t *testing.T) {
 	tp := ad.NewTape()
 	x := tp.Const(flat.Tensor{Shape: []int{1, 1, 4}, Data: []float32{1, 2, 3, 4}})
 	w := tp.Const(flat.Tensor{Shape: []int{1, 1, 2}, Data: []float32{1, 10}})
-	y := ad.Conv(x, w, ad.ConvGeom{PadLo: []int{1}, Stride: []int{2}})
+	y := ad.Conv(x, w, ad.ConvGeom{PadLo: []int{1}, PadHi: []int{0}, Stride: []int{2}})
 	// padded: 0 1 2 3 4 → taps at 0, 2: 0+10, 2+30
 	if got, want := y.Data(), []float32{10, 32}; !slices.Equal(got, want) {
 		t.Errorf("Conv = %v, want %v", got, want)
 	}
-	d := ad.ConvTranspose(y, w, ad.ConvGeom{PadLo: []int{1}, Stride: []int{2}}, 1, 1, 4)
+	d := ad.ConvTranspose(y, w, ad.ConvGeom{PadLo: []int{1}, PadHi: []int{0}, Stride: []int{2}}, 1, 1, 4)
 	// x̄[i] = Σ_o y[o] w[i+1−2o]: x̄0 = 10·10, x̄1 = 32·1, x̄2 = 32·10, x̄3 = 0
 	if got, want := d.Data(), []float32{100, 32, 320, 0}; !slices.Equal(got, want) {
 		t.Errorf("ConvTranspose = %v, want %v", got, want)
@@ -235,7 +236,7 @@ func TestConvShapeErrors(t *testing.T) {
 func TestConvHVPThroughChain(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g1 := ad.ConvGeom{PadLo: []int{1}, PadHi: []int{1}, Stride: []int{1, 2}}
-		g2 := ad.ConvGeom{Groups: 2, Dilation: []int{2}, PadLo: []int{2, 0}}
+		g2 := ad.ConvGeom{Groups: 2, Dilation: []int{2}, PadLo: []int{2, 0}, PadHi: []int{0}}
 		xs, w1s, w2s := []int{2, 2, 5, 6}, []int{4, 2, 3, 3}, []int{2, 2, 2, 2}
 		nx, n1 := rsSize(xs), rsSize(w1s)
 		f := func(p ad.Var) ad.Var {
@@ -252,7 +253,7 @@ func TestConvHVPThroughChain(t *testing.T) {
 // TestConvStepAllocatesNothing pins a reused tape's gradient and HVP steps
 // through Conv at zero allocations, on the direct and the GEMM paths.
 func TestConvStepAllocatesNothing(t *testing.T) {
-	if convRace {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	for _, c := range []struct {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/flatkit/flatkit/internal/geom"
 )
 
 // Pooling over the spatial axes of an (N, C, spatial…) tensor, with one,
@@ -27,13 +29,15 @@ import (
 // maxPoolDims bounds the number of spatial axes.
 const maxPoolDims = 3
 
-// PoolGeom is the geometry of a pooling window over the spatial axes, one
-// entry per spatial axis, in the axis order of the input. Kernel is
-// required. A nil Stride means Stride = Kernel (non-overlapping windows, as
-// in PyTorch); a nil PadLo means no padding before; a nil PadHi means the
-// same padding as PadLo (symmetric). Padding on each side must be smaller
-// than the kernel, so that every window holds at least one cell of the
-// input. The output size along an axis of size L is
+// PoolGeom is the geometry of a pooling window over the spatial axes, in
+// the axis order of the input. Kernel is required, one entry per spatial
+// axis. The other fields follow ConvGeom's rule: each holds one value per
+// spatial axis, or a single value used for every axis, or is empty for the
+// default. An empty Stride means Stride = Kernel (non-overlapping windows,
+// as in PyTorch); an empty PadLo means no padding before; an empty PadHi
+// means the same padding as PadLo (symmetric). Padding on each side must be
+// smaller than the kernel, so that every window holds at least one cell of
+// the input. The output size along an axis of size L is
 // floor((L + padLo + padHi − kernel) / stride) + 1 (PyTorch's ceil_mode =
 // False).
 type PoolGeom struct {
@@ -57,34 +61,23 @@ var (
 var meanPoolOps = [2][2]*meanPoolPrim{{meanPoolOp, meanPoolTOp}, {adaptiveMeanPoolOp, adaptiveMeanPoolTOp}}
 
 // poolAttrs encodes g as [d, kernel, stride, padLo, padHi] into buf and
-// returns the used part, or an error if the fields' lengths disagree.
+// returns the used part, or an error if a field's length does not fit.
 func poolAttrs(buf *[1 + 4*maxPoolDims]int, g PoolGeom) ([]int, error) {
 	d := len(g.Kernel)
 	if d < 1 || d > maxPoolDims {
 		return nil, fmt.Errorf("Kernel has %d entries, want 1 to %d (one per spatial axis)", d, maxPoolDims)
 	}
-	for _, f := range [...]struct {
-		name string
-		v    []int
-	}{{"Stride", g.Stride}, {"PadLo", g.PadLo}, {"PadHi", g.PadHi}} {
-		if f.v != nil && len(f.v) != d {
-			return nil, fmt.Errorf("%s has %d entries, want %d (one per spatial axis, as Kernel)", f.name, len(f.v), d)
-		}
-	}
 	buf[0] = d
 	k, s, lo, hi := buf[1:1+d], buf[1+d:1+2*d], buf[1+2*d:1+3*d], buf[1+3*d:1+4*d]
 	copy(k, g.Kernel)
 	copy(s, g.Kernel)
-	if g.Stride != nil {
-		copy(s, g.Stride)
+	if len(g.Stride) != 0 {
+		if err := geom.Axes(s, "PoolGeom.Stride", g.Stride, 0); err != nil {
+			return nil, err
+		}
 	}
-	clear(lo)
-	if g.PadLo != nil {
-		copy(lo, g.PadLo)
-	}
-	copy(hi, lo)
-	if g.PadHi != nil {
-		copy(hi, g.PadHi)
+	if err := geom.Pads(lo, hi, "PoolGeom.PadLo", "PoolGeom.PadHi", g.PadLo, g.PadHi); err != nil {
+		return nil, err
 	}
 	return buf[:1+4*d], nil
 }

@@ -309,8 +309,8 @@ func TestPoolErrors(t *testing.T) {
 		{"Kernel too large", func(v ad.Var) ad.Var { return ad.MaxPool(v, ad.PoolGeom{Kernel: []int{2, 5}}) },
 			[]string{"MaxPool", "size 4", "kernel 5"}},
 		{"Stride length", func(v ad.Var) ad.Var {
-			return ad.MaxPool(v, ad.PoolGeom{Kernel: []int{2, 2}, Stride: []int{1}})
-		}, []string{"MaxPool", "Stride has 1 entries", "want 2"}},
+			return ad.MaxPool(v, ad.PoolGeom{Kernel: []int{2, 2}, Stride: []int{1, 1, 1}})
+		}, []string{"MaxPool", "PoolGeom.Stride has 3 values", "want 1 or 2"}},
 		{"Zero stride", func(v ad.Var) ad.Var {
 			return ad.MeanPool(v, ad.PoolGeom{Kernel: []int{2, 2}, Stride: []int{1, 0}})
 		}, []string{"MeanPool", "stride 0", "at least 1"}},

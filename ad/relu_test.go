@@ -8,6 +8,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 )
 
 // TestReluNonFiniteCotangent checks PyTorch's threshold_backward rule in
@@ -114,7 +115,7 @@ func TestReluSecondOrder(t *testing.T) {
 // a gradient step and a Hessian-vector product through Relu and
 // ConvBiasRelu, whose rules record MaskPositive in both modes.
 func TestReluStepsAllocateNothing(t *testing.T) {
-	if convRace {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	xs, ws := []int{2, 2, 5, 5}, []int{3, 2, 3, 3}

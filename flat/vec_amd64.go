@@ -2,6 +2,8 @@
 
 package flat
 
+//go:generate sh -c "python3 gen/vec_amd64.py > vec_amd64.s"
+
 // Assembly kernels (vec_amd64.s). Lengths are checked by the callers: the
 // kernels read len(x) elements from every slice argument, and n may be 0.
 

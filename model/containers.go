@@ -22,7 +22,7 @@ func rangesOf(children []Layer) ranges {
 	for i, l := range children {
 		np, ns, err := sizes(l)
 		if err != nil && r.err == nil {
-			r.err = fmt.Errorf("%d: %w", i, err)
+			r.err = atIndex(i, err)
 		}
 		r.param[i+1] = r.param[i] + np
 		r.state[i+1] = r.state[i] + ns
@@ -133,7 +133,7 @@ func declareIndexed(b *layout.Builder, layers []Layer, state bool) error {
 			err = s.DeclareState(g)
 		}
 		if err != nil {
-			return fmt.Errorf("%d: %w", i, err)
+			return atIndex(i, err)
 		}
 	}
 	return nil

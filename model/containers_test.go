@@ -57,7 +57,7 @@ func TestConfigurationErrorsNameTheLayer(t *testing.T) {
 		want []string
 	}{
 		{"groups", model.Chain(model.Dense(2, 3), model.Chain(model.Conv([]int{3}, 3, 4, model.Groups(2)))),
-			[]string{"1: 0: Conv", "groups 2"}},
+			[]string{"model: 1.0: Conv", "groups 2"}},
 		{"option", model.Chain(model.Dense(2, 3, model.Pad(1))), []string{"0: Dense", "Pad"}},
 		{"dense size", model.Dense(0, 3), []string{"Dense", "in 0"}},
 		{"kernel rank", model.Conv([]int{1, 1, 1, 1}, 1, 1), []string{"Conv", "4 spatial axes"}},
@@ -81,6 +81,24 @@ func TestConfigurationErrorsNameTheLayer(t *testing.T) {
 				t.Error("Init accepted the bad configuration")
 			}
 		})
+	}
+}
+
+// TestConfigurationErrorsNameTheLayoutPath checks that a bad layer deep in
+// containers is named by its layout path ("1.1.1"), the same in Layout and
+// on the tape of Apply, and with the prefix once.
+func TestConfigurationErrorsNameTheLayoutPath(t *testing.T) {
+	net := model.Chain(model.Dense(2, 2), model.Chain(model.Relu(), model.Skip(model.Chain(model.Dense(2, 2), model.Dense(0, 2)), ad.Add)))
+	const want = "model: 1.1.1: Dense: in 0, out 2; want both > 0"
+	if _, err := model.Layout(net); err == nil || err.Error() != want {
+		t.Errorf("Layout: error %v, want %q", err, want)
+	}
+	tape := ad.NewTape()
+	x := tape.Const(flat.Tensor{Shape: []int{1, 2}, Data: make([]float32, 2)})
+	y := net.Apply(nil, tape.Param(make([]float32, 12)), x)
+	_, err := tape.Grad(ad.Sum(y))
+	if err == nil || !strings.Contains(err.Error(), "Chain: 1.1.1: Dense: in 0") || strings.Count(err.Error(), "model:") != 1 {
+		t.Errorf("Apply: tape error %v, want one naming \"Chain: 1.1.1: Dense: in 0\" with the prefix once", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
@@ -10,8 +11,8 @@ import (
 
 // ConvLayer is a 1-, 2- or 3-D convolution; see Conv.
 type ConvLayer struct {
-	Kernel  []int
-	In, Out int
+	kernel    []int // a copy of the kernel given to Conv
+	inC, outC int   // in and out channels, as given to Conv
 	affine
 	geom ad.ConvGeom
 }
@@ -23,7 +24,7 @@ type ConvLayer struct {
 // WeightInit, BiasInit, Activation. Default initialisation is PyTorch's:
 // uniform on ±1/√fanIn with fanIn = in/groups·prod(kernel).
 func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
-	l := &ConvLayer{Kernel: kernel, In: in, Out: out}
+	l := &ConvLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
 	o := collect(opts)
 	g, err := convGeom("Conv", &o, kernel, in, out,
 		optStride|optPad|optDilation|optGroups|optBias|optWeightInit|optBiasInit|optActivation)
@@ -81,7 +82,7 @@ func (l *ConvLayer) Declare(b *layout.Builder) error { return l.declare(b) }
 
 // Init draws the weight and bias (PyTorch's defaults unless overridden).
 func (l *ConvLayer) Init(θ []float32, rng *rand.Rand) {
-	l.init(θ, rng, l.nw/l.Out, l.nw/(l.In/l.geom.Groups))
+	l.init(θ, rng, l.nw/l.outC, l.nw/(l.inC/l.geom.Groups))
 }
 
 // Apply returns the convolution of x plus the bias, per channel, as one
@@ -104,7 +105,7 @@ func (l *ConvLayer) apply(p, x ad.Var, relu bool) ad.Var {
 	}
 	w := l.weight(p)
 	if l.opt.noBias {
-		return l.finish(ad.Conv(x, w, l.geom), p, len(l.Kernel)) // relu is never set: see fusesRelu
+		return l.finish(ad.Conv(x, w, l.geom), p, len(l.kernel)) // relu is never set: see fusesRelu
 	}
 	b := ad.View(p, l.nw, l.out)
 	if relu {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -379,7 +380,7 @@ func TestConvTransposeErrors(t *testing.T) {
 // ConvTranspose (both ways of placing the output pad) and every pooling
 // layer on a reused tape at zero allocations.
 func TestLayersStepAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	net := model.Chain(

@@ -12,8 +12,8 @@ import (
 // ConvTransposeLayer is a 1-, 2- or 3-D transposed convolution; see
 // ConvTranspose.
 type ConvTransposeLayer struct {
-	Kernel  []int
-	In, Out int
+	kernel    []int // a copy of the kernel given to ConvTranspose
+	inC, outC int   // in and out channels, as given to ConvTranspose
 	affine
 	d int // spatial axes
 	// geom is the geometry of the convolution from Out to In channels
@@ -43,7 +43,7 @@ type ConvTransposeLayer struct {
 // PyTorch's: uniform on ±1/√fanIn with fanIn = out/groups·prod(kernel),
 // PyTorch's fan-in of a weight of this shape.
 func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
-	l := &ConvTransposeLayer{Kernel: kernel, In: in, Out: out}
+	l := &ConvTransposeLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
 	l.affine.opt = collect(opts)
 	if err := l.setup(); err != nil {
 		l.affine = affine{opt: l.opt, err: err}
@@ -54,12 +54,12 @@ func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLaye
 // setup validates the configuration and precomputes the geometry.
 func (l *ConvTransposeLayer) setup() error {
 	const name = "ConvTranspose"
-	g, err := convGeom(name, &l.opt, l.Kernel, l.In, l.Out,
+	g, err := convGeom(name, &l.opt, l.kernel, l.inC, l.outC,
 		optStride|optPad|optDilation|optGroups|optOutputPad|optBias|optWeightInit|optBiasInit|optActivation)
 	if err != nil {
 		return err
 	}
-	l.d = len(l.Kernel)
+	l.d = len(l.kernel)
 	op, err := spatial(name, "OutputPad", l.opt.outputPad, l.d, 0, 0)
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func (l *ConvTransposeLayer) setup() error {
 	// too small for that, rows past the last reachable one, left zero.
 	hi := make([]int, l.d)
 	for j := range l.d {
-		k, s, dil, lo, ph := l.Kernel[j], g.Stride[j], g.Dilation[j], g.PadLo[j], g.PadHi[j]
+		k, s, dil, lo, ph := l.kernel[j], g.Stride[j], g.Dilation[j], g.PadLo[j], g.PadHi[j]
 		l.stride[j] = s
 		l.extra[j] = -lo - ph + dil*(k-1) + op[j] + 1
 		hi[j] = max(ph-op[j], 0)
@@ -85,7 +85,7 @@ func (l *ConvTransposeLayer) setup() error {
 	}
 	g.PadHi = hi
 	l.geom = g
-	l.affine = newAffine(l.opt, l.Out, append([]int{l.In, l.Out / g.Groups}, l.Kernel...)...)
+	l.affine = newAffine(l.opt, l.outC, append([]int{l.inC, l.outC / g.Groups}, l.kernel...)...)
 	return nil
 }
 
@@ -97,8 +97,8 @@ func (l *ConvTransposeLayer) Declare(b *layout.Builder) error { return l.declare
 // fan-in is out/groups·prod(kernel) and fan-out in·prod(kernel), computed
 // from the weight's shape as PyTorch does.
 func (l *ConvTransposeLayer) Init(θ []float32, rng *rand.Rand) {
-	fanIn := l.nw / l.In
-	fanOut := l.nw / (l.Out / l.geom.Groups)
+	fanIn := l.nw / l.inC
+	fanOut := l.nw / (l.outC / l.geom.Groups)
 	l.init(θ, rng, fanIn, fanOut)
 }
 
@@ -116,8 +116,8 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 		return deadInput("ConvTranspose", x)
 	}
 	d := l.d
-	if len(s) != 2+d || s[1] != l.In {
-		return fail(x, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.Kernel, l.In, l.Out, s, l.In, d))
+	if len(s) != 2+d || s[1] != l.inC {
+		return fail(x, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.kernel, l.inC, l.outC, s, l.inC, d))
 	}
 	var tsBuf [5]int
 	ts := tsBuf[:len(s)]
@@ -139,11 +139,11 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 // ad.ConvTranspose computes for an input of shape s; the zeros added after
 // it make the output.
 func (l *ConvTransposeLayer) target(ts, s []int) error {
-	ts[0], ts[1] = s[0], l.Out
+	ts[0], ts[1] = s[0], l.outC
 	for j := range l.d {
 		o := (s[2+j]-1)*l.stride[j] + l.extra[j]
 		if o-l.crop[j] < 1 {
-			return fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.Kernel, l.In, l.Out, slices.Clone(s), o, j, l.crop[j]+1)
+			return fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.kernel, l.inC, l.outC, slices.Clone(s), o, j, l.crop[j]+1)
 		}
 		ts[2+j] = o - l.crop[j]
 	}

@@ -10,7 +10,7 @@ import (
 
 // DenseLayer is a fully connected layer; see Dense.
 type DenseLayer struct {
-	In, Out int
+	inC, outC int // in and out features, as given to Dense
 	affine
 }
 
@@ -20,7 +20,7 @@ type DenseLayer struct {
 // Activation. Default initialisation is PyTorch's: both uniform on
 // ±1/√in.
 func Dense(in, out int, opts ...Option) *DenseLayer {
-	l := &DenseLayer{In: in, Out: out}
+	l := &DenseLayer{inC: in, outC: out}
 	o := collect(opts)
 	switch {
 	case in <= 0 || out <= 0:
@@ -36,7 +36,7 @@ func Dense(in, out int, opts ...Option) *DenseLayer {
 func (d *DenseLayer) Declare(b *layout.Builder) error { return d.declare(b) }
 
 // Init draws the weight and bias (PyTorch's defaults unless overridden).
-func (d *DenseLayer) Init(θ []float32, rng *rand.Rand) { d.init(θ, rng, d.In, d.Out) }
+func (d *DenseLayer) Init(θ []float32, rng *rand.Rand) { d.init(θ, rng, d.inC, d.outC) }
 
 // Apply returns x·Wᵀ + b over the last axis of x.
 func (d *DenseLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
@@ -47,8 +47,8 @@ func (d *DenseLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 		return fail(x, nil)
 	}
 	s := x.Shape()
-	if len(s) == 0 || s[len(s)-1] != d.In {
-		return fail(x, fmt.Errorf("model: Dense(%d, %d): input shape %v, want (…, %d)", d.In, d.Out, s, d.In))
+	if len(s) == 0 || s[len(s)-1] != d.inC {
+		return fail(x, fmt.Errorf("model: Dense(%d, %d): input shape %v, want (…, %d)", d.inC, d.outC, s, d.inC))
 	}
 	w := d.weight(p)
 	var y ad.Var
@@ -58,9 +58,9 @@ func (d *DenseLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 		// Flatten the leading axes into one batch axis and back; a
 		// vector is a batch of one.
 		var buf [8]int
-		y = ad.MatMulT(ad.Reshape(x, -1, d.In), w, false, true)
+		y = ad.MatMulT(ad.Reshape(x, -1, d.inC), w, false, true)
 		out := append(buf[:0], s[:len(s)-1]...)
-		y = ad.Reshape(y, append(out, d.Out)...)
+		y = ad.Reshape(y, append(out, d.outC)...)
 	}
 	return d.finish(y, p, 0)
 }

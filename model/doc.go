@@ -23,4 +23,13 @@
 // CrossEntropy and LogitCrossEntropy (class indices or one-hot targets),
 // BinaryCrossEntropy and LogitBinaryCrossEntropy, with mean or sum
 // reduction.
+//
+// Conventions. Options are functional (Stride, Pad, Groups, …) and a layer
+// rejects one that does not apply to it. Per-axis options follow ad's
+// geometry rule (internal/geom): one value for every spatial axis or one
+// per axis. A configuration error surfaces from Layout, Init and Apply with
+// the "model:" prefix once and the layer's layout path: "model: 1.0: Conv:
+// in 3, out 4 channels, groups 2; …" is layer 0 of the Chain at index 1.
+// Every layer type is checked against Layer (and Stateful) at compile time
+// in assert.go.
 package model

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 	"pgregory.net/rapid"
@@ -202,7 +203,7 @@ func TestEmbeddingConcurrent(t *testing.T) {
 }
 
 func TestEmbeddingStepAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	l := model.Embedding(10, 4)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 	"pgregory.net/rapid"
@@ -418,7 +419,7 @@ func TestCrossEntropyOfZeroProbabilityIsFinite(t *testing.T) {
 // TestLogitCrossEntropyGradAllocatesNothing pins the classifier loss's
 // steady state at zero allocations, for both target forms.
 func TestLogitCrossEntropyGradAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	θ := make([]float32, 4*10*3)

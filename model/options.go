@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/geom"
 )
 
 // Option configures a layer. Each layer accepts the options that make sense
@@ -245,22 +246,12 @@ func (o *options) initWeights(rng *rand.Rand, w, b []float32, fanIn, fanOut int)
 }
 
 // spatial expands a per-axis option (nil, one value, or d values) to d
-// values, or reports an error naming the option.
+// values by geom.Axes, the rule ad's geometries follow, and checks each is
+// at least min, or reports an error naming the option.
 func spatial(layer, name string, v []int, d, def, min int) ([]int, error) {
 	out := make([]int, d)
-	switch len(v) {
-	case 0:
-		for i := range out {
-			out[i] = def
-		}
-	case 1:
-		for i := range out {
-			out[i] = v[0]
-		}
-	case d:
-		copy(out, v)
-	default:
-		return nil, fmt.Errorf("%s: %s has %d values %v, want 1 or %d (one per spatial axis)", layer, name, len(v), v, d)
+	if err := geom.Axes(out, name, v, def); err != nil {
+		return nil, fmt.Errorf("%s: %w", layer, err)
 	}
 	for i, x := range out {
 		if x < min {

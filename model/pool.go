@@ -12,7 +12,7 @@ import (
 // PoolLayer is a max or mean pooling layer over fixed windows; see MaxPool
 // and MeanPool.
 type PoolLayer struct {
-	Kernel []int
+	kernel []int  // a copy of the kernel given to MaxPool or MeanPool
 	name   string // "MaxPool" or "MeanPool"
 	max    bool
 	opt    options
@@ -41,7 +41,7 @@ func MeanPool(kernel []int, opts ...Option) *PoolLayer {
 }
 
 func newPool(name string, isMax bool, kernel []int, opts []Option) *PoolLayer {
-	l := &PoolLayer{Kernel: slices.Clone(kernel), name: name, max: isMax, opt: collect(opts)}
+	l := &PoolLayer{kernel: slices.Clone(kernel), name: name, max: isMax, opt: collect(opts)}
 	l.err = l.setup()
 	return l
 }
@@ -51,19 +51,19 @@ func (l *PoolLayer) setup() error {
 	if err := l.opt.check(l.name, optStride|optPad); err != nil {
 		return err
 	}
-	d := len(l.Kernel)
+	d := len(l.kernel)
 	if d < 1 || d > 3 {
-		return fmt.Errorf("%s: kernel %v has %d spatial axes, want 1 to 3", l.name, l.Kernel, d)
+		return fmt.Errorf("%s: kernel %v has %d spatial axes, want 1 to 3", l.name, l.kernel, d)
 	}
-	for i, k := range l.Kernel {
+	for i, k := range l.kernel {
 		if k <= 0 {
-			return fmt.Errorf("%s: kernel %v has %d on axis %d, want > 0", l.name, l.Kernel, k, i)
+			return fmt.Errorf("%s: kernel %v has %d on axis %d, want > 0", l.name, l.kernel, k, i)
 		}
 	}
 	var g ad.PoolGeom
 	var err error
-	g.Kernel = slices.Clone(l.Kernel)
-	g.Stride = slices.Clone(l.Kernel)
+	g.Kernel = slices.Clone(l.kernel)
+	g.Stride = slices.Clone(l.kernel)
 	if l.opt.stride != nil {
 		if g.Stride, err = spatial(l.name, "Stride", l.opt.stride, d, 1, 1); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (l *PoolLayer) setup() error {
 	if g.PadHi, err = spatial(l.name, "Pad", l.opt.padHi, d, 0, 0); err != nil {
 		return err
 	}
-	for i, k := range l.Kernel {
+	for i, k := range l.kernel {
 		if g.PadLo[i] >= k || g.PadHi[i] >= k {
 			return fmt.Errorf("%s: padding %d before and %d after on axis %d, want each < the kernel %d (every window must hold a cell of the input)", l.name, g.PadLo[i], g.PadHi[i], i, k)
 		}
@@ -101,13 +101,13 @@ func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	if s == nil {
 		return deadInput(l.name, x)
 	}
-	d := len(l.Kernel)
+	d := len(l.kernel)
 	if len(s) != 2+d {
-		return fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", l.name, l.Kernel, s, d))
+		return fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", l.name, l.kernel, s, d))
 	}
-	for i, k := range l.Kernel {
+	for i, k := range l.kernel {
 		if n := s[2+i] + l.geom.PadLo[i] + l.geom.PadHi[i]; n < k {
-			return fail(x, fmt.Errorf("model: %s(%v): input shape %v: spatial axis %d has size %d padded to %d, want ≥ the kernel %d", l.name, l.Kernel, s, i, s[2+i], n, k))
+			return fail(x, fmt.Errorf("model: %s(%v): input shape %v: spatial axis %d has size %d padded to %d, want ≥ the kernel %d", l.name, l.kernel, s, i, s[2+i], n, k))
 		}
 	}
 	if l.max {

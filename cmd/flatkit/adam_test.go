@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -10,18 +8,7 @@ import (
 // TestBenchAdamQuick runs the adam scenario with tiny sample counts and
 // checks its figures are there and allocation-free, not its timings.
 func TestBenchAdamQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "adam"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"adam"})
 	for _, want := range []string{
 		"Adam 1M params, 1 goroutine", "copy 7 x 4 MB, 1 goroutine", "Adam / copy, 1 goroutine",
 		"Adam 1M params, 2 goroutines", "copy 7 x 4 MB, 2 goroutines", "Adam / copy, 2 goroutines",

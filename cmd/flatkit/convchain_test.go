@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 )
 
@@ -91,7 +90,7 @@ func TestConvchainGradient(t *testing.T) {
 // the largest products (the dense layer's weight gradient) across
 // goroutines, whose hand-off allocates now and then.
 func TestConvchainSteadyAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool and the race detector allocate")
 	}
 	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
@@ -140,30 +139,14 @@ func TestConvchainSteadyAllocs(t *testing.T) {
 func TestConvchainRestoresThreads(t *testing.T) {
 	old := flat.SetMaxThreads(3)
 	defer flat.SetMaxThreads(old)
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "2", "convchain"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
+	cases := runBench(t, []string{"-samples", "2", "convchain"})
 	if got := flat.SetMaxThreads(3); got != 3 {
 		t.Errorf("the scenario left flat's thread limit at %d, want 3 restored", got)
-	}
-	cases := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		for _, k := range []string{"median", "min", "max", "allocs"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		cases[m["case"].(string)] = true
 	}
 	for _, v := range []string{convSmall.name + " forward", convSmall.name + " gradient",
 		convBig.name + " forward, 1 goroutine", convBig.name + " gradient, 1 goroutine",
 		convBig.name + " forward", convBig.name + " gradient"} {
-		if !cases[v] {
+		if cases[v] == nil {
 			t.Errorf("no figure %q; got %v", v, cases)
 		}
 	}

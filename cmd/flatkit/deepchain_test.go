@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -77,7 +75,7 @@ func TestDeepchainGradient(t *testing.T) {
 // TestDeepchainSteadyAllocs pins the steady-state training step at zero
 // allocations.
 func TestDeepchainSteadyAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool and the race detector allocate")
 	}
 	pr, err := newDeepProblem(15, 1)
@@ -100,26 +98,7 @@ func TestDeepchainSteadyAllocs(t *testing.T) {
 // TestBenchDeepchainQuick runs the scenario in quick mode, including the
 // fresh child processes of the first-call figures, and checks its output.
 func TestBenchDeepchainQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "2", "deepchain"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		for _, k := range []string{"median", "min", "max", "allocs"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		if m["scenario"] != "deepchain" {
-			t.Errorf("line %q: scenario %v", line, m["scenario"])
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"-samples", "2", "deepchain"})
 	for _, n := range deepDepths {
 		for _, c := range []string{"forward steady", "gradient steady", "gradient first call (fresh process)", "first call / steady"} {
 			name := fmt.Sprintf("N=%d %s", n, c)
@@ -131,7 +110,7 @@ func TestBenchDeepchainQuick(t *testing.T) {
 			// The figure counts the whole process's allocations over a few
 			// calls in quick mode, so a stray one of the runtime shows;
 			// TestDeepchainSteadyAllocs pins the step itself at 0.
-			if c == "gradient steady" && m["allocs"].(float64) >= 1 && !raceEnabled {
+			if c == "gradient steady" && m["allocs"].(float64) >= 1 && !race.Enabled {
 				t.Errorf("%s: %v allocs per step, want 0", name, m["allocs"])
 			}
 			if c == "gradient first call (fresh process)" && m["samples"].(float64) < 3 {

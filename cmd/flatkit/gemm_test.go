@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,18 +13,7 @@ func TestBenchGemmQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs gonum's 1024³ Gemm a few times")
 	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "1", "gemm"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	got := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		got[m["case"].(string)] = m
-	}
+	got := runBench(t, []string{"-samples", "1", "gemm"})
 	want := []string{
 		"Gemm 64³, 1 goroutine", "gonum Gemm 64³, 1 goroutine", "Gemm 64³, 1 goroutine / gonum",
 		"Gemm 256³, 2 goroutines", "gonum Gemm 1024³, 2 goroutines", "Gemm 1024³, 1 goroutine / gonum",

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -219,27 +216,7 @@ func TestHVPGradientStepAllocatesNothing(t *testing.T) {
 // TestBenchHVPQuick runs the hvp scenario with tiny sample counts and checks
 // the shape of its output, not its timings.
 func TestBenchHVPQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "2", "hvp"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		if m["scenario"] != "hvp" {
-			t.Errorf("line %q: scenario %v, want hvp", line, m["scenario"])
-		}
-		for _, k := range []string{"median", "min", "max", "allocs"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		c, _ := m["case"].(string)
-		cases[c] = m
-	}
+	cases := runBench(t, []string{"-samples", "2", "hvp"})
 	for _, want := range []string{
 		"forward", "gradient", "gradient (ad.ValueAndGrad)",
 		"HVP forward-over-reverse", "HVP reverse-over-reverse", "HVP reverse-over-reverse, reused tape",

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -10,33 +9,7 @@ import (
 // TestBenchRestructureQuick runs the restructure scenario with tiny sample
 // counts and checks the shape of its output, not its timings.
 func TestBenchRestructureQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "-samples", "2", "-steps", "50", "restructure"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	cases := map[string]bool{}
-	for _, line := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		for _, k := range []string{"scenario", "case", "unit"} {
-			if s, ok := m[k].(string); !ok || s == "" {
-				t.Errorf("line %q: field %q missing or not a non-empty string", line, k)
-			}
-		}
-		for _, k := range []string{"median", "min", "max", "allocs"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		if m["scenario"] != "restructure" {
-			t.Errorf("line %q: scenario %v, want restructure", line, m["scenario"])
-		}
-		c, _ := m["case"].(string)
-		cases[c] = true
-	}
+	cases, stderr := runBenchStderr(t, []string{"-samples", "2", "-steps", "50", "restructure"})
 	for _, want := range []string{
 		"Restructure Dense 256->256",
 		"forward Dense 256->256 (gonum blas32.Gemv)",
@@ -49,12 +22,12 @@ func TestBenchRestructureQuick(t *testing.T) {
 		"Dense 256->256 batch 1: forward + gradient θ and x (reused tape)",
 		"Dense 256->256 batch 1: gradient ÷ forward",
 	} {
-		if !cases[want] {
+		if cases[want] == nil {
 			t.Errorf("no figure for case %q; got %v", want, cases)
 		}
 	}
-	if !strings.Contains(errb.String(), "Restructure Dense 256->256") {
-		t.Errorf("stderr has no table:\n%s", errb.String())
+	if !strings.Contains(stderr, "Restructure Dense 256->256") {
+		t.Errorf("stderr has no table:\n%s", stderr)
 	}
 }
 

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
-	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -27,36 +26,24 @@ func TestBenchNodeQuick(t *testing.T) {
 	// (~35 allocations, once per figure, over ~21 calls in quick mode).
 	// With one P the figure counts the gradient's own allocations.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var out, errb bytes.Buffer
 	// 21 samples, as in TestBenchSensQuick: the runtime's own allocations
 	// then stay below 1 per call. Under -race, where allocations are not
 	// checked, 1 (ForwardSensitivity takes ~1 s a gradient there).
 	samples := "21"
-	if raceEnabled {
+	if race.Enabled {
 		samples = "1"
 	}
-	if code := run([]string{"bench", "-quick", "-samples", samples, "node"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		if m["scenario"] != "node" {
-			t.Errorf("line %q: scenario %v, want node", line, m["scenario"])
-		}
-		keys := []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps", "loss"}
+	cases := runBench(t, []string{"-samples", samples, "node"})
+	for c, m := range cases {
+		keys := []string{"fwd_steps", "bwd_steps", "loss"}
 		if _, ok := m["trajectories"]; ok {
-			keys = []string{"median", "min", "max", "allocs", "steps", "loss", "grad_norm", "workers"}
+			keys = []string{"steps", "loss", "grad_norm", "workers"}
 		}
 		for _, k := range keys {
 			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
+				t.Errorf("case %q: field %q missing or not a number", c, k)
 			}
 		}
-		cases[m["case"].(string)] = m
 	}
 	if want := 2 + len(nodeMethods) + 2; len(cases) != want {
 		t.Errorf("%d figures, want %d", len(cases), want)
@@ -77,7 +64,7 @@ func TestBenchNodeQuick(t *testing.T) {
 		if e, ok := m["loss_rel_diff_torch"].(float64); !ok || !(e <= 1e-4) {
 			t.Errorf("%s: loss_rel_diff_torch %v, want ≤ 1e-4", name, m["loss_rel_diff_torch"])
 		}
-		if a := m["allocs"].(float64); a >= 1 && !raceEnabled {
+		if a := m["allocs"].(float64); a >= 1 && !race.Enabled {
 			t.Errorf("%s: %v allocs per call, want 0", name, a)
 		}
 	}
@@ -103,7 +90,7 @@ func TestBenchNodeQuick(t *testing.T) {
 		// a fraction per call in quick mode; a gradient that allocated
 		// would show at least 1. TestNodeGradientAllocatesNothing pins
 		// the gradient itself at exactly 0.
-		if a := m["allocs"].(float64); a >= 1 && !raceEnabled { // -race: sync.Pool drops items on purpose
+		if a := m["allocs"].(float64); a >= 1 && !race.Enabled { // -race: sync.Pool drops items on purpose
 			t.Errorf("%s: %v allocs per gradient, want 0", name, a)
 		}
 		if m["fwd_steps"].(float64) <= 0 {
@@ -212,7 +199,7 @@ func TestNodeMatchesTorchFixture(t *testing.T) {
 // scenario, as it is timed, at exactly zero allocations per gradient, and
 // the RK4 case's loss-only solve.
 func TestNodeGradientAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -11,18 +9,7 @@ import (
 // its figures, their extra fields, the errors against the references and the
 // allocation-free reused integrator; not the timings.
 func TestBenchODEQuick(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := run([]string{"bench", "-quick", "ode"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"ode"})
 	for _, want := range []string{
 		"Lotka-Volterra Tsit5, reused Integrator", "Lotka-Volterra Tsit5, ode.Solve",
 		"Lotka-Volterra ensemble of 1000, 1 worker", "Lotka-Volterra ensemble of 1000, 2 workers",

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -15,28 +13,9 @@ import (
 // within 1e-4 (relative, over dG/dp and dG/du0) of the reference, no
 // allocation per gradient and its step counters; not the timings.
 func TestBenchSensQuick(t *testing.T) {
-	var out, errb bytes.Buffer
 	// 21 samples (≥ 21 gradients per figure) dilute the runtime's own
 	// allocations below 1 per call; see the allocs check below.
-	if code := run([]string{"bench", "-quick", "-samples", "21", "sens"}, &out, &errb); code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
-	}
-	cases := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", line, err)
-		}
-		if m["scenario"] != "sens" {
-			t.Errorf("line %q: scenario %v, want sens", line, m["scenario"])
-		}
-		for _, k := range []string{"median", "min", "max", "allocs", "fwd_steps", "bwd_steps"} {
-			if _, ok := m[k].(float64); !ok {
-				t.Errorf("line %q: field %q missing or not a number", line, k)
-			}
-		}
-		cases[m["case"].(string)] = m
-	}
+	cases := runBench(t, []string{"-samples", "21", "sens"}, "fwd_steps", "bwd_steps")
 	if len(cases) != len(sensMethods)+1 {
 		t.Errorf("%d figures, want %d", len(cases), len(sensMethods)+1)
 	}
@@ -88,7 +67,7 @@ func TestBenchSensQuick(t *testing.T) {
 // scenario times it, and the forward solve at zero allocations, and checks
 // the gradient against the reference.
 func TestSensGradientAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/race"
 )
 
 // TestRun trains briefly and checks the network learned (well above the
@@ -27,7 +29,7 @@ func TestRun(t *testing.T) {
 	// on about one call in a thousand until they hold every type seen, an
 	// allocation now and then that stops once warm (ad's AllocsPerRun pins
 	// round it away).
-	if s.StepAlloc > 0.2 && !raceEnabled {
+	if s.StepAlloc > 0.2 && !race.Enabled {
 		t.Errorf("%g allocations per training step, want 0 (≤ 0.2 while the runtime's caches warm)", s.StepAlloc)
 	}
 	for _, want := range []string{"parameters", "step  100", "held-out accuracy", "reloaded by name"} {

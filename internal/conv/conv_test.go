@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/internal/race"
 )
 
 // refForward is conv in float64 by plain loops, written independently of
@@ -176,7 +178,7 @@ func TestKernelsAgainstReference(t *testing.T) {
 
 // TestSteadyStateAllocs pins both paths at zero allocations once warm.
 func TestSteadyStateAllocs(t *testing.T) {
-	if convRace {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	g := &Geom{N: 2, Cin: 16, Cout: 16, Groups: 1,

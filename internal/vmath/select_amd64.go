@@ -2,6 +2,8 @@
 
 package vmath
 
+//go:generate sh -c "python3 gen/select_amd64.py > select_amd64.s"
+
 // Assembly kernels (select_amd64.s), with the conventions of
 // vmath_amd64.go: the AVX-512 kernels take any length (masked tail), the
 // AVX2 kernels a multiple of 8, the rest going to the Go kernels.

@@ -1,5 +1,0 @@
-//go:build !race
-
-package ad_test
-
-const convRace = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package ad_test
-
-// convRace reports a -race build: sync.Pool then drops items on purpose,
-// so the zero-allocation pins are skipped.
-const convRace = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package conv
-
-const convRace = false

@@ -1,0 +1,51 @@
+// Package geom is the one rule for the per-axis fields of a convolution's
+// or a pooling window's geometry (stride, padding, dilation), shared by
+// ad.ConvGeom, ad.PoolGeom and model's options: a field is empty (its
+// default on every axis), one value (used for every axis) or one value per
+// spatial axis; any other length is an error naming the field. An empty
+// PadHi means the same padding as PadLo (Pads), as PyTorch's padding does.
+//
+// It is a leaf utility of internal/: it imports nothing of flatkit's.
+package geom
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Axes writes field v expanded to len(dst) spatial axes into dst: def on
+// every axis if v is empty, v[0] on every axis if it has one value, v itself
+// if it has one per axis. Any other length is an error naming field. It
+// allocates nothing unless it fails.
+func Axes(dst []int, field string, v []int, def int) error {
+	switch len(v) {
+	case 0:
+		for i := range dst {
+			dst[i] = def
+		}
+	case 1:
+		for i := range dst {
+			dst[i] = v[0]
+		}
+	case len(dst):
+		copy(dst, v)
+	default:
+		return fmt.Errorf("%s has %d values %v, want 1 or %d (one per spatial axis)", field, len(v), slices.Clone(v), len(dst))
+	}
+	return nil
+}
+
+// Pads writes the padding before (lo) and after (hi) each spatial axis:
+// padLo by Axes with default 0, and padHi likewise, except that an empty
+// padHi repeats lo (symmetric padding). loField and hiField name the
+// fields in errors.
+func Pads(lo, hi []int, loField, hiField string, padLo, padHi []int) error {
+	if err := Axes(lo, loField, padLo, 0); err != nil {
+		return err
+	}
+	if len(padHi) == 0 {
+		copy(hi, lo)
+		return nil
+	}
+	return Axes(hi, hiField, padHi, 0)
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package model_test
-
-const raceEnabled = false
