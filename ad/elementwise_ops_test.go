@@ -277,29 +277,7 @@ func TestElementwiseStepAllocatesNothing(t *testing.T) {
 		y = ad.Add(y, ad.Mul(ad.StopGradient(p), ad.Abs(ad.Sin(p))))
 		return ad.Sum(ad.Relu(y))
 	}
-	tp := ad.NewTape()
-	grad := func() {
-		if _, err := tp.Grad(loss(tp.Param(θ))); err != nil {
-			t.Fatal(err)
-		}
-		tp.Reset()
-	}
-	hvp := func() {
-		p := tp.Param(θ)
-		if _, err := tp.HVPOf(loss(p), p, dir); err != nil {
-			t.Fatal(err)
-		}
-		tp.Reset()
-	}
-	for _, c := range []struct {
-		name string
-		step func()
-	}{{"forward + gradient", grad}, {"forward + Hessian-vector product", hvp}} {
-		c.step()
-		if a := testing.AllocsPerRun(50, c.step); a != 0 {
-			t.Errorf("a %s step allocates %v times, want 0", c.name, a)
-		}
-	}
+	pinStepAllocs(t, 50, θ, dir, loss)
 }
 
 func BenchmarkElementwiseGradStep(b *testing.B) {

@@ -167,11 +167,7 @@ func TestSoftmaxErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := ad.NewTape()
 			x := tp.Const(flat.Tensor{Shape: []int{2, 3}, Data: make([]float32, 6)})
-			y := tc.op(x, 2)
-			rsWantErr(t, tp.Err(), "LogSumExp", "axis 2", "[2 3]")
-			if _, err := tp.Grad(ad.Sum(y)); err == nil {
-				t.Error("Grad after the error succeeded")
-			}
+			wantOpErr(t, tp, tc.op(x, 2), "LogSumExp", "axis 2", "[2 3]")
 		})
 	}
 }
