@@ -237,23 +237,8 @@ func TestMinimizeNelderMead(t *testing.T) {
 
 func TestMinimizeLeastSquares(t *testing.T) {
 	// Noise-free exponential decay y = a·exp(−k·t) + c, fitted with ad ops.
-	const a, k, c = 2.0, 0.7, 0.5
-	const m = 40
-	ts := make([]float32, m)
-	ys := make([]float32, m)
-	for i := range m {
-		ts[i] = float32(i) * 0.125
-		ys[i] = float32(a*math.Exp(-k*float64(ts[i])) + c)
-	}
-	model := func(p ad.Var) ad.Var {
-		tp := p.Tape()
-		tv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ts})
-		yv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ys})
-		pa, pk, pc := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
-		pred := ad.Add(ad.Mul(pa, ad.Exp(ad.Neg(ad.Mul(pk, tv)))), pc)
-		return ad.Sum(ad.Square(ad.Sub(pred, yv)))
-	}
-	fg, fgErr := FromAD(model)
+	const a, k, c = minExpA, minExpK, minExpC
+	fg, fgErr := FromAD(minExpFit())
 	θ := []float32{1, 1, 0}
 	// A float32 loss near its minimum (f ≈ 1e-11) has gradient rounding
 	// noise near 1e-6: a threshold there is at the mercy of summation order
@@ -406,33 +391,40 @@ func TestMinimizeFloat32ConvergedAtOptimum(t *testing.T) {
 	}
 
 	// The least-squares fit of TestMinimizeLeastSquares, with no settings.
-	fg, _ := FromAD(minExpFit)
+	fg, _ := FromAD(minExpFit())
 	θ := []float32{1, 1, 0}
 	res, err := Minimize(fg, θ, nil)
 	if err != nil {
 		t.Fatalf("least squares: error %v; want nil", err)
 	}
-	if e := minMaxErr(θ, []float64{2, 0.7, 0.5}); e > 1e-5 {
-		t.Errorf("least squares: θ = %v (status %v); want (2, 0.7, 0.5) within 1e-5", θ, res.Status)
+	if e := minMaxErr(θ, []float64{minExpA, minExpK, minExpC}); e > 1e-5 {
+		t.Errorf("least squares: θ = %v (status %v); want (%v, %v, %v) within 1e-5", θ, res.Status, minExpA, minExpK, minExpC)
 	}
 	t.Logf("least squares: status %v, θ = %v", res.Status, θ)
 }
 
-// minExpFit is the noise-free least-squares fit of y = a·exp(−k·t) + c.
-func minExpFit(p ad.Var) ad.Var {
-	const m = 40
+// The noise-free exponential decay y = a·exp(−k·t) + c the least-squares
+// tests fit, sampled at minExpM points t = 0, 0.125, ….
+const minExpA, minExpK, minExpC, minExpM = 2.0, 0.7, 0.5, 40
+
+// minExpFit returns the least-squares loss of the fit of
+// (a, k, c) = (p[0], p[1], p[2]) to the samples.
+func minExpFit() func(p ad.Var) ad.Var {
+	const m = minExpM
 	ts := make([]float32, m)
 	ys := make([]float32, m)
 	for i := range m {
 		ts[i] = float32(i) * 0.125
-		ys[i] = float32(2*math.Exp(-0.7*float64(ts[i])) + 0.5)
+		ys[i] = float32(minExpA*math.Exp(-minExpK*float64(ts[i])) + minExpC)
 	}
-	tp := p.Tape()
-	tv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ts})
-	yv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ys})
-	pa, pk, pc := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
-	pred := ad.Add(ad.Mul(pa, ad.Exp(ad.Neg(ad.Mul(pk, tv)))), pc)
-	return ad.Sum(ad.Square(ad.Sub(pred, yv)))
+	return func(p ad.Var) ad.Var {
+		tp := p.Tape()
+		tv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ts})
+		yv := tp.Const(flat.Tensor{Shape: []int{m}, Data: ys})
+		pa, pk, pc := ad.View(p, 0), ad.View(p, 1), ad.View(p, 2)
+		pred := ad.Add(ad.Mul(pa, ad.Exp(ad.Neg(ad.Mul(pk, tv)))), pc)
+		return ad.Sum(ad.Square(ad.Sub(pred, yv)))
+	}
 }
 
 // A line search that fails far from an optimum (here: the gradient has the

@@ -49,18 +49,24 @@ var descents = []func() optimisers.Rule{
 	func() optimisers.Rule { return optimisers.OAdam(0.01) },
 }
 
-// modifiers are the rules that change the update.
-var modifiers = []func() optimisers.Rule{
+// leafModifiers are modifiers whose effect on a leaf depends on that leaf
+// alone: they work per element or per leaf.
+var leafModifiers = []func() optimisers.Rule{
 	func() optimisers.Rule { return optimisers.WeightDecay(0.01) },
 	func() optimisers.Rule { return optimisers.SignDecay(0.01) },
 	func() optimisers.Rule { return optimisers.ClipValue(1) },
 	func() optimisers.Rule { return optimisers.ClipNorm(2) },
-	func() optimisers.Rule { return optimisers.ClipGlobalNorm(3) },
 	func() optimisers.Rule { return optimisers.AccumGrad(2) },
-	func() optimisers.Rule { return optimisers.AccumGrad(3) },
-	func() optimisers.Rule { return optimisers.SkipNonFinite() },
 	func() optimisers.Rule { return optimisers.EMA(0.9) },
 }
+
+// modifiers are the rules that change the update: leafModifiers and the
+// others.
+var modifiers = append(slices.Clip(leafModifiers),
+	func() optimisers.Rule { return optimisers.ClipGlobalNorm(3) },
+	func() optimisers.Rule { return optimisers.AccumGrad(3) },
+	func() optimisers.Rule { return optimisers.SkipNonFinite() },
+)
 
 // rules draws a rule: a descent rule alone, or a chain of modifiers around
 // one (sometimes nested, sometimes with a descent rule in the middle).
