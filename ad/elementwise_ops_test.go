@@ -3,7 +3,6 @@ package ad_test
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -252,15 +251,7 @@ func TestElementwiseErrors(t *testing.T) {
 			t.Helper()
 			tp := ad.NewTape()
 			c.f(tp)
-			err := tp.Err()
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.wants {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			wantErr(t, tp.Err(), c.wants...)
 		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 // result y fails rather than returning numbers.
 func wantOpErr(t *testing.T, tp *ad.Tape, y ad.Var, frags ...string) {
 	t.Helper()
-	rsWantErr(t, tp.Err(), frags...)
+	wantErr(t, tp.Err(), frags...)
 	if _, err := tp.Grad(ad.Sum(y)); err == nil {
 		t.Error("Grad after the error succeeded")
 	}

@@ -275,6 +275,8 @@ type stFailWriter struct{}
 
 func (stFailWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
 
+// stWantErr fails t unless err is an error whose text contains every
+// string of want.
 func stWantErr(t *testing.T, err error, want []string) {
 	t.Helper()
 	if err == nil {
