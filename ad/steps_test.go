@@ -31,6 +31,26 @@ func stepPoint(n int) (θ, dir []float32) {
 	return θ, dir
 }
 
+// pinGradAllocs pins a forward and gradient step of loss at θ on a reused
+// tape at zero allocations in steady state: the step runs warm times to
+// size the tape, then runs times under testing.AllocsPerRun.
+func pinGradAllocs(t *testing.T, warm, runs int, θ []float32, loss func(ad.Var) ad.Var) {
+	t.Helper()
+	tp := ad.NewTape()
+	step := func() {
+		if _, err := tp.Grad(loss(tp.Param(θ))); err != nil {
+			t.Fatal(err)
+		}
+		tp.Reset()
+	}
+	for range warm {
+		step()
+	}
+	if a := testing.AllocsPerRun(runs, step); a != 0 {
+		t.Errorf("a forward + gradient step allocates %v times, want 0", a)
+	}
+}
+
 // pinStepAllocs pins a gradient step and a Hessian-vector-product step
 // (along dir) of loss at θ, each on one reused tape, at zero allocations
 // in steady state: each step runs once to size the tape, then runs times
