@@ -47,9 +47,7 @@ func paths(lay *layout.Layout) []string {
 // the updates during which it was trained (counts, state and Init per leaf).
 func TestFreezeThawPerLeaf(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		lay := proptest.Layouts().Draw(t, "layout")
-		rule := leafwise().Draw(t, "rule")
-		t.Logf("rule: %s", ruleString(rule))
+		lay, rule := drawLayoutRule(t, leafwise())
 		opt, err := optimisers.Setup(rule, lay)
 		if err != nil {
 			t.Fatal(err)

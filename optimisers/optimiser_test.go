@@ -97,6 +97,14 @@ func rules() *rapid.Generator[optimisers.Rule] {
 	})
 }
 
+// drawLayoutRule draws a layout, then a rule from gen, and logs the rule.
+func drawLayoutRule(t *rapid.T, gen *rapid.Generator[optimisers.Rule]) (*layout.Layout, optimisers.Rule) {
+	lay := proptest.Layouts().Draw(t, "layout")
+	rule := gen.Draw(t, "rule")
+	t.Logf("rule: %s", ruleString(rule))
+	return lay, rule
+}
+
 func ruleString(r optimisers.Rule) string {
 	if c, ok := r.(optimisers.ChainRule); ok {
 		parts := make([]string, len(c.Rules))
@@ -158,9 +166,7 @@ func cloneState(s optimisers.State) optimisers.State {
 // arguments untouched.
 func TestStepEqualsUpdate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		lay := proptest.Layouts().Draw(t, "layout")
-		rule := rules().Draw(t, "rule")
-		t.Logf("rule: %s", ruleString(rule))
+		lay, rule := drawLayoutRule(t, rules())
 		θ0 := proptest.Params(lay).Draw(t, "θ")
 		gs := gradients(t, lay.Len(), rapid.IntRange(1, 6).Draw(t, "steps"))
 
