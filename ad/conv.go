@@ -247,6 +247,23 @@ func withTarget(t *Tape, a Attrs, target []int) Attrs {
 	return Attrs{Ints: ints}
 }
 
+// adjointShape is the Shape rule of ConvTranspose and ConvFilter. Each is
+// the adjoint of Conv in one argument, so its output has the target shape
+// (the attributes' tgt), and the convolution of x with w must have the
+// shape the other operand has (have, named by what in the error).
+func (c *convAttrs) adjointShape(dst, x, w, have []int, what string) ([]int, error) {
+	g, err := c.geom(x, w)
+	if err != nil {
+		return dst, err
+	}
+	n0 := len(dst)
+	dst = c.outShape(dst, &g)
+	if !slices.Equal(dst[n0:], have) {
+		return dst[:n0], fmt.Errorf("%s shape %v: want %v, the output shape of a convolution of %v with filter %v", what, have, dst[n0:], x, w)
+	}
+	return append(dst[:n0], c.tgt...), nil
+}
+
 func (*convPrim) Name() string { return "Conv" }
 
 func (*convPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
@@ -288,16 +305,7 @@ func (*convTPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	if err != nil {
 		return dst, err
 	}
-	g, err := c.geom(c.tgt, in[1])
-	if err != nil {
-		return dst, err
-	}
-	n0 := len(dst)
-	dst = c.outShape(dst, &g)
-	if !slices.Equal(dst[n0:], in[0]) {
-		return dst[:n0], fmt.Errorf("input shape %v: want %v, the output shape of a convolution of %v with filter %v", in[0], dst[n0:], c.tgt, in[1])
-	}
-	return append(dst[:n0], c.tgt...), nil
+	return c.adjointShape(dst, c.tgt, in[1], in[0], "input")
 }
 
 func (*convTPrim) Forward(f *Forward) {
@@ -328,16 +336,7 @@ func (*convFPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	if err != nil {
 		return dst, err
 	}
-	g, err := c.geom(in[0], c.tgt)
-	if err != nil {
-		return dst, err
-	}
-	n0 := len(dst)
-	dst = c.outShape(dst, &g)
-	if !slices.Equal(dst[n0:], in[1]) {
-		return dst[:n0], fmt.Errorf("output cotangent shape %v: want %v, the output shape of a convolution of %v with filter %v", in[1], dst[n0:], in[0], c.tgt)
-	}
-	return append(dst[:n0], c.tgt...), nil
+	return c.adjointShape(dst, in[0], c.tgt, in[1], "output cotangent")
 }
 
 func (*convFPrim) Forward(f *Forward) {

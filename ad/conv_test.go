@@ -2,7 +2,6 @@ package ad_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -215,18 +214,11 @@ func TestConvShapeErrors(t *testing.T) {
 		}, []string{"ConvFilter", "[1 2 3]", "want [1 2 4]"}},
 	}
 	for _, c := range cases {
-		tp := ad.NewTape()
-		c.run(tp)
-		err := tp.Err()
-		if err == nil {
-			t.Errorf("%s: no error", c.name)
-			continue
-		}
-		for _, m := range c.mentions {
-			if !strings.Contains(err.Error(), m) {
-				t.Errorf("%s: error %q does not mention %q", c.name, err, m)
-			}
-		}
+		t.Run(c.name, func(t *testing.T) {
+			tp := ad.NewTape()
+			c.run(tp)
+			wantErr(t, tp.Err(), c.mentions...)
+		})
 	}
 }
 
@@ -264,38 +256,12 @@ func TestConvStepAllocatesNothing(t *testing.T) {
 		{"direct", ad.ConvGeom{PadLo: []int{1}, PadHi: []int{1}, Stride: []int{2}}, []int{2, 2, 6, 6}, []int{3, 2, 3, 3}},
 		{"gemm", ad.ConvGeom{PadLo: []int{1}, PadHi: []int{1}, Groups: 2}, []int{2, 8, 6, 6}, []int{4, 4, 3, 3}},
 	} {
-		nx, nw := rsSize(c.xs), rsSize(c.ws)
-		θ, dir := make([]float32, nx+nw), make([]float32, nx+nw)
-		for i := range θ {
-			θ[i] = float32(i%11)/20 - 0.25
-			dir[i] = float32(i%7)/7 - 0.5
-		}
-		tp := ad.NewTape()
+		nx := rsSize(c.xs)
+		θ, dir := stepPoint(nx + rsSize(c.ws))
 		loss := func(p ad.Var) ad.Var {
 			x, w := ad.View(p, 0, c.xs...), ad.View(p, nx, c.ws...)
 			return ad.Sum(ad.Tanh(ad.Conv(x, w, c.g)))
 		}
-		grad := func() {
-			if _, err := tp.Grad(loss(tp.Param(θ))); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}
-		hvp := func() {
-			p := tp.Param(θ)
-			if _, err := tp.HVPOf(loss(p), p, dir); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}
-		for _, s := range []struct {
-			name string
-			step func()
-		}{{"gradient", grad}, {"HVP", hvp}} {
-			s.step()
-			if a := testing.AllocsPerRun(20, s.step); a != 0 {
-				t.Errorf("%s: a %s step allocates %v times, want 0", c.name, s.name, a)
-			}
-		}
+		t.Run(c.name, func(t *testing.T) { pinStepAllocs(t, 20, θ, dir, loss) })
 	}
 }

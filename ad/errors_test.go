@@ -8,6 +8,8 @@ import (
 	"github.com/flatkit/flatkit/flat"
 )
 
+// wantErr fails t unless err is an error whose text mentions every
+// fragment.
 func wantErr(t *testing.T, err error, fragments ...string) {
 	t.Helper()
 	if err == nil {

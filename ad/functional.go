@@ -213,24 +213,35 @@ func (t *Tape) jacobian(p, y Var) (flat.Tensor, error) {
 		}
 		return J, t.err
 	}
+	if err := t.forwardColumns(J, p, y); err != nil {
+		return flat.Tensor{}, err
+	}
+	return J, nil
+}
+
+// forwardColumns sets column j of J (out.Size() × p.Size()) to the forward
+// derivative of out along the j-th coordinate direction of p, all
+// directions in one sweep.
+func (t *Tape) forwardColumns(J flat.Tensor, p, out Var) error {
+	n := p.Size()
 	seeds := make([]Var, n)
 	for j := range seeds {
 		e := t.Full(0, n)
 		e.Data()[j] = 1
 		seeds[j] = e
 	}
-	slots := t.forwardSweep(p.id, y.id+1, n, []int32{p.id}, seeds)
+	slots := t.forwardSweep(p.id, out.id+1, n, []int32{p.id}, seeds)
 	if t.err != nil {
-		return flat.Tensor{}, t.err
+		return t.err
 	}
 	for j := 0; j < n; j++ {
-		if s := slots[int(y.id-p.id)*n+j]; s >= 0 {
+		if s := slots[int(out.id-p.id)*n+j]; s >= 0 {
 			for i, v := range t.nodes[s].data {
 				J.Data[i*n+j] = v
 			}
 		}
 	}
-	return J, nil
+	return nil
 }
 
 // Hessian returns the Hessian of the scalar f at θ as a len(θ) × len(θ)
@@ -244,23 +255,9 @@ func Hessian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
 		return flat.Tensor{}, t.err
 	}
 	n := len(θ)
-	seeds := make([]Var, n)
-	for j := range seeds {
-		e := t.Full(0, n)
-		e.Data()[j] = 1
-		seeds[j] = e
-	}
 	H := flat.New(n, n)
-	slots := t.forwardSweep(p.id, g.id+1, n, []int32{p.id}, seeds)
-	if t.err != nil {
-		return flat.Tensor{}, t.err
-	}
-	for j := 0; j < n; j++ {
-		if s := slots[int(g.id-p.id)*n+j]; s >= 0 {
-			for i, v := range t.nodes[s].data {
-				H.Data[i*n+j] = v
-			}
-		}
+	if err := t.forwardColumns(H, p, g); err != nil {
+		return flat.Tensor{}, err
 	}
 	return H, nil
 }

@@ -121,39 +121,12 @@ func TestReluStepsAllocateNothing(t *testing.T) {
 	xs, ws := []int{2, 2, 5, 5}, []int{3, 2, 3, 3}
 	nx, nw := rsSize(xs), rsSize(ws)
 	n := nx + nw + ws[0]
-	θ, dir := make([]float32, n), make([]float32, n)
-	for i := range θ {
-		θ[i] = float32(i%11)/20 - 0.25
-		dir[i] = float32(i%7)/7 - 0.5
-	}
+	θ, dir := stepPoint(n)
 	g := ad.ConvGeom{PadLo: []int{1}, PadHi: []int{1}} // made once: its slices escape
 	loss := func(p ad.Var) ad.Var {
 		x, w, b := ad.View(p, 0, xs...), ad.View(p, nx, ws...), ad.View(p, nx+nw, ws[0])
 		y := ad.ConvBiasRelu(x, w, b, g)
 		return ad.Sum(ad.Square(ad.Relu(ad.Sub(y, p.Tape().Scalar(0.1)))))
 	}
-	tp := ad.NewTape()
-	for _, s := range []struct {
-		name string
-		step func()
-	}{
-		{"gradient", func() {
-			if _, err := tp.Grad(loss(tp.Param(θ))); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}},
-		{"HVP", func() {
-			p := tp.Param(θ)
-			if _, err := tp.HVPOf(loss(p), p, dir); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}},
-	} {
-		s.step()
-		if a := testing.AllocsPerRun(20, s.step); a != 0 {
-			t.Errorf("a %s step allocates %v times, want 0", s.name, a)
-		}
-	}
+	pinStepAllocs(t, 20, θ, dir, loss)
 }

@@ -131,20 +131,33 @@ func Pad(x Var, pads ...int) Var { return Apply(padOp, Attrs{Ints: pads}, x) }
 // Pad with the same amounts.
 func Crop(x Var, crops ...int) Var { return Apply(cropOp, Attrs{Ints: crops}, x) }
 
+// liveAxis returns x's shape and axis counted from the start (negative
+// axes count from the end) for op. If x failed earlier, its rank is above
+// maxRank or the axis is out of range, ok is false and bad is the failed
+// Var for op to return, the error recorded on the tape.
+func liveAxis(op string, x Var, axis int) (s []int, ax int, bad Var, ok bool) {
+	s, ok = liveShape(op, x)
+	if !ok {
+		return nil, 0, x.t.failed(), false
+	}
+	ax, ok = normAxis(axis, len(s))
+	switch {
+	case len(s) > maxRank:
+		return nil, 0, x.t.fail(errRank(op, s)), false
+	case !ok:
+		return nil, 0, x.t.fail(fmt.Errorf("ad: %s: axis %d out of range for shape %v (rank %d)", op, axis, s, len(s))), false
+	}
+	return s, ax, Var{}, true
+}
+
 // SliceAxis returns elements [lo, hi) of x along axis (negative counts from
 // the end), as a copy. Slice is the zero-copy form for axis 0.
 func SliceAxis(x Var, axis, lo, hi int) Var {
-	s, ok := liveShape("SliceAxis", x)
+	s, ax, bad, ok := liveAxis("SliceAxis", x, axis)
 	if !ok {
-		return x.t.failed()
+		return bad
 	}
-	ax, ok := normAxis(axis, len(s))
-	switch {
-	case len(s) > maxRank:
-		return x.t.fail(errRank("SliceAxis", s))
-	case !ok:
-		return x.t.fail(fmt.Errorf("ad: SliceAxis: axis %d out of range for shape %v (rank %d)", axis, s, len(s)))
-	case lo < 0 || lo > hi || hi > s[ax]:
+	if lo < 0 || lo > hi || hi > s[ax] {
 		return x.t.fail(fmt.Errorf("ad: SliceAxis: range [%d, %d) of axis %d; want 0 ≤ lo ≤ hi ≤ %d (shape %v)", lo, hi, axis, s[ax], s))
 	}
 	var crops [2 * maxRank]int
@@ -155,16 +168,9 @@ func SliceAxis(x Var, axis, lo, hi int) Var {
 // PadAxis pads x with before zeros at the start and after zeros at the end
 // of axis (negative counts from the end).
 func PadAxis(x Var, axis, before, after int) Var {
-	s, ok := liveShape("PadAxis", x)
+	s, ax, bad, ok := liveAxis("PadAxis", x, axis)
 	if !ok {
-		return x.t.failed()
-	}
-	ax, ok := normAxis(axis, len(s))
-	switch {
-	case len(s) > maxRank:
-		return x.t.fail(errRank("PadAxis", s))
-	case !ok:
-		return x.t.fail(fmt.Errorf("ad: PadAxis: axis %d out of range for shape %v (rank %d)", axis, s, len(s)))
+		return bad
 	}
 	var pads [2 * maxRank]int
 	pads[2*ax], pads[2*ax+1] = before, after

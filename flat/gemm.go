@@ -125,10 +125,7 @@ func gemmVector(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		// C's column = alpha·op(A)·x + beta·C's column, x = op(B)'s column.
 		x := b[:k]
 		if ldc == 1 || m == 1 {
-			ar, ac := m, k
-			if tA {
-				ar, ac = k, m
-			}
+			ar, ac := stored(tA, m, k)
 			Gemv(tA, ar, ac, alpha, a, lda, x, beta, c[:m])
 			return true
 		}
@@ -141,10 +138,7 @@ func gemmVector(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		}
 	case m == 1 && (!tA || lda == 1):
 		// C's row = alpha·op(B)ᵀ·x + beta·C's row, x = op(A)'s row.
-		br, bc := k, n
-		if tB {
-			br, bc = n, k
-		}
+		br, bc := stored(tB, k, n)
 		Gemv(!tB, br, bc, alpha, b, ldb, a[:k], beta, c[:n])
 		return true
 	}
@@ -177,18 +171,21 @@ func setScaled(c *float32, v, beta float32) {
 	*c = v + beta**c
 }
 
+// stored returns the rows and columns of a GEMM operand as it is stored:
+// r×c as op(X) is, or c×r when t says op(X) = Xᵀ.
+func stored(t bool, r, c int) (rows, cols int) {
+	if t {
+		return c, r
+	}
+	return r, c
+}
+
 func checkGemm(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
 		gemmPanic("negative dimension: m = %d, n = %d, k = %d", m, n, k)
 	}
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
+	ar, ac := stored(tA, m, k)
+	br, bc := stored(tB, k, n)
 	if lda < max(1, ac) {
 		gemmPanic("lda = %d, want ≥ %d for a %d×%d matrix A (tA = %t)", lda, max(1, ac), ar, ac, tA)
 	}

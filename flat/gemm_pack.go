@@ -129,19 +129,12 @@ func packA(dst []float32, tA bool, a []float32, lda, i0, p0, mc, kc, mr int) {
 // packB packs op(B)[p0:p0+kc, j0:j0+nc] into dst as nr-column micro-panels:
 // panel q holds, for each p, op(B)[p0+p, j0+q·nr+j] at q·nr·kc + p·nr + j.
 // Columns past nc are zero.
+//
+// These are the row micro-panels of op(B)ᵀ[j0:j0+nc, p0:p0+kc], so packB is
+// packA of the other transpose: op(B)ᵀ = B when tB (each row j of B is a
+// contiguous run in p), Bᵀ when not (each p is a contiguous run in j).
 func packB(dst []float32, tB bool, b []float32, ldb, p0, j0, kc, nc, nr int) {
-	for q := 0; q*nr < nc; q++ {
-		d := dst[q*nr*kc : (q+1)*nr*kc]
-		w := min(nr, nc-q*nr)
-		c0 := j0 + q*nr
-		if tB {
-			// op(B)[p, j] = b[j*ldb+p]: column j of op(B) is row j of B.
-			packInterleave(d, nr, b[c0*ldb+p0:], ldb, w, kc)
-		} else {
-			// op(B)[p, j] = b[p*ldb+j]: each p is a contiguous run.
-			packRuns(d, nr, b[p0*ldb+c0:], ldb, w, kc)
-		}
-	}
+	packA(dst, !tB, b, ldb, j0, p0, nc, kc, nr)
 }
 
 // packRuns sets d[p*width+j] = src[p*lds+j] for p < kc, j < w, and zero for

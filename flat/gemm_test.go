@@ -34,14 +34,8 @@ const gemmPad = float32(-12345.5)
 // leading dimension; nanC fills C with NaN (meaningful with beta == 0).
 func newGemmCase(r *rand.Rand, tA, tB bool, m, n, k, extra int, alpha, beta float32, nanC bool) *gemmCase {
 	g := &gemmCase{tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, beta: beta}
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
+	ar, ac := stored(tA, m, k)
+	br, bc := stored(tB, k, n)
 	g.lda, g.ldb, g.ldc = max(1, ac+extra), max(1, bc+extra), max(1, n+extra)
 	fill := func(rows, cols, ld int, nan bool) []float32 {
 		s := make([]float32, rows*ld)

@@ -2,6 +2,8 @@
 
 package flat
 
+//go:generate sh -c "python3 gen/gemv_amd64.py > gemv_amd64.s"
+
 // Assembly GEMV kernels (gemv_amd64.s). They add alpha·op(A)·x to y for
 // m, n > 0; Gemv has checked every length, so the kernels take pointers.
 // gemvN*: y[i] += alpha·Σ_j a[i·lda+j]·x[j], i < m, j < n.

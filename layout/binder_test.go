@@ -11,11 +11,7 @@ import (
 
 // A Binder points every field where Restructure does.
 func TestBinderMatchesRestructure(t *testing.T) {
-	n := newNet()
-	θ, lay, err := layout.Destructure(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, θ, lay := destructuredNet(t)
 	θ2 := make([]float32, len(θ))
 	for i := range θ2 {
 		θ2[i] = float32(i)
@@ -87,11 +83,7 @@ func TestBinderLocalStructAllocatesNothing(t *testing.T) {
 }
 
 func TestBinderErrors(t *testing.T) {
-	n := newNet()
-	θ, lay, err := layout.Destructure(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, θ, lay := destructuredNet(t)
 	// The zero net has no Blocks and no Head: it does not fit the layout.
 	if _, err := layout.Bind[net](lay, nil); err == nil || !strings.Contains(err.Error(), "layout: Bind: ") {
 		t.Errorf("Bind with the zero value of a struct with slices of structs: %v", err)

@@ -48,6 +48,18 @@ func newNet() *net {
 	}
 }
 
+// destructuredNet is a newNet destructured: its fields view θ, laid out by
+// lay.
+func destructuredNet(t *testing.T) (*net, []float32, *layout.Layout) {
+	t.Helper()
+	n := newNet()
+	θ, lay, err := layout.Destructure(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, θ, lay
+}
+
 func TestDestructure(t *testing.T) {
 	n := newNet()
 	skip, hidden := n.Skip, n.hidden
@@ -88,11 +100,7 @@ func TestDestructure(t *testing.T) {
 }
 
 func TestRestructureRepointsWithoutCopy(t *testing.T) {
-	n := newNet()
-	θ, lay, err := layout.Destructure(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, θ, lay := destructuredNet(t)
 	θ2 := make([]float32, len(θ))
 	if err := layout.Restructure(θ2, lay, n); err != nil {
 		t.Fatal(err)
@@ -123,11 +131,7 @@ func TestRestructureRepointsWithoutCopy(t *testing.T) {
 }
 
 func TestRestructureErrors(t *testing.T) {
-	n := newNet()
-	θ, lay, err := layout.Destructure(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, θ, lay := destructuredNet(t)
 	tests := []struct {
 		name   string
 		θ      []float32
@@ -161,7 +165,7 @@ func TestRestructureErrors(t *testing.T) {
 	m.Blocks[0].W = make([]float32, 4)
 	m.Head.W = []float32{1}
 	in := m.In
-	err = layout.RestructureInPlace(θ, lay, m)
+	err := layout.RestructureInPlace(θ, lay, m)
 	if err == nil || !strings.Contains(err.Error(), "field Head.W has 1 floats, the layout's leaf has 4") {
 		t.Errorf("RestructureInPlace with a short field: %v", err)
 	}

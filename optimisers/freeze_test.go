@@ -13,16 +13,9 @@ import (
 )
 
 // leafwise draws a rule whose effect on a leaf depends on that leaf alone: a
-// descent rule behind modifiers that work per element or per leaf.
+// descent rule behind leafModifiers.
 func leafwise() *rapid.Generator[optimisers.Rule] {
-	mods := []func() optimisers.Rule{
-		func() optimisers.Rule { return optimisers.WeightDecay(0.01) },
-		func() optimisers.Rule { return optimisers.SignDecay(0.01) },
-		func() optimisers.Rule { return optimisers.ClipValue(1) },
-		func() optimisers.Rule { return optimisers.ClipNorm(2) },
-		func() optimisers.Rule { return optimisers.AccumGrad(2) },
-		func() optimisers.Rule { return optimisers.EMA(0.9) },
-	}
+	mods := leafModifiers
 	return rapid.Custom(func(t *rapid.T) optimisers.Rule {
 		chain := []optimisers.Rule{descents[rapid.IntRange(0, len(descents)-1).Draw(t, "descent")]()}
 		for range rapid.IntRange(0, 2).Draw(t, "modifiers") {
@@ -54,9 +47,7 @@ func paths(lay *layout.Layout) []string {
 // the updates during which it was trained (counts, state and Init per leaf).
 func TestFreezeThawPerLeaf(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		lay := proptest.Layouts().Draw(t, "layout")
-		rule := leafwise().Draw(t, "rule")
-		t.Logf("rule: %s", ruleString(rule))
+		lay, rule := drawLayoutRule(t, leafwise())
 		opt, err := optimisers.Setup(rule, lay)
 		if err != nil {
 			t.Fatal(err)

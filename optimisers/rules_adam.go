@@ -411,32 +411,38 @@ func (r AdaMaxRule) Validate() error { return adamChecks("AdaMax", r.LR, r.Beta1
 func (AdaMaxRule) Slots() int                          { return 2 }
 func (AdaMaxRule) Init(state [][]float32, θ []float32) {}
 
+// adamax holds the float32 coefficients of one AdaMax step.
+type adamax struct{ b1, c1, b2, eps, clr float32 }
+
+func (r AdaMaxRule) coeffs(t int) adamax {
+	return adamax{b1: float32(r.Beta1), c1: float32(1 - r.Beta1), b2: float32(r.Beta2), eps: float32(r.Eps),
+		clr: float32(r.LR / (1 - pow(r.Beta1, t)))}
+}
+
+// step updates one element's moment and infinity norm and returns its step.
+func (k *adamax) step(m, u *float32, g float32) float32 {
+	mi := *m*k.b1 + k.c1*g
+	ui := max(*u*k.b2, abs32(g)+k.eps)
+	*m, *u = mi, ui
+	return k.clr * mi / ui
+}
+
 func (r AdaMaxRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	b1, c1, b2, eps := float32(r.Beta1), float32(1-r.Beta1), float32(r.Beta2), float32(r.Eps)
-	clr := float32(r.LR / (1 - pow(r.Beta1, t)))
+	k := r.coeffs(t)
 	n := len(dx)
 	m, u := state[0][:n], state[1][:n]
 	for i := range dx {
-		gi := dx[i]
-		mi := m[i]*b1 + c1*gi
-		ui := max(u[i]*b2, abs32(gi)+eps)
-		m[i], u[i] = mi, ui
-		dx[i] = clr * mi / ui
+		dx[i] = k.step(&m[i], &u[i], dx[i])
 	}
 }
 
 func (r AdaMaxRule) Fuse(state [][]float32, θ, g []float32, t int) {
-	b1, c1, b2, eps := float32(r.Beta1), float32(1-r.Beta1), float32(r.Beta2), float32(r.Eps)
-	clr := float32(r.LR / (1 - pow(r.Beta1, t)))
+	k := r.coeffs(t)
 	n := len(θ)
 	g = g[:n]
 	m, u := state[0][:n], state[1][:n]
 	for i := range θ {
-		gi := g[i]
-		mi := m[i]*b1 + c1*gi
-		ui := max(u[i]*b2, abs32(gi)+eps)
-		m[i], u[i] = mi, ui
-		θ[i] -= clr * mi / ui
+		θ[i] -= k.step(&m[i], &u[i], g[i])
 	}
 }
 

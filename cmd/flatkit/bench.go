@@ -105,14 +105,7 @@ type bencher struct {
 // MemStats reads sit outside the timed region.
 func (b *bencher) measure(fn func()) stats {
 	o := b.opt
-	n := 0
-	t0 := time.Now()
-	for n < 3 || time.Since(t0) < o.warmup {
-		fn()
-		n++
-	}
-	per := float64(time.Since(t0)) / float64(n)
-	inner := max(1, int(math.Ceil(float64(o.minBatch)/max(per, 1))))
+	inner, per := batchSize(o, fn)
 	samples := o.samples
 	if budget := int(float64(o.maxTotal) / (per * float64(inner))); budget < samples {
 		samples = max(budget, min(o.samples, minSamples))
@@ -120,23 +113,51 @@ func (b *bencher) measure(fn func()) stats {
 	samples = max(samples, 1)
 
 	ts := make([]float64, samples)
-	var m0, m1 runtime.MemStats
 	var mallocs uint64
 	runtime.GC()
 	for s := range ts {
-		runtime.ReadMemStats(&m0)
-		start := time.Now()
-		for range inner {
-			fn()
-		}
-		el := time.Since(start)
-		runtime.ReadMemStats(&m1)
-		mallocs += m1.Mallocs - m0.Mallocs
-		ts[s] = float64(el) / float64(inner)
+		ts[s] = timeBatch(fn, inner, &mallocs)
 	}
+	return summarise(ts, inner, mallocs)
+}
+
+// batchSize warms fn up (at least 3 calls and o.warmup) and returns how
+// many calls make a batch of at least o.minBatch, and the warm-up's time
+// per call in nanoseconds.
+func batchSize(o options, fn func()) (inner int, per float64) {
+	n := 0
+	t0 := time.Now()
+	for n < 3 || time.Since(t0) < o.warmup {
+		fn()
+		n++
+	}
+	per = float64(time.Since(t0)) / float64(n)
+	return max(1, int(math.Ceil(float64(o.minBatch)/max(per, 1)))), per
+}
+
+// timeBatch times n calls of fn and returns the mean time per call in
+// nanoseconds, adding the runtime's Mallocs delta over them to *mallocs;
+// the MemStats reads sit outside the timed region.
+func timeBatch(fn func(), n int, mallocs *uint64) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	for range n {
+		fn()
+	}
+	el := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	*mallocs += m1.Mallocs - m0.Mallocs
+	return float64(el) / float64(n)
+}
+
+// summarise sorts the per-call times ts of len(ts) samples of inner calls
+// each and returns their median, min and max with the allocations per
+// call.
+func summarise(ts []float64, inner int, mallocs uint64) stats {
 	slices.Sort(ts)
 	return stats{median: median(ts), min: ts[0], max: ts[len(ts)-1],
-		allocs: float64(mallocs) / float64(samples*inner), samples: samples, inner: inner}
+		allocs: float64(mallocs) / float64(len(ts)*inner), samples: len(ts), inner: inner}
 }
 
 // measureCalls times fn, a call too long to batch (a second or so), as
@@ -153,9 +174,7 @@ func (b *bencher) measureCalls(calls int, fn func()) stats {
 		d, m := once(fn)
 		ts[i], mallocs = float64(d), mallocs+m
 	}
-	slices.Sort(ts)
-	return stats{median: median(ts), min: ts[0], max: ts[len(ts)-1],
-		allocs: float64(mallocs) / float64(calls), samples: calls, inner: 1}
+	return summarise(ts, 1, mallocs)
 }
 
 func median(sorted []float64) float64 {

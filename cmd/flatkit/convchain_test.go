@@ -80,7 +80,7 @@ func TestConvchainGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fdCheck(t, c.name, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, pr.θ, g, 11, 1e-4)
+		fdCheck(t, c.name, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, pr.θ, g, 11, 1e-6, 1e-4)
 	}
 }
 

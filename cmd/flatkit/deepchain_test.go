@@ -64,7 +64,7 @@ func TestDeepchainGradient(t *testing.T) {
 		if len(g) != len(pr.θ) || len(pr.θ) != n*2*(4*4*9+4) {
 			t.Fatalf("N=%d: %d gradient values for %d parameters, want %d", n, len(g), len(pr.θ), n*2*(4*4*9+4))
 		}
-		fdCheck(t, fmt.Sprintf("N=%d", n), func(θ []float64) float64 { return refDeepLoss(t, pr, θ) }, pr.θ, g, uint64(n), 1e-4)
+		fdCheck(t, fmt.Sprintf("N=%d", n), func(θ []float64) float64 { return refDeepLoss(t, pr, θ) }, pr.θ, g, uint64(n), 1e-6, 1e-4)
 		if n == 2 {
 			proptest.CheckGrad(t, pr.loss, pr.θ)
 			proptest.CheckHVP(t, pr.loss, pr.θ)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -85,25 +84,8 @@ func TestHVPMLPLossAndGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(7, 8))
-	dir := make([]float64, mlpParams)
-	for i := range dir {
-		dir[i] = rng.NormFloat64()
-	}
-	var gd float64
-	for i := range g {
-		gd += float64(g[i]) * dir[i]
-	}
-	const h = 1e-5
-	plus, minus := make([]float64, mlpParams), make([]float64, mlpParams)
-	for i := range θ64 {
-		plus[i], minus[i] = θ64[i]+h*dir[i], θ64[i]-h*dir[i]
-	}
-	fd := (refLoss(x64, plus) - refLoss(x64, minus)) / (2 * h)
-	if math.Abs(gd-fd) > 1e-4*math.Max(1, math.Abs(fd)) {
-		t.Errorf("⟨gradient, dir⟩ = %v, central difference of the float64 loss %v", gd, fd)
-	}
-	t.Logf("loss %v, ⟨g, dir⟩ %v, finite difference %v", got, gd, fd)
+	t.Logf("loss %v", got)
+	fdCheck(t, "MLP", func(θ []float64) float64 { return refLoss(x64, θ) }, pr.θ, g, 7, 1e-5, 1e-4)
 	tp.Reset()
 
 	// ValueAndGrad is the same gradient.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -85,17 +84,7 @@ type odeResult struct {
 }
 
 // emitODE is bencher.emit for a figure with extra fields.
-func (b *bencher) emitODE(r odeResult) {
-	r.Scenario = b.scenario
-	r.Median, r.Min, r.Max = round3(r.Median), round3(r.Min), round3(r.Max)
-	r.Allocs = round3(r.Allocs)
-	b.rows = append(b.rows, r.result)
-	enc := json.NewEncoder(b.out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil && b.err == nil {
-		b.err = err
-	}
-}
+func (b *bencher) emitODE(r odeResult) { b.emitExtra(&r.result, &r) }
 
 // scaled converts a measurement in ns per call to unit (µs or ms).
 func scaled(s stats, unit string) result {

@@ -57,10 +57,11 @@ func leaf64(t *testing.T, lay *layout.Layout, θ []float64, path string) []float
 }
 
 // fdCheck compares ⟨g, d⟩ for a random direction d with the central
-// difference of the float64 loss ref along d. The step is small (1e-6) so
-// that no ReLU of convchain changes sign within it: at 1e-4 a few of the
-// wide variant's 50 000 units do, and the difference moves by 2e-3.
-func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []float32, g []float32, seed uint64, tol float64) {
+// difference of the float64 loss ref along d with step h. Through ReLUs
+// the step must be small (1e-6) so that none changes sign within it: at
+// 1e-4 a few of convchain's wide variant's 50 000 units do, and the
+// difference moves by 2e-3.
+func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []float32, g []float32, seed uint64, h, tol float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0xfd))
 	θ64 := to64(θ)
@@ -72,7 +73,6 @@ func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []flo
 	for i := range g {
 		gd += float64(g[i]) * d[i]
 	}
-	const h = 1e-6
 	plus, minus := make([]float64, len(θ)), make([]float64, len(θ))
 	for i := range θ64 {
 		plus[i], minus[i] = θ64[i]+h*d[i], θ64[i]-h*d[i]

@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
-	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -303,17 +300,8 @@ func denseTapeFigures(b *bencher, θ, x []float32) error {
 // of neighbouring batches: a drift in the machine's speed then moves both
 // members of a pair alike.
 func measurePair(o options, f, g func()) (sf, sg, ratio stats) {
-	inner := func(fn func()) int {
-		n := 0
-		t0 := time.Now()
-		for n < 3 || time.Since(t0) < o.warmup {
-			fn()
-			n++
-		}
-		per := float64(time.Since(t0)) / float64(n)
-		return max(1, int(math.Ceil(float64(o.minBatch)/max(per, 1))))
-	}
-	nf, ng := inner(f), inner(g)
+	nf, _ := batchSize(o, f)
+	ng, _ := batchSize(o, g)
 	samples := o.samples
 	perPair := float64(o.minBatch) * 2
 	if budget := int(float64(o.maxTotal) / perPair); budget < samples {
@@ -321,34 +309,17 @@ func measurePair(o options, f, g func()) (sf, sg, ratio stats) {
 	}
 	samples = max(samples, 1)
 	tf, tg, rs := make([]float64, samples), make([]float64, samples), make([]float64, samples)
-	var m0, m1 runtime.MemStats
 	var mf, mg uint64
-	batch := func(fn func(), n int, mallocs *uint64) float64 {
-		runtime.ReadMemStats(&m0)
-		start := time.Now()
-		for range n {
-			fn()
-		}
-		el := time.Since(start)
-		runtime.ReadMemStats(&m1)
-		*mallocs += m1.Mallocs - m0.Mallocs
-		return float64(el) / float64(n)
-	}
 	runtime.GC()
 	for s := range samples {
 		if s%2 == 0 {
-			tf[s] = batch(f, nf, &mf)
-			tg[s] = batch(g, ng, &mg)
+			tf[s] = timeBatch(f, nf, &mf)
+			tg[s] = timeBatch(g, ng, &mg)
 		} else {
-			tg[s] = batch(g, ng, &mg)
-			tf[s] = batch(f, nf, &mf)
+			tg[s] = timeBatch(g, ng, &mg)
+			tf[s] = timeBatch(f, nf, &mf)
 		}
 		rs[s] = tg[s] / tf[s]
 	}
-	summary := func(ts []float64, n int, mallocs uint64) stats {
-		slices.Sort(ts)
-		return stats{median: median(ts), min: ts[0], max: ts[len(ts)-1],
-			allocs: float64(mallocs) / float64(samples*n), samples: samples, inner: n}
-	}
-	return summary(tf, nf, mf), summary(tg, ng, mg), summary(rs, 1, 0)
+	return summarise(tf, nf, mf), summarise(tg, ng, mg), summarise(rs, 1, 0)
 }

@@ -1,0 +1,140 @@
+package optimisers
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+)
+
+func TestFromADMatchesValueAndGrad(t *testing.T) {
+	θ := []float32{0.3, -0.7, 1.1, 0.2, -1.4}
+	fg, fgErr := FromAD(minRosenbrockAD)
+	grad := make([]float32, len(θ))
+	got := fg(θ, grad)
+	wantV, wantG, err := ad.ValueAndGrad(minRosenbrockAD, θ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != float64(wantV) || !slices.Equal(grad, wantG) {
+		t.Errorf("fg = %v, %v; want %v, %v", got, grad, wantV, wantG)
+	}
+	if v := fg(θ, nil); v != float64(wantV) {
+		t.Errorf("fg with nil grad = %v; want %v", v, wantV)
+	}
+	if err := fgErr(); err != nil {
+		t.Errorf("error after good evaluations: %v", err)
+	}
+}
+
+func TestFromADAllocatesNothing(t *testing.T) {
+	θ := minRosenbrockStart(10)
+	grad := make([]float32, len(θ))
+	fg, _ := FromAD(minRosenbrockAD)
+	fg(θ, grad) // grow the tape's arenas
+	if n := testing.AllocsPerRun(100, func() { fg(θ, grad) }); n != 0 {
+		t.Errorf("FromAD evaluation allocates %v times; want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { fg(θ, nil) }); n != 0 {
+		t.Errorf("FromAD evaluation without gradient allocates %v times; want 0", n)
+	}
+}
+
+func TestMinimizeBridgeAllocatesNothing(t *testing.T) {
+	// One evaluation as gonum makes it: the loss, then the gradient at the
+	// same point, and the status check.
+	q := newMinQuadratic(6)
+	n := 6
+	b := &minimizeBridge{fg: q.fg, x32: make([]float32, n), g32: make([]float32, n),
+		x64: make([]float64, n), g64: make([]float64, n)}
+	x := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}
+	g := make([]float64, n)
+	allocs := testing.AllocsPerRun(100, func() {
+		x[0] += 1e-3
+		b.loss(x)
+		b.grad(g, x)
+		b.status()
+	})
+	if allocs != 0 {
+		t.Errorf("an evaluation allocates %v times; want 0", allocs)
+	}
+	if q.calls != 101 {
+		t.Errorf("fg called %d times for 101 points; want one call per point", q.calls)
+	}
+}
+
+func TestFromADErrors(t *testing.T) {
+	θ := []float32{1, 2, 3}
+	grad := make([]float32, 3)
+	for _, c := range []struct {
+		name string
+		f    func(ad.Var) ad.Var
+		grad []float32
+		want string
+	}{
+		{"shape mismatch", func(p ad.Var) ad.Var {
+			return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+		}, grad, "[3] and [4]"},
+		{"shape mismatch, no gradient", func(p ad.Var) ad.Var {
+			return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+		}, nil, "[3] and [4]"},
+		{"not a scalar", func(p ad.Var) ad.Var { return ad.Square(p) }, grad, "shape [3]; want a single number"},
+		{"not a scalar, no gradient", func(p ad.Var) ad.Var { return ad.Square(p) }, nil, "shape [3]; want a single number"},
+		{"zero Var", func(p ad.Var) ad.Var { return ad.Var{} }, grad, "zero Var"},
+		{"another tape", func(p ad.Var) ad.Var { return ad.NewTape().Scalar(1) }, grad, "another tape"},
+		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2; θ has 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fg, fgErr := FromAD(c.f)
+			if v := fg(θ, c.grad); !math.IsNaN(v) {
+				t.Errorf("fg = %v; want NaN", v)
+			}
+			err := fgErr()
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "optimisers: FromAD: ") {
+				t.Fatalf("error %v; want one containing %q", err, c.want)
+			}
+			// The first error is kept; the tape is reusable afterwards.
+			fg(θ, c.grad)
+			if fgErr() != err {
+				t.Errorf("a second failure replaced the first error")
+			}
+		})
+	}
+
+	// Minimize stops at the NaN with the tape's error itself (it used to
+	// say only "the objective returned NaN"); θ is unchanged (no finite
+	// point was reached).
+	fg, fgErr := FromAD(func(p ad.Var) ad.Var {
+		return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+	})
+	θ0 := slices.Clone(θ)
+	_, err := Minimize(fg, θ, nil)
+	if err == nil || err != fgErr() || !strings.Contains(err.Error(), "optimisers: FromAD: ") || !strings.Contains(err.Error(), "[3] and [4]") {
+		t.Errorf("Minimize error %v; want FromAD's error %v", err, fgErr())
+	}
+	if !slices.Equal(θ, θ0) {
+		t.Errorf("θ = %v after failing at the start; want it unchanged %v", θ, θ0)
+	}
+
+	// Failing later, through a wrapper that passes the loss on: the same.
+	calls := 0
+	fg2, fgErr2 := FromAD(func(p ad.Var) ad.Var {
+		if calls++; calls == 12 {
+			return ad.Square(p) // not a scalar
+		}
+		return minRosenbrockAD(p)
+	})
+	wrapped := func(θ, grad []float32) float64 { return fg2(θ, grad) }
+	_, err = Minimize(wrapped, minRosenbrockStart(4), nil)
+	if err == nil || err != fgErr2() || !strings.Contains(err.Error(), "want a single number") {
+		t.Errorf("Minimize error %v; want FromAD's error %v", err, fgErr2())
+	}
+	// Any other NaN is still named by its evaluation.
+	_, err = Minimize(func(θ, grad []float32) float64 { return math.NaN() }, []float32{1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the objective returned NaN at evaluation 1") {
+		t.Errorf("a plain NaN: %v", err)
+	}
+}
