@@ -195,10 +195,10 @@ func TestRequestErrors(t *testing.T) {
 			return err
 		}(), "Tol(-1, 1)"},
 		{func() error {
-			big := lvArgs(t, lv.Args{N: 100000, ShardSize: 100000})
+			big := lvArgs(t, lv.Args{N: cluster.MaxValues, ShardSize: cluster.MaxValues})
 			_, _, err := cluster.Solve[float64](ctx, c, cluster.Request{Name: "lv", Args: big, Theta: lv.Theta()})
 			return err
-		}(), "more than the server's max payload"},
+		}(), "more than MaxValues"},
 		{func() error {
 			_, _, err := cluster.Solve[float64](ctx, c, cluster.Request{Name: "lv.x", Args: args})
 			return err

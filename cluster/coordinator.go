@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -92,9 +93,12 @@ type Report struct {
 	DuplicatesDropped int
 	Invalid           int // results refused (malformed, wrong shape, flags not as in-process)
 	Republished       int // shards published again after an invalid result
-	Workers           int // distinct workers whose results were used
-	ThetaBytes        int
-	Elapsed           time.Duration
+	// Offloaded are results that came through the object store (larger
+	// than the server's max payload); each object is removed once read.
+	Offloaded  int
+	Workers    int // distinct workers whose results were used
+	ThetaBytes int
+	Elapsed    time.Duration
 }
 
 // Solve runs the registered ensemble req.Name as Ensemble.Solve would, on
@@ -137,7 +141,8 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 		}
 		parts[j] = p
 	}
-	rep, err := c.run(ctx, req, q, shards, accept, fail)
+	bound := func(j int) int { return solveBound(spec, q, shards[j]) }
+	rep, err := c.run(ctx, req, q, shards, accept, fail, bound)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -182,7 +187,8 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 		}
 		parts[j] = p
 	}
-	rep, err := c.run(ctx, req, q, shards, accept, fail)
+	bound := func(j int) int { return gradBound(spec, q, shards[j]) }
+	rep, err := c.run(ctx, req, q, shards, accept, fail, bound)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -251,24 +257,31 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	}
 	shards := spec.shardList(q)
 	q.Shards = len(shards)
-	// A result is one message: its arrays must fit the server's payload.
+	// Each array of a shard's result must be one a result may hold (a
+	// result larger than the server's max payload goes through the object
+	// store, but its decoder refuses arrays beyond MaxValues).
 	if len(shards) > 0 {
-		n := shards[0].Hi - shards[0].Lo
-		size := 256
+		n := shards[0].Hi - shards[0].Lo // the first shard is the largest
+		check := func(what string, v int) error {
+			if v > MaxValues {
+				return fmt.Errorf("cluster: %q: a shard's result would hold %d %s, more than MaxValues = %d: use a smaller ShardSize", req.Name, v, what, MaxValues)
+			}
+			return nil
+		}
 		switch kind {
 		case KindSolve:
 			if !spec.Ensemble.DropOutputs {
-				size += n * spec.outputSize() * int(q.Prec)
+				err = check("outputs", n*spec.outputSize())
 			}
-			size += 8 * spec.Ensemble.ReduceSize
+			err = cmp.Or(err, check("sums", spec.Ensemble.ReduceSize))
 		case KindGradient:
-			size += 8 * len(spec.Ensemble.Base.P)
+			err = check("gradient values", len(spec.Ensemble.Base.P))
 			if q.PerU0 {
-				size += n * len(spec.Ensemble.Base.U0) * int(q.Prec)
+				err = cmp.Or(err, check("dL/du0 values", n*len(spec.Ensemble.Base.U0)))
 			}
 		}
-		if mp := c.nc.MaxPayload(); mp > 0 && int64(size) > mp {
-			return nil, nil, fmt.Errorf("cluster: %q: a shard's result would have about %d bytes, more than the server's max payload %d: use a smaller ShardSize (or fewer parameters per gradient)", req.Name, size, mp)
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	return spec, q, nil
@@ -303,8 +316,13 @@ type maxDeliveries struct {
 
 // run publishes the shards of q and feeds the results to accept until every
 // shard is accepted or failed.
+//
+// bound(j) is the most bytes shard j's result can have, by what the request
+// implies (its arrays' sizes, and at most one error of the longest message
+// per trajectory): a result stored as an object is refused, unread, if it
+// says it is larger.
 func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
-	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError)) (Report, error) {
+	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError), bound func(j int) int) (Report, error) {
 	start := time.Now()
 	q.ID = newReqID()
 	rep := Report{Request: q.ID.String(), Shards: len(shards), ThetaBytes: 4 * len(req.Theta)}
@@ -332,8 +350,11 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		c.nc.Publish(c.cfg.cancelSubject(q.ID), nil)
 		c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.shardSubject(q.Name, q.ID)))
 		c.st.results.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.resultSubject(q.ID)))
-		c.st.obj.Delete(ctx, c.cfg.requestObject(q.ID))
-		c.st.obj.Delete(ctx, c.cfg.thetaObject(q.ID))
+		c.st.remove(ctx, c.cfg.requestObject(q.ID))
+		c.st.remove(ctx, c.cfg.thetaObject(q.ID))
+		// The results stored as objects that were not read and removed on
+		// the way: duplicates dropped, those of lost workers.
+		c.st.removePrefix(ctx, c.cfg.resultPrefix(q.ID))
 	})
 	thetaBytes := encodeTheta(req.Theta)
 	if c.corruptTheta && len(thetaBytes) > 0 {
@@ -434,6 +455,18 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		rep.Failed++
 		fail(j, &ShardFailedError{Shard: shards[j], Number: j, Deliveries: deliveries, Reason: reason})
 	}
+	// republish publishes shard j again after an invalid result (why), or
+	// gives it up after MaxDeliver publications.
+	republish := func(j int, why error) error {
+		if attempt[j]+1 >= c.cfg.MaxDeliver {
+			giveUp(j, attempt[j]+1, "invalid results: "+why.Error())
+			finish(j, 0, "", true)
+			return nil
+		}
+		attempt[j]++
+		rep.Republished++
+		return publish(j)
+	}
 	for left > 0 {
 		select {
 		case <-ctx.Done():
@@ -477,7 +510,20 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			j := m.Index
 			if state[j] != 0 {
 				rep.DuplicatesDropped++
+				if m.Status == resOffloaded {
+					c.st.remove(ctx, c.cfg.resultObject(q.ID, m.Blob))
+				}
 				continue
+			}
+			if m.Status == resOffloaded {
+				rep.Offloaded++
+				if m, err = c.fetchResult(ctx, q, m, bound(j)); err != nil {
+					rep.Invalid++
+					if err := republish(j, err); err != nil {
+						return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
+					}
+					continue
+				}
 			}
 			if m.Status == resFailed {
 				giveUp(j, m.Delivered+attempt[j], m.Reason)
@@ -486,14 +532,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			if err := accept(j, m); err != nil {
 				rep.Invalid++
-				if attempt[j]+1 >= c.cfg.MaxDeliver {
-					giveUp(j, attempt[j]+1, "invalid results: "+err.Error())
-					finish(j, m.Delivered, m.Worker, true)
-					continue
-				}
-				attempt[j]++
-				rep.Republished++
-				if err := publish(j); err != nil {
+				if err := republish(j, err); err != nil {
 					return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
 				}
 				continue
@@ -510,114 +549,4 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	rep.Workers = len(workers)
 	rep.Elapsed = time.Since(start)
 	return rep, nil
-}
-
-// solvePart checks a solve result against its shard and converts it: the
-// outputs' shape, the accumulator's, the failures (increasing indices in the
-// shard) and the finiteness flags (NaN outputs exactly for failed
-// trajectories, as in-process; finite final states for the others).
-func solvePart[T ode.Float](s *Spec[T], k int, sh ode.Shard, m *resultMsg) (*ode.ShardResult[T], error) {
-	ens := &s.Ensemble
-	n := sh.Hi - sh.Lo
-	want := n * k
-	if ens.DropOutputs {
-		want = 0
-	}
-	switch {
-	case m.NU != want:
-		return nil, fmt.Errorf("%d outputs, want %d", m.NU, want)
-	case len(m.Acc) != ens.ReduceSize:
-		return nil, fmt.Errorf("an accumulator of %d, want %d", len(m.Acc), ens.ReduceSize)
-	}
-	p := &ode.ShardResult[T]{Shard: sh, Stats: statsOf(m.Stats)}
-	if !ens.DropOutputs {
-		p.U = rawToFloats[T](m.U, m.NU)
-	}
-	if ens.ReduceSize > 0 {
-		p.Acc = m.Acc
-	}
-	next := sh.Lo
-	fe := 0
-	for i := sh.Lo; i < sh.Hi; i++ {
-		failed := fe < len(m.Errors) && m.Errors[fe].Index == i
-		if fe < len(m.Errors) && (m.Errors[fe].Index < next || m.Errors[fe].Index >= sh.Hi) {
-			return nil, fmt.Errorf("failure of trajectory %d out of order or outside [%d, %d)", m.Errors[fe].Index, sh.Lo, sh.Hi)
-		}
-		if failed {
-			fe++
-			next = i + 1
-		}
-		if p.U == nil {
-			continue
-		}
-		slot := p.U[(i-sh.Lo)*k : (i-sh.Lo+1)*k]
-		for _, v := range slot {
-			nan := math.IsNaN(float64(v))
-			switch {
-			case failed && !nan:
-				return nil, fmt.Errorf("trajectory %d failed but its output is not NaN", i)
-			case !failed && ens.Output == nil && (nan || math.IsInf(float64(v), 0)):
-				return nil, fmt.Errorf("trajectory %d succeeded but its final state is not finite", i)
-			}
-		}
-	}
-	if fe != len(m.Errors) {
-		return nil, fmt.Errorf("failure of trajectory %d out of order or outside [%d, %d)", m.Errors[fe].Index, sh.Lo, sh.Hi)
-	}
-	for _, e := range m.Errors {
-		p.Errors = append(p.Errors, fromWireErr(e))
-	}
-	return p, nil
-}
-
-// gradPart checks a gradient result against its shard and converts it: the
-// sizes, Count + failures = positions, the failures' indices in position
-// order, NaN dL/du0 for failed positions.
-func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (*ode.GradShardResult[T], error) {
-	ens := &s.Ensemble
-	n, dim := sh.Hi-sh.Lo, len(ens.Base.U0)
-	wantU0 := 0
-	if q.PerU0 {
-		wantU0 = n * dim
-	}
-	switch {
-	case len(m.P) != len(ens.Base.P):
-		return nil, fmt.Errorf("%d gradient values, want %d", len(m.P), len(ens.Base.P))
-	case m.NU0 != wantU0:
-		return nil, fmt.Errorf("%d dL/du0 values, want %d", m.NU0, wantU0)
-	case m.Count+len(m.Errors) != n:
-		return nil, fmt.Errorf("count %d and %d failures in a shard of %d", m.Count, len(m.Errors), n)
-	case math.IsNaN(m.Value) || m.Count == 0 && m.Value != 0:
-		return nil, fmt.Errorf("value %g with count %d", m.Value, m.Count)
-	}
-	p := &ode.GradShardResult[T]{Shard: sh, Value: m.Value, Count: m.Count, P: m.P, Stats: statsOf(m.Stats)}
-	if q.PerU0 {
-		p.U0 = rawToFloats[T](m.U0, m.NU0)
-	}
-	fe := 0
-	for pos := sh.Lo; pos < sh.Hi; pos++ {
-		i := pos
-		if q.HasIndices {
-			i = q.Indices[pos]
-		}
-		failed := fe < len(m.Errors) && m.Errors[fe].Index == i
-		if failed {
-			fe++
-		}
-		if p.U0 == nil {
-			continue
-		}
-		for _, v := range p.U0[(pos-sh.Lo)*dim : (pos-sh.Lo+1)*dim] {
-			if failed && !math.IsNaN(float64(v)) {
-				return nil, fmt.Errorf("position %d (trajectory %d) failed but its dL/du0 is not NaN", pos, i)
-			}
-		}
-	}
-	if fe != len(m.Errors) {
-		return nil, fmt.Errorf("failure of trajectory %d not in the shard's positions, or out of order", m.Errors[fe].Index)
-	}
-	for _, e := range m.Errors {
-		p.Errors = append(p.Errors, fromWireErr(e))
-	}
-	return p, nil
 }

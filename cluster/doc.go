@@ -48,6 +48,14 @@
 //     computes it, publishes the partial on flatkit.result.ID (stream
 //     flatkit_results) with Nats-Msg-Id ID.SHARD.ATTEMPT, and then acks. It
 //     sends in-progress acks every AckWait/3 while it computes.
+//   - A result larger than the server's max payload (a gradient of a θ of
+//     more than 128k values is 8 bytes a value) is put in the object store
+//     as ID.res.RANDOM, and the message on flatkit.result.ID carries only
+//     its name, size and SHA-256. The coordinator refuses a stored result
+//     larger than its shard can be (its arrays' sizes, which the request
+//     fixes, and one error of the longest message per trajectory) before
+//     reading it, refuses one of another size or hash, and removes each
+//     object once read; a refused one is an invalid result like any other.
 //   - The coordinator reads flatkit.result.ID, decodes and checks each result
 //     (its shard, the sizes of its arrays, the failures' indices, NaN outputs
 //     exactly where trajectories failed, as in-process), keeps the first one
@@ -55,7 +63,11 @@
 //     MergeGradients.
 //   - At the end, or on cancellation, the coordinator publishes
 //     flatkit.cancel.ID (workers stop the request's shards in flight),
-//     purges the request's shards and results and deletes its objects.
+//     purges the request's shards and results and deletes its objects
+//     (θ, the descriptor, stored results nobody read: those of duplicates
+//     and of lost workers), delete markers included. A worker that stores a
+//     result in the instant the request ends may leave it behind; the
+//     bucket's 24-hour TTL removes it.
 //
 // # Delivery
 //
@@ -87,7 +99,8 @@
 // hostile message is an error wrapping ErrMalformed, never a panic or an
 // allocation larger than a small multiple of the message. Objects are read
 // only up to the size their descriptor allows. The decoders have fuzz
-// targets (go test -fuzz FuzzDecodeResult ./cluster).
+// targets (go test -fuzz FuzzDecodeResult ./cluster; FuzzOpenStored for
+// stored results).
 //
 // # Commands
 //

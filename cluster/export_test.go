@@ -11,6 +11,13 @@ type Hooks struct {
 	// same result again with another id. Returning false leaves the shard
 	// unacknowledged.
 	AfterPublish func(shard int, msgID string, republish func(msgID string) error) (ack bool)
+	// StoredResult, for a result stored in the object store, names a fault
+	// to do to the object before its reference is published: "flip" (one
+	// bit of it, the size unchanged), "grow" (one byte more), "delete", or
+	// "" (none).
+	StoredResult func(shard, attempt int) string
+	// StoreAll sends every result through the object store, however small.
+	StoreAll bool
 }
 
 // SetHooks installs h on w before Run.
@@ -22,11 +29,51 @@ func SetHooks(w *Worker, h Hooks) {
 	if h.AfterPublish != nil {
 		wh.afterPublish = func(s *shardMsg, data []byte, msgID string) bool {
 			return h.AfterPublish(s.Index, msgID, func(id string) error {
-				return w.publish(contextBackground(), s.Req, data, id)
+				_, err := w.publish(contextBackground(), s.Req, data, id)
+				return err
 			})
 		}
 	}
+	if h.StoreAll {
+		w.inline = 0
+	}
+	if h.StoredResult != nil {
+		wh.afterStore = func(st *streams, s *shardMsg, name string) {
+			ctx := context.Background()
+			switch f := h.StoredResult(s.Index, s.Attempt); f {
+			case "":
+			case "delete":
+				st.remove(ctx, name)
+			case "flip", "grow":
+				b, err := st.obj.GetBytes(ctx, name)
+				if err != nil {
+					panic(err)
+				}
+				if f == "flip" {
+					b[len(b)/2] ^= 1
+				} else {
+					b = append(b, 0)
+				}
+				if _, err := st.obj.PutBytes(ctx, name, b); err != nil {
+					panic(err)
+				}
+			default:
+				panic("unknown fault " + f)
+			}
+		}
+	}
 	w.hooks = wh
+}
+
+// ObjectStoreMessages is the number of messages in the stream of the
+// object store of cfg (chunks, descriptions, delete markers): 0 when
+// nothing is left of finished requests.
+func ObjectStoreMessages(ctx context.Context, c *Coordinator) (uint64, error) {
+	info, err := c.st.objs.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
 }
 
 func contextBackground() context.Context { return context.Background() }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -38,6 +39,8 @@ func sampleResults() []*resultMsg {
 			Value: 0.25, Count: 1, P: []float64{0.1, 0.2, 0.3, 0.4}, U0: floatBytes([]float32{1, 2, float32(math.NaN()), float32(math.NaN())}), NU0: 4,
 			Errors: []wireErr{{Index: 9, Msg: "ode: Gradient: the loss returned NaN", Component: -1}, {Index: 3, IsODE: true, HasInner: true, Inner: "singular", Msg: "x"}}[:1]},
 		{Req: reqID{3}, Kind: KindSolve, Prec: Float64, Status: resFailed, Index: 2, Lo: 4, Hi: 6, Delivered: 5, Worker: "w3", Reason: "refused: θ"},
+		{Req: reqID{4}, Kind: KindGradient, Prec: Float32, Status: resOffloaded, Index: 7, Attempt: 1, Lo: 70, Hi: 80, Delivered: 2, Worker: "w4",
+			Blob: [16]byte{0xab, 1}, BlobSize: 3 << 20, BlobSum: [32]byte{9, 8, 7}},
 	}
 }
 
@@ -66,7 +69,8 @@ func TestWireRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(encodeResult(d), b) || d.Index != m.Index || d.NU != m.NU || len(d.Errors) != len(m.Errors) || d.Reason != m.Reason {
+		if !bytes.Equal(encodeResult(d), b) || d.Index != m.Index || d.NU != m.NU || len(d.Errors) != len(m.Errors) || d.Reason != m.Reason ||
+			d.Blob != m.Blob || d.BlobSize != m.BlobSize || d.BlobSum != m.BlobSum {
 			t.Errorf("result %+v decoded as %+v", m, d)
 		}
 	}
@@ -224,6 +228,46 @@ func FuzzDecodeResult(f *testing.F) {
 		f.Add(encodeResult(m))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeAll(t, data)
+	})
+}
+
+// FuzzOpenStored: a stored result (the object a resOffloaded message names)
+// is accepted only if it hashes to the message's SHA-256 and is a plain
+// result of the message's own request, shard, attempt, delivery and worker;
+// what is accepted passes the coordinator's checks without a panic. The
+// message is decoded from msg (any result, made a reference); data's hash is
+// put in it (a worker that hashed a hostile payload) unless fix is false,
+// when nothing may pass.
+func FuzzOpenStored(f *testing.F) {
+	for _, m := range sampleResults() {
+		if m.Status == resOK {
+			b := encodeResult(m)
+			f.Add(b, b, true)
+			f.Add(b, b, false)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data, msg []byte, fix bool) {
+		ref, err := decodeResult(msg)
+		if err != nil {
+			ref = &resultMsg{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Hi: 4}
+		}
+		ref.Status, ref.Blob, ref.BlobSize = resOffloaded, [16]byte{7}, len(data)
+		ref.BlobSum = sha256.Sum256(data)
+		if !fix {
+			ref.BlobSum[0] ^= 1 // the message's hash is of other bytes
+		}
+		m, err := openStored(ref, data)
+		if err != nil {
+			return
+		}
+		switch {
+		case !fix:
+			t.Fatalf("accepted %x, whose hash is not the message's", data)
+		case m.Status != resOK || m.Req != ref.Req || m.Kind != ref.Kind || m.Prec != ref.Prec || m.Index != ref.Index ||
+			m.Attempt != ref.Attempt || m.Lo != ref.Lo || m.Hi != ref.Hi || m.Seed != ref.Seed || m.Delivered != ref.Delivered || m.Worker != ref.Worker:
+			t.Fatalf("accepted %+v for the message %+v", m, ref)
+		}
 		decodeAll(t, data)
 	})
 }

@@ -27,6 +27,9 @@ type Spec[T ode.Float] struct {
 	// come after them, so they win): MaxSteps, SaveAt, Checkpoints, … Not
 	// Workers, Indices or PerTrajectoryU0.
 	Options []ode.Option
+	// GradientOptions are added after Options for gradients only (QuadTol,
+	// which a solve refuses).
+	GradientOptions []ode.Option
 	// LossFor is trajectory i's loss, for gradients; nil if the name serves
 	// solves only.
 	LossFor func(i int) ode.Loss[T]
@@ -155,17 +158,20 @@ func buildSpec[T ode.Float](b Builder[T], args []byte, theta []float32) (s *Spec
 		c.Sensitivity = ode.InterpolatingAdjoint{}
 	}
 	c.Options = slices.Clone(c.Options)
+	c.GradientOptions = slices.Clone(c.GradientOptions)
 	return &c, nil
 }
 
 // options are the ode options of request q: the Spec's, then the
-// tolerances, then (gradients) Indices and PerTrajectoryU0.
+// tolerances, then (gradients) GradientOptions, Indices and
+// PerTrajectoryU0.
 func (s *Spec[T]) options(q *request) []ode.Option {
 	opts := slices.Clone(s.Options)
 	if q.HasTol {
 		opts = append(opts, ode.Tol(q.RelTol, q.AbsTol))
 	}
 	if q.Kind == KindGradient {
+		opts = append(opts, s.GradientOptions...)
 		if q.HasIndices {
 			opts = append(opts, ode.Indices(q.Indices...))
 		}

@@ -2,10 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,6 +77,10 @@ func (c Config) serveSubject(name string) string { return c.Prefix + ".serve." +
 func (c Config) cancelSubject(id reqID) string   { return c.Prefix + ".cancel." + id.String() }
 func (c Config) requestObject(id reqID) string   { return id.String() + ".req" }
 func (c Config) thetaObject(id reqID) string     { return id.String() + ".theta" }
+func (c Config) resultObject(id reqID, blob [16]byte) string {
+	return c.resultPrefix(id) + hex.EncodeToString(blob[:])
+}
+func (c Config) resultPrefix(id reqID) string { return id.String() + ".res." }
 
 // streams is the set of JetStream resources, made or updated at start.
 type streams struct {
@@ -82,6 +89,7 @@ type streams struct {
 	shards  jetstream.Stream
 	results jetstream.Stream
 	obj     jetstream.ObjectStore
+	objs    jetstream.Stream // the object store's own stream, OBJ_PREFIX_params
 }
 
 func retry[V any](ctx context.Context, f func() (V, error)) (V, error) {
@@ -138,6 +146,10 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (*streams, e
 	if err != nil {
 		return nil, fmt.Errorf("cluster: object store %s: %w", cfg.bucket(), err)
 	}
+	s.objs, err = retry(ctx, func() (jetstream.Stream, error) { return js.Stream(ctx, "OBJ_"+cfg.bucket()) })
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the stream of object store %s: %w", cfg.bucket(), err)
+	}
 	return s, nil
 }
 
@@ -175,6 +187,42 @@ func (s *streams) consumer(ctx context.Context, name string) (jetstream.Consumer
 		return nil, fmt.Errorf("cluster: consumer %s: %w", s.cfg.consumerName(name), err)
 	}
 	return c, nil
+}
+
+// remove deletes object name and then purges the delete marker that the
+// object store leaves in its meta subject ($O.BUCKET.M.<base64url name>,
+// the layout of NATS ADR-20), so that a request leaves nothing behind: no
+// chunks and no marker. A missing object is not an error.
+func (s *streams) remove(ctx context.Context, name string) error {
+	err := s.obj.Delete(ctx, name)
+	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	meta := "$O." + s.cfg.bucket() + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+	return s.objs.Purge(ctx, jetstream.WithPurgeSubject(meta))
+}
+
+// removePrefix removes every object whose name starts with prefix (the
+// results of a request, including those of workers that were lost after
+// storing them, and deleted ones whose marker is still there).
+func (s *streams) removePrefix(ctx context.Context, prefix string) (int, error) {
+	infos, err := s.obj.List(ctx, jetstream.ListObjectsShowDeleted())
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, in := range infos {
+		if strings.HasPrefix(in.Name, prefix) {
+			if err := s.remove(ctx, in.Name); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // errObjectSize is an object whose size is not the one its request says.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -43,6 +44,12 @@ type WorkerStats struct {
 	Redelivered      int64 // deliveries received that were not a shard's first
 	ServerDuplicates int64 // results the server dropped as duplicates (Nats-Msg-Id)
 	InProgress       int64 // in-progress acks sent
+	// Loads are the requests whose descriptor and θ this worker fetched
+	// from the object store: once per request it serves (while the request
+	// stays in its cache of the last few), never per shard.
+	Loads      int64
+	ThetaBytes int64 // bytes of θ fetched, in all
+	Offloaded  int64 // results larger than the max payload, stored as objects
 }
 
 // Worker pulls shards of the names it serves, computes them with the
@@ -59,6 +66,11 @@ type Worker struct {
 	order    []reqID // cache order, oldest first
 
 	shards, failed, retried, refused, redelivered, dups, inprog atomic.Int64
+	loads, thetaBytes, offloaded                                atomic.Int64
+
+	// inline is the largest result published as a message; larger ones
+	// go through the object store.
+	inline int
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -74,6 +86,9 @@ type workerHooks struct {
 	// afterPublish runs after a result is published and before the ack;
 	// it may publish again. ack=false leaves the shard unacked.
 	afterPublish func(s *shardMsg, data []byte, msgID string) (ack bool)
+	// afterStore runs after a result was stored as object name and before
+	// its reference is published (it may tamper with the object).
+	afterStore func(st *streams, s *shardMsg, name string)
 }
 
 type shardTask struct {
@@ -88,7 +103,7 @@ type reqState struct {
 	b     built
 	shard []ode.Shard
 	err   error
-	gone  bool // the request was not found: it has finished or was cancelled
+	gone  atomic.Bool // the request was not found, or was cancelled: it is over
 }
 
 const workerCache = 8
@@ -127,7 +142,7 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	return &Worker{nc: nc, js: js, cfg: cfg, reqs: map[reqID]*reqState{}, inflight: map[reqID]map[*shardTask]struct{}{},
-		ready: make(chan struct{})}, nil
+		ready: make(chan struct{}), inline: inlineLimit(nc)}, nil
 }
 
 // Ready is closed once Run has set up the streams and subscriptions and
@@ -140,7 +155,8 @@ func (w *Worker) ID() string { return w.cfg.ID }
 // Stats returns the worker's counters so far.
 func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{Shards: w.shards.Load(), Failed: w.failed.Load(), Retried: w.retried.Load(),
-		Refused: w.refused.Load(), Redelivered: w.redelivered.Load(), ServerDuplicates: w.dups.Load(), InProgress: w.inprog.Load()}
+		Refused: w.refused.Load(), Redelivered: w.redelivered.Load(), ServerDuplicates: w.dups.Load(), InProgress: w.inprog.Load(),
+		Loads: w.loads.Load(), ThetaBytes: w.thetaBytes.Load(), Offloaded: w.offloaded.Load()}
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -214,11 +230,7 @@ func (w *Worker) onCancel(m *nats.Msg) {
 		t.cancel()
 	}
 	if rs, ok := w.reqs[id]; ok {
-		select {
-		case <-rs.ready:
-			rs.gone = true
-		default:
-		}
+		rs.gone.Store(true)
 	}
 }
 
@@ -276,7 +288,7 @@ func (w *Worker) handle(ctx context.Context, st *streams, name string, msg jetst
 		return
 	}
 	rs := w.request(ctx, st, s.Req)
-	if rs.gone {
+	if rs.gone.Load() {
 		w.refused.Add(1)
 		msg.TermWithReason("request finished")
 		return
@@ -333,7 +345,27 @@ func (w *Worker) handle(ctx context.Context, st *streams, name string, msg jetst
 	}
 	data := encodeResult(m)
 	msgID := fmt.Sprintf("%v.%d.%d", s.Req, s.Index, s.Attempt)
-	if err := w.publish(ctx, s.Req, data, msgID); err != nil {
+	blob := ""
+	if len(data) > w.inline {
+		ref, name, err := w.offload(ctx, st, m, data)
+		if err != nil {
+			w.retried.Add(1)
+			w.logf("worker %s: storing the result of shard %d of %v: %v; handed back", w.cfg.ID, s.Index, s.Req, err)
+			msg.Nak()
+			return
+		}
+		data, blob = ref, name
+		if w.hooks != nil && w.hooks.afterStore != nil {
+			w.hooks.afterStore(st, s, name)
+		}
+	}
+	dup, err := w.publish(ctx, s.Req, data, msgID)
+	if blob != "" && (err != nil || dup || rs.gone.Load()) {
+		// Nobody will read it: the publication failed, the server kept
+		// an earlier result of this shard, or the request is over.
+		w.removeBlob(st, blob)
+	}
+	if err != nil {
 		w.retried.Add(1)
 		w.logf("worker %s: publishing shard %d of %v: %v; handed back", w.cfg.ID, s.Index, s.Req, err)
 		msg.Nak()
@@ -352,18 +384,56 @@ func (w *Worker) handle(ctx context.Context, st *streams, name string, msg jetst
 }
 
 // publish publishes a result to the request's result subject, with its
-// Nats-Msg-Id for de-duplication.
-func (w *Worker) publish(ctx context.Context, id reqID, data []byte, msgID string) error {
+// Nats-Msg-Id for de-duplication; dup reports that the server dropped it.
+func (w *Worker) publish(ctx context.Context, id reqID, data []byte, msgID string) (dup bool, err error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ack, err := w.js.Publish(pctx, w.cfg.resultSubject(id), data, jetstream.WithMsgID(msgID))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if ack.Duplicate {
 		w.dups.Add(1)
 	}
-	return nil
+	return ack.Duplicate, nil
+}
+
+// inlineLimit is the largest result a worker on nc publishes as a message:
+// the server's max payload less room for the headers.
+func inlineLimit(nc *nats.Conn) int {
+	mp := int(nc.MaxPayload())
+	if mp <= 0 {
+		mp = 1 << 20 // not connected yet: the server's default
+	}
+	return max(mp-8<<10, 1<<10)
+}
+
+// offload stores result data (of m) as an object under a fresh random name
+// of its request and returns the message that refers to it: its name, size
+// and SHA-256.
+func (w *Worker) offload(ctx context.Context, st *streams, m *resultMsg, data []byte) (ref []byte, name string, err error) {
+	r := *m
+	r.Status = resOffloaded
+	rand.Read(r.Blob[:])
+	r.BlobSize = len(data)
+	r.BlobSum = sha256.Sum256(data)
+	name = st.cfg.resultObject(m.Req, r.Blob)
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := st.obj.PutBytes(pctx, name, data); err != nil {
+		w.removeBlob(st, name)
+		return nil, "", err
+	}
+	w.offloaded.Add(1)
+	return encodeResult(&r), name, nil
+}
+
+func (w *Worker) removeBlob(st *streams, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := st.remove(ctx, name); err != nil {
+		w.logf("worker %s: removing object %s: %v", w.cfg.ID, name, err)
+	}
 }
 
 // keepAlive sends in-progress acks every ackWait/3 until stop is called.
@@ -421,7 +491,7 @@ func (w *Worker) request(ctx context.Context, st *streams, id reqID) *reqState {
 		case <-ctx.Done():
 			return &reqState{err: ctx.Err()}
 		}
-		if rs.err != nil && !rs.gone {
+		if rs.err != nil && !rs.gone.Load() {
 			// A load error may be passing (a timeout): load again next time.
 			w.mu.Lock()
 			if w.reqs[id] == rs {
@@ -449,7 +519,7 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	defer cancel()
 	desc, err := st.getObject(lctx, st.cfg.requestObject(id), maxRequestBytes, false)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		rs.gone = true
+		rs.gone.Store(true)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: request %v: %w", id, err)
@@ -463,11 +533,13 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	}
 	raw, err := st.getObject(lctx, st.cfg.thetaObject(id), 4*q.ThetaLen, true)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		rs.gone = true
+		rs.gone.Store(true)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: θ of request %v: %w", id, err)
 	}
+	w.loads.Add(1)
+	w.thetaBytes.Add(int64(len(raw)))
 	theta := decodeTheta(raw)
 	if h := thetaHash(theta); h != q.ThetaHash {
 		return fmt.Errorf("cluster: refused: θ of request %v hashes to %x…, the request says %x…", id, h[:6], q.ThetaHash[:6])

@@ -1,5 +1,5 @@
-// Command flatkit-worker serves the registered ensembles of package lv
-// ("lv", "lv32") on NATS JetStream:
+// Command flatkit-worker serves the registered ensembles of packages lv
+// ("lv", "lv32") and neural ("node") on NATS JetStream:
 //
 //	go run ./cluster/cmd/flatkit-worker -nats nats://host:4222
 //
@@ -28,11 +28,13 @@ import (
 
 	"github.com/flatkit/flatkit/cluster"
 	"github.com/flatkit/flatkit/cluster/lv"
+	"github.com/flatkit/flatkit/cluster/neural"
 	"github.com/nats-io/nats.go"
 )
 
 func main() {
 	lv.Register()
+	neural.Register()
 	if len(os.Args) > 1 && os.Args[1] == "bench" {
 		if err := bench(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "flatkit-worker bench:", err)

@@ -1,0 +1,232 @@
+package cluster
+
+// --- the result --------------------------------------------------------
+
+// wireErr is a TrajectoryError on the wire: the index, the message, and the
+// fields of the *ode.Error it wraps, if any.
+type wireErr struct {
+	Index     int
+	IsODE     bool
+	HasInner  bool
+	Code      int8
+	T, Dt     float64
+	Component int32
+	Msg       string // the TrajectoryError's Err.Error()
+	Inner     string // the *ode.Error's Err.Error() if HasInner
+}
+
+const (
+	resOK     = 0
+	resFailed = 1
+	// resOffloaded: the result (an encoded resOK result) is the object
+	// REQ.res.BLOB of the object store, of BlobSize bytes with SHA-256
+	// BlobSum: it was larger than the server's max payload.
+	resOffloaded = 2
+)
+
+// resultMsg is one shard's partial result, a reference to it in the object
+// store, or a worker's report that it gave up on the shard.
+type resultMsg struct {
+	Req       reqID
+	Kind      Kind
+	Prec      Precision
+	Status    uint8
+	Index     int
+	Attempt   int
+	Lo, Hi    int
+	Seed      uint64
+	Delivered int    // the shard message's delivery count at the worker
+	Worker    string // the worker's id
+	Reason    string // Status == resFailed: why
+
+	// Status == resOffloaded: where the result is.
+	Blob     [16]byte
+	BlobSize int
+	BlobSum  [32]byte
+
+	Stats [5]int64 // FEvals, JacEvals, LUs, Accepted, Rejected
+
+	// Solve.
+	U   []byte // raw, NU values of Prec bytes
+	NU  int
+	Acc []float64
+
+	// Gradient.
+	Value float64
+	Count int
+	P     []float64
+	U0    []byte // raw, NU0 values of Prec bytes
+	NU0   int
+
+	Errors []wireErr
+}
+
+const (
+	errFlagODE   = 1 << 0
+	errFlagInner = 1 << 1
+	minErrLen    = 4 + 1 + 1 + 8 + 8 + 4 + 2 + 2
+)
+
+func encodeResult(m *resultMsg) []byte {
+	n := 128 + len(m.U) + len(m.U0) + 8*len(m.Acc) + 8*len(m.P) + len(m.Errors)*(minErrLen+64)
+	w := &writer{b: make([]byte, 0, n)}
+	w.header(magicResult, m.Kind, m.Prec, m.Status)
+	w.raw(m.Req[:])
+	w.u32(uint32(m.Index))
+	w.u32(uint32(m.Attempt))
+	w.u32(uint32(m.Lo))
+	w.u32(uint32(m.Hi))
+	w.u64(m.Seed)
+	w.u32(uint32(m.Delivered))
+	w.str8(truncUTF8(m.Worker, MaxNameLen))
+	switch m.Status {
+	case resFailed:
+		w.str16(m.Reason)
+		return w.b
+	case resOffloaded:
+		w.raw(m.Blob[:])
+		w.u64(uint64(m.BlobSize))
+		w.raw(m.BlobSum[:])
+		return w.b
+	}
+	for _, s := range m.Stats {
+		w.u64(uint64(s))
+	}
+	switch m.Kind {
+	case KindSolve:
+		w.u32(uint32(m.NU))
+		w.raw(m.U)
+		writeFloats(w, m.Acc)
+	case KindGradient:
+		w.f64(m.Value)
+		w.u32(uint32(m.Count))
+		writeFloats(w, m.P)
+		w.u32(uint32(m.NU0))
+		w.raw(m.U0)
+	}
+	w.u32(uint32(len(m.Errors)))
+	for _, e := range m.Errors {
+		w.u32(uint32(e.Index))
+		var f uint8
+		if e.IsODE {
+			f |= errFlagODE
+		}
+		if e.HasInner {
+			f |= errFlagInner
+		}
+		w.u8(f)
+		w.u8(uint8(e.Code))
+		w.f64(e.T)
+		w.f64(e.Dt)
+		w.u32(uint32(e.Component))
+		w.str16(e.Msg)
+		w.str16(e.Inner)
+	}
+	return w.b
+}
+
+// decodeResult decodes a result and checks what can be checked without the
+// request (the sizes of its arrays against the shard are checked by the
+// coordinator, which knows the ensemble).
+func decodeResult(b []byte) (*resultMsg, error) {
+	r := &reader{b: b, what: "result"}
+	m := &resultMsg{}
+	m.Kind, m.Prec, m.Status = r.header(magicResult)
+	if r.err == nil && m.Status != resOK && m.Status != resFailed && m.Status != resOffloaded {
+		r.fail("status %d", m.Status)
+	}
+	copy(m.Req[:], r.take(16, "request id"))
+	m.Index = r.count("index", MaxTrajectories)
+	m.Attempt = r.count("attempt", 1<<16)
+	m.Lo = r.count("lo", MaxTrajectories)
+	m.Hi = r.count("hi", MaxTrajectories)
+	m.Seed = r.u64("seed")
+	m.Delivered = r.count("delivered", MaxTrajectories)
+	m.Worker = r.str8("worker", MaxNameLen)
+	if r.err == nil && m.Hi < m.Lo {
+		r.fail("shard [%d, %d): hi < lo", m.Lo, m.Hi)
+	}
+	switch m.Status {
+	case resFailed:
+		m.Reason = r.str16("reason")
+		r.end()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return m, nil
+	case resOffloaded:
+		copy(m.Blob[:], r.take(16, "object id"))
+		size := r.u64("object size")
+		if r.err == nil && size > maxBlob {
+			r.fail("object size %d, want ≤ %d", size, uint64(maxBlob))
+		}
+		m.BlobSize = int(size)
+		copy(m.BlobSum[:], r.take(32, "object SHA-256"))
+		r.end()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return m, nil
+	}
+	for k := range m.Stats {
+		v := r.u64("stats")
+		if r.err == nil && v > maxCount {
+			r.fail("stats[%d] = %d, want ≤ 2⁵³", k, v)
+		}
+		m.Stats[k] = int64(v)
+	}
+	size := int(m.Prec)
+	switch m.Kind {
+	case KindSolve:
+		m.U, m.NU = r.floats("outputs", max(size, 1))
+		raw, na := r.floats("accumulator", 8)
+		if r.err == nil {
+			m.Acc = rawToFloats[float64](raw, na)
+		}
+	case KindGradient:
+		m.Value = r.f64("value")
+		m.Count = r.count("count", MaxTrajectories)
+		raw, np := r.floats("dL/dθ", 8)
+		if r.err == nil {
+			m.P = rawToFloats[float64](raw, np)
+		}
+		m.U0, m.NU0 = r.floats("dL/du0", max(size, 1))
+	}
+	ne := r.count("errors", MaxTrajectories)
+	if r.err == nil {
+		switch {
+		case ne > m.Hi-m.Lo:
+			r.fail("%d errors in a shard of %d", ne, m.Hi-m.Lo)
+		case ne > len(r.b)/minErrLen:
+			r.fail("%d errors, %d bytes left", ne, len(r.b))
+		}
+	}
+	if r.err == nil && ne > 0 {
+		m.Errors = make([]wireErr, ne)
+		for k := range m.Errors {
+			e := &m.Errors[k]
+			e.Index = r.count("error index", MaxTrajectories)
+			f := r.u8("error flags")
+			if r.err == nil && f&^(errFlagODE|errFlagInner) != 0 {
+				r.fail("error %d: unknown flags %#x", k, f)
+			}
+			e.IsODE, e.HasInner = f&errFlagODE != 0, f&errFlagInner != 0
+			e.Code = int8(r.u8("error code"))
+			e.T, e.Dt = r.f64("error t"), r.f64("error dt")
+			e.Component = int32(r.u32("error component"))
+			e.Msg = r.str16("error message")
+			e.Inner = r.str16("error cause")
+			if r.err == nil && !e.IsODE && (e.HasInner || e.Inner != "") {
+				r.fail("error %d: a cause without an ode.Error", k)
+			}
+			if r.err != nil {
+				break
+			}
+		}
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return m, nil
+}
