@@ -212,3 +212,39 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 		t.Error("a missing shard: no error")
 	}
 }
+
+// A trajectory that fails on its input (T1 = +Inf) adds no counters: the
+// ensemble's Stats are the same whether its worker ran other trajectories
+// first (Gradient, one worker over every shard) or starts with it
+// (GradientShard); before, a failed call reported the previous call's.
+func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
+	ctx := context.Background()
+	ens, lossFor := lvEnsemble(12)
+	modify := ens.Modify
+	ens.Modify = func(i int, rng *rand.Rand, p *ode.Problem[float64]) {
+		modify(i, rng, p)
+		if i%4 == 3 {
+			p.T1 = math.Inf(1)
+		}
+	}
+	opts := []ode.Option{ode.Tol(1e-8, 1e-10), ode.Workers(1)}
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	if err == nil || len(want.Errors) != 3 {
+		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
+	}
+	var parts []*ode.GradShardResult[float64]
+	for _, sh := range ens.GradientShards(ens.N) {
+		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	got, _ := ens.MergeGradients(parts, ens.N, false)
+	if got.Stats != want.Stats {
+		t.Errorf("merged shards' Stats %+v, Gradient's %+v", got.Stats, want.Stats)
+	}
+	if got.Value != want.Value || !slices.Equal(got.P, want.P) {
+		t.Errorf("merged %v %v, Gradient %v %v", got.Value, got.P, want.Value, want.P)
+	}
+}

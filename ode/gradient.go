@@ -341,6 +341,9 @@ func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Lo
 // the solver's dimension and len(P); F, the derivative products, U0, P and
 // the span may differ (an ensemble's trajectories).
 func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradResult[T], error) {
+	// The counters first: a call that fails on its input has done no work,
+	// and Ensemble.Gradient adds a failed call's counters to its Stats.
+	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
@@ -366,7 +369,6 @@ func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], lo
 		return nil, err
 	}
 	gs.res.Value, gs.res.T0, gs.res.T1 = 0, 0, 0
-	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}
 	err := gs.impl.run(ctx, gs)
 	gs.loss, gs.lossv = nil, Loss[T]{}
 	if err != nil {
