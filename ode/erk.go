@@ -1,6 +1,9 @@
 package ode
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // sparseRow is one row of coefficients with its zeros dropped; off holds
 // the offsets l·n of the stages l in the flat stage buffer.
@@ -120,6 +123,15 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	u = u[:n]
 	if n == 2 { // two states (and two stage inputs of a 2-state adjoint)
 		combine2(dst, u, h, k, off, val)
+		return
+	}
+	// float64 stages of four components or more in vector lanes, the
+	// same bits (see combineAVX); off is ascending (newSparseRow), so its
+	// last offset bounds every stage read.
+	if haveCombineAVX && unsafe.Sizeof(h) == 8 && n >= 4 && len(off) > 0 && off[len(off)-1]+n <= len(k) {
+		combineAVX((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(&u[0])), n,
+			*(*float64)(unsafe.Pointer(&h)), (*float64)(unsafe.Pointer(&k[0])), &off[0],
+			(*float64)(unsafe.Pointer(&val[0])), len(off))
 		return
 	}
 	switch len(off) {
