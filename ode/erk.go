@@ -355,7 +355,10 @@ func errNormVec[T Float](est, u, un []T, atolv, rtolv []float64) float64 {
 		if a <= math.MaxFloat64 {
 			ctl++
 		}
-		r := float64(ej) / (a + rtolv[j]*max(u0, u1))
+		if u1 > u0 { // max(u0, u1) but for NaN, which bad catches
+			u0 = u1
+		}
+		r := float64(ej) / (a + rtolv[j]*u0)
 		acc += r * r
 		bad += u1*0 + float64(ej)*0
 	}
