@@ -68,6 +68,9 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	fs.quad, fs.dimN = quad, N
 	fs.y0 = make([]T, N)
 	aug := Problem[T]{F: fs.rhs, U0: fs.y0, T0: fs.gs.prob.T0, T1: fs.gs.prob.T1, P: fs.gs.prob.P}
+	if n == 2 && !quad {
+		aug.F = fs.rhs2 // one call level fewer per stage on the common small case
+	}
 	if fs.gs.method.info().stiff {
 		aug.Jac = fs.jac
 		fs.jn, fs.ev, fs.col = make([]T, n*n), make([]T, n), make([]T, n)
@@ -136,6 +139,18 @@ func (fs *forwardSens[T]) rhs(dY, Y []T, p []float32, t float64) {
 	if fs.quad {
 		fs.quadRHS(dY, Y, p, t)
 	}
+}
+
+// rhs2 is rhs for two states without a running cost: F and rows2 in one
+// call (rhs when the rows are off: a problem without a VJP).
+func (fs *forwardSens[T]) rhs2(dY, Y []T, p []float32, t float64) {
+	m := fs.m
+	if !fs.rows || fs.quad || len(Y) < 2*(1+m) || len(dY) < 2*(1+m) {
+		fs.rhs(dY, Y, p, t)
+		return
+	}
+	fs.gs.prob.F(dY[:2], Y[:2], p, t)
+	fs.rows2(dY[2:2*(1+m)], Y[:2*(1+m)], p, t)
 }
 
 // jvpRHS writes the sensitivities' derivatives by one JVP per column.
