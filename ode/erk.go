@@ -1,6 +1,9 @@
 package ode
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // sparseRow is one row of coefficients with its zeros dropped; off holds
 // the offsets l·n of the stages l in the flat stage buffer.
@@ -120,6 +123,15 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	u = u[:n]
 	if n == 2 { // two states (and two stage inputs of a 2-state adjoint)
 		combine2(dst, u, h, k, off, val)
+		return
+	}
+	// float64 stages of four components or more in vector lanes, the
+	// same bits (see combineAVX); off is ascending (newSparseRow), so its
+	// last offset bounds every stage read.
+	if haveCombineAVX && unsafe.Sizeof(h) == 8 && n >= 4 && len(off) > 0 && off[len(off)-1]+n <= len(k) {
+		combineAVX((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(&u[0])), n,
+			*(*float64)(unsafe.Pointer(&h)), (*float64)(unsafe.Pointer(&k[0])), &off[0],
+			(*float64)(unsafe.Pointer(&val[0])), len(off))
 		return
 	}
 	switch len(off) {
@@ -343,7 +355,10 @@ func errNormVec[T Float](est, u, un []T, atolv, rtolv []float64) float64 {
 		if a <= math.MaxFloat64 {
 			ctl++
 		}
-		r := float64(ej) / (a + rtolv[j]*max(u0, u1))
+		if u1 > u0 { // max(u0, u1) but for NaN, which bad catches
+			u0 = u1
+		}
+		r := float64(ej) / (a + rtolv[j]*u0)
 		acc += r * r
 		bad += u1*0 + float64(ej)*0
 	}

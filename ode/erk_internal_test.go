@@ -16,7 +16,7 @@ func TestCombineBits(t *testing.T) {
 	tabs := []*tableau{tsit5Method.tab, DP5().(*erkMethod).tab, BS3().(*erkMethod).tab, Vern7().(*erkMethod).tab, RK4().(*erkMethod).tab}
 	rapid.Check(t, func(rt *rapid.T) {
 		tb := tabs[rapid.IntRange(0, len(tabs)-1).Draw(rt, "tableau")]
-		n := rapid.IntRange(1, 9).Draw(rt, "n")
+		n := rapid.IntRange(1, 21).Draw(rt, "n") // the vector kernel's blocks of 8, 4, 2 and 1
 		e := newERK[float64](tb, n, true)
 		for i := range e.k {
 			e.k[i] = rapid.Float64Range(-10, 10).Draw(rt, "k")

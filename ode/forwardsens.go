@@ -68,6 +68,9 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	fs.quad, fs.dimN = quad, N
 	fs.y0 = make([]T, N)
 	aug := Problem[T]{F: fs.rhs, U0: fs.y0, T0: fs.gs.prob.T0, T1: fs.gs.prob.T1, P: fs.gs.prob.P}
+	if n == 2 && !quad {
+		aug.F = fs.rhs2 // one call level fewer per stage on the common small case
+	}
 	if fs.gs.method.info().stiff {
 		aug.Jac = fs.jac
 		fs.jn, fs.ev, fs.col = make([]T, n*n), make([]T, n), make([]T, n)
@@ -123,16 +126,31 @@ func (fs *forwardSens[T]) setTolerances() {
 
 // rhs is the augmented right-hand side.
 func (fs *forwardSens[T]) rhs(dY, Y []T, p []float32, t float64) {
-	n := fs.n
+	n, m := fs.n, fs.m
 	fs.gs.prob.F(dY[:n], Y[:n], p, t)
-	if fs.rows {
+	switch {
+	case fs.rows && n == 2 && len(Y) >= 2*(1+m) && len(dY) >= 2*(1+m):
+		fs.rows2(dY[2:2*(1+m)], Y[:2*(1+m)], p, t)
+	case fs.rows:
 		fs.rowsRHS(dY, Y, p, t)
-	} else {
+	default:
 		fs.jvpRHS(dY, Y, p, t)
 	}
 	if fs.quad {
 		fs.quadRHS(dY, Y, p, t)
 	}
+}
+
+// rhs2 is rhs for two states without a running cost: F and rows2 in one
+// call (rhs when the rows are off: a problem without a VJP).
+func (fs *forwardSens[T]) rhs2(dY, Y []T, p []float32, t float64) {
+	m := fs.m
+	if !fs.rows || fs.quad || len(Y) < 2*(1+m) || len(dY) < 2*(1+m) {
+		fs.rhs(dY, Y, p, t)
+		return
+	}
+	fs.gs.prob.F(dY[:2], Y[:2], p, t)
+	fs.rows2(dY[2:2*(1+m)], Y[:2*(1+m)], p, t)
 }
 
 // jvpRHS writes the sensitivities' derivatives by one JVP per column.
@@ -170,22 +188,6 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 		vjp(ju[ri:ri+n:ri+n], jp[rpi:rpi+np:rpi+np], er, u, p, t)
 		er[i] = 0
 	}
-	if n == 2 && len(Y) >= 2*(1+m) && len(dY) >= 2*(1+m) { // the common small case, unrolled
-		a, b, c, d := ju[0], ju[1], ju[2], ju[3]
-		jp0, jp1 := jp[:np], jp[np:2*np]
-		k := 0
-		for ; k < np; k++ {
-			s0, s1 := Y[2+2*k], Y[3+2*k]
-			dY[2+2*k] = a*s0 + b*s1 + jp0[k]
-			dY[3+2*k] = c*s0 + d*s1 + jp1[k]
-		}
-		for ; k < m; k++ {
-			s0, s1 := Y[2+2*k], Y[3+2*k]
-			dY[2+2*k] = a*s0 + b*s1
-			dY[3+2*k] = c*s0 + d*s1
-		}
-		return
-	}
 	for k, lo := 0, n; k < m; k, lo = k+1, lo+n {
 		s, ds := Y[lo:lo+n:lo+n], dY[lo:lo+n:lo+n]
 		for i := 0; i < n; i++ {
@@ -199,6 +201,44 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 			}
 			ds[i] = d
 		}
+	}
+}
+
+// rows2 is rowsRHS for two states (Lotka-Volterra), the common small
+// case in one pass: the two rows of [J_u J_p] by one VJP each, then
+// ds_k = J_u·s_k (+ column k of J_p) with J_u in registers. dS is the
+// sensitivities' part of dY (2m components), Y the state and the
+// sensitivities. The same sums as rowsRHS's general loop.
+func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
+	np := fs.np
+	ju, er := fs.ju[:4:4], fs.er[:2:2]
+	jp := fs.jp[: 2*np : 2*np]
+	ju[0], ju[1], ju[2], ju[3] = 0, 0, 0, 0
+	for x := 0; x < len(jp); x++ { // short: cheaper than a memclr call
+		jp[x] = 0
+	}
+	u := Y[:2:2]
+	vjp := fs.gs.prob.VJP
+	er[0], er[1] = 1, 0
+	vjp(ju[0:2:2], jp[:np:np], er, u, p, t)
+	er[0], er[1] = 0, 1
+	vjp(ju[2:4:4], jp[np:], er, u, p, t)
+	er[1] = 0
+	a, b, c, d := ju[0], ju[1], ju[2], ju[3]
+	S := Y[2:]
+	S = S[:len(dS)]
+	jp0, jp1 := jp[:np:np], jp[np:]
+	// S and dS as pairs (s_k0, s_k1); the first np columns add J_p's.
+	i := 0
+	for k := 0; k < len(jp0) && i+1 < len(S); k, i = k+1, i+2 {
+		s0, s1 := S[i], S[i+1]
+		dS[i] = a*s0 + b*s1 + jp0[k]
+		dS[i+1] = c*s0 + d*s1 + jp1[k]
+	}
+	for ; i+1 < len(S); i += 2 {
+		s0, s1 := S[i], S[i+1]
+		dS[i] = a*s0 + b*s1
+		dS[i+1] = c*s0 + d*s1
 	}
 }
 

@@ -2,6 +2,7 @@ package ode
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -82,6 +83,19 @@ func TestForwardSensRowsMatchJVPs(t *testing.T) {
 			for i := range a {
 				if d := math.Abs(a[i] - b[i]); d > 1e-12*(1+math.Abs(a[i])) {
 					rt.Fatalf("component %d: JVPs give %g, rows %g", i, a[i], b[i])
+				}
+			}
+			if n == 2 { // the integrator's F for two states: the same bits as rhs, rows or not
+				for _, rows := range []bool{false, true} {
+					fs.rows = rows
+					fs.rhs(a, Y, p, 0.5)
+					for i := range b {
+						b[i] = math.NaN() // every component written
+					}
+					fs.rhs2(b, Y, p, 0.5)
+					if !slices.Equal(a, b) {
+						rt.Fatalf("rows %v: rhs2 gives %v, rhs %v", rows, b, a)
+					}
 				}
 			}
 		})

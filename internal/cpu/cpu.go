@@ -1,5 +1,5 @@
 // Package cpu decides, once and by one rule, which SIMD kernel set this
-// machine runs: flat, internal/vmath, internal/conv and optimisers all read
+// machine runs: flat, internal/vmath, internal/conv, optimisers and ode all read
 // Best instead of asking golang.org/x/sys/cpu themselves.
 //
 // The rule (Features.Level): AVX512 needs AVX-512F, AVX2, FMA and AVX;
