@@ -69,11 +69,7 @@ func BenchmarkResNet18Layers(b *testing.B) {
 				{"filter", fl, func() { Filter(w, x, y, g) }},
 			} {
 				name := fmt.Sprintf("%dx%d/%s/x%d/%s/%s", in.n, in.side, l.name, l.count, op.name, op.path)
-				b.Run(name, func(b *testing.B) {
-					for b.Loop() {
-						op.run()
-					}
-				})
+				b.Run(name, func(b *testing.B) { loopCPU(b, op.run) })
 			}
 		}
 	}
@@ -122,11 +118,7 @@ func BenchmarkSmallPaths(b *testing.B) {
 			{"tables/filter", func() { clear(w); smallFilter(w, x, y, g) }},
 			{"gemm/filter", func() { smallGemmFilter(w, x, y, g) }},
 		} {
-			b.Run(c.name+"/"+im.name, func(b *testing.B) {
-				for b.Loop() {
-					im.f()
-				}
-			})
+			b.Run(c.name+"/"+im.name, func(b *testing.B) { loopCPU(b, im.f) })
 		}
 	}
 }
