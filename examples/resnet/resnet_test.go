@@ -3,6 +3,7 @@ package resnet_test
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/examples/resnet"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
@@ -239,6 +241,55 @@ func TestTorchFixture(t *testing.T) {
 			near(t, "grad "+n.Name, g[lf.Offset:lf.Offset+lf.Size()], ref["grad."+n.Name].Data, 2e-4)
 		} else if lf, ok := state.Find(path); ok {
 			near(t, "state "+n.Name, train.State[lf.Offset:lf.Offset+lf.Size()], ref["train."+n.Name].Data, 1e-5)
+		}
+	}
+}
+
+// TestTrainStepAllocs pins a training step (train mode, cross-entropy,
+// gradient on a reused tape) and an inference pass of a width-8 ResNet-18
+// at zero allocations once warm.
+func TestTrainStepAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("sync.Pool drops items under -race")
+	}
+	net := resnet.New(8, resnet.Blocks18, 10)
+	θ, err := model.Init(net, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := model.InitState(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := flat.New(4, 3, 32, 32)
+	for i := range x.Data {
+		x.Data[i] = float32(i%11)/5 - 1
+	}
+	labels := []int{0, 1, 2, 3}
+	tape := ad.NewTape()
+	train := &model.Ctx{Train: true, State: st}
+	eval := &model.Ctx{State: st}
+	for name, f := range map[string]func(){
+		"training step": func() {
+			y := net.Apply(train, tape.Param(θ), tape.Const(x))
+			if _, err := tape.Grad(model.LogitCrossEntropy(y, labels)); err != nil {
+				t.Fatal(err)
+			}
+			tape.Reset()
+		},
+		"inference": func() {
+			net.Apply(eval, tape.Param(θ), tape.Const(x))
+			if err := tape.Err(); err != nil {
+				t.Fatal(err)
+			}
+			tape.Reset()
+		},
+	} {
+		for range 3 {
+			f()
+		}
+		if a := testing.AllocsPerRun(10, f); a != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, a)
 		}
 	}
 }
