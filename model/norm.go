@@ -314,8 +314,20 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 		if m < 2 {
 			return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
 		}
-		var mean, variance ad.Var
-		y, mean, variance = normalise(x, keep, m, l.eps)
+		// (x − mean)·(γ/√(var + ε)) + β: the scale is per channel, so
+		// folding γ into it spares a full-size op (and its derivative)
+		// against normalising first and scaling after.
+		inv := 1 / float32(m)
+		mean := ad.Scale(ad.SumTo(x, keep...), inv)
+		xc := ad.Sub(x, mean)
+		variance := ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
+		std := ad.Sqrt(ad.Add(variance, t.Scalar(l.eps)))
+		if l.opt.noAffine {
+			y = ad.Mul(xc, ad.Div(t.Scalar(1), std))
+		} else {
+			y = ad.Mul(xc, ad.Div(ad.View(p, 0, keep...), std))
+			y = ad.Add(y, ad.View(p, C, view...))
+		}
 		if t.Err() != nil {
 			return fail(x, nil)
 		}
@@ -341,9 +353,9 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 			id[i] = float32(1 / math.Sqrt(float64(st[C+i])+float64(l.eps)))
 		}
 		y = ad.Mul(ad.Sub(x, mean), inv)
-	}
-	if !l.opt.noAffine {
-		y = ad.Add(ad.Mul(y, ad.View(p, 0, view...)), ad.View(p, C, view...))
+		if !l.opt.noAffine {
+			y = ad.Add(ad.Mul(y, ad.View(p, 0, view...)), ad.View(p, C, view...))
+		}
 	}
 	return y
 }

@@ -94,9 +94,12 @@ func forward(y, x, w []float32, g *Geom, ep epilogue) {
 		blockForward(y[:g.N*g.Cout*g.OutVol()], x, w, g, &wd, ep)
 		return
 	}
-	if UseGemm(g) {
+	switch {
+	case useSmallGemm(g):
+		smallGemmForward(y, x, w, g)
+	case UseGemm(g):
 		GemmForward(y, x, w, g)
-	} else {
+	default:
 		DirectForward(y, x, w, g)
 	}
 	ep.apply(y, g)
@@ -134,18 +137,24 @@ func Data(dx, dy, w []float32, g *Geom) {
 		blockData(dx[:g.N*g.Cin*g.InVol()], dy, w, g, &wd)
 		return
 	}
-	if UseGemm(g) {
+	switch {
+	case useSmallGemm(g):
+		smallGemmData(dx, dy, w, g)
+	case UseGemm(g):
 		GemmData(dx, dy, w, g)
-	} else {
+	default:
 		DirectData(dx, dy, w, g)
 	}
 }
 
 // Filter writes dw = the filter gradient of conv at x for output cotangent dy.
 func Filter(dw, x, dy []float32, g *Geom) {
-	if UseGemm(g) {
+	switch {
+	case useSmallGemm(g):
+		smallGemmFilter(dw, x, dy, g)
+	case UseGemm(g):
 		GemmFilter(dw, x, dy, g)
-	} else {
+	default:
 		DirectFilter(dw, x, dy, g)
 	}
 }

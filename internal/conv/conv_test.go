@@ -281,7 +281,7 @@ func TestSmallTablesShared(t *testing.T) {
 	var geoms []*Geom
 	for s := 1; s <= 3; s++ {
 		for pad := 0; pad <= 1; pad++ {
-			for cin := 1; cin <= 3; cin++ {
+			for cin := 1; cin <= 9; cin++ {
 				o := s + 2*pad - 3 + 1
 				if o < 1 {
 					continue

@@ -28,6 +28,12 @@
 //     views of the planes, with no im2col matrix; otherwise im2col (or
 //     col2im) and one flat.Gemm.
 //
+// Small outputs with many channels (16 output channels and an inner
+// dimension Cin·KVol of 32 or more, groups 1: ResNet's last stages) take
+// neither family: one GEMM over the whole batch, the images side by side
+// in the columns of an im2col matrix built from the small path's table
+// (smallgemm.go, useSmallGemm).
+//
 // ForwardBias is Forward with a per-channel bias and an optional ReLU: the
 // blocked kernel starts its sums at the bias and applies ReLU in registers;
 // the other paths add both in one pass. The stride-1 filter gradient splits

@@ -34,7 +34,7 @@ type smallTable struct {
 // tables caches the tables of the last few small geometries; entries are
 // immutable once published, so concurrent kernels share them.
 var (
-	tables    [8]atomic.Pointer[smallTable]
+	tables    [32]atomic.Pointer[smallTable]
 	tableNext atomic.Uint32
 )
 

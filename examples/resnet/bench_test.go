@@ -1,0 +1,51 @@
+package resnet_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/examples/resnet"
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/model"
+)
+
+// BenchmarkTrainStep is one training step of ResNet-18 (10 classes) at
+// 16×3×96×96 on one goroutine, as bench resnet's: train mode, the
+// cross-entropy and the gradient of every parameter on a reused tape. It
+// is the one to profile (go test -cpuprofile).
+func BenchmarkTrainStep(b *testing.B) {
+	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
+	net := resnet.ResNet18(10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	θ, err := model.Init(net, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := model.InitState(net)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := flat.New(16, 3, 96, 96)
+	for i := range x.Data {
+		x.Data[i] = float32(rng.NormFloat64())
+	}
+	labels := make([]int, 16)
+	for i := range labels {
+		labels[i] = i % 10
+	}
+	ctx := &model.Ctx{Train: true, State: st}
+	tp := ad.NewTape()
+	step := func() {
+		y := net.Apply(ctx, tp.Param(θ), tp.Const(x))
+		if _, err := tp.Grad(model.LogitCrossEntropy(y, labels)); err != nil {
+			b.Fatal(err)
+		}
+		tp.Reset()
+	}
+	step()
+	b.ReportAllocs()
+	for b.Loop() {
+		step()
+	}
+}

@@ -1,0 +1,58 @@
+package conv
+
+// Paths names the kernel each of Forward, Data and Filter runs for g, in
+// the words of the package documentation: "block" (the blocked AVX-512
+// kernels), "small" (the small-output tables), "smallgemm" (small outputs by one
+// GEMM over the batch), "wide" (the direct tap
+// kernels over wide planes), "rows" (the per-row direct loops), "cols"
+// (wide im2col and one GEMM per image), "tapgemm" (one GEMM per kernel
+// tap) and "im2col" (im2col or col2im and one GEMM). It restates the
+// rules of Forward, Data and Filter (keep the two in step), so that a
+// profile can be read per layer.
+func Paths(g *Geom) (forward, data, filter string) {
+	wd, wide := wideOf(g)
+	direct := func() string {
+		switch {
+		case small(g):
+			return "small"
+		case wide:
+			return "wide"
+		}
+		return "rows"
+	}
+	if useSmallGemm(g) {
+		return "smallgemm", "smallgemm", "smallgemm"
+	}
+	gemm := UseGemm(g)
+	switch {
+	case wide && useBlock(g) && !small(g):
+		forward = "block"
+	case gemm && wide && useCols(g, &wd):
+		forward = "cols"
+	case gemm && wide:
+		forward = "tapgemm"
+	case gemm:
+		forward = "im2col"
+	default:
+		forward = direct()
+	}
+	switch {
+	case wide && useBlockData(g) && !small(g):
+		data = "block"
+	case gemm && wide:
+		data = "tapgemm"
+	case gemm:
+		data = "im2col"
+	default:
+		data = direct()
+	}
+	switch {
+	case gemm && wide:
+		filter = "tapgemm"
+	case gemm:
+		filter = "im2col"
+	default:
+		filter = direct()
+	}
+	return forward, data, filter
+}
