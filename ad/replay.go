@@ -64,6 +64,12 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 	if len(data) != len(nd.data) {
 		return t.fail(fmt.Errorf("ad: Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
 	}
+	if len(data) > 0 && &data[0] != &nd.data[0] {
+		// New memory: the plan's steps that read v, or views of it,
+		// take the new slices at their next replay. Data in the same
+		// memory is read where it is, and changes nothing.
+		t.plan.bound++
+	}
 	nd.data = data[:len(data):len(data)]
 	return nil
 }
@@ -130,13 +136,22 @@ func (t *Tape) replay(after, last int32) error {
 			break
 		}
 		if st.refresh {
-			for j, id := range t.nodes[st.node].in {
-				st.f.In[j].Data = t.nodes[id].data
+			if st.bound == pl.bound {
+				// The inputs' slices are those the step holds; a
+				// view of them is still the view it made.
+				if st.alias != nil {
+					continue
+				}
+			} else {
+				for j, id := range t.nodes[st.node].in {
+					st.f.In[j].Data = t.nodes[id].data
+				}
+				st.bound = pl.bound
+				if st.alias != nil {
+					t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
+					continue
+				}
 			}
-		}
-		if st.alias != nil {
-			t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
-			continue
 		}
 		st.prim.Forward(&st.f)
 	}
@@ -151,6 +166,7 @@ func (t *Tape) replay(after, last int32) error {
 type replayPlan struct {
 	gen   uint32
 	len   int
+	bound uint32 // counts the Rebinds to new memory (see replayStep.bound)
 	steps []replayStep
 	args  []flat.Tensor
 }
@@ -158,6 +174,7 @@ type replayPlan struct {
 type replayStep struct {
 	node    int32
 	refresh bool      // an input may have new data: re-read the inputs' slices
+	bound   uint32    // plan.bound when the step last read them
 	alias   Aliaser   // non-nil: recompute the view instead of running a kernel
 	prim    Primitive // the kernel otherwise
 	f       Forward
@@ -199,7 +216,10 @@ func (t *Tape) makePlan() {
 		for j, id := range nd.in {
 			in[j] = flat.Tensor{Shape: t.nodes[id].shape, Data: t.nodes[id].data}
 		}
-		st := replayStep{node: int32(i), refresh: vol}
+		// bound ≠ pl.bound: the first replay reads every volatile input
+		// and remakes every view, which Rebinds before the plan (made at
+		// the first Replay) may have left stale.
+		st := replayStep{node: int32(i), refresh: vol, bound: pl.bound - 1}
 		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
 		if nd.alias {
 			st.alias = nd.prim.(Aliaser)

@@ -326,3 +326,53 @@ func TestReplayAfterReset(t *testing.T) {
 		rpSameNodes(t, tp, fresh)
 	}
 }
+
+// TestReplayReadsInputsInPlace: a replay reads its inputs where they are,
+// whether the caller writes new values into the memory a Param or Const
+// was recorded with (rebinding the same slice, or not at all) or rebinds
+// to other memory and back; every value is then a fresh recording's.
+func TestReplayReadsInputsInPlace(t *testing.T) {
+	for _, c := range rpCases {
+		t.Run(c.name, func(t *testing.T) {
+			nx := 1
+			for _, d := range c.xs {
+				nx *= d
+			}
+			ny := func() int {
+				tp := NewTape()
+				return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
+			}()
+			rapid.Check(t, func(rt *rapid.T) {
+				draw := func(s string) rpInputs {
+					return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
+				}
+				own := draw("0") // the recording's memory
+				a := NewTape()
+				ins, _ := rpRecord(a, c, own)
+				other := draw("other")
+				for _, step := range []string{"in place", "rebind same", "other memory", "back", "in place again"} {
+					in := draw(step)
+					mem := own
+					if step == "other memory" {
+						mem = other
+					}
+					for k, d := range [][]float32{in.x, in.p, in.w, in.dx, in.dp} {
+						dst := [][]float32{mem.x, mem.p, mem.w, mem.dx, mem.dp}[k]
+						copy(dst, d)
+						if step != "in place" && step != "in place again" {
+							if err := a.Rebind(ins[k], dst); err != nil {
+								rt.Fatalf("%s: rebind %d: %v", step, k, err)
+							}
+						}
+					}
+					if err := a.Replay(); err != nil {
+						rt.Fatalf("%s: replay: %v", step, err)
+					}
+					b := NewTape()
+					rpRecord(b, c, in)
+					rpSameNodes(rt, a, b)
+				}
+			})
+		})
+	}
+}

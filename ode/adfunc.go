@@ -216,6 +216,11 @@ type adProg struct {
 	rows  []ad.Var // Jac: the rows of J
 	wrt   [2]ad.Var
 	sh    [4][1]int // shapes of u, p and the seeds
+	// The recording's own copies of u and the seeds, which a call copies
+	// its arguments into: a replay then reads its inputs where the
+	// recording did, and need not take new slices (Tape.Rebind) at every
+	// op that reads them. p, the same slice call after call, is rebound.
+	buf [4][]float32
 }
 
 func fillNaN(x []float32) {
@@ -236,12 +241,14 @@ const (
 // inputs given (u, p, then the seeds; a nil seed must be one recorded as
 // the zero Var), false if the caller must record it anew on the reset tape.
 func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
-	if pr.ready && len(p) == pr.np {
+	if pr.ready && len(p) == pr.np && len(u) == len(pr.buf[0]) {
 		tp := pr.tape
-		ok := tp.Rebind(pr.in[0], u) == nil && tp.Rebind(pr.in[1], p) == nil
+		copy(pr.buf[0], u)
+		ok := tp.Rebind(pr.in[1], p) == nil
 		for k, s := range seeds {
 			if v := pr.in[2+k]; ok && !v.IsZero() {
-				ok = tp.Rebind(v, s) == nil
+				ok = len(s) == len(pr.buf[2+k])
+				copy(pr.buf[2+k], s)
 			}
 		}
 		if ok && tp.Replay() == nil {
@@ -277,6 +284,8 @@ func (a *adRHS) done(w *adWork, pr *adProg) {
 func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Var, err error) {
 	tp := pr.tape
 	pr.sh[0][0], pr.sh[1][0] = len(u), len(p)
+	pr.buf[0] = append(pr.buf[0][:0], u...)
+	u = pr.buf[0]
 	if mode == recConst {
 		pr.in[0] = tp.Const(flat.Tensor{Shape: pr.sh[0][:], Data: u})
 	} else {
@@ -304,7 +313,8 @@ func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Va
 // seed records data as a constant of n values on pr's tape, the k-th seed.
 func (pr *adProg) seed(k int, data []float32, n int) ad.Var {
 	pr.sh[2+k][0] = n
-	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: data})
+	pr.buf[2+k] = append(pr.buf[2+k][:0], data...)
+	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: pr.buf[2+k]})
 	pr.in[2+k] = v
 	return v
 }

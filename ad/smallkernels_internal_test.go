@@ -1,0 +1,102 @@
+package ad
+
+import (
+	"math"
+	"testing"
+
+	"github.com/flatkit/flatkit/flat"
+	"pgregory.net/rapid"
+)
+
+// drawSpecial draws n values, most of them ordinary, some of them the
+// special values (signed zeros, infinities, NaNs, extremes) where two
+// kernels could part.
+func drawSpecial(rt *rapid.T, n int, label string) []float32 {
+	sp := specialFloats()
+	return rapid.SliceOfN(rapid.OneOf(
+		rapid.Float32Range(-4, 4),
+		rapid.SampledFrom(sp),
+	), n, n).Draw(rt, label)
+}
+
+// sameBits returns the first index where a and b differ in their bits, or
+// -1; any two NaNs are the same (their payloads are no kernel's contract).
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if a[i] != a[i] && b[i] != b[i] {
+			continue
+		}
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestSmallGemmMatchesFlat: the batch-one and outer products that gemm
+// computes itself (a row of C by Gemv, k = 1 by outer) give flat.Gemm's
+// bits, for either transpose and padded leading dimensions.
+func TestSmallGemmMatchesFlat(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := rapid.IntRange(1, 70).Draw(rt, "m")
+		n := rapid.IntRange(1, 70).Draw(rt, "n")
+		k := rapid.SampledFrom([]int{1, 2, 3, 8, 50, 63}).Draw(rt, "k")
+		if rapid.Bool().Draw(rt, "row") {
+			m = 1
+		}
+		ta, tb := rapid.Bool().Draw(rt, "ta"), rapid.Bool().Draw(rt, "tb")
+		ar, ac := m, k
+		if ta {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if tb {
+			br, bc = n, k
+		}
+		lda := ac + rapid.IntRange(0, 2).Draw(rt, "padA")
+		ldb := bc + rapid.IntRange(0, 2).Draw(rt, "padB")
+		ldc := n + rapid.IntRange(0, 2).Draw(rt, "padC")
+		a := drawSpecial(rt, (ar-1)*lda+ac, "a")
+		b := drawSpecial(rt, (br-1)*ldb+bc, "b")
+		got := make([]float32, (m-1)*ldc+n)
+		want := make([]float32, len(got))
+		gemm(ta, tb, m, n, k, a, lda, b, ldb, got, ldc)
+		flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
+		if i := sameBits(got, want); i >= 0 {
+			rt.Fatalf("c[%d] = %g (%#x), flat.Gemm %g (%#x)", i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	})
+}
+
+// TestShortRowsMatchSIMD: binaryRow's loops for short rows give the bits
+// of its SIMD kernels (Axpy, vmath.Mul, Scale), which the same op on a
+// long row runs.
+func TestShortRowsMatchSIMD(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		op := rapid.SampledFrom([]binop{opAdd, opSub, opMul, opDiv}).Draw(rt, "op")
+		n := rapid.IntRange(1, shortRow).Draw(rt, "n")
+		scalar := rapid.Bool().Draw(rt, "scalar b")
+		a := drawSpecial(rt, n, "a")
+		b := drawSpecial(rt, n, "b")
+		lb := 1
+		if scalar {
+			lb = 0
+		}
+		got := make([]float32, n)
+		binaryRow(op, got, a, b, 1, lb)
+		// The same elements at the front of a row too long for the short
+		// loops: the SIMD path.
+		long := 4 * shortRow
+		la, lbv := make([]float32, long), make([]float32, long)
+		copy(la, a)
+		copy(lbv, b)
+		if scalar {
+			lbv = b[:1]
+		}
+		want := make([]float32, long)
+		binaryRow(op, want, la, lbv, 1, lb)
+		if i := sameBits(got, want[:n]); i >= 0 {
+			rt.Fatalf("op %d: out[%d] = %g (%#x), SIMD %g (%#x) for %g, %g", op, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]), a[i], b[i*lb])
+		}
+	})
+}
