@@ -118,6 +118,18 @@ func tick(t bool) string {
 
 func (*matmulPrim) Forward(f *Forward) {
 	ta, tb := f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1
+	if sa, sb := f.In[0].Shape, f.In[1].Shape; len(sa) == 2 && len(sb) == 2 {
+		// One product (a layer's): no batch to walk.
+		m, k, n := sa[0], sa[1], sb[1]
+		if ta {
+			m, k = k, m
+		}
+		if tb {
+			n = sb[0]
+		}
+		gemm(ta, tb, m, n, k, f.In[0].Data, sa[1], f.In[1].Data, sb[1], f.Out.Data, n)
+		return
+	}
 	A, B := f.In[0], f.In[1]
 	ba, m, k, _ := mmDims(A.Shape, ta)
 	bb, _, n, _ := mmDims(B.Shape, tb)
@@ -160,63 +172,47 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 	// hands it to, in Gemm's order of cases, without Gemm's checks and
 	// dispatch, which cost more than a small network's product.
 	switch {
-	case n == 1 && (tb || ldb == 1) && (ldc == 1 || m == 1):
+	case n == 1 && (tb || ldb == 1):
+		if ldc != 1 && m != 1 {
+			flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			return
+		}
 		ar, ac := m, k
 		if ta {
 			ar, ac = k, m
 		}
 		flat.Gemv(ta, ar, ac, 1, a, lda, b[:k], 0, c[:m])
-	case n == 1 && (tb || ldb == 1):
-		flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 	case m == 1 && (!ta || lda == 1):
 		br, bc := k, n
 		if tb {
 			br, bc = n, k
 		}
 		flat.Gemv(!tb, br, bc, 1, b, ldb, a[:k], 0, c[:n])
-	case k == 1 && n > 1 && (!tb || ldb == 1) && m*n <= outerMax:
-		outer(m, n, a, lda, ta, b, c, ldc)
+	case k == 1 && n == 2 && ldc == 2 && (!tb || ldb == 1) && m > 2:
+		outer2(m, a, lda, ta, b, c)
 	default:
 		flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 	}
 }
 
-// outerMax bounds the products that outer computes: small ones, which
-// flat.Gemm too computes with its outer-product kernel, on one goroutine.
-const outerMax = 1 << 12
-
-// outer sets C = op(A)·op(B) for k = 1, c_ij = a_i·b_j, as flat.Gemm's
-// outer-product kernels compute it, fma(a_i, b_j, +0) (times α = 1): the
-// product in float64, which is exact, plus +0, rounded once to float32.
-// (The +0 turns a product of a zero into +0; a tiny product that
-// rounds to −0 stays −0.) op(B)'s one row must be contiguous. The
-// products of a small network (a batch of one) are too short for the
-// kernels' vector loops to pay for Gemm's checks.
-func outer(m, n int, a []float32, lda int, ta bool, b, c []float32, ldc int) {
+// outer2 sets the m×2 matrix C = op(A)·op(B) for k = 1 (the weight
+// gradient dyᵀ·x of a layer whose input has two components, an ODE's
+// state), as flat.Gemm's outer-product kernel computes each element,
+// fma(a_i, b_j, +0) times α = 1: the product in float64, exact, plus +0,
+// rounded once (TestSmallGemmMatchesFlat). The kernel's vector loop has
+// nothing to do on rows of two; this loop costs a third of it.
+func outer2(m int, a []float32, lda int, ta bool, b, c []float32) {
 	inc := lda
 	if ta {
 		inc = 1
 	}
-	b = b[:n]
 	a = a[:(m-1)*inc+1]
-	c = c[:(m-1)*ldc+n]
-	if n < m {
-		// Short rows (a gradient dW = dyᵀ·x of a narrow input): down
-		// the columns, whose loops are the long ones.
-		for j, v := range b {
-			y := float64(v)
-			for i, o := 0, j; i < len(a); i, o = i+inc, o+ldc {
-				c[o] = float32(float64(a[i])*y + 0)
-			}
-		}
-		return
-	}
-	for i := 0; i < m; i++ {
-		x := float64(a[i*inc])
-		row := c[i*ldc : i*ldc+n]
-		for j, v := range b {
-			row[j] = float32(x*float64(v) + 0)
-		}
+	y0, y1 := float64(b[0]), float64(b[1])
+	c = c[:2*m]
+	for o, i := 0, 0; o+1 < len(c); o, i = o+2, i+inc {
+		x := float64(a[i])
+		c[o] = float32(x*y0 + 0)
+		c[o+1] = float32(x*y1 + 0)
 	}
 }
 

@@ -135,27 +135,104 @@ func (t *Tape) replay(after, last int32) error {
 		if st.node > last {
 			break
 		}
-		if st.refresh {
-			if st.bound == pl.bound {
-				// The inputs' slices are those the step holds; a
-				// view of them is still the view it made.
-				if st.alias != nil {
-					continue
-				}
-			} else {
-				for j, id := range t.nodes[st.node].in {
-					st.f.In[j].Data = t.nodes[id].data
-				}
-				st.bound = pl.bound
-				if st.alias != nil {
-					t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
-					continue
-				}
-			}
-		}
-		st.prim.Forward(&st.f)
+		t.runStep(pl, st)
 	}
 	return nil
+}
+
+// ReplayFor is Replay of the ops that the values of vs depend on only
+// (zero Vars among them are skipped): a VJP's recording replayed for its
+// cotangents leaves out the ops after the last one the sweep reads, the
+// function's own result among them. The other values of the recording
+// keep what they held. Replaying for the same vs as the last time runs a
+// plan made once; other vs make another (which allocates).
+func (t *Tape) ReplayFor(vs ...Var) error {
+	for _, v := range vs {
+		if !v.IsZero() && !t.check("ReplayFor", v) {
+			return t.err
+		}
+	}
+	if err := t.Replayable(); err != nil {
+		return err
+	}
+	pl := &t.plan
+	if pl.gen != t.gen || pl.len != len(t.nodes) {
+		t.makePlan()
+	}
+	if !pl.forTargets(vs) {
+		t.makeSubset(vs)
+	}
+	for _, k := range pl.sub {
+		t.runStep(pl, &pl.steps[k])
+	}
+	return nil
+}
+
+// forTargets reports whether pl.sub is the subset for vs.
+func (pl *replayPlan) forTargets(vs []Var) bool {
+	if !pl.subOK {
+		return false
+	}
+	k := 0
+	for _, v := range vs {
+		if v.IsZero() {
+			continue
+		}
+		if k == len(pl.targets) || pl.targets[k] != v.id {
+			return false
+		}
+		k++
+	}
+	return k == len(pl.targets)
+}
+
+// makeSubset sets pl.sub to the steps whose outputs the values of vs
+// depend on, and pl.targets to vs's ids.
+func (t *Tape) makeSubset(vs []Var) {
+	pl := &t.plan
+	pl.targets = pl.targets[:0]
+	need := make([]bool, len(t.nodes))
+	for _, v := range vs {
+		if !v.IsZero() {
+			pl.targets = append(pl.targets, v.id)
+			need[v.id] = true
+		}
+	}
+	for i := len(t.nodes) - 1; i >= 0; i-- {
+		if need[i] {
+			for _, id := range t.nodes[i].in {
+				need[id] = true
+			}
+		}
+	}
+	pl.sub = pl.sub[:0]
+	for k := range pl.steps {
+		if need[pl.steps[k].node] {
+			pl.sub = append(pl.sub, int32(k))
+		}
+	}
+	pl.subOK = true
+}
+
+// runStep runs one step of the plan: the op's kernel, or the view's
+// remaking, after re-reading the inputs' slices if a Rebind to new memory
+// came since the step last read them.
+func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
+	if st.refresh && st.bound != pl.bound {
+		for j, id := range t.nodes[st.node].in {
+			st.f.In[j].Data = t.nodes[id].data
+		}
+		st.bound = pl.bound
+		if st.alias != nil {
+			t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
+			return
+		}
+	}
+	if st.alias != nil {
+		// Its inputs' slices are those it read: the view it made stands.
+		return
+	}
+	st.prim.Forward(&st.f)
 }
 
 // replayPlan is what Replay runs: one step per op whose output must be
@@ -169,6 +246,11 @@ type replayPlan struct {
 	bound uint32 // counts the Rebinds to new memory (see replayStep.bound)
 	steps []replayStep
 	args  []flat.Tensor
+	// ReplayFor's subset of steps (indices into steps) for the values
+	// targets, if subOK.
+	sub     []int32
+	targets []int32
+	subOK   bool
 }
 
 type replayStep struct {
@@ -183,6 +265,7 @@ type replayStep struct {
 func (t *Tape) makePlan() {
 	pl := &t.plan
 	pl.gen, pl.len = t.gen, len(t.nodes)
+	pl.subOK = false
 	total := 0
 	for i := range t.nodes {
 		total += len(t.nodes[i].in)

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -375,4 +376,64 @@ func TestReplayReadsInputsInPlace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestReplayForComputesItsTargets: ReplayFor the cotangents of a VJP
+// recording gives them a fresh recording's bits, switching between target
+// sets (each with its own plan) and back, with new inputs at every call.
+func TestReplayForComputesItsTargets(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := rpCases[rapid.IntRange(0, len(rpCases)-1).Draw(rt, "case")]
+		nx := 1
+		for _, d := range c.xs {
+			nx *= d
+		}
+		ny := func() int {
+			tp := NewTape()
+			return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
+		}()
+		draw := func(s string) rpInputs {
+			return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
+		}
+		a := NewTape()
+		xv, pv := a.Param(make([]float32, nx)), a.Param(make([]float32, c.np))
+		y := c.f(View(xv, 0, c.xs...), pv)
+		w := a.Const(flat.Tensor{Shape: y.Shape(), Data: make([]float32, ny)})
+		cots := make([]Var, 2)
+		if err := a.VJPOf(y, w, []Var{xv, pv}, cots); err != nil {
+			rt.Fatal(err)
+		}
+		sets := [][]Var{cots, {y}, cots[1:], cots}
+		for k, vs := range sets {
+			in := draw(fmt.Sprint(k))
+			for j, d := range [][]float32{in.x, in.p, in.w} {
+				if err := a.Rebind([]Var{xv, pv, w}[j], d); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			if err := a.ReplayFor(vs...); err != nil {
+				rt.Fatalf("set %d: %v", k, err)
+			}
+			b := NewTape()
+			bx, bp := b.Param(in.x), b.Param(in.p)
+			by := c.f(View(bx, 0, c.xs...), bp)
+			bw := b.Const(flat.Tensor{Shape: by.Shape(), Data: in.w})
+			bc := make([]Var, 2)
+			if err := b.VJPOf(by, bw, []Var{bx, bp}, bc); err != nil {
+				rt.Fatal(err)
+			}
+			want := map[int32]Var{y.id: by, cots[0].id: bc[0], cots[1].id: bc[1]}
+			for _, v := range vs {
+				if v.IsZero() {
+					continue
+				}
+				got, exp := v.Data(), want[v.id].Data()
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(exp[i]) {
+						rt.Fatalf("set %d, value %d [%d]: replayed %g, fresh %g", k, v.id, i, got[i], exp[i])
+					}
+				}
+			}
+		}
+	})
 }

@@ -214,6 +214,7 @@ type adProg struct {
 	in    [4]ad.Var
 	out   [2]ad.Var
 	rows  []ad.Var // Jac: the rows of J
+	want  []ad.Var // what a replay computes: out's or rows' results
 	wrt   [2]ad.Var
 	sh    [4][1]int // shapes of u, p and the seeds
 	// The recording's own copies of u and the seeds, which a call copies
@@ -251,7 +252,7 @@ func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
 				copy(pr.buf[2+k], s)
 			}
 		}
-		if ok && tp.Replay() == nil {
+		if ok && tp.ReplayFor(pr.want...) == nil {
 			return true
 		}
 	}
@@ -263,8 +264,10 @@ func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
 	return false
 }
 
-// end marks a fresh recording of pr replayable, if it is and a replays.
-func (a *adRHS) end(pr *adProg, p []float32) {
+// end marks a fresh recording of pr replayable, if it is and a replays;
+// its replays compute want, the product's results, and what they need.
+func (a *adRHS) end(pr *adProg, p []float32, want []ad.Var) {
+	pr.want = want
 	if a.replay && pr.tape.Replayable() == nil {
 		pr.ready, pr.np = true, len(p)
 	}
@@ -329,7 +332,7 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 			return err
 		}
 		pr.out[0] = y
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:1])
 	}
 	copy(du, pr.out[0].Data())
 	return nil
@@ -368,7 +371,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 				return err
 			}
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.rows)
 	}
 	for i, r := range pr.rows {
 		row := J[i*n : (i+1)*n]
@@ -407,7 +410,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 		if pr.out[0], err = pr.tape.JVPOf(y, pr.wrt[:], dirs[:]); err != nil {
 			return err
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:1])
 	}
 	if tv := pr.out[0]; !tv.IsZero() {
 		copy(jv, tv.Data())
@@ -443,7 +446,7 @@ func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 		if err := pr.tape.VJPOf(y, seed, pr.wrt[:nw], pr.out[:nw]); err != nil {
 			return err
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:nw])
 	}
 	addVar(du, pr.out[0])
 	if dp != nil {
