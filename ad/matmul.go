@@ -182,6 +182,8 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 			ar, ac = k, m
 		}
 		flat.Gemv(ta, ar, ac, 1, a, lda, b[:k], 0, c[:m])
+	case m == 1 && (!ta || lda == 1) && tb && k <= narrowK:
+		narrowRows(n, k, b, ldb, a[:k], c[:n])
 	case m == 1 && (!ta || lda == 1):
 		br, bc := k, n
 		if tb {
@@ -192,6 +194,38 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		outer2(m, a, lda, ta, b, c)
 	default:
 		flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+	}
+}
+
+// narrowK is the widest matrix whose product with a vector narrowRows
+// computes. flat's vector kernels reduce each row's products across a
+// whole register, a chain of dependent adds (some 30 cycles with
+// AVX-512) for a row of two (a layer's weight on a two-component state).
+const narrowK = 8
+
+// narrowRows sets y_i = Σ_j w_ij·x_j for the n×k matrix w (row stride
+// ldw, k ≤ narrowK): each product rounded, summed in order j = 0, 1, …
+// (the conversions keep the compiler from fusing them). The rows are
+// independent, so they overlap in the pipeline, unlike the kernels'
+// reductions.
+func narrowRows(n, k int, w []float32, ldw int, x, y []float32) {
+	x = x[:k]
+	y = y[:n]
+	if k == 2 {
+		x0, x1 := x[0], x[1]
+		for i := range y {
+			r := w[i*ldw : i*ldw+2 : i*ldw+2]
+			y[i] = float32(r[0]*x0) + float32(r[1]*x1)
+		}
+		return
+	}
+	for i := range y {
+		r := w[i*ldw : i*ldw+k : i*ldw+k]
+		s := float32(r[0] * x[0])
+		for j := 1; j < k; j++ {
+			s += float32(r[j] * x[j])
+		}
+		y[i] = s
 	}
 }
 

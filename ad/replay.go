@@ -135,7 +135,12 @@ func (t *Tape) replay(after, last int32) error {
 		if st.node > last {
 			break
 		}
-		t.runStep(pl, st)
+		switch {
+		case st.refresh && st.bound != pl.bound:
+			t.runStep(pl, st)
+		case st.alias == nil:
+			st.prim.Forward(&st.f)
+		}
 	}
 	return nil
 }
@@ -162,8 +167,13 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 	if !pl.forTargets(vs) {
 		t.makeSubset(vs)
 	}
-	for _, k := range pl.sub {
-		t.runStep(pl, &pl.steps[k])
+	for _, st := range pl.sub {
+		switch {
+		case st.refresh && st.bound != pl.bound:
+			t.runStep(pl, st)
+		case st.alias == nil:
+			st.prim.Forward(&st.f)
+		}
 	}
 	return nil
 }
@@ -208,28 +218,24 @@ func (t *Tape) makeSubset(vs []Var) {
 	pl.sub = pl.sub[:0]
 	for k := range pl.steps {
 		if need[pl.steps[k].node] {
-			pl.sub = append(pl.sub, int32(k))
+			pl.sub = append(pl.sub, &pl.steps[k])
 		}
 	}
 	pl.subOK = true
 }
 
-// runStep runs one step of the plan: the op's kernel, or the view's
-// remaking, after re-reading the inputs' slices if a Rebind to new memory
-// came since the step last read them.
+// runStep runs a step of the plan whose inputs' slices may have changed (a
+// Rebind to new memory came since the step last read them): it reads them
+// anew and runs the op's kernel, or remakes the view. A step that holds
+// its inputs' current slices runs its kernel as it is; a view of them
+// stands as it was made.
 func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
-	if st.refresh && st.bound != pl.bound {
-		for j, id := range t.nodes[st.node].in {
-			st.f.In[j].Data = t.nodes[id].data
-		}
-		st.bound = pl.bound
-		if st.alias != nil {
-			t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
-			return
-		}
+	for j, id := range t.nodes[st.node].in {
+		st.f.In[j].Data = t.nodes[id].data
 	}
+	st.bound = pl.bound
 	if st.alias != nil {
-		// Its inputs' slices are those it read: the view it made stands.
+		t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
 		return
 	}
 	st.prim.Forward(&st.f)
@@ -246,9 +252,8 @@ type replayPlan struct {
 	bound uint32 // counts the Rebinds to new memory (see replayStep.bound)
 	steps []replayStep
 	args  []flat.Tensor
-	// ReplayFor's subset of steps (indices into steps) for the values
-	// targets, if subOK.
-	sub     []int32
+	// ReplayFor's subset of steps for the values targets, if subOK.
+	sub     []*replayStep
 	targets []int32
 	subOK   bool
 }

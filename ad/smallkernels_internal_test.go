@@ -33,7 +33,8 @@ func sameBits(a, b []float32) int {
 	return -1
 }
 
-// TestSmallGemmMatchesFlat: the batch-one products that gemm hands to
+// TestSmallGemmMatchesFlat: but for narrowRows' products, the batch-one
+// products that gemm hands to
 // flat.Gemv itself (a row or a column of C) and the outer products of two
 // columns it computes (outer2) give flat.Gemm's bits, special values
 // included, for either transpose and padded leading dimensions.
@@ -59,6 +60,9 @@ func TestSmallGemmMatchesFlat(t *testing.T) {
 		ldc := n + rapid.IntRange(0, 2).Draw(rt, "padC")
 		a := drawSpecial(rt, (ar-1)*lda+ac, "a")
 		b := drawSpecial(rt, (br-1)*ldb+bc, "b")
+		if m == 1 && (!ta || lda == 1) && tb && k <= narrowK {
+			return // narrowRows: TestNarrowRows
+		}
 		got := make([]float32, (m-1)*ldc+n)
 		want := make([]float32, len(got))
 		gemm(ta, tb, m, n, k, a, lda, b, ldb, got, ldc)
@@ -98,6 +102,58 @@ func TestShortRowsMatchSIMD(t *testing.T) {
 		binaryRow(op, want, la, lbv, 1, lb)
 		if i := sameBits(got, want[:n]); i >= 0 {
 			rt.Fatalf("op %d: out[%d] = %g (%#x), SIMD %g (%#x) for %g, %g", op, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]), a[i], b[i*lb])
+		}
+	})
+}
+
+// TestNarrowRows: narrowRows' y = W·x is each row's products rounded and
+// summed, within k roundings of the sum of the rounded products (in
+// float64), and
+// it is what gemm computes for x·Wᵀ with a narrow W; a NaN or an infinity
+// in a row gives the float64 sum's.
+func TestNarrowRows(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 70).Draw(rt, "n")
+		k := rapid.IntRange(1, narrowK).Draw(rt, "k")
+		ldw := k + rapid.IntRange(0, 2).Draw(rt, "pad")
+		special := rapid.Bool().Draw(rt, "special")
+		draw := func(m int, label string) []float32 {
+			if special {
+				return drawSpecial(rt, m, label)
+			}
+			return rpDraw(rt, m, label)
+		}
+		w := draw((n-1)*ldw+k, "w")
+		x := draw(k, "x")
+		y := make([]float32, n)
+		gemm(false, true, 1, n, k, x, k, w, ldw, y, n)
+		for i := range y {
+			var exact, mag float64
+			for j := range k {
+				// The product rounded to float32 (as narrowRows must),
+				// so that an overflow to ±Inf is the reference's too.
+				p := float64(w[i*ldw+j] * x[j])
+				exact += p
+				mag += math.Abs(p)
+			}
+			got := float64(y[i])
+			switch {
+			case math.IsNaN(exact):
+				if !math.IsNaN(got) {
+					rt.Fatalf("y[%d] = %g, the exact sum NaN", i, got)
+				}
+			case math.IsInf(exact, 0):
+				if got != exact {
+					rt.Fatalf("y[%d] = %g, the exact sum %g", i, got, exact)
+				}
+			case mag > math.MaxFloat32/2:
+				// Overflow of a partial sum in float32 is fine either way.
+			default:
+				tol := float64(k) * 0x1p-24 * mag
+				if math.Abs(got-exact) > tol {
+					rt.Fatalf("y[%d] = %g, the exact sum %g (tolerance %g)", i, got, exact, tol)
+				}
+			}
 		}
 	})
 }
