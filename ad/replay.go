@@ -49,7 +49,11 @@ func (t *Tape) Replayable() error {
 
 // Rebind gives the Param or Const v new values for the next Replay: data
 // replaces v's data (it is not copied and must not change until the
-// replay's results have been read) and must have v's size.
+// replay's results have been read) and must have v's size. A replay reads
+// inputs where they are, so new values written into the memory v already
+// has need no Rebind, and rebinding that memory costs nothing; after a
+// Rebind to other memory, the next replay of each op that reads v (or a
+// view of it) takes the new slice first.
 func (t *Tape) Rebind(v Var, data []float32) error {
 	if t.err != nil {
 		return t.err

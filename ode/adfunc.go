@@ -94,8 +94,12 @@ type adConfig struct{ replay bool }
 // shapes of u and p only, not on t or on Go state that changes between
 // calls. Each product (F, Jac, JVP, VJP) is then recorded once per
 // goroutine, with its derivative sweep, and later calls replay that
-// recording with the new u, p and directions (ad.Tape.Replay): the bits of
-// a fresh recording, without building a node. A recording that ad finds
+// recording with the new u, p and directions (ad.Tape.ReplayFor: only the
+// ops the product's results need, so a VJP leaves out f's last ops, which
+// its sweep does not read): the bits of a fresh recording, without
+// building a node. The recording keeps its own copies of u and the
+// directions, into which each call copies its own, so that a replay reads
+// them in place. A recording that ad finds
 // value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
 // that f's Go code reads and acts on) is recorded anew at every call, as
 // without this option. An f that reads t must not be declared Replayable:
