@@ -48,21 +48,20 @@ func (p *binaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 }
 
 func (p *binaryPrim) Forward(f *Forward) {
-	a, b, out := f.In[0], f.In[1], f.Out
-	n := len(out.Data)
-	switch {
-	case len(a.Data) == n && len(b.Data) == n:
-		binaryRow(p.op, out.Data, a.Data, b.Data, 1, 1)
+	switch od, xd, yd := f.Out.Data, f.In[0].Data, f.In[1].Data; {
+	case len(xd) == len(od) && len(yd) == len(od):
+		binaryRow(p.op, od, xd, yd, 1, 1)
 		return
-	case len(a.Data) == n && len(b.Data) == 1:
+	case len(xd) == len(od) && len(yd) == 1:
 		// A scalar b against any shape: one row (the rows walk below
 		// would make the same calls, row by row).
-		binaryRow(p.op, out.Data, a.Data, b.Data, 1, 0)
+		binaryRow(p.op, od, xd, yd, 1, 0)
 		return
-	case len(a.Data) == 1 && len(b.Data) == n:
-		binaryRow(p.op, out.Data, a.Data, b.Data, 0, 1)
+	case len(xd) == 1 && len(yd) == len(od):
+		binaryRow(p.op, od, xd, yd, 0, 1)
 		return
 	}
+	a, b, out := f.In[0], f.In[1], f.Out
 	sa, sb := bstrides(a.Shape, out.Shape), bstrides(b.Shape, out.Shape)
 	var ms, ma, mb [maxRank]int
 	shape := coalesce(out.Shape, &sa, &sb, &ms, &ma, &mb)
