@@ -187,9 +187,10 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 type adRHS struct {
 	f      func(u, p ad.Var, t float64) ad.Var
 	n      int
-	replay bool                  // record each product once per adWork, then replay it
-	free   freelist.List[adWork] // not emptied by GCs, unlike a sync.Pool
-	err    atomic.Pointer[error] // the last call's error, if it failed
+	replay bool                   // record each product once per adWork, then replay it
+	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
+	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
+	err    atomic.Pointer[error]  // the last call's error, if it failed
 }
 
 // The products, each recorded on its own tape of an adWork.
@@ -277,13 +278,30 @@ func (a *adRHS) end(pr *adProg, p []float32, want []ad.Var) {
 	}
 }
 
+// get returns a goroutine's adWork for one call, which put returns: the
+// one in hot, the last put, if no other goroutine holds it (one atomic
+// swap, where the free list takes a lock, a slice and an unlock), else
+// one from the free list. A solve on one goroutine always finds hot.
+func (a *adRHS) get() *adWork {
+	if w := a.hot.Swap(nil); w != nil {
+		return w
+	}
+	return a.free.Get()
+}
+
+func (a *adRHS) put(w *adWork) {
+	if !a.hot.CompareAndSwap(nil, w) {
+		a.free.Put(w)
+	}
+}
+
 // done drops a recording that is not kept for replay, so that the tape
 // holds no reference to the caller's slices between calls.
 func (a *adRHS) done(w *adWork, pr *adProg) {
 	if !pr.ready && pr.tape != nil {
 		pr.tape.Reset()
 	}
-	a.free.Put(w)
+	a.put(w)
 }
 
 // record runs f on pr's tape with u and p as Params or constants (mode)
@@ -327,7 +345,7 @@ func (pr *adProg) seed(k int, data []float32, n int) ad.Var {
 }
 
 func (a *adRHS) evalF(du, u, p []float32, t float64) error {
-	w := a.free.Get()
+	w := a.get()
 	pr := &w.progs[progF]
 	defer a.done(w, pr)
 	if !a.begin(pr, u, p) {
@@ -343,7 +361,7 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 }
 
 func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
-	w := a.free.Get()
+	w := a.get()
 	pr := &w.progs[progJac]
 	defer a.done(w, pr)
 	n := a.n
@@ -394,7 +412,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("ad: JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
 	}
-	w := a.free.Get()
+	w := a.get()
 	k := progJVP
 	if dp == nil {
 		k = progJVPu
@@ -430,7 +448,7 @@ func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("ad: VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
 	}
-	w := a.free.Get()
+	w := a.get()
 	k, nw := progVJP, 2
 	if dp == nil {
 		k, nw = progVJPu, 1
