@@ -48,11 +48,20 @@ func (p *binaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 }
 
 func (p *binaryPrim) Forward(f *Forward) {
-	a, b, out := f.In[0], f.In[1], f.Out
-	if len(a.Data) == len(out.Data) && len(b.Data) == len(out.Data) {
-		binaryRow(p.op, out.Data, a.Data, b.Data, 1, 1)
+	switch od, xd, yd := f.Out.Data, f.In[0].Data, f.In[1].Data; {
+	case len(xd) == len(od) && len(yd) == len(od):
+		binaryRow(p.op, od, xd, yd, 1, 1)
+		return
+	case len(xd) == len(od) && len(yd) == 1:
+		// A scalar b against any shape: one row (the rows walk below
+		// would make the same calls, row by row).
+		binaryRow(p.op, od, xd, yd, 1, 0)
+		return
+	case len(xd) == 1 && len(yd) == len(od):
+		binaryRow(p.op, od, xd, yd, 0, 1)
 		return
 	}
+	a, b, out := f.In[0], f.In[1], f.Out
 	sa, sb := bstrides(a.Shape, out.Shape), bstrides(b.Shape, out.Shape)
 	var ms, ma, mb [maxRank]int
 	shape := coalesce(out.Shape, &sa, &sb, &ms, &ma, &mb)
@@ -89,12 +98,46 @@ func addConst(out, a []float32, y float32) bool {
 	return true
 }
 
+// shortRow is the longest row that binaryRow computes with a plain loop
+// rather than flat's and vmath's SIMD kernels, whose calls and checks cost
+// more than a few elements (a small network's batch-1 activations). Each
+// element is one IEEE operation, so both give the same bits.
+const shortRow = 16
+
+// binaryShort is binaryRow's same-length case for a short row.
+func binaryShort(op binop, out, a, b []float32) {
+	out = out[:len(a)]
+	b = b[:len(a)]
+	switch op {
+	case opAdd:
+		for i, x := range a {
+			out[i] = x + b[i]
+		}
+	case opSub:
+		for i, x := range a {
+			out[i] = x - b[i]
+		}
+	case opMul:
+		for i, x := range a {
+			out[i] = x * b[i]
+		}
+	case opDiv:
+		for i, x := range a {
+			out[i] = x / b[i]
+		}
+	}
+}
+
 // binaryRow computes out[i] = a[i·la] op b[i·lb], with la, lb ∈ {0, 1}.
 func binaryRow(op binop, out, a, b []float32, la, lb int) {
 	n := len(out)
 	switch {
 	case la == 1 && lb == 1:
 		a, b = a[:n], b[:n]
+		if n <= shortRow {
+			binaryShort(op, out, a, b)
+			return
+		}
 		switch op {
 		case opAdd: // flat's SIMD Axpy: y + 1·x rounds exactly like y + x
 			copy(out, a)
@@ -128,6 +171,12 @@ func binaryRow(op binop, out, a, b []float32, la, lb int) {
 				out[i] = a[i] - y
 			}
 		case opMul:
+			if n <= shortRow {
+				for i, x := range a {
+					out[i] = x * y
+				}
+				return
+			}
 			copy(out, a)
 			flat.Scale(y, out)
 		case opDiv:

@@ -118,6 +118,18 @@ func tick(t bool) string {
 
 func (*matmulPrim) Forward(f *Forward) {
 	ta, tb := f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1
+	if sa, sb := f.In[0].Shape, f.In[1].Shape; len(sa) == 2 && len(sb) == 2 {
+		// One product (a layer's): no batch to walk.
+		m, k, n := sa[0], sa[1], sb[1]
+		if ta {
+			m, k = k, m
+		}
+		if tb {
+			n = sb[0]
+		}
+		gemm(ta, tb, m, n, k, f.In[0].Data, sa[1], f.In[1].Data, sb[1], f.Out.Data, n)
+		return
+	}
 	A, B := f.In[0], f.In[1]
 	ba, m, k, _ := mmDims(A.Shape, ta)
 	bb, _, n, _ := mmDims(B.Shape, tb)
@@ -156,7 +168,86 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		}
 		return
 	}
-	flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+	// A column or a row of C (a batch of one): the Gemv that flat.Gemm
+	// hands it to, in Gemm's order of cases, without Gemm's checks and
+	// dispatch, which cost more than a small network's product.
+	switch {
+	case n == 1 && (tb || ldb == 1):
+		if ldc != 1 && m != 1 {
+			flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			return
+		}
+		ar, ac := m, k
+		if ta {
+			ar, ac = k, m
+		}
+		flat.Gemv(ta, ar, ac, 1, a, lda, b[:k], 0, c[:m])
+	case m == 1 && (!ta || lda == 1) && tb && k <= narrowK:
+		narrowRows(n, k, b, ldb, a[:k], c[:n])
+	case m == 1 && (!ta || lda == 1):
+		br, bc := k, n
+		if tb {
+			br, bc = n, k
+		}
+		flat.Gemv(!tb, br, bc, 1, b, ldb, a[:k], 0, c[:n])
+	case k == 1 && n == 2 && ldc == 2 && (!tb || ldb == 1) && m > 2:
+		outer2(m, a, lda, ta, b, c)
+	default:
+		flat.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+	}
+}
+
+// narrowK is the widest matrix whose product with a vector narrowRows
+// computes. flat's vector kernels reduce each row's products across a
+// whole register, a chain of dependent adds (some 30 cycles with
+// AVX-512) for a row of two (a layer's weight on a two-component state).
+const narrowK = 8
+
+// narrowRows sets y_i = Σ_j w_ij·x_j for the n×k matrix w (row stride
+// ldw, k ≤ narrowK): each product rounded, summed in order j = 0, 1, …
+// (the conversions keep the compiler from fusing them). The rows are
+// independent, so they overlap in the pipeline, unlike the kernels'
+// reductions.
+func narrowRows(n, k int, w []float32, ldw int, x, y []float32) {
+	x = x[:k]
+	y = y[:n]
+	if k == 2 {
+		x0, x1 := x[0], x[1]
+		for i := range y {
+			r := w[i*ldw : i*ldw+2 : i*ldw+2]
+			y[i] = float32(r[0]*x0) + float32(r[1]*x1)
+		}
+		return
+	}
+	for i := range y {
+		r := w[i*ldw : i*ldw+k : i*ldw+k]
+		s := float32(r[0] * x[0])
+		for j := 1; j < k; j++ {
+			s += float32(r[j] * x[j])
+		}
+		y[i] = s
+	}
+}
+
+// outer2 sets the m×2 matrix C = op(A)·op(B) for k = 1 (the weight
+// gradient dyᵀ·x of a layer whose input has two components, an ODE's
+// state), as flat.Gemm's outer-product kernel computes each element,
+// fma(a_i, b_j, +0) times α = 1: the product in float64, exact, plus +0,
+// rounded once (TestSmallGemmMatchesFlat). The kernel's vector loop has
+// nothing to do on rows of two; this loop costs a third of it.
+func outer2(m int, a []float32, lda int, ta bool, b, c []float32) {
+	inc := lda
+	if ta {
+		inc = 1
+	}
+	a = a[:(m-1)*inc+1]
+	y0, y1 := float64(b[0]), float64(b[1])
+	c = c[:2*m]
+	for o, i := 0, 0; o+1 < len(c); o, i = o+2, i+inc {
+		x := float64(a[i])
+		c[o] = float32(x*y0 + 0)
+		c[o+1] = float32(x*y1 + 0)
+	}
 }
 
 func (*matmulPrim) JVP(r *Rule) Var { return bilinearJVP(matmulOp, r) }

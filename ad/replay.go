@@ -49,7 +49,11 @@ func (t *Tape) Replayable() error {
 
 // Rebind gives the Param or Const v new values for the next Replay: data
 // replaces v's data (it is not copied and must not change until the
-// replay's results have been read) and must have v's size.
+// replay's results have been read) and must have v's size. A replay reads
+// inputs where they are, so new values written into the memory v already
+// has need no Rebind, and rebinding that memory costs nothing; after a
+// Rebind to other memory, the next replay of each op that reads v (or a
+// view of it) takes the new slice first.
 func (t *Tape) Rebind(v Var, data []float32) error {
 	if t.err != nil {
 		return t.err
@@ -63,6 +67,12 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 	}
 	if len(data) != len(nd.data) {
 		return t.fail(fmt.Errorf("ad: Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
+	}
+	if len(data) > 0 && &data[0] != &nd.data[0] {
+		// New memory: the plan's steps that read v, or views of it,
+		// take the new slices at their next replay. Data in the same
+		// memory is read where it is, and changes nothing.
+		t.plan.bound++
 	}
 	nd.data = data[:len(data):len(data)]
 	return nil
@@ -129,18 +139,110 @@ func (t *Tape) replay(after, last int32) error {
 		if st.node > last {
 			break
 		}
-		if st.refresh {
-			for j, id := range t.nodes[st.node].in {
-				st.f.In[j].Data = t.nodes[id].data
-			}
+		switch {
+		case st.refresh && st.bound != pl.bound:
+			t.runStep(pl, st)
+		case st.alias == nil:
+			st.prim.Forward(&st.f)
 		}
-		if st.alias != nil {
-			t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
-			continue
-		}
-		st.prim.Forward(&st.f)
 	}
 	return nil
+}
+
+// ReplayFor is Replay of the ops that the values of vs depend on only
+// (zero Vars among them are skipped): a VJP's recording replayed for its
+// cotangents leaves out the ops after the last one the sweep reads, the
+// function's own result among them. The other values of the recording
+// keep what they held. Replaying for the same vs as the last time runs a
+// plan made once; other vs make another (which allocates).
+func (t *Tape) ReplayFor(vs ...Var) error {
+	for _, v := range vs {
+		if !v.IsZero() && !t.check("ReplayFor", v) {
+			return t.err
+		}
+	}
+	if err := t.Replayable(); err != nil {
+		return err
+	}
+	pl := &t.plan
+	if pl.gen != t.gen || pl.len != len(t.nodes) {
+		t.makePlan()
+	}
+	if !pl.forTargets(vs) {
+		t.makeSubset(vs)
+	}
+	for _, st := range pl.sub {
+		switch {
+		case st.refresh && st.bound != pl.bound:
+			t.runStep(pl, st)
+		case st.alias == nil:
+			st.prim.Forward(&st.f)
+		}
+	}
+	return nil
+}
+
+// forTargets reports whether pl.sub is the subset for vs.
+func (pl *replayPlan) forTargets(vs []Var) bool {
+	if !pl.subOK {
+		return false
+	}
+	k := 0
+	for _, v := range vs {
+		if v.IsZero() {
+			continue
+		}
+		if k == len(pl.targets) || pl.targets[k] != v.id {
+			return false
+		}
+		k++
+	}
+	return k == len(pl.targets)
+}
+
+// makeSubset sets pl.sub to the steps whose outputs the values of vs
+// depend on, and pl.targets to vs's ids.
+func (t *Tape) makeSubset(vs []Var) {
+	pl := &t.plan
+	pl.targets = pl.targets[:0]
+	need := make([]bool, len(t.nodes))
+	for _, v := range vs {
+		if !v.IsZero() {
+			pl.targets = append(pl.targets, v.id)
+			need[v.id] = true
+		}
+	}
+	for i := len(t.nodes) - 1; i >= 0; i-- {
+		if need[i] {
+			for _, id := range t.nodes[i].in {
+				need[id] = true
+			}
+		}
+	}
+	pl.sub = pl.sub[:0]
+	for k := range pl.steps {
+		if need[pl.steps[k].node] {
+			pl.sub = append(pl.sub, &pl.steps[k])
+		}
+	}
+	pl.subOK = true
+}
+
+// runStep runs a step of the plan whose inputs' slices may have changed (a
+// Rebind to new memory came since the step last read them): it reads them
+// anew and runs the op's kernel, or remakes the view. A step that holds
+// its inputs' current slices runs its kernel as it is; a view of them
+// stands as it was made.
+func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
+	for j, id := range t.nodes[st.node].in {
+		st.f.In[j].Data = t.nodes[id].data
+	}
+	st.bound = pl.bound
+	if st.alias != nil {
+		t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
+		return
+	}
+	st.prim.Forward(&st.f)
 }
 
 // replayPlan is what Replay runs: one step per op whose output must be
@@ -151,13 +253,19 @@ func (t *Tape) replay(after, last int32) error {
 type replayPlan struct {
 	gen   uint32
 	len   int
+	bound uint32 // counts the Rebinds to new memory (see replayStep.bound)
 	steps []replayStep
 	args  []flat.Tensor
+	// ReplayFor's subset of steps for the values targets, if subOK.
+	sub     []*replayStep
+	targets []int32
+	subOK   bool
 }
 
 type replayStep struct {
 	node    int32
 	refresh bool      // an input may have new data: re-read the inputs' slices
+	bound   uint32    // plan.bound when the step last read them
 	alias   Aliaser   // non-nil: recompute the view instead of running a kernel
 	prim    Primitive // the kernel otherwise
 	f       Forward
@@ -166,6 +274,7 @@ type replayStep struct {
 func (t *Tape) makePlan() {
 	pl := &t.plan
 	pl.gen, pl.len = t.gen, len(t.nodes)
+	pl.subOK = false
 	total := 0
 	for i := range t.nodes {
 		total += len(t.nodes[i].in)
@@ -199,7 +308,10 @@ func (t *Tape) makePlan() {
 		for j, id := range nd.in {
 			in[j] = flat.Tensor{Shape: t.nodes[id].shape, Data: t.nodes[id].data}
 		}
-		st := replayStep{node: int32(i), refresh: vol}
+		// bound ≠ pl.bound: the first replay reads every volatile input
+		// and remakes every view, which Rebinds before the plan (made at
+		// the first Replay) may have left stale.
+		st := replayStep{node: int32(i), refresh: vol, bound: pl.bound - 1}
 		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
 		if nd.alias {
 			st.alias = nd.prim.(Aliaser)

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -325,4 +326,114 @@ func TestReplayAfterReset(t *testing.T) {
 		rpRecord(fresh, c, in2)
 		rpSameNodes(t, tp, fresh)
 	}
+}
+
+// TestReplayReadsInputsInPlace: a replay reads its inputs where they are,
+// whether the caller writes new values into the memory a Param or Const
+// was recorded with (rebinding the same slice, or not at all) or rebinds
+// to other memory and back; every value is then a fresh recording's.
+func TestReplayReadsInputsInPlace(t *testing.T) {
+	for _, c := range rpCases {
+		t.Run(c.name, func(t *testing.T) {
+			nx := 1
+			for _, d := range c.xs {
+				nx *= d
+			}
+			ny := func() int {
+				tp := NewTape()
+				return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
+			}()
+			rapid.Check(t, func(rt *rapid.T) {
+				draw := func(s string) rpInputs {
+					return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
+				}
+				own := draw("0") // the recording's memory
+				a := NewTape()
+				ins, _ := rpRecord(a, c, own)
+				other := draw("other")
+				for _, step := range []string{"in place", "rebind same", "other memory", "back", "in place again"} {
+					in := draw(step)
+					mem := own
+					if step == "other memory" {
+						mem = other
+					}
+					for k, d := range [][]float32{in.x, in.p, in.w, in.dx, in.dp} {
+						dst := [][]float32{mem.x, mem.p, mem.w, mem.dx, mem.dp}[k]
+						copy(dst, d)
+						if step != "in place" && step != "in place again" {
+							if err := a.Rebind(ins[k], dst); err != nil {
+								rt.Fatalf("%s: rebind %d: %v", step, k, err)
+							}
+						}
+					}
+					if err := a.Replay(); err != nil {
+						rt.Fatalf("%s: replay: %v", step, err)
+					}
+					b := NewTape()
+					rpRecord(b, c, in)
+					rpSameNodes(rt, a, b)
+				}
+			})
+		})
+	}
+}
+
+// TestReplayForComputesItsTargets: ReplayFor the cotangents of a VJP
+// recording gives them a fresh recording's bits, switching between target
+// sets (each with its own plan) and back, with new inputs at every call.
+func TestReplayForComputesItsTargets(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := rpCases[rapid.IntRange(0, len(rpCases)-1).Draw(rt, "case")]
+		nx := 1
+		for _, d := range c.xs {
+			nx *= d
+		}
+		ny := func() int {
+			tp := NewTape()
+			return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
+		}()
+		draw := func(s string) rpInputs {
+			return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
+		}
+		a := NewTape()
+		xv, pv := a.Param(make([]float32, nx)), a.Param(make([]float32, c.np))
+		y := c.f(View(xv, 0, c.xs...), pv)
+		w := a.Const(flat.Tensor{Shape: y.Shape(), Data: make([]float32, ny)})
+		cots := make([]Var, 2)
+		if err := a.VJPOf(y, w, []Var{xv, pv}, cots); err != nil {
+			rt.Fatal(err)
+		}
+		sets := [][]Var{cots, {y}, cots[1:], cots}
+		for k, vs := range sets {
+			in := draw(fmt.Sprint(k))
+			for j, d := range [][]float32{in.x, in.p, in.w} {
+				if err := a.Rebind([]Var{xv, pv, w}[j], d); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			if err := a.ReplayFor(vs...); err != nil {
+				rt.Fatalf("set %d: %v", k, err)
+			}
+			b := NewTape()
+			bx, bp := b.Param(in.x), b.Param(in.p)
+			by := c.f(View(bx, 0, c.xs...), bp)
+			bw := b.Const(flat.Tensor{Shape: by.Shape(), Data: in.w})
+			bc := make([]Var, 2)
+			if err := b.VJPOf(by, bw, []Var{bx, bp}, bc); err != nil {
+				rt.Fatal(err)
+			}
+			want := map[int32]Var{y.id: by, cots[0].id: bc[0], cots[1].id: bc[1]}
+			for _, v := range vs {
+				if v.IsZero() {
+					continue
+				}
+				got, exp := v.Data(), want[v.id].Data()
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(exp[i]) {
+						rt.Fatalf("set %d, value %d [%d]: replayed %g, fresh %g", k, v.id, i, got[i], exp[i])
+					}
+				}
+			}
+		}
+	})
 }

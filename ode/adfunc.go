@@ -94,8 +94,12 @@ type adConfig struct{ replay bool }
 // shapes of u and p only, not on t or on Go state that changes between
 // calls. Each product (F, Jac, JVP, VJP) is then recorded once per
 // goroutine, with its derivative sweep, and later calls replay that
-// recording with the new u, p and directions (ad.Tape.Replay): the bits of
-// a fresh recording, without building a node. A recording that ad finds
+// recording with the new u, p and directions (ad.Tape.ReplayFor: only the
+// ops the product's results need, so a VJP leaves out f's last ops, which
+// its sweep does not read): the bits of a fresh recording, without
+// building a node. The recording keeps its own copies of u and the
+// directions, into which each call copies its own, so that a replay reads
+// them in place. A recording that ad finds
 // value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
 // that f's Go code reads and acts on) is recorded anew at every call, as
 // without this option. An f that reads t must not be declared Replayable:
@@ -183,9 +187,10 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 type adRHS struct {
 	f      func(u, p ad.Var, t float64) ad.Var
 	n      int
-	replay bool                  // record each product once per adWork, then replay it
-	free   freelist.List[adWork] // not emptied by GCs, unlike a sync.Pool
-	err    atomic.Pointer[error] // the last call's error, if it failed
+	replay bool                   // record each product once per adWork, then replay it
+	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
+	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
+	err    atomic.Pointer[error]  // the last call's error, if it failed
 }
 
 // The products, each recorded on its own tape of an adWork.
@@ -214,8 +219,14 @@ type adProg struct {
 	in    [4]ad.Var
 	out   [2]ad.Var
 	rows  []ad.Var // Jac: the rows of J
+	want  []ad.Var // what a replay computes: out's or rows' results
 	wrt   [2]ad.Var
 	sh    [4][1]int // shapes of u, p and the seeds
+	// The recording's own copies of u and the seeds, which a call copies
+	// its arguments into: a replay then reads its inputs where the
+	// recording did, and need not take new slices (Tape.Rebind) at every
+	// op that reads them. p, the same slice call after call, is rebound.
+	buf [4][]float32
 }
 
 func fillNaN(x []float32) {
@@ -236,15 +247,17 @@ const (
 // inputs given (u, p, then the seeds; a nil seed must be one recorded as
 // the zero Var), false if the caller must record it anew on the reset tape.
 func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
-	if pr.ready && len(p) == pr.np {
+	if pr.ready && len(p) == pr.np && len(u) == len(pr.buf[0]) {
 		tp := pr.tape
-		ok := tp.Rebind(pr.in[0], u) == nil && tp.Rebind(pr.in[1], p) == nil
+		copy(pr.buf[0], u)
+		ok := tp.Rebind(pr.in[1], p) == nil
 		for k, s := range seeds {
 			if v := pr.in[2+k]; ok && !v.IsZero() {
-				ok = tp.Rebind(v, s) == nil
+				ok = len(s) == len(pr.buf[2+k])
+				copy(pr.buf[2+k], s)
 			}
 		}
-		if ok && tp.Replay() == nil {
+		if ok && tp.ReplayFor(pr.want...) == nil {
 			return true
 		}
 	}
@@ -256,10 +269,29 @@ func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
 	return false
 }
 
-// end marks a fresh recording of pr replayable, if it is and a replays.
-func (a *adRHS) end(pr *adProg, p []float32) {
+// end marks a fresh recording of pr replayable, if it is and a replays;
+// its replays compute want, the product's results, and what they need.
+func (a *adRHS) end(pr *adProg, p []float32, want []ad.Var) {
+	pr.want = want
 	if a.replay && pr.tape.Replayable() == nil {
 		pr.ready, pr.np = true, len(p)
+	}
+}
+
+// get returns a goroutine's adWork for one call, which put returns: the
+// one in hot, the last put, if no other goroutine holds it (one atomic
+// swap, where the free list takes a lock, a slice and an unlock), else
+// one from the free list. A solve on one goroutine always finds hot.
+func (a *adRHS) get() *adWork {
+	if w := a.hot.Swap(nil); w != nil {
+		return w
+	}
+	return a.free.Get()
+}
+
+func (a *adRHS) put(w *adWork) {
+	if !a.hot.CompareAndSwap(nil, w) {
+		a.free.Put(w)
 	}
 }
 
@@ -269,7 +301,7 @@ func (a *adRHS) done(w *adWork, pr *adProg) {
 	if !pr.ready && pr.tape != nil {
 		pr.tape.Reset()
 	}
-	a.free.Put(w)
+	a.put(w)
 }
 
 // record runs f on pr's tape with u and p as Params or constants (mode)
@@ -277,6 +309,8 @@ func (a *adRHS) done(w *adWork, pr *adProg) {
 func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Var, err error) {
 	tp := pr.tape
 	pr.sh[0][0], pr.sh[1][0] = len(u), len(p)
+	pr.buf[0] = append(pr.buf[0][:0], u...)
+	u = pr.buf[0]
 	if mode == recConst {
 		pr.in[0] = tp.Const(flat.Tensor{Shape: pr.sh[0][:], Data: u})
 	} else {
@@ -304,13 +338,14 @@ func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Va
 // seed records data as a constant of n values on pr's tape, the k-th seed.
 func (pr *adProg) seed(k int, data []float32, n int) ad.Var {
 	pr.sh[2+k][0] = n
-	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: data})
+	pr.buf[2+k] = append(pr.buf[2+k][:0], data...)
+	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: pr.buf[2+k]})
 	pr.in[2+k] = v
 	return v
 }
 
 func (a *adRHS) evalF(du, u, p []float32, t float64) error {
-	w := a.free.Get()
+	w := a.get()
 	pr := &w.progs[progF]
 	defer a.done(w, pr)
 	if !a.begin(pr, u, p) {
@@ -319,14 +354,14 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 			return err
 		}
 		pr.out[0] = y
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:1])
 	}
 	copy(du, pr.out[0].Data())
 	return nil
 }
 
 func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
-	w := a.free.Get()
+	w := a.get()
 	pr := &w.progs[progJac]
 	defer a.done(w, pr)
 	n := a.n
@@ -358,7 +393,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 				return err
 			}
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.rows)
 	}
 	for i, r := range pr.rows {
 		row := J[i*n : (i+1)*n]
@@ -377,7 +412,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("ad: JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
 	}
-	w := a.free.Get()
+	w := a.get()
 	k := progJVP
 	if dp == nil {
 		k = progJVPu
@@ -397,7 +432,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 		if pr.out[0], err = pr.tape.JVPOf(y, pr.wrt[:], dirs[:]); err != nil {
 			return err
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:1])
 	}
 	if tv := pr.out[0]; !tv.IsZero() {
 		copy(jv, tv.Data())
@@ -413,7 +448,7 @@ func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("ad: VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
 	}
-	w := a.free.Get()
+	w := a.get()
 	k, nw := progVJP, 2
 	if dp == nil {
 		k, nw = progVJPu, 1
@@ -433,7 +468,7 @@ func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 		if err := pr.tape.VJPOf(y, seed, pr.wrt[:nw], pr.out[:nw]); err != nil {
 			return err
 		}
-		a.end(pr, p)
+		a.end(pr, p, pr.out[:nw])
 	}
 	addVar(du, pr.out[0])
 	if dp != nil {

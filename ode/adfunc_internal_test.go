@@ -43,10 +43,10 @@ func TestADDerivsReplayOrRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		wk := a.free.Get()
+		wk := a.get()
 		if got := wk.progs[progF].ready && wk.progs[progVJP].ready; got != c.want {
 			t.Errorf("%s: replayed %v, want %v", c.name, got, c.want)
 		}
-		a.free.Put(wk)
+		a.put(wk)
 	}
 }

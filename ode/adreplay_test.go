@@ -188,3 +188,50 @@ func TestADFuncErrorReachesSolve(t *testing.T) {
 		t.Errorf("solve of a NaN F: %v, want NonFinite without a cause", err)
 	}
 }
+
+// TestADDerivsReadArgumentsInPlace: the same slices for u, p and the
+// directions, written with new values between calls (a solver's buffers),
+// give the products of a fresh recording at every call: a replay sees the
+// new values, of p too, which it reads where it was recorded.
+func TestADDerivsReadArgumentsInPlace(t *testing.T) {
+	const n = 3
+	c := replayNets()[0]
+	rhs := ode.NeuralRHS(c.net)
+	fresh := products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n)
+	d := products(rhs, n)
+	rapid.Check(t, func(rt *rapid.T) {
+		θ, err := model.Init(c.net, rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 1)))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		np := len(θ)
+		u, v, w, dp := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, np)
+		for call := range 4 {
+			copy(u, drawVec(rt, n, -2, 2, "u"))
+			copy(v, drawVec(rt, n, -2, 2, "v"))
+			copy(w, drawVec(rt, n, -2, 2, "w"))
+			copy(dp, drawVec(rt, np, -1, 1, "dp"))
+			if call > 0 {
+				copy(θ, drawVec(rt, np, -1, 1, "θ"))
+			}
+			check := func(what string, got, want []float32) {
+				if !sameBits(got, want) {
+					rt.Fatalf("call %d: %s replayed %v, recorded %v", call, what, got, want)
+				}
+			}
+			a, b := make([]float32, n), make([]float32, n)
+			d.F(a, u, θ, 0)
+			fresh.F(b, u, θ, 0)
+			check("F", a, b)
+			d.JVP(a, u, v, θ, dp, 0)
+			fresh.JVP(b, u, v, θ, dp, 0)
+			check("JVP", a, b)
+			ga, gb := make([]float32, n), make([]float32, n)
+			pa, pb := make([]float32, np), make([]float32, np)
+			d.VJP(ga, pa, w, u, θ, 0)
+			fresh.VJP(gb, pb, w, u, θ, 0)
+			check("VJP du", ga, gb)
+			check("VJP dp", pa, pb)
+		}
+	})
+}
