@@ -64,11 +64,41 @@ func (l *List[T]) Put(x *T) {
 // The zero Slices is empty and ready to use.
 type Slices[E any] struct{ l List[[]E] }
 
-// Get returns a slice of length n from the list, reallocating only if the
-// one it takes is too short. Its contents are whatever its last user left:
-// callers overwrite (or clear) what they read.
+// Get returns a slice of length n from the list: the shortest one whose
+// capacity holds n, else the longest, reallocated to n. Its contents are
+// whatever its last user left: callers overwrite (or clear) what they read.
+//
+// It searches rather than taking the top item because one list serves
+// several sizes: two goroutines putting back a short and a long buffer in
+// turn would otherwise hand the long request the short one at every step,
+// and reallocate it every time.
 func (s *Slices[E]) Get(n int) *[]E {
-	p := s.l.Get()
+	l := &s.l
+	l.lock()
+	best := -1
+	for i, it := range l.items {
+		c, fits := cap(*it), cap(*it) >= n
+		switch {
+		case best < 0:
+			best = i
+		case fits && (cap(*l.items[best]) < n || c < cap(*l.items[best])):
+			best = i
+		case !fits && cap(*l.items[best]) < n && c > cap(*l.items[best]):
+			best = i
+		}
+	}
+	var p *[]E
+	if best >= 0 {
+		last := len(l.items) - 1
+		p = l.items[best]
+		l.items[best] = l.items[last]
+		l.items[last] = nil
+		l.items = l.items[:last]
+	}
+	l.unlock()
+	if p == nil {
+		p = new([]E)
+	}
 	if cap(*p) < n {
 		*p = make([]E, n)
 	}

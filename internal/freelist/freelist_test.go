@@ -81,3 +81,33 @@ func TestSlicesGetSizesAndReuses(t *testing.T) {
 		t.Fatalf("a warm Get/Put of a Slices allocates %v times, want 0", n)
 	}
 }
+
+// Two sizes out at once and put back long first: the next long Get finds
+// the long buffer under the short one (it took the short one from the top
+// and reallocated it, every round), and a short Get takes the shortest
+// that fits, leaving the long one for a long request.
+func TestSlicesGetPicksAFittingBuffer(t *testing.T) {
+	var s Slices[float32]
+	round := func() {
+		long, short := s.Get(1000), s.Get(10)
+		s.Put(long)
+		s.Put(short)
+	}
+	round()
+	if n := testing.AllocsPerRun(100, round); n != 0 {
+		t.Fatalf("a warm round of two sizes allocates %v times, want 0", n)
+	}
+	a, b := s.Get(5), s.Get(5)
+	if cap(*a) != 10 || cap(*b) != 1000 {
+		t.Errorf("two Get(5): capacities %d then %d, want 10 (the shortest that fits) then 1000", cap(*a), cap(*b))
+	}
+	s.Put(a)
+	s.Put(b)
+	c := s.Get(2000) // none fits: the longest is reallocated, the short one stays
+	if len(*c) != 2000 {
+		t.Fatalf("Get(2000) has length %d", len(*c))
+	}
+	if d := s.Get(10); cap(*d) != 10 {
+		t.Errorf("Get(10) after the longest was taken: capacity %d, want the 10 left", cap(*d))
+	}
+}
