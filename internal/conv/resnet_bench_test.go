@@ -50,15 +50,7 @@ func BenchmarkResNet18Layers(b *testing.B) {
 	for _, in := range []struct{ n, side int }{{16, 96}, {16, 32}} {
 		for _, l := range resnet18Layers(in.n, in.side) {
 			g := l.g
-			x := make([]float32, g.N*g.Cin*g.InVol())
-			w := make([]float32, g.Cout*g.CinG()*g.KVol())
-			y := make([]float32, g.N*g.Cout*g.OutVol())
-			for i := range x {
-				x[i] = float32(i%7) - 3
-			}
-			for i := range w {
-				w[i] = float32(i%5) - 2
-			}
+			x, w, y := benchOperands(g)
 			f, d, fl := Paths(g)
 			for _, op := range []struct {
 				name, path string
