@@ -11,12 +11,7 @@ import (
 // on the benchmark scenarios' shapes; UseGemm's thresholds are read off
 // these numbers.
 func BenchmarkKernels(b *testing.B) {
-	geo := func(n, cin, cout, s, k, pad int) *Geom {
-		o := s + 2*pad - k + 1
-		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
-			In: [3]int{1, s, s}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
-			Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
-	}
+	geo := func(n, cin, cout, s, k, pad int) *Geom { return square(n, cin, cout, s, k, 1, pad) }
 	for _, c := range []struct {
 		name string
 		g    *Geom
