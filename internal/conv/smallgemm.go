@@ -103,9 +103,7 @@ func smallGemmData(dx, dy, w []float32, g *Geom) {
 		dxn := dx[n*g.Cin*iv:][:g.Cin*iv]
 		c := dcols[n*ov:]
 		for i := range dxn {
-			lo, hi := t.iStart[i], t.iStart[i+1]
-			rr, oo := t.iR[lo:hi], t.iO[lo:hi]
-			oo = oo[:len(rr)]
+			rr, oo := t.byIn(i)
 			var s float32
 			for e, r := range rr {
 				s += c[int(r)*l+int(oo[e])]
