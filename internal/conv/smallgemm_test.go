@@ -43,22 +43,11 @@ func TestSmallGemmAgainstReference(t *testing.T) {
 		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
 		wantY := refForward(x, w, g)
 		wantDx, wantDw := refAdjoints(x, w, u, g)
-		for _, im := range []struct {
-			name              string
-			fwd, data, filter func(a, b, c []float32, g *Geom)
-		}{
+		for _, im := range []kernels{
 			{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter},
 			{"chosen", Forward, Data, Filter},
 		} {
-			y := fill(len(wantY), 99) // kernels must overwrite
-			im.fwd(y, x, w, g)
-			near(rt, im.name+" y", y, wantY)
-			dx := fill(len(wantDx), 99)
-			im.data(dx, u, w, g)
-			near(rt, im.name+" dx", dx, wantDx)
-			dw := fill(len(wantDw), 99)
-			im.filter(dw, x, u, g)
-			near(rt, im.name+" dw", dw, wantDw)
+			y, dx, dw := im.check(rt, g, x, w, u, wantY, wantDx, wantDw)
 			a, b, c := dot64(y, u), dot64(x, dx), dot64(w, dw)
 			if a != b || b != c {
 				rt.Fatalf("%+v: %s: ⟨F(x,w),u⟩ = %v, ⟨x,D(u,w)⟩ = %v, ⟨w,W(x,u)⟩ = %v", *g, im.name, a, b, c)
@@ -77,6 +66,7 @@ func square(n, cin, cout, side, k, stride, pad int) *Geom {
 		Stride: [3]int{1, stride, stride}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
 }
 
+// fill returns n copies of v: 99 marks outputs a kernel must overwrite.
 func fill(n int, v float32) []float32 {
 	s := make([]float32, n)
 	for i := range s {
