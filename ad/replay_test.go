@@ -120,6 +120,34 @@ func rpRecord(t *Tape, c rpCase, in rpInputs) (ins [5]Var, y Var) {
 	return [5]Var{xv, pv, w, dx, dp}, y
 }
 
+// xSize is the size of c's input x.
+func (c rpCase) xSize() int {
+	nx := 1
+	for _, d := range c.xs {
+		nx *= d
+	}
+	return nx
+}
+
+// sizes are the sizes of c's input x and of its result y, the latter from
+// a throwaway recording.
+func (c rpCase) sizes() (nx, ny int) {
+	nx = c.xSize()
+	tp := NewTape()
+	return nx, c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
+}
+
+// draw draws inputs for c with x of size nx and w of size ny, each label
+// ending in s, in the order x, p, w, dx, dp (dp only if withDP; nil
+// otherwise).
+func (c rpCase) draw(rt *rapid.T, nx, ny int, s string, withDP bool) rpInputs {
+	in := rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s)}
+	if withDP {
+		in.dp = rpDraw(rt, c.np, "dp"+s)
+	}
+	return in
+}
+
 func rpDraw(rt *rapid.T, n int, label string) []float32 {
 	return rapid.SliceOfN(rapid.Float32Range(-3, 3), n, n).Draw(rt, label)
 }
@@ -130,23 +158,10 @@ func rpDraw(rt *rapid.T, n int, label string) []float32 {
 func TestReplayEqualsFreshRecording(t *testing.T) {
 	for _, c := range rpCases {
 		t.Run(c.name, func(t *testing.T) {
-			nx := 1
-			for _, d := range c.xs {
-				nx *= d
-			}
-			ny := func() int { // y's size, from a throwaway recording
-				tp := NewTape()
-				return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
-			}()
+			nx, ny := c.sizes()
 			rapid.Check(t, func(rt *rapid.T) {
 				withDP := rapid.Bool().Draw(rt, "withDP")
-				draw := func(s string) rpInputs {
-					in := rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s)}
-					if withDP {
-						in.dp = rpDraw(rt, c.np, "dp"+s)
-					}
-					return in
-				}
+				draw := func(s string) rpInputs { return c.draw(rt, nx, ny, s, withDP) }
 				in1 := draw("1")
 				a := NewTape()
 				ins, y := rpRecord(a, c, in1)
@@ -293,10 +308,7 @@ func TestReplayAllocatesNothing(t *testing.T) {
 func TestReplayAfterReset(t *testing.T) {
 	tp := NewTape()
 	for round, c := range []rpCase{rpCases[0], rpCases[9], rpCases[0]} {
-		nx := 1
-		for _, d := range c.xs {
-			nx *= d
-		}
+		nx := c.xSize()
 		mk := func(n int, s float32) []float32 {
 			x := make([]float32, n)
 			for i := range x {
@@ -335,18 +347,9 @@ func TestReplayAfterReset(t *testing.T) {
 func TestReplayReadsInputsInPlace(t *testing.T) {
 	for _, c := range rpCases {
 		t.Run(c.name, func(t *testing.T) {
-			nx := 1
-			for _, d := range c.xs {
-				nx *= d
-			}
-			ny := func() int {
-				tp := NewTape()
-				return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
-			}()
+			nx, ny := c.sizes()
 			rapid.Check(t, func(rt *rapid.T) {
-				draw := func(s string) rpInputs {
-					return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
-				}
+				draw := func(s string) rpInputs { return c.draw(rt, nx, ny, s, true) }
 				own := draw("0") // the recording's memory
 				a := NewTape()
 				ins, _ := rpRecord(a, c, own)
@@ -384,17 +387,8 @@ func TestReplayReadsInputsInPlace(t *testing.T) {
 func TestReplayForComputesItsTargets(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := rpCases[rapid.IntRange(0, len(rpCases)-1).Draw(rt, "case")]
-		nx := 1
-		for _, d := range c.xs {
-			nx *= d
-		}
-		ny := func() int {
-			tp := NewTape()
-			return c.f(View(tp.Param(make([]float32, nx)), 0, c.xs...), tp.Param(make([]float32, c.np))).Size()
-		}()
-		draw := func(s string) rpInputs {
-			return rpInputs{x: rpDraw(rt, nx, "x"+s), p: rpDraw(rt, c.np, "p"+s), w: rpDraw(rt, ny, "w"+s), dx: rpDraw(rt, nx, "dx"+s), dp: rpDraw(rt, c.np, "dp"+s)}
-		}
+		nx, ny := c.sizes()
+		draw := func(s string) rpInputs { return c.draw(rt, nx, ny, s, true) }
 		a := NewTape()
 		xv, pv := a.Param(make([]float32, nx)), a.Param(make([]float32, c.np))
 		y := c.f(View(xv, 0, c.xs...), pv)

@@ -2,6 +2,8 @@
 
 package ode
 
+//go:generate sh -c "python3 gen/combine_amd64.py > combine_amd64.s"
+
 import "github.com/flatkit/flatkit/internal/cpu"
 
 // haveCombineAVX says whether combineAVX runs here (cpu.Best's AVX2 level;

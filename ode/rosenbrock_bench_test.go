@@ -11,7 +11,7 @@ import (
 // a warm Integrator, Reinit + Run per iteration.
 func benchRobertson(b *testing.B, m ode.Method, jac func(J, u []float64, p []float32, t float64), rtol, atol float64) {
 	u0 := []float64{1, 0, 0}
-	it, err := ode.Init(ode.Problem[float64]{F: robertson, Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(rtol, atol))
+	it, err := ode.Init(ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(rtol, atol))
 	if err != nil {
 		b.Fatal(err)
 	}

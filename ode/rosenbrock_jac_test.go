@@ -21,18 +21,6 @@ func robertsonAD(u, _ ad.Var, _ float64) ad.Var {
 	return ad.Concat0(ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 }
 
-func robertson32(du, u []float32, _ []float32, _ float64) {
-	du[0] = -0.04*u[0] + 1e4*u[1]*u[2]
-	du[1] = 0.04*u[0] - 1e4*u[1]*u[2] - 3e7*u[1]*u[1]
-	du[2] = 3e7 * u[1] * u[1]
-}
-
-func robertsonJac32(J, u []float32, _ []float32, _ float64) {
-	J[0], J[1], J[2] = -0.04, 1e4*u[2], 1e4*u[1]
-	J[3], J[4], J[5] = 0.04, -1e4*u[2]-6e7*u[1], -1e4*u[1]
-	J[6], J[7], J[8] = 0, 6e7*u[1], 0
-}
-
 // TestJacobianSources: the user's Jacobian, finite differences and ADFunc
 // give the same solution within the tolerance (float32 state, where all
 // three apply).
@@ -43,8 +31,8 @@ func TestJacobianSources(t *testing.T) {
 		name string
 		prob ode.Problem[float32]
 	}{
-		{"user", ode.Problem[float32]{F: robertson32, Jac: robertsonJac32, U0: u0, T1: 1e5}},
-		{"fd", ode.Problem[float32]{F: robertson32, U0: u0, T1: 1e5}},
+		{"user", ode.Problem[float32]{F: robertson[float32], Jac: robertsonJac[float32], U0: u0, T1: 1e5}},
+		{"fd", ode.Problem[float32]{F: robertson[float32], U0: u0, T1: 1e5}},
 		{"ad", ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}},
 	}
 	for _, m := range stiffMethods {
@@ -69,8 +57,8 @@ func TestJacobianSources(t *testing.T) {
 func TestJacobianUserVsFD64(t *testing.T) {
 	for _, m := range stiffMethods {
 		var us [2][]float64
-		for k, jac := range []func(J, u []float64, p []float32, t float64){robertsonJac, nil} {
-			sol, err := ode.Solve(context.Background(), ode.Problem[float64]{F: robertson, Jac: jac, U0: []float64{1, 0, 0}, T1: 1e5}, m, ode.Tol(1e-8, 1e-12))
+		for k, jac := range []func(J, u []float64, p []float32, t float64){robertsonJac[float64], nil} {
+			sol, err := ode.Solve(context.Background(), ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: []float64{1, 0, 0}, T1: 1e5}, m, ode.Tol(1e-8, 1e-12))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +79,7 @@ func TestADProblem(t *testing.T) {
 	u := []float32{0.9, 2e-5, 0.1}
 	prob.Jac(J, u, nil, 0)
 	want := make([]float32, 9)
-	robertsonJac32(want, u, nil, 0)
+	robertsonJac(want, u, nil, 0)
 	for i := range J {
 		if d := math.Abs(float64(J[i] - want[i])); d > 1e-5*math.Abs(float64(want[i]))+1e-6 {
 			t.Errorf("J[%d] = %g, want %g", i, J[i], want[i])
@@ -99,7 +87,7 @@ func TestADProblem(t *testing.T) {
 	}
 	du, dw := make([]float32, 3), make([]float32, 3)
 	prob.F(du, u, nil, 0)
-	robertson32(dw, u, nil, 0)
+	robertson(dw, u, nil, 0)
 	for i := range du {
 		if d := math.Abs(float64(du[i] - dw[i])); d > 1e-6*math.Abs(float64(dw[i]))+1e-9 {
 			t.Errorf("du[%d] = %g, want %g", i, du[i], dw[i])

@@ -10,14 +10,16 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Robertson's chemical kinetics (issue 7), constants as float64 literals.
-func robertson(du, u []float64, _ []float32, _ float64) {
+// Robertson's chemical kinetics (issue 7), in float64 and (for the tests
+// of the Jacobian sources) float32; the constants are untyped, rounded
+// once to F.
+func robertson[F float32 | float64](du, u []F, _ []float32, _ float64) {
 	du[0] = -0.04*u[0] + 1e4*u[1]*u[2]
 	du[1] = 0.04*u[0] - 1e4*u[1]*u[2] - 3e7*u[1]*u[1]
 	du[2] = 3e7 * u[1] * u[1]
 }
 
-func robertsonJac(J, u []float64, _ []float32, _ float64) {
+func robertsonJac[F float32 | float64](J, u []F, _ []float32, _ float64) {
 	J[0], J[1], J[2] = -0.04, 1e4*u[2], 1e4*u[1]
 	J[3], J[4], J[5] = 0.04, -1e4*u[2]-6e7*u[1], -1e4*u[1]
 	J[6], J[7], J[8] = 0, 6e7*u[1], 0
@@ -90,7 +92,7 @@ func TestRobertson(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, jac := range []bool{true, false} {
-			prob := ode.Problem[float64]{F: robertson, U0: []float64{1, 0, 0}, T1: c.t1}
+			prob := ode.Problem[float64]{F: robertson[float64], U0: []float64{1, 0, 0}, T1: c.t1}
 			if jac {
 				prob.Jac = robertsonJac
 			}
@@ -129,7 +131,7 @@ func TestRodas5PRobertsonTight(t *testing.T) {
 		t1  float64
 		ref []float64
 	}{{1e5, robertsonRef1e5}, {1e11, robertsonRef1e11}} {
-		prob := ode.Problem[float64]{F: robertson, Jac: robertsonJac, U0: []float64{1, 0, 0}, T1: c.t1}
+		prob := ode.Problem[float64]{F: robertson[float64], Jac: robertsonJac[float64], U0: []float64{1, 0, 0}, T1: c.t1}
 		sol, err := ode.Solve(context.Background(), prob, ode.Rodas5P(), ode.Tol(1e-10, 1e-14))
 		if err != nil {
 			t.Fatal(err)
@@ -196,7 +198,7 @@ var vdpolRef = []float64{1.706167732170483, -0.8928097010247975}
 func TestStiffStats(t *testing.T) {
 	for _, m := range stiffMethods {
 		for _, jac := range []bool{true, false} {
-			prob := ode.Problem[float64]{F: robertson, U0: []float64{1, 0, 0}, T1: 1e3}
+			prob := ode.Problem[float64]{F: robertson[float64], U0: []float64{1, 0, 0}, T1: 1e3}
 			if jac {
 				prob.Jac = robertsonJac
 			}
@@ -266,8 +268,8 @@ func TestStiffSingularAndBadJacobian(t *testing.T) {
 func TestStiffZeroAllocs(t *testing.T) {
 	u0 := []float64{1, 0, 0}
 	for _, m := range stiffMethods {
-		for _, jac := range []func(J, u []float64, p []float32, t float64){robertsonJac, nil} {
-			it, err := ode.Init(ode.Problem[float64]{F: robertson, Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(1e-6, 1e-8))
+		for _, jac := range []func(J, u []float64, p []float32, t float64){robertsonJac[float64], nil} {
+			it, err := ode.Init(ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +381,7 @@ func TestStiffEvents(t *testing.T) {
 	var tHalf [2]float64
 	for k, m := range stiffMethods {
 		ev := ode.Event[float64]{G: func(u []float64, _ float64) float64 { return u[2] - 0.5 }, Direction: 1}
-		sol, err := ode.Solve(context.Background(), ode.Problem[float64]{F: robertson, Jac: robertsonJac, U0: []float64{1, 0, 0}, T1: 1e5, Events: []ode.Event[float64]{ev}}, m, ode.Tol(1e-8, 1e-10))
+		sol, err := ode.Solve(context.Background(), ode.Problem[float64]{F: robertson[float64], Jac: robertsonJac[float64], U0: []float64{1, 0, 0}, T1: 1e5, Events: []ode.Event[float64]{ev}}, m, ode.Tol(1e-8, 1e-10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +399,7 @@ func TestStiffEvents(t *testing.T) {
 				u[0], u[1], u[2] = 1, 0, 0
 				return fired == 2
 			}}
-		sol, err = ode.Solve(context.Background(), ode.Problem[float64]{F: robertson, Jac: robertsonJac, U0: []float64{1, 0, 0}, T1: 1e5, Events: []ode.Event[float64]{reset}}, m, ode.Tol(1e-8, 1e-10))
+		sol, err = ode.Solve(context.Background(), ode.Problem[float64]{F: robertson[float64], Jac: robertsonJac[float64], U0: []float64{1, 0, 0}, T1: 1e5, Events: []ode.Event[float64]{reset}}, m, ode.Tol(1e-8, 1e-10))
 		if err != nil {
 			t.Fatal(err)
 		}

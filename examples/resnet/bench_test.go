@@ -18,14 +18,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
 	net := resnet.ResNet18(10)
 	rng := rand.New(rand.NewPCG(1, 2))
-	θ, err := model.Init(net, rng)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := model.InitState(net)
-	if err != nil {
-		b.Fatal(err)
-	}
+	θ, st := initNet(b, net, rng)
 	x := flat.New(16, 3, 96, 96)
 	for i := range x.Data {
 		x.Data[i] = float32(rng.NormFloat64())

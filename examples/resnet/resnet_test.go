@@ -253,14 +253,7 @@ func TestTrainStepAllocs(t *testing.T) {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	net := resnet.New(8, resnet.Blocks18, 10)
-	θ, err := model.Init(net, rand.New(rand.NewPCG(3, 4)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := model.InitState(net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	θ, st := initNet(t, net, rand.New(rand.NewPCG(3, 4)))
 	x := flat.New(4, 3, 32, 32)
 	for i := range x.Data {
 		x.Data[i] = float32(i%11)/5 - 1
@@ -292,4 +285,19 @@ func TestTrainStepAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations per call, want 0", name, a)
 		}
 	}
+}
+
+// initNet draws net's parameters from rng and sets its state (the batch
+// norms' running statistics) to its initial values, failing tb on error.
+func initNet(tb testing.TB, net model.Layer, rng *rand.Rand) (θ, st []float32) {
+	tb.Helper()
+	θ, err := model.Init(net, rng)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err = model.InitState(net)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return θ, st
 }

@@ -31,10 +31,7 @@ func TestForwardPathsAgree(t *testing.T) {
 			{"cols", colGemmForward},
 			{"taps", tapGemmForward},
 		} {
-			y := make([]float32, len(want))
-			for i := range y {
-				y[i] = 99
-			}
+			y := fill(len(want), 99)
 			im.f(y, x, w, g, &wd)
 			near(rt, im.name+" y", y, want)
 		}
@@ -67,10 +64,7 @@ func TestBlockForward(t *testing.T) {
 		ep := drawEpilogue(rt, g)
 		want := refForward(x, w, g)
 		refEpilogue(want, ep, g)
-		y := make([]float32, len(want))
-		for i := range y {
-			y[i] = 99
-		}
+		y := fill(len(want), 99)
 		blockForward(y, x, w, g, &wd, ep)
 		near(rt, "block y", y, want)
 		if !small(g) && useBlock(g) {
@@ -127,10 +121,7 @@ func TestBlockData(t *testing.T) {
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
 		want, _ := refAdjoints(x, w, dy, g)
-		dx := make([]float32, len(want))
-		for i := range dx {
-			dx[i] = 99
-		}
+		dx := fill(len(want), 99)
 		blockData(dx, dy, w, g, &wd)
 		near(rt, "block dx", dx, want)
 		if !small(g) && useBlockData(g) {

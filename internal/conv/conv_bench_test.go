@@ -11,12 +11,7 @@ import (
 // on the benchmark scenarios' shapes; UseGemm's thresholds are read off
 // these numbers.
 func BenchmarkKernels(b *testing.B) {
-	geo := func(n, cin, cout, s, k, pad int) *Geom {
-		o := s + 2*pad - k + 1
-		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
-			In: [3]int{1, s, s}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
-			Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
-	}
+	geo := func(n, cin, cout, s, k, pad int) *Geom { return square(n, cin, cout, s, k, 1, pad) }
 	for _, c := range []struct {
 		name string
 		g    *Geom
@@ -35,15 +30,7 @@ func BenchmarkKernels(b *testing.B) {
 		{"batch64 64x64x18x18 64->64", geo(64, 64, 64, 18, 3, 0)},
 	} {
 		g := c.g
-		x := make([]float32, g.N*g.Cin*g.InVol())
-		w := make([]float32, g.Cout*g.CinG()*g.KVol())
-		y := make([]float32, g.N*g.Cout*g.OutVol())
-		for i := range x {
-			x[i] = float32(i%7) - 3
-		}
-		for i := range w {
-			w[i] = float32(i%5) - 2
-		}
+		x, w, y := benchOperands(g)
 		for i := range y {
 			y[i] = float32(i%3) - 1
 		}
@@ -85,15 +72,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 			In: [3]int{1, s.side, s.side}, K: [3]int{1, 3, 3}, Out: [3]int{1, s.side - 2, s.side - 2},
 			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
 		wd, _ := wideOf(g)
-		x := make([]float32, g.N*g.Cin*g.InVol())
-		w := make([]float32, g.Cout*g.CinG()*g.KVol())
-		y := make([]float32, g.N*g.Cout*g.OutVol())
-		for i := range x {
-			x[i] = float32(i%7) - 3
-		}
-		for i := range w {
-			w[i] = float32(i%5) - 2
-		}
+		x, w, y := benchOperands(g)
 		for _, im := range []struct {
 			name string
 			f    func()

@@ -124,6 +124,28 @@ func near(t *rapid.T, what string, got []float32, want []float64) {
 	}
 }
 
+// kernels is one implementation of the three convolution kernels.
+type kernels struct {
+	name              string
+	fwd, data, filter func(a, b, c []float32, g *Geom)
+}
+
+// check runs the three kernels at (x, w) and dy on outputs filled with 99
+// (kernels must overwrite) and compares them with the float64 reference;
+// it returns the outputs.
+func (im kernels) check(rt *rapid.T, g *Geom, x, w, dy []float32, wantY, wantDx, wantDw []float64) (y, dx, dw []float32) {
+	y = fill(len(wantY), 99)
+	im.fwd(y, x, w, g)
+	near(rt, im.name+" y", y, wantY)
+	dx = fill(len(wantDx), 99)
+	im.data(dx, dy, w, g)
+	near(rt, im.name+" dx", dx, wantDx)
+	dw = fill(len(wantDw), 99)
+	im.filter(dw, x, dy, g)
+	near(rt, im.name+" dw", dw, wantDw)
+	return y, dx, dw
+}
+
 // TestKernelsAgainstReference checks both implementations of the three
 // kernels against the float64 loops on random geometry.
 func TestKernelsAgainstReference(t *testing.T) {
@@ -135,41 +157,16 @@ func TestKernelsAgainstReference(t *testing.T) {
 			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
 			wantY := refForward(x, w, g)
 			wantDx, wantDw := refAdjoints(x, w, dy, g)
-			impls := []struct {
-				name      string
-				fwd, data func(a, b, c []float32, g *Geom)
-				filter    func(a, b, c []float32, g *Geom)
-			}{
+			for _, im := range []kernels{
 				{"direct", DirectForward, DirectData, DirectFilter},
 				{"gemm", GemmForward, GemmData, GemmFilter},
 				{"chosen", Forward, Data, Filter},
-			}
-			for _, im := range impls {
-				y := make([]float32, len(wantY))
-				for i := range y {
-					y[i] = 99 // kernels must overwrite
-				}
-				im.fwd(y, x, w, g)
-				near(rt, im.name+" y", y, wantY)
-				dx := make([]float32, len(wantDx))
-				for i := range dx {
-					dx[i] = 99
-				}
-				im.data(dx, dy, w, g)
-				near(rt, im.name+" dx", dx, wantDx)
-				dw := make([]float32, len(wantDw))
-				for i := range dw {
-					dw[i] = 99
-				}
-				im.filter(dw, x, dy, g)
-				near(rt, im.name+" dw", dw, wantDw)
+			} {
+				im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
 			}
 			ep := drawEpilogue(rt, g)
 			refEpilogue(wantY, ep, g)
-			y := make([]float32, len(wantY))
-			for i := range y {
-				y[i] = 99
-			}
+			y := fill(len(wantY), 99)
 			ForwardBias(y, x, w, ep.bias, ep.relu, g)
 			near(rt, "ForwardBias y", y, wantY)
 		})
@@ -251,25 +248,11 @@ func TestKernelsLargerPlanes(t *testing.T) {
 		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
 		wantY := refForward(x, w, g)
 		wantDx, wantDw := refAdjoints(x, w, dy, g)
-		for _, im := range []struct {
-			name           string
-			fwd, data, flt func(a, b, c []float32, g *Geom)
-		}{
+		for _, im := range []kernels{
 			{"direct", DirectForward, DirectData, DirectFilter},
 			{"gemm", GemmForward, GemmData, GemmFilter},
 		} {
-			y := make([]float32, len(wantY))
-			im.fwd(y, x, w, g)
-			near(rt, im.name+" y", y, wantY)
-			dx := make([]float32, len(wantDx))
-			for i := range dx {
-				dx[i] = 99
-			}
-			im.data(dx, dy, w, g)
-			near(rt, im.name+" dx", dx, wantDx)
-			dw := make([]float32, len(wantDw))
-			im.flt(dw, x, dy, g)
-			near(rt, im.name+" dw", dw, wantDw)
+			im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
 		}
 	})
 }

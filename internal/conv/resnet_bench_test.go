@@ -50,15 +50,7 @@ func BenchmarkResNet18Layers(b *testing.B) {
 	for _, in := range []struct{ n, side int }{{16, 96}, {16, 32}} {
 		for _, l := range resnet18Layers(in.n, in.side) {
 			g := l.g
-			x := make([]float32, g.N*g.Cin*g.InVol())
-			w := make([]float32, g.Cout*g.CinG()*g.KVol())
-			y := make([]float32, g.N*g.Cout*g.OutVol())
-			for i := range x {
-				x[i] = float32(i%7) - 3
-			}
-			for i := range w {
-				w[i] = float32(i%5) - 2
-			}
+			x, w, y := benchOperands(g)
 			f, d, fl := Paths(g)
 			for _, op := range []struct {
 				name, path string
@@ -80,25 +72,19 @@ func BenchmarkResNet18Layers(b *testing.B) {
 // the measurements behind SmallGemmMinCout and SmallGemmMinInner.
 func BenchmarkSmallPaths(b *testing.B) {
 	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
-	conv := func(n, cin, cout, in, k, stride, pad int) *Geom {
-		o := (in+2*pad-k)/stride + 1
-		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
-			In: [3]int{1, in, in}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
-			Stride: [3]int{1, stride, stride}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
-	}
 	for _, c := range []struct {
 		name string
 		g    *Geom
 	}{
-		{"n1 4-4 2x2 3x3", conv(1, 4, 4, 2, 3, 1, 1)},     // deepchain
-		{"n4 8-8 2x2 3x3", conv(4, 8, 8, 2, 3, 1, 1)},     // below every threshold
-		{"n4 16-16 2x2 3x3", conv(4, 16, 16, 2, 3, 1, 1)}, // at the thresholds
-		{"n4 32-32 2x2 3x3", conv(4, 32, 32, 2, 3, 1, 1)},
-		{"n1 64-64 4x4 3x3", conv(1, 64, 64, 4, 3, 1, 1)},       // one image, 16 columns
-		{"n1 64-64 2x2 3x3", conv(1, 64, 64, 2, 3, 1, 1)},       // 4 columns
-		{"n16 64-128 8x8 1x1/2", conv(16, 64, 128, 8, 1, 2, 0)}, // inner 64
-		{"n16 32-64 8x8 1x1/2", conv(16, 32, 64, 8, 1, 2, 0)},   // inner 32
-		{"n16 512-512 3x3 3x3", conv(16, 512, 512, 3, 3, 1, 1)},
+		{"n1 4-4 2x2 3x3", square(1, 4, 4, 2, 3, 1, 1)},     // deepchain
+		{"n4 8-8 2x2 3x3", square(4, 8, 8, 2, 3, 1, 1)},     // below every threshold
+		{"n4 16-16 2x2 3x3", square(4, 16, 16, 2, 3, 1, 1)}, // at the thresholds
+		{"n4 32-32 2x2 3x3", square(4, 32, 32, 2, 3, 1, 1)},
+		{"n1 64-64 4x4 3x3", square(1, 64, 64, 4, 3, 1, 1)},       // one image, 16 columns
+		{"n1 64-64 2x2 3x3", square(1, 64, 64, 2, 3, 1, 1)},       // 4 columns
+		{"n16 64-128 8x8 1x1/2", square(16, 64, 128, 8, 1, 2, 0)}, // inner 64
+		{"n16 32-64 8x8 1x1/2", square(16, 32, 64, 8, 1, 2, 0)},   // inner 32
+		{"n16 512-512 3x3 3x3", square(16, 512, 512, 3, 3, 1, 1)},
 	} {
 		g := c.g
 		x := make([]float32, g.N*g.Cin*g.InVol())

@@ -31,6 +31,31 @@ type smallTable struct {
 	rR             []int32 // the row of each triple in r order
 }
 
+// byOut returns the triples of output position o: their im2col rows and
+// input positions, ii resliced to rr's length so the loops over them need
+// no bounds checks.
+func (t *smallTable) byOut(o int) (rr, ii []int32) {
+	lo, hi := t.oStart[o], t.oStart[o+1]
+	rr = t.oR[lo:hi]
+	return rr, t.oI[lo:hi][:len(rr)]
+}
+
+// byIn returns the triples of input position i: their rows and output
+// positions (oo resliced to rr's length).
+func (t *smallTable) byIn(i int) (rr, oo []int32) {
+	lo, hi := t.iStart[i], t.iStart[i+1]
+	rr = t.iR[lo:hi]
+	return rr, t.iO[lo:hi][:len(rr)]
+}
+
+// byRow returns the triples of im2col row r: their output and input
+// positions (ii resliced to oo's length).
+func (t *smallTable) byRow(r int) (oo, ii []int32) {
+	lo, hi := t.rStart[r], t.rStart[r+1]
+	oo = t.rO[lo:hi]
+	return oo, t.rI[lo:hi][:len(oo)]
+}
+
 // tables caches the tables of the last few small geometries; entries are
 // immutable once published, so concurrent kernels share them.
 var (
@@ -116,9 +141,7 @@ func smallForward(y, x, w []float32, g *Geom) {
 				w0, w1, w2, w3 := w[co*ck:][:ck], w[(co+1)*ck:][:ck], w[(co+2)*ck:][:ck], w[(co+3)*ck:][:ck]
 				y0, y1, y2, y3 := y[(n*g.Cout+co)*ov:][:ov], y[(n*g.Cout+co+1)*ov:][:ov], y[(n*g.Cout+co+2)*ov:][:ov], y[(n*g.Cout+co+3)*ov:][:ov]
 				for o := range y0 {
-					lo, hi := t.oStart[o], t.oStart[o+1]
-					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
-					ii = ii[:len(rr)]
+					rr, ii := t.byOut(o)
 					var s0, s1, s2, s3 float32
 					for e, r := range rr {
 						xv := xg[ii[e]]
@@ -134,9 +157,7 @@ func smallForward(y, x, w []float32, g *Geom) {
 				wc := w[co*ck:][:ck]
 				yc := y[(n*g.Cout+co)*ov:][:ov]
 				for o := range yc {
-					lo, hi := t.oStart[o], t.oStart[o+1]
-					rr, ii := t.oR[lo:hi], t.oI[lo:hi]
-					ii = ii[:len(rr)]
+					rr, ii := t.byOut(o)
 					var s float32
 					for e, r := range rr {
 						s += wc[r] * xg[ii[e]]
@@ -165,9 +186,7 @@ func smallData(dx, dy, w []float32, g *Geom) {
 				w0, w1, w2, w3 := wg[c*ck:][:ck], wg[(c+1)*ck:][:ck], wg[(c+2)*ck:][:ck], wg[(c+3)*ck:][:ck]
 				d0, d1, d2, d3 := dyg[c*ov:][:ov], dyg[(c+1)*ov:][:ov], dyg[(c+2)*ov:][:ov], dyg[(c+3)*ov:][:ov]
 				for i := range dxg {
-					lo, hi := t.iStart[i], t.iStart[i+1]
-					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
-					oo = oo[:len(rr)]
+					rr, oo := t.byIn(i)
 					var s0, s1, s2, s3 float32
 					for e, r := range rr {
 						o := oo[e]
@@ -182,9 +201,7 @@ func smallData(dx, dy, w []float32, g *Geom) {
 			for ; c < cog; c++ {
 				wc, dc := wg[c*ck:][:ck], dyg[c*ov:][:ov]
 				for i := range dxg {
-					lo, hi := t.iStart[i], t.iStart[i+1]
-					rr, oo := t.iR[lo:hi], t.iO[lo:hi]
-					oo = oo[:len(rr)]
+					rr, oo := t.byIn(i)
 					var s float32
 					for e, r := range rr {
 						s += wc[r] * dc[oo[e]]
@@ -245,9 +262,7 @@ func smallFilter(dw, x, dy []float32, g *Geom) {
 				dc := dy[(n*g.Cout+co)*ov:][:ov]
 				wc := dw[co*ck:][:ck]
 				for r := range wc {
-					lo, hi := t.rStart[r], t.rStart[r+1]
-					oo, ii := t.rO[lo:hi], t.rI[lo:hi]
-					ii = ii[:len(oo)]
+					oo, ii := t.byRow(r)
 					var s float32
 					for e, o := range oo {
 						s += dc[o] * xg[ii[e]]

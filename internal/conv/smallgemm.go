@@ -69,15 +69,22 @@ func batchCols(m, a []float32, g *Geom, c int, back bool) {
 	}
 }
 
+// smallGemmScratch takes from scratch the two matrices the small GEMM
+// passes work in: cols (Cin·KVol × N·OutVol, the im2col matrix or its
+// gradient) and m (Cout × N·OutVol, the output or its gradient), one
+// buffer for both; the caller puts p back.
+func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
+	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	p = scratch.Get(ck*l + g.Cout*l)
+	return (*p)[:ck*l], (*p)[ck*l:], p
+}
+
 // smallGemmForward is Forward for useSmallGemm geometries: y = W · cols
 // for the whole batch, then each image's columns copied to its planes.
 func smallGemmForward(y, x, w []float32, g *Geom) {
-	ov, ck := g.OutVol(), g.Cin*g.KVol()
-	l := g.N * ov
-	t := tableFor(g)
-	p := scratch.Get(ck*l + g.Cout*l)
-	cols, ym := (*p)[:ck*l], (*p)[ck*l:]
-	smallCols(cols, x, g, t)
+	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	cols, ym, p := smallGemmScratch(g)
+	smallCols(cols, x, g, tableFor(g))
 	flat.Gemm(false, false, g.Cout, l, ck, 1, w, ck, cols, l, 0, ym, l)
 	batchCols(ym, y, g, g.Cout, true)
 	scratch.Put(p)
@@ -89,17 +96,14 @@ func smallGemmData(dx, dy, w []float32, g *Geom) {
 	iv, ov, ck := g.InVol(), g.OutVol(), g.Cin*g.KVol()
 	l := g.N * ov
 	t := tableFor(g)
-	p := scratch.Get(ck*l + g.Cout*l)
-	dcols, dym := (*p)[:ck*l], (*p)[ck*l:]
+	dcols, dym, p := smallGemmScratch(g)
 	batchCols(dym, dy, g, g.Cout, false)
 	flat.Gemm(true, false, ck, l, g.Cout, 1, w, ck, dym, l, 0, dcols, l)
 	for n := 0; n < g.N; n++ {
 		dxn := dx[n*g.Cin*iv:][:g.Cin*iv]
 		c := dcols[n*ov:]
 		for i := range dxn {
-			lo, hi := t.iStart[i], t.iStart[i+1]
-			rr, oo := t.iR[lo:hi], t.iO[lo:hi]
-			oo = oo[:len(rr)]
+			rr, oo := t.byIn(i)
 			var s float32
 			for e, r := range rr {
 				s += c[int(r)*l+int(oo[e])]
@@ -113,12 +117,9 @@ func smallGemmData(dx, dy, w []float32, g *Geom) {
 // smallGemmFilter is Filter for useSmallGemm geometries: dW = dY · colsᵀ
 // over the whole batch, the batch summed inside the GEMM's depth.
 func smallGemmFilter(dw, x, dy []float32, g *Geom) {
-	ov, ck := g.OutVol(), g.Cin*g.KVol()
-	l := g.N * ov
-	t := tableFor(g)
-	p := scratch.Get(ck*l + g.Cout*l)
-	cols, dym := (*p)[:ck*l], (*p)[ck*l:]
-	smallCols(cols, x, g, t)
+	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	cols, dym, p := smallGemmScratch(g)
+	smallCols(cols, x, g, tableFor(g))
 	batchCols(dym, dy, g, g.Cout, false)
 	flat.Gemm(false, true, g.Cout, ck, l, 1, dym, l, cols, l, 0, dw[:g.Cout*ck], ck)
 	scratch.Put(p)

@@ -43,22 +43,11 @@ func TestSmallGemmAgainstReference(t *testing.T) {
 		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
 		wantY := refForward(x, w, g)
 		wantDx, wantDw := refAdjoints(x, w, u, g)
-		for _, im := range []struct {
-			name              string
-			fwd, data, filter func(a, b, c []float32, g *Geom)
-		}{
+		for _, im := range []kernels{
 			{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter},
 			{"chosen", Forward, Data, Filter},
 		} {
-			y := fill(len(wantY), 99) // kernels must overwrite
-			im.fwd(y, x, w, g)
-			near(rt, im.name+" y", y, wantY)
-			dx := fill(len(wantDx), 99)
-			im.data(dx, u, w, g)
-			near(rt, im.name+" dx", dx, wantDx)
-			dw := fill(len(wantDw), 99)
-			im.filter(dw, x, u, g)
-			near(rt, im.name+" dw", dw, wantDw)
+			y, dx, dw := im.check(rt, g, x, w, u, wantY, wantDx, wantDw)
 			a, b, c := dot64(y, u), dot64(x, dx), dot64(w, dw)
 			if a != b || b != c {
 				rt.Fatalf("%+v: %s: ⟨F(x,w),u⟩ = %v, ⟨x,D(u,w)⟩ = %v, ⟨w,W(x,u)⟩ = %v", *g, im.name, a, b, c)
@@ -67,6 +56,17 @@ func TestSmallGemmAgainstReference(t *testing.T) {
 	})
 }
 
+// square is a 2-D geometry on square planes of side × side, one group,
+// no dilation, the same padding on every side: the layers of the
+// calibration tables and benchmarks.
+func square(n, cin, cout, side, k, stride, pad int) *Geom {
+	o := (side+2*pad-k)/stride + 1
+	return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
+		In: [3]int{1, side, side}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
+		Stride: [3]int{1, stride, stride}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
+}
+
+// fill returns n copies of v: 99 marks outputs a kernel must overwrite.
 func fill(n int, v float32) []float32 {
 	s := make([]float32, n)
 	for i := range s {
@@ -79,24 +79,18 @@ func fill(n int, v float32) []float32 {
 // ResNet-18's small-plane layers take the batched GEMM, deepchain's
 // 4-channel 2×2 layers keep the tables.
 func TestSmallGemmChoice(t *testing.T) {
-	conv2 := func(n, cin, cout, side, k, stride, pad int) *Geom {
-		o := (side+2*pad-k)/stride + 1
-		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
-			In: [3]int{1, side, side}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
-			Stride: [3]int{1, stride, stride}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
-	}
 	for _, c := range []struct {
 		name string
 		g    *Geom
 		want string
 	}{
-		{"resnet 96² layer4 3x3", conv2(16, 512, 512, 3, 3, 1, 1), "smallgemm"},
-		{"resnet 96² layer4.0 conv1", conv2(16, 256, 512, 6, 3, 2, 1), "smallgemm"},
-		{"resnet 96² layer4.0 downsample", conv2(16, 256, 512, 6, 1, 2, 0), "smallgemm"},
-		{"resnet 32² layer2 3x3", conv2(16, 128, 128, 4, 3, 1, 1), "smallgemm"},
-		{"deepchain 2x2", conv2(1, 4, 4, 2, 3, 1, 1), "small"},
-		{"8 channels 2x2", conv2(4, 8, 8, 2, 3, 1, 1), "small"},
-		{"16 channels 2x2", conv2(4, 16, 16, 2, 3, 1, 1), "smallgemm"},
+		{"resnet 96² layer4 3x3", square(16, 512, 512, 3, 3, 1, 1), "smallgemm"},
+		{"resnet 96² layer4.0 conv1", square(16, 256, 512, 6, 3, 2, 1), "smallgemm"},
+		{"resnet 96² layer4.0 downsample", square(16, 256, 512, 6, 1, 2, 0), "smallgemm"},
+		{"resnet 32² layer2 3x3", square(16, 128, 128, 4, 3, 1, 1), "smallgemm"},
+		{"deepchain 2x2", square(1, 4, 4, 2, 3, 1, 1), "small"},
+		{"8 channels 2x2", square(4, 8, 8, 2, 3, 1, 1), "small"},
+		{"16 channels 2x2", square(4, 16, 16, 2, 3, 1, 1), "smallgemm"},
 	} {
 		if f, d, w := Paths(c.g); f != c.want || d != c.want || w != c.want {
 			t.Errorf("%s: paths %s/%s/%s, want %s", c.name, f, d, w, c.want)
