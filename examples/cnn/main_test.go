@@ -28,9 +28,10 @@ func TestRun(t *testing.T) {
 	// Not exactly 0: Go's runtime grows its per-site type-assertion caches
 	// on about one call in a thousand until they hold every type seen, an
 	// allocation now and then that stops once warm (ad's AllocsPerRun pins
-	// round it away).
-	if s.StepAlloc > 0.2 && !race.Enabled {
-		t.Errorf("%g allocations per training step, want 0 (≤ 0.2 while the runtime's caches warm)", s.StepAlloc)
+	// round it away), more on a loaded machine (0.225 seen once). An
+	// allocation per step would show as ≥ 1.
+	if s.StepAlloc > 0.5 && !race.Enabled {
+		t.Errorf("%g allocations per training step, want 0 (≤ 0.5 while the runtime's caches warm)", s.StepAlloc)
 	}
 	for _, want := range []string{"parameters", "step  100", "held-out accuracy", "reloaded by name"} {
 		if !strings.Contains(out.String(), want) {
