@@ -40,6 +40,11 @@ func SetMaxThreads(n int) (old int) {
 	return int(gemmMaxThreads.Swap(int32(n)))
 }
 
+// MaxThreads is the most goroutines one Gemm or ParallelFor call may use
+// now: the SetMaxThreads setting, or GOMAXPROCS. Kernels that choose how
+// finely to cut their work read it; the choice must not change results.
+func MaxThreads() int { return maxThreads() }
+
 // maxThreads is the most goroutines one Gemm or ParallelFor call may use:
 // the SetMaxThreads setting, or GOMAXPROCS.
 func maxThreads() int {

@@ -187,9 +187,16 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	direct := wd.sparse && haveAVX512 && ck > 0 && storeTable(tbl, g, wd)
 	// g and wd are copied: storing the caller's pointers in the shared job
 	// would move them to the heap on every call.
+	// Fewer batch items than goroutines (inference on one image): each
+	// item's blocks of eight output channels are cut into chunks, each
+	// computed whole by one goroutine, so the bits do not depend on the cut.
+	chunks := 1
+	if p := flat.MaxThreads(); g.N < p {
+		chunks = max(1, min(g.Cout/8, (p+g.N-1)/g.N))
+	}
 	*j = blockJob{run: j.run, y: y, x: x, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
-		pf: prefetchAhead(pitch, g.KVol()), direct: direct, ep: ep}
-	forItems(g.N, g.Cout*ck*wd.l, j.run)
+		pf: prefetchAhead(pitch, g.KVol()), direct: direct, ep: ep, chunks: chunks}
+	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, j.run)
 	*j = blockJob{run: j.run}
 	blockJobs.Put(j)
 	ints.Put(po)
@@ -209,6 +216,7 @@ type blockJob struct {
 	pf       int // acc8's prefetch distance
 	direct   bool
 	ep       epilogue
+	chunks   int // units of work per batch item: chunks of its 8-channel blocks
 }
 
 // prefetchTaps is how many taps ahead the blocked kernels prefetch their
@@ -245,10 +253,11 @@ func forItems(n, work int, scaled func(lo, hi int)) {
 	scaled(0, n*itemScale)
 }
 
-// scaled computes the items of ParallelFor's range [lo, hi).
+// scaled computes the units of ParallelFor's range [lo, hi).
 func (j *blockJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
-// items computes batch items [lo, hi).
+// items computes units [lo, hi): unit u is chunk u%chunks of batch item
+// u/chunks.
 func (j *blockJob) items(lo, hi int) {
 	g, wd := &j.g, &j.wd
 	ov, l := g.OutVol(), wd.l
@@ -262,9 +271,15 @@ func (j *blockJob) items(lo, hi int) {
 	}
 	ps := scratch.Get(np + ny)
 	xp, yw := (*ps)[:np], (*ps)[np:]
-	for n := lo; n < hi; n++ {
-		xs := wd.inputPlanes(xp, j.x, g, n)
-		for co := 0; co < g.Cout; co += 8 {
+	nb := g.Cout / 8
+	var xs []float32
+	last := -1
+	for u := lo; u < hi; u++ {
+		n, c := u/j.chunks, u%j.chunks
+		if n != last {
+			xs, last = wd.inputPlanes(xp, j.x, g, n), n
+		}
+		for co := 8 * (c * nb / j.chunks); co < 8*((c+1)*nb/j.chunks); co += 8 {
 			grp := co / cog
 			xg := xs[grp*cig*j.pitch:][:cig*j.pitch]
 			wb := j.wp[co*ck:][:8*ck]

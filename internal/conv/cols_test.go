@@ -221,30 +221,40 @@ func TestBlockForwardParallel(t *testing.T) {
 	if !haveAVX512 {
 		t.Skip("blockForward needs AVX-512")
 	}
-	g := &Geom{N: 3, Cin: 16, Cout: 16, Groups: 1,
-		In: [3]int{1, 14, 14}, K: [3]int{1, 3, 3}, Out: [3]int{1, 12, 12},
-		Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
-	wd, ok := wideOf(g)
-	if !ok || g.Cout*g.CinG()*g.KVol()*wd.l < 1<<18 {
-		t.Fatalf("the geometry does not reach the parallel split (wide %v, work %d)", ok, g.Cout*g.CinG()*g.KVol()*wd.l)
-	}
-	rapid.Check(t, func(rt *rapid.T) {
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		serial := make([]float32, g.N*g.Cout*g.OutVol())
-		par := make([]float32, len(serial))
-		old := flat.SetMaxThreads(1)
-		blockForward(serial, x, w, g, &wd, epilogue{})
-		flat.SetMaxThreads(2)
-		blockForward(par, x, w, g, &wd, epilogue{})
-		flat.SetMaxThreads(old)
-		for i := range par {
-			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-				rt.Fatalf("y[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
-			}
+	// N = 3 splits by batch item; N = 1 (inference on one image) by chunks
+	// of an item's 8-channel blocks (three blocks: an uneven cut on two
+	// goroutines), with a bias and ReLU read per block.
+	for _, n := range []int{3, 1} {
+		g := &Geom{N: n, Cin: 16, Cout: 24, Groups: 1,
+			In: [3]int{1, 14, 14}, K: [3]int{1, 3, 3}, Out: [3]int{1, 12, 12},
+			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
+		wd, ok := wideOf(g)
+		if !ok || g.Cout*g.CinG()*g.KVol()*wd.l < 2<<18 {
+			t.Fatalf("N=%d: the geometry does not reach the parallel split (wide %v, work %d)", n, ok, g.Cout*g.CinG()*g.KVol()*wd.l)
 		}
-		near(rt, "y", par, refForward(x, w, g))
-	})
+		rapid.Check(t, func(rt *rapid.T) {
+			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+			w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+			ep := drawEpilogue(rt, g)
+			serial := make([]float32, g.N*g.Cout*g.OutVol())
+			old := flat.SetMaxThreads(1)
+			defer flat.SetMaxThreads(old)
+			blockForward(serial, x, w, g, &wd, ep)
+			for _, threads := range []int{2, 3} {
+				par := fill(len(serial), 99)
+				flat.SetMaxThreads(threads)
+				blockForward(par, x, w, g, &wd, ep)
+				for i := range par {
+					if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
+						rt.Fatalf("N=%d: y[%d] = %v on %d goroutines, %v on one", n, i, par[i], threads, serial[i])
+					}
+				}
+			}
+			want := refForward(x, w, g)
+			refEpilogue(want, ep, g)
+			near(rt, "y", serial, want)
+		})
+	}
 }
 
 // TestBlockDataParallel is TestBlockForwardParallel for blockData.
