@@ -67,11 +67,7 @@ func TestMatMulVector(t *testing.T) {
 			t.Fatalf("x·y = %v, want %v", got, want)
 		}
 		for _, f := range []func(ad.Var) ad.Var{mv, vm} {
-			proptest.CheckJVP(t, f, θ)
-			proptest.CheckTranspose(t, f, θ)
-			loss := func(p ad.Var) ad.Var { return ad.Sum(ad.Tanh(f(p))) }
-			proptest.CheckGrad(t, loss, θ)
-			proptest.CheckHVP(t, loss, θ)
+			checkRules(t, f, θ, ad.Tanh)
 		}
 		proptest.CheckGrad(t, dot, θ)
 		proptest.CheckHVP(t, dot, θ)
@@ -125,11 +121,7 @@ func TestStackAndConcatScalars(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		θ := proptest.NoTies(4).Draw(t, "θ")
 		for _, h := range []func(ad.Var) ad.Var{f, g} {
-			proptest.CheckJVP(t, h, θ)
-			proptest.CheckTranspose(t, h, θ)
-			loss := func(p ad.Var) ad.Var { return ad.Sum(ad.Square(h(p))) }
-			proptest.CheckGrad(t, loss, θ)
-			proptest.CheckHVP(t, loss, θ)
+			checkRules(t, h, θ, ad.Square)
 		}
 	})
 	tp := ad.NewTape()
@@ -157,4 +149,15 @@ func TestStackAndConcatScalars(t *testing.T) {
 	if err := tp2.Err(); err == nil {
 		t.Errorf("Concat of scalars along axis 1: no error")
 	}
+}
+
+// checkRules runs the proptest checkers on f: its JVP and transpose, and
+// the gradient and HVP of Σ outer(f(θ)).
+func checkRules(t proptest.T, f func(ad.Var) ad.Var, θ []float32, outer func(ad.Var) ad.Var) {
+	t.Helper()
+	proptest.CheckJVP(t, f, θ)
+	proptest.CheckTranspose(t, f, θ)
+	loss := func(p ad.Var) ad.Var { return ad.Sum(outer(f(p))) }
+	proptest.CheckGrad(t, loss, θ)
+	proptest.CheckHVP(t, loss, θ)
 }

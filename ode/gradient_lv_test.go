@@ -19,33 +19,8 @@ var (
 	lvRefUEnd = []float64{1.02634476757509, 0.909691078136042}
 )
 
-func lvF(du, u []float64, p []float32, t float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] = p0*u[0] - p1*u[0]*u[1]
-	du[1] = -p2*u[1] + p3*u[0]*u[1]
-}
-
-func lvJVP(jv, u, v []float64, p []float32, dp []float64, t float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
-	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
-	if dp != nil {
-		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
-		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
-	}
-}
-
-func lvVJP(du, dp, w, u []float64, p []float32, t float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
-	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
-	if dp != nil {
-		dp[0] += w[0] * u[0]
-		dp[1] -= w[0] * u[0] * u[1]
-		dp[2] -= w[1] * u[1]
-		dp[3] += w[1] * u[0] * u[1]
-	}
-}
+// lvF, lvJVP and lvVJP are the internal tests' Lotka-Volterra (export_test.go).
+var lvF, lvJVP, lvVJP = ode.LVF, ode.LVJVP, ode.LVVJP
 
 func lvJac(J, u []float64, p []float32, t float64) {
 	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
