@@ -7,15 +7,25 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// The Lotka-Volterra gradient at rtol 1e-6 by each method (the sens
-// scenario of cmd/flatkit, as a go test benchmark for profiling).
+// The Lotka-Volterra gradient at rtol 1e-6 by each method with Tsit5 and
+// Vern7 (the sens scenario of cmd/flatkit, as a go test benchmark for
+// profiling): BenchmarkLotkaVolterraGradient/Tsit5/ForwardSensitivity, …
 func BenchmarkLotkaVolterraGradient(b *testing.B) {
+	for _, sv := range []struct {
+		name   string
+		method ode.Method
+	}{{"Tsit5", ode.Tsit5()}, {"Vern7", ode.Vern7()}} {
+		b.Run(sv.name, func(b *testing.B) { benchLVGradient(b, sv.method) })
+	}
+}
+
+func benchLVGradient(b *testing.B, method ode.Method) {
 	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
 		ode.BacksolveAdjoint{}, ode.DiscreteAdjoint{}} {
 		b.Run(s.Name(), func(b *testing.B) {
 			prob := lvProblem()
 			prob.Jac = nil
-			gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), s, ode.Tol(1e-6, 1e-8))
+			gs, err := ode.NewGradientSolver(prob, method, s, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,15 +17,18 @@ import (
 //	p = (1.5, 1, 3, 1) (float32), u0 = (1, 1), t ∈ [0, 10],
 //	G = ‖1 − u(10)‖²/2,
 //
-// with Tsit5 at rtol 1e-6, atol 1e-8, by each sensitivity method, each in
-// one reused ode.GradientSolver (gs.Gradient per call; the peer re-inits
-// its CVODES memory between repetitions). The derivative products are
+// at rtol 1e-6, atol 1e-8, by each sensitivity method with Tsit5 and with
+// Vern7 (which solver pays depends on the method: ForwardSensitivity's 14
+// states, with the sensitivities in the error control, take half the steps
+// with the 7th-order pair), each in one reused ode.GradientSolver
+// (gs.Gradient per call; the peer re-inits its CVODES memory between
+// repetitions). The derivative products are
 // exact callbacks (F, JVP, VJP, Jac), as the peer's are. Each line carries
 // max_rel_err, the largest relative error over the 6 gradient components
 // dG/dp and dG/du0 against the reference (as the peer reports its
 // own), the error of G, the step counts of the forward and backward
 // solves and the gradient itself. One more line times the plain forward
-// solve (Integrator Reinit + Run, same tolerances) for scale.
+// solve per solver (Integrator Reinit + Run, same tolerances) for scale.
 
 func init() {
 	register(scenario{
@@ -172,19 +175,36 @@ func sensLoss() ode.Loss[float64] {
 	return ode.Loss[float64]{At: []float64{10}, Saved: sensLossSaved}
 }
 
+// sensSolvers are the scenario's explicit solvers, by name.
+var sensSolvers = []struct {
+	name   string
+	method ode.Method
+}{{"Tsit5", ode.Tsit5()}, {"Vern7", ode.Vern7()}}
+
 // newSensSolver is the reusable gradient solver of the scenario for s.
-func newSensSolver(s ode.Sensitivity) (*ode.GradientSolver[float64], error) {
-	return ode.NewGradientSolver(sensProblem(), ode.Tsit5(), s, ode.Tol(sensRTol, sensATol))
+func newSensSolver(m ode.Method, s ode.Sensitivity) (*ode.GradientSolver[float64], error) {
+	return ode.NewGradientSolver(sensProblem(), m, s, ode.Tol(sensRTol, sensATol))
 }
 
 func runSens(b *bencher) error {
+	for _, sv := range sensSolvers {
+		if err := runSensSolver(b, sv.name, sv.method); err != nil {
+			return fmt.Errorf("%s: %w", sv.name, err)
+		}
+	}
+	return nil
+}
+
+// runSensSolver emits the forward solve's figure and every method's
+// gradient with one solver.
+func runSensSolver(b *bencher, solver string, method ode.Method) error {
 	ctx := context.Background()
 	const rtol, atol = sensRTol, sensATol
 	prob := sensProblem()
 	loss := sensLoss()
 
 	// The forward solve alone, for scale.
-	it, err := ode.Init(prob, ode.Tsit5(), ode.Tol(rtol, atol))
+	it, err := ode.Init(prob, method, ode.Tol(rtol, atol))
 	if err != nil {
 		return err
 	}
@@ -202,15 +222,15 @@ func runSens(b *bencher) error {
 	}
 	st := it.Stats()
 	abs, _ := maxAbsErr(it.U(), lvRef)
-	r := sensResult{result: scaled(solve, "us"), Method: "Tsit5", RTol: rtol, ATol: atol, ErrMaxAbs: ptr(abs),
+	r := sensResult{result: scaled(solve, "us"), Method: solver, RTol: rtol, ATol: atol, ErrMaxAbs: ptr(abs),
 		FwdSteps: st.Accepted, FwdRejected: st.Rejected, FEvals: st.FEvals}
-	r.Case = "Lotka-Volterra forward solve Tsit5, reused Integrator"
+	r.Case = "Lotka-Volterra forward solve " + solver + ", reused Integrator"
 	r.Note = "Reinit + Run, no sensitivities: the scale of the gradients; err vs the issue's u(10)"
 	b.emitSens(r)
 
 	for _, s := range sensMethods {
 		name := sensName(s)
-		gs, err := newSensSolver(s)
+		gs, err := newSensSolver(method, s)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -226,14 +246,14 @@ func runSens(b *bencher) error {
 			return fmt.Errorf("%s: %w", name, gradErr)
 		}
 		ge, ve := sensErrors(g)
-		r := sensResult{result: scaled(sm, "us"), Method: "Tsit5", Sensitivity: name, RTol: rtol, ATol: atol,
+		r := sensResult{result: scaled(sm, "us"), Method: solver, Sensitivity: name, RTol: rtol, ATol: atol,
 			MaxRelErr: ptr(ge), ValueRelErr: ptr(ve),
 			FwdSteps: g.Forward.Accepted, FwdRejected: g.Forward.Rejected,
 			BwdSteps: g.Backward.Accepted, BwdRejected: g.Backward.Rejected,
 			FEvals: g.Forward.FEvals + g.Backward.FEvals, Value: ptr(g.Value),
 			Grad:    append(append([]float64(nil), g.P...), g.U0...),
 			VsSolve: ptr(round3(sm.median / solve.median))}
-		r.Case = "Lotka-Volterra gradient Tsit5, " + name
+		r.Case = "Lotka-Volterra gradient " + solver + ", " + name
 		r.Note = "reused GradientSolver, gs.Gradient per call (peer: CVODES re-initialised); max_rel_err over dG/dp, dG/du0 vs the issue's reference (as the peer's)"
 		b.emitSens(r)
 	}

@@ -16,17 +16,20 @@ func TestBenchSensQuick(t *testing.T) {
 	// 21 samples (≥ 21 gradients per figure) dilute the runtime's own
 	// allocations below 1 per call; see the allocs check below.
 	cases := runBench(t, []string{"-samples", "21", "sens"}, "fwd_steps", "bwd_steps")
-	if len(cases) != len(sensMethods)+1 {
-		t.Errorf("%d figures, want %d", len(cases), len(sensMethods)+1)
+	if want := len(sensSolvers) * (len(sensMethods) + 1); len(cases) != want {
+		t.Errorf("%d figures, want %d", len(cases), want)
 	}
-	solve, ok := cases["Lotka-Volterra forward solve Tsit5, reused Integrator"]
-	if !ok {
-		t.Error("no figure for the forward solve")
-	} else if e, _ := solve["err_max_abs"].(float64); !(e < 1e-4) || solve["fwd_steps"].(float64) <= 0 {
-		t.Errorf("forward solve: error %v, %v steps", solve["err_max_abs"], solve["fwd_steps"])
+	for _, sv := range sensSolvers {
+		solve, ok := cases["Lotka-Volterra forward solve "+sv.name+", reused Integrator"]
+		if !ok {
+			t.Errorf("no figure for the %s forward solve", sv.name)
+		} else if e, _ := solve["err_max_abs"].(float64); !(e < 1e-4) || solve["fwd_steps"].(float64) <= 0 {
+			t.Errorf("%s forward solve: error %v, %v steps", sv.name, solve["err_max_abs"], solve["fwd_steps"])
+		}
 	}
-	for _, s := range sensMethods {
-		name := "Lotka-Volterra gradient Tsit5, " + sensName(s)
+	for i := range len(sensSolvers) * len(sensMethods) {
+		sv, s := sensSolvers[i/len(sensMethods)], sensMethods[i%len(sensMethods)]
+		name := "Lotka-Volterra gradient " + sv.name + ", " + sensName(s)
 		m, ok := cases[name]
 		if !ok {
 			t.Errorf("no figure for case %q", name)
@@ -72,8 +75,10 @@ func TestSensGradientAllocatesNothing(t *testing.T) {
 	}
 	ctx := context.Background()
 	loss := sensLoss()
-	for _, s := range sensMethods {
-		gs, err := newSensSolver(s)
+	for i := range len(sensSolvers) * len(sensMethods) {
+		sv, s := sensSolvers[i/len(sensMethods)], sensMethods[i%len(sensMethods)]
+		name := sv.name + ", " + sensName(s)
+		gs, err := newSensSolver(sv.method, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,10 +90,10 @@ func TestSensGradientAllocatesNothing(t *testing.T) {
 		}
 		grad()
 		if a := testing.AllocsPerRun(100, grad); a != 0 {
-			t.Errorf("%s: %v allocations per gradient, want 0", sensName(s), a)
+			t.Errorf("%s: %v allocations per gradient, want 0", name, a)
 		}
 		if e, _ := sensErrors(g); !(e <= 1e-4) {
-			t.Errorf("%s: max relative error %.3g over dG/dp, dG/du0, want ≤ 1e-4", sensName(s), e)
+			t.Errorf("%s: max relative error %.3g over dG/dp, dG/du0, want ≤ 1e-4", name, e)
 		}
 	}
 	prob := sensProblem()
