@@ -2,6 +2,7 @@ package ode
 
 import (
 	"context"
+	"fmt"
 	"math"
 )
 
@@ -16,7 +17,8 @@ import (
 //	q_k' = ∂g/∂u·s_k + ∂g/∂θ_k
 //
 // or, when rows (see useRows), S' = J_u·S + [J_p 0] from the n rows of
-// [J_u J_p] = [∂F/∂u ∂F/∂p], one VJP with a unit vector each, and small
+// [J_u J_p] = [∂F/∂u ∂F/∂p], one VJP with a unit vector each (or from
+// Problem.Jac and Problem.ParamJac when both are set: jacs), and small
 // dense products.
 type forwardSens[T Float] struct {
 	gs         *GradientSolver[T]
@@ -33,7 +35,8 @@ type forwardSens[T Float] struct {
 	col        []T
 	f0, fp, yp []T // the Jacobian's differences
 	sqrtEps    float64
-	rows       bool // S' from n VJPs (rows of the Jacobian), not m JVPs
+	rows       bool // S' from the rows of [J_u J_p], not m JVPs
+	jacs       bool // those rows from Problem.Jac and ParamJac, not n VJPs
 	ju, jp, er []T  // J_u (n×n), J_p (n×np), a unit vector (n)
 }
 
@@ -175,18 +178,24 @@ func (fs *forwardSens[T]) jvpRHS(dY, Y []T, p []float32, t float64) {
 func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 	n, m, np := fs.n, fs.m, fs.np
 	u := Y[:n]
-	vjp, ju, jp, er := fs.gs.prob.VJP, fs.ju, fs.jp, fs.er
-	// Index loops, not range: short rows, cheaper than memclr calls.
-	for x := 0; x < len(ju); x++ {
-		ju[x] = 0
-	}
-	for x := 0; x < len(jp); x++ {
-		jp[x] = 0
-	}
-	for i, ri, rpi := 0, 0, 0; i < n; i, ri, rpi = i+1, ri+n, rpi+np {
-		er[i] = 1
-		vjp(ju[ri:ri+n:ri+n], jp[rpi:rpi+np:rpi+np], er, u, p, t)
-		er[i] = 0
+	ju, jp := fs.ju, fs.jp
+	if fs.jacs {
+		fs.gs.prob.Jac(ju, u, p, t)
+		fs.gs.prob.ParamJac(jp, u, p, t)
+	} else {
+		vjp, er := fs.gs.prob.VJP, fs.er
+		// Index loops, not range: short rows, cheaper than memclr calls.
+		for x := 0; x < len(ju); x++ {
+			ju[x] = 0
+		}
+		for x := 0; x < len(jp); x++ {
+			jp[x] = 0
+		}
+		for i, ri, rpi := 0, 0, 0; i < n; i, ri, rpi = i+1, ri+n, rpi+np {
+			er[i] = 1
+			vjp(ju[ri:ri+n:ri+n], jp[rpi:rpi+np:rpi+np], er, u, p, t)
+			er[i] = 0
+		}
 	}
 	for k, lo := 0, n; k < m; k, lo = k+1, lo+n {
 		s, ds := Y[lo:lo+n:lo+n], dY[lo:lo+n:lo+n]
@@ -206,24 +215,30 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 
 // rows2 is rowsRHS for two states (Lotka-Volterra), the common small
 // case in one pass: the two rows of [J_u J_p] by one VJP each, then
-// ds_k = J_u·s_k (+ column k of J_p) with J_u in registers. dS is the
+// ds_k = J_u·s_k (+ column k of J_p) with J_u in registers (the rows
+// from Jac and ParamJac when jacs). dS is the
 // sensitivities' part of dY (2m components), Y the state and the
 // sensitivities. The same sums as rowsRHS's general loop.
 func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
 	np := fs.np
-	ju, er := fs.ju[:4:4], fs.er[:2:2]
+	ju := fs.ju[:4:4]
 	jp := fs.jp[: 2*np : 2*np]
-	ju[0], ju[1], ju[2], ju[3] = 0, 0, 0, 0
-	for x := 0; x < len(jp); x++ { // short: cheaper than a memclr call
-		jp[x] = 0
-	}
 	u := Y[:2:2]
-	vjp := fs.gs.prob.VJP
-	er[0], er[1] = 1, 0
-	vjp(ju[0:2:2], jp[:np:np], er, u, p, t)
-	er[0], er[1] = 0, 1
-	vjp(ju[2:4:4], jp[np:], er, u, p, t)
-	er[1] = 0
+	if fs.jacs {
+		fs.gs.prob.Jac(ju, u, p, t)
+		fs.gs.prob.ParamJac(jp, u, p, t)
+	} else {
+		ju[0], ju[1], ju[2], ju[3] = 0, 0, 0, 0
+		for x := 0; x < len(jp); x++ { // short: cheaper than a memclr call
+			jp[x] = 0
+		}
+		vjp, er := fs.gs.prob.VJP, fs.er[:2:2]
+		er[0], er[1] = 1, 0
+		vjp(ju[0:2:2], jp[:np:np], er, u, p, t)
+		er[0], er[1] = 0, 1
+		vjp(ju[2:4:4], jp[np:], er, u, p, t)
+		er[1] = 0
+	}
 	a, b, c, d := ju[0], ju[1], ju[2], ju[3]
 	S := Y[2:]
 	S = S[:len(dS)]
@@ -317,16 +332,22 @@ func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 
 func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	quad := gs.loss.Running != nil
+	// GradientOf's problem may lack the products or the Jacobians; the
+	// choice is made before build, whose integrator evaluates the system.
+	fs.jacs = gs.prob.Jac != nil && gs.prob.ParamJac != nil
+	fs.rows = fs.jacs || useRows(fs.n, fs.m, gs.prob.VJP != nil)
+	if !fs.rows && gs.prob.JVP == nil {
+		return fmt.Errorf("ode: Gradient: ForwardSensitivity needs Problem.JVP, or Jac and ParamJac, for the sensitivities' right-hand side; this problem has neither")
+	}
+	if fs.rows && fs.ju == nil {
+		fs.ju, fs.jp, fs.er = make([]T, fs.n*fs.n), make([]T, fs.n*fs.np), make([]T, fs.n)
+	}
 	if !fs.built || quad != fs.quad {
 		if err := fs.build(quad); err != nil {
 			return err
 		}
 	}
 	n, m, np := fs.n, fs.m, fs.np
-	fs.rows = useRows(n, m, gs.prob.VJP != nil) // GradientOf's problem may lack it
-	if fs.rows && fs.ju == nil {
-		fs.ju, fs.jp, fs.er = make([]T, n*n), make([]T, n*np), make([]T, n)
-	}
 	it := fs.it
 	it.o.saveAt = gs.at
 	u0 := gs.initialState()

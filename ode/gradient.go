@@ -37,7 +37,8 @@ type Sensitivity interface {
 // the problem has a VJP and 2n ≤ len(p)+n, n VJPs (the rows of [∂F/∂u
 // ∂F/∂p]) and the small dense product ∂F/∂u·S: a VJP is taken to cost at
 // most two JVPs (a neural ODE with 2 states and 252 parameters: 2 VJPs
-// instead of 254 JVPs per evaluation).
+// instead of 254 JVPs per evaluation). When the problem has both Jac and
+// ParamJac, those rows come from them instead (no JVP needed).
 //
 // The sensitivities are in the step-size control, those of parameter p_k
 // with the state's absolute tolerance divided by |p_k| (CVODES's pbar
@@ -298,18 +299,16 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 // fillDerivatives checks that the problem has the products the method
 // needs, filling them by finite differences where allowed.
 func (gs *GradientSolver[T]) fillDerivatives() error {
-	needJVP := false
-	switch gs.sens.(type) {
-	case ForwardSensitivity:
-		needJVP = true
-	}
+	_, forward := gs.sens.(ForwardSensitivity)
+	// Jac and ParamJac make the whole sensitivity right-hand side.
+	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
 			return fmt.Errorf("ode: Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
-	if !needJVP && gs.prob.VJP == nil {
+	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
 			return fmt.Errorf("ode: Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}

@@ -23,8 +23,8 @@ func benchLVGradient(b *testing.B, method ode.Method) {
 	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10},
 		ode.BacksolveAdjoint{}, ode.DiscreteAdjoint{}} {
 		b.Run(s.Name(), func(b *testing.B) {
-			prob := lvProblem()
-			prob.Jac = nil
+			prob := lvProblem() // with Jac and ParamJac, as bench sens's
+			prob.ParamJac = lvParamJac
 			gs, err := ode.NewGradientSolver(prob, method, s, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				b.Fatal(err)

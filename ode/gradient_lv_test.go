@@ -28,6 +28,12 @@ func lvJac(J, u []float64, p []float32, t float64) {
 	J[2], J[3] = p3*u[1], -p2+p3*u[0]
 }
 
+// lvParamJac is ∂F/∂p (2×4, row-major).
+func lvParamJac(Jp, u []float64, _ []float32, _ float64) {
+	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
+	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
+}
+
 func lvProblem() ode.Problem[float64] {
 	return ode.Problem[float64]{F: lvF, JVP: lvJVP, VJP: lvVJP, Jac: lvJac,
 		U0: []float64{1, 1}, T0: 0, T1: 10, P: []float32{1.5, 1, 3, 1}}
@@ -132,35 +138,46 @@ func TestForwardSensitivityMatrices(t *testing.T) {
 }
 
 // ForwardSensitivity evaluates the sensitivities by n VJPs (the rows of
-// the Jacobian) when the problem has a VJP and 2n ≤ len(p)+n, else by
-// one JVP per column: both against the reference, and against each other.
+// the Jacobian) when the problem has a VJP and 2n ≤ len(p)+n, by Jac and
+// ParamJac when it has both (then it needs neither JVP nor VJP), else by
+// one JVP per column: each against the reference, and against the JVPs'.
 func TestLotkaVolterraForwardSensitivityRowsAndJVPs(t *testing.T) {
-	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
-		var gs [2]*ode.GradResult[float64]
-		for k, hasVJP := range []bool{false, true} {
+	for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.Rodas5P()} {
+		var gs [3]*ode.GradResult[float64]
+		for k, how := range []string{"JVPs", "VJP rows", "Jac and ParamJac"} {
 			prob := lvProblem()
-			if !hasVJP {
+			switch how {
+			case "JVPs":
 				prob.VJP = nil
+			case "Jac and ParamJac":
+				prob.JVP, prob.VJP, prob.ParamJac = nil, nil, lvParamJac
 			}
 			g, err := ode.Gradient(context.Background(), prob, m, lvLoss(), ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12))
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s, %s: %v", m.Name(), how, err)
 			}
 			if e := lvMaxRelErr(g); e > 1e-7 {
-				t.Errorf("%s, VJP %v: max relative error %.3g > 1e-7", m.Name(), hasVJP, e)
+				t.Errorf("%s, %s: max relative error %.3g > 1e-7", m.Name(), how, e)
 			}
 			gs[k] = g
 		}
-		a, b := gs[0], gs[1]
-		for i := range a.P {
-			if d := math.Abs(a.P[i] - b.P[i]); d > 1e-8*math.Abs(a.P[i]) {
-				t.Errorf("%s: dG/dp_%d by JVPs %.12g, by rows %.12g", m.Name(), i, a.P[i], b.P[i])
+		a := gs[0]
+		for k, b := range gs[1:] {
+			for i := range a.P {
+				if d := math.Abs(a.P[i] - b.P[i]); d > 1e-8*math.Abs(a.P[i]) {
+					t.Errorf("%s: dG/dp_%d by JVPs %.12g, by rows (%d) %.12g", m.Name(), i, a.P[i], k, b.P[i])
+				}
+			}
+			for i := range a.U0 {
+				if d := math.Abs(a.U0[i] - b.U0[i]); d > 1e-8*math.Abs(a.U0[i]) {
+					t.Errorf("%s: dG/du0_%d by JVPs %.12g, by rows (%d) %.12g", m.Name(), i, a.U0[i], k, b.U0[i])
+				}
 			}
 		}
-		for i := range a.U0 {
-			if d := math.Abs(a.U0[i] - b.U0[i]); d > 1e-8*math.Abs(a.U0[i]) {
-				t.Errorf("%s: dG/du0_%d by JVPs %.12g, by rows %.12g", m.Name(), i, a.U0[i], b.U0[i])
-			}
+		// The rows from Jac and ParamJac are those the unit VJPs give
+		// (x·1 + y·0), so the two solves take the same steps.
+		if gs[1].Forward != gs[2].Forward {
+			t.Errorf("%s: VJP rows took %+v, Jac and ParamJac %+v", m.Name(), gs[1].Forward, gs[2].Forward)
 		}
 	}
 }

@@ -58,6 +58,14 @@ func robVJP(du, dp, w, u []float64, p []float32, t float64) {
 	}
 }
 
+// robParamJac is ∂F/∂p (3×3, row-major).
+func robParamJac(Jp, u []float64, _ []float32, _ float64) {
+	r1, r2, r3 := u[0], u[1]*u[2], u[1]*u[1]
+	Jp[0], Jp[1], Jp[2] = -r1, r2, 0
+	Jp[3], Jp[4], Jp[5] = r1, -r2, -r3
+	Jp[6], Jp[7], Jp[8] = 0, 0, r3
+}
+
 func robProblem() ode.Problem[float64] {
 	return ode.Problem[float64]{F: robF, Jac: robJac, JVP: robJVP, VJP: robVJP,
 		U0: []float64{1, 0, 0}, T0: 0, T1: 4e7, P: []float32{0.04, 1e4, 3e7}}
@@ -72,16 +80,21 @@ func robLoss() ode.Loss[float64] {
 
 func TestRobertsonGradientReference(t *testing.T) {
 	opts := []ode.Option{ode.TolPerComponent(1e-8, []float64{1e-10, 1e-16, 1e-8}), ode.MaxSteps(1e6)}
+	jacs := robProblem()
+	jacs.JVP, jacs.VJP, jacs.ParamJac = nil, nil, robParamJac
 	for _, tc := range []struct {
-		m ode.Method
-		s ode.Sensitivity
+		m    ode.Method
+		s    ode.Sensitivity
+		prob ode.Problem[float64]
+		name string
 	}{
-		{ode.Rodas5P(), ode.InterpolatingAdjoint{}},
-		{ode.Rodas5P(), ode.InterpolatingAdjoint{Checkpoints: 20}}, // checkpointed
-		{ode.Rodas5P(), ode.ForwardSensitivity{}},
+		{ode.Rodas5P(), ode.InterpolatingAdjoint{}, robProblem(), ""},
+		{ode.Rodas5P(), ode.InterpolatingAdjoint{Checkpoints: 20}, robProblem(), ""}, // checkpointed
+		{ode.Rodas5P(), ode.ForwardSensitivity{}, robProblem(), ""},
+		{ode.Rodas5P(), ode.ForwardSensitivity{}, jacs, "/Jac and ParamJac"},
 	} {
-		t.Run(tc.m.Name()+"/"+tc.s.Name(), func(t *testing.T) {
-			g, err := ode.Gradient(context.Background(), robProblem(), tc.m, robLoss(), tc.s, opts...)
+		t.Run(tc.m.Name()+"/"+tc.s.Name()+tc.name, func(t *testing.T) {
+			g, err := ode.Gradient(context.Background(), tc.prob, tc.m, robLoss(), tc.s, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

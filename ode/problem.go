@@ -38,6 +38,14 @@ type Problem[T Float] struct {
 	// dp is nil when only the first product is wanted. The adjoint
 	// methods need it.
 	VJP func(du, dp, w, u []T, p []float32, t float64)
+	// ParamJac, with Jac, writes the row-major n×len(p) Jacobian
+	// Jp[i*len(p)+k] = ∂F_i/∂p_k (DifferentialEquations.jl's paramjac).
+	// When both are set, ForwardSensitivity forms the sensitivities'
+	// right-hand side S' = J·S + [Jp 0] from them (two calls and a dense
+	// product of n·n·(len(p)+n) multiply-adds per evaluation, the
+	// analogue of CVODES's whole-sensitivity fS) and needs no JVP: give
+	// them for small n, where that product is cheap.
+	ParamJac func(Jp []T, u []T, p []float32, t float64)
 
 	// U0From, if set, computes the initial state from the parameters
 	// into u0 (len(U0)), for fitting initial conditions by name: Solve,

@@ -23,7 +23,9 @@ import (
 // with the 7th-order pair), each in one reused ode.GradientSolver
 // (gs.Gradient per call; the peer re-inits its CVODES memory between
 // repetitions). The derivative products are
-// exact callbacks (F, JVP, VJP, Jac), as the peer's are. Each line carries
+// exact callbacks (F, JVP, VJP, Jac, ParamJac), as the peer's are
+// (its f, fS, fB, fQB): ForwardSensitivity forms S' = J·S + [Jp 0] from
+// Jac and ParamJac as the peer's fS does, the adjoints call the VJP. Each line carries
 // max_rel_err, the largest relative error over the 6 gradient components
 // dG/dp and dG/du0 against the reference (as the peer reports its
 // own), the error of G, the step counts of the forward and backward
@@ -85,8 +87,14 @@ func sensJac(J, u []float64, p []float32, _ float64) {
 	J[2], J[3] = p3*u[1], -p2+p3*u[0]
 }
 
+// sensParamJac writes ∂F/∂p (2×4, row-major).
+func sensParamJac(Jp, u []float64, _ []float32, _ float64) {
+	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
+	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
+}
+
 func sensProblem() ode.Problem[float64] {
-	return ode.Problem[float64]{F: sensF, JVP: sensJVP, VJP: sensVJP, Jac: sensJac,
+	return ode.Problem[float64]{F: sensF, JVP: sensJVP, VJP: sensVJP, Jac: sensJac, ParamJac: sensParamJac,
 		U0: []float64{1, 1}, T0: 0, T1: 10, P: sensParams}
 }
 
