@@ -2,6 +2,7 @@ package ode
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -52,6 +53,7 @@ type erk[T Float] struct {
 	interp   []sparseRow[T] // interp[j-1]: coefficients of θ^j over the stages
 	adaptive bool
 	lazyLast bool // the FSAL stage is not needed by the error estimate
+	interp4  bool // four interpolation rows, the last three on the same stages (dense24)
 
 	k0      int
 	lastOK  bool    // stage s-1 holds f(t+h, u_new) of the last attempt
@@ -95,6 +97,8 @@ func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 		}
 		e.interp[j] = newSparseRow[T](col, n)
 	}
+	e.interp4 = len(e.interp) == 4 && slices.Equal(e.interp[1].off, e.interp[2].off) &&
+		slices.Equal(e.interp[1].off, e.interp[3].off)
 	return e
 }
 
@@ -396,7 +400,46 @@ func (e *erk[T]) dense(it *Integrator[T], poly []T) {
 	}
 	n := e.n
 	copy(poly[:n], it.uPrev)
+	if n == 2 && e.interp4 {
+		e.dense24(poly[2:10], h)
+		return
+	}
 	for j := range e.interp {
 		e.combine(poly[(j+1)*n:(j+2)*n], e.zero, h, &e.interp[j])
 	}
+}
+
+// dense24 is dense's four coefficient rows for two components (Tsit5's
+// and DP5's interpolants of a 2-state problem): the first row (θ¹, h·k_0
+// for these methods) on its own, the other three in one pass over the
+// stages they share (interp4). Each coefficient is the same sum in the
+// same order as combine's, so the same bits.
+func (e *erk[T]) dense24(c []T, h T) {
+	c = c[:8]
+	z := e.zero[0] // combine's u: 0 + h·a, kept for the same bits
+	r0 := &e.interp[0]
+	var a00, a01 T
+	for m, o := range r0.off {
+		kk := e.k[o : o+2 : o+2]
+		a00 += r0.val[m] * kk[0]
+		a01 += r0.val[m] * kk[1]
+	}
+	c[0], c[1] = z+h*a00, z+h*a01
+	r1, r2, r3 := &e.interp[1], &e.interp[2], &e.interp[3]
+	off := r1.off
+	v1, v2, v3 := r1.val[:len(off)], r2.val[:len(off)], r3.val[:len(off)]
+	var a10, a11, a20, a21, a30, a31 T
+	for m, o := range off {
+		kk := e.k[o : o+2 : o+2]
+		k0, k1 := kk[0], kk[1]
+		a10 += v1[m] * k0
+		a11 += v1[m] * k1
+		a20 += v2[m] * k0
+		a21 += v2[m] * k1
+		a30 += v3[m] * k0
+		a31 += v3[m] * k1
+	}
+	c[2], c[3] = z+h*a10, z+h*a11
+	c[4], c[5] = z+h*a20, z+h*a21
+	c[6], c[7] = z+h*a30, z+h*a31
 }

@@ -1,6 +1,7 @@
 package ode
 
 import (
+	"math"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -42,6 +43,34 @@ func TestCombineBits(t *testing.T) {
 				if want := u[j] + h*a; dst[j] != want {
 					rt.Fatalf("%s row %d (%d terms), n = %d, component %d: %v, want %v", tb.name, r, len(row.off), n, j, dst[j], want)
 				}
+			}
+		}
+	})
+}
+
+// dense24 (two components, Tsit5's and DP5's four interpolation rows) gives
+// the bits of combine's row-by-row loop.
+func TestDense24Bits(t *testing.T) {
+	tabs := []*tableau{tsit5Method.tab, dp5Method.tab}
+	rapid.Check(t, func(rt *rapid.T) {
+		tb := tabs[rapid.IntRange(0, len(tabs)-1).Draw(rt, "tableau")]
+		e := newERK[float64](tb, 2, true)
+		if !e.interp4 {
+			rt.Fatalf("%s: interp4 is false, want dense24 used", tb.name)
+		}
+		for i := range e.k {
+			e.k[i] = rapid.Float64Range(-10, 10).Draw(rt, "k")
+		}
+		h := rapid.Float64Range(-1, 1).Draw(rt, "h")
+		got := make([]float64, 8)
+		e.dense24(got, h)
+		want := make([]float64, 8)
+		for j := range e.interp {
+			e.combine(want[2*j:2*j+2], e.zero, h, &e.interp[j])
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				rt.Fatalf("%s coefficient %d: %v, want %v", tb.name, i, got[i], want[i])
 			}
 		}
 	})
