@@ -241,6 +241,9 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		}
 	}
 	bp := Problem[T]{F: ia.rhs, U0: make([]T, n+np), P: gs.prob.P}
+	if n == 2 && !quad {
+		bp.F = ia.rhs2
+	}
 	if stiff {
 		bp.Jac = ia.jacB
 	}
@@ -268,6 +271,20 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 	n := ia.n
 	ia.forwardAt(t)
 	negVJP(ia.sys, da, a[:n], ia.ub[:n], p, t)
+}
+
+// rhs2 is rhs for two states without a running cost, negVJP's work in
+// the same frame (one call level and its loops fewer per stage of the
+// common small case); the same operations, so the same bits.
+func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
+	ia.forwardAt(t)
+	d := da[: 2+ia.np : 2+ia.np]
+	for i := 0; i < len(d); i++ { // short: cheaper than a memclr call
+		d[i] = 0
+	}
+	wn := ia.sys.wneg[:2:2]
+	wn[0], wn[1] = -a[0], -a[1]
+	ia.gs.prob.VJP(d[:2:2], d[2:], wn, ia.ub[:2:2], p, t)
 }
 
 // jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
@@ -371,6 +388,9 @@ func (bs *backsolve[T]) build(quad bool) error {
 	// The backward system's Jacobian (stiff methods) is left to finite
 	// differences: it needs second derivatives of F.
 	bp := Problem[T]{F: bs.rhs, U0: make([]T, 2*n+np), P: gs.prob.P}
+	if n == 2 && !quad {
+		bp.F = bs.rhs2
+	}
 	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, 2*n+np, n, 2*n))
 	if err != nil {
 		return err
@@ -386,6 +406,20 @@ func (bs *backsolve[T]) rhs(da, a []T, p []float32, t float64) {
 	n := bs.n
 	bs.gs.prob.F(da[:n], a[:n], p, t)
 	negVJP(bs.sys, da[n:], a[n:2*n], a[:n], p, t)
+}
+
+// rhs2 is rhs for two states without a running cost, negVJP's work in
+// the same frame (see interpAdjoint.rhs2).
+func (bs *backsolve[T]) rhs2(da, a []T, p []float32, t float64) {
+	u := a[:2:2]
+	bs.gs.prob.F(da[:2:2], u, p, t)
+	d := da[2 : 4+bs.np : 4+bs.np]
+	for i := 0; i < len(d); i++ { // short: cheaper than a memclr call
+		d[i] = 0
+	}
+	wn := bs.sys.wneg[:2:2]
+	wn[0], wn[1] = -a[2], -a[3]
+	bs.gs.prob.VJP(d[:2:2], d[2:], wn, u, p, t)
 }
 
 func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
