@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // forwardSens integrates the state and its sensitivities as one system
@@ -239,9 +240,22 @@ func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
 		vjp(ju[2:4:4], jp[np:], er, u, p, t)
 		er[1] = 0
 	}
-	a, b, c, d := ju[0], ju[1], ju[2], ju[3]
-	S := Y[2:]
+	rowsProduct2(dS, Y[2:], ju, jp, np)
+}
+
+// rowsProduct2 writes dS = J_u·S + [J_p 0] for two states: S and dS are
+// column pairs (s_k0, s_k1) (len(dS)/2 of them), ju is J_u row-major, jp
+// is J_p (2×np, row-major); float64 in vector lanes (rows2AVX, the same
+// bits).
+func rowsProduct2[T Float](dS, S, ju, jp []T, np int) {
 	S = S[:len(dS)]
+	ju = ju[:4]
+	if haveRows2AVX && unsafe.Sizeof(ju[0]) == 8 && np > 0 && 2*np <= len(dS) && len(jp) >= 2*np {
+		rows2AVX((*float64)(unsafe.Pointer(&dS[0])), (*float64)(unsafe.Pointer(&S[0])), len(dS)/2,
+			(*float64)(unsafe.Pointer(&ju[0])), (*float64)(unsafe.Pointer(&jp[0])), np)
+		return
+	}
+	a, b, c, d := ju[0], ju[1], ju[2], ju[3]
 	jp0, jp1 := jp[:np:np], jp[np:]
 	// S and dS as pairs (s_k0, s_k1); the first np columns add J_p's.
 	i := 0
