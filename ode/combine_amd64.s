@@ -6,8 +6,10 @@
 
 // func combineAVX(dst, u *float64, n int, h float64, k *float64, off *int, val *float64, nz int)
 //
-// Blocks of 8 components (two YMM accumulators), then 4, 2 (XMM) and 1;
-// in each block the row's terms in order: acc += val[m]·k[off[m]+j…].
+// Up to 16 components (but 4 and 8) in one pass over the row with 1 to 4
+// YMM accumulators, the last masked (small1…small4); else blocks of 8
+// components (two YMM accumulators), then 4, 2 (XMM) and 1; in each the
+// row's terms in order: acc += val[m]·k[off[m]+j…].
 // Registers: DI dst, SI u, CX n, Y14 h, R8 k, R9 off, R10 val, R11 nz,
 // AX j, DX j+block, R12 &k[j], BX m, R13 off[m].
 TEXT ·combineAVX(SB), NOSPLIT, $0-64
@@ -20,6 +22,24 @@ TEXT ·combineAVX(SB), NOSPLIT, $0-64
 	MOVQ         val+48(FP), R10
 	MOVQ         nz+56(FP), R11
 	XORQ         AX, AX
+	CMPQ         CX, $16
+	JGT          block8
+	CMPQ         CX, $4
+	JEQ          block8
+	CMPQ         CX, $8
+	JEQ          block8
+	LEAQ         -1(CX), DX
+	ANDQ         $3, DX
+	NEGQ         DX
+	LEAQ         masks<>(SB), R12
+	VMOVUPD      24(R12)(DX*8), Y13
+	CMPQ         CX, $4
+	JLE          small1
+	CMPQ         CX, $8
+	JLE          small2
+	CMPQ         CX, $12
+	JLE          small3
+	JMP          small4
 
 block8:
 	LEAQ   8(AX), DX
@@ -122,6 +142,144 @@ store1:
 	VADDSD (SI)(AX*8), X0, X0
 	VMOVSD X0, (DI)(AX*8)
 
+small1:
+	VXORPD Y0, Y0, Y0
+	XORQ   BX, BX
+
+sterms1:
+	CMPQ         BX, R11
+	JGE          sstore1
+	MOVQ         (R9)(BX*8), R13
+	LEAQ         (R8)(R13*8), R12
+	VBROADCASTSD (R10)(BX*8), Y4
+	VMASKMOVPD   (R12), Y13, Y8
+	VMULPD       Y8, Y4, Y8
+	VADDPD       Y8, Y0, Y0
+	INCQ         BX
+	JMP          sterms1
+
+sstore1:
+	VMASKMOVPD (SI), Y13, Y8
+	VMULPD     Y14, Y0, Y0
+	VADDPD     Y8, Y0, Y0
+	VMASKMOVPD Y0, Y13, (DI)
+	JMP        done
+
+small2:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   BX, BX
+
+sterms2:
+	CMPQ         BX, R11
+	JGE          sstore2
+	MOVQ         (R9)(BX*8), R13
+	LEAQ         (R8)(R13*8), R12
+	VBROADCASTSD (R10)(BX*8), Y4
+	VMULPD       (R12), Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	VMASKMOVPD   32(R12), Y13, Y8
+	VMULPD       Y8, Y4, Y8
+	VADDPD       Y8, Y1, Y1
+	INCQ         BX
+	JMP          sterms2
+
+sstore2:
+	VMULPD     Y14, Y0, Y0
+	VADDPD     (SI), Y0, Y0
+	VMOVUPD    Y0, (DI)
+	VMASKMOVPD 32(SI), Y13, Y8
+	VMULPD     Y14, Y1, Y1
+	VADDPD     Y8, Y1, Y1
+	VMASKMOVPD Y1, Y13, 32(DI)
+	JMP        done
+
+small3:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	XORQ   BX, BX
+
+sterms3:
+	CMPQ         BX, R11
+	JGE          sstore3
+	MOVQ         (R9)(BX*8), R13
+	LEAQ         (R8)(R13*8), R12
+	VBROADCASTSD (R10)(BX*8), Y4
+	VMULPD       (R12), Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	VMULPD       32(R12), Y4, Y6
+	VADDPD       Y6, Y1, Y1
+	VMASKMOVPD   64(R12), Y13, Y8
+	VMULPD       Y8, Y4, Y8
+	VADDPD       Y8, Y2, Y2
+	INCQ         BX
+	JMP          sterms3
+
+sstore3:
+	VMULPD     Y14, Y0, Y0
+	VADDPD     (SI), Y0, Y0
+	VMOVUPD    Y0, (DI)
+	VMULPD     Y14, Y1, Y1
+	VADDPD     32(SI), Y1, Y1
+	VMOVUPD    Y1, 32(DI)
+	VMASKMOVPD 64(SI), Y13, Y8
+	VMULPD     Y14, Y2, Y2
+	VADDPD     Y8, Y2, Y2
+	VMASKMOVPD Y2, Y13, 64(DI)
+	JMP        done
+
+small4:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   BX, BX
+
+sterms4:
+	CMPQ         BX, R11
+	JGE          sstore4
+	MOVQ         (R9)(BX*8), R13
+	LEAQ         (R8)(R13*8), R12
+	VBROADCASTSD (R10)(BX*8), Y4
+	VMULPD       (R12), Y4, Y5
+	VADDPD       Y5, Y0, Y0
+	VMULPD       32(R12), Y4, Y6
+	VADDPD       Y6, Y1, Y1
+	VMULPD       64(R12), Y4, Y7
+	VADDPD       Y7, Y2, Y2
+	VMASKMOVPD   96(R12), Y13, Y8
+	VMULPD       Y8, Y4, Y8
+	VADDPD       Y8, Y3, Y3
+	INCQ         BX
+	JMP          sterms4
+
+sstore4:
+	VMULPD     Y14, Y0, Y0
+	VADDPD     (SI), Y0, Y0
+	VMOVUPD    Y0, (DI)
+	VMULPD     Y14, Y1, Y1
+	VADDPD     32(SI), Y1, Y1
+	VMOVUPD    Y1, 32(DI)
+	VMULPD     Y14, Y2, Y2
+	VADDPD     64(SI), Y2, Y2
+	VMOVUPD    Y2, 64(DI)
+	VMASKMOVPD 96(SI), Y13, Y8
+	VMULPD     Y14, Y3, Y3
+	VADDPD     Y8, Y3, Y3
+	VMASKMOVPD Y3, Y13, 96(DI)
+	JMP        done
+
 done:
 	VZEROUPPER
 	RET
+
+DATA masks<>+0(SB)/8, $-1
+DATA masks<>+8(SB)/8, $-1
+DATA masks<>+16(SB)/8, $-1
+DATA masks<>+24(SB)/8, $-1
+DATA masks<>+32(SB)/8, $0
+DATA masks<>+40(SB)/8, $0
+DATA masks<>+48(SB)/8, $0
+DATA masks<>+56(SB)/8, $0
+GLOBL masks<>(SB), RODATA|NOPTR, $64

@@ -1,5 +1,6 @@
-# Generates ode/combine_amd64.s: combineAVX, erk.combine for float64 in
-# blocks of 8, 4, 2 and 1 components, with internal/asmgen's operand
+# Generates ode/combine_amd64.s: combineAVX, erk.combine for float64: up to
+# 16 components in one pass over the row (small), more in blocks of 8, 4,
+# 2 and 1 components, with internal/asmgen's operand
 # alignment. The four blocks are one loop written once (block below) and
 # instantiated per width; they are not asmgen's streaming kernel skeleton
 # because each block runs an inner loop over the row's terms. Run from ode/:
@@ -20,8 +21,10 @@ HEADER = """//go:build !noasm
 
 // func combineAVX(dst, u *float64, n int, h float64, k *float64, off *int, val *float64, nz int)
 //
-// Blocks of 8 components (two YMM accumulators), then 4, 2 (XMM) and 1;
-// in each block the row's terms in order: acc += val[m]·k[off[m]+j…].
+// Up to 16 components (but 4 and 8) in one pass over the row with 1 to 4
+// YMM accumulators, the last masked (small1…small4); else blocks of 8
+// components (two YMM accumulators), then 4, 2 (XMM) and 1; in each the
+// row's terms in order: acc += val[m]·k[off[m]+j…].
 // Registers: DI dst, SI u, CX n, Y14 h, R8 k, R9 off, R10 val, R11 nz,
 // AX j, DX j+block, R12 &k[j], BX m, R13 off[m].
 TEXT ·combineAVX(SB), NOSPLIT, $0-64"""
@@ -76,12 +79,64 @@ def block(w, R, acc, bcast, sfx, store, nxt):
     return L
 
 
+def small(a):
+    """n in (4(a−1), 4a] (at most 16 components) in one pass over the
+    row's terms with a YMM accumulators, the last one's lanes past n
+    masked off (Y13) in its loads and its store, so the row's offsets and
+    values are read once, not once per block."""
+    L = ['', 'small%d:' % a]
+    L += ins(*['VXORPD Y%d, Y%d, Y%d' % (i, i, i) for i in range(a)])
+    L += ins('XORQ BX, BX')
+    L += ['', 'sterms%d:' % a]
+    L += ins('CMPQ BX, R11', 'JGE sstore%d' % a, 'MOVQ (R9)(BX*8), R13', 'LEAQ (R8)(R13*8), R12',
+             'VBROADCASTSD (R10)(BX*8), Y4')
+    for i in range(a - 1):
+        L += ins('VMULPD %s(R12), Y4, Y%d' % (off(i), 5 + i), 'VADDPD Y%d, Y%d, Y%d' % (5 + i, i, i))
+    last = a - 1
+    L += ins('VMASKMOVPD %s(R12), Y13, Y8' % off(last), 'VMULPD Y8, Y4, Y8', 'VADDPD Y8, Y%d, Y%d' % (last, last))
+    L += ins('INCQ BX', 'JMP sterms%d' % a)
+    L += ['', 'sstore%d:' % a]
+    for i in range(a - 1):
+        L += ins('VMULPD Y14, Y%d, Y%d' % (i, i), 'VADDPD %s(SI), Y%d, Y%d' % (off(i), i, i),
+                 'VMOVUPD Y%d, %s(DI)' % (i, off(i)))
+    L += ins('VMASKMOVPD %s(SI), Y13, Y8' % off(last), 'VMULPD Y14, Y%d, Y%d' % (last, last),
+             'VADDPD Y8, Y%d, Y%d' % (last, last), 'VMASKMOVPD Y%d, Y13, %s(DI)' % (last, off(last)),
+             'JMP done')
+    return L
+
+
+# SMALL_DISPATCH sends n ≤ 16 but for 4 and 8 (which the blocks take in
+# one pass, without a masked load) to small1…small4 with the mask of the
+# last accumulator's n − 4(a−1) lanes in Y13 (masks<>: four all-ones, four
+# zeros; the mask of r lanes starts at entry 4 − r).
+SMALL_DISPATCH = ['CMPQ CX, $16', 'JGT block8', 'CMPQ CX, $4', 'JEQ block8', 'CMPQ CX, $8', 'JEQ block8',
+                  'LEAQ -1(CX), DX', 'ANDQ $3, DX', 'NEGQ DX',
+                  'LEAQ masks<>(SB), R12', 'VMOVUPD 24(R12)(DX*8), Y13',
+                  'CMPQ CX, $4', 'JLE small1', 'CMPQ CX, $8', 'JLE small2', 'CMPQ CX, $12', 'JLE small3',
+                  'JMP small4']
+
+MASKS = """
+DATA masks<>+0(SB)/8, $-1
+DATA masks<>+8(SB)/8, $-1
+DATA masks<>+16(SB)/8, $-1
+DATA masks<>+24(SB)/8, $-1
+DATA masks<>+32(SB)/8, $0
+DATA masks<>+40(SB)/8, $0
+DATA masks<>+48(SB)/8, $0
+DATA masks<>+56(SB)/8, $0
+GLOBL masks<>(SB), RODATA|NOPTR, $64
+"""
+
+
 def main():
     L = ins(*PROLOGUE)
+    L += ins(*SMALL_DISPATCH)
     for b in BLOCKS:
         L += block(*b)
+    for a in range(1, 5):
+        L += small(a)
     L += ['', 'done:'] + ins('VZEROUPPER', 'RET')
-    sys.stdout.write(align(HEADER + '\n' + '\n'.join(L)) + '\n')
+    sys.stdout.write(align(HEADER + '\n' + '\n'.join(L)) + '\n' + MASKS)
 
 
 main()
