@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -46,44 +47,10 @@ var (
 // sensParams are p of cvsLotkaVolterra_ASA.
 var sensParams = []float32{1.5, 1, 3, 1}
 
-func sensF(du, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] = p0*u[0] - p1*u[0]*u[1]
-	du[1] = -p2*u[1] + p3*u[0]*u[1]
-}
-
-// sensJVP writes ∂F/∂u·v + ∂F/∂p·dp.
-func sensJVP(jv, u, v []float64, p []float32, dp []float64, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
-	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
-	if dp != nil {
-		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
-		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
-	}
-}
-
-// sensVJP adds wᵀ∂F/∂u into du and wᵀ∂F/∂p into dp.
-func sensVJP(du, dp, w, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
-	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
-	if dp != nil {
-		dp[0] += w[0] * u[0]
-		dp[1] -= w[0] * u[0] * u[1]
-		dp[2] -= w[1] * u[1]
-		dp[3] += w[1] * u[0] * u[1]
-	}
-}
-
-func sensJac(J, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	J[0], J[1] = p0-p1*u[1], -p1*u[0]
-	J[2], J[3] = p3*u[1], -p2+p3*u[0]
-}
-
+// sensProblem is the problem with its exact products (internal/lotkavolterra).
 func sensProblem() ode.Problem[float64] {
-	return ode.Problem[float64]{F: sensF, JVP: sensJVP, VJP: sensVJP, Jac: sensJac,
+	return ode.Problem[float64]{F: lotkavolterra.F[float64], JVP: lotkavolterra.JVP[float64],
+		VJP: lotkavolterra.VJP[float64], Jac: lotkavolterra.Jac[float64],
 		U0: []float64{1, 1}, T0: 0, T1: 10, P: sensParams}
 }
 
