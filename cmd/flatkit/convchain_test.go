@@ -66,21 +66,7 @@ func TestConvchainGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp := ad.NewTape()
-		got, err := pr.forward(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := refConvLoss(t, pr, to64(pr.θ))
-		if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
-			t.Errorf("%s: loss %v, float64 reference %v", c.name, got, want)
-		}
-		tp.Reset()
-		g, err := pr.gradient(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fdCheck(t, c.name, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, pr.θ, g, 11, 1e-6, 1e-4)
+		checkTapeProblem(t, c.name, pr, pr.θ, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, 11)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -82,6 +83,40 @@ func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []flo
 		t.Errorf("%s: ⟨gradient, d⟩ = %v, central difference of the float64 loss %v", name, gd, fd)
 	}
 	t.Logf("%s: ⟨gradient, d⟩ %v, finite difference %v", name, gd, fd)
+}
+
+// tapeProblem is a scenario's problem that computes its loss, and its
+// gradient, on a reused tape (convchain's and deepchain's).
+type tapeProblem interface {
+	forward(tp *ad.Tape) (float32, error)
+	gradient(tp *ad.Tape) ([]float32, error)
+}
+
+// checkTapeProblem checks pr's loss at θ against the float64 reference ref
+// (relative 1e-4) and its gradient against ref's central difference in a
+// random direction (fdCheck with seed, h = 1e-6, tolerance 1e-4). It
+// returns the gradient.
+func checkTapeProblem(t *testing.T, name string, pr tapeProblem, θ []float32, ref func(θ []float64) float64, seed uint64) []float32 {
+	t.Helper()
+	tp := ad.NewTape()
+	got, err := pr.forward(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref(to64(θ))
+	if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s: loss %v, float64 reference %v", name, got, want)
+	}
+	tp.Reset()
+	g, err := pr.gradient(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g) != len(θ) {
+		t.Fatalf("%s: %d gradient values for %d parameters", name, len(g), len(θ))
+	}
+	fdCheck(t, name, ref, θ, g, seed, 1e-6, 1e-4)
+	return g
 }
 
 // threadCPU is the calling thread's CPU time (Linux RUSAGE_THREAD): on a
