@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 )
@@ -154,7 +155,7 @@ func BenchmarkConvchain(b *testing.B) {
 					b.Fatal(err)
 				}
 				tp := ad.NewTape()
-				loopCPU(b, func() {
+				cputime.Loop(b, func() {
 					if grad {
 						_, err = pr.gradient(tp)
 					} else {

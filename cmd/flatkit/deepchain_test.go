@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
@@ -128,7 +129,7 @@ func BenchmarkDeepchainGradient(b *testing.B) {
 				b.Fatal(err)
 			}
 			tp := ad.NewTape()
-			loopCPU(b, func() {
+			cputime.Loop(b, func() {
 				if _, err := pr.gradient(tp); err != nil {
 					b.Fatal(err)
 				}

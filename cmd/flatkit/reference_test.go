@@ -3,10 +3,7 @@ package main
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
@@ -117,29 +114,4 @@ func checkTapeProblem(t *testing.T, name string, pr tapeProblem, θ []float32, r
 	}
 	fdCheck(t, name, ref, θ, g, seed, 1e-6, 1e-4)
 	return g
-}
-
-// threadCPU is the calling thread's CPU time (Linux RUSAGE_THREAD): on a
-// shared machine it moves less than wall time when other processes take
-// the cores. Zero where unsupported.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1, &ru); err != nil { // 1 = RUSAGE_THREAD
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loopCPU runs fn b.N times on a locked thread and reports its CPU
-// nanoseconds per call beside the wall time.
-func loopCPU(b *testing.B, fn func()) {
-	b.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	c0 := threadCPU()
-	for b.Loop() {
-		fn()
-	}
-	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
 }
