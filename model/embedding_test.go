@@ -118,11 +118,7 @@ func TestEmbeddingErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; output %v", y)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkMentions(t, err, tt.want)
 		})
 	}
 	for _, tt := range []struct {

@@ -1,0 +1,51 @@
+package model_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/model"
+)
+
+// Helpers shared by the package's tests.
+
+// applyLayer runs l on x with parameters θ and context c on a fresh tape and
+// returns the output values.
+func applyLayer(t *testing.T, l model.Layer, c *model.Ctx, θ []float32, x flat.Tensor) flat.Tensor {
+	t.Helper()
+	tp := ad.NewTape()
+	var p ad.Var
+	if len(θ) > 0 {
+		p = tp.Param(θ)
+	}
+	y := l.Apply(c, p, tp.Const(x))
+	if err := tp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return flat.Tensor{Shape: slices.Clone(y.Shape()), Data: slices.Clone(y.Data())}
+}
+
+// checkMentions fails t unless err's text contains each of want.
+func checkMentions(t *testing.T, err error, want []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+// checkLayoutError checks that model.Layout rejects l with an error
+// mentioning each of want, and returns that error.
+func checkLayoutError(t *testing.T, l model.Layer, want []string) error {
+	t.Helper()
+	_, err := model.Layout(l)
+	if err == nil {
+		t.Fatal("Layout accepted the configuration")
+	}
+	checkMentions(t, err, want)
+	return err
+}
