@@ -206,15 +206,7 @@ func TestDefaultInitIsPyTorchs(t *testing.T) {
 				t.Fatal(err)
 			}
 			bound := 1 / math.Sqrt(float64(tt.fanIn))
-			var sum2 float64
-			for i, v := range θ {
-				if math.Abs(float64(v)) > bound {
-					t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
-				}
-				if i < tt.nw {
-					sum2 += float64(v) * float64(v)
-				}
-			}
+			sum2 := checkBound(t, θ, bound, tt.nw)
 			// Uniform on ±b has variance b²/3; with this many draws the
 			// sample variance is within 10 %.
 			if v, want := sum2/float64(tt.nw), bound*bound/3; math.Abs(v-want) > 0.1*want {

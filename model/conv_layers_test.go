@@ -279,15 +279,7 @@ func TestConvTransposeInitIsPyTorchs(t *testing.T) {
 				t.Fatalf("%d parameters, want %d", len(θ), tt.nAll)
 			}
 			bound := 1 / math.Sqrt(float64(tt.fanIn))
-			var sum2 float64
-			for i, v := range θ {
-				if math.Abs(float64(v)) > bound {
-					t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
-				}
-				if i < tt.nw {
-					sum2 += float64(v) * float64(v)
-				}
-			}
+			sum2 := checkBound(t, θ, bound, tt.nw)
 			if slices.Min(θ[:tt.nw]) == slices.Max(θ[:tt.nw]) || slices.Min(θ[tt.nw:]) == slices.Max(θ[tt.nw:]) {
 				t.Fatal("weights or biases all equal")
 			}

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -48,4 +49,19 @@ func checkLayoutError(t *testing.T, l model.Layer, want []string) error {
 	}
 	checkMentions(t, err, want)
 	return err
+}
+
+// checkBound fails t if a value of θ lies outside ±bound (an initialiser's
+// range) and returns the sum of squares of θ[:nw], the weights.
+func checkBound(t *testing.T, θ []float32, bound float64, nw int) (sum2 float64) {
+	t.Helper()
+	for i, v := range θ {
+		if math.Abs(float64(v)) > bound {
+			t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
+		}
+		if i < nw {
+			sum2 += float64(v) * float64(v)
+		}
+	}
+	return sum2
 }
