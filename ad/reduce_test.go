@@ -116,8 +116,11 @@ func rsSmooth(t *rapid.T, n int, lo, hi float32, label string) []float32 {
 
 // rsDyadic draws n multiples of 1/8 in [−8, 8]: sums and products of a few
 // of them are exact in float32 and float64.
-func rsDyadic(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-64, 64), n, n).Draw(t, label)
+func rsDyadic(t *rapid.T, n int, label string) []float32 { return rsDyadicUpTo(t, n, 8, label) }
+
+// rsDyadicUpTo draws n multiples of 1/8 in [−bound, bound].
+func rsDyadicUpTo(t *rapid.T, n, bound int, label string) []float32 {
+	k := rapid.SliceOfN(rapid.IntRange(-8*bound, 8*bound), n, n).Draw(t, label)
 	x := make([]float32, n)
 	for i, v := range k {
 		x[i] = float32(v) / 8
