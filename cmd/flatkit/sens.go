@@ -151,21 +151,9 @@ func runSens(b *bencher) error {
 	loss := sensLoss()
 
 	// The forward solve alone, for scale.
-	it, err := ode.Init(prob, ode.Tsit5(), ode.Tol(rtol, atol))
+	it, solve, err := b.timeSolve("forward solve", prob, ode.Tsit5(), rtol, atol)
 	if err != nil {
 		return err
-	}
-	var runErr error
-	solve := b.measure(func() {
-		if err := it.Reinit(prob.U0, prob.T0, prob.T1, prob.P); err != nil && runErr == nil {
-			runErr = err
-		}
-		if err := it.Run(ctx); err != nil && runErr == nil {
-			runErr = err
-		}
-	})
-	if runErr != nil {
-		return fmt.Errorf("forward solve: %w", runErr)
 	}
 	st := it.Stats()
 	abs, _ := maxAbsErr(it.U(), lvRef)
