@@ -169,16 +169,9 @@ func runSens(b *bencher) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		var g *ode.GradResult[float64]
-		var gradErr error
-		sm := b.measure(func() {
-			var err error
-			if g, err = gs.Gradient(ctx, sensParams, loss); err != nil && gradErr == nil {
-				gradErr = err
-			}
-		})
-		if gradErr != nil {
-			return fmt.Errorf("%s: %w", name, gradErr)
+		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float64], error) { return gs.Gradient(ctx, sensParams, loss) })
+		if err != nil {
+			return err
 		}
 		ge, ve := sensErrors(g)
 		r := sensResult{result: scaled(sm, "us"), Method: "Tsit5", Sensitivity: name, RTol: rtol, ATol: atol,
