@@ -368,16 +368,5 @@ func TestLayersStepAllocatesNothing(t *testing.T) {
 	}
 	xs := []int{2, 2, 6, 6}
 	x := flat.Tensor{Shape: xs, Data: randn(rand.New(rand.NewPCG(19, 20)), clSize(xs))}
-	tape := ad.NewTape()
-	step := func() {
-		y := net.Apply(nil, tape.Param(θ), tape.Const(x))
-		if _, err := tape.Grad(ad.Sum(ad.Square(y))); err != nil {
-			t.Fatal(err)
-		}
-		tape.Reset()
-	}
-	step()
-	if a := testing.AllocsPerRun(20, step); a != 0 {
-		t.Errorf("a forward+gradient step allocates %v times, want 0", a)
-	}
+	checkStepAllocs(t, "a forward+gradient step", net, nil, ad.NewTape(), θ, x, 20)
 }

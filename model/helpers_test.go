@@ -65,3 +65,21 @@ func checkBound(t *testing.T, θ []float32, bound float64, nw int) (sum2 float64
 	}
 	return sum2
 }
+
+// checkStepAllocs checks that a warm training step of l on x (Apply with c
+// on tp, the gradient of Σ y², Reset) allocates nothing over runs steps;
+// what names the step in the report.
+func checkStepAllocs(t *testing.T, what string, l model.Layer, c *model.Ctx, tp *ad.Tape, θ []float32, x flat.Tensor, runs int) {
+	t.Helper()
+	step := func() {
+		y := l.Apply(c, tp.Param(θ), tp.Const(x))
+		if _, err := tp.Grad(ad.Sum(ad.Square(y))); err != nil {
+			t.Fatal(err)
+		}
+		tp.Reset()
+	}
+	step()
+	if n := testing.AllocsPerRun(runs, step); n != 0 {
+		t.Errorf("%s allocates %v times, want 0", what, n)
+	}
+}

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -431,17 +432,6 @@ func TestNormStepAllocatesNothing(t *testing.T) {
 	tp := ad.NewTape()
 	for _, train := range []bool{true, false} {
 		c := &model.Ctx{Train: train, State: st}
-		step := func() {
-			p := tp.Param(θ)
-			y := net.Apply(c, p, tp.Const(x))
-			if _, err := tp.Grad(ad.Sum(ad.Square(y))); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}
-		step()
-		if n := testing.AllocsPerRun(20, step); n != 0 {
-			t.Errorf("train %v: a step allocates %v times, want 0", train, n)
-		}
+		checkStepAllocs(t, fmt.Sprintf("train %v: a step", train), net, c, tp, θ, x, 20)
 	}
 }
