@@ -205,16 +205,7 @@ func TestFreezeKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := ramp(n, 1, 1)
-	θ2, _, err := optimisers.Step(s2, θ, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := opt.Update(θ, g); err != nil {
-		t.Fatal(err)
-	}
-	if !bitwise.Equal(θ, θ2) {
-		t.Errorf("State.Thaw then Step differs from Thaw then Update")
-	}
+	checkStepIsUpdate(t, "State.Thaw then Step differs from Thaw then Update", s2, opt, θ, g)
 	θ3, _, err := optimisers.Step(s, θ, g)
 	if err != nil {
 		t.Fatal(err)

@@ -130,6 +130,23 @@ func gradients(t *rapid.T, n, k int) [][]float32 {
 	return gs
 }
 
+// checkStepIsUpdate checks that the functional Step from st gives θ the
+// bits that opt.Update (which updates θ in place) gives it; failure
+// reports what.
+func checkStepIsUpdate(t *testing.T, failure string, st optimisers.State, opt *optimisers.Optimiser, θ, g []float32) {
+	t.Helper()
+	θ2, _, err := optimisers.Step(st, θ, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := opt.Update(θ, g); err != nil {
+		t.Fatal(err)
+	}
+	if !bitwise.Equal(θ, θ2) {
+		t.Error(failure)
+	}
+}
+
 func sameState(a, b optimisers.State) bool {
 	if a.Step != b.Step || a.Skipped != b.Skipped || len(a.Slots) != len(b.Slots) {
 		return false

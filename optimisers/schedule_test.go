@@ -121,16 +121,7 @@ func TestScheduledAdam(t *testing.T) {
 	// The functional Step runs the same schedule.
 	st := opt.State()
 	g := ramp(5, 1, 1)
-	θ2, _, err := optimisers.Step(st, θ, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := opt.Update(θ, g); err != nil {
-		t.Fatal(err)
-	}
-	if !bitwise.Equal(θ, θ2) {
-		t.Errorf("Step and Update differ under a schedule")
-	}
+	checkStepIsUpdate(t, "Step and Update differ under a schedule", st, opt, θ, g)
 }
 
 // The schedule follows Step, the updates that changed θ: behind
