@@ -61,14 +61,8 @@ func drawConv(t *rapid.T) convCase {
 	return c
 }
 
-func dyadicSmall(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-8, 8), n, n).Draw(t, label)
-	x := make([]float32, n)
-	for i, v := range k {
-		x[i] = float32(v) / 8
-	}
-	return x
-}
+// dyadicSmall draws n multiples of 1/8 in [−1, 1].
+func dyadicSmall(t *rapid.T, n int, label string) []float32 { return rsDyadicUpTo(t, n, 1, label) }
 
 func dot64(a, b []float32) float64 {
 	s := 0.0

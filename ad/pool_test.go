@@ -245,10 +245,7 @@ func TestPoolProperties(t *testing.T) {
 				div *= k
 			}
 			rsCheckTranspose(rt, f, rsDyadic(rt, rsSize(p.shape), "θ"), plPow2(div))
-			θ := rsSmooth(rt, rsSize(p.shape), -2, 2, "θ")
-			rsCheckGrad(rt, f, θ, 3e-3)
-			tanh := func(x ad.Var) ad.Var { return ad.Tanh(f(x)) }
-			rsCheckHVP(rt, rsWeighted(rt, tanh, θ), θ, 3e-3)
+			plCheckSmooth(rt, f, rsSize(p.shape))
 		})
 	})
 	t.Run("AdaptiveMeanPool", func(t *testing.T) {
@@ -260,22 +257,26 @@ func TestPoolProperties(t *testing.T) {
 			}
 			f := rsOnInput(p.shape, func(x ad.Var) ad.Var { return ad.AdaptiveMeanPool(x, out...) })
 			rsCheckTranspose(rt, f, rsDyadic(rt, rsSize(p.shape), "θ"), false)
-			θ := rsSmooth(rt, rsSize(p.shape), -2, 2, "θ")
-			rsCheckGrad(rt, f, θ, 3e-3)
-			tanh := func(x ad.Var) ad.Var { return ad.Tanh(f(x)) }
-			rsCheckHVP(rt, rsWeighted(rt, tanh, θ), θ, 3e-3)
+			plCheckSmooth(rt, f, rsSize(p.shape))
 		})
 	})
 	t.Run("GlobalMeanPool", func(t *testing.T) {
 		rapid.Check(t, func(rt *rapid.T) {
 			p := plDraw(rt)
 			f := rsOnInput(p.shape, ad.GlobalMeanPool)
-			θ := rsSmooth(rt, rsSize(p.shape), -2, 2, "θ")
-			rsCheckGrad(rt, f, θ, 3e-3)
-			tanh := func(x ad.Var) ad.Var { return ad.Tanh(f(x)) }
-			rsCheckHVP(rt, rsWeighted(rt, tanh, θ), θ, 3e-3)
+			plCheckSmooth(rt, f, rsSize(p.shape))
 		})
 	})
+}
+
+// plCheckSmooth checks the gradient of f, a mean pooling of n values, and
+// through a tanh its second derivatives, at a θ drawn in ±2.
+func plCheckSmooth(rt *rapid.T, f func(ad.Var) ad.Var, n int) {
+	rt.Helper()
+	θ := rsSmooth(rt, n, -2, 2, "θ")
+	rsCheckGrad(rt, f, θ, 3e-3)
+	tanh := func(x ad.Var) ad.Var { return ad.Tanh(f(x)) }
+	rsCheckHVP(rt, rsWeighted(rt, tanh, θ), θ, 3e-3)
 }
 
 // TestMeanPoolTransposeExact checks ⟨MeanPool(x), u⟩ == ⟨x, MeanPoolᵀ(u)⟩

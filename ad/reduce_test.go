@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/proptest"
 )
 
 // The harness shared by reduce_test.go, index_test.go, shape_test.go and
@@ -115,8 +116,11 @@ func rsSmooth(t *rapid.T, n int, lo, hi float32, label string) []float32 {
 
 // rsDyadic draws n multiples of 1/8 in [−8, 8]: sums and products of a few
 // of them are exact in float32 and float64.
-func rsDyadic(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-64, 64), n, n).Draw(t, label)
+func rsDyadic(t *rapid.T, n int, label string) []float32 { return rsDyadicUpTo(t, n, 8, label) }
+
+// rsDyadicUpTo draws n multiples of 1/8 in [−bound, bound].
+func rsDyadicUpTo(t *rapid.T, n, bound int, label string) []float32 {
+	k := rapid.SliceOfN(rapid.IntRange(-8*bound, 8*bound), n, n).Draw(t, label)
 	x := make([]float32, n)
 	for i, v := range k {
 		x[i] = float32(v) / 8
@@ -150,105 +154,36 @@ func rsWeighted(t *rapid.T, f func(ad.Var) ad.Var, θ []float32) func(ad.Var) ad
 	return func(p ad.Var) ad.Var { return ad.Sum(ad.Mul(f(p), p.Tape().Const(w))) }
 }
 
-func rsDot64(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
+// The derivative checks are proptest's, with the steps and tolerances this
+// harness used when it had checkers of its own.
 
-// rsCheckGrad checks the reverse-mode gradient of Σ w ⊙ f at θ against a
-// central finite difference of step h along a random direction.
+// rsCheckGrad checks the reverse-mode gradient of Σ w ⊙ f at θ (w drawn)
+// against central differences of step h: proptest.CheckGrad, along every
+// coordinate for a θ of up to 16 values, else along 4 random directions.
 func rsCheckGrad(t *rapid.T, f func(ad.Var) ad.Var, θ []float32, h float32) {
 	t.Helper()
-	loss := rsWeighted(t, f, θ)
-	v, g, err := ad.ValueAndGrad(loss, θ)
-	if err != nil {
-		t.Fatalf("gradient: %v", err)
-	}
-	d := rsSmooth(t, len(θ), -1, 1, "direction")
-	at := func(s float32) float64 {
-		x := flat.Clone(θ)
-		flat.Axpy(s, d, x)
-		return float64(rsEval(t, loss, x).Data[0])
-	}
-	fd := (at(h) - at(-h)) / (2 * float64(h))
-	gd := rsDot64(g, d)
-	if math.Abs(fd-gd) > 1e-2*(math.Abs(fd)+math.Abs(gd))+2e-3*(1+math.Abs(float64(v))) {
-		t.Fatalf("⟨∇f, d⟩ = %v, central difference (step %g) %v; f = %v", gd, h, fd, v)
-	}
+	proptest.CheckGrad(t, rsWeighted(t, f, θ), θ, proptest.Steps(h), proptest.Tol(1e-2, 2e-3))
 }
 
-// rsCheckTranspose checks ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ for f at θ with dyadic v and
-// u: exactly when exact is set (linear ops that copy, gather and add
-// dyadic numbers), else to a relative 1e-5.
+// rsCheckTranspose checks ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ for f at θ: exactly when
+// exact is set (linear ops that copy, gather and add dyadic numbers, θ
+// dyadic), else to a relative 1e-5 of the terms.
 func rsCheckTranspose(t *rapid.T, f func(ad.Var) ad.Var, θ []float32, exact bool) {
 	t.Helper()
-	v := rsDyadic(t, len(θ), "v")
-	jv, err := ad.JVP(f, θ, v)
-	if err != nil {
-		t.Fatalf("JVP: %v", err)
+	if exact {
+		proptest.CheckTranspose(t, f, θ, proptest.Exact())
+		return
 	}
-	u := rsDyadic(t, len(jv), "u")
-	jtu, err := ad.VJP(f, θ, u)
-	if err != nil {
-		t.Fatalf("VJP: %v", err)
-	}
-	a, b := rsDot64(jv, u), rsDot64(v, jtu)
-	if exact && a != b || math.Abs(a-b) > 1e-5*(1+math.Abs(a)+math.Abs(b)) {
-		t.Fatalf("⟨J v, u⟩ = %v, ⟨v, Jᵀ u⟩ = %v", a, b)
-	}
+	proptest.CheckTranspose(t, f, θ, proptest.TransposeTol(1e-5, 1e-5))
 }
 
-// rsCheckHVP checks the Hessian-vector product of the scalar loss at θ
-// along a random direction: forward-over-reverse against
-// reverse-over-reverse, and against a central difference (step h) of the
-// gradient.
+// rsCheckHVP checks the second derivatives of the scalar loss at θ with
+// proptest.CheckHVP (its gradient first, then forward-over-reverse against
+// reverse-over-reverse and against central differences of step h of the
+// gradient, and the Hessian's symmetry).
 func rsCheckHVP(t *rapid.T, loss func(ad.Var) ad.Var, θ []float32, h float32) {
 	t.Helper()
-	d := rsSmooth(t, len(θ), -1, 1, "hvp direction")
-	hv, err := ad.HVP(loss, θ, d)
-	if err != nil {
-		t.Fatalf("HVP: %v", err)
-	}
-	hv2, err := ad.HVPReverse(loss, θ, d)
-	if err != nil {
-		t.Fatalf("HVPReverse: %v", err)
-	}
-	scale := 0.0
-	for i := range hv {
-		scale = math.Max(scale, math.Abs(float64(hv[i])))
-	}
-	for i := range hv {
-		if math.Abs(float64(hv[i]-hv2[i])) > 1e-4*(1+scale) {
-			t.Fatalf("HVP[%d]: forward-over-reverse %v, reverse-over-reverse %v", i, hv[i], hv2[i])
-		}
-	}
-	grad := func(s float32) []float32 {
-		x := flat.Clone(θ)
-		flat.Axpy(s, d, x)
-		_, g, err := ad.ValueAndGrad(loss, x)
-		if err != nil {
-			t.Fatalf("gradient: %v", err)
-		}
-		return g
-	}
-	gp, gm := grad(h), grad(-h)
-	// Rounding of the gradients themselves, magnified by 1/h: repeated
-	// indices can make gradients large next to a small H·d component.
-	gmax := 0.0
-	for i := range gp {
-		gmax = math.Max(gmax, math.Max(math.Abs(float64(gp[i])), math.Abs(float64(gm[i]))))
-	}
-	noise := 2e-6 * gmax / float64(h)
-	for i := range hv {
-		fd := (float64(gp[i]) - float64(gm[i])) / (2 * float64(h))
-		a := float64(hv[i])
-		if math.Abs(fd-a) > 2e-2*(math.Abs(fd)+math.Abs(a))+2e-3*(1+scale)+noise {
-			t.Fatalf("HVP[%d] = %v, central difference of the gradient (step %g) %v", i, a, h, fd)
-		}
-	}
+	proptest.CheckHVP(t, loss, θ, proptest.Steps(h))
 }
 
 // rsAlong returns, for each position of x's shape s reduced over axis ax,

@@ -117,21 +117,12 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 	shards := spec.shardList(q)
 	parts := make([]*ode.ShardResult[T], len(shards))
 	k := spec.outputSize()
-	accept := func(j int, m *resultMsg) error {
-		p, err := solvePart[T](spec, k, shards[j], m)
-		if err == nil {
-			parts[j] = p
-		}
-		return err
-	}
+	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.ShardResult[T], error) { return solvePart[T](spec, k, shards[j], m) })
 	fail := func(j int, fe *ShardFailedError) {
 		sh := shards[j]
 		p := &ode.ShardResult[T]{Shard: sh}
 		if !ens.DropOutputs {
-			p.U = make([]T, (sh.Hi-sh.Lo)*k)
-			for i := range p.U {
-				p.U[i] = T(math.NaN())
-			}
+			p.U = nans[T]((sh.Hi - sh.Lo) * k)
 		}
 		if ens.ReduceSize > 0 {
 			p.Acc = make([]float64, ens.ReduceSize)
@@ -162,21 +153,12 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 	positions := spec.positions(q)
 	shards := spec.shardList(q)
 	parts := make([]*ode.GradShardResult[T], len(shards))
-	accept := func(j int, m *resultMsg) error {
-		p, err := gradPart[T](spec, q, shards[j], m)
-		if err == nil {
-			parts[j] = p
-		}
-		return err
-	}
+	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradShardResult[T], error) { return gradPart[T](spec, q, shards[j], m) })
 	fail := func(j int, fe *ShardFailedError) {
 		sh := shards[j]
 		p := &ode.GradShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
 		if q.PerU0 {
-			p.U0 = make([]T, (sh.Hi-sh.Lo)*len(ens.Base.U0))
-			for i := range p.U0 {
-				p.U0[i] = T(math.NaN())
-			}
+			p.U0 = nans[T]((sh.Hi - sh.Lo) * len(ens.Base.U0))
 		}
 		for pos := sh.Lo; pos < sh.Hi; pos++ {
 			i := pos
@@ -194,6 +176,27 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 	}
 	res, err := ens.MergeGradients(parts, positions, q.PerU0)
 	return res, rep, err
+}
+
+// acceptInto is the accept function of Coordinator.run that decodes shard
+// j's result with part and keeps it in parts[j].
+func acceptInto[P any](parts []P, part func(j int, m *resultMsg) (P, error)) func(int, *resultMsg) error {
+	return func(j int, m *resultMsg) error {
+		p, err := part(j, m)
+		if err == nil {
+			parts[j] = p
+		}
+		return err
+	}
+}
+
+// nans is n NaNs: the outputs of a failed shard.
+func nans[T ode.Float](n int) []T {
+	x := make([]T, n)
+	for i := range x {
+		x[i] = T(math.NaN())
+	}
+	return x
 }
 
 // prepare builds the request's Spec here, checks it (the ensemble, the

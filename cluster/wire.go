@@ -279,22 +279,18 @@ func (r *reader) count(field string, limit int) int {
 }
 
 func (r *reader) str8(field string, limit int) string {
-	n := int(r.u8(field + " length"))
-	if r.err == nil && n > limit {
-		r.fail("%s: length %d, want ≤ %d", field, n, limit)
-		return ""
-	}
-	p := r.take(n, field)
-	if r.err == nil && !utf8.Valid(p) {
-		r.fail("%s: not UTF-8", field)
-	}
-	return string(p)
+	return r.str(field, int(r.u8(field+" length")), limit)
 }
 
 func (r *reader) str16(field string) string {
-	n := int(r.u16(field + " length"))
-	if r.err == nil && n > MaxMessage {
-		r.fail("%s: length %d, want ≤ %d", field, n, MaxMessage)
+	return r.str(field, int(r.u16(field+" length")), MaxMessage)
+}
+
+// str reads the n bytes of a UTF-8 string whose length (≤ limit) was just
+// read.
+func (r *reader) str(field string, n, limit int) string {
+	if r.err == nil && n > limit {
+		r.fail("%s: length %d, want ≤ %d", field, n, limit)
 		return ""
 	}
 	p := r.take(n, field)

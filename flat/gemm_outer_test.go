@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/bitwise"
 )
 
 // TestGemmOuterBitwise checks that a product of depth one (k = 1, beta = 0),
@@ -43,7 +45,7 @@ func TestGemmOuterBitwise(t *testing.T) {
 						ws := getGemmWorkspace()
 						gemmSerial(ker, ws, g.tA, g.tB, g.m, g.n, 1, g.alpha, g.a, g.lda, g.b, g.ldb, 0, want, g.ldc)
 						putGemmWorkspace(ws)
-						if !equalBits(got, want) {
+						if !bitwise.Equal(got, want) {
 							for i := range got {
 								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 									t.Errorf("%s %v: element %d is %g (%#x), the packed kernel gives %g (%#x)",
@@ -68,7 +70,7 @@ func TestGemmOuterTakesLoop(t *testing.T) {
 	if !gemmOuterProduct(gemmKern, false, false, 3, 2, 1, x, 1, y, 2, c, 2) {
 		t.Fatal("gemmOuterProduct declined a contiguous outer product")
 	}
-	if want := []float32{4, 5, 8, 10, 12, 15}; !equalBits(c, want) {
+	if want := []float32{4, 5, 8, 10, 12, 15}; !bitwise.Equal(c, want) {
 		t.Fatalf("outer product %v, want %v", c, want)
 	}
 	bs := []float32{4, -1, 5, -1} // a 2×1 B with ldb = 2, used as Bᵀ
@@ -77,7 +79,7 @@ func TestGemmOuterTakesLoop(t *testing.T) {
 	}
 	clear(c)
 	Gemm(false, true, 3, 2, 1, 1, x, 1, bs, 2, 0, c, 2)
-	if want := []float32{4, 5, 8, 10, 12, 15}; !equalBits(c, want) {
+	if want := []float32{4, 5, 8, 10, 12, 15}; !bitwise.Equal(c, want) {
 		t.Fatalf("strided outer product %v, want %v", c, want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/internal/bitwise"
 )
 
 // gemmCase is one Gemm call: the shape, the transposes, the scalars and the
@@ -302,29 +304,17 @@ func TestGemmScalars(t *testing.T) {
 	// k == 0: C = beta·C, and A and B may be empty.
 	c := []float32{nan, nan, 0, nan, nan, 0}
 	Gemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0, c, 3)
-	if want := []float32{0, 0, 0, 0, 0, 0}; !equalBits(c, want) {
+	if want := []float32{0, 0, 0, 0, 0, 0}; !bitwise.Equal(c, want) {
 		t.Errorf("k = 0, beta = 0: C = %v, want %v", c, want)
 	}
 	c = []float32{1, 2, 7, 3, 4, 7}
 	Gemm(true, true, 2, 2, 0, 1, nil, 2, nil, 1, 2, c, 3)
-	if want := []float32{2, 4, 7, 6, 8, 7}; !equalBits(c, want) {
+	if want := []float32{2, 4, 7, 6, 8, 7}; !bitwise.Equal(c, want) {
 		t.Errorf("k = 0, beta = 2: C = %v, want %v", c, want)
 	}
 	// m == 0 or n == 0: nothing is read or written.
 	Gemm(false, false, 0, 3, 2, 1, nil, 2, []float32{1, 2, 3, 4, 5, 6}, 3, 0, nil, 3)
 	Gemm(false, false, 3, 0, 2, 1, []float32{1, 2, 3, 4, 5, 6}, 2, nil, 1, 0, nil, 1)
-}
-
-func equalBits(x, y []float32) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestGemmParallelBitwise checks that splitting a product over goroutines
@@ -350,7 +340,7 @@ func TestGemmParallelBitwise(t *testing.T) {
 				}
 				for _, threads := range []int{2, 3, 4, 7} {
 					SetMaxThreads(threads)
-					if got := g.run(); !equalBits(got, serial) {
+					if got := g.run(); !bitwise.Equal(got, serial) {
 						t.Errorf("%s %v: %d goroutines differ from one", ker.name, g, threads)
 					}
 				}
@@ -383,7 +373,7 @@ func TestGemmConcurrent(t *testing.T) {
 			defer wg.Done()
 			for rep := 0; rep < 3; rep++ {
 				for i, g := range cases {
-					if got := g.run(); !equalBits(got, want[i]) {
+					if got := g.run(); !bitwise.Equal(got, want[i]) {
 						errs <- g.String()
 					}
 				}
@@ -500,7 +490,7 @@ func TestGemmNarrowBitwise(t *testing.T) {
 				var wide, narrow []float32
 				withKernel(ker, func() { wide = g.run() })
 				withKernel(ker.narrow, func() { narrow = g.run() })
-				if !equalBits(wide, narrow) {
+				if !bitwise.Equal(wide, narrow) {
 					t.Errorf("%v: %s and %s differ", g, ker.name, ker.narrow.name)
 				}
 			}
@@ -529,7 +519,7 @@ func TestGemmPackHelpers(t *testing.T) {
 					copyRowsGo(want, width, src, lds, w, n)
 					copyRows(got, width, src, lds, w, n)
 				}
-				if !equalBits(got, want) {
+				if !bitwise.Equal(got, want) {
 					t.Fatalf("copyRows(width %d, lds %d, w %d, n %d) = %v, want %v", width, lds, w, n, got, want)
 				}
 			}
@@ -546,7 +536,7 @@ func TestGemmPackHelpers(t *testing.T) {
 				transpose4Go(want, width, src, lds, n)
 				transpose4(got, width, src, lds, n)
 			}
-			if !equalBits(got, want) {
+			if !bitwise.Equal(got, want) {
 				t.Fatalf("transpose4(ldd %d, lds %d, n %d) = %v, want %v", width, lds, n, got, want)
 			}
 		}

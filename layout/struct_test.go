@@ -301,32 +301,23 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkRestructure(b *testing.B) {
-	b.Run("leaves=100", func(b *testing.B) {
-		h := newHundred()
-		θ, lay, _ := layout.Destructure(h)
-		θ2 := make([]float32, len(θ))
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if i%2 == 0 {
-				_ = layout.Restructure(θ2, lay, h)
-			} else {
-				_ = layout.Restructure(θ, lay, h)
-			}
+	b.Run("leaves=100", func(b *testing.B) { benchRestructure(b, newHundred()) })
+	b.Run("dense=256x256", func(b *testing.B) { benchRestructure(b, &dense{}) })
+}
+
+// benchRestructure destructures v (a pointer to a struct) and times
+// Restructure alternating between two buffers of its layout.
+func benchRestructure(b *testing.B, v any) {
+	θ, lay, _ := layout.Destructure(v)
+	θ2 := make([]float32, len(θ))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			_ = layout.Restructure(θ2, lay, v)
+		} else {
+			_ = layout.Restructure(θ, lay, v)
 		}
-	})
-	b.Run("dense=256x256", func(b *testing.B) {
-		d := &dense{}
-		θ, lay, _ := layout.Destructure(d)
-		θ2 := make([]float32, len(θ))
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if i%2 == 0 {
-				_ = layout.Restructure(θ2, lay, d)
-			} else {
-				_ = layout.Restructure(θ, lay, d)
-			}
-		}
-	})
+	}
 }
 
 func BenchmarkRestructureInPlace(b *testing.B) {

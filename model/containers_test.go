@@ -68,15 +68,7 @@ func TestConfigurationErrorsNameTheLayer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := model.Layout(tt.net)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkLayoutError(t, tt.net, tt.want)
 			if _, err := model.Init(tt.net, rand.New(rand.NewPCG(1, 1))); err == nil {
 				t.Error("Init accepted the bad configuration")
 			}
@@ -138,18 +130,6 @@ func randn(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// apply runs net on x with θ and returns a copy of the output.
-func apply(t *testing.T, net model.Layer, θ []float32, x flat.Tensor) flat.Tensor {
-	t.Helper()
-	tape := ad.NewTape()
-	y := net.Apply(nil, tape.Param(θ), tape.Const(x))
-	if err := tape.Err(); err != nil {
-		t.Fatal(err)
-	}
-	v := y.Value()
-	return flat.Tensor{Shape: append([]int(nil), v.Shape...), Data: flat.Clone(v.Data)}
-}
-
 func TestDenseMatchesLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	d := model.Dense(3, 2, model.Activation(ad.Tanh))
@@ -163,7 +143,7 @@ func TestDenseMatchesLoops(t *testing.T) {
 			n *= s
 		}
 		x := randn(rng, n)
-		y := apply(t, d, θ, flat.Tensor{Shape: shape, Data: x})
+		y := applyLayer(t, d, nil, θ, flat.Tensor{Shape: shape, Data: x})
 		wantShape := append(append([]int(nil), shape[:len(shape)-1]...), 2)
 		if d := cmp.Diff(wantShape, y.Shape); d != "" {
 			t.Fatalf("shape (-want +got):\n%s", d)
@@ -191,8 +171,8 @@ func TestSkipAndParallelCombine(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := flat.Tensor{Shape: []int{3, 2}, Data: randn(rng, 6)}
-	ya, yb := apply(t, a, θ[:6], x), apply(t, b, θ[6:], x)
-	got := apply(t, par, θ, x)
+	ya, yb := applyLayer(t, a, nil, θ[:6], x), applyLayer(t, b, nil, θ[6:], x)
+	got := applyLayer(t, par, nil, θ, x)
 	for i, v := range got.Data {
 		want := ya.Data[i] * float32(math.Tanh(float64(x.Data[i]))) * yb.Data[i]
 		if math.Abs(float64(v-want)) > 1e-6 {
@@ -200,7 +180,7 @@ func TestSkipAndParallelCombine(t *testing.T) {
 		}
 	}
 	skip := model.Skip(a, ad.Sub)
-	got = apply(t, skip, θ[:6], x)
+	got = applyLayer(t, skip, nil, θ[:6], x)
 	for i, v := range got.Data {
 		if want := ya.Data[i] - x.Data[i]; math.Abs(float64(v-want)) > 1e-6 {
 			t.Errorf("Skip[%d] = %g, want %g", i, v, want)
@@ -226,15 +206,7 @@ func TestDefaultInitIsPyTorchs(t *testing.T) {
 				t.Fatal(err)
 			}
 			bound := 1 / math.Sqrt(float64(tt.fanIn))
-			var sum2 float64
-			for i, v := range θ {
-				if math.Abs(float64(v)) > bound {
-					t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
-				}
-				if i < tt.nw {
-					sum2 += float64(v) * float64(v)
-				}
-			}
+			sum2 := checkBound(t, θ, bound, tt.nw)
 			// Uniform on ±b has variance b²/3; with this many draws the
 			// sample variance is within 10 %.
 			if v, want := sum2/float64(tt.nw), bound*bound/3; math.Abs(v-want) > 0.1*want {

@@ -25,23 +25,6 @@ func clSize(s []int) int {
 	return n
 }
 
-// clRun applies l to x with θ on a fresh tape and returns a copy of the
-// output, failing the test on a tape error.
-func clRun(t *testing.T, l model.Layer, θ []float32, x flat.Tensor) flat.Tensor {
-	t.Helper()
-	tape := ad.NewTape()
-	var p ad.Var
-	if len(θ) > 0 {
-		p = tape.Param(θ)
-	}
-	y := l.Apply(nil, p, tape.Const(x))
-	if err := tape.Err(); err != nil {
-		t.Fatal(err)
-	}
-	v := y.Value()
-	return flat.Tensor{Shape: slices.Clone(v.Shape), Data: flat.Clone(v.Data)}
-}
-
 // clCompare checks got against want (float64) within tol·(1 + |want|).
 func clCompare(t *testing.T, got flat.Tensor, wantShape []int, want []float64, tol float64) {
 	t.Helper()
@@ -186,7 +169,7 @@ func TestConvTransposeMatchesLoops(t *testing.T) {
 				θ[i] = float32(rng.NormFloat64())
 			}
 			x := randn(rng, clSize(c.xs))
-			got := clRun(t, l, θ, flat.Tensor{Shape: c.xs, Data: x})
+			got := applyLayer(t, l, nil, θ, flat.Tensor{Shape: c.xs, Data: x})
 			shape, want := ctReference(c, x, θ)
 			if !slices.Equal(shape[2:], c.wantSpatial) {
 				t.Fatalf("reference output %v, want spatial %v (test table is wrong)", shape, c.wantSpatial)
@@ -219,9 +202,9 @@ func TestConvTransposeIsTheAdjointOfConv(t *testing.T) {
 				model.Dilation(c.dil...), model.Groups(c.groups), model.NoBias())
 			θ := randn(rng, clSize(c.xs[1:2])*c.out/c.groups*clSize(c.kernel))
 			u := randn(rng, clSize(c.xs))
-			y := clRun(t, ct, θ, flat.Tensor{Shape: c.xs, Data: u})
+			y := applyLayer(t, ct, nil, θ, flat.Tensor{Shape: c.xs, Data: u})
 			z := randn(rng, len(y.Data))
-			cz := clRun(t, cv, θ, flat.Tensor{Shape: y.Shape, Data: z})
+			cz := applyLayer(t, cv, nil, θ, flat.Tensor{Shape: y.Shape, Data: z})
 			if !slices.Equal(cz.Shape, c.xs) {
 				t.Fatalf("Conv of the output has shape %v, want the input's %v", cz.Shape, c.xs)
 			}
@@ -296,15 +279,7 @@ func TestConvTransposeInitIsPyTorchs(t *testing.T) {
 				t.Fatalf("%d parameters, want %d", len(θ), tt.nAll)
 			}
 			bound := 1 / math.Sqrt(float64(tt.fanIn))
-			var sum2 float64
-			for i, v := range θ {
-				if math.Abs(float64(v)) > bound {
-					t.Fatalf("θ[%d] = %g outside ±%g", i, v, bound)
-				}
-				if i < tt.nw {
-					sum2 += float64(v) * float64(v)
-				}
-			}
+			sum2 := checkBound(t, θ, bound, tt.nw)
 			if slices.Min(θ[:tt.nw]) == slices.Max(θ[:tt.nw]) || slices.Min(θ[tt.nw:]) == slices.Max(θ[tt.nw:]) {
 				t.Fatal("weights or biases all equal")
 			}
@@ -335,15 +310,7 @@ func TestConvTransposeErrors(t *testing.T) {
 	}
 	for _, tt := range config {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := model.Layout(tt.net)
-			if err == nil {
-				t.Fatal("Layout accepted the configuration")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkLayoutError(t, tt.net, tt.want)
 			tape := ad.NewTape()
 			y := tt.net.Apply(nil, tape.Param(make([]float32, 10)), tape.Const(flat.Tensor{Shape: []int{1, 1, 5}, Data: make([]float32, 5)}))
 			if _, err := tape.Grad(ad.Sum(y)); err == nil || !strings.Contains(err.Error(), "ConvTranspose") {
@@ -401,16 +368,5 @@ func TestLayersStepAllocatesNothing(t *testing.T) {
 	}
 	xs := []int{2, 2, 6, 6}
 	x := flat.Tensor{Shape: xs, Data: randn(rand.New(rand.NewPCG(19, 20)), clSize(xs))}
-	tape := ad.NewTape()
-	step := func() {
-		y := net.Apply(nil, tape.Param(θ), tape.Const(x))
-		if _, err := tape.Grad(ad.Sum(ad.Square(y))); err != nil {
-			t.Fatal(err)
-		}
-		tape.Reset()
-	}
-	step()
-	if a := testing.AllocsPerRun(20, step); a != 0 {
-		t.Errorf("a forward+gradient step allocates %v times, want 0", a)
-	}
+	checkStepAllocs(t, "a forward+gradient step", net, nil, ad.NewTape(), θ, x, 20)
 }

@@ -141,16 +141,5 @@ func TestDropoutStepAllocatesNothing(t *testing.T) {
 		x.Data[i] = float32(i%5) * 0.3
 	}
 	c := &model.Ctx{Train: true, RNG: rand.New(rand.NewPCG(5, 5))}
-	tp := ad.NewTape()
-	step := func() {
-		y := net.Apply(c, tp.Param(θ), tp.Const(x))
-		if _, err := tp.Grad(ad.Sum(ad.Square(y))); err != nil {
-			t.Fatal(err)
-		}
-		tp.Reset()
-	}
-	step()
-	if n := testing.AllocsPerRun(50, step); n != 0 {
-		t.Errorf("a training step allocates %v times, want 0", n)
-	}
+	checkStepAllocs(t, "a training step", net, c, ad.NewTape(), θ, x, 50)
 }

@@ -118,11 +118,7 @@ func TestEmbeddingErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; output %v", y)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkMentions(t, err, tt.want)
 		})
 	}
 	for _, tt := range []struct {
@@ -215,16 +211,5 @@ func TestEmbeddingStepAllocatesNothing(t *testing.T) {
 	for i := range x.Data {
 		x.Data[i] = float32(i * 3 % 10)
 	}
-	tp := ad.NewTape()
-	step := func() {
-		p := tp.Param(θ)
-		if _, err := tp.Grad(ad.Sum(ad.Square(l.Apply(nil, p, tp.Const(x))))); err != nil {
-			t.Fatal(err)
-		}
-		tp.Reset()
-	}
-	step()
-	if n := testing.AllocsPerRun(50, step); n != 0 {
-		t.Errorf("a step allocates %v times, want 0", n)
-	}
+	checkStepAllocs(t, "a step", l, nil, ad.NewTape(), θ, x, 50)
 }

@@ -357,11 +357,7 @@ func TestLossErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; loss %v", l)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkMentions(t, err, tt.want)
 			if _, gerr := tp.Grad(l); gerr == nil {
 				t.Error("Grad of a failed loss returned no error")
 			}

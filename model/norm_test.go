@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -102,22 +103,6 @@ func close32(t *testing.T, what string, got []float32, want flat.Tensor, tol flo
 			}
 		}
 	}
-}
-
-// applyLayer runs l on x with parameters θ and context c on a fresh tape and
-// returns the output values.
-func applyLayer(t *testing.T, l model.Layer, c *model.Ctx, θ []float32, x flat.Tensor) flat.Tensor {
-	t.Helper()
-	tp := ad.NewTape()
-	var p ad.Var
-	if len(θ) > 0 {
-		p = tp.Param(θ)
-	}
-	y := l.Apply(c, p, tp.Const(x))
-	if err := tp.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return flat.Tensor{Shape: slices.Clone(y.Shape()), Data: slices.Clone(y.Data())}
 }
 
 func concat(ts ...flat.Tensor) []float32 {
@@ -335,15 +320,7 @@ func TestNormConfigurationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := model.Layout(tt.l)
-			if err == nil {
-				t.Fatal("Layout: no error")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Layout error %q does not mention %q", err, w)
-				}
-			}
+			checkLayoutError(t, tt.l, tt.want)
 			if _, err := model.StateLayout(tt.l); err == nil {
 				t.Error("StateLayout: no error")
 			}
@@ -389,11 +366,7 @@ func TestNormApplyErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; output %v", y)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkMentions(t, err, tt.want)
 			if tt.c != nil && !slices.Equal(before, tt.c.State) {
 				t.Error("a failed Apply changed the state")
 			}
@@ -459,17 +432,6 @@ func TestNormStepAllocatesNothing(t *testing.T) {
 	tp := ad.NewTape()
 	for _, train := range []bool{true, false} {
 		c := &model.Ctx{Train: train, State: st}
-		step := func() {
-			p := tp.Param(θ)
-			y := net.Apply(c, p, tp.Const(x))
-			if _, err := tp.Grad(ad.Sum(ad.Square(y))); err != nil {
-				t.Fatal(err)
-			}
-			tp.Reset()
-		}
-		step()
-		if n := testing.AllocsPerRun(20, step); n != 0 {
-			t.Errorf("train %v: a step allocates %v times, want 0", train, n)
-		}
+		checkStepAllocs(t, fmt.Sprintf("train %v: a step", train), net, c, tp, θ, x, 20)
 	}
 }

@@ -125,7 +125,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	for _, c := range plCases {
 		t.Run(c.name, func(t *testing.T) {
 			x := randn(rng, clSize(c.xs))
-			got := clRun(t, c.layer(), nil, flat.Tensor{Shape: c.xs, Data: x})
+			got := applyLayer(t, c.layer(), nil, nil, flat.Tensor{Shape: c.xs, Data: x})
 			want := plReference(c.xs, c.wantSpatial, x, c.window, c.isMax)
 			clCompare(t, got, append(slices.Clone(c.xs[:2]), c.wantSpatial...), want, 1e-6)
 		})
@@ -142,7 +142,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	for _, c := range adaptive {
 		t.Run("adaptive "+c.name, func(t *testing.T) {
 			x := randn(rng, clSize(c.xs))
-			got := clRun(t, model.AdaptiveMeanPool(c.out...), nil, flat.Tensor{Shape: c.xs, Data: x})
+			got := applyLayer(t, model.AdaptiveMeanPool(c.out...), nil, nil, flat.Tensor{Shape: c.xs, Data: x})
 			win := func(j, o int) (lo, hi, div int) {
 				L, n := c.xs[2+j], c.out[j]
 				lo = int(math.Floor(float64(o*L) / float64(n)))
@@ -156,7 +156,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	for _, xs := range [][]int{{2, 3, 4, 5}, {2, 2, 7}, {1, 2, 2, 3, 2}} {
 		t.Run("global", func(t *testing.T) {
 			x := randn(rng, clSize(xs))
-			got := clRun(t, model.GlobalMeanPool(), nil, flat.Tensor{Shape: xs, Data: x})
+			got := applyLayer(t, model.GlobalMeanPool(), nil, nil, flat.Tensor{Shape: xs, Data: x})
 			ones := make([]int, len(xs)-2)
 			for i := range ones {
 				ones[i] = 1
@@ -242,15 +242,7 @@ func TestPoolErrors(t *testing.T) {
 	}
 	for _, tt := range config {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := model.Layout(tt.net)
-			if err == nil {
-				t.Fatal("Layout accepted the configuration")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			checkLayoutError(t, tt.net, tt.want)
 			tape := ad.NewTape()
 			xp := tape.Param(make([]float32, 16))
 			y := tt.net.Apply(nil, ad.Var{}, ad.View(xp, 0, 1, 1, 4, 4))
@@ -314,7 +306,7 @@ func TestPoolsTakeAnIndexButNoParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := clRun(t, net, θ, flat.Tensor{Shape: []int{2, 1, 9, 9}, Data: randn(rand.New(rand.NewPCG(25, 26)), 162)})
+	y := applyLayer(t, net, nil, θ, flat.Tensor{Shape: []int{2, 1, 9, 9}, Data: randn(rand.New(rand.NewPCG(25, 26)), 162)})
 	if !slices.Equal(y.Shape, []int{2, 1}) {
 		t.Errorf("output shape %v, want [2 1]", y.Shape)
 	}

@@ -69,17 +69,24 @@ func drawVec(t *rapid.T, n int, lo, hi float32, label string) []float32 {
 	return rapid.SliceOfN(rapid.Float32Range(lo, hi), n, n).Draw(t, label)
 }
 
+// drawLVPoint draws a Lotka-Volterra state u, rates p and directions v, dp
+// and w for its products.
+func drawLVPoint(t *rapid.T) (u, p, v, dp, w []float32) {
+	u = drawVec(t, 2, -3, 3, "u")
+	p = drawVec(t, 4, -3, 3, "p")
+	v = drawVec(t, 2, -2, 2, "v")
+	dp = drawVec(t, 4, -2, 2, "dp")
+	w = drawVec(t, 2, -2, 2, "w")
+	return u, p, v, dp, w
+}
+
 // TestADDerivsLotkaVolterra: JVP and VJP of the ad Lotka-Volterra agree with
 // the closed-form derivatives in random directions, with and without a
 // parameter direction, and VJP adds into its destinations.
 func TestADDerivsLotkaVolterra(t *testing.T) {
 	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
 	rapid.Check(t, func(t *rapid.T) {
-		u := drawVec(t, 2, -3, 3, "u")
-		p := drawVec(t, 4, -3, 3, "p")
-		v := drawVec(t, 2, -2, 2, "v")
-		dp := drawVec(t, 4, -2, 2, "dp")
-		w := drawVec(t, 2, -2, 2, "w")
+		u, p, v, dp, w := drawLVPoint(t)
 		for _, dir := range [][]float32{dp, nil} {
 			jv := make([]float32, 2)
 			JVP(jv, u, v, p, dir, 0)
@@ -119,11 +126,7 @@ func TestADDerivsLotkaVolterra(t *testing.T) {
 func TestADDerivsTranspose(t *testing.T) {
 	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
 	rapid.Check(t, func(t *rapid.T) {
-		u := drawVec(t, 2, -3, 3, "u")
-		p := drawVec(t, 4, -3, 3, "p")
-		v := drawVec(t, 2, -2, 2, "v")
-		dp := drawVec(t, 4, -2, 2, "dp")
-		w := drawVec(t, 2, -2, 2, "w")
+		u, p, v, dp, w := drawLVPoint(t)
 		jv := make([]float32, 2)
 		JVP(jv, u, v, p, dp, 0)
 		gu, gp := make([]float32, 2), make([]float32, 4)

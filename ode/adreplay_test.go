@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
 )
@@ -59,18 +60,6 @@ func products(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ode.ADOption
 	return d
 }
 
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestADDerivsReplayMatchesRecording: the products of a NeuralRHS (which
 // ADDerivs replays) equal, bit for bit, those of the same function
 // recorded anew at every call, over several calls at random points, for
@@ -95,7 +84,7 @@ func TestADDerivsReplayMatchesRecording(t *testing.T) {
 					du0, dp0 := drawVec(rt, n, -1, 1, "du0"), drawVec(rt, np, -1, 1, "dp0")
 					for ki, d := range kinds {
 						check := func(what string, got, want []float32) {
-							if !sameBits(got, want) {
+							if !bitwise.Equal(got, want) {
 								rt.Fatalf("call %d, kind %d: %s replayed %v, recorded %v", call, ki, what, got, want)
 							}
 						}
@@ -215,7 +204,7 @@ func TestADDerivsReadArgumentsInPlace(t *testing.T) {
 				copy(θ, drawVec(rt, np, -1, 1, "θ"))
 			}
 			check := func(what string, got, want []float32) {
-				if !sameBits(got, want) {
+				if !bitwise.Equal(got, want) {
 					rt.Fatalf("call %d: %s replayed %v, recorded %v", call, what, got, want)
 				}
 			}

@@ -291,12 +291,7 @@ func (e *Ensemble[T]) runShard(ctx context.Context, w *ensWorker[T], c ensConfig
 		err := it.ReinitProblem(w.prob)
 		if err == nil {
 			err = it.Run(ctx)
-			st := it.Stats()
-			w.stats.FEvals += st.FEvals
-			w.stats.JacEvals += st.JacEvals
-			w.stats.LUs += st.LUs
-			w.stats.Accepted += st.Accepted
-			w.stats.Rejected += st.Rejected
+			w.stats.addCounts(it.Stats())
 		}
 		slot := w.slot
 		if out != nil {
@@ -442,10 +437,7 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 	res := &EnsembleResult[T]{}
 	if !e.DropOutputs {
 		r.flat = make([]T, e.N*c.k)
-		res.U = make([][]T, e.N)
-		for i := range res.U {
-			res.U[i] = r.flat[i*c.k : (i+1)*c.k : (i+1)*c.k]
-		}
+		res.U = rows(r.flat, e.N, c.k)
 	}
 	if e.Reduce != nil {
 		r.init(e.ReduceSize, len(r.shards))
@@ -460,26 +452,55 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ode: ensemble cancelled: %w", err)
 	}
-	if nw == 1 {
-		r.work(ctx, workers[0])
-	} else {
-		var wg sync.WaitGroup
-		for _, w := range workers {
-			wg.Go(func() { r.work(ctx, w) })
-		}
-		wg.Wait()
-	}
+	runWorkers(ctx, workers, r.work)
 	if r.stop.Load() {
 		return nil, fmt.Errorf("ode: ensemble cancelled: %w", context.Cause(ctx))
 	}
 	for _, w := range workers {
 		res.Stats.addCounts(w.stats)
 	}
-	for _, es := range r.errs {
-		res.Errors = append(res.Errors, es...)
-	}
+	res.Errors = slices.Concat(r.errs...) // in shard order; nil if none failed
 	res.Acc = r.total
 	return res, finishEnsemble(res, e.N)
+}
+
+// runWorkers runs work on each worker, in this goroutine when there is
+// only one, and returns when all have returned.
+func runWorkers[W any](ctx context.Context, ws []W, work func(context.Context, W)) {
+	if len(ws) == 1 {
+		work(ctx, ws[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() { work(ctx, w) })
+	}
+	wg.Wait()
+}
+
+// rows cuts flat into n rows of k values, each capped at its end.
+func rows[T any](flat []T, n, k int) [][]T {
+	r := make([][]T, n)
+	for i := range r {
+		r[i] = flat[i*k : (i+1)*k : (i+1)*k]
+	}
+	return r
+}
+
+// sortedParts checks that parts holds want shard results, none nil, and
+// returns them sorted by their shard's Lo; fn names the caller in errors.
+func sortedParts[R any](fn string, parts []*R, want int, lo func(*R) int) ([]*R, error) {
+	if len(parts) != want {
+		return nil, fmt.Errorf("ode: %s: %d shard results, want %d", fn, len(parts), want)
+	}
+	ps := slices.Clone(parts)
+	for _, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("ode: %s: nil shard result", fn)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *R) int { return cmp.Compare(lo(a), lo(b)) })
+	return ps, nil
 }
 
 func (s *Stats) addCounts(o Stats) {
@@ -558,16 +579,10 @@ func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) 
 		return nil, err
 	}
 	want := e.Shards()
-	if len(parts) != len(want) {
-		return nil, fmt.Errorf("ode: Merge: %d shard results, want %d", len(parts), len(want))
+	ps, err := sortedParts("Merge", parts, len(want), func(p *ShardResult[T]) int { return p.Shard.Lo })
+	if err != nil {
+		return nil, err
 	}
-	ps := slices.Clone(parts)
-	for _, p := range ps {
-		if p == nil {
-			return nil, fmt.Errorf("ode: Merge: nil shard result")
-		}
-	}
-	slices.SortFunc(ps, func(a, b *ShardResult[T]) int { return cmp.Compare(a.Shard.Lo, b.Shard.Lo) })
 	res := &EnsembleResult[T]{}
 	var flat []T
 	if !e.DropOutputs {
@@ -594,10 +609,7 @@ func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) 
 		res.Stats.addCounts(p.Stats)
 	}
 	if !e.DropOutputs {
-		res.U = make([][]T, e.N)
-		for i := range res.U {
-			res.U[i] = flat[i*c.k : (i+1)*c.k : (i+1)*c.k]
-		}
+		res.U = rows(flat, e.N, c.k)
 	}
 	return res, finishEnsemble(res, e.N)
 }

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -91,10 +90,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	n := len(e.Base.U0)
 	if o.perU0 {
 		r.u0s = make([]T, len(r.idx)*n)
-		res.U0 = make([][]T, len(r.idx))
-		for p := range res.U0 {
-			res.U0[p] = r.u0s[p*n : (p+1)*n : (p+1)*n]
-		}
+		res.U0 = rows(r.u0s, len(r.idx), n)
 	}
 	workers := cmp.Or(o.workers, runtime.GOMAXPROCS(0))
 	nw := max(1, min(workers, len(r.shards)))
@@ -105,15 +101,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ode: Ensemble.Gradient cancelled: %w", err)
 	}
-	if nw == 1 {
-		r.work(ctx, ws[0])
-	} else {
-		var wg sync.WaitGroup
-		for _, w := range ws {
-			wg.Go(func() { r.work(ctx, w) })
-		}
-		wg.Wait()
-	}
+	runWorkers(ctx, ws, r.work)
 	if r.setupErr != nil {
 		return nil, r.setupErr
 	}
@@ -123,9 +111,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	for _, w := range ws {
 		res.Stats.addCounts(w.stats)
 	}
-	for _, es := range r.errs {
-		res.Errors = append(res.Errors, es...)
-	}
+	res.Errors = slices.Concat(r.errs...) // in shard order; nil if none failed
 	return res, r.finish(res)
 }
 
@@ -260,25 +246,15 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 // whether the shards kept dL/du0.
 func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, perU0 bool) (*EnsembleGrad[T], error) {
 	want := e.gradShards(positions)
-	if len(parts) != len(want) {
-		return nil, fmt.Errorf("ode: MergeGradients: %d shard results, want %d", len(parts), len(want))
+	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradShardResult[T]) int { return p.Shard.Lo })
+	if err != nil {
+		return nil, err
 	}
-	ps := slices.Clone(parts)
-	for _, p := range ps {
-		if p == nil {
-			return nil, fmt.Errorf("ode: MergeGradients: nil shard result")
-		}
-	}
-	slices.SortFunc(ps, func(a, b *GradShardResult[T]) int { return cmp.Compare(a.Shard.Lo, b.Shard.Lo) })
 	np, n := len(e.Base.P), len(e.Base.U0)
 	total := make([]float64, 2+np)
 	res := &EnsembleGrad[T]{}
 	if perU0 {
-		flat := make([]T, positions*n)
-		res.U0 = make([][]T, positions)
-		for p := range res.U0 {
-			res.U0[p] = flat[p*n : (p+1)*n : (p+1)*n]
-		}
+		res.U0 = rows(make([]T, positions*n), positions, n)
 	}
 	acc := make([]float64, 2+np)
 	for k, p := range ps {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -73,29 +74,17 @@ func testEnsemble(n int) (ode.Ensemble[float64], []float32) {
 
 var ensOpts = []ode.Option{ode.Tol(1e-7, 1e-9), ode.SaveAt(0, 2)}
 
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func sameResult(t *testing.T, what string, got, want *ode.EnsembleResult[float64]) {
 	t.Helper()
 	if len(got.U) != len(want.U) {
 		t.Fatalf("%s: %d outputs, want %d", what, len(got.U), len(want.U))
 	}
 	for i := range want.U {
-		if !bitsEqual(got.U[i], want.U[i]) {
+		if !bitwise.Equal(got.U[i], want.U[i]) {
 			t.Fatalf("%s: output %d = %v, want %v", what, i, got.U[i], want.U[i])
 		}
 	}
-	if !bitsEqual(got.Acc, want.Acc) {
+	if !bitwise.Equal(got.Acc, want.Acc) {
 		t.Fatalf("%s: Acc = %v, want %v", what, got.Acc, want.Acc)
 	}
 	if got.Stats != want.Stats {
@@ -156,7 +145,7 @@ func TestEnsembleMatchesSolve(t *testing.T) {
 		if err == nil {
 			_, us := it.Saved()
 			want := append(append(append([]float64{}, it.U()...), us[1]...), it.T())
-			if !bitsEqual(res.U[i], want) {
+			if !bitwise.Equal(res.U[i], want) {
 				t.Fatalf("trajectory %d: ensemble %v, fresh integrator %v", i, res.U[i], want)
 			}
 		}
@@ -477,7 +466,7 @@ func TestEnsembleStiff(t *testing.T) {
 			if err == nil {
 				err = it.Run(bg)
 			}
-			if err != nil || !bitsEqual(it.U(), a.U[i]) {
+			if err != nil || !bitwise.Equal(it.U(), a.U[i]) {
 				t.Fatalf("%s trajectory %d: ensemble %v, fresh integrator %v (%v)", m.Name(), i, a.U[i], it.U(), err)
 			}
 		}

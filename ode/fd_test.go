@@ -102,28 +102,27 @@ func fdCases() []fdCase {
 	}
 }
 
-func (c fdCase) f64() func(du, u []float64, p []float32, t float64) {
+// fdRHS is the case's right-hand side in state type T.
+func fdRHS[T Float](c fdCase) func(du, u []T, p []float32, t float64) {
 	switch c.name {
 	case "LotkaVolterra":
-		return fdLV[float64]
+		return fdLV[T]
 	case "Robertson":
-		return fdRobertson[float64]
+		return fdRobertson[T]
 	case "float32 parameter arithmetic":
-		return fdF32Arith[float64]
+		return fdF32Arith[T]
 	}
-	return fdCurved[float64]
+	return fdCurved[T]
 }
 
-func (c fdCase) f32() func(du, u []float32, p []float32, t float64) {
-	switch c.name {
-	case "LotkaVolterra":
-		return fdLV[float32]
-	case "Robertson":
-		return fdRobertson[float32]
-	case "float32 parameter arithmetic":
-		return fdF32Arith[float32]
+// fdDot is Σ_j a[off+j·stride]·x[j] and Σ_j of its terms' magnitudes: a
+// closed-form product and the scale its rounding is of.
+func fdDot[T Float](a []float64, off, stride int, x []T) (want, mag float64) {
+	for j := range x {
+		t := a[off+j*stride] * float64(x[j])
+		want, mag = want+t, mag+math.Abs(t)
 	}
-	return fdCurved[float32]
+	return want, mag
 }
 
 // fdErrors measures the finite-difference JVP and VJP of f against the
@@ -168,20 +167,12 @@ func fdErrors[T Float](t *testing.T, c fdCase, f func(du, u []T, p []float32, t 
 		// ∂u·v alone (dp nil), and ∂p·dp alone (v = 0).
 		JVP(jv, u, v, c.p, nil, 0)
 		for i := range n {
-			want, mag := 0.0, 0.0
-			for j := range n {
-				x := Ju[i*n+j] * float64(v[j])
-				want, mag = want+x, mag+math.Abs(x)
-			}
+			want, mag := fdDot(Ju, i*n, 1, v)
 			errU = max(errU, rel(jv[i], want, mag))
 		}
 		JVP(jv, u, zeroV, c.p, dp, 0)
 		for i := range n {
-			want, mag := 0.0, 0.0
-			for k := range np {
-				x := Jp[i*np+k] * float64(dp[k])
-				want, mag = want+x, mag+math.Abs(x)
-			}
+			want, mag := fdDot(Jp, i*np, 1, dp)
 			errP = max(errP, rel(jv[i], want, mag))
 		}
 		// From zeros: accumulating into other values would add their
@@ -189,19 +180,11 @@ func fdErrors[T Float](t *testing.T, c fdCase, f func(du, u []T, p []float32, t 
 		du, dq := make([]T, n), make([]T, np)
 		VJP(du, dq, w, u, c.p, 0)
 		for j := range n {
-			want, mag := 0.0, 0.0
-			for i := range n {
-				x := Ju[i*n+j] * float64(w[i])
-				want, mag = want+x, mag+math.Abs(x)
-			}
+			want, mag := fdDot(Ju, j, n, w)
 			errU = max(errU, rel(du[j], want, mag))
 		}
 		for k := range np {
-			want, mag := 0.0, 0.0
-			for i := range n {
-				x := Jp[i*np+k] * float64(w[i])
-				want, mag = want+x, mag+math.Abs(x)
-			}
+			want, mag := fdDot(Jp, k, np, w)
 			errP = max(errP, rel(dq[k], want, mag))
 		}
 	}
@@ -215,12 +198,12 @@ func TestFiniteDiffProducts(t *testing.T) {
 	const fdTol32 = 1e-4 // float32 state: ε₃₂^(2/3) ≈ 4e-5, with margin
 	for _, c := range fdCases() {
 		t.Run(c.name, func(t *testing.T) {
-			eu, ep := fdErrors(t, c, c.f64(), 20)
+			eu, ep := fdErrors(t, c, fdRHS[float64](c), 20)
 			t.Logf("float64: relative error ∂u %.2g, ∂p %.2g", eu, ep)
 			if !(eu <= c.tolU) || !(ep <= c.tolP) {
 				t.Errorf("float64: relative errors ∂u %.3g, ∂p %.3g; want ≤ %.3g, %.3g", eu, ep, c.tolU, c.tolP)
 			}
-			eu, ep = fdErrors(t, c, c.f32(), 20)
+			eu, ep = fdErrors(t, c, fdRHS[float32](c), 20)
 			t.Logf("float32: relative error ∂u %.2g, ∂p %.2g", eu, ep)
 			if !(eu <= fdTol32) || !(ep <= fdTol32) {
 				t.Errorf("float32: relative errors ∂u %.3g, ∂p %.3g; want ≤ %.3g", eu, ep, fdTol32)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -19,20 +20,15 @@ var (
 	lvRefUEnd = []float64{1.02634476757509, 0.909691078136042}
 )
 
-// lvF, lvJVP and lvVJP are the internal tests' Lotka-Volterra (export_test.go).
-var lvF, lvJVP, lvVJP = ode.LVF, ode.LVJVP, ode.LVVJP
+// lvF, lvJVP, lvVJP and lvJac are the problem with its exact products.
+var (
+	lvF   = lotkavolterra.F[float64]
+	lvJVP = lotkavolterra.JVP[float64]
+	lvVJP = lotkavolterra.VJP[float64]
+	lvJac = lotkavolterra.Jac[float64]
 
-func lvJac(J, u []float64, p []float32, t float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	J[0], J[1] = p0-p1*u[1], -p1*u[0]
-	J[2], J[3] = p3*u[1], -p2+p3*u[0]
-}
-
-// lvParamJac is ∂F/∂p (2×4, row-major).
-func lvParamJac(Jp, u []float64, _ []float32, _ float64) {
-	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
-	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
-}
+	lvParamJac = lotkavolterra.ParamJac[float64]
+)
 
 func lvProblem() ode.Problem[float64] {
 	return ode.Problem[float64]{F: lvF, JVP: lvJVP, VJP: lvVJP, Jac: lvJac,

@@ -117,16 +117,11 @@ func (o *options) perComponent() bool { return o.atolv != nil || o.rtolv != nil 
 // Times must lie in the span; their order does not matter (they are saved
 // in the order of integration).
 func SaveAt(ts ...float64) Option {
-	c := slices.Clone(ts)
-	slices.Sort(c)
+	c := sortedTimes(ts)
 	return func(o *options) {
-		for _, t := range c {
-			if math.IsNaN(t) || math.IsInf(t, 0) {
-				o.fail("SaveAt: time %g is not finite", t)
-				return
-			}
+		if o.finiteTimes("SaveAt", c) {
+			o.saveAt, o.saveAtSet = c, true
 		}
-		o.saveAt, o.saveAtSet = c, true
 	}
 }
 
@@ -153,16 +148,11 @@ func MaxSteps(n int) Option {
 // TStops makes the integrator land exactly on the times ts (steps are
 // shortened to hit them). Times outside the span are ignored.
 func TStops(ts ...float64) Option {
-	c := slices.Clone(ts)
-	slices.Sort(c)
+	c := sortedTimes(ts)
 	return func(o *options) {
-		for _, t := range c {
-			if math.IsNaN(t) || math.IsInf(t, 0) {
-				o.fail("TStops: time %g is not finite", t)
-				return
-			}
+		if o.finiteTimes("TStops", c) {
+			o.tstops = c
 		}
-		o.tstops = c
 	}
 }
 
@@ -171,12 +161,9 @@ func TStops(ts ...float64) Option {
 // first step with Hairer's heuristic (Hairer, Nørsett, Wanner I, II.4).
 func InitialStep(dt float64) Option {
 	return func(o *options) {
-		dt = math.Abs(dt)
-		if !(dt > 0) || math.IsInf(dt, 0) {
-			o.fail("InitialStep(%g): want a finite dt ≠ 0", dt)
-			return
+		if dt, ok := o.stepSize("InitialStep", dt); ok {
+			o.dt0 = dt
 		}
-		o.dt0 = dt
 	}
 }
 
@@ -185,11 +172,39 @@ func InitialStep(dt float64) Option {
 // required by RK4 (or InitialStep, which RK4 then uses as the fixed step).
 func FixedStep(dt float64) Option {
 	return func(o *options) {
-		dt = math.Abs(dt)
-		if !(dt > 0) || math.IsInf(dt, 0) {
-			o.fail("FixedStep(%g): want a finite dt ≠ 0", dt)
-			return
+		if dt, ok := o.stepSize("FixedStep", dt); ok {
+			o.fixed = dt
 		}
-		o.fixed = dt
 	}
+}
+
+// sortedTimes is a sorted copy of ts, made when the option is, so that the
+// caller may reuse ts.
+func sortedTimes(ts []float64) []float64 {
+	c := slices.Clone(ts)
+	slices.Sort(c)
+	return c
+}
+
+// finiteTimes reports whether every time of ts is finite, failing the
+// option name otherwise.
+func (o *options) finiteTimes(name string, ts []float64) bool {
+	for _, t := range ts {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			o.fail("%s: time %g is not finite", name, t)
+			return false
+		}
+	}
+	return true
+}
+
+// stepSize is |dt| and true if that is finite and not 0; otherwise it fails
+// the option name.
+func (o *options) stepSize(name string, dt float64) (float64, bool) {
+	dt = math.Abs(dt)
+	if !(dt > 0) || math.IsInf(dt, 0) {
+		o.fail("%s(%g): want a finite dt ≠ 0", name, dt)
+		return 0, false
+	}
+	return dt, true
 }

@@ -10,21 +10,7 @@ import (
 // Robertson to t = 1e5 at rtol 1e-6, atol 1e-8 (issue 7's stiff figure):
 // a warm Integrator, Reinit + Run per iteration.
 func benchRobertson(b *testing.B, m ode.Method, jac func(J, u []float64, p []float32, t float64), rtol, atol float64) {
-	u0 := []float64{1, 0, 0}
-	it, err := ode.Init(ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(rtol, atol))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := it.Reinit(u0, 0, 1e5, nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := it.Run(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	it := benchSolve(b, ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: []float64{1, 0, 0}, T1: 1e5}, m, rtol, atol)
 	st := it.Stats()
 	b.ReportMetric(float64(st.Accepted), "steps")
 	b.ReportMetric(float64(st.FEvals), "fevals")

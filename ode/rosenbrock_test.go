@@ -263,6 +263,19 @@ func TestStiffSingularAndBadJacobian(t *testing.T) {
 	}
 }
 
+// rerun returns a function that solves again in it from u0 over [0, t1],
+// failing t on an error.
+func rerun[T ode.Float](t *testing.T, it *ode.Integrator[T], u0 []T, t1 float64) func() {
+	return func() {
+		if err := it.Reinit(u0, 0, t1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestStiffZeroAllocs: a warm Integrator (Reinit + Run) allocates nothing,
 // with the user's Jacobian and with finite differences.
 func TestStiffZeroAllocs(t *testing.T) {
@@ -273,14 +286,7 @@ func TestStiffZeroAllocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := func() {
-				if err := it.Reinit(u0, 0, 1e5, nil); err != nil {
-					t.Fatal(err)
-				}
-				if err := it.Run(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			run := rerun(t, it, u0, 1e5)
 			run()
 			if a := testing.AllocsPerRun(20, run); a != 0 {
 				t.Errorf("%s (Jac %v): %.1f allocations per warm solve", m.Name(), jac != nil, a)
@@ -293,14 +299,7 @@ func TestStiffZeroAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func() {
-			if err := it.Reinit(u32, 0, 1e5, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := it.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
+		run := rerun(t, it, u32, 1e5)
 		run()
 		a := testing.AllocsPerRun(10, run)
 		t.Logf("%s with ADFunc: %.1f allocations per warm solve", m.Name(), a)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -44,7 +45,7 @@ func TestAdjustKeepsMoments(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.Fuse([][]float32{m, v}, θr, g, step)
-		if !sameBits(θ, θr) {
+		if !bitwise.Equal(θ, θr) {
 			t.Fatalf("step %d: θ = %v, by hand %v", step, θ, θr)
 		}
 	}
@@ -118,7 +119,7 @@ func TestAdjustUnderPath(t *testing.T) {
 			if err := refs[li].opt.Update(refs[li].θ, g[lf.Offset:lf.End()]); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(θ[lf.Offset:lf.End()], refs[li].θ) {
+			if !bitwise.Equal(θ[lf.Offset:lf.End()], refs[li].θ) {
 				t.Fatalf("step %d: leaf %s differs from its own adjusted optimiser", step, lf.Path)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -153,7 +154,7 @@ func TestByPathOfOneRuleIsSetup(t *testing.T) {
 			if err := one.Update(θ1, g); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(θ, θ1) || !sameState(by.State(), one.State()) {
+			if !bitwise.Equal(θ, θ1) || !sameState(by.State(), one.State()) {
 				t.Fatalf("step %d: ByPath differs from Setup", k+1)
 			}
 		}
@@ -296,7 +297,7 @@ func TestByPathRulesPerPath(t *testing.T) {
 			if err := r.opt.Update(r.θ, g[lf.Offset:lf.End()]); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(r.θ, θ[lf.Offset:lf.End()]) {
+			if !bitwise.Equal(r.θ, θ[lf.Offset:lf.End()]) {
 				t.Fatalf("step %d: %s = %v, its rule alone gives %v", step+1, path, θ[lf.Offset:lf.End()], r.θ)
 			}
 		}

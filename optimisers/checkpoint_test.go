@@ -11,6 +11,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -136,7 +137,7 @@ func TestScenarioStepEqualsUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(θu, θs) || !sameState(opt.State(), s) {
+			if !bitwise.Equal(θu, θs) || !sameState(opt.State(), s) {
 				t.Fatalf("step %d: Step and Update differ", k+1)
 			}
 		}
@@ -173,7 +174,7 @@ func TestCheckpointResumeIsExact(t *testing.T) {
 		for s := k; s < len(sc.grads); s++ {
 			sc.step(t, a, θa, s)
 			sc.step(t, b, θb, s)
-			if !sameBits(θa, θb) || !sameState(a.State(), b.State()) {
+			if !bitwise.Equal(θa, θb) || !sameState(a.State(), b.State()) {
 				t.Fatalf("step %d (resumed after %d): the runs differ", s+1, k)
 			}
 		}
@@ -194,7 +195,7 @@ func TestCheckpointResumeIsExact(t *testing.T) {
 		if err := c.Update(θc, g); err != nil {
 			t.Fatal(err)
 		}
-		if !sameBits(θb, θc) || !sameState(b.State(), c.State()) {
+		if !bitwise.Equal(θb, θc) || !sameState(b.State(), c.State()) {
 			t.Fatalf("after a second round trip the runs differ")
 		}
 	})
@@ -249,7 +250,7 @@ func TestCheckpointFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(v.Shape, lf.Shape) || !sameBits(v.Data, s.Slots[k][lf.Offset:lf.End()]) {
+			if !slices.Equal(v.Shape, lf.Shape) || !bitwise.Equal(v.Data, s.Slots[k][lf.Offset:lf.End()]) {
 				t.Errorf("%s: shape %v, %v; want %v, %v", name, v.Shape, v.Data, lf.Shape, s.Slots[k][lf.Offset:lf.End()])
 			}
 		}

@@ -10,15 +10,7 @@ import (
 // leaf; "" is the whole layout): the optimiser skips its leaves until Thaw,
 // keeping their state and their counts. Freezing a frozen leaf does nothing.
 // An unknown path is an error naming it.
-func (o *Optimiser) Freeze(path string) error {
-	p, err := o.st.plan.setTrained("Freeze", path, false)
-	if err != nil {
-		return err
-	}
-	o.st.plan = p
-	o.build()
-	return nil
-}
+func (o *Optimiser) Freeze(path string) error { return o.setTrained("Freeze", path, false) }
 
 // Thaw starts (or resumes) training the leaf or group at path, including
 // leaves the layout marks frozen. A leaf trained before resumes with the
@@ -28,15 +20,7 @@ func (o *Optimiser) Freeze(path string) error {
 // in PyTorch for a parameter that had no gradient until then). It is an
 // error if path is unknown or a leaf under it has no rule (a frozen leaf no
 // ByPath pattern matched); then nothing changes.
-func (o *Optimiser) Thaw(path string) error {
-	p, err := o.st.plan.setTrained("Thaw", path, true)
-	if err != nil {
-		return err
-	}
-	o.st.plan = p
-	o.build()
-	return nil
-}
+func (o *Optimiser) Thaw(path string) error { return o.setTrained("Thaw", path, true) }
 
 // Freeze is Optimiser.Freeze on a copy of s.
 func (s State) Freeze(path string) (State, error) {
@@ -89,4 +73,15 @@ func (p *plan) setTrained(op, path string, on bool) (*plan, error) {
 	}
 	c.size()
 	return c, nil
+}
+
+// setTrained is Freeze (trained false) and Thaw (true), op naming which.
+func (o *Optimiser) setTrained(op, path string, trained bool) error {
+	p, err := o.st.plan.setTrained(op, path, trained)
+	if err != nil {
+		return err
+	}
+	o.st.plan = p
+	o.build()
+	return nil
 }

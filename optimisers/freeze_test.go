@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -102,10 +103,10 @@ func TestFreezeThawPerLeaf(t *testing.T) {
 					if err := r.opt.Update(r.θ, g[lf.Offset:lf.End()]); err != nil {
 						t.Fatal(err)
 					}
-				} else if !sameBits(θ[lf.Offset:lf.End()], before[lf.Offset:lf.End()]) {
+				} else if !bitwise.Equal(θ[lf.Offset:lf.End()], before[lf.Offset:lf.End()]) {
 					t.Fatalf("step %d: frozen leaf %s changed", step+1, lf.Path)
 				}
-				if !sameBits(θ[lf.Offset:lf.End()], r.θ) {
+				if !bitwise.Equal(θ[lf.Offset:lf.End()], r.θ) {
 					t.Fatalf("step %d: leaf %s = %v, alone it would be %v", step+1, lf.Path, θ[lf.Offset:lf.End()], r.θ)
 				}
 			}
@@ -186,12 +187,12 @@ func TestFreezeKeepsState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !sameBits(θ[lo:hi], θ0) {
+	if !bitwise.Equal(θ[lo:hi], θ0) {
 		t.Errorf("the frozen group changed")
 	}
 	s := opt.State()
 	for k := range s.Slots {
-		if !sameBits(s.Slots[k][lo:hi], kept.Slots[k][lo:hi]) {
+		if !bitwise.Equal(s.Slots[k][lo:hi], kept.Slots[k][lo:hi]) {
 			t.Errorf("slot %d of the frozen group changed", k)
 		}
 	}
@@ -204,21 +205,12 @@ func TestFreezeKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := ramp(n, 1, 1)
-	θ2, _, err := optimisers.Step(s2, θ, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := opt.Update(θ, g); err != nil {
-		t.Fatal(err)
-	}
-	if !sameBits(θ, θ2) {
-		t.Errorf("State.Thaw then Step differs from Thaw then Update")
-	}
+	checkStepIsUpdate(t, "State.Thaw then Step differs from Thaw then Update", s2, opt, θ, g)
 	θ3, _, err := optimisers.Step(s, θ, g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(θ3[lo:hi], θ[lo:hi]) {
+	if !bitwise.Equal(θ3[lo:hi], θ[lo:hi]) {
 		t.Errorf("State.Thaw changed the State it was called on")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -82,7 +83,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("round trip: step %d/%d, skipped %d/%d", a.Step, b.Step, a.Skipped, b.Skipped)
 		}
 		for k := range a.Slots {
-			if !sameBits(a.Slots[k], b.Slots[k]) {
+			if !bitwise.Equal(a.Slots[k], b.Slots[k]) {
 				t.Fatalf("slot %d changed in the round trip", k)
 			}
 		}
@@ -126,7 +127,7 @@ func FuzzReadCheckpoint(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ReadCheckpoint of its own write: %v", err)
 		}
-		if !sameBits(c.Params, c2.Params) || !sameBits(c.State, c2.State) || back.Steps() != opt.Steps() {
+		if !bitwise.Equal(c.Params, c2.Params) || !bitwise.Equal(c.State, c2.State) || back.Steps() != opt.Steps() {
 			t.Fatalf("round trip changed Params %v → %v, State %v → %v, step %d → %d", c.Params, c2.Params, c.State, c2.State, opt.Steps(), back.Steps())
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -129,16 +130,21 @@ func gradients(t *rapid.T, n, k int) [][]float32 {
 	return gs
 }
 
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
+// checkStepIsUpdate checks that the functional Step from st gives θ the
+// bits that opt.Update (which updates θ in place) gives it; failure
+// reports what.
+func checkStepIsUpdate(t *testing.T, failure string, st optimisers.State, opt *optimisers.Optimiser, θ, g []float32) {
+	t.Helper()
+	θ2, _, err := optimisers.Step(st, θ, g)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
+	if err := opt.Update(θ, g); err != nil {
+		t.Fatal(err)
 	}
-	return true
+	if !bitwise.Equal(θ, θ2) {
+		t.Error(failure)
+	}
 }
 
 func sameState(a, b optimisers.State) bool {
@@ -146,7 +152,7 @@ func sameState(a, b optimisers.State) bool {
 		return false
 	}
 	for k := range a.Slots {
-		if !sameBits(a.Slots[k], b.Slots[k]) {
+		if !bitwise.Equal(a.Slots[k], b.Slots[k]) {
 			return false
 		}
 	}
@@ -182,16 +188,16 @@ func TestStepEqualsUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(g, gKeep) || !sameBits(θs, θKeep) || !sameState(s, sKeep) {
+			if !bitwise.Equal(g, gKeep) || !bitwise.Equal(θs, θKeep) || !sameState(s, sKeep) {
 				t.Fatalf("step %d: Step changed its arguments", k+1)
 			}
 			if err := opt.Update(θu, g); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(g, gKeep) {
+			if !bitwise.Equal(g, gKeep) {
 				t.Fatalf("step %d: Update changed g", k+1)
 			}
-			if !sameBits(θu, θ2) {
+			if !bitwise.Equal(θu, θ2) {
 				t.Fatalf("step %d: θ from Update %v, from Step %v", k+1, θu, θ2)
 			}
 			if !sameState(opt.State(), s2) {
@@ -223,7 +229,7 @@ func TestFrozenLeavesNeverChange(t *testing.T) {
 			if !lf.Frozen {
 				continue
 			}
-			if !sameBits(θ[lf.Offset:lf.End()], θ0[lf.Offset:lf.End()]) {
+			if !bitwise.Equal(θ[lf.Offset:lf.End()], θ0[lf.Offset:lf.End()]) {
 				t.Fatalf("frozen leaf %s changed: %v → %v", lf.Path, θ0[lf.Offset:lf.End()], θ[lf.Offset:lf.End()])
 			}
 			for k, v := range s.Slots {
@@ -282,7 +288,7 @@ func TestSkipNonFiniteChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := opt.State()
-		if !sameBits(θ, θBefore) {
+		if !bitwise.Equal(θ, θBefore) {
 			t.Fatalf("θ changed: %v → %v", θBefore, θ)
 		}
 		if after.Skipped != before.Skipped+1 {
@@ -304,7 +310,7 @@ func TestSkipNonFiniteChangesNothing(t *testing.T) {
 		}
 		got := opt.State()
 		got.Skipped = s2.Skipped
-		if !sameBits(θ, θ2) || !sameState(got, s2) {
+		if !bitwise.Equal(θ, θ2) || !sameState(got, s2) {
 			t.Fatalf("the update after a skipped one differs from the one without it")
 		}
 	})
@@ -533,7 +539,7 @@ func TestStateIsACopyAndResumeContinues(t *testing.T) {
 	if !sameState(s, kept) {
 		t.Errorf("a State handed out changed when the optimiser went on")
 	}
-	if !sameBits(θ, θr) || !sameState(opt.State(), res.State()) {
+	if !bitwise.Equal(θ, θr) || !sameState(opt.State(), res.State()) {
 		t.Errorf("the resumed optimiser differs from the original")
 	}
 	if s.Layout() != lay || s.Rule() == nil || opt.Layout() != lay {
@@ -585,7 +591,7 @@ func TestStepConcurrent(t *testing.T) {
 		for k := range 5 + w {
 			θr, sr, _ = optimisers.Step(sr, θr, ramp(n, float32(k), 1))
 		}
-		if !sameBits(out[w], θr) {
+		if !bitwise.Equal(out[w], θr) {
 			t.Errorf("worker %d differs from the same steps taken alone", w)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -36,7 +37,7 @@ func TestWorkersAgree(t *testing.T) {
 		for k := range sc.grads {
 			sc.step(t, one, θ1, k)
 			sc.step(t, many, θn, k)
-			if !sameBits(θ1, θn) || !sameState(one.State(), many.State()) {
+			if !bitwise.Equal(θ1, θn) || !sameState(one.State(), many.State()) {
 				t.Fatalf("step %d: %d workers differ from one", k+1, many.Workers())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -246,7 +247,7 @@ func TestAccumGradIsTheRuleOnMeans(t *testing.T) {
 			if err := plain.Update(θp, mean); err != nil {
 				t.Fatal(err)
 			}
-			if !sameBits(θa, θp) {
+			if !bitwise.Equal(θa, θp) {
 				t.Fatalf("%T: after %d updates AccumGrad(3) differs from the rule on means", r, k)
 			}
 		}
@@ -347,7 +348,7 @@ func TestChainApplyByHand(t *testing.T) {
 			θh[i] -= dx[i]
 		}
 	}
-	if !sameBits(θ, θh) {
+	if !bitwise.Equal(θ, θh) {
 		t.Errorf("by hand %v, optimiser %v", θh, θ)
 	}
 	// A gate that holds the update back zeroes dx.

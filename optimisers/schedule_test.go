@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -110,7 +111,7 @@ func TestScheduledAdam(t *testing.T) {
 		r := optimisers.Adam(s.At(step))
 		r.Fuse([][]float32{m[:3], v[:3]}, θr[:3], g[:3], step)
 		r.Fuse([][]float32{m[3:], v[3:]}, θr[3:], g[3:], step)
-		if !sameBits(θ, θr) {
+		if !bitwise.Equal(θ, θr) {
 			t.Fatalf("step %d: θ = %v, by hand %v", step, θ, θr)
 		}
 	}
@@ -120,16 +121,7 @@ func TestScheduledAdam(t *testing.T) {
 	// The functional Step runs the same schedule.
 	st := opt.State()
 	g := ramp(5, 1, 1)
-	θ2, _, err := optimisers.Step(st, θ, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := opt.Update(θ, g); err != nil {
-		t.Fatal(err)
-	}
-	if !sameBits(θ, θ2) {
-		t.Errorf("Step and Update differ under a schedule")
-	}
+	checkStepIsUpdate(t, "Step and Update differ under a schedule", st, opt, θ, g)
 }
 
 // The schedule follows Step, the updates that changed θ: behind
@@ -220,7 +212,7 @@ func TestScheduleErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the schedule of lr at step 3: Adam: LR = NaN") {
 		t.Errorf("NaN from a schedule: %v", err)
 	}
-	if !sameBits(θ, θb) || !sameState(before, opt.State()) {
+	if !bitwise.Equal(θ, θb) || !sameState(before, opt.State()) {
 		t.Errorf("a failed scheduled update changed something")
 	}
 	// A schedule crossing zero for RMSProp's momentum would add state.

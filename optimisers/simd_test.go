@@ -57,7 +57,7 @@ func TestAdamSIMDMatchesGo(t *testing.T) {
 	})
 }
 
-// sameValues is sameBits, except that any two NaNs are equal.
+// sameValues is bitwise.Equal, except that any two NaNs are equal.
 func sameValues(a, b []float32) bool {
 	if len(a) != len(b) {
 		return false

@@ -27,10 +27,12 @@ import (
 type Option func(*checkConfig)
 
 type checkConfig struct {
-	steps    []float32
-	rel, abs float64
-	dirs     int
-	full     int
+	steps      []float32
+	rel, abs   float64
+	dirs       int
+	full       int
+	exact      bool    // CheckTranspose: dyadic directions, equality
+	trel, tabs float64 // CheckTranspose's tolerance
 }
 
 // Defaults of the derivative checks; see the options.
@@ -39,6 +41,10 @@ const (
 	DefaultAbsTol     = 2e-3
 	DefaultDirections = 4
 	DefaultFullUpTo   = 16
+
+	// CheckTranspose's default tolerance (TransposeTol).
+	DefaultTransposeRelTol = 1e-4
+	DefaultTransposeAbsTol = 1e-6
 )
 
 // defaultSteps are the finite-difference steps tried, largest first.
@@ -75,8 +81,26 @@ func FullUpTo(n int) Option {
 	return func(c *checkConfig) { c.full = n }
 }
 
+// TransposeTol sets CheckTranspose's tolerance (default 1e-4 and 1e-6):
+// |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs, where scale is
+// Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|, the size of the terms summed.
+func TransposeTol(rel, abs float64) Option {
+	return func(c *checkConfig) { c.trel, c.tabs = rel, abs }
+}
+
+// Exact makes CheckTranspose demand ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ exactly, for ops
+// whose derivatives only copy, gather, scale by powers of two and add (or
+// that multiply a few such numbers): the random directions u (and v, above
+// FullUpTo) are then dyadic, multiples of 1/8 in [−8, 8], so that with a
+// dyadic θ both sides are computed without rounding and any difference is
+// a wrong rule, however small. The other checks ignore it.
+func Exact() Option {
+	return func(c *checkConfig) { c.exact = true }
+}
+
 func configure(opts []Option) checkConfig {
-	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo}
+	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
+		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -95,7 +119,8 @@ type probe struct {
 }
 
 // probes returns the directions of a check of θ: the coordinate
-// directions if θ is small, else random ones drawn with the given salt.
+// directions if θ is small, else random ones drawn with the given salt
+// (dyadic ones for an Exact CheckTranspose).
 func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 	n := len(θ)
 	if n <= c.full {
@@ -109,24 +134,49 @@ func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 	}
 	ps := make([]probe, c.dirs)
 	for k := range ps {
-		d := directionFor(θ, salt<<16|uint64(k), n)
+		d := c.direction(θ, salt<<16|uint64(k), n)
 		ps[k] = probe{d: d, coord: -1, label: fmt.Sprintf("along random direction %d of %d (|d| = %.3g)", k+1, c.dirs, norm64(d))}
 	}
 	return ps
 }
 
-func directionFor(θ []float32, salt uint64, n int) []float32 {
-	// FNV-1a over the bits of θ: the same θ gives the same direction in
-	// every process, so a failure replays exactly.
+// direction is a random direction of length n for θ and salt: normal, or
+// dyadic when the check is exact.
+func (c *checkConfig) direction(θ []float32, salt uint64, n int) []float32 {
+	if c.exact {
+		return dyadicFor(θ, salt, n)
+	}
+	return directionFor(θ, salt, n)
+}
+
+// rngFor is a generator seeded by the bits of θ (FNV-1a) and salt: the same
+// θ gives the same directions in every process, so a failure replays
+// exactly.
+func rngFor(θ []float32, salt uint64) *rand.Rand {
 	h := uint64(14695981039346656037)
 	for _, x := range θ {
 		h ^= uint64(math.Float32bits(x))
 		h *= 1099511628211
 	}
-	rng := rand.New(rand.NewPCG(h, salt))
+	return rand.New(rand.NewPCG(h, salt))
+}
+
+func directionFor(θ []float32, salt uint64, n int) []float32 {
+	rng := rngFor(θ, salt)
 	d := make([]float32, n)
 	for i := range d {
 		d[i] = float32(rng.NormFloat64())
+	}
+	return d
+}
+
+// dyadicFor draws n multiples of 1/8 in [−8, 8]: sums and products of a
+// few of them are exact in float32 and float64.
+func dyadicFor(θ []float32, salt uint64, n int) []float32 {
+	rng := rngFor(θ, salt)
+	d := make([]float32, n)
+	for i := range d {
+		d[i] = float32(rng.IntN(129)-64) / 8
 	}
 	return d
 }
@@ -305,7 +355,8 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 
 // CheckTranspose checks that reverse mode is the transpose of forward mode:
 // ⟨J v, u⟩ = ⟨v, Jᵀ u⟩, for v along every coordinate direction when θ has
-// at most FullUpTo elements (else several random v), each with a random u.
+// at most FullUpTo elements (else several random v), each with a random u,
+// to the tolerance of TransposeTol, or exactly with Exact.
 func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
 	c := configure(opts)
@@ -316,14 +367,18 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 		if err != nil {
 			t.Fatalf("CheckTranspose: JVP: %v", err)
 		}
-		u := directionFor(θ, 4<<16|uint64(k), len(jv))
+		u := c.direction(θ, 4<<16|uint64(k), len(jv))
 		jtu, err := ad.VJP(f, θ, u)
 		if err != nil {
 			t.Fatalf("CheckTranspose: VJP: %v", err)
 		}
 		lhs, rhs := dot64(jv, u), dot64(p.d, jtu)
 		scale := absDot64(jv, u) + absDot64(p.d, jtu)
-		if tol := 1e-4*scale + 1e-6; !(math.Abs(lhs-rhs) <= tol) {
+		tol := c.trel*scale + c.tabs
+		if c.exact {
+			tol = 0
+		}
+		if !(math.Abs(lhs-rhs) <= tol) {
 			failed++
 			if first == "" {
 				first = fmt.Sprintf("v %s, random u (|u| = %.3g): ⟨J v, u⟩ = %.6g but ⟨v, Jᵀ u⟩ = %.6g (tolerance %.3g)", p.label, norm64(u), lhs, rhs, tol)

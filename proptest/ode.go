@@ -398,6 +398,20 @@ func flatGrad[F ode.Float](g *ode.GradResult[F]) []float64 {
 // (~ε₃₂·|L|) divided by δ dominates, so the step is 2⁻⁶·max(|p|, 1)
 // whatever p's size (a network's weights near 0 move the loss as much as
 // large ones), and the step actually taken is measured instead.
+// along is the function d ↦ (value(), the step taken) with xs[j] moved
+// to xs[j] + d (rounded to X) while value runs, then restored: the
+// perturbation a finite difference along one element of θ or u0 makes.
+func along[X ode.Float](xs []X, j int, value func() float64) func(d float64) (float64, float64) {
+	x := xs[j]
+	return func(d float64) (float64, float64) {
+		xs[j] = x + X(d)
+		step := float64(xs[j]) - float64(x)
+		v := value()
+		xs[j] = x
+		return v, step
+	}
+}
+
 func paramStep(p float32, isF32 bool) float64 {
 	a := math.Abs(float64(p))
 	if isF32 {
@@ -501,35 +515,18 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 	}
 	fd := make([]float64, 0, len(adj))
 	p := append([]float32(nil), prob.P...)
+	withP := func() float64 { pr := prob; pr.P = p; return value(pr) }
 	for _, k := range coords {
-		p0 := p[k]
-		δ := paramStep(p0, isF32)
-		fd = append(fd, refined(func(d float64) (float64, float64) {
-			p[k] = p0 + float32(d)
-			step := float64(p[k]) - float64(p0)
-			pr := prob
-			pr.P = p
-			v := value(pr)
-			p[k] = p0
-			return v, step
-		}, δ))
+		fd = append(fd, refined(along(p, k, withP), paramStep(p[k], isF32)))
 	}
 	u0 := append([]F(nil), prob.U0...)
+	withU0 := func() float64 { pr := prob; pr.U0 = u0; return value(pr) }
 	for j := range u0 {
-		x := u0[j]
-		δ := 0x1p-10 * max(math.Abs(float64(x)), 1)
+		δ := 0x1p-10 * max(math.Abs(float64(u0[j])), 1)
 		if isF32 {
-			δ = 0x1p-6 * max(math.Abs(float64(x)), 1)
+			δ = 0x1p-6 * max(math.Abs(float64(u0[j])), 1)
 		}
-		fd = append(fd, refined(func(d float64) (float64, float64) {
-			u0[j] = x + F(d)
-			step := float64(u0[j]) - float64(x)
-			pr := prob
-			pr.U0 = u0
-			v := value(pr)
-			u0[j] = x
-			return v, step
-		}, δ))
+		fd = append(fd, refined(along(u0, j, withU0), δ))
 	}
 	if e := relInf(adj, fd); e > fdTol {
 		t.Errorf("CheckODEGradient: DiscreteAdjoint (%s, fixed steps) and finite differences of the same solve differ by %.3g relative (> %g):\n  adjoint %v\n  fd      %v",

@@ -4,6 +4,7 @@ package embedded
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -34,4 +35,23 @@ func Start(dir string) (*server.Server, error) {
 		return nil, errors.New("embedded: the NATS server did not start within 10 s")
 	}
 	return s, nil
+}
+
+// StartTemp is Start with its store in a new temporary directory (named
+// from pattern as os.MkdirTemp does). stop shuts the server down and then
+// removes the directory.
+func StartTemp(pattern string) (srv *server.Server, stop func(), err error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err = Start(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return srv, func() {
+		srv.Shutdown()
+		os.RemoveAll(dir)
+	}, nil
 }

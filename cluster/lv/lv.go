@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/flatkit/flatkit/cluster"
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -93,7 +94,7 @@ func Build[T ode.Float](args []byte, theta []float32) (*cluster.Spec[T], error) 
 	}
 	spread, fail := a.Spread, a.FailEvery
 	ens := ode.Ensemble[T]{
-		Base:      ode.Problem[T]{F: f[T], JVP: jvp[T], VJP: vjp[T], U0: []T{1, 1}, T0: 0, T1: a.T1, P: theta},
+		Base:      ode.Problem[T]{F: lotkavolterra.F[T], JVP: lotkavolterra.JVP[T], VJP: lotkavolterra.VJP[T], U0: []T{1, 1}, T0: 0, T1: a.T1, P: theta},
 		N:         a.N,
 		Seed:      a.Seed,
 		ShardSize: a.ShardSize,
@@ -137,33 +138,5 @@ func lossFor[T ode.Float](t1 float64) func(i int) ode.Loss[T] {
 			}
 			return v
 		}}
-	}
-}
-
-func f[T ode.Float](du, u []T, p []float32, t float64) {
-	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
-	du[0] = p0*u[0] - p1*u[0]*u[1]
-	du[1] = -p2*u[1] + p3*u[0]*u[1]
-}
-
-func jvp[T ode.Float](jv, u, v []T, p []float32, dp []T, t float64) {
-	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
-	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
-	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
-	if dp != nil {
-		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
-		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
-	}
-}
-
-func vjp[T ode.Float](du, dp, w, u []T, p []float32, t float64) {
-	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
-	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
-	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
-	if dp != nil {
-		dp[0] += w[0] * u[0]
-		dp[1] -= w[0] * u[0] * u[1]
-		dp[2] -= w[1] * u[1]
-		dp[3] += w[1] * u[0] * u[1]
 	}
 }

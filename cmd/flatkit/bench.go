@@ -160,6 +160,25 @@ func summarise(ts []float64, inner int, mallocs uint64) stats {
 		allocs: float64(mallocs) / float64(len(ts)*inner), samples: len(ts), inner: inner}
 }
 
+// measured runs measure (b.measure, or a variant) on fn and returns the
+// timings with fn's result from the last call; if a call fails, it returns
+// the first error, prefixed by what.
+func measured[R any](measure func(func()) stats, what string, fn func() (R, error)) (R, stats, error) {
+	var last R
+	var first error
+	s := measure(func() {
+		var err error
+		if last, err = fn(); err != nil && first == nil {
+			first = err
+		}
+	})
+	if first != nil {
+		var zero R
+		return zero, stats{}, fmt.Errorf("%s: %w", what, first)
+	}
+	return last, s, nil
+}
+
 // measureCalls times fn, a call too long to batch (a second or so), as
 // one warm-up call and then calls single calls; -quick mode uses measure.
 // Median, min and max are over the calls.

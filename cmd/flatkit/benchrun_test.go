@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/flatkit/flatkit/ode"
 )
 
 // runBench runs `flatkit bench -quick args…` (the scenario last) and returns
@@ -50,4 +52,38 @@ func runBenchStderr(t *testing.T, args []string, numeric ...string) (map[string]
 		cases[c] = m
 	}
 	return cases, errb.String()
+}
+
+// checkAtMost checks that figure m (of case name) has a number key ≤ max.
+func checkAtMost(t *testing.T, name string, m map[string]any, key string, max float64) {
+	t.Helper()
+	if e, ok := m[key].(float64); !ok || !(e <= max) {
+		t.Errorf("%s: %s %v, want ≤ %g", name, key, m[key], max)
+	}
+}
+
+// checkSensSteps checks that a gradient figure of method s (case name)
+// counts forward steps and, for the methods that solve backwards
+// (InterpolatingAdjoint, BacksolveAdjoint), backward steps.
+func checkSensSteps(t *testing.T, name string, s ode.Sensitivity, m map[string]any) {
+	t.Helper()
+	if m["fwd_steps"].(float64) <= 0 {
+		t.Errorf("%s: %v forward steps", name, m["fwd_steps"])
+	}
+	switch s.(type) {
+	case ode.InterpolatingAdjoint, ode.BacksolveAdjoint:
+		if m["bwd_steps"].(float64) <= 0 {
+			t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
+		}
+	}
+}
+
+// figure is the figure of case name, or nil (failing t) if there is none.
+func figure(t *testing.T, cases map[string]map[string]any, name string) map[string]any {
+	t.Helper()
+	m, ok := cases[name]
+	if !ok {
+		t.Errorf("no figure for case %q", name)
+	}
+	return m
 }

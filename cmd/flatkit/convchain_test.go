@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 )
@@ -66,21 +67,7 @@ func TestConvchainGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp := ad.NewTape()
-		got, err := pr.forward(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := refConvLoss(t, pr, to64(pr.θ))
-		if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
-			t.Errorf("%s: loss %v, float64 reference %v", c.name, got, want)
-		}
-		tp.Reset()
-		g, err := pr.gradient(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fdCheck(t, c.name, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, pr.θ, g, 11, 1e-6, 1e-4)
+		checkTapeProblem(t, c.name, pr, pr.θ, func(θ []float64) float64 { return refConvLoss(t, pr, θ) }, 11)
 	}
 }
 
@@ -168,7 +155,7 @@ func BenchmarkConvchain(b *testing.B) {
 					b.Fatal(err)
 				}
 				tp := ad.NewTape()
-				loopCPU(b, func() {
+				cputime.Loop(b, func() {
 					if grad {
 						_, err = pr.gradient(tp)
 					} else {

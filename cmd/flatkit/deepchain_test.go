@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
@@ -47,24 +47,11 @@ func TestDeepchainGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp := ad.NewTape()
-		got, err := pr.forward(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := refDeepLoss(t, pr, to64(pr.θ))
-		if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
-			t.Errorf("N=%d: loss %v, float64 reference %v", n, got, want)
-		}
-		tp.Reset()
-		g, err := pr.gradient(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		name := fmt.Sprintf("N=%d", n)
+		g := checkTapeProblem(t, name, pr, pr.θ, func(θ []float64) float64 { return refDeepLoss(t, pr, θ) }, uint64(n))
 		if len(g) != len(pr.θ) || len(pr.θ) != n*2*(4*4*9+4) {
-			t.Fatalf("N=%d: %d gradient values for %d parameters, want %d", n, len(g), len(pr.θ), n*2*(4*4*9+4))
+			t.Fatalf("%s: %d gradient values for %d parameters, want %d", name, len(g), len(pr.θ), n*2*(4*4*9+4))
 		}
-		fdCheck(t, fmt.Sprintf("N=%d", n), func(θ []float64) float64 { return refDeepLoss(t, pr, θ) }, pr.θ, g, uint64(n), 1e-6, 1e-4)
 		if n == 2 {
 			proptest.CheckGrad(t, pr.loss, pr.θ)
 			proptest.CheckHVP(t, pr.loss, pr.θ)
@@ -142,7 +129,7 @@ func BenchmarkDeepchainGradient(b *testing.B) {
 				b.Fatal(err)
 			}
 			tp := ad.NewTape()
-			loopCPU(b, func() {
+			cputime.Loop(b, func() {
 				if _, err := pr.gradient(tp); err != nil {
 					b.Fatal(err)
 				}

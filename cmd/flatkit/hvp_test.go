@@ -213,28 +213,27 @@ func TestBenchHVPQuick(t *testing.T) {
 	}
 }
 
-func BenchmarkHVPGradient(b *testing.B) {
-	pr := newHVPProblem(1)
+// benchTape times f on one tape, reset after each call.
+func benchTape(b *testing.B, f func(tp *ad.Tape) error) {
+	b.Helper()
 	tp := ad.NewTape()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := pr.gradient(tp); err != nil {
+		if err := f(tp); err != nil {
 			b.Fatal(err)
 		}
 		tp.Reset()
 	}
 }
 
+func BenchmarkHVPGradient(b *testing.B) {
+	pr := newHVPProblem(1)
+	benchTape(b, func(tp *ad.Tape) error { _, err := pr.gradient(tp); return err })
+}
+
 func BenchmarkHVPForward(b *testing.B) {
 	pr := newHVPProblem(1)
-	tp := ad.NewTape()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := pr.forward(tp); err != nil {
-			b.Fatal(err)
-		}
-		tp.Reset()
-	}
+	benchTape(b, func(tp *ad.Tape) error { _, err := pr.forward(tp); return err })
 }
 
 func BenchmarkHVPForwardOverReverse(b *testing.B) {
@@ -249,14 +248,7 @@ func BenchmarkHVPForwardOverReverse(b *testing.B) {
 
 func BenchmarkHVPReverseOverReverseTape(b *testing.B) {
 	pr := newHVPProblem(1)
-	tp := ad.NewTape()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := pr.hvpTape(tp); err != nil {
-			b.Fatal(err)
-		}
-		tp.Reset()
-	}
+	benchTape(b, func(tp *ad.Tape) error { _, err := pr.hvpTape(tp); return err })
 }
 
 func BenchmarkHVPValueAndGrad(b *testing.B) {

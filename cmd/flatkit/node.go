@@ -362,17 +362,10 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 	if err != nil {
 		return err
 	}
-	var g *ode.GradResult[float32]
-	var gradErr error
 	settleGC()
-	grad := b.measure(func() {
-		var err error
-		if g, err = gs.Gradient(ctx, s.θ, s.loss); err != nil && gradErr == nil {
-			gradErr = err
-		}
-	})
-	if gradErr != nil {
-		return fmt.Errorf("gradient: %w", gradErr)
+	g, grad, err := measured(b.measure, "gradient", func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+	if err != nil {
+		return err
 	}
 	if g.Forward.Accepted != wantSteps {
 		return fmt.Errorf("gradient: %d forward steps, want %d", g.Forward.Accepted, wantSteps)
@@ -419,17 +412,10 @@ func runNodeTsit5(ctx context.Context, b *bencher) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		var g *ode.GradResult[float32]
-		var gradErr error
 		settleGC()
-		sm := b.measure(func() {
-			var err error
-			if g, err = gs.Gradient(ctx, s.θ, s.loss); err != nil && gradErr == nil {
-				gradErr = err
-			}
-		})
-		if gradErr != nil {
-			return fmt.Errorf("%s: %w", name, gradErr)
+		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+		if err != nil {
+			return err
 		}
 		flat := nodeFlat(nil, g)
 		r := nodeResult{result: scaled(sm, "us"), Method: "Tsit5", Sensitivity: name, RTol: nodeRTol, ATol: nodeATol,

@@ -75,17 +75,13 @@ func runNodeEnsemble(ctx context.Context, b *bencher) error {
 	var first *ode.EnsembleGrad[float32]
 	var median1 float64
 	for _, workers := range []int{1, 2} {
-		var g *ode.EnsembleGrad[float32]
-		var gradErr error
 		settleGC()
-		sm := b.measureCalls(7, func() {
-			var err error
-			if g, err = ens.Gradient(ctx, ode.Tsit5(), lossFor, sens, ode.Tol(nodeRTol, nodeATol), ode.Workers(workers)); err != nil && gradErr == nil {
-				gradErr = err
-			}
+		sevenCalls := func(fn func()) stats { return b.measureCalls(7, fn) }
+		g, sm, err := measured(sevenCalls, fmt.Sprintf("%d workers", workers), func() (*ode.EnsembleGrad[float32], error) {
+			return ens.Gradient(ctx, ode.Tsit5(), lossFor, sens, ode.Tol(nodeRTol, nodeATol), ode.Workers(workers))
 		})
-		if gradErr != nil {
-			return fmt.Errorf("%d workers: %w", workers, gradErr)
+		if err != nil {
+			return err
 		}
 		if g.Count != n {
 			return fmt.Errorf("%d workers: %d trajectories summed, want %d", workers, g.Count, n)

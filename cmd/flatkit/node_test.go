@@ -53,17 +53,14 @@ func TestBenchNodeQuick(t *testing.T) {
 		"spiral 2-50-2 RK4 4 steps/interval, loss only, reused Integrator",
 		"spiral 2-50-2 RK4 4 steps/interval, gradient DiscreteAdjoint",
 	} {
-		m, ok := cases[name]
-		if !ok {
-			t.Errorf("no figure for case %q", name)
+		m := figure(t, cases, name)
+		if m == nil {
 			continue
 		}
 		if m["fwd_steps"].(float64) != wantSteps || m["fwd_rejected"].(float64) != 0 {
 			t.Errorf("%s: %v steps, %v rejected; want %v, 0", name, m["fwd_steps"], m["fwd_rejected"], wantSteps)
 		}
-		if e, ok := m["loss_rel_diff_torch"].(float64); !ok || !(e <= 1e-4) {
-			t.Errorf("%s: loss_rel_diff_torch %v, want ≤ 1e-4", name, m["loss_rel_diff_torch"])
-		}
+		checkAtMost(t, name, m, "loss_rel_diff_torch", 1e-4)
 		if a := m["allocs"].(float64); a >= 1 && !race.Enabled {
 			t.Errorf("%s: %v allocs per call, want 0", name, a)
 		}
@@ -75,14 +72,11 @@ func TestBenchNodeQuick(t *testing.T) {
 	}
 	for _, s := range nodeMethods {
 		name := "spiral 2-50-2 Tsit5 rtol 1e-3, gradient d(θ, u0) " + sensName(s)
-		m, ok := cases[name]
-		if !ok {
-			t.Errorf("no figure for case %q", name)
+		m := figure(t, cases, name)
+		if m == nil {
 			continue
 		}
-		if e, ok := m["rel_diff_vs_discrete"].(float64); !ok || !(e <= 1e-3) {
-			t.Errorf("%s: rel_diff_vs_discrete %v, want ≤ 1e-3", name, m["rel_diff_vs_discrete"])
-		}
+		checkAtMost(t, name, m, "rel_diff_vs_discrete", 1e-3)
 		if _, ok := m["rel_diff_timed"].(float64); !ok {
 			t.Errorf("%s: rel_diff_timed missing", name)
 		}
@@ -93,15 +87,7 @@ func TestBenchNodeQuick(t *testing.T) {
 		if a := m["allocs"].(float64); a >= 1 && !race.Enabled { // -race: sync.Pool drops items on purpose
 			t.Errorf("%s: %v allocs per gradient, want 0", name, a)
 		}
-		if m["fwd_steps"].(float64) <= 0 {
-			t.Errorf("%s: %v forward steps", name, m["fwd_steps"])
-		}
-		switch s.(type) {
-		case ode.InterpolatingAdjoint, ode.BacksolveAdjoint:
-			if m["bwd_steps"].(float64) <= 0 {
-				t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
-			}
-		}
+		checkSensSteps(t, name, s, m)
 	}
 	// The ensemble case: both lines, equal losses (the case itself fails
 	// unless the gradients are equal bit for bit), and the 2-worker line's

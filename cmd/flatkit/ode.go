@@ -104,13 +104,14 @@ func maxAbsErr(u, ref []float64) (abs, rel float64) {
 
 func ptr(x float64) *float64 { return &x }
 
-// solveFigure times Reinit + Run of prob in one reused integrator and emits
-// it with the counters and the error against ref.
-func (b *bencher) solveFigure(name, note string, prob ode.Problem[float64], m ode.Method, rtol, atol float64, ref []float64) error {
+// timeSolve times Reinit + Run of prob in one reused integrator (method
+// m, tolerances rtol and atol) and returns the integrator, as the last run
+// left it, with the timings. A failed run is an error prefixed by what.
+func (b *bencher) timeSolve(what string, prob ode.Problem[float64], m ode.Method, rtol, atol float64) (*ode.Integrator[float64], stats, error) {
 	ctx := context.Background()
 	it, err := ode.Init(prob, m, ode.Tol(rtol, atol))
 	if err != nil {
-		return err
+		return nil, stats{}, err
 	}
 	var runErr error
 	s := b.measure(func() {
@@ -122,7 +123,17 @@ func (b *bencher) solveFigure(name, note string, prob ode.Problem[float64], m od
 		}
 	})
 	if runErr != nil {
-		return fmt.Errorf("%s: %w", name, runErr)
+		return nil, stats{}, fmt.Errorf("%s: %w", what, runErr)
+	}
+	return it, s, nil
+}
+
+// solveFigure times Reinit + Run of prob in one reused integrator and emits
+// it with the counters and the error against ref.
+func (b *bencher) solveFigure(name, note string, prob ode.Problem[float64], m ode.Method, rtol, atol float64, ref []float64) error {
+	it, s, err := b.timeSolve(name, prob, m, rtol, atol)
+	if err != nil {
+		return err
 	}
 	st := it.Stats()
 	abs, rel := maxAbsErr(it.U(), ref)

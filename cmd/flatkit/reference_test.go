@@ -3,11 +3,9 @@ package main
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -84,27 +82,36 @@ func fdCheck(t *testing.T, name string, ref func(θ []float64) float64, θ []flo
 	t.Logf("%s: ⟨gradient, d⟩ %v, finite difference %v", name, gd, fd)
 }
 
-// threadCPU is the calling thread's CPU time (Linux RUSAGE_THREAD): on a
-// shared machine it moves less than wall time when other processes take
-// the cores. Zero where unsupported.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1, &ru); err != nil { // 1 = RUSAGE_THREAD
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// tapeProblem is a scenario's problem that computes its loss, and its
+// gradient, on a reused tape (convchain's and deepchain's).
+type tapeProblem interface {
+	forward(tp *ad.Tape) (float32, error)
+	gradient(tp *ad.Tape) ([]float32, error)
 }
 
-// loopCPU runs fn b.N times on a locked thread and reports its CPU
-// nanoseconds per call beside the wall time.
-func loopCPU(b *testing.B, fn func()) {
-	b.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	c0 := threadCPU()
-	for b.Loop() {
-		fn()
+// checkTapeProblem checks pr's loss at θ against the float64 reference ref
+// (relative 1e-4) and its gradient against ref's central difference in a
+// random direction (fdCheck with seed, h = 1e-6, tolerance 1e-4). It
+// returns the gradient.
+func checkTapeProblem(t *testing.T, name string, pr tapeProblem, θ []float32, ref func(θ []float64) float64, seed uint64) []float32 {
+	t.Helper()
+	tp := ad.NewTape()
+	got, err := pr.forward(tp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
+	want := ref(to64(θ))
+	if math.Abs(float64(got)-want) > 1e-4*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s: loss %v, float64 reference %v", name, got, want)
+	}
+	tp.Reset()
+	g, err := pr.gradient(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g) != len(θ) {
+		t.Fatalf("%s: %d gradient values for %d parameters", name, len(g), len(θ))
+	}
+	fdCheck(t, name, ref, θ, g, seed, 1e-6, 1e-4)
+	return g
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -51,50 +52,10 @@ var (
 // sensParams are p of cvsLotkaVolterra_ASA.
 var sensParams = []float32{1.5, 1, 3, 1}
 
-func sensF(du, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] = p0*u[0] - p1*u[0]*u[1]
-	du[1] = -p2*u[1] + p3*u[0]*u[1]
-}
-
-// sensJVP writes ∂F/∂u·v + ∂F/∂p·dp.
-func sensJVP(jv, u, v []float64, p []float32, dp []float64, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
-	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
-	if dp != nil {
-		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
-		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
-	}
-}
-
-// sensVJP adds wᵀ∂F/∂u into du and wᵀ∂F/∂p into dp.
-func sensVJP(du, dp, w, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
-	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
-	if dp != nil {
-		dp[0] += w[0] * u[0]
-		dp[1] -= w[0] * u[0] * u[1]
-		dp[2] -= w[1] * u[1]
-		dp[3] += w[1] * u[0] * u[1]
-	}
-}
-
-func sensJac(J, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	J[0], J[1] = p0-p1*u[1], -p1*u[0]
-	J[2], J[3] = p3*u[1], -p2+p3*u[0]
-}
-
-// sensParamJac writes ∂F/∂p (2×4, row-major).
-func sensParamJac(Jp, u []float64, _ []float32, _ float64) {
-	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
-	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
-}
-
+// sensProblem is the problem with its exact products (internal/lotkavolterra).
 func sensProblem() ode.Problem[float64] {
-	return ode.Problem[float64]{F: sensF, JVP: sensJVP, VJP: sensVJP, Jac: sensJac, ParamJac: sensParamJac,
+	return ode.Problem[float64]{F: lotkavolterra.F[float64], JVP: lotkavolterra.JVP[float64],
+		VJP: lotkavolterra.VJP[float64], Jac: lotkavolterra.Jac[float64], ParamJac: lotkavolterra.ParamJac[float64],
 		U0: []float64{1, 1}, T0: 0, T1: 10, P: sensParams}
 }
 
@@ -212,21 +173,9 @@ func runSensSolver(b *bencher, solver string, method ode.Method) error {
 	loss := sensLoss()
 
 	// The forward solve alone, for scale.
-	it, err := ode.Init(prob, method, ode.Tol(rtol, atol))
+	it, solve, err := b.timeSolve("forward solve", prob, method, rtol, atol)
 	if err != nil {
 		return err
-	}
-	var runErr error
-	solve := b.measure(func() {
-		if err := it.Reinit(prob.U0, prob.T0, prob.T1, prob.P); err != nil && runErr == nil {
-			runErr = err
-		}
-		if err := it.Run(ctx); err != nil && runErr == nil {
-			runErr = err
-		}
-	})
-	if runErr != nil {
-		return fmt.Errorf("forward solve: %w", runErr)
 	}
 	st := it.Stats()
 	abs, _ := maxAbsErr(it.U(), lvRef)
@@ -242,16 +191,9 @@ func runSensSolver(b *bencher, solver string, method ode.Method) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		var g *ode.GradResult[float64]
-		var gradErr error
-		sm := b.measure(func() {
-			var err error
-			if g, err = gs.Gradient(ctx, sensParams, loss); err != nil && gradErr == nil {
-				gradErr = err
-			}
-		})
-		if gradErr != nil {
-			return fmt.Errorf("%s: %w", name, gradErr)
+		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float64], error) { return gs.Gradient(ctx, sensParams, loss) })
+		if err != nil {
+			return err
 		}
 		ge, ve := sensErrors(g)
 		r := sensResult{result: scaled(sm, "us"), Method: solver, Sensitivity: name, RTol: rtol, ATol: atol,

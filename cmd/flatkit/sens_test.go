@@ -30,17 +30,12 @@ func TestBenchSensQuick(t *testing.T) {
 	for i := range len(sensSolvers) * len(sensMethods) {
 		sv, s := sensSolvers[i/len(sensMethods)], sensMethods[i%len(sensMethods)]
 		name := "Lotka-Volterra gradient " + sv.name + ", " + sensName(s)
-		m, ok := cases[name]
-		if !ok {
-			t.Errorf("no figure for case %q", name)
+		m := figure(t, cases, name)
+		if m == nil {
 			continue
 		}
-		if e, ok := m["max_rel_err"].(float64); !ok || !(e <= 1e-4) {
-			t.Errorf("%s: max_rel_err %v, want ≤ 1e-4", name, m["max_rel_err"])
-		}
-		if e, ok := m["value_rel_err"].(float64); !ok || !(e <= 1e-3) {
-			t.Errorf("%s: value_rel_err %v, want ≤ 1e-3", name, m["value_rel_err"])
-		}
+		checkAtMost(t, name, m, "max_rel_err", 1e-4)
+		checkAtMost(t, name, m, "value_rel_err", 1e-3)
 		// The figure counts the whole process's allocations over a few
 		// dozen calls, so in quick mode the runtime's own can show as a
 		// fraction per call (up to 6 per figure: an M for a new OS thread
@@ -54,15 +49,7 @@ func TestBenchSensQuick(t *testing.T) {
 		if g, _ := m["grad"].([]any); len(g) != 6 {
 			t.Errorf("%s: grad %v, want 6 numbers", name, m["grad"])
 		}
-		if m["fwd_steps"].(float64) <= 0 {
-			t.Errorf("%s: %v forward steps", name, m["fwd_steps"])
-		}
-		switch s.(type) {
-		case ode.InterpolatingAdjoint, ode.BacksolveAdjoint:
-			if m["bwd_steps"].(float64) <= 0 {
-				t.Errorf("%s: %v backward steps", name, m["bwd_steps"])
-			}
-		}
+		checkSensSteps(t, name, s, m)
 	}
 }
 

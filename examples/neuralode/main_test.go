@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
@@ -67,7 +67,7 @@ func TestFit(t *testing.T) {
 	if _, err := layout.LoadInto(f, lay, θ, layout.Strict()); err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(θ, s.Theta) {
+	if !bitwise.Equal(θ, s.Theta) {
 		t.Error("model.safetensors does not hold the fitted θ")
 	}
 	for _, want := range []string{"354 parameters", "Adam      50/500", "Adam     500/500", "checkpoint", "L-BFGS", "held-out RMS error", "relative RMS error", ": ok", "plots:"} {
@@ -78,18 +78,6 @@ func TestFit(t *testing.T) {
 	if strings.Contains(out.String(), "\r") {
 		t.Error("the progress bar redraws in place although the output is not a terminal")
 	}
-}
-
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestWorkers: the same θ, bit for bit, on 1 and 2 workers, after Adam
@@ -103,13 +91,13 @@ func TestWorkers(t *testing.T) {
 		}
 		res[k] = s
 	}
-	if !sameBits(res[0].AdamTheta, res[1].AdamTheta) {
+	if !bitwise.Equal(res[0].AdamTheta, res[1].AdamTheta) {
 		t.Error("θ after the Adam steps differs between 1 and 2 workers")
 	}
-	if !sameBits(res[0].Theta, res[1].Theta) {
+	if !bitwise.Equal(res[0].Theta, res[1].Theta) {
 		t.Error("θ after L-BFGS differs between 1 and 2 workers")
 	}
-	if sameBits(res[0].AdamTheta, res[0].Theta) {
+	if bitwise.Equal(res[0].AdamTheta, res[0].Theta) {
 		t.Error("L-BFGS did not move θ")
 	}
 	for i := range res[0].AdamLoss {
@@ -155,7 +143,7 @@ func TestResume(t *testing.T) {
 		t.Errorf("step %v in the checkpoint, want %d", v, k)
 	}
 	lo, hi, _ := clay.Range("theta")
-	if !sameBits(data[lo:hi], first.AdamTheta) {
+	if !bitwise.Equal(data[lo:hi], first.AdamTheta) {
 		t.Error("the checkpoint's θ is not the stopped run's")
 	}
 
@@ -168,10 +156,10 @@ func TestResume(t *testing.T) {
 	if resumed.StartStep != k || !strings.Contains(out.String(), "resumed from") {
 		t.Errorf("resumed at step %d:\n%s", resumed.StartStep, out.String())
 	}
-	if !sameBits(resumed.AdamTheta, straight.AdamTheta) {
+	if !bitwise.Equal(resumed.AdamTheta, straight.AdamTheta) {
 		t.Error("θ after Adam: the resumed run differs from the straight run")
 	}
-	if !sameBits(resumed.Theta, straight.Theta) {
+	if !bitwise.Equal(resumed.Theta, straight.Theta) {
 		t.Error("θ after L-BFGS: the resumed run differs from the straight run")
 	}
 	if len(resumed.AdamLoss) != 2*k {
@@ -190,8 +178,8 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "Adam: ") || !sameBits(again.Theta, straight.Theta) {
-		t.Errorf("resuming after the last Adam step: θ equal %v:\n%s", sameBits(again.Theta, straight.Theta), out.String())
+	if strings.Contains(out.String(), "Adam: ") || !bitwise.Equal(again.Theta, straight.Theta) {
+		t.Errorf("resuming after the last Adam step: θ equal %v:\n%s", bitwise.Equal(again.Theta, straight.Theta), out.String())
 	}
 
 	// Other flags than the checkpoint's are an error naming the flag.

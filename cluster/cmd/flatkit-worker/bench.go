@@ -68,16 +68,11 @@ func bench(args []string) error {
 		return err
 	}
 	if *url == "" {
-		dir, err := os.MkdirTemp("", "flatkit-bench")
+		srv, stop, err := embedded.StartTemp("flatkit-bench")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		srv, err := embedded.Start(dir)
-		if err != nil {
-			return err
-		}
-		defer srv.Shutdown()
+		defer stop()
 		*url = srv.ClientURL()
 	}
 	nc, err := nats.Connect(*url)

@@ -46,16 +46,11 @@ func run(url string, n, shard, workers int, seed uint64, check bool) error {
 	defer stop()
 	cfg := cluster.Config{}
 	if url == "" {
-		dir, err := os.MkdirTemp("", "flatkit-sweep")
+		srv, shutdown, err := embedded.StartTemp("flatkit-sweep")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		srv, err := embedded.Start(dir)
-		if err != nil {
-			return err
-		}
-		defer srv.Shutdown()
+		defer shutdown()
 		url = srv.ClientURL()
 		cfg.Memory = true
 		for i := range workers {

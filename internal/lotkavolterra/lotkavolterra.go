@@ -1,0 +1,58 @@
+// Package lotkavolterra is the Lotka-Volterra problem with its exact
+// derivative products, written once for every place that solves or
+// differentiates it: ode's tests, the bench scenarios of cmd/flatkit and
+// the cluster's registered ensembles.
+//
+//	u1' = p1 u1 − p2 u1 u2,  u2' = −p3 u2 + p4 u1 u2
+//
+// The functions have the signatures of ode.Problem's fields (F, JVP, VJP,
+// Jac, ParamJac) and read only p[0:4], so a θ may carry more after the rates. The
+// package imports nothing, so that ode's internal tests can use it too.
+package lotkavolterra
+
+// Float is ode.Float, repeated here so that ode may import this package.
+type Float interface{ ~float32 | ~float64 }
+
+// F writes the right-hand side into du.
+func F[T Float](du, u []T, p []float32, _ float64) {
+	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
+	du[0] = p0*u[0] - p1*u[0]*u[1]
+	du[1] = -p2*u[1] + p3*u[0]*u[1]
+}
+
+// JVP writes ∂F/∂u·v + ∂F/∂p·dp into jv (∂F/∂u·v alone if dp is nil).
+func JVP[T Float](jv, u, v []T, p []float32, dp []T, _ float64) {
+	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
+	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
+	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
+	if dp != nil {
+		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
+		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
+	}
+}
+
+// VJP adds wᵀ∂F/∂u into du and wᵀ∂F/∂p into dp (when dp is not nil).
+func VJP[T Float](du, dp, w, u []T, p []float32, _ float64) {
+	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
+	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
+	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
+	if dp != nil {
+		dp[0] += w[0] * u[0]
+		dp[1] -= w[0] * u[0] * u[1]
+		dp[2] -= w[1] * u[1]
+		dp[3] += w[1] * u[0] * u[1]
+	}
+}
+
+// Jac writes ∂F/∂u, row-major, into J.
+func Jac[T Float](J, u []T, p []float32, _ float64) {
+	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
+	J[0], J[1] = p0-p1*u[1], -p1*u[0]
+	J[2], J[3] = p3*u[1], -p2+p3*u[0]
+}
+
+// ParamJac writes ∂F/∂p (2×4), row-major, into Jp.
+func ParamJac[T Float](Jp, u []T, _ []float32, _ float64) {
+	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
+	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
+}
