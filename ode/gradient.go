@@ -40,6 +40,10 @@ type Sensitivity interface {
 // instead of 254 JVPs per evaluation). When the problem has both Jac and
 // ParamJac, those rows come from them instead (no JVP needed).
 //
+// With the sensitivities in the error control a higher-order pair often
+// pays: Lotka-Volterra's 14 states at rtol 1e-6 take 84 Vern7 steps
+// against 176 Tsit5 ones (bench sens).
+//
 // The sensitivities are in the step-size control, those of parameter p_k
 // with the state's absolute tolerance divided by |p_k| (CVODES's pbar
 // scaling; by 1 where p_k = 0), those of u0 with the state's, unless
