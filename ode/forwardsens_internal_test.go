@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 )
 
 // A nonlinear test system with hand-written derivative products (n = 3,
@@ -103,29 +105,8 @@ func TestForwardSensRowsMatchJVPs(t *testing.T) {
 }
 
 // Lotka-Volterra with its products, for the internal tests.
-func lvInF(du, u []float64, p []float32, _ float64) {
-	du[0] = float64(p[0])*u[0] - float64(p[1])*u[0]*u[1]
-	du[1] = -float64(p[2])*u[1] + float64(p[3])*u[0]*u[1]
-}
-
-func lvInJVP(jv, u, v []float64, p []float32, dp []float64, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
-	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
-	if dp != nil {
-		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
-		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
-	}
-}
-
-func lvInVJP(du, dp, w, u []float64, p []float32, _ float64) {
-	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
-	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
-	if dp != nil {
-		dp[0] += w[0] * u[0]
-		dp[1] -= w[0] * u[0] * u[1]
-		dp[2] -= w[1] * u[1]
-		dp[3] += w[1] * u[0] * u[1]
-	}
-}
+var (
+	lvInF   = lotkavolterra.F[float64]
+	lvInJVP = lotkavolterra.JVP[float64]
+	lvInVJP = lotkavolterra.VJP[float64]
+)
