@@ -13,6 +13,16 @@
 // Registers: DI dS, SI S, CX m, R9 jp's row 0, R10 its row 1, DX np,
 // AX column k, R11 16·k (the pair's byte offset), Y14 (a c a c),
 // Y15 (b d b d).
+// PRODUCT(R) writes R1 = J_u·(the column pairs in R0): (a·s0 + b·s1,
+// c·s0 + d·s1) per pair, with R2 a scratch register; R is X (one pair)
+// or Y (two).
+#define PRODUCT(R0, R1, R2, R14, R15, DUPODD) \
+	VMOVDDUP  R0, R1         \
+	VPERMILPD DUPODD, R0, R2 \
+	VMULPD    R14, R1, R1    \
+	VMULPD    R15, R2, R2    \
+	VADDPD    R2, R1, R1
+
 TEXT ·rows2AVX(SB), NOSPLIT, $0-48
 	MOVQ      dS+0(FP), DI
 	MOVQ      S+8(FP), SI
@@ -32,11 +42,7 @@ pairsp:
 	CMPQ      BX, DX
 	JGT       onep
 	VMOVUPD   (SI)(R11*1), Y0
-	VMOVDDUP  Y0, Y1
-	VPERMILPD $0xF, Y0, Y2
-	VMULPD    Y14, Y1, Y1
-	VMULPD    Y15, Y2, Y2
-	VADDPD    Y2, Y1, Y1
+	PRODUCT(Y0, Y1, Y2, Y14, Y15, $0xF)
 	VMOVUPD   (R9)(AX*8), X3
 	VMOVUPD   (R10)(AX*8), X4
 	VUNPCKLPD X4, X3, X5
@@ -52,11 +58,7 @@ onep:
 	CMPQ      AX, DX
 	JGE       pairs
 	VMOVUPD   (SI)(R11*1), X0
-	VMOVDDUP  X0, X1
-	VPERMILPD $3, X0, X2
-	VMULPD    X14, X1, X1
-	VMULPD    X15, X2, X2
-	VADDPD    X2, X1, X1
+	PRODUCT(X0, X1, X2, X14, X15, $3)
 	VMOVSD    (R9)(AX*8), X3
 	VMOVHPD   (R10)(AX*8), X3, X3
 	VADDPD    X3, X1, X1
@@ -69,11 +71,7 @@ pairs:
 	CMPQ      BX, CX
 	JGT       one
 	VMOVUPD   (SI)(R11*1), Y0
-	VMOVDDUP  Y0, Y1
-	VPERMILPD $0xF, Y0, Y2
-	VMULPD    Y14, Y1, Y1
-	VMULPD    Y15, Y2, Y2
-	VADDPD    Y2, Y1, Y1
+	PRODUCT(Y0, Y1, Y2, Y14, Y15, $0xF)
 	VMOVUPD   Y1, (DI)(R11*1)
 	MOVQ      BX, AX
 	ADDQ      $32, R11
@@ -83,11 +81,7 @@ one:
 	CMPQ      AX, CX
 	JGE       done
 	VMOVUPD   (SI)(R11*1), X0
-	VMOVDDUP  X0, X1
-	VPERMILPD $3, X0, X2
-	VMULPD    X14, X1, X1
-	VMULPD    X15, X2, X2
-	VADDPD    X2, X1, X1
+	PRODUCT(X0, X1, X2, X14, X15, $3)
 	VMOVUPD   X1, (DI)(R11*1)
 
 done:
