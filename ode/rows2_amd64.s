@@ -2,6 +2,16 @@
 
 #include "textflag.h"
 
+// PRODUCT(R) writes R1 = J_u·(the column pairs in R0): (a·s0 + b·s1,
+// c·s0 + d·s1) per pair, with R2 a scratch register; R is X (one pair)
+// or Y (two).
+#define PRODUCT(R0, R1, R2, R14, R15, DUPODD) \
+	VMOVDDUP  R0, R1         \
+	VPERMILPD DUPODD, R0, R2 \
+	VMULPD    R14, R1, R1    \
+	VMULPD    R15, R2, R2    \
+	VADDPD    R2, R1, R1
+
 // func rows2AVX(dS, S *float64, m int, ju, jp *float64, np int)
 //
 // dS = J_u·S + [J_p 0] for two states: S and dS are m column pairs
@@ -13,16 +23,6 @@
 // Registers: DI dS, SI S, CX m, R9 jp's row 0, R10 its row 1, DX np,
 // AX column k, R11 16·k (the pair's byte offset), Y14 (a c a c),
 // Y15 (b d b d).
-// PRODUCT(R) writes R1 = J_u·(the column pairs in R0): (a·s0 + b·s1,
-// c·s0 + d·s1) per pair, with R2 a scratch register; R is X (one pair)
-// or Y (two).
-#define PRODUCT(R0, R1, R2, R14, R15, DUPODD) \
-	VMOVDDUP  R0, R1         \
-	VPERMILPD DUPODD, R0, R2 \
-	VMULPD    R14, R1, R1    \
-	VMULPD    R15, R2, R2    \
-	VADDPD    R2, R1, R1
-
 TEXT ·rows2AVX(SB), NOSPLIT, $0-48
 	MOVQ      dS+0(FP), DI
 	MOVQ      S+8(FP), SI
