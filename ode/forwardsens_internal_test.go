@@ -106,7 +106,7 @@ func TestForwardSensRowsMatchJVPs(t *testing.T) {
 
 // Lotka-Volterra with its products, for the internal tests.
 var (
-	lvInF   = lotkavolterra.F[float64]
-	lvInJVP = lotkavolterra.JVP[float64]
-	lvInVJP = lotkavolterra.VJP[float64]
+	lvInF   = lotkavolterra.F64
+	lvInJVP = lotkavolterra.JVP64
+	lvInVJP = lotkavolterra.VJP64
 )

@@ -22,12 +22,12 @@ var (
 
 // lvF, lvJVP, lvVJP and lvJac are the problem with its exact products.
 var (
-	lvF   = lotkavolterra.F[float64]
-	lvJVP = lotkavolterra.JVP[float64]
-	lvVJP = lotkavolterra.VJP[float64]
-	lvJac = lotkavolterra.Jac[float64]
+	lvF   = lotkavolterra.F64
+	lvJVP = lotkavolterra.JVP64
+	lvVJP = lotkavolterra.VJP64
+	lvJac = lotkavolterra.Jac64
 
-	lvParamJac = lotkavolterra.ParamJac[float64]
+	lvParamJac = lotkavolterra.ParamJac64
 )
 
 func lvProblem() ode.Problem[float64] {

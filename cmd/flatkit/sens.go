@@ -54,8 +54,8 @@ var sensParams = []float32{1.5, 1, 3, 1}
 
 // sensProblem is the problem with its exact products (internal/lotkavolterra).
 func sensProblem() ode.Problem[float64] {
-	return ode.Problem[float64]{F: lotkavolterra.F[float64], JVP: lotkavolterra.JVP[float64],
-		VJP: lotkavolterra.VJP[float64], Jac: lotkavolterra.Jac[float64], ParamJac: lotkavolterra.ParamJac[float64],
+	return ode.Problem[float64]{F: lotkavolterra.F64, JVP: lotkavolterra.JVP64,
+		VJP: lotkavolterra.VJP64, Jac: lotkavolterra.Jac64, ParamJac: lotkavolterra.ParamJac64,
 		U0: []float64{1, 1}, T0: 0, T1: 10, P: sensParams}
 }
 

@@ -56,3 +56,44 @@ func ParamJac[T Float](Jp, u []T, _ []float32, _ float64) {
 	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
 	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
 }
+
+// The float64 instances as plain functions: a func value of F[float64]
+// calls through an instantiation wrapper to the generic body, one call
+// more in a solver's inner loop (about 3 % of an adjoint gradient of this
+// problem). F64, Jac64 and ParamJac64 inline the generic body; JVP's and
+// VJP's are too large to inline, so JVP64 and VJP64 are written out (the
+// same operations, hence the same bits as JVP[float64] and VJP[float64]:
+// TestFloat64Instances).
+
+// F64 is F[float64].
+func F64(du, u []float64, p []float32, t float64) { F(du, u, p, t) }
+
+// JVP64 is JVP[float64].
+func JVP64(jv, u, v []float64, p []float32, dp []float64, _ float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
+	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
+	if dp != nil {
+		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
+		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
+	}
+}
+
+// VJP64 is VJP[float64].
+func VJP64(du, dp, w, u []float64, p []float32, _ float64) {
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
+	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
+	if dp != nil {
+		dp[0] += w[0] * u[0]
+		dp[1] -= w[0] * u[0] * u[1]
+		dp[2] -= w[1] * u[1]
+		dp[3] += w[1] * u[0] * u[1]
+	}
+}
+
+// Jac64 is Jac[float64].
+func Jac64(J, u []float64, p []float32, t float64) { Jac(J, u, p, t) }
+
+// ParamJac64 is ParamJac[float64].
+func ParamJac64(Jp, u []float64, p []float32, t float64) { ParamJac(Jp, u, p, t) }
