@@ -205,6 +205,14 @@ func rsAlong(s []int, ax int) [][]int {
 	return out
 }
 
+// rsAlongAxis is the row of an op over one drawn axis.
+func rsAlongAxis(op func(x ad.Var, axis int) ad.Var) func(t *rapid.T, s []int) func(ad.Var) ad.Var {
+	return func(t *rapid.T, s []int) func(ad.Var) ad.Var {
+		ax := rsAxis(t, s)
+		return func(x ad.Var) ad.Var { return op(x, ax) }
+	}
+}
+
 func rsAxis(t *rapid.T, s []int) int {
 	return rapid.IntRange(-len(s), len(s)-1).Draw(t, "axis")
 }
@@ -217,14 +225,8 @@ func rsNorm(ax, r int) int {
 }
 
 var rsExtremaOps = []rsOp{
-	{"Max", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var { return ad.Max(x, ax) }
-	}},
-	{"Min", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var { return ad.Min(x, ax) }
-	}},
+	{"Max", rsAlongAxis(ad.Max)},
+	{"Min", rsAlongAxis(ad.Min)},
 	{"Max of a product", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 		ax := rsAxis(t, s)
 		return func(x ad.Var) ad.Var { return ad.Max(ad.Mul(x, ad.Scale(x, 0.5)), ax) }

@@ -11,18 +11,9 @@ import (
 )
 
 var rsSoftmaxOps = []rsOp{
-	{"LogSumExp", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var { return ad.LogSumExp(x, ax) }
-	}},
-	{"Softmax", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var { return ad.Softmax(x, ax) }
-	}},
-	{"LogSoftmax", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var { return ad.LogSoftmax(x, ax) }
-	}},
+	{"LogSumExp", rsAlongAxis(ad.LogSumExp)},
+	{"Softmax", rsAlongAxis(ad.Softmax)},
+	{"LogSoftmax", rsAlongAxis(ad.LogSoftmax)},
 	{"Softmax of LogSumExp", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 		ax := rsAxis(t, s)
 		return func(x ad.Var) ad.Var {

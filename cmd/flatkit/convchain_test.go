@@ -93,13 +93,7 @@ func TestConvchainSteadyAllocs(t *testing.T) {
 		tp := ad.NewTape()
 		for _, grad := range []bool{false, true} {
 			step := func() {
-				var err error
-				if grad {
-					_, err = pr.gradient(tp)
-				} else {
-					_, err = pr.forward(tp)
-				}
-				if err != nil {
+				if err := runTapeProblem(pr, tp, grad); err != nil {
 					t.Fatal(err)
 				}
 				tp.Reset()
@@ -156,12 +150,7 @@ func BenchmarkConvchain(b *testing.B) {
 				}
 				tp := ad.NewTape()
 				cputime.Loop(b, func() {
-					if grad {
-						_, err = pr.gradient(tp)
-					} else {
-						_, err = pr.forward(tp)
-					}
-					if err != nil {
+					if err := runTapeProblem(pr, tp, grad); err != nil {
 						b.Fatal(err)
 					}
 					tp.Reset()

@@ -89,6 +89,18 @@ type tapeProblem interface {
 	gradient(tp *ad.Tape) ([]float32, error)
 }
 
+// runTapeProblem computes pr's gradient on tp if grad is set, else its
+// loss alone.
+func runTapeProblem(pr tapeProblem, tp *ad.Tape, grad bool) error {
+	var err error
+	if grad {
+		_, err = pr.gradient(tp)
+	} else {
+		_, err = pr.forward(tp)
+	}
+	return err
+}
+
 // checkTapeProblem checks pr's loss at θ against the float64 reference ref
 // (relative 1e-4) and its gradient against ref's central difference in a
 // random direction (fdCheck with seed, h = 1e-6, tolerance 1e-4). It
