@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // ADLoss adapts a loss written with ad ops on the saved states to a
@@ -17,14 +18,13 @@ import (
 //		return ad.Sum(ad.Mul(d, d))   // couples the two save times
 //	})
 //
-// The tape comes from a pool and is reset after every call, so the loss is
+// The tape comes from a free list and is reset after every call, so the loss is
 // safe for concurrent use and allocates nothing once warm if f's ops do
 // not. An error recorded on the tape (a shape mismatch) makes Gradient
 // return it. Add a running cost by setting the result's Running and
 // RunningGrad.
 func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32] {
 	a := &adLoss{f: f}
-	a.pool.New = func() any { return &adLossWork{tape: ad.NewTape()} }
 	l := Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved}
 	l.errOf = a.lastErr
 	return l
@@ -32,7 +32,7 @@ func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32
 
 type adLoss struct {
 	f    func(ts []float64, us []ad.Var) ad.Var
-	pool sync.Pool
+	free freelist.List[adLossWork] // not emptied by GCs, unlike a sync.Pool
 	mu   sync.Mutex
 	err  error // the last call's error, for Gradient
 }
@@ -49,10 +49,13 @@ func (a *adLoss) lastErr() error {
 }
 
 func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
-	w := a.pool.Get().(*adLossWork)
+	w := a.free.Get()
+	if w.tape == nil {
+		w.tape = ad.NewTape()
+	}
 	defer func() {
 		w.tape.Reset()
-		a.pool.Put(w)
+		a.free.Put(w)
 	}()
 	tp := w.tape
 	w.vs = w.vs[:0]

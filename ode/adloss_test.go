@@ -72,7 +72,7 @@ func TestADLossMatchesHandWrittenLoss(t *testing.T) {
 		}
 	}
 	if race.Enabled {
-		return // the race detector allocates (and drops sync.Pool items)
+		return // the race detector allocates
 	}
 	θ := lv32().P
 	if a := testing.AllocsPerRun(10, func() { _, _ = gs.Gradient(ctx, θ, adl) }); a != 0 {
