@@ -314,26 +314,21 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 		if m < 2 {
 			return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
 		}
-		// (x − mean)·(γ/√(var + ε)) + β: the scale is per channel, so
-		// folding γ into it spares a full-size op (and its derivative)
-		// against normalising first and scaling after.
-		inv := 1 / float32(m)
-		mean := ad.Scale(ad.SumTo(x, keep...), inv)
-		xc := ad.Sub(x, mean)
-		variance := ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
-		std := ad.Sqrt(ad.Add(variance, t.Scalar(l.eps)))
-		if l.opt.noAffine {
-			y = ad.Mul(xc, ad.Div(t.Scalar(1), std))
-		} else {
-			y = ad.Mul(xc, ad.Div(ad.View(p, 0, keep...), std))
-			y = ad.Add(y, ad.View(p, C, view...))
+		// One fused op (ad.BatchNorm): the statistics in one pass, the
+		// normalisation in another, and two passes backward.
+		var gamma, beta ad.Var
+		if !l.opt.noAffine {
+			gamma, beta = ad.View(p, 0, C), ad.View(p, C, C)
 		}
+		var stats ad.Var
+		y, stats = ad.BatchNorm(x, gamma, beta, l.eps)
 		if t.Err() != nil {
 			return fail(x, nil)
 		}
 		mom := l.momentum
 		unbias := float32(m) / float32(m-1)
-		md, vd := mean.Data(), variance.Data()
+		sd := stats.Data()
+		md, vd := sd[:C], sd[C:2*C]
 		rm, rv := st[:C], st[C:2*C]
 		for i := range C {
 			rm[i] = (1-mom)*rm[i] + mom*md[i]
