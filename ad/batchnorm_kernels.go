@@ -33,6 +33,7 @@ const (
 	bnKindNorm
 	bnKindSums
 	bnKindBackData
+	bnKindAffine // ChannelAffine: st is the mean, gamma the scale, beta the shift
 )
 
 // bnJob is one batch-norm kernel call: its operands, and the channels a
@@ -89,6 +90,8 @@ func (j *bnJob) channels(c0, c1 int) {
 		bnSumsKernel(j.out, j.x, j.st, j.g, j.eps, j.d, c0, c1)
 	case bnKindBackData:
 		bnBackDataKernel(j.out, j.x, j.st, j.g, j.t, j.gamma, j.eps, j.d, c0, c1)
+	case bnKindAffine:
+		channelAffineKernel(j.out, j.x, j.st, j.gamma, j.beta, j.d, c0, c1)
 	}
 }
 
@@ -170,7 +173,7 @@ func bnNorm(y, x, st, gamma, beta []float32, eps float32, d bnDims, c0, c1 int) 
 			yp, xp := d.plane(y, n, c), d.plane(x, n, c)
 			xp = xp[:len(yp)]
 			for i := range yp {
-				yp[i] = (xp[i]-mu)*a + b
+				yp[i] = float32(float32(xp[i]-mu)*a) + b // conversions: never fused into an FMA
 			}
 		}
 	}
@@ -211,6 +214,21 @@ func bnBackDataKernel(dx, x, st, g, t, gamma []float32, eps float32, d bnDims, c
 			xp, gp = xp[:len(dp)], gp[:len(dp)]
 			for i := range dp {
 				dp[i] = gp[i]*kf + (xp[i]-mu)*q + p
+			}
+		}
+	}
+}
+
+// channelAffineKernel writes y = (x − mean)·scale + shift for channels
+// [c0, c1).
+func channelAffineKernel(y, x, mean, scale, shift []float32, d bnDims, c0, c1 int) {
+	for c := c0; c < c1; c++ {
+		mu, a, b := mean[c], scale[c], shift[c]
+		for n := range d.n {
+			yp, xp := d.plane(y, n, c), d.plane(x, n, c)
+			xp = xp[:len(yp)]
+			for i := range yp {
+				yp[i] = float32(float32(xp[i]-mu)*a) + b // conversions: never fused into an FMA
 			}
 		}
 	}

@@ -164,11 +164,9 @@ type BatchNormLayer struct {
 	eps      float32
 	momentum float32
 	err      error
-	// stats is (1, C, 1, …, 1) (maxNormRank entries): its first r entries
-	// are the shape of the per-channel statistics of a rank-r input, and
-	// entries 1 to r−1 the broadcast shape of the parameters. It is made
-	// once, so that applying the layer allocates nothing.
-	stats []int
+	// made is set by BatchNorm: a layer written as a struct literal lacks
+	// the validation, and Apply refuses it.
+	made bool
 }
 
 // BatchNorm returns PyTorch's BatchNorm1d/2d/3d for inputs (N, C) or (N,
@@ -194,11 +192,7 @@ type BatchNormLayer struct {
 // Options: Eps (default 1e-5), Momentum (default 0.1, in [0, 1]),
 // NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
-	l := &BatchNormLayer{Channels: channels, opt: collect(opts), stats: make([]int, maxNormRank)}
-	for i := range l.stats {
-		l.stats[i] = 1
-	}
-	l.stats[1] = channels
+	l := &BatchNormLayer{Channels: channels, opt: collect(opts), made: true}
 	l.err = l.validate()
 	return l
 }
@@ -282,7 +276,7 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	if l.err != nil {
 		return fail(x, fmt.Errorf("model: %w", l.err))
 	}
-	if len(l.stats) != maxNormRank {
+	if !l.made {
 		return fail(x, fmt.Errorf("model: BatchNorm: the layer was not made by model.BatchNorm"))
 	}
 	if !checkParams("BatchNorm", p, x, l.nParams()) {
@@ -304,9 +298,6 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	case len(st) != 2*C:
 		return fail(x, fmt.Errorf("model: BatchNorm(%d): the layer's state range has %d floats, want %d (running_mean, running_var); make Ctx.State with model.InitState(net)", C, len(st), 2*C))
 	}
-	// keep is (1, C, 1, …): statistics per channel; view is (C, 1, …), the
-	// per-channel broadcast shape of the parameters.
-	keep, view := l.stats[:r], l.stats[1:r]
 	m := x.Size() / C // values per channel
 	t := x.Tape()
 	var y ad.Var
@@ -337,8 +328,8 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	} else {
 		// Copies of the statistics, so that a later update of the state
 		// does not change values already on the tape.
-		mean := t.Full(0, keep...)
-		inv := t.Full(0, keep...)
+		mean := t.Full(0, C)
+		inv := t.Full(0, C)
 		if t.Err() != nil {
 			return fail(x, nil)
 		}
@@ -347,9 +338,12 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 			md[i] = st[i]
 			id[i] = float32(1 / math.Sqrt(float64(st[C+i])+float64(l.eps)))
 		}
-		y = ad.Mul(ad.Sub(x, mean), inv)
-		if !l.opt.noAffine {
-			y = ad.Add(ad.Mul(y, ad.View(p, 0, view...)), ad.View(p, C, view...))
+		// One pass, (x − mean)·(γ·inv) + β, for the four broadcasting
+		// passes of the composite.
+		if l.opt.noAffine {
+			y = ad.ChannelAffine(x, mean, inv, t.Full(0, C))
+		} else {
+			y = ad.ChannelAffine(x, mean, ad.Mul(ad.View(p, 0, C), inv), ad.View(p, C, C))
 		}
 	}
 	return y
