@@ -50,7 +50,7 @@ func (p *binaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 func (p *binaryPrim) Forward(f *Forward) {
 	switch od, xd, yd := f.Out.Data, f.In[0].Data, f.In[1].Data; {
 	case len(xd) == len(od) && len(yd) == len(od):
-		binaryRow(p.op, od, xd, yd, 1, 1)
+		splitElems(elemJob{kind: elemBinary, op: p.op, out: od, a: xd, b: yd})
 		return
 	case len(xd) == len(od) && len(yd) == 1:
 		// A scalar b against any shape: one row (the rows walk below

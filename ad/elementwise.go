@@ -391,7 +391,7 @@ func (*maskPositivePrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	return append(dst, in[0]...), nil
 }
 func (*maskPositivePrim) Forward(f *Forward) {
-	vmath.MaskPositive(f.Out.Data, f.In[0].Data, f.In[1].Data)
+	splitElems(elemJob{kind: elemMask, out: f.Out.Data, a: f.In[0].Data, b: f.In[1].Data})
 }
 
 // JVP: maskPositive(ċ, y); y's tangent contributes nothing.

@@ -2,7 +2,6 @@ package ad
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/flatkit/flatkit/internal/geom"
@@ -12,9 +11,10 @@ import (
 // two or three spatial axes.
 //
 // MaxPool saves the argmax of each window as a flat index into its input,
-// so its rules are the index ops: the tangent is Gather-ed from the chosen
-// positions and the cotangent is ScatterAdd-ed back to them; since those
-// two are each other's adjoints, derivatives of any order compose.
+// so its rules are index ops: the tangent is Gather-ed from the chosen
+// positions and the cotangent is scattered back to them (MaxPoolScatter, a
+// ScatterAdd that knows each index stays in its plane); since those two
+// are each other's adjoints, derivatives of any order compose.
 //
 // MeanPool (and AdaptiveMeanPool) is a linear primitive whose VJP is its
 // transpose ("MeanPoolT", "AdaptiveMeanPoolT": spreading each output evenly
@@ -252,44 +252,61 @@ func (*maxPoolPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 func (*maxPoolPrim) Forward(f *Forward) {
 	var p poolDims
 	_ = decodePool(&p, f.Attrs.Ints, f.In[0].Shape, false)
-	x, out := f.In[0].Data, f.Out.Data
-	arg := f.Save(len(out))
-	inf := float32(math.Inf(-1))
-	k := 0
-	for pl := range p.planes {
-		base := pl * p.inN
-		for o0 := range p.out[0] {
-			a0, b0, _ := p.window(0, o0)
-			for o1 := range p.out[1] {
-				a1, b1, _ := p.window(1, o1)
-				for o2 := range p.out[2] {
-					a2, b2, _ := p.window(2, o2)
-					best, pos := inf, -1
-					for i0 := a0; i0 < b0; i0++ {
-						for i1 := a1; i1 < b1; i1++ {
-							row := base + (i0*p.in[1]+i1)*p.in[2]
-							for i2 := a2; i2 < b2; i2++ {
-								v := x[row+i2]
-								if pos < 0 || v > best || v != v && best == best {
-									best, pos = v, row+i2
-								}
-							}
-						}
-					}
-					out[k], arg[k] = best, pos
-					k++
-				}
-			}
-		}
-	}
+	arg := f.Save(len(f.Out.Data))
+	poolRun(poolJob{mode: poolMax, p: p, x: f.In[0].Data, out: f.Out.Data, arg: arg})
 }
 
+// JVP: the tangent at each window's winner.
 func (*maxPoolPrim) JVP(r *Rule) Var {
 	return Gather(r.Tangent(0), r.Saved, r.Out.Shape()...)
 }
 
+// VJP: each output's cotangent added at its window's winner,
+// MaxPoolScatter(c, x) with the saved winners.
 func (*maxPoolPrim) VJP(r *Rule, c Var) {
-	r.AddGrad(0, ScatterAdd(c, r.Saved, r.In[0].Shape()...))
+	r.AddGrad(0, applySharedInts(maxPoolScatterOp, r.Saved, c, r.In[0]))
+}
+
+// maxPoolScatterPrim is MaxPool's cotangent map: for inputs (c, x), with
+// the pool's saved winners as its Ints (flat positions in x, one per
+// output; never copied), zeros of x's shape plus each c[k] at winner k.
+// It is ScatterAdd for indices that stay in their output's plane, which
+// lets it split planes over goroutines and skip checking the indices
+// (they come from the pool's kernel). x gives only the shape. Linear in c,
+// with Gather by the same indices as its transpose; nothing flows to x.
+type maxPoolScatterPrim struct{}
+
+var maxPoolScatterOp = &maxPoolScatterPrim{}
+
+func (*maxPoolScatterPrim) Name() string { return "MaxPoolScatter" }
+
+func (*maxPoolScatterPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
+	c, x := in[0], in[1]
+	if len(c) != len(x) || len(c) < 3 || c[0] != x[0] || c[1] != x[1] || len(a.Ints) != sizeOf(c) {
+		return dst, fmt.Errorf("c of shape %v, x of shape %v and %d winners; want (N, C, pooled…), (N, C, spatial…) and one winner per element of c",
+			slices.Clone(c), slices.Clone(x), len(a.Ints))
+	}
+	return append(dst, x...), nil
+}
+
+func (*maxPoolScatterPrim) Forward(f *Forward) {
+	c, x := f.In[0].Shape, f.In[1].Shape
+	p := poolDims{planes: c[0] * c[1], inN: sizeOf(x[2:]), outN: sizeOf(c[2:])}
+	poolRun(poolJob{mode: poolMaxScatter, p: p, v: f.In[0].Data, out: f.Out.Data, arg: f.Attrs.Ints})
+}
+
+func (*maxPoolScatterPrim) JVP(r *Rule) Var {
+	tc := r.Tangent(0)
+	if tc.IsZero() {
+		return Var{}
+	}
+	return applySharedInts(maxPoolScatterOp, r.Attrs.Ints, tc, r.In[1])
+}
+
+func (*maxPoolScatterPrim) VJP(r *Rule, c Var) {
+	if r.Need(0) {
+		r.AddGrad(0, Gather(c, r.Attrs.Ints, r.In[0].Shape()...))
+	}
 }
 
 func (q *meanPoolPrim) Name() string {
@@ -352,47 +369,11 @@ func (q *meanPoolPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 func (q *meanPoolPrim) Forward(f *Forward) {
 	var p poolDims
 	_ = q.decode(&p, f.Attrs.Ints, f.In[0].Shape)
-	src, dst := f.In[0].Data, f.Out.Data
 	if q.transposed {
-		clear(dst)
+		poolRun(poolJob{mode: poolMeanT, p: p, v: f.In[0].Data, out: f.Out.Data})
+		return
 	}
-	k := 0
-	for pl := range p.planes {
-		base := pl * p.inN
-		for o0 := range p.out[0] {
-			a0, b0, d0 := p.window(0, o0)
-			for o1 := range p.out[1] {
-				a1, b1, d1 := p.window(1, o1)
-				for o2 := range p.out[2] {
-					a2, b2, d2 := p.window(2, o2)
-					div := float32(d0 * d1 * d2)
-					if q.transposed {
-						v := src[k] / div
-						for i0 := a0; i0 < b0; i0++ {
-							for i1 := a1; i1 < b1; i1++ {
-								row := dst[base+(i0*p.in[1]+i1)*p.in[2]:]
-								for i2 := a2; i2 < b2; i2++ {
-									row[i2] += v
-								}
-							}
-						}
-					} else {
-						var s float32
-						for i0 := a0; i0 < b0; i0++ {
-							for i1 := a1; i1 < b1; i1++ {
-								row := src[base+(i0*p.in[1]+i1)*p.in[2]:]
-								for i2 := a2; i2 < b2; i2++ {
-									s += row[i2]
-								}
-							}
-						}
-						dst[k] = s / div
-					}
-					k++
-				}
-			}
-		}
-	}
+	poolRun(poolJob{mode: poolMean, p: p, x: f.In[0].Data, out: f.Out.Data})
 }
 
 func (q *meanPoolPrim) JVP(r *Rule) Var {

@@ -185,6 +185,21 @@ func Apply(p Primitive, a Attrs, in ...Var) Var { return apply(nil, p, a, in) }
 // buffer of a Backward (see Rule.gradDest); the op is recorded as usual.
 func applyInto(dst []float32, p Primitive, a Attrs, in ...Var) Var { return apply(dst, p, a, in) }
 
+// applySharedInts is Apply with a.Ints kept as given rather than copied:
+// for ints that already live in the tape's arena until the next Reset,
+// such as a rule's Saved residuals, which may be long (one per output of
+// a max-pool).
+// The ints reach apply through the tape (Tape.sharedInts), not through
+// its Attrs: an Attrs whose Ints apply could keep would make every
+// caller's attribute array escape to the heap.
+func applySharedInts(p Primitive, ints []int, in ...Var) Var {
+	t := in[0].t
+	t.sharedInts = ints
+	v := apply(nil, p, Attrs{}, in)
+	t.sharedInts = nil
+	return v
+}
+
 func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	if len(in) == 0 {
 		panic("ad: Apply " + p.Name() + " with no inputs; use Tape.Const for constants")
@@ -216,6 +231,9 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	}
 	t.shapeArgs = shapes
 	ca := Attrs{Ints: t.ints.copyOf(a.Ints), Floats: t.f32.copyOf(a.Floats)}
+	if t.sharedInts != nil {
+		ca.Ints, t.sharedInts = t.sharedInts, nil
+	}
 	out, err := p.Shape(t.outShape[:0], shapes, ca)
 	if err != nil {
 		return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))

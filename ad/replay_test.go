@@ -87,6 +87,11 @@ var rpCases = []rpCase{
 		m := MeanPool(y, PoolGeom{Kernel: []int{2}})
 		return Add(Add(Sum(Mul(u, u)), Sum(AdaptiveMeanPool(m, 2))), Sum(GlobalMeanPool(y)))
 	}},
+	{"batchnorm", []int{2, 2, 5}, 4, func(x, p Var) Var {
+		z := Mul(x, Reshape(View(p, 0, 2), 1, 2, 1))
+		y, st := BatchNorm(z, View(p, 0, 2), View(p, 2, 2), 1e-5)
+		return Add(Sum(Mul(y, Tanh(y))), Sum(st))
+	}},
 	{"nested-grad", []int{3}, 3, func(x, p Var) Var {
 		// A gradient inside the function, differentiated again by the sweeps.
 		g := GradVar(func(z Var) Var { return Sum(Mul(Tanh(z), View(p, 0, 3))) }, x)

@@ -37,7 +37,9 @@ type Tape struct {
 	// into later ops' attributes); each plus one, 0 for none.
 	readAt  int32
 	savedAt int32
-	plan    replayPlan // Replay's, for the recording of generation plan.gen
+	// sharedInts are the Ints of the op applySharedInts is recording.
+	sharedInts []int
+	plan       replayPlan // Replay's, for the recording of generation plan.gen
 
 	shapeArgs    [][]int       // scratch for Primitive.Shape
 	outShape     []int         // scratch for Primitive.Shape's result

@@ -32,7 +32,7 @@ func (p *unaryPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 func (p *unaryPrim) Forward(f *Forward) {
 	x, out := f.In[0].Data, f.Out.Data
 	if p.kernel != nil {
-		p.kernel(out, x)
+		splitElems(elemJob{kind: elemUnary, unary: p.kernel, out: out, a: x})
 		return
 	}
 	for i, v := range x {

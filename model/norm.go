@@ -164,11 +164,9 @@ type BatchNormLayer struct {
 	eps      float32
 	momentum float32
 	err      error
-	// stats is (1, C, 1, …, 1) (maxNormRank entries): its first r entries
-	// are the shape of the per-channel statistics of a rank-r input, and
-	// entries 1 to r−1 the broadcast shape of the parameters. It is made
-	// once, so that applying the layer allocates nothing.
-	stats []int
+	// made is set by BatchNorm: a layer written as a struct literal lacks
+	// the validation, and Apply refuses it.
+	made bool
 }
 
 // BatchNorm returns PyTorch's BatchNorm1d/2d/3d for inputs (N, C) or (N,
@@ -194,11 +192,7 @@ type BatchNormLayer struct {
 // Options: Eps (default 1e-5), Momentum (default 0.1, in [0, 1]),
 // NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
-	l := &BatchNormLayer{Channels: channels, opt: collect(opts), stats: make([]int, maxNormRank)}
-	for i := range l.stats {
-		l.stats[i] = 1
-	}
-	l.stats[1] = channels
+	l := &BatchNormLayer{Channels: channels, opt: collect(opts), made: true}
 	l.err = l.validate()
 	return l
 }
@@ -282,7 +276,7 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	if l.err != nil {
 		return fail(x, fmt.Errorf("model: %w", l.err))
 	}
-	if len(l.stats) != maxNormRank {
+	if !l.made {
 		return fail(x, fmt.Errorf("model: BatchNorm: the layer was not made by model.BatchNorm"))
 	}
 	if !checkParams("BatchNorm", p, x, l.nParams()) {
@@ -304,9 +298,6 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	case len(st) != 2*C:
 		return fail(x, fmt.Errorf("model: BatchNorm(%d): the layer's state range has %d floats, want %d (running_mean, running_var); make Ctx.State with model.InitState(net)", C, len(st), 2*C))
 	}
-	// keep is (1, C, 1, …): statistics per channel; view is (C, 1, …), the
-	// per-channel broadcast shape of the parameters.
-	keep, view := l.stats[:r], l.stats[1:r]
 	m := x.Size() / C // values per channel
 	t := x.Tape()
 	var y ad.Var
@@ -314,26 +305,21 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 		if m < 2 {
 			return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
 		}
-		// (x − mean)·(γ/√(var + ε)) + β: the scale is per channel, so
-		// folding γ into it spares a full-size op (and its derivative)
-		// against normalising first and scaling after.
-		inv := 1 / float32(m)
-		mean := ad.Scale(ad.SumTo(x, keep...), inv)
-		xc := ad.Sub(x, mean)
-		variance := ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
-		std := ad.Sqrt(ad.Add(variance, t.Scalar(l.eps)))
-		if l.opt.noAffine {
-			y = ad.Mul(xc, ad.Div(t.Scalar(1), std))
-		} else {
-			y = ad.Mul(xc, ad.Div(ad.View(p, 0, keep...), std))
-			y = ad.Add(y, ad.View(p, C, view...))
+		// One fused op (ad.BatchNorm): the statistics in one pass, the
+		// normalisation in another, and two passes backward.
+		var gamma, beta ad.Var
+		if !l.opt.noAffine {
+			gamma, beta = ad.View(p, 0, C), ad.View(p, C, C)
 		}
+		var stats ad.Var
+		y, stats = ad.BatchNorm(x, gamma, beta, l.eps)
 		if t.Err() != nil {
 			return fail(x, nil)
 		}
 		mom := l.momentum
 		unbias := float32(m) / float32(m-1)
-		md, vd := mean.Data(), variance.Data()
+		sd := stats.Data()
+		md, vd := sd[:C], sd[C:2*C]
 		rm, rv := st[:C], st[C:2*C]
 		for i := range C {
 			rm[i] = (1-mom)*rm[i] + mom*md[i]
@@ -342,8 +328,8 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	} else {
 		// Copies of the statistics, so that a later update of the state
 		// does not change values already on the tape.
-		mean := t.Full(0, keep...)
-		inv := t.Full(0, keep...)
+		mean := t.Full(0, C)
+		inv := t.Full(0, C)
 		if t.Err() != nil {
 			return fail(x, nil)
 		}
@@ -352,9 +338,12 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 			md[i] = st[i]
 			id[i] = float32(1 / math.Sqrt(float64(st[C+i])+float64(l.eps)))
 		}
-		y = ad.Mul(ad.Sub(x, mean), inv)
-		if !l.opt.noAffine {
-			y = ad.Add(ad.Mul(y, ad.View(p, 0, view...)), ad.View(p, C, view...))
+		// One pass, (x − mean)·(γ·inv) + β, for the four broadcasting
+		// passes of the composite.
+		if l.opt.noAffine {
+			y = ad.ChannelAffine(x, mean, inv, t.Full(0, C))
+		} else {
+			y = ad.ChannelAffine(x, mean, ad.Mul(ad.View(p, 0, C), inv), ad.View(p, C, C))
 		}
 	}
 	return y

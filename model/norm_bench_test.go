@@ -44,3 +44,37 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 		step()
 	}
 }
+
+// BenchmarkBatchNormTest is BatchNorm in test mode (inference: the running
+// statistics), forward only, at the same size.
+func BenchmarkBatchNormTest(b *testing.B) {
+	const n, c, s = 16, 64, 24
+	net := model.BatchNorm(c)
+	rng := rand.New(rand.NewPCG(1, 2))
+	θ, err := model.Init(net, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := model.InitState(net)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := flat.New(n, c, s, s)
+	for i := range x.Data {
+		x.Data[i] = float32(rng.NormFloat64())
+	}
+	ctx := &model.Ctx{State: st}
+	tp := ad.NewTape()
+	step := func() {
+		y := net.Apply(ctx, tp.Param(θ), tp.Const(x))
+		if err := tp.Err(); err != nil || y.Size() != len(x.Data) {
+			b.Fatal(err)
+		}
+		tp.Reset()
+	}
+	step()
+	b.ReportAllocs()
+	for b.Loop() {
+		step()
+	}
+}
