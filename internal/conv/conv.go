@@ -90,7 +90,10 @@ func ForwardBias(y, x, w, bias []float32, relu bool, g *Geom) {
 }
 
 func forward(y, x, w []float32, g *Geom, ep epilogue) {
-	if wd, ok := wideOf(g); ok && useBlock(g) && !small(g) {
+	if useBlock(g) && !small(g) {
+		// Any stride: a strided input is split into phase planes first
+		// (phasedOf), after which every tap is one contiguous read again.
+		wd := phasedOf(g)
 		blockForward(y[:g.N*g.Cout*g.OutVol()], x, w, g, &wd, ep)
 		return
 	}

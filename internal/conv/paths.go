@@ -25,7 +25,7 @@ func Paths(g *Geom) (forward, data, filter string) {
 	}
 	gemm := UseGemm(g)
 	switch {
-	case wide && useBlock(g) && !small(g):
+	case useBlock(g) && !small(g):
 		forward = "block"
 	case gemm && wide && useCols(g, &wd):
 		forward = "cols"
