@@ -2,7 +2,8 @@ package conv
 
 // Paths names the kernel each of Forward, Data and Filter runs for g, in
 // the words of the package documentation: "block" (the blocked AVX-512
-// kernels), "small" (the small-output tables), "smallgemm" (small outputs by one
+// kernels), "pointwise" (1×1 kernels by one GEMM over the channels),
+// "small" (the small-output tables), "smallgemm" (small outputs by one
 // GEMM over the batch), "wide" (the direct tap
 // kernels over wide planes), "rows" (the per-row direct loops), "cols"
 // (wide im2col and one GEMM per image), "tapgemm" (one GEMM per kernel
@@ -19,6 +20,9 @@ func Paths(g *Geom) (forward, data, filter string) {
 			return "wide"
 		}
 		return "rows"
+	}
+	if usePointwise(g) {
+		return "pointwise", "pointwise", "pointwise"
 	}
 	if useSmallGemm(g) {
 		return "smallgemm", "smallgemm", "smallgemm"

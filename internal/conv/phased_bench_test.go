@@ -33,7 +33,13 @@ func BenchmarkStridedPaths(b *testing.B) {
 			{"data/tapgemm", func() { tapGemmData(x, y, w, g, &wd) }},
 			{"filter/im2col", func() { GemmFilter(w, x, y, g) }},
 			{"filter/tapgemm", func() { tapGemmFilter(w, x, y, g, &wd) }},
+			{"forward/pointwise", func() { pointwiseForward(y, x, w, g) }},
+			{"data/pointwise", func() { pointwiseData(x, y, w, g) }},
+			{"filter/pointwise", func() { pointwiseFilter(w, x, y, g) }},
 		} {
+			if strings.HasSuffix(im.name, "pointwise") && !usePointwise(g) {
+				continue
+			}
 			name := strings.NewReplacer(" ", "_", "/", "s").Replace(l.name)
 			b.Run(fmt.Sprintf("%s/%s", name, im.name), func(b *testing.B) { loopCPU(b, im.f) })
 		}

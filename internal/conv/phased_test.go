@@ -200,3 +200,66 @@ func sameBits(t *testing.T, g *Geom, what string, got, want []float32, threads i
 		}
 	}
 }
+
+// drawPointwiseGeom draws a 1×1 geometry without padding, strides 1 to 3,
+// inputs longer than the outputs reach, 8 to 20 channels and batches of
+// up to five (so that images go side by side in the columns).
+func drawPointwiseGeom(t *rapid.T) *Geom {
+	g := &Geom{N: rapid.IntRange(1, 5).Draw(t, "N"), Groups: 1}
+	g.Cin = rapid.IntRange(PointwiseMinChannels, 20).Draw(t, "cin")
+	g.Cout = rapid.IntRange(PointwiseMinChannels, 20).Draw(t, "cout")
+	r := rapid.IntRange(1, 3).Draw(t, "rank")
+	maxIn := []int{0, 80, 24, 9}[r]
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+		if a < 3-r {
+			continue
+		}
+		g.Stride[a] = rapid.IntRange(1, 3).Draw(t, "stride")
+		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
+		g.In[a] = rapid.IntRange(1, maxIn).Draw(t, "in")
+		g.Out[a] = (g.In[a]-1)/g.Stride[a] + 1
+		if cut := rapid.IntRange(0, 1).Draw(t, "cut"); cut == 1 && g.Out[a] > 1 && (g.Out[a]-1)*g.Stride[a] < g.In[a]-1 {
+			g.Out[a]--
+		}
+	}
+	return g
+}
+
+// TestPointwise checks the pointwise path against the float64 reference
+// (outputs pre-filled, so it must overwrite them) and the dot-product
+// identities exactly, on random 1×1 geometries, and that Forward, Data and
+// Filter choose it.
+func TestPointwise(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawPointwiseGeom(rt)
+		if small(g) {
+			rt.Skip("small outputs take the small path")
+		}
+		if f, d, fl := Paths(g); f != "pointwise" || d != "pointwise" || fl != "pointwise" {
+			rt.Fatalf("%+v: paths %s, %s, %s", *g, f, d, fl)
+		}
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		wantY := refForward(x, w, g)
+		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
+		ep := drawEpilogue(rt, g)
+		refEpilogue(wantY, ep, g)
+		y := fill(len(wantY), 99)
+		ForwardBias(y, x, w, ep.bias, ep.relu, g)
+		near(rt, "ForwardBias y", y, wantY)
+
+		xd, wd, u := dyadic(rt, len(x), "xd"), dyadic(rt, len(w), "wd"), dyadic(rt, len(dy), "u")
+		Forward(y, xd, wd, g)
+		dx := make([]float32, len(x))
+		Data(dx, u, wd, g)
+		dw := make([]float32, len(w))
+		Filter(dw, xd, u, g)
+		a, b, c := dot64(y, u), dot64(xd, dx), dot64(wd, dw)
+		if a != b || b != c {
+			rt.Fatalf("%+v: ⟨conv(x,w),u⟩ = %v, ⟨x,convᵀ(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, a, b, c)
+		}
+	})
+}
