@@ -34,7 +34,7 @@ func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	nc, nw, np, ny := ck*l, g.Cout*ck, 0, 0
 	if wd.padded {
-		np = g.Cin * wd.plane
+		np = g.Cin * wd.cp
 	}
 	if wd.sparse {
 		ny = cog * l

@@ -90,7 +90,15 @@ func ForwardBias(y, x, w, bias []float32, relu bool, g *Geom) {
 }
 
 func forward(y, x, w []float32, g *Geom, ep epilogue) {
-	if wd, ok := wideOf(g); ok && useBlock(g) && !small(g) {
+	if usePointwise(g) {
+		pointwiseForward(y, x, w, g)
+		ep.apply(y, g)
+		return
+	}
+	if useBlock(g) && !small(g) {
+		// Any stride: a strided input is split into phase planes first
+		// (phasedOf), after which every tap is one contiguous read again.
+		wd := phasedOf(g)
 		blockForward(y[:g.N*g.Cout*g.OutVol()], x, w, g, &wd, ep)
 		return
 	}
@@ -133,6 +141,10 @@ func (ep epilogue) apply(y []float32, g *Geom) {
 // per group a multiple of 8, the blocked direct kernel (blockData) runs
 // ahead of both families.
 func Data(dx, dy, w []float32, g *Geom) {
+	if usePointwise(g) {
+		pointwiseData(dx, dy, w, g)
+		return
+	}
 	if wd, ok := wideOf(g); ok && useBlockData(g) && !small(g) {
 		blockData(dx[:g.N*g.Cin*g.InVol()], dy, w, g, &wd)
 		return
@@ -150,6 +162,8 @@ func Data(dx, dy, w []float32, g *Geom) {
 // Filter writes dw = the filter gradient of conv at x for output cotangent dy.
 func Filter(dw, x, dy []float32, g *Geom) {
 	switch {
+	case usePointwise(g):
+		pointwiseFilter(dw, x, dy, g)
 	case useSmallGemm(g):
 		smallGemmFilter(dw, x, dy, g)
 	case UseGemm(g):

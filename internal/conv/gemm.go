@@ -124,7 +124,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	cig, cog := g.CinG(), g.CoutG()
 	nw, np, ny := g.Cout*cig*kv, 0, 0
 	if wd.padded {
-		np = g.Cin * wd.plane
+		np = g.Cin * wd.cp
 	}
 	if wd.sparse {
 		ny = cog * l
@@ -136,7 +136,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 		xs, pitch := x[n*g.Cin*iv:][:g.Cin*iv], iv
 		if wd.padded {
 			padPlanes(xp, xs, g, wd, g.Cin)
-			xs, pitch = xp, wd.plane
+			xs, pitch = xp, wd.cp
 		}
 		for grp := 0; grp < g.Groups; grp++ {
 			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
@@ -174,7 +174,7 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 		nd = g.Cout * l
 	}
 	if wd.padded {
-		np = cig * wd.plane
+		np = cig * wd.cp
 	}
 	ps := scratch.Get(nw + nd + np)
 	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
@@ -197,11 +197,11 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
 				sh := wd.shift(g, k0, k1, k2)
 				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
-				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.plane)
+				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.cp)
 			}
 			if wd.padded {
 				for ci := 0; ci < cig; ci++ {
-					cropPlane(dxg[ci*iv:][:iv], dxp[ci*wd.plane:][:wd.plane], g, wd)
+					cropPlane(dxg[ci*iv:][:iv], dxp[ci*wd.cp:][:wd.cp], g, wd)
 				}
 			}
 		}
@@ -279,7 +279,7 @@ func (j *filterJob) taps(lo, hi int) {
 	cig, cog := g.CinG(), g.CoutG()
 	np, nd := 0, 0
 	if wd.padded {
-		np = g.Cin * wd.plane
+		np = g.Cin * wd.cp
 	}
 	if wd.sparse {
 		nd = g.Cout * l
@@ -294,7 +294,7 @@ func (j *filterJob) taps(lo, hi int) {
 		xs, pitch := j.x[n*g.Cin*iv:][:g.Cin*iv], iv
 		if wd.padded {
 			padPlanes(xp, xs, g, wd, g.Cin)
-			xs, pitch = xp, wd.plane
+			xs, pitch = xp, wd.cp
 		}
 		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
 		if wd.sparse {

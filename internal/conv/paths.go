@@ -2,7 +2,8 @@ package conv
 
 // Paths names the kernel each of Forward, Data and Filter runs for g, in
 // the words of the package documentation: "block" (the blocked AVX-512
-// kernels), "small" (the small-output tables), "smallgemm" (small outputs by one
+// kernels), "pointwise" (1×1 kernels by one GEMM over the channels),
+// "small" (the small-output tables), "smallgemm" (small outputs by one
 // GEMM over the batch), "wide" (the direct tap
 // kernels over wide planes), "rows" (the per-row direct loops), "cols"
 // (wide im2col and one GEMM per image), "tapgemm" (one GEMM per kernel
@@ -20,12 +21,15 @@ func Paths(g *Geom) (forward, data, filter string) {
 		}
 		return "rows"
 	}
+	if usePointwise(g) {
+		return "pointwise", "pointwise", "pointwise"
+	}
 	if useSmallGemm(g) {
 		return "smallgemm", "smallgemm", "smallgemm"
 	}
 	gemm := UseGemm(g)
 	switch {
-	case wide && useBlock(g) && !small(g):
+	case useBlock(g) && !small(g):
 		forward = "block"
 	case gemm && wide && useCols(g, &wd):
 		forward = "cols"

@@ -19,11 +19,15 @@ import "github.com/flatkit/flatkit/flat"
 // exist: forward computes them into a scratch plane and drops them
 // (compact), and the adjoints read them as zeros (expand).
 type wideGeom struct {
-	e             [3]int // padded extent per axis
-	p0, p1, plane int    // pitches of axes 0 and 1; e0·e1·e2
-	l             int    // (Out0−1)·p0 + (Out1−1)·p1 + Out2
-	padded        bool   // the input needs a zero-padded copy
-	sparse        bool   // wide indices differ from dense ones: l ≠ OutVol
+	e             [3]int    // padded extent per axis (per phase: see phasedOf)
+	p0, p1, plane int       // pitches of axes 0 and 1; e0·e1·e2
+	l             int       // (Out0−1)·p0 + (Out1−1)·p1 + Out2
+	padded        bool      // the input needs a zero-padded copy
+	sparse        bool      // wide indices differ from dense ones: l ≠ OutVol
+	s             [3]int    // stride per axis
+	phases        int       // planes per channel: s0·s1·s2
+	cp            int       // channel pitch of the padded input: phases·plane
+	used          [3]uint64 // per axis, bit r set if a tap reads phase r (all, for strides above 64)
 }
 
 // wideOf returns the wide layout of g, or false if a stride is not 1.
@@ -32,22 +36,60 @@ func wideOf(g *Geom) (wd wideGeom, ok bool) {
 		if g.Stride[a] != 1 {
 			return wd, false
 		}
-		wd.e[a] = g.Out[a] + g.Dil[a]*(g.K[a]-1)
-		if g.PadLo[a] != 0 || wd.e[a] != g.In[a] {
+	}
+	return phasedOf(g), true
+}
+
+// phasedOf returns the wide layout of g for any strides. A stride-s axis
+// splits each channel's padded input into s phase planes: padded position
+// u = i + PadLo goes to phase u mod s at position u div s. The input that
+// tap k multiplies into output o is at padded position s·o + d·k, so in
+// phase (d·k) mod s at o + (d·k) div s: within one phase plane a tap is
+// again a shift of the output grid, and the stride-1 kernels' one
+// contiguous read per (channel, tap) carries over, with offset
+// phase·plane + shift (see shift). A phase plane's extent is
+// Out + (d·(K−1)) div s; positions past it reach no output. With every
+// stride 1 there is one phase and this is the stride-1 wide layout.
+func phasedOf(g *Geom) wideGeom {
+	var wd wideGeom
+	wd.phases = 1
+	for a := 0; a < 3; a++ {
+		s := g.Stride[a]
+		wd.s[a] = s
+		wd.phases *= s
+		wd.e[a] = g.Out[a] + g.Dil[a]*(g.K[a]-1)/s
+		wd.used[a] = ^uint64(0)
+		if s <= 64 {
+			wd.used[a] = 0
+			for k := 0; k < g.K[a]; k++ {
+				wd.used[a] |= 1 << (k * g.Dil[a] % s)
+			}
+		}
+		if s != 1 || g.PadLo[a] != 0 || wd.e[a] != g.In[a] {
 			wd.padded = true
 		}
 	}
 	wd.p1 = wd.e[2]
 	wd.p0 = wd.e[1] * wd.e[2]
 	wd.plane = wd.e[0] * wd.p0
+	wd.cp = wd.phases * wd.plane
 	wd.l = (g.Out[0]-1)*wd.p0 + (g.Out[1]-1)*wd.p1 + g.Out[2]
 	wd.sparse = wd.l != g.OutVol()
-	return wd, true
+	return wd
 }
 
-// shift returns the plane offset of the input read by tap (k0, k1, k2).
+// shift returns the offset in a channel's padded input of the value
+// tap (k0, k1, k2) multiplies into wide output 0: phase·plane plus the
+// tap's shift within its phase plane (for stride 1, the plane offset
+// k·d along each axis).
 func (wd *wideGeom) shift(g *Geom, k0, k1, k2 int) int {
-	return k0*g.Dil[0]*wd.p0 + k1*g.Dil[1]*wd.p1 + k2*g.Dil[2]
+	u0, u1, u2 := k0*g.Dil[0], k1*g.Dil[1], k2*g.Dil[2]
+	s0, s1, s2 := wd.s[0], wd.s[1], wd.s[2]
+	if wd.phases == 1 {
+		return u0*wd.p0 + u1*wd.p1 + u2
+	}
+	ph := ((u0%s0)*s1+u1%s1)*s2 + u2%s2
+	return ph*wd.plane + u0/s0*wd.p0 + u1/s1*wd.p1 + u2/s2
 }
 
 // vecMin is the length from which a call into flat's assembly kernels beats
@@ -70,7 +112,7 @@ func axpy(a float32, x, y []float32) {
 // read: the padded plane's, or the input's own.
 func (wd *wideGeom) pitch(g *Geom) int {
 	if wd.padded {
-		return wd.plane
+		return wd.cp
 	}
 	return g.InVol()
 }
@@ -86,8 +128,13 @@ func (wd *wideGeom) inputPlanes(xp, x []float32, g *Geom, n int) []float32 {
 	return xs
 }
 
-// padPlanes copies c input channels (In each) into zero-padded planes.
+// padPlanes copies c input channels (In each) into zero-padded planes
+// (cp values a channel; the phase planes of phasedOf for strides above 1).
 func padPlanes(xp, x []float32, g *Geom, wd *wideGeom, c int) {
+	if wd.phases > 1 {
+		phasePlanes(xp, x, g, wd, c, false)
+		return
+	}
 	iv := g.InVol()
 	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
 	for ch := 0; ch < c; ch++ {
@@ -104,8 +151,12 @@ func padPlanes(xp, x []float32, g *Geom, wd *wideGeom, c int) {
 }
 
 // cropPlane is the adjoint of padPlanes for one channel: dx (In) takes the
-// values of the padded plane dxp at its positions.
+// values of the padded plane dxp (cp values) at its positions.
 func cropPlane(dx, dxp []float32, g *Geom, wd *wideGeom) {
+	if wd.phases > 1 {
+		phasePlanes(dxp, dx, g, wd, 1, true)
+		return
+	}
 	n0, n1, n2 := min(g.In[0], wd.e[0]-g.PadLo[0]), min(g.In[1], wd.e[1]-g.PadLo[1]), min(g.In[2], wd.e[2]-g.PadLo[2])
 	if n0 < g.In[0] || n1 < g.In[1] || n2 < g.In[2] {
 		clear(dx) // inputs that reach no output
@@ -115,6 +166,112 @@ func cropPlane(dx, dxp []float32, g *Geom, wd *wideGeom) {
 			d := (i0+g.PadLo[0])*wd.p0 + (i1+g.PadLo[1])*wd.p1 + g.PadLo[2]
 			copy(dx[(i0*g.In[1]+i1)*g.In[2]:][:n2], dxp[d:d+n2])
 		}
+	}
+}
+
+// phasePlanes copies c channels of x (In each) into their phase planes in
+// xp (cp each, zero where nothing lands), or, if back, the other way:
+// every input position takes its value in the phase planes, zero if it
+// reaches no output. Phases that no tap reads (those of a 1×1 kernel's
+// skipped positions) are neither written nor read.
+func phasePlanes(xp, x []float32, g *Geom, wd *wideGeom, c int, back bool) {
+	iv := g.InVol()
+	s0, s1, s2 := wd.s[0], wd.s[1], wd.s[2]
+	// The runs of axis 2, the same for every row: per used phase r, the
+	// first input of the row in it, its place in the phase plane's row and
+	// how many there are.
+	type run struct{ r, i, q, n int }
+	var runs [8]run
+	nr := 0
+	for r := 0; r < s2 && nr < len(runs); r++ {
+		if r < 64 && wd.used[2]&(1<<r) == 0 {
+			continue
+		}
+		i2 := ((r-g.PadLo[2])%s2 + s2) % s2
+		q := (i2 + g.PadLo[2]) / s2
+		if n := min((g.In[2]-i2+s2-1)/s2, wd.e[2]-q); n > 0 {
+			runs[nr] = run{r, i2, q, n}
+			nr++
+		}
+	}
+	generic := s2 > len(runs)
+	for ch := 0; ch < c; ch++ {
+		planes := xp[ch*wd.cp:][:wd.cp]
+		xc := x[ch*iv:][:iv]
+		if back {
+			clear(xc)
+		} else {
+			clear(planes)
+		}
+		for i0 := 0; i0 < g.In[0]; i0++ {
+			u0 := i0 + g.PadLo[0]
+			if u0/s0 >= wd.e[0] {
+				break
+			}
+			if r := u0 % s0; r < 64 && wd.used[0]&(1<<r) == 0 {
+				continue
+			}
+			for i1 := 0; i1 < g.In[1]; i1++ {
+				u1 := i1 + g.PadLo[1]
+				if u1/s1 >= wd.e[1] {
+					break
+				}
+				if r := u1 % s1; r < 64 && wd.used[1]&(1<<r) == 0 {
+					continue
+				}
+				row := xc[(i0*g.In[1]+i1)*g.In[2]:][:g.In[2]]
+				base := ((u0%s0)*s1+u1%s1)*s2*wd.plane + u0/s0*wd.p0 + u1/s1*wd.p1
+				if generic {
+					for r := 0; r < s2; r++ {
+						i2 := ((r-g.PadLo[2])%s2 + s2) % s2
+						q := (i2 + g.PadLo[2]) / s2
+						if n := min((g.In[2]-i2+s2-1)/s2, wd.e[2]-q); n > 0 {
+							strided(planes[base+r*wd.plane+q:][:n], row[i2:], s2, back)
+						}
+					}
+					continue
+				}
+				for _, ru := range runs[:nr] {
+					strided(planes[base+ru.r*wd.plane+ru.q:][:ru.n], row[ru.i:], s2, back)
+				}
+			}
+		}
+	}
+}
+
+// strided copies src[j·s] to ph[j] for j < len(ph), or back.
+func strided(ph, src []float32, s int, back bool) {
+	n := len(ph)
+	if s == 1 {
+		if back {
+			copy(src[:n], ph)
+		} else {
+			copy(ph, src[:n])
+		}
+		return
+	}
+	src = src[:(n-1)*s+1]
+	if s == 2 {
+		src = src[:2*n-1]
+		if back {
+			for j, v := range ph {
+				src[2*j] = v
+			}
+			return
+		}
+		for j := range ph {
+			ph[j] = src[2*j]
+		}
+		return
+	}
+	if back {
+		for j, v := range ph {
+			src[j*s] = v
+		}
+		return
+	}
+	for j := range ph {
+		ph[j] = src[j*s]
 	}
 }
 
@@ -192,7 +349,7 @@ func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	cig, cog := g.CinG(), g.CoutG()
 	np, na := 0, 0
 	if wd.padded {
-		np = g.Cin * wd.plane
+		np = g.Cin * wd.cp
 	}
 	if wd.sparse {
 		na = l
@@ -276,7 +433,7 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	cig, cog := g.CinG(), g.CoutG()
 	np, nw := 0, 0
 	if wd.padded {
-		np = g.Cin * wd.plane
+		np = g.Cin * wd.cp
 	}
 	if wd.sparse {
 		nw = g.Cout * l

@@ -1,0 +1,265 @@
+package conv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/flat"
+)
+
+// drawStridedGeom draws a geometry with a stride above 1 on at least one
+// axis (strides up to 3; 1×1 kernels, padding, dilation, inputs longer
+// than the outputs reach, groups), whose channels per group are multiples
+// of 8 (or of c8 when c8 ≠ 8) so that the blocked kernels apply.
+func drawStridedGeom(t *rapid.T, c8 int) *Geom {
+	g := &Geom{N: rapid.IntRange(1, 2).Draw(t, "N"), Groups: rapid.IntRange(1, 2).Draw(t, "groups")}
+	g.Cin = g.Groups * c8 * rapid.IntRange(1, 2).Draw(t, "cin/c8")
+	g.Cout = g.Groups * c8 * rapid.IntRange(1, 2).Draw(t, "cout/c8")
+	r := rapid.IntRange(1, 3).Draw(t, "rank")
+	maxIn := []int{0, 60, 20, 9}[r]
+	strided := rapid.IntRange(3-r, 2).Draw(t, "strided axis")
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+		if a < 3-r {
+			continue
+		}
+		g.K[a] = rapid.IntRange(1, 4).Draw(t, "k")
+		g.Stride[a] = rapid.IntRange(1, 3).Draw(t, "stride")
+		if a == strided {
+			g.Stride[a] = rapid.IntRange(2, 3).Draw(t, "stride>1")
+		}
+		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
+		g.PadLo[a] = rapid.IntRange(0, 3).Draw(t, "padlo")
+		hi := rapid.IntRange(0, 3).Draw(t, "padhi")
+		span := g.Dil[a]*(g.K[a]-1) + 1
+		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), maxIn).Draw(t, "in")
+		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
+	}
+	return g
+}
+
+// TestPhasedKernels checks the kernels that take a wide layout, given the
+// phase-plane layout of a strided geometry (phasedOf), against the
+// float64 reference: the blocked forward (with bias and ReLU), the wide
+// im2col and per-tap GEMM forwards, and the per-tap data and filter
+// gradients.
+func TestPhasedKernels(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawStridedGeom(rt, 8)
+		wd := phasedOf(g)
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		want := refForward(x, w, g)
+		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		for _, f := range []struct {
+			name string
+			run  func(y []float32)
+		}{
+			{"blockForward", func(y []float32) { blockForward(y, x, w, g, &wd, epilogue{}) }},
+			{"colGemmForward", func(y []float32) { colGemmForward(y, x, w, g, &wd) }},
+			{"tapGemmForward", func(y []float32) { tapGemmForward(y, x, w, g, &wd) }},
+		} {
+			y := fill(len(want), 99)
+			f.run(y)
+			near(rt, f.name+" y", y, want)
+		}
+		ep := drawEpilogue(rt, g)
+		wantB := refForward(x, w, g)
+		refEpilogue(wantB, ep, g)
+		y := fill(len(want), 99)
+		blockForward(y, x, w, g, &wd, ep)
+		near(rt, "blockForward+epilogue y", y, wantB)
+
+		dx := fill(len(wantDx), 99)
+		tapGemmData(dx, dy, w, g, &wd)
+		near(rt, "tapGemmData dx", dx, wantDx)
+		dw := fill(len(wantDw), 99)
+		tapGemmFilter(dw, x, dy, g, &wd)
+		near(rt, "tapGemmFilter dw", dw, wantDw)
+	})
+}
+
+// TestStridedExactAdjoint checks ⟨Forward(x,w),u⟩ = ⟨x,Data(u,w)⟩ =
+// ⟨w,Filter(x,u)⟩ exactly (dyadic inputs, exact float32 sums) on random
+// strided geometries with 8 or 16 channels per group, where Forward takes
+// the blocked kernel over phase planes, and the same for the phased
+// kernels called directly.
+func TestStridedExactAdjoint(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawStridedGeom(rt, 8)
+		wd := phasedOf(g)
+		x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
+		w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
+		y := make([]float32, len(u))
+		dx := make([]float32, len(x))
+		dw := make([]float32, len(w))
+		Filter(dw, x, u, g)
+		want := dot64(w, dw)
+		for name, f := range map[string]func(){
+			"tapGemmFilter": func() { tapGemmFilter(dw, x, u, g, &wd) },
+		} {
+			f()
+			if got := dot64(w, dw); got != want {
+				rt.Fatalf("⟨w,%s(x,u)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
+			}
+		}
+		for name, f := range map[string]func(){
+			"Data":        func() { Data(dx, u, w, g) },
+			"tapGemmData": func() { tapGemmData(dx, u, w, g, &wd) },
+		} {
+			f()
+			if got := dot64(x, dx); got != want {
+				rt.Fatalf("⟨x,%s(u,w)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
+			}
+		}
+		for name, f := range map[string]func(){
+			"Forward":        func() { Forward(y, x, w, g) },
+			"blockForward":   func() { blockForward(y, x, w, g, &wd, epilogue{}) },
+			"colGemmForward": func() { colGemmForward(y, x, w, g, &wd) },
+			"tapGemmForward": func() { tapGemmForward(y, x, w, g, &wd) },
+		} {
+			f()
+			if got := dot64(y, u); got != want {
+				rt.Fatalf("⟨%s(x,w),u⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
+			}
+		}
+	})
+}
+
+// TestStridedParallel checks that the strided paths give the same bits on
+// 1, 2 and 3 goroutines, on geometries large enough to split: a batch of
+// two or three and a single image (a stem, a 3×3/2 and a 1×1/2
+// convolution), with ForwardBias, Data and Filter, and that they match
+// the float64 reference. The inputs are drawn from a fixed seed (the
+// geometries are too large for many rapid draws).
+func TestStridedParallel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.IntN(33)-16) / 8
+		}
+		return v
+	}
+	for _, g := range []*Geom{
+		square(1, 3, 64, 64, 7, 2, 3),
+		square(3, 3, 16, 40, 7, 2, 3),
+		square(1, 32, 64, 24, 3, 2, 1),
+		square(3, 32, 64, 16, 3, 2, 1),
+		square(1, 64, 128, 24, 1, 2, 0),
+		square(2, 64, 128, 16, 1, 2, 0),
+	} {
+		x, w, dy := draw(g.N*g.Cin*g.InVol()), draw(g.Cout*g.CinG()*g.KVol()), draw(g.N*g.Cout*g.OutVol())
+		bias := draw(g.Cout)
+		run := func(threads int) (y, dx, dw []float32) {
+			defer flat.SetMaxThreads(flat.SetMaxThreads(threads))
+			y = fill(g.N*g.Cout*g.OutVol(), 99)
+			ForwardBias(y, x, w, bias, true, g)
+			dx = fill(len(x), 99)
+			Data(dx, dy, w, g)
+			dw = fill(len(w), 99)
+			Filter(dw, x, dy, g)
+			return y, dx, dw
+		}
+		y1, dx1, dw1 := run(1)
+		for _, threads := range []int{2, 3} {
+			y, dx, dw := run(threads)
+			sameBits(t, g, "y", y, y1, threads)
+			sameBits(t, g, "dx", dx, dx1, threads)
+			sameBits(t, g, "dw", dw, dw1, threads)
+		}
+		want := refForward(x, w, g)
+		refEpilogue(want, epilogue{bias: bias, relu: true}, g)
+		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		for _, c := range []struct {
+			what string
+			got  []float32
+			want []float64
+		}{{"y", y1, want}, {"dx", dx1, wantDx}, {"dw", dw1, wantDw}} {
+			for i := range c.want {
+				if math.Abs(float64(c.got[i])-c.want[i]) > 1e-4*(1+math.Abs(c.want[i])) {
+					t.Fatalf("%+v: %s[%d] = %v, want %v", *g, c.what, i, c.got[i], c.want[i])
+				}
+			}
+		}
+	}
+}
+
+// sameBits fails unless got (on threads goroutines) has the bits of want
+// (on one).
+func sameBits(t *testing.T, g *Geom, what string, got, want []float32, threads int) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, what, i, got[i], threads, want[i])
+		}
+	}
+}
+
+// drawPointwiseGeom draws a 1×1 geometry without padding, strides 1 to 3,
+// inputs longer than the outputs reach, 8 to 20 channels and batches of
+// up to five (so that images go side by side in the columns).
+func drawPointwiseGeom(t *rapid.T) *Geom {
+	g := &Geom{N: rapid.IntRange(1, 5).Draw(t, "N"), Groups: 1}
+	g.Cin = rapid.IntRange(PointwiseMinChannels, 20).Draw(t, "cin")
+	g.Cout = rapid.IntRange(PointwiseMinChannels, 20).Draw(t, "cout")
+	r := rapid.IntRange(1, 3).Draw(t, "rank")
+	maxIn := []int{0, 80, 24, 9}[r]
+	for a := 0; a < 3; a++ {
+		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
+		if a < 3-r {
+			continue
+		}
+		g.Stride[a] = rapid.IntRange(1, 3).Draw(t, "stride")
+		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
+		g.In[a] = rapid.IntRange(1, maxIn).Draw(t, "in")
+		g.Out[a] = (g.In[a]-1)/g.Stride[a] + 1
+		if cut := rapid.IntRange(0, 1).Draw(t, "cut"); cut == 1 && g.Out[a] > 1 && (g.Out[a]-1)*g.Stride[a] < g.In[a]-1 {
+			g.Out[a]--
+		}
+	}
+	return g
+}
+
+// TestPointwise checks the pointwise path against the float64 reference
+// (outputs pre-filled, so it must overwrite them) and the dot-product
+// identities exactly, on random 1×1 geometries, and that Forward, Data and
+// Filter choose it.
+func TestPointwise(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		g := drawPointwiseGeom(rt)
+		if small(g) {
+			rt.Skip("small outputs take the small path")
+		}
+		if f, d, fl := Paths(g); f != "pointwise" || d != "pointwise" || fl != "pointwise" {
+			rt.Fatalf("%+v: paths %s, %s, %s", *g, f, d, fl)
+		}
+		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
+		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
+		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		wantY := refForward(x, w, g)
+		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
+		ep := drawEpilogue(rt, g)
+		refEpilogue(wantY, ep, g)
+		y := fill(len(wantY), 99)
+		ForwardBias(y, x, w, ep.bias, ep.relu, g)
+		near(rt, "ForwardBias y", y, wantY)
+
+		xd, wd, u := dyadic(rt, len(x), "xd"), dyadic(rt, len(w), "wd"), dyadic(rt, len(dy), "u")
+		Forward(y, xd, wd, g)
+		dx := make([]float32, len(x))
+		Data(dx, u, wd, g)
+		dw := make([]float32, len(w))
+		Filter(dw, xd, u, g)
+		a, b, c := dot64(y, u), dot64(xd, dx), dot64(wd, dw)
+		if a != b || b != c {
+			rt.Fatalf("%+v: ⟨conv(x,w),u⟩ = %v, ⟨x,convᵀ(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, a, b, c)
+		}
+	})
+}
