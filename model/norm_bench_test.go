@@ -9,10 +9,10 @@ import (
 	"github.com/flatkit/flatkit/model"
 )
 
-// BenchmarkBatchNormTrain is BatchNorm in training mode, forward and the
-// gradient with respect to the input and the parameters, at ResNet-18's
-// first stage in a 16×3×96×96 step: (16, 64, 24, 24).
-func BenchmarkBatchNormTrain(b *testing.B) {
+// batchNormBench is the two benchmarks' layer, its parameters and state,
+// and a standard-normal input (16, 64, 24, 24).
+func batchNormBench(b *testing.B) (*model.BatchNormLayer, []float32, []float32, flat.Tensor) {
+	b.Helper()
 	const n, c, s = 16, 64, 24
 	net := model.BatchNorm(c)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -28,6 +28,14 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 	for i := range x.Data {
 		x.Data[i] = float32(rng.NormFloat64())
 	}
+	return net, θ, st, x
+}
+
+// BenchmarkBatchNormTrain is BatchNorm in training mode, forward and the
+// gradient with respect to the input and the parameters, at ResNet-18's
+// first stage in a 16×3×96×96 step: (16, 64, 24, 24).
+func BenchmarkBatchNormTrain(b *testing.B) {
+	net, θ, st, x := batchNormBench(b)
 	ctx := &model.Ctx{Train: true, State: st}
 	tp := ad.NewTape()
 	step := func() {
@@ -48,21 +56,7 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 // BenchmarkBatchNormTest is BatchNorm in test mode (inference: the running
 // statistics), forward only, at the same size.
 func BenchmarkBatchNormTest(b *testing.B) {
-	const n, c, s = 16, 64, 24
-	net := model.BatchNorm(c)
-	rng := rand.New(rand.NewPCG(1, 2))
-	θ, err := model.Init(net, rng)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := model.InitState(net)
-	if err != nil {
-		b.Fatal(err)
-	}
-	x := flat.New(n, c, s, s)
-	for i := range x.Data {
-		x.Data[i] = float32(rng.NormFloat64())
-	}
+	net, θ, st, x := batchNormBench(b)
 	ctx := &model.Ctx{State: st}
 	tp := ad.NewTape()
 	step := func() {
