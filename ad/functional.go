@@ -2,9 +2,9 @@ package ad
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The functional API differentiates a Go function of one parameter Var,
@@ -13,17 +13,22 @@ import (
 
 // tapes recycles the tapes of the functional API: a fresh tape per call
 // would pay for new arenas (page faults, zeroing, GC) on every call. Results
-// are copied out before a tape goes back.
-var tapes = sync.Pool{New: func() any { return NewTape() }}
+// are copied out before a tape goes back. A freelist rather than a
+// sync.Pool, as in ode's ADFunc: a GC does not empty it, so a warm loop of
+// calls never pays for a new tape again.
+var tapes freelist.List[Tape]
 
 func release(t *Tape) {
 	t.Reset()
 	tapes.Put(t)
 }
 
-// record runs f on a pooled tape; the caller must release it.
+// record runs f on a recycled tape; the caller must release it.
 func record(f func(Var) Var, θ []float32) (*Tape, Var, Var) {
-	t := tapes.Get().(*Tape)
+	t := tapes.Get()
+	if t.gen == 0 { // a new zero Tape from the list: start it as NewTape does
+		t.gen = 1
+	}
 	p, y := recordOn(t, f, θ)
 	return t, p, y
 }
