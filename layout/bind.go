@@ -189,10 +189,8 @@ func (b *binding) walk(p *typePlan, base unsafe.Pointer, c *cursor, mode walkMod
 				return false
 			}
 		case kindSlice, kindArray:
-			data, n := at, f.arrayLen
+			data, n := f.elems(at)
 			if f.kind == kindSlice {
-				h := (*sliceHeader)(at)
-				data, n = h.data, h.len
 				if c.d >= len(b.dyn) || b.dyn[c.d] != n {
 					return false
 				}

@@ -49,6 +49,17 @@ type sliceHeader struct {
 	len, cap int
 }
 
+// elems returns where the elements of the slice or array field at at
+// start, and how many there are: the array itself, or the slice's backing
+// array. Bind's walk and the layout's collect both step through them.
+func (f *planField) elems(at unsafe.Pointer) (data unsafe.Pointer, n int) {
+	if f.kind == kindSlice {
+		h := (*sliceHeader)(at)
+		return h.data, h.len
+	}
+	return at, f.arrayLen
+}
+
 var (
 	plans   sync.Map // reflect.Type → *typePlan, complete plans only
 	buildMu sync.Mutex

@@ -62,10 +62,8 @@ func (w *walkState) collect(p *typePlan, base unsafe.Pointer, path string, froze
 				return err
 			}
 		case kindSlice, kindArray:
-			data, n := at, f.arrayLen
+			data, n := f.elems(at)
 			if f.kind == kindSlice {
-				h := (*sliceHeader)(at)
-				data, n = h.data, h.len
 				w.dyn = append(w.dyn, n)
 			}
 			w.order = append(w.order, item{group: fp})
