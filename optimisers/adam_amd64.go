@@ -2,6 +2,8 @@
 
 package optimisers
 
+//go:generate sh -c "python3 gen/adam_amd64.py > adam_amd64.s"
+
 import (
 	"unsafe"
 
