@@ -82,3 +82,101 @@ func transposeTo(at, a []float32, m, n int) {
 		}
 	}
 }
+
+// colGemmFilter is Filter by the wide im2col: per (image, group), dW +=
+// dY (CoutG × l) · colsᵀ, one GEMM of depth l, the images summed in order.
+// dY is read in the wide layout (zeros at the wide indices that are not
+// outputs, so the columns of cols there add nothing). For strides above 1
+// the rows of cols come from phasedOf's phase planes, one contiguous copy
+// per (channel, tap) where im2col gathers every s-th value per output row.
+func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
+	ov, l := g.OutVol(), wd.l
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	dw = dw[:g.Cout*ck]
+	if g.N == 0 {
+		clear(dw)
+		return
+	}
+	nc, np, nd := ck*l, 0, 0
+	if wd.padded {
+		np = g.Cin * wd.cp
+	}
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	ps := scratch.Get(nc + np + nd)
+	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
+	pitch := wd.pitch(g)
+	po := ints.Get(ck)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	for n := 0; n < g.N; n++ {
+		var beta float32
+		if n > 0 {
+			beta = 1
+		}
+		xs := wd.inputPlanes(xp, x, g, n)
+		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			xg := xs[grp*cig*pitch:][:cig*pitch]
+			for r, o := range offs {
+				copy(cols[r*l:][:l], xg[o:o+l])
+			}
+			flat.Gemm(false, true, cog, ck, l, 1, dys[grp*cog*dpitch:], dpitch, cols, l, beta, dw[grp*cog*ck:], ck)
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}
+
+// colGemmData is Data by the wide im2col's adjoint: per (image, group),
+// dcols = Wᵀ · dY (one GEMM of depth CoutG), then each row of dcols added
+// into its channel's (padded, or phase) planes at its tap's offset, one
+// contiguous axpy per (channel, tap), the rows in order.
+func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
+	nc, np, nd := ck*l, 0, 0
+	if wd.padded {
+		np = cig * wd.cp
+	}
+	if wd.sparse {
+		nd = g.Cout * l
+	}
+	ps := scratch.Get(nc + np + nd)
+	cols, dxp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
+	pitch := wd.pitch(g)
+	po := ints.Get(ck)
+	offs := *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	for n := 0; n < g.N; n++ {
+		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+		if wd.sparse {
+			expandPlanes(dyw, dys, g, wd, g.Cout)
+			dys, dpitch = dyw, l
+		}
+		for grp := 0; grp < g.Groups; grp++ {
+			flat.Gemm(true, false, ck, l, cog, 1, w[grp*cog*ck:], ck, dys[grp*cog*dpitch:], dpitch, 0, cols, l)
+			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			acc := dxg
+			if wd.padded {
+				acc = dxp
+			}
+			clear(acc)
+			for r, o := range offs {
+				axpy(1, cols[r*l:][:l], acc[o:o+l])
+			}
+			if wd.padded {
+				for ci := 0; ci < cig; ci++ {
+					cropPlane(dxg[ci*iv:][:iv], dxp[ci*wd.cp:][:wd.cp], g, wd)
+				}
+			}
+		}
+	}
+	ints.Put(po)
+	scratch.Put(ps)
+}

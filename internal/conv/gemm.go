@@ -35,14 +35,25 @@ func GemmForward(y, x, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmData is Data by GEMM: per kernel tap for stride 1 (tapGemm), by one
-// GEMM and col2im otherwise.
+// GemmData is Data by GEMM: per kernel tap for stride 1 (tapGemm); for
+// larger strides by one GEMM and the wide col2im over phase planes
+// (colGemmData), or col2im where the wide matrix would exceed
+// ColsMaxFloats.
 func GemmData(dx, dy, w []float32, g *Geom) {
 	dx = dx[:g.N*g.Cin*g.InVol()]
 	if wd, ok := wideOf(g); ok {
 		tapGemmData(dx, dy, w, g, &wd)
 		return
 	}
+	if wd := phasedOf(g); useCols(g, &wd) {
+		colGemmData(dx, dy, w, g, &wd)
+		return
+	}
+	im2colData(dx, dy, w, g)
+}
+
+// im2colData is GemmData by one GEMM and col2im per (image, group).
+func im2colData(dx, dy, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	clear(dx)
@@ -59,12 +70,12 @@ func GemmData(dx, dy, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmFilter is Filter by GEMM: per kernel tap for stride 1 (tapGemm), by
-// im2col and one GEMM otherwise.
+// GemmFilter is Filter by GEMM: per kernel tap for stride 1 (tapGemm); for
+// larger strides by the wide im2col over phase planes and one GEMM
+// (colGemmFilter), or im2col where that matrix would exceed
+// ColsMaxFloats.
 func GemmFilter(dw, x, dy []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
-	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	dw = dw[:g.Cout*ck]
+	dw = dw[:g.Cout*g.CinG()*g.KVol()]
 	if g.N == 0 {
 		clear(dw)
 		return
@@ -73,6 +84,18 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 		tapGemmFilter(dw, x, dy, g, &wd)
 		return
 	}
+	if wd := phasedOf(g); useCols(g, &wd) {
+		colGemmFilter(dw, x, dy, g, &wd)
+		return
+	}
+	im2colFilter(dw, x, dy, g)
+}
+
+// im2colFilter is GemmFilter by im2col and one GEMM per (image, group),
+// for N ≥ 1.
+func im2colFilter(dw, x, dy []float32, g *Geom) {
+	iv, ov := g.InVol(), g.OutVol()
+	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	p := scratch.Get(ck * ov)
 	cols := *p
 	for n := 0; n < g.N; n++ {

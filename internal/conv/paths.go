@@ -6,12 +6,14 @@ package conv
 // "small" (the small-output tables), "smallgemm" (small outputs by one
 // GEMM over the batch), "wide" (the direct tap
 // kernels over wide planes), "rows" (the per-row direct loops), "cols"
-// (wide im2col and one GEMM per image), "tapgemm" (one GEMM per kernel
+// (wide im2col, over phase planes for strides above 1, and one GEMM per
+// image), "tapgemm" (one GEMM per kernel
 // tap) and "im2col" (im2col or col2im and one GEMM). It restates the
 // rules of Forward, Data and Filter (keep the two in step), so that a
 // profile can be read per layer.
 func Paths(g *Geom) (forward, data, filter string) {
 	wd, wide := wideOf(g)
+	pd := phasedOf(g)
 	direct := func() string {
 		switch {
 		case small(g):
@@ -45,6 +47,8 @@ func Paths(g *Geom) (forward, data, filter string) {
 		data = "block"
 	case gemm && wide:
 		data = "tapgemm"
+	case gemm && useCols(g, &pd):
+		data = "cols"
 	case gemm:
 		data = "im2col"
 	default:
@@ -53,6 +57,8 @@ func Paths(g *Geom) (forward, data, filter string) {
 	switch {
 	case gemm && wide:
 		filter = "tapgemm"
+	case gemm && useCols(g, &pd):
+		filter = "cols"
 	case gemm:
 		filter = "im2col"
 	default:

@@ -74,12 +74,20 @@ func TestPhasedKernels(t *testing.T) {
 		blockForward(y, x, w, g, &wd, ep)
 		near(rt, "blockForward+epilogue y", y, wantB)
 
-		dx := fill(len(wantDx), 99)
-		tapGemmData(dx, dy, w, g, &wd)
-		near(rt, "tapGemmData dx", dx, wantDx)
-		dw := fill(len(wantDw), 99)
-		tapGemmFilter(dw, x, dy, g, &wd)
-		near(rt, "tapGemmFilter dw", dw, wantDw)
+		for _, f := range []struct {
+			name         string
+			data, filter func(a, b, c []float32, g *Geom, wd *wideGeom)
+		}{
+			{"tapGemm", tapGemmData, tapGemmFilter},
+			{"colGemm", colGemmData, colGemmFilter},
+		} {
+			dx := fill(len(wantDx), 99)
+			f.data(dx, dy, w, g, &wd)
+			near(rt, f.name+"Data dx", dx, wantDx)
+			dw := fill(len(wantDw), 99)
+			f.filter(dw, x, dy, g, &wd)
+			near(rt, f.name+"Filter dw", dw, wantDw)
+		}
 	})
 }
 
@@ -102,6 +110,7 @@ func TestStridedExactAdjoint(t *testing.T) {
 		want := dot64(w, dw)
 		for name, f := range map[string]func(){
 			"tapGemmFilter": func() { tapGemmFilter(dw, x, u, g, &wd) },
+			"colGemmFilter": func() { colGemmFilter(dw, x, u, g, &wd) },
 		} {
 			f()
 			if got := dot64(w, dw); got != want {
@@ -111,6 +120,7 @@ func TestStridedExactAdjoint(t *testing.T) {
 		for name, f := range map[string]func(){
 			"Data":        func() { Data(dx, u, w, g) },
 			"tapGemmData": func() { tapGemmData(dx, u, w, g, &wd) },
+			"colGemmData": func() { colGemmData(dx, u, w, g, &wd) },
 		} {
 			f()
 			if got := dot64(x, dx); got != want {
