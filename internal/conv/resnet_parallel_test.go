@@ -137,6 +137,12 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 	case "cols/forward": // one product per image and group
 		wd, _ := wideOf(g)
 		return gemmShare(cog, wd.l, ck), true
+	case "cols/data": // one product per image and group over phase planes (colGemmData)
+		wd := phasedOf(g)
+		return gemmShare(ck, wd.l, cog), true
+	case "cols/filter": // one product per image and group over phase planes (colGemmFilter)
+		wd := phasedOf(g)
+		return gemmShare(cog, ck, wd.l), true
 	case "tapgemm/forward", "tapgemm/data": // one product per image, group and tap
 		wd, _ := wideOf(g)
 		return gemmShare(cog, wd.l, cig), true
