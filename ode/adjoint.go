@@ -189,6 +189,7 @@ type interpAdjoint[T Float] struct {
 	ck      checkpoints[T]
 	pass    adjointPass[T]
 	y0, ub  []T
+	ubT     float64   // the time of the state in ub (NaN: none)
 	steps   []float64 // with checkpoints: every forward step's start, size and end
 	ev      []T
 	row, rp []T
@@ -257,13 +258,21 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	return nil
 }
 
-// forwardAt writes the forward state at t into ia.ub.
+// forwardAt writes the forward state at t into ia.ub. The state at the
+// time of the last call is kept (ubT): an explicit method's last stages
+// often share a time (Tsit5's sixth and seventh at t+h), and the dense
+// output is a function of t alone, so reading it again would give the
+// same bits.
 func (ia *interpAdjoint[T]) forwardAt(t float64) {
+	if t == ia.ubT {
+		return
+	}
 	if ia.cache != nil {
 		ia.cache.eval(ia.ub, t)
 	} else {
 		ia.rd.eval(ia.ub, t)
 	}
+	ia.ubT = t
 }
 
 // rhs is the backward right-hand side of [λ | μ].
@@ -330,6 +339,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 
 	ap := &ia.pass
 	ap.start(fwd.dir)
+	ia.ubT = math.NaN() // a new forward solution
 	if !ckpt {
 		ia.rd = denseReader[T]{it: fwd}
 		if err := ap.to(ctx, gs.prob.T0); err != nil {

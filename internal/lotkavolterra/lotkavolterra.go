@@ -26,6 +26,7 @@ func JVP[T Float](jv, u, v []T, p []float32, dp []T, _ float64) {
 	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
 	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
 	if dp != nil {
+		dp = dp[:4]
 		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
 		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
 	}
@@ -60,20 +61,27 @@ func ParamJac[T Float](Jp, u []T, _ []float32, _ float64) {
 // The float64 instances as plain functions: a func value of F[float64]
 // calls through an instantiation wrapper to the generic body, one call
 // more in a solver's inner loop (about 3 % of an adjoint gradient of this
-// problem). F64, Jac64 and ParamJac64 inline the generic body; JVP's and
-// VJP's are too large to inline, so JVP64 and VJP64 are written out (the
-// same operations, hence the same bits as JVP[float64] and VJP[float64]:
+// problem). Jac64 and ParamJac64 inline the generic body; F64, JVP64 and
+// VJP64 are written out with one bounds check per slice (the same
+// operations, hence the same bits as F, JVP and VJP[float64]:
 // TestFloat64Instances).
 
 // F64 is F[float64].
-func F64(du, u []float64, p []float32, t float64) { F(du, u, p, t) }
+func F64(du, u []float64, p []float32, _ float64) {
+	p, du, u = p[:4], du[:2], u[:2] // one bounds check per slice
+	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+	du[0] = p0*u[0] - p1*u[0]*u[1]
+	du[1] = -p2*u[1] + p3*u[0]*u[1]
+}
 
 // JVP64 is JVP[float64].
 func JVP64(jv, u, v []float64, p []float32, dp []float64, _ float64) {
+	p, jv, u, v = p[:4], jv[:2], u[:2], v[:2] // one bounds check per slice
 	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
 	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
 	jv[1] = p3*u[1]*v[0] + (-p2+p3*u[0])*v[1]
 	if dp != nil {
+		dp = dp[:4]
 		jv[0] += u[0]*dp[0] - u[0]*u[1]*dp[1]
 		jv[1] += -u[1]*dp[2] + u[0]*u[1]*dp[3]
 	}
@@ -81,10 +89,13 @@ func JVP64(jv, u, v []float64, p []float32, dp []float64, _ float64) {
 
 // VJP64 is VJP[float64].
 func VJP64(du, dp, w, u []float64, p []float32, _ float64) {
+	p = p[:4] // one bounds check per slice, not one per read
+	du, w, u = du[:2], w[:2], u[:2]
 	p0, p1, p2, p3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
 	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
 	du[1] += -w[0]*p1*u[0] + w[1]*(-p2+p3*u[0])
 	if dp != nil {
+		dp = dp[:4]
 		dp[0] += w[0] * u[0]
 		dp[1] -= w[0] * u[0] * u[1]
 		dp[2] -= w[1] * u[1]
