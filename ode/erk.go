@@ -1,5 +1,7 @@
 package ode
 
+//go:generate sh -c "python3 gen/combine_unrolled.py > combine_unrolled.go"
+
 import (
 	"math"
 	"slices"
@@ -115,8 +117,8 @@ func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 // combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}, the sum
 // taken in the order of the row (the same bits whichever loop runs it).
 // Rows of up to seven nonzeros (every row of Tsit5, DP5 and BS3, and
-// their error rows) run a loop with the stages' slices hoisted out of it;
-// longer rows two components at a time,
+// their error rows) run a loop with the stages' slices hoisted out of it
+// (combineUnrolled, generated); longer rows two components at a time,
 // where the short inner loop's overhead and its exit misprediction are paid
 // once per pair.
 func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
@@ -138,104 +140,7 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 			(*float64)(unsafe.Pointer(&val[0])), len(off))
 		return
 	}
-	switch len(off) {
-	case 1:
-		v0, s0 := val[0], k[off[0]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 2:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 3:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		v2, s2 := val[2], k[off[2]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			a += v2 * s2[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 4:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		v2, s2 := val[2], k[off[2]:][:n]
-		v3, s3 := val[3], k[off[3]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			a += v2 * s2[j]
-			a += v3 * s3[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 5:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		v2, s2 := val[2], k[off[2]:][:n]
-		v3, s3 := val[3], k[off[3]:][:n]
-		v4, s4 := val[4], k[off[4]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			a += v2 * s2[j]
-			a += v3 * s3[j]
-			a += v4 * s4[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 6:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		v2, s2 := val[2], k[off[2]:][:n]
-		v3, s3 := val[3], k[off[3]:][:n]
-		v4, s4 := val[4], k[off[4]:][:n]
-		v5, s5 := val[5], k[off[5]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			a += v2 * s2[j]
-			a += v3 * s3[j]
-			a += v4 * s4[j]
-			a += v5 * s5[j]
-			dst[j] = u[j] + h*a
-		}
-		return
-	case 7:
-		v0, s0 := val[0], k[off[0]:][:n]
-		v1, s1 := val[1], k[off[1]:][:n]
-		v2, s2 := val[2], k[off[2]:][:n]
-		v3, s3 := val[3], k[off[3]:][:n]
-		v4, s4 := val[4], k[off[4]:][:n]
-		v5, s5 := val[5], k[off[5]:][:n]
-		v6, s6 := val[6], k[off[6]:][:n]
-		for j := range dst {
-			var a T
-			a += v0 * s0[j]
-			a += v1 * s1[j]
-			a += v2 * s2[j]
-			a += v3 * s3[j]
-			a += v4 * s4[j]
-			a += v5 * s5[j]
-			a += v6 * s6[j]
-			dst[j] = u[j] + h*a
-		}
+	if combineUnrolled(dst, u, h, k, off, val) {
 		return
 	}
 	j := 0
