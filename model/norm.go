@@ -14,7 +14,7 @@ import (
 // (ad's own limit on ranks).
 const maxNormRank = 8
 
-// defaultEps is the normalisation layers' default Eps (PyTorch's).
+// defaultEps is the normalisation layers' default NormEps (PyTorch's).
 const defaultEps = 1e-5
 
 // normEps returns the configured eps or the default, or an error if it is
@@ -24,7 +24,7 @@ func normEps(name string, o *options) (float32, error) {
 		return defaultEps, nil
 	}
 	if !(o.eps >= 0) || math.IsInf(float64(o.eps), 0) {
-		return 0, fmt.Errorf("%s: Eps is %v, want a finite eps ≥ 0", name, o.eps)
+		return 0, fmt.Errorf("%s: NormEps is %v, want a finite eps ≥ 0", name, o.eps)
 	}
 	return o.eps, nil
 }
@@ -54,7 +54,7 @@ type LayerNormLayer struct {
 // LayerNorm returns PyTorch's LayerNorm over the last len(shape) axes of
 // the input, whose trailing dimensions must equal shape: each slice x over
 // those axes becomes (x − mean) / √(var + eps) · weight + bias, with the
-// biased variance. Options: Eps (default 1e-5), NoAffine (no weight and
+// biased variance. Options: NormEps (default 1e-5), NoAffine (no weight and
 // bias). The learnable "weight" (ones) and "bias" (zeros) have the given
 // shape.
 func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
@@ -176,7 +176,7 @@ type BatchNormLayer struct {
 // mean and biased variance over (N, spatial…), and the running statistics
 // in the Ctx's state are updated in place, as PyTorch does:
 // running = (1 − m)·running + m·batch, with the unbiased batch variance
-// for running_var and momentum m (default 0.1, option Momentum). The
+// for running_var and momentum m (default 0.1, option BNMomentum). The
 // update is a side effect of applying the layer, outside the tape: a
 // derivative sweep does not repeat it, but every Apply in training mode
 // does, so a function that is evaluated several times (finite differences,
@@ -189,7 +189,7 @@ type BatchNormLayer struct {
 // kept (it only matters for momentum=None, the cumulative average, which
 // is not supported); layout.LoadInto reports it as skipped.
 //
-// Options: Eps (default 1e-5), Momentum (default 0.1, in [0, 1]),
+// Options: NormEps (default 1e-5), BNMomentum (default 0.1, in [0, 1]),
 // NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
 	l := &BatchNormLayer{Channels: channels, opt: collect(opts), made: true}
@@ -212,7 +212,7 @@ func (l *BatchNormLayer) validate() error {
 	if l.opt.set&optMomentum != 0 {
 		l.momentum = l.opt.momentum
 		if !(l.momentum >= 0 && l.momentum <= 1) {
-			return fmt.Errorf("BatchNorm: Momentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)
+			return fmt.Errorf("BatchNorm: BNMomentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)
 		}
 	}
 	return nil
