@@ -20,7 +20,12 @@ type aliasPrimitive interface {
 
 var (
 	_ rulePrimitive  = (*binaryPrim)(nil)
+	_ rulePrimitive  = (*bnBackDataPrim)(nil)
+	_ rulePrimitive  = (*bnNormPrim)(nil)
+	_ rulePrimitive  = (*bnStatsPrim)(nil)
+	_ rulePrimitive  = (*bnSumsPrim)(nil)
 	_ rulePrimitive  = (*broadcastToPrim)(nil)
+	_ rulePrimitive  = (*channelAffinePrim)(nil)
 	_ rulePrimitive  = (*concatAxisPrim)(nil)
 	_ rulePrimitive  = (*concatPrim)(nil)
 	_ rulePrimitive  = (*convBiasPrim)(nil)
@@ -36,6 +41,7 @@ var (
 	_ rulePrimitive  = (*maskPositivePrim)(nil)
 	_ rulePrimitive  = (*matmulPrim)(nil)
 	_ rulePrimitive  = (*maxPoolPrim)(nil)
+	_ rulePrimitive  = (*maxPoolScatterPrim)(nil)
 	_ rulePrimitive  = (*meanPoolPrim)(nil)
 	_ rulePrimitive  = (*negPrim)(nil)
 	_ rulePrimitive  = (*padPrim)(nil)

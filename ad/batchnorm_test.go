@@ -195,7 +195,7 @@ func TestBatchNormDerivatives(t *testing.T) {
 				gamma, beta = ad.View(p, nx, C), ad.View(p, nx+C, C)
 			}
 			y, st := ad.BatchNorm(ad.View(p, 0, c.shape...), gamma, beta, 1e-5)
-			return ad.Concat0(ad.Reshape(y, y.Size()), ad.Reshape(st, st.Size()))
+			return ad.Concat(0, ad.Reshape(y, y.Size()), ad.Reshape(st, st.Size()))
 		}
 		proptest.CheckJVP(rt, out, θ, opts...)
 		proptest.CheckTranspose(rt, out, θ, opts...)

@@ -53,7 +53,7 @@ func TestJacobianAndHessian(t *testing.T) {
 		t.Errorf("Jacobian of a scalar: %v, %v", Jt, err)
 	}
 	// More outputs than inputs: forward mode, all directions in one sweep.
-	Jw, err := ad.Jacobian(func(p ad.Var) ad.Var { return ad.Concat0(p, ad.Mul(p, p), ad.Scale(p, 3)) }, []float32{1, 2})
+	Jw, err := ad.Jacobian(func(p ad.Var) ad.Var { return ad.Concat(0, p, ad.Mul(p, p), ad.Scale(p, 3)) }, []float32{1, 2})
 	want6 := []float32{1, 0, 0, 1, 2, 0, 0, 4, 3, 0, 0, 3}
 	if err != nil || !cmp.Equal([]int{6, 2}, Jw.Shape) || !cmp.Equal(want6, Jw.Data) {
 		t.Errorf("forward-mode Jacobian: %v, %v", Jw, err)

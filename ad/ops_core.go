@@ -216,10 +216,11 @@ func (*identityPrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].D
 func (*identityPrim) JVP(r *Rule) Var                           { return r.Tangent(0) }
 func (*identityPrim) VJP(r *Rule, c Var)                        { r.AddGrad(0, c) }
 
-// Concat0 joins vs along their first axis; the other axes must agree.
-func Concat0(vs ...Var) Var { return Apply(concatOp, Attrs{}, vs...) }
+// concat0 joins vs along their first axis; the other axes must agree: the
+// contiguous case of Concat(0, vs...), a copy of each input in turn.
+func concat0(vs ...Var) Var { return Apply(concatOp, Attrs{}, vs...) }
 
-func (*concatPrim) Name() string { return "Concat0" }
+func (*concatPrim) Name() string { return "Concat" }
 func (*concatPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	first := in[0]
 	if len(first) == 0 {
@@ -251,7 +252,7 @@ func (*concatPrim) JVP(r *Rule) Var {
 			parts[i] = t.Full(0, r.In[i].Shape()...)
 		}
 	}
-	return Concat0(parts...)
+	return concat0(parts...)
 }
 func (*concatPrim) VJP(r *Rule, c Var) {
 	off := 0

@@ -86,8 +86,8 @@ var coreOps = []opCase{
 	{name: "Slice of a product", n: 8, f: func(p ad.Var, _ []float32) ad.Var {
 		return ad.Slice(ad.Reshape(ad.Mul(p, p), 4, 2), 1, 3)
 	}},
-	{name: "Concat0", n: 9, f: func(p ad.Var, _ []float32) ad.Var {
-		return ad.Concat0(ad.View(p, 0, 1, 3), ad.Mul(ad.View(p, 3, 1, 3), ad.View(p, 3, 1, 3)), ad.View(p, 6, 1, 3))
+	{name: "Concat along axis 0", n: 9, f: func(p ad.Var, _ []float32) ad.Var {
+		return ad.Concat(0, ad.View(p, 0, 1, 3), ad.Mul(ad.View(p, 3, 1, 3), ad.View(p, 3, 1, 3)), ad.View(p, 6, 1, 3))
 	}},
 }
 

@@ -67,8 +67,8 @@ var rpCases = []rpCase{
 	}},
 	{"shape", []int{2, 3}, 6, func(x, p Var) Var {
 		z := Mul(x, View(p, 0, 2, 3))
-		a := Concat(1, Transpose(z, 1, 0), Permute(z, 1, 0))
-		b := Concat0(Slice(Reshape(z, 6), 1, 4), Reshape(SliceAxis(Reshape(z, 3, 2), 1, 0, 1), 3))
+		a := Concat(1, Transpose(z, 1, 0), Transpose(z, 1, 0))
+		b := Concat(0, Slice(Reshape(z, 6), 1, 4), Reshape(SliceAxis(Reshape(z, 3, 2), 1, 0, 1), 3))
 		c := Crop(Pad(z, 1, 0, 2, 1), 0, 1, 1, 2)
 		d := PadAxis(SliceAxis(z, 1, 1, 3), 0, 1, 1)
 		return Add(Add(Sum(Mul(a, a)), Sum(Mul(b, b))), Add(Sum(Mul(c, z)), Sum(d)))

@@ -32,12 +32,8 @@ func liveShape(op string, x Var) ([]int, bool) {
 	return t.nodes[x.id].shape, true
 }
 
-// Permute permutes the axes of x: axis i of the result is axis perm[i] of x.
-// It is Transpose under its PyTorch name.
-func Permute(x Var, perm ...int) Var { return Transpose(x, perm...) }
-
 // Concat joins xs along axis (negative counts from the end); the other axes
-// must agree. Along axis 0 it is Concat0. Scalars (rank-0 values, such as
+// must agree. Along axis 0 it is one copy of each input in turn. Scalars (rank-0 values, such as
 // a Sum) join into a vector along axis 0 or −1: that is Stack.
 func Concat(axis int, xs ...Var) Var {
 	if len(xs) == 0 {
@@ -48,7 +44,7 @@ func Concat(axis int, xs ...Var) Var {
 			return Stack(xs...)
 		}
 		if ax, ok := normAxis(axis, len(s)); ok && ax == 0 {
-			return Concat0(xs...)
+			return concat0(xs...)
 		}
 	}
 	ints := [1]int{axis}

@@ -72,9 +72,9 @@ var rsShapeOps = []rsOp{
 		crops := rsCrops(t, s)
 		return func(x ad.Var) ad.Var { return ad.Crop(x, crops...) }
 	}},
-	{"Permute", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
+	{"Transpose", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 		perm := rapid.Permutation(rsIota(len(s))).Draw(t, "perm")
-		return func(x ad.Var) ad.Var { return ad.Permute(x, perm...) }
+		return func(x ad.Var) ad.Var { return ad.Transpose(x, perm...) }
 	}},
 }
 
@@ -181,7 +181,7 @@ func TestShapeOpErrors(t *testing.T) {
 		frags []string
 	}{
 		{"Concat mismatch", func(x, y ad.Var) ad.Var { return ad.Concat(-2, x, y) },
-			[]string{"Concat0", "input 1", "[2 4]"}},
+			[]string{"Concat", "input 1", "[2 4]"}},
 		{"Concat axis 1 mismatch", func(x, y ad.Var) ad.Var { return ad.Concat(1, ad.T(x), y) },
 			[]string{"Concat", "input 1", "[2 4]", "[3 2]", "axis 1"}},
 		{"Concat axis", func(x, y ad.Var) ad.Var { return ad.Concat(2, x, y) },
@@ -198,7 +198,7 @@ func TestShapeOpErrors(t *testing.T) {
 			[]string{"Pad", "[1 1]", "[2 3]", "want 2 per axis, 4"}},
 		{"Crop too much", func(x, _ ad.Var) ad.Var { return ad.Crop(x, 0, 0, 2, 2) },
 			[]string{"Crop", "axis 1", "2+2 of 3"}},
-		{"Permute", func(x, _ ad.Var) ad.Var { return ad.Permute(x, 0, 0) },
+		{"Transpose repeated axis", func(x, _ ad.Var) ad.Var { return ad.Transpose(x, 0, 0) },
 			[]string{"Transpose", "[0 0]", "[2 3]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

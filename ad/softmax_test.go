@@ -183,6 +183,6 @@ func TestNewOpsStepAllocatesNothing(t *testing.T) {
 		h := ad.LogSoftmax(x, 0)
 		l := ad.Add(ad.Add(ad.Sum(ad.Mul(a, a)), ad.Sum(ad.Mul(b, b))), ad.Sum(ad.Mul(g, d)))
 		l = ad.Add(l, ad.Add(ad.Sum(ad.Mul(f, f)), ad.Sum(ad.Mul(h, h))))
-		return ad.Add(l, ad.Sum(ad.LogSumExp(ad.Permute(x, 2, 0, 1), 1)))
+		return ad.Add(l, ad.Sum(ad.LogSumExp(ad.Transpose(x, 2, 0, 1), 1)))
 	})
 }

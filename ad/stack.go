@@ -37,5 +37,5 @@ func Stack(xs ...Var) Var {
 		}
 		ys = append(ys, Reshape(x, shape...))
 	}
-	return Concat0(ys...)
+	return concat0(ys...)
 }

@@ -17,7 +17,7 @@ func twoArg(u, p ad.Var) ad.Var {
 	y1 := ad.Mul(ad.Square(u), ad.Slice(p, 0, 3))
 	y2 := ad.Reshape(ad.Sum(ad.Mul(ad.Tanh(u), ad.Slice(p, 1, 4))), 1)
 	y3 := ad.Exp(ad.Slice(p, 3, 4))
-	return ad.Concat0(y1, y2, y3)
+	return ad.Concat(0, y1, y2, y3)
 }
 
 // twoArgFlat is twoArg of θ = [u; p], for the one-argument functional API.

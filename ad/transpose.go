@@ -7,7 +7,7 @@ type transposePrim struct{}
 var transposeOp = &transposePrim{}
 
 // Transpose permutes the axes of v: axis i of the result is axis perm[i] of
-// v. It copies.
+// v (numpy's transpose, PyTorch's permute). It copies.
 func Transpose(v Var, perm ...int) Var { return Apply(transposeOp, Attrs{Ints: perm}, v) }
 
 func (*transposePrim) Name() string { return "Transpose" }

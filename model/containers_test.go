@@ -219,7 +219,7 @@ func TestDefaultInitIsPyTorchs(t *testing.T) {
 	if d := cmp.Diff(θ1, θ2); d != "" {
 		t.Errorf("Init is not deterministic for a seed:\n%s", d)
 	}
-	g, _ := model.Init(model.Dense(30, 20, model.WeightInit(model.GlorotUniform(1)), model.BiasInit(model.Constant(0.5))), rng)
+	g, _ := model.Init(model.Dense(30, 20, model.WeightInit(model.GlorotUniform(1)), model.BiasInit(model.ConstantInit(0.5))), rng)
 	b := math.Sqrt(6.0 / 50)
 	for i, v := range g {
 		if i < 600 && math.Abs(float64(v)) > b || i >= 600 && v != 0.5 {

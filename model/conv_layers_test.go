@@ -304,7 +304,7 @@ func TestConvTransposeErrors(t *testing.T) {
 			[]string{"ConvTranspose", "OutputPad", "axis 1", "< stride 2 or < dilation 1"}},
 		{"output pad values", model.ConvTranspose([]int{3, 3}, 1, 1, model.Stride(2), model.OutputPad(1, 1, 1)),
 			[]string{"ConvTranspose", "OutputPad", "want 1 or 2"}},
-		{"option Eps", model.ConvTranspose([]int{3}, 1, 1, model.Eps(1e-3)), []string{"ConvTranspose", "Eps does not apply"}},
+		{"option NormEps", model.ConvTranspose([]int{3}, 1, 1, model.NormEps(1e-3)), []string{"ConvTranspose", "NormEps does not apply"}},
 		{"kernel", model.ConvTranspose([]int{3, 0}, 1, 1), []string{"ConvTranspose", "kernel [3 0]"}},
 		{"channels", model.ConvTranspose([]int{3}, 0, 1), []string{"ConvTranspose", "in 0"}},
 	}

@@ -21,11 +21,14 @@
 // Relu() is applied as one op, ad.ConvBiasRelu), Skip (a skip
 // connection combine(layer(x), x)) and Parallel. Losses: MSE, L1, Huber,
 // CrossEntropy and LogitCrossEntropy (class indices or one-hot targets),
-// BinaryCrossEntropy and LogitBinaryCrossEntropy, with mean or sum
-// reduction.
+// BinaryCrossEntropy and LogitBinaryCrossEntropy, the mean of their terms
+// by default or their sum with the option SumReduction().
 //
-// Conventions. Options are functional (Stride, Pad, Groups, …) and a layer
-// rejects one that does not apply to it. Per-axis options follow ad's
+// Conventions. Options are functional (Stride, Pad, Groups, NormEps,
+// BNMomentum, WeightInit(ConstantInit(0)), …) and a layer rejects, by name,
+// one that does not apply to it: NormEps given to a Conv is an error from
+// Layout. A loss takes LossOptions (MeanReduction, SumReduction) last,
+// like Flux's keyword arguments. Per-axis options follow ad's
 // geometry rule (internal/geom): one value for every spatial axis or one
 // per axis. A configuration error surfaces from Layout, Init and Apply with
 // the "model:" prefix once and the layer's layout path: "model: 1.0: Conv:

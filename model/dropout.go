@@ -10,7 +10,8 @@ import (
 
 // DropoutLayer zeroes random elements in training mode; see Dropout.
 type DropoutLayer struct {
-	// P is the probability that an element is dropped.
+	// P is the probability that an element is dropped. It may be changed
+	// between steps: it sizes nothing, and Declare and Apply check it.
 	P float32
 }
 

@@ -15,8 +15,7 @@ const embedMaxRank = 7
 
 // EmbeddingLayer looks up rows of a table; see Embedding.
 type EmbeddingLayer struct {
-	// N is the number of rows (the vocabulary size), Dim their length.
-	N, Dim int
+	n, dim int // the number of rows (the vocabulary size) and their length
 	opt    options
 	err    error
 }
@@ -30,7 +29,7 @@ type EmbeddingLayer struct {
 // WeightInit (default: normal with mean 0 and standard deviation 1, as
 // PyTorch; an initialiser sees fan-in dim and fan-out n).
 func Embedding(n, dim int, opts ...Option) *EmbeddingLayer {
-	l := &EmbeddingLayer{N: n, Dim: dim, opt: collect(opts)}
+	l := &EmbeddingLayer{n: n, dim: dim, opt: collect(opts)}
 	l.err = l.validate()
 	return l
 }
@@ -39,8 +38,8 @@ func (l *EmbeddingLayer) validate() error {
 	if err := l.opt.check("Embedding", optWeightInit); err != nil {
 		return err
 	}
-	if l.N <= 0 || l.Dim <= 0 {
-		return fmt.Errorf("Embedding: n %d, dim %d; want both > 0", l.N, l.Dim)
+	if l.n <= 0 || l.dim <= 0 {
+		return fmt.Errorf("Embedding: n %d, dim %d; want both > 0", l.n, l.dim)
 	}
 	return nil
 }
@@ -50,7 +49,7 @@ func (l *EmbeddingLayer) Declare(b *layout.Builder) error {
 	if l.err != nil {
 		return l.err
 	}
-	b.Add("weight", l.N, l.Dim)
+	b.Add("weight", l.n, l.dim)
 	return nil
 }
 
@@ -60,7 +59,7 @@ func (l *EmbeddingLayer) Init(θ []float32, rng *rand.Rand) {
 	if wi == nil {
 		wi = Normal(0, 1)
 	}
-	wi(rng, θ[:l.N*l.Dim], l.Dim, l.N)
+	wi(rng, θ[:l.n*l.dim], l.dim, l.n)
 }
 
 // Apply returns the rows of the table at the indices in x: shape
@@ -69,7 +68,7 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	if l.err != nil {
 		return fail(x, fmt.Errorf("model: %w", l.err))
 	}
-	if !checkParams("Embedding", p, x, l.N*l.Dim) {
+	if !checkParams("Embedding", p, x, l.n*l.dim) {
 		return fail(x, nil)
 	}
 	s := x.Shape()
@@ -77,17 +76,17 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 		return fail(x, nil)
 	}
 	if len(s) > embedMaxRank {
-		return fail(x, fmt.Errorf("model: Embedding(%d, %d): input shape %v has rank %d, want at most %d", l.N, l.Dim, s, len(s), embedMaxRank))
+		return fail(x, fmt.Errorf("model: Embedding(%d, %d): input shape %v has rank %d, want at most %d", l.n, l.dim, s, len(s), embedMaxRank))
 	}
 	vals := x.Data()
-	k, dim := len(vals), l.Dim
+	k, dim := len(vals), l.dim
 	buf := intScratch.Get(k * dim)
 	defer intScratch.Put(buf)
 	idx := *buf
 	for i, v := range vals {
 		j := int(v)
-		if float32(j) != v || j < 0 || j >= l.N || math.IsInf(float64(v), 0) {
-			return fail(x, fmt.Errorf("model: Embedding(%d, %d): input %s = %v, want an integer index 0 ≤ i < %d", l.N, l.Dim, position(i, s), v, l.N))
+		if float32(j) != v || j < 0 || j >= l.n || math.IsInf(float64(v), 0) {
+			return fail(x, fmt.Errorf("model: Embedding(%d, %d): input %s = %v, want an integer index 0 ≤ i < %d", l.n, l.dim, position(i, s), v, l.n))
 		}
 		row := idx[i*dim : (i+1)*dim]
 		for c := range row {
@@ -97,7 +96,7 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	var shape [embedMaxRank + 1]int
 	copy(shape[:], s)
 	shape[len(s)] = dim
-	return ad.Gather(ad.View(p, 0, l.N, dim), idx, shape[:len(s)+1]...)
+	return ad.Gather(ad.View(p, 0, l.n, dim), idx, shape[:len(s)+1]...)
 }
 
 // position formats flat position i of a tensor of shape s as

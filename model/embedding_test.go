@@ -152,9 +152,9 @@ func TestEmbeddingInit(t *testing.T) {
 	if math.Abs(m) > 0.057 || math.Abs(v-1) > 0.1 {
 		t.Errorf("mean %v, variance %v; want N(0, 1)", m, v)
 	}
-	θ, err = model.Init(model.Embedding(3, 2, model.WeightInit(model.Constant(0.25))), rand.New(rand.NewPCG(5, 6)))
+	θ, err = model.Init(model.Embedding(3, 2, model.WeightInit(model.ConstantInit(0.25))), rand.New(rand.NewPCG(5, 6)))
 	if err != nil || !slices.Equal(θ, []float32{0.25, 0.25, 0.25, 0.25, 0.25, 0.25}) {
-		t.Errorf("WeightInit(Constant(0.25)): %v, %v", θ, err)
+		t.Errorf("WeightInit(ConstantInit(0.25)): %v, %v", θ, err)
 	}
 }
 

@@ -9,27 +9,52 @@ import (
 	"github.com/flatkit/flatkit/internal/freelist"
 )
 
-// Reduction says how a loss combines its per-sample terms into a scalar.
-type Reduction int
+// A LossOption configures a loss. The losses take their options last,
+// after the prediction and the target (and Huber's delta), as Flux's
+// keyword arguments (mse(ŷ, y; agg = sum)) and PyTorch's reduction=:
+//
+//	model.MSE(ŷ, y)                           // the mean of the terms
+//	model.MSE(ŷ, y, model.SumReduction())     // their sum
+//
+// A reduction given twice is an error. Unlike the layers' Option, a
+// LossOption is a plain value rather than a function, so that a loss with
+// options still allocates nothing in a training step.
+type LossOption struct {
+	red reduction
+	set bool // a reduction was given (the zero LossOption sets nothing)
+}
+
+// reduction says how a loss combines its terms into a scalar.
+type reduction int
 
 const (
-	// Mean averages the terms: over every element for the elementwise
-	// losses (MSE, L1, Huber, the binary cross-entropies), over every
-	// sample position, N·prod(spatial), for the cross-entropies (PyTorch's
-	// reduction="mean" without class weights). It is the default.
-	Mean Reduction = iota
-	// Sum adds the terms up.
-	Sum
+	meanReduction reduction = iota
+	sumReduction
 )
 
-func (r Reduction) String() string {
-	switch r {
-	case Mean:
-		return "Mean"
-	case Sum:
-		return "Sum"
+// MeanReduction makes a loss average its terms: over every element for
+// the elementwise losses (MSE, L1, Huber, the binary cross-entropies), over
+// every sample position, N·prod(spatial), for the cross-entropies
+// (PyTorch's reduction="mean" without class weights). It is the default.
+func MeanReduction() LossOption { return LossOption{red: meanReduction, set: true} }
+
+// SumReduction makes a loss add its terms up (PyTorch's reduction="sum",
+// Flux's agg = sum).
+func SumReduction() LossOption { return LossOption{red: sumReduction, set: true} }
+
+// lossReduction reads the options of the loss name and returns its
+// reduction, mean by default.
+func lossReduction(name string, opts []LossOption) (reduction, error) {
+	red, n := meanReduction, 0
+	for _, o := range opts {
+		if o.set {
+			red, n = o.red, n+1
+		}
 	}
-	return fmt.Sprintf("Reduction(%d)", int(r))
+	if n > 1 {
+		return 0, fmt.Errorf("model: %s: %d reductions given, want at most 1", name, n)
+	}
+	return red, nil
 }
 
 // ProbEps is the lower bound that CrossEntropy, CrossEntropyOneHot and
@@ -43,19 +68,6 @@ func (r Reduction) String() string {
 // for p < ProbEps; use the logit losses, which need no clamp, when
 // predictions can be that confident and wrong.
 const ProbEps = 1e-7
-
-// reduction returns the single optional reduction, Mean by default.
-func reduction(name string, r []Reduction) (Reduction, error) {
-	switch {
-	case len(r) == 0:
-		return Mean, nil
-	case len(r) > 1:
-		return 0, fmt.Errorf("model: %s: %d reductions given, want at most 1", name, len(r))
-	case r[0] != Mean && r[0] != Sum:
-		return 0, fmt.Errorf("model: %s: unknown reduction %v, want Mean or Sum", name, r[0])
-	}
-	return r[0], nil
-}
 
 // failOn records err (nil: keep the recorded one) on the tape of the
 // first of vs that has one, and returns the failed Var.
@@ -81,7 +93,7 @@ func live(vs ...ad.Var) bool {
 
 // pair checks the inputs of an elementwise loss: both live, equal shapes,
 // a valid reduction.
-func pair(name string, yhat, y ad.Var, r []Reduction) (Reduction, bool, error) {
+func pair(name string, yhat, y ad.Var, opts []LossOption) (reduction, bool, error) {
 	if !live(yhat, y) {
 		if yhat.Tape() == nil && y.Tape() == nil {
 			return 0, false, nil
@@ -92,7 +104,7 @@ func pair(name string, yhat, y ad.Var, r []Reduction) (Reduction, bool, error) {
 		}
 		return 0, false, err
 	}
-	red, err := reduction(name, r)
+	red, err := lossReduction(name, opts)
 	if err != nil {
 		return 0, false, err
 	}
@@ -103,8 +115,8 @@ func pair(name string, yhat, y ad.Var, r []Reduction) (Reduction, bool, error) {
 }
 
 // reduce applies red to the elementwise terms v.
-func reduce(v ad.Var, red Reduction) ad.Var {
-	if red == Sum {
+func reduce(v ad.Var, red reduction) ad.Var {
+	if red == sumReduction {
 		return ad.Sum(v)
 	}
 	return ad.Mean(v)
@@ -112,8 +124,8 @@ func reduce(v ad.Var, red Reduction) ad.Var {
 
 // MSE returns the mean squared error between the prediction ŷ and the
 // target y, of equal shapes: reduce((ŷ − y)²) (PyTorch's mse_loss).
-func MSE(yhat, y ad.Var, r ...Reduction) ad.Var {
-	red, ok, err := pair("MSE", yhat, y, r)
+func MSE(yhat, y ad.Var, opts ...LossOption) ad.Var {
+	red, ok, err := pair("MSE", yhat, y, opts)
 	if !ok {
 		return failOn(err, yhat, y)
 	}
@@ -122,8 +134,8 @@ func MSE(yhat, y ad.Var, r ...Reduction) ad.Var {
 
 // L1 returns the mean absolute error between ŷ and y, of equal shapes:
 // reduce(|ŷ − y|) (PyTorch's l1_loss). Its derivative at ŷ = y is 0.
-func L1(yhat, y ad.Var, r ...Reduction) ad.Var {
-	red, ok, err := pair("L1", yhat, y, r)
+func L1(yhat, y ad.Var, opts ...LossOption) ad.Var {
+	red, ok, err := pair("L1", yhat, y, opts)
 	if !ok {
 		return failOn(err, yhat, y)
 	}
@@ -135,8 +147,8 @@ func L1(yhat, y ad.Var, r ...Reduction) ad.Var {
 // d²/2 where |d| ≤ delta and delta·(|d| − delta/2) elsewhere. It is
 // computed as q²/2 + delta·|d − q| with q = clamp(d, −delta, delta), so
 // its second derivative is 1 inside and 0 outside.
-func Huber(yhat, y ad.Var, delta float32, r ...Reduction) ad.Var {
-	red, ok, err := pair("Huber", yhat, y, r)
+func Huber(yhat, y ad.Var, delta float32, opts ...LossOption) ad.Var {
+	red, ok, err := pair("Huber", yhat, y, opts)
 	if !ok {
 		return failOn(err, yhat, y)
 	}
@@ -154,8 +166,8 @@ func Huber(yhat, y ad.Var, delta float32, r ...Reduction) ad.Var {
 // binary_cross_entropy): each term is −y·log p − (1 − y)·log(1 − p), with p
 // clamped to [ProbEps, 1 − ProbEps] (see ProbEps). Prefer
 // LogitBinaryCrossEntropy on the logits, which is stable.
-func BinaryCrossEntropy(p, y ad.Var, r ...Reduction) ad.Var {
-	red, ok, err := pair("BinaryCrossEntropy", p, y, r)
+func BinaryCrossEntropy(p, y ad.Var, opts ...LossOption) ad.Var {
+	red, ok, err := pair("BinaryCrossEntropy", p, y, opts)
 	if !ok {
 		return failOn(err, p, y)
 	}
@@ -173,8 +185,8 @@ func BinaryCrossEntropy(p, y ad.Var, r ...Reduction) ad.Var {
 // (PyTorch's binary_cross_entropy_with_logits), in the stable form
 // softplus(z) − z·y: no overflow for any z and exact derivatives
 // sigmoid(z) − y.
-func LogitBinaryCrossEntropy(z, y ad.Var, r ...Reduction) ad.Var {
-	red, ok, err := pair("LogitBinaryCrossEntropy", z, y, r)
+func LogitBinaryCrossEntropy(z, y ad.Var, opts ...LossOption) ad.Var {
+	red, ok, err := pair("LogitBinaryCrossEntropy", z, y, opts)
 	if !ok {
 		return failOn(err, z, y)
 	}
@@ -229,8 +241,8 @@ func gatherLabels(name string, x ad.Var, labels []int) (ad.Var, int, error) {
 }
 
 // ceReduce turns the sum of the cross-entropy terms into the loss.
-func ceReduce(total ad.Var, samples int, red Reduction) ad.Var {
-	if red == Sum {
+func ceReduce(total ad.Var, samples int, red reduction) ad.Var {
+	if red == sumReduction {
 		return total
 	}
 	return ad.Scale(total, 1/float32(samples))
@@ -243,12 +255,12 @@ func ceReduce(total ad.Var, samples int, red Reduction) ad.Var {
 // clamped below at ProbEps (see ProbEps), reduced over the samples. It
 // has no ignore_index and no class weights. Prefer LogitCrossEntropy on
 // the logits, which is stable.
-func CrossEntropy(probs ad.Var, labels []int, r ...Reduction) ad.Var {
+func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
 	const name = "CrossEntropy"
 	if !live(probs) {
 		return fail(probs, nil)
 	}
-	red, err := reduction(name, r)
+	red, err := lossReduction(name, opts)
 	if err != nil {
 		return fail(probs, err)
 	}
@@ -266,9 +278,9 @@ func CrossEntropy(probs ad.Var, labels []int, r ...Reduction) ad.Var {
 // −Σ_c target[n, c, s]·log probs[n, c, s], with the probabilities clamped
 // below at ProbEps (see ProbEps), reduced over the N·prod(spatial)
 // samples.
-func CrossEntropyOneHot(probs, target ad.Var, r ...Reduction) ad.Var {
+func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
 	const name = "CrossEntropyOneHot"
-	red, ok, err := pair(name, probs, target, r)
+	red, ok, err := pair(name, probs, target, opts)
 	if !ok {
 		return failOn(err, probs, target)
 	}
@@ -286,12 +298,12 @@ func CrossEntropyOneHot(probs, target ad.Var, r ...Reduction) ad.Var {
 // PyTorch's cross_entropy (without ignore_index or weights). Each term is
 // logsumexp(logits[n, :, s]) − logits[n, labels[n, s], s], stable for any
 // logits. It allocates nothing in steady state.
-func LogitCrossEntropy(logits ad.Var, labels []int, r ...Reduction) ad.Var {
+func LogitCrossEntropy(logits ad.Var, labels []int, opts ...LossOption) ad.Var {
 	const name = "LogitCrossEntropy"
 	if !live(logits) {
 		return fail(logits, nil)
 	}
-	red, err := reduction(name, r)
+	red, err := lossReduction(name, opts)
 	if err != nil {
 		return fail(logits, err)
 	}
@@ -308,9 +320,9 @@ func LogitCrossEntropy(logits ad.Var, labels []int, r ...Reduction) ad.Var {
 // spatial…), one-hot or soft: the terms are −Σ_c target·logsoftmax(logits)
 // (PyTorch's cross_entropy with probability targets), stable for any
 // logits, reduced over the N·prod(spatial) samples.
-func LogitCrossEntropyOneHot(logits, target ad.Var, r ...Reduction) ad.Var {
+func LogitCrossEntropyOneHot(logits, target ad.Var, opts ...LossOption) ad.Var {
 	const name = "LogitCrossEntropyOneHot"
-	red, ok, err := pair(name, logits, target, r)
+	red, ok, err := pair(name, logits, target, opts)
 	if !ok {
 		return failOn(err, logits, target)
 	}

@@ -183,9 +183,12 @@ func lossCases() []lossCase {
 	labels4 := []int{2, 0, 1, 2, 1, 1, 0, 2} // (2, 3, 4): 2·4 samples
 	labels2 := []int{4, 0, 3}                // (3, 5)
 	var cases []lossCase
-	for _, red := range []model.Reduction{model.Mean, model.Sum} {
-		sum := red == model.Sum
-		r := red.String()
+	for _, r := range []string{"Mean", "Sum"} {
+		sum := r == "Sum"
+		red := model.MeanReduction()
+		if sum {
+			red = model.SumReduction()
+		}
 		cases = append(cases,
 			lossCase{name: "MSE/" + r, shape: []int{3, 4}, kind: anyValues,
 				loss: func(a, b ad.Var) ad.Var { return model.MSE(a, b, red) },
@@ -331,10 +334,12 @@ func TestLossErrors(t *testing.T) {
 			[]string{"L1", "zero Var"}},
 		{"Huber delta", []int{2}, func(tp *ad.Tape, a ad.Var) ad.Var { return model.Huber(a, tp.Full(0, 2), 0) },
 			[]string{"Huber", "delta is 0", "> 0"}},
-		{"reduction", []int{2}, func(tp *ad.Tape, a ad.Var) ad.Var { return model.MSE(a, a, model.Reduction(7)) },
-			[]string{"MSE", "Reduction(7)", "Mean or Sum"}},
-		{"two reductions", []int{2}, func(tp *ad.Tape, a ad.Var) ad.Var { return model.L1(a, a, model.Sum, model.Mean) },
-			[]string{"L1", "2 reductions"}},
+		{"two reductions", []int{2}, func(tp *ad.Tape, a ad.Var) ad.Var {
+			return model.L1(a, a, model.SumReduction(), model.MeanReduction())
+		}, []string{"L1", "2 reductions"}},
+		{"two reductions, labels", []int{2, 3}, func(tp *ad.Tape, a ad.Var) ad.Var {
+			return model.LogitCrossEntropy(a, []int{0, 1}, model.SumReduction(), model.SumReduction())
+		}, []string{"LogitCrossEntropy", "2 reductions"}},
 		{"label count", []int{2, 3, 4}, func(tp *ad.Tape, a ad.Var) ad.Var { return model.LogitCrossEntropy(a, []int{0, 1}) },
 			[]string{"LogitCrossEntropy", "2 labels", "[2 3 4]", "want 8"}},
 		{"label range", []int{3, 4}, func(tp *ad.Tape, a ad.Var) ad.Var { return model.CrossEntropy(a, []int{0, 3, 4}) },
@@ -382,12 +387,12 @@ func TestLossAfterFailureKeepsTheFirstError(t *testing.T) {
 func TestLogitCrossEntropyStableForLargeLogits(t *testing.T) {
 	tp := ad.NewTape()
 	z := tp.Const(flat.Tensor{Shape: []int{2, 3}, Data: []float32{1000, 0, -1000, -500, 500, 499}})
-	l := model.LogitCrossEntropy(z, []int{0, 2}, model.Sum)
+	l := model.LogitCrossEntropy(z, []int{0, 2}, model.SumReduction())
 	want := 1 + math.Log1p(math.Exp(-1))                     // 0 + (500 − 499 + log(1 + e⁻¹))
 	if got := float64(l.Item()); math.Abs(got-want) > 1e-4 { // float32 rounding of 500.31
 		t.Errorf("loss %v, want %v", got, want)
 	}
-	lb := model.LogitBinaryCrossEntropy(z, tp.Full(1, 2, 3), model.Sum)
+	lb := model.LogitBinaryCrossEntropy(z, tp.Full(1, 2, 3), model.SumReduction())
 	if v := lb.Item(); math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
 		t.Errorf("LogitBinaryCrossEntropy of large logits is %v", v)
 	}
@@ -434,7 +439,7 @@ func TestLogitCrossEntropyGradAllocatesNothing(t *testing.T) {
 		loss func(z ad.Var) ad.Var
 	}{
 		{"labels", func(z ad.Var) ad.Var { return model.LogitCrossEntropy(z, labels) }},
-		{"labels sum", func(z ad.Var) ad.Var { return model.LogitCrossEntropy(z, labels, model.Sum) }},
+		{"labels sum", func(z ad.Var) ad.Var { return model.LogitCrossEntropy(z, labels, model.SumReduction()) }},
 		{"one-hot", func(z ad.Var) ad.Var {
 			return model.LogitCrossEntropyOneHot(z, z.Tape().Const(target))
 		}},
@@ -462,8 +467,8 @@ func TestLossesMatchPyTorch(t *testing.T) {
 	soft, probsSp := ref.tensor(t, "ce_soft"), ref.tensor(t, "ce_probs_sp")
 	onehotSp := flat.Tensor{Shape: probsSp.Shape, Data: make([]float32, len(probsSp.Data))}
 	oneHot(onehotSp.Data, labelsSp, onehotSp.Shape)
-	for _, red := range []model.Reduction{model.Mean, model.Sum} {
-		suffix := map[model.Reduction]string{model.Mean: "_mean", model.Sum: "_sum"}[red]
+	for _, suffix := range []string{"_mean", "_sum"} {
+		red := map[string]model.LossOption{"_mean": model.MeanReduction(), "_sum": model.SumReduction()}[suffix]
 		tests := []struct {
 			name string
 			x, y flat.Tensor

@@ -14,7 +14,7 @@ import (
 // (ad's own limit on ranks).
 const maxNormRank = 8
 
-// defaultEps is the normalisation layers' default Eps (PyTorch's).
+// defaultEps is the normalisation layers' default NormEps (PyTorch's).
 const defaultEps = 1e-5
 
 // normEps returns the configured eps or the default, or an error if it is
@@ -24,7 +24,7 @@ func normEps(name string, o *options) (float32, error) {
 		return defaultEps, nil
 	}
 	if !(o.eps >= 0) || math.IsInf(float64(o.eps), 0) {
-		return 0, fmt.Errorf("%s: Eps is %v, want a finite eps ≥ 0", name, o.eps)
+		return 0, fmt.Errorf("%s: NormEps is %v, want a finite eps ≥ 0", name, o.eps)
 	}
 	return o.eps, nil
 }
@@ -43,22 +43,21 @@ func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.V
 
 // LayerNormLayer normalises over the trailing axes; see LayerNorm.
 type LayerNormLayer struct {
-	// Shape is the normalised shape: the trailing axes of the input.
-	Shape []int
+	shape []int // the normalised shape: the trailing axes of the input
 	opt   options
 	eps   float32
-	n     int // prod(Shape)
+	n     int // prod(shape)
 	err   error
 }
 
 // LayerNorm returns PyTorch's LayerNorm over the last len(shape) axes of
 // the input, whose trailing dimensions must equal shape: each slice x over
 // those axes becomes (x − mean) / √(var + eps) · weight + bias, with the
-// biased variance. Options: Eps (default 1e-5), NoAffine (no weight and
+// biased variance. Options: NormEps (default 1e-5), NoAffine (no weight and
 // bias). The learnable "weight" (ones) and "bias" (zeros) have the given
 // shape.
 func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
-	l := &LayerNormLayer{Shape: slices.Clone(shape), opt: collect(opts)}
+	l := &LayerNormLayer{shape: slices.Clone(shape), opt: collect(opts)}
 	l.err = l.validate()
 	return l
 }
@@ -67,13 +66,13 @@ func (l *LayerNormLayer) validate() error {
 	if err := l.opt.check("LayerNorm", optEps|optAffine); err != nil {
 		return err
 	}
-	if len(l.Shape) == 0 || len(l.Shape) > maxNormRank {
-		return fmt.Errorf("LayerNorm: shape %v has %d axes, want 1 to %d", l.Shape, len(l.Shape), maxNormRank)
+	if len(l.shape) == 0 || len(l.shape) > maxNormRank {
+		return fmt.Errorf("LayerNorm: shape %v has %d axes, want 1 to %d", l.shape, len(l.shape), maxNormRank)
 	}
 	l.n = 1
-	for i, d := range l.Shape {
+	for i, d := range l.shape {
 		if d <= 0 {
-			return fmt.Errorf("LayerNorm: shape %v has %d on axis %d, want > 0", l.Shape, d, i)
+			return fmt.Errorf("LayerNorm: shape %v has %d on axis %d, want > 0", l.shape, d, i)
 		}
 		l.n *= d
 	}
@@ -96,8 +95,8 @@ func (l *LayerNormLayer) Declare(b *layout.Builder) error {
 		return l.err
 	}
 	if !l.opt.noAffine {
-		b.Add("weight", l.Shape...)
-		b.Add("bias", l.Shape...)
+		b.Add("weight", l.shape...)
+		b.Add("bias", l.shape...)
 	}
 	return nil
 }
@@ -128,9 +127,9 @@ func (l *LayerNormLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	if s == nil {
 		return fail(x, nil)
 	}
-	k, r := len(l.Shape), len(s)
-	if r < k || !slices.Equal(s[r-k:], l.Shape) {
-		return fail(x, fmt.Errorf("model: LayerNorm(%v): input shape %v, want (…, %s)", l.Shape, s, shapeList(l.Shape)))
+	k, r := len(l.shape), len(s)
+	if r < k || !slices.Equal(s[r-k:], l.shape) {
+		return fail(x, fmt.Errorf("model: LayerNorm(%v): input shape %v, want (…, %s)", l.shape, s, shapeList(l.shape)))
 	}
 	var keep [maxNormRank]int
 	copy(keep[:], s[:r-k])
@@ -139,7 +138,7 @@ func (l *LayerNormLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	}
 	y, _, _ := normalise(x, keep[:r], l.n, l.eps)
 	if !l.opt.noAffine {
-		y = ad.Add(ad.Mul(y, ad.View(p, 0, l.Shape...)), ad.View(p, l.n, l.Shape...))
+		y = ad.Add(ad.Mul(y, ad.View(p, 0, l.shape...)), ad.View(p, l.n, l.shape...))
 	}
 	return y
 }
@@ -158,8 +157,7 @@ func shapeList(s []int) string {
 
 // BatchNormLayer normalises each channel over the batch; see BatchNorm.
 type BatchNormLayer struct {
-	// Channels is C, the size of the input's axis 1.
-	Channels int
+	channels int // C, the size of the input's axis 1
 	opt      options
 	eps      float32
 	momentum float32
@@ -176,7 +174,7 @@ type BatchNormLayer struct {
 // mean and biased variance over (N, spatial…), and the running statistics
 // in the Ctx's state are updated in place, as PyTorch does:
 // running = (1 − m)·running + m·batch, with the unbiased batch variance
-// for running_var and momentum m (default 0.1, option Momentum). The
+// for running_var and momentum m (default 0.1, option BNMomentum). The
 // update is a side effect of applying the layer, outside the tape: a
 // derivative sweep does not repeat it, but every Apply in training mode
 // does, so a function that is evaluated several times (finite differences,
@@ -189,10 +187,10 @@ type BatchNormLayer struct {
 // kept (it only matters for momentum=None, the cumulative average, which
 // is not supported); layout.LoadInto reports it as skipped.
 //
-// Options: Eps (default 1e-5), Momentum (default 0.1, in [0, 1]),
+// Options: NormEps (default 1e-5), BNMomentum (default 0.1, in [0, 1]),
 // NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
-	l := &BatchNormLayer{Channels: channels, opt: collect(opts), made: true}
+	l := &BatchNormLayer{channels: channels, opt: collect(opts), made: true}
 	l.err = l.validate()
 	return l
 }
@@ -201,8 +199,8 @@ func (l *BatchNormLayer) validate() error {
 	if err := l.opt.check("BatchNorm", optEps|optMomentum|optAffine); err != nil {
 		return err
 	}
-	if l.Channels <= 0 {
-		return fmt.Errorf("BatchNorm: %d channels, want > 0", l.Channels)
+	if l.channels <= 0 {
+		return fmt.Errorf("BatchNorm: %d channels, want > 0", l.channels)
 	}
 	var err error
 	if l.eps, err = normEps("BatchNorm", &l.opt); err != nil {
@@ -212,7 +210,7 @@ func (l *BatchNormLayer) validate() error {
 	if l.opt.set&optMomentum != 0 {
 		l.momentum = l.opt.momentum
 		if !(l.momentum >= 0 && l.momentum <= 1) {
-			return fmt.Errorf("BatchNorm: Momentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)
+			return fmt.Errorf("BatchNorm: BNMomentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)
 		}
 	}
 	return nil
@@ -222,7 +220,7 @@ func (l *BatchNormLayer) nParams() int {
 	if l.opt.noAffine {
 		return 0
 	}
-	return 2 * l.Channels
+	return 2 * l.channels
 }
 
 // Declare declares "weight" (C) and "bias" (C), unless NoAffine.
@@ -231,8 +229,8 @@ func (l *BatchNormLayer) Declare(b *layout.Builder) error {
 		return l.err
 	}
 	if !l.opt.noAffine {
-		b.Add("weight", l.Channels)
-		b.Add("bias", l.Channels)
+		b.Add("weight", l.channels)
+		b.Add("bias", l.channels)
 	}
 	return nil
 }
@@ -242,8 +240,8 @@ func (l *BatchNormLayer) DeclareState(b *layout.Builder) error {
 	if l.err != nil {
 		return l.err
 	}
-	b.Add("running_mean", l.Channels)
-	b.Add("running_var", l.Channels)
+	b.Add("running_mean", l.channels)
+	b.Add("running_var", l.channels)
 	return nil
 }
 
@@ -252,7 +250,7 @@ func (l *BatchNormLayer) Init(θ []float32, _ *rand.Rand) {
 	if l.opt.noAffine {
 		return
 	}
-	c := l.Channels
+	c := l.channels
 	for i := range θ[:c] {
 		θ[i] = 1
 	}
@@ -262,7 +260,7 @@ func (l *BatchNormLayer) Init(θ []float32, _ *rand.Rand) {
 // InitState sets the running mean to zeros and the running variance to
 // ones.
 func (l *BatchNormLayer) InitState(s []float32) {
-	c := l.Channels
+	c := l.channels
 	clear(s[:c])
 	for i := range s[c : 2*c] {
 		s[c+i] = 1
@@ -286,7 +284,7 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	if s == nil {
 		return fail(x, nil)
 	}
-	C := l.Channels
+	C := l.channels
 	r := len(s)
 	if r < 2 || r > maxNormRank || s[1] != C {
 		return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v, want (N, %d) or (N, %d, spatial…)", C, s, C, C))

@@ -122,7 +122,7 @@ func TestLayerNormMatchesPyTorch(t *testing.T) {
 		t.Errorf("shape %v, want %v", y.Shape, x.Shape)
 	}
 	close32(t, "LayerNorm([3, 4])", y.Data, ref.tensor(t, "ln_y"), 1e-5)
-	y1 := applyLayer(t, model.LayerNorm([]int{4}, model.Eps(1e-3), model.NoAffine()), nil, nil, x)
+	y1 := applyLayer(t, model.LayerNorm([]int{4}, model.NormEps(1e-3), model.NoAffine()), nil, nil, x)
 	close32(t, "LayerNorm(4, eps 1e-3, no affine)", y1.Data, ref.tensor(t, "ln1_y"), 1e-5)
 }
 
@@ -141,7 +141,7 @@ func TestBatchNormMatchesPyTorch(t *testing.T) {
 		path   string // of the compared layer's state
 	}{
 		{"alone", model.BatchNorm(3), θ, ""},
-		{"in a Parallel", model.Parallel(second, model.BatchNorm(3, model.NoAffine(), model.Momentum(0)), model.BatchNorm(3)), θ, "1"},
+		{"in a Parallel", model.Parallel(second, model.BatchNorm(3, model.NoAffine(), model.BNMomentum(0)), model.BatchNorm(3)), θ, "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,7 +189,7 @@ func TestBatchNormMatchesPyTorch(t *testing.T) {
 
 func TestBatchNorm1dMatchesPyTorch(t *testing.T) {
 	ref := loadTorch(t)
-	bn := model.BatchNorm(3, model.NoAffine(), model.Momentum(0.3), model.Eps(1e-3))
+	bn := model.BatchNorm(3, model.NoAffine(), model.BNMomentum(0.3), model.NormEps(1e-3))
 	x := ref.tensor(t, "bn1_x")
 	st, err := model.InitState(bn)
 	if err != nil {
@@ -275,7 +275,7 @@ func TestNormDerivatives(t *testing.T) {
 		{"LayerNorm last axis no affine", model.LayerNorm([]int{4}, model.NoAffine()), []int{3, 4}, false},
 		{"BatchNorm2d train", model.BatchNorm(2), []int{3, 2, 2, 2}, true},
 		{"BatchNorm1d train no affine", model.BatchNorm(3, model.NoAffine()), []int{4, 3}, true},
-		{"BatchNorm1d spatial train", model.BatchNorm(2, model.Momentum(0.5)), []int{2, 2, 3}, true},
+		{"BatchNorm1d spatial train", model.BatchNorm(2, model.BNMomentum(0.5)), []int{2, 2, 3}, true},
 		{"BatchNorm2d test", model.BatchNorm(2), []int{3, 2, 2, 1}, false},
 	}
 	for _, tt := range tests {
@@ -310,11 +310,11 @@ func TestNormConfigurationErrors(t *testing.T) {
 	}{
 		{"LayerNorm no shape", model.LayerNorm(nil), []string{"LayerNorm", "0 axes"}},
 		{"LayerNorm zero dim", model.LayerNorm([]int{3, 0}), []string{"LayerNorm", "[3 0]", "axis 1"}},
-		{"LayerNorm eps", model.LayerNorm([]int{3}, model.Eps(-1)), []string{"LayerNorm", "Eps is -1"}},
-		{"LayerNorm option", model.LayerNorm([]int{3}, model.Momentum(0.1)), []string{"LayerNorm", "Momentum"}},
+		{"LayerNorm eps", model.LayerNorm([]int{3}, model.NormEps(-1)), []string{"LayerNorm", "NormEps is -1"}},
+		{"LayerNorm option", model.LayerNorm([]int{3}, model.BNMomentum(0.1)), []string{"LayerNorm", "option BNMomentum does not apply"}},
 		{"BatchNorm channels", model.BatchNorm(0), []string{"BatchNorm", "0 channels"}},
-		{"BatchNorm momentum", model.BatchNorm(2, model.Momentum(1.5)), []string{"BatchNorm", "Momentum is 1.5"}},
-		{"BatchNorm eps", model.BatchNorm(2, model.Eps(float32(math.NaN()))), []string{"BatchNorm", "Eps is NaN"}},
+		{"BatchNorm momentum", model.BatchNorm(2, model.BNMomentum(1.5)), []string{"BatchNorm", "BNMomentum is 1.5"}},
+		{"BatchNorm eps", model.BatchNorm(2, model.NormEps(float32(math.NaN()))), []string{"BatchNorm", "NormEps is NaN"}},
 		{"BatchNorm option", model.BatchNorm(2, model.Stride(2)), []string{"BatchNorm", "Stride"}},
 		{"in a chain", model.Chain(model.Relu(), model.BatchNorm(-2)), []string{"1: BatchNorm", "-2 channels"}},
 	}

@@ -33,8 +33,8 @@ const (
 var optNames = map[optKind]string{
 	optStride: "Stride", optPad: "Pad", optDilation: "Dilation", optGroups: "Groups",
 	optBias: "NoBias", optWeightInit: "WeightInit", optBiasInit: "BiasInit",
-	optActivation: "Activation", optOutputPad: "OutputPad", optEps: "Eps",
-	optMomentum: "Momentum", optAffine: "NoAffine",
+	optActivation: "Activation", optOutputPad: "OutputPad", optEps: "NormEps",
+	optMomentum: "BNMomentum", optAffine: "NoAffine",
 }
 
 type options struct {
@@ -139,15 +139,15 @@ func Activation(f func(ad.Var) ad.Var) Option {
 	return func(o *options) { o.set |= optActivation; o.act = f }
 }
 
-// Eps sets the small constant a normalisation layer adds to the variance.
-// Default 1e-5.
-func Eps(eps float32) Option {
+// NormEps sets the small constant a normalisation layer (LayerNorm,
+// BatchNorm) adds to the variance. Default 1e-5.
+func NormEps(eps float32) Option {
 	return func(o *options) { o.set |= optEps; o.eps = eps }
 }
 
-// Momentum sets BatchNorm's running-statistics update:
+// BNMomentum sets BatchNorm's running-statistics update:
 // running = (1 − m)·running + m·batch. Default 0.1 (PyTorch's).
-func Momentum(m float32) Option {
+func BNMomentum(m float32) Option {
 	return func(o *options) { o.set |= optMomentum; o.momentum = m }
 }
 
@@ -175,8 +175,8 @@ func Normal(mean, std float64) Initializer {
 	}
 }
 
-// Constant sets every element to v.
-func Constant(v float32) Initializer {
+// ConstantInit sets every element to v.
+func ConstantInit(v float32) Initializer {
 	return func(_ *rand.Rand, w []float32, _, _ int) {
 		for i := range w {
 			w[i] = v

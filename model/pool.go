@@ -119,7 +119,7 @@ func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 // AdaptiveMeanPoolLayer averages over windows chosen for a fixed output
 // size; see AdaptiveMeanPool.
 type AdaptiveMeanPoolLayer struct {
-	OutSize []int
+	outSize []int // a copy of the size given to AdaptiveMeanPool
 	err     error
 }
 
@@ -129,7 +129,7 @@ type AdaptiveMeanPoolLayer struct {
 // of size L, output i averages the cells [⌊i·L/out⌋, ⌈(i+1)·L/out⌉).
 // AdaptiveMeanPool(1, 1) of a 2-D input is GlobalMeanPool.
 func AdaptiveMeanPool(outSize ...int) *AdaptiveMeanPoolLayer {
-	l := &AdaptiveMeanPoolLayer{OutSize: slices.Clone(outSize)}
+	l := &AdaptiveMeanPoolLayer{outSize: slices.Clone(outSize)}
 	if d := len(outSize); d < 1 || d > 3 {
 		l.err = fmt.Errorf("AdaptiveMeanPool: output size %v has %d spatial axes, want 1 to 3", outSize, d)
 	}
@@ -156,10 +156,10 @@ func (l *AdaptiveMeanPoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	if s == nil {
 		return deadInput("AdaptiveMeanPool", x)
 	}
-	if d := len(l.OutSize); len(s) != 2+d {
-		return fail(x, fmt.Errorf("model: AdaptiveMeanPool(%v): input shape %v, want (N, C, %d spatial axes)", l.OutSize, s, d))
+	if d := len(l.outSize); len(s) != 2+d {
+		return fail(x, fmt.Errorf("model: AdaptiveMeanPool(%v): input shape %v, want (N, C, %d spatial axes)", l.outSize, s, d))
 	}
-	return ad.AdaptiveMeanPool(x, l.OutSize...)
+	return ad.AdaptiveMeanPool(x, l.outSize...)
 }
 
 // GlobalMeanPool is the layer that averages x (N, C, spatial…) over all its

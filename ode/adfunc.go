@@ -20,7 +20,7 @@ import (
 //	robertson := func(u, p ad.Var, t float64) ad.Var {
 //		y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
 //		r1, r2, r3 := ad.Scale(y1, 0.04), ad.Scale(ad.Mul(y2, y3), 1e4), ad.Scale(ad.Square(y2), 3e7)
-//		return ad.Concat0(ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
+//		return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 //	}
 //	F, Jac := ode.ADFunc(robertson, 3)
 //	prob := ode.Problem[float32]{F: F, Jac: Jac, U0: []float32{1, 0, 0}, T1: 1e5}

@@ -20,7 +20,7 @@ func adLV(u, p ad.Var, _ float64) ad.Var {
 	u12 := ad.Mul(u1, u2)
 	d1 := ad.Sub(ad.Mul(ad.Slice(p, 0, 1), u1), ad.Mul(ad.Slice(p, 1, 2), u12))
 	d2 := ad.Sub(ad.Mul(ad.Slice(p, 3, 4), u12), ad.Mul(ad.Slice(p, 2, 3), u2))
-	return ad.Concat0(d1, d2)
+	return ad.Concat(0, d1, d2)
 }
 
 // adLVJVP is the closed-form ∂F/∂u·v + ∂F/∂p·dp of adLV in float64 (dp nil

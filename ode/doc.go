@@ -96,4 +96,17 @@
 // ReinitProblem and Run, or Step by step) reuses all its buffers: a warm
 // Reinit+Run allocates nothing, and reads its results through U, T, Saved
 // and Stats.
+//
+// # Options
+//
+// Every call takes functional options (Tol, SaveAt, Workers, AdjointTol, …),
+// the same values for float32 and float64 problems. An option that does not
+// apply to the call it is given to is an error naming the option and the
+// call, never silently ignored: Workers given to Solve, AdjointTol given to
+// Solve, SaveAt given to Gradient, Indices given to Ensemble.Solve. Each
+// option's comment says where it applies. What an Ensemble computes (its
+// trajectories, Seed, ShardSize, which fix the shards and so the bits of
+// every sum) are fields; how one call runs (tolerances, Workers, a
+// minibatch of Indices) are options. Zero fields of the structs (Ensemble,
+// the sensitivity methods) mean documented defaults.
 package ode

@@ -138,9 +138,10 @@ type EnsembleResult[T Float] struct {
 	Stats Stats
 }
 
-// Workers sets how many goroutines Ensemble.Solve runs shards on (default
-// runtime.GOMAXPROCS(0)); the results do not depend on it. Solve and Init
-// ignore it.
+// Workers sets how many goroutines Ensemble.Solve and Ensemble.Gradient
+// run shards on (default runtime.GOMAXPROCS(0)); the results do not depend
+// on it. It applies to those two calls only: given to Solve, Init,
+// Gradient, SolveShard or GradientShard it is an error.
 func Workers(n int) Option {
 	return func(o *options) {
 		if n < 1 {
@@ -178,9 +179,12 @@ func TrajectoryRand(seed uint64, i int) *rand.Rand {
 type ensConfig struct {
 	n, k, shard int // dimension, output size, shard size
 	workers     int
+	o           options // the solves' options (without Workers)
 }
 
-func (e *Ensemble[T]) config(opts []Option) (ensConfig, error) {
+// config checks the ensemble and the options of call, which accepts the
+// option groups allow.
+func (e *Ensemble[T]) config(call string, opts []Option, allow optGroup) (ensConfig, error) {
 	var c ensConfig
 	if e.N < 0 {
 		return c, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
@@ -206,16 +210,16 @@ func (e *Ensemble[T]) config(opts []Option) (ensConfig, error) {
 		return c, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
 	c.shard = cmp.Or(e.ShardSize, DefaultShardSize)
-	o := defaultOptions()
-	for _, op := range opts {
-		if op != nil {
-			op(&o)
-		}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return c, err
 	}
-	if o.err != nil {
-		return c, o.err
+	if err := o.notFor(call, allow); err != nil {
+		return c, err
 	}
 	c.workers = cmp.Or(o.workers, runtime.GOMAXPROCS(0))
+	o.workers = 0
+	c.o = o
 	return c, nil
 }
 
@@ -243,7 +247,8 @@ func (e Ensemble[T]) Problem(i int) Problem[T] {
 }
 
 // Solve solves the N trajectories with method m and the options opts (those
-// of Solve, plus Workers) and returns their outputs and reduction.
+// of Solve, plus Workers) and returns their outputs and reduction. The
+// gradient options are an error.
 //
 // If some trajectories fail (max steps, dt underflow, NaN/Inf, or a problem
 // that Modify left invalid), the others still finish: Solve returns the
@@ -260,7 +265,7 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := e.config(opts)
+	c, err := e.config("Ensemble.Solve", opts, solveOpts|workersOpt)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +282,7 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 	nw := max(1, min(c.workers, len(r.shards)))
 	workers := make([]*ensWorker[T], nw)
 	for j := range workers {
-		if workers[j], err = e.newWorker(c, m, opts); err != nil {
+		if workers[j], err = e.newWorker(c, m); err != nil {
 			return nil, err
 		}
 	}
@@ -347,20 +352,21 @@ type ShardResult[T Float] struct {
 }
 
 // SolveShard computes one shard's partial result in a new Integrator: what
-// a remote runner executes. Failed trajectories are in the result's Errors;
-// the error is for invalid input and cancellation.
+// a remote runner executes. opts are Solve's (Workers does not apply).
+// Failed trajectories are in the result's Errors; the error is for invalid
+// input and cancellation.
 func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...Option) (*ShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := e.config(opts)
+	c, err := e.config("SolveShard", opts, solveOpts)
 	if err != nil {
 		return nil, err
 	}
 	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
 		return nil, fmt.Errorf("ode: SolveShard: shard [%d, %d) is not within [0, %d)", s.Lo, s.Hi, e.N)
 	}
-	w, err := e.newWorker(c, m, opts)
+	w, err := e.newWorker(c, m)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +389,7 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 // order; they are sorted by Lo) into the ensemble's result, summing the
 // accumulators in shard order: the result, and the error, equal Solve's.
 func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) {
-	c, err := e.config(nil)
+	c, err := e.config("Merge", nil, 0)
 	if err != nil {
 		return nil, err
 	}

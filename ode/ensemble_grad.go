@@ -12,7 +12,8 @@ import (
 	"unsafe"
 )
 
-// Indices makes Ensemble.Gradient differentiate only the trajectories
+// Indices (for Ensemble.Gradient and GradientShard only) makes
+// Ensemble.Gradient differentiate only the trajectories
 // idx (a minibatch), in this order: shards are cut over positions in the
 // list, so any subset needs no new ensemble, and each trajectory's
 // generator is still seeded by its own index. Repeats are allowed (a
@@ -26,7 +27,8 @@ func Indices(idx ...int) Option {
 }
 
 // PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGrad.U0).
+// (EnsembleGrad.U0). It applies to Ensemble.Gradient and GradientShard
+// only.
 func PerTrajectoryU0() Option {
 	return func(o *options) {
 		o.markEnsOnly("PerTrajectoryU0")
@@ -82,7 +84,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan(m, lossFor, s, opts)
+	r, o, err := e.gradPlan("Ensemble.Gradient", m, lossFor, s, opts, gradOpts|ensGradOpts|workersOpt)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +132,9 @@ func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
 	return nil
 }
 
-// gradPlan checks an ensemble gradient's input and cuts its shards.
-func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option) (*gradRun[T], options, error) {
+// gradPlan checks an ensemble gradient's input (the options of call, which
+// accepts the option groups allow) and cuts its shards.
+func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option, allow optGroup) (*gradRun[T], options, error) {
 	if lossFor == nil {
 		return nil, options{}, fmt.Errorf("ode: Ensemble.Gradient: lossFor is nil")
 	}
@@ -149,6 +152,9 @@ func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivi
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
+		return nil, o, err
+	}
+	if err := o.notFor(call, allow); err != nil {
 		return nil, o, err
 	}
 	idx := o.indices
@@ -200,14 +206,14 @@ type GradShardResult[T Float] struct {
 
 // GradientShard computes one shard's partial of Ensemble.Gradient in a new
 // GradientSolver: what a remote runner executes. opts must be those of the
-// whole gradient (the same Indices); Workers is ignored. Failed
+// whole gradient (the same Indices), without Workers (an error here). Failed
 // trajectories are in the result's Errors; the error is for invalid input
 // and cancellation.
 func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...Option) (*GradShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan(m, lossFor, s, opts)
+	r, o, err := e.gradPlan("GradientShard", m, lossFor, s, opts, gradOpts|ensGradOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ func TestEnsembleGradientParameterSlicesAndFailures(t *testing.T) {
 }
 
 func TestEnsembleOnlyOptions(t *testing.T) {
-	if _, err := ode.Solve(context.Background(), lvProblem(), ode.Tsit5(), ode.Indices(1)); err == nil || !strings.Contains(err.Error(), "Ensemble.Gradient only") {
+	if _, err := ode.Solve(context.Background(), lvProblem(), ode.Tsit5(), ode.Indices(1)); err == nil || !strings.Contains(err.Error(), "ode: Solve: option Indices applies to Ensemble.Gradient") {
 		t.Errorf("Solve with Indices: %v", err)
 	}
 	if _, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), lvLoss(), nil, ode.PerTrajectoryU0()); err == nil {
@@ -227,8 +227,8 @@ func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
 			p.T1 = math.Inf(1)
 		}
 	}
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10), ode.Workers(1)}
-	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(1))...)
 	if err == nil || len(want.Errors) != 3 {
 		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
 	}

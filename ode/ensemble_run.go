@@ -2,6 +2,7 @@ package ode
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -25,8 +26,13 @@ type ensWorker[T Float] struct {
 	stats Stats
 }
 
-func (e *Ensemble[T]) newWorker(c ensConfig, m Method, opts []Option) (*ensWorker[T], error) {
-	it, err := Init(e.Base, m, opts...)
+// newWorker makes a worker whose Integrator has c's options; config has
+// checked e.Base.
+func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
+	if m == nil {
+		return nil, fmt.Errorf("ode: method is nil")
+	}
+	it, err := initWith(e.Base, m, c.o)
 	if err != nil {
 		return nil, err
 	}

@@ -245,8 +245,8 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	if err != nil {
 		return nil, err
 	}
-	if o.ensOnly != "" {
-		return nil, fmt.Errorf("ode: Gradient: option %s applies to Ensemble.Gradient only", o.ensOnly)
+	if err := o.notFor("Gradient", gradOpts); err != nil {
+		return nil, err
 	}
 	return newGradientSolver(prob, m, s, o)
 }
@@ -255,16 +255,6 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 // validated.
 func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o options) (*GradientSolver[T], error) {
 	var err error
-	switch {
-	case o.saveAtSet:
-		return nil, fmt.Errorf("ode: Gradient: SaveAt does not apply; the save times are Loss.At")
-	case o.dense:
-		return nil, fmt.Errorf("ode: Gradient: Dense does not apply")
-	case o.everyStep:
-		return nil, fmt.Errorf("ode: Gradient: SaveEveryStep does not apply; the save times are Loss.At")
-	case o.workers != 0:
-		return nil, fmt.Errorf("ode: Gradient: Workers does not apply to a single solve")
-	}
 	if o.atolv != nil && len(o.atolv) != len(prob.U0) {
 		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), len(prob.U0))
 	}

@@ -14,7 +14,7 @@ func lvAD(u, p ad.Var, t float64) ad.Var {
 	x, y := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2)
 	p0, p1, p2, p3 := ad.Slice(p, 0, 1), ad.Slice(p, 1, 2), ad.Slice(p, 2, 3), ad.Slice(p, 3, 4)
 	xy := ad.Mul(x, y)
-	return ad.Concat0(ad.Sub(ad.Mul(p0, x), ad.Mul(p1, xy)), ad.Sub(ad.Mul(p3, xy), ad.Mul(p2, y)))
+	return ad.Concat(0, ad.Sub(ad.Mul(p0, x), ad.Mul(p1, xy)), ad.Sub(ad.Mul(p3, xy), ad.Mul(p2, y)))
 }
 
 func lvLoss32() ode.Loss[float32] {

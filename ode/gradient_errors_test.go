@@ -44,7 +44,7 @@ func TestGradientErrors(t *testing.T) {
 		{"Saved and Point", lvProblem(), ode.Tsit5(), both, nil, nil, "Saved and Point are both set"},
 		{"At outside", lvProblem(), ode.Tsit5(), outside, nil, nil, "Loss.At time 11 is outside the span [0, 10]"},
 		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGrad is nil"},
-		{"SaveAt", lvProblem(), ode.Tsit5(), lvLoss(), nil, []ode.Option{ode.SaveAt(1)}, "SaveAt does not apply"},
+		{"SaveAt", lvProblem(), ode.Tsit5(), lvLoss(), nil, []ode.Option{ode.SaveAt(1)}, "ode: Gradient: option SaveAt applies to solves only"},
 		{"forward blows up", blowUp, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "the forward solve: dt underflow at t="},
 		{"nil method", lvProblem(), nil, lvLoss(), nil, nil, "method is nil"},
 	}
@@ -59,7 +59,7 @@ func TestGradientErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ode.Init(lvProblem(), ode.Tsit5(), ode.AdjointTol(1e-6, 1e-8)); err == nil || !strings.Contains(err.Error(), "AdjointTol applies to Gradient only") {
+	if _, err := ode.Init(lvProblem(), ode.Tsit5(), ode.AdjointTol(1e-6, 1e-8)); err == nil || !strings.Contains(err.Error(), "ode: Init: option AdjointTol applies to gradients only") {
 		t.Errorf("Init with AdjointTol: got %v", err)
 	}
 	gs, err := ode.NewGradientSolver(lvProblem(), ode.Tsit5(), nil)

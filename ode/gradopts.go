@@ -5,7 +5,8 @@ import "math"
 // AdjointTol sets the tolerances of an adjoint method's backward solve of
 // λ (default: those of the forward solve). Adjoint states scale
 // differently from the state (Robertson's λ reaches ~4e7), so an absolute
-// tolerance chosen for u is often wrong for λ. It applies to Gradient only.
+// tolerance chosen for u is often wrong for λ. It applies to gradients only
+// (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard).
 func AdjointTol(rel, abs float64) Option {
 	return func(o *options) {
 		o.markGradOnly("AdjointTol")
@@ -22,7 +23,8 @@ func AdjointTol(rel, abs float64) Option {
 // the parameter gradient μ (default: those of the forward solve). An abs
 // of +Inf leaves the quadratures out of the step-size control (CVODES's
 // default); they are then as accurate as the steps chosen for the rest
-// make them. It applies to Gradient only.
+// make them. It applies to gradients only (Gradient,
+// NewGradientSolver, Ensemble.Gradient, GradientShard).
 func QuadTol(rel, abs float64) Option {
 	return func(o *options) {
 		o.markGradOnly("QuadTol")
@@ -38,7 +40,8 @@ func QuadTol(rel, abs float64) Option {
 // sensitivity method needs (Problem.JVP, Problem.VJP) by finite
 // differences where the Problem does not give them. Without it a missing
 // product is an error naming it. See finiteDiffJVP for the steps and the
-// accuracy. It applies to Gradient only.
+// accuracy. It applies to gradients only (Gradient,
+// NewGradientSolver, Ensemble.Gradient, GradientShard).
 func FiniteDiffDerivatives() Option {
 	return func(o *options) {
 		o.markGradOnly("FiniteDiffDerivatives")

@@ -95,6 +95,11 @@ type Integrator[T Float] struct {
 // and the options and evaluates F at the start (and once more for the
 // initial step size). Run or Step then integrate.
 func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], error) {
+	return initCall("Init", prob, m, opts)
+}
+
+// initCall is Init for the exported call named call (Init, Solve).
+func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*Integrator[T], error) {
 	if m == nil {
 		return nil, fmt.Errorf("ode: method is nil")
 	}
@@ -105,11 +110,8 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 	if err != nil {
 		return nil, err
 	}
-	if o.gradOnly != "" {
-		return nil, fmt.Errorf("ode: option %s applies to Gradient only, not to a solve", o.gradOnly)
-	}
-	if o.ensOnly != "" {
-		return nil, fmt.Errorf("ode: option %s applies to Ensemble.Gradient only, not to a solve", o.ensOnly)
+	if err := o.notFor(call, solveOpts); err != nil {
+		return nil, err
 	}
 	return initWith(prob, m, o)
 }

@@ -45,7 +45,7 @@ func TestUniversalODE(t *testing.T) {
 	net := ode.NeuralRHS(nn)
 	ude := func(u, p ad.Var, t float64) ad.Var {
 		a, d := ad.Slice(p, 0, 1), ad.Slice(p, 1, 2)
-		known := ad.Concat0(ad.Mul(a, ad.Slice(u, 0, 1)), ad.Neg(ad.Mul(d, ad.Slice(u, 1, 2))))
+		known := ad.Concat(0, ad.Mul(a, ad.Slice(u, 0, 1)), ad.Neg(ad.Mul(d, ad.Slice(u, 1, 2))))
 		return ad.Add(known, net(u, ad.View(p, 2, len(w)), t))
 	}
 	prob, err := ode.ADProblem(ude, []float32{1, 1}, 0, 2, θ)

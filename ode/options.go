@@ -6,8 +6,20 @@ import (
 	"slices"
 )
 
-// Option configures Solve and Init. Options are not generic: the same option
-// values serve float32 and float64 problems.
+// Option configures Solve, Init, Gradient and the ensembles' calls. Options
+// are not generic: the same option values serve float32 and float64
+// problems.
+//
+// An option that does not apply to the call it is given to is an error
+// naming the option and the call, never silently ignored: the gradient
+// options (AdjointTol, QuadTol, FiniteDiffDerivatives) apply to Gradient,
+// NewGradientSolver, Ensemble.Gradient and GradientShard only; Workers to
+// Ensemble.Solve and Ensemble.Gradient only; Indices and PerTrajectoryU0 to
+// Ensemble.Gradient and GradientShard only; SaveAt, Dense and SaveEveryStep
+// to solves only (a gradient's save times are Loss.At). What an ensemble
+// is — its trajectories, Seed and ShardSize, which fix the shards and so
+// the bits of every sum — is fields of Ensemble; how one call runs is
+// options.
 type Option func(*options)
 
 type options struct {
@@ -22,7 +34,7 @@ type options struct {
 	tstops     []float64 // sorted ascending copy
 	dt0        float64
 	fixed      float64
-	workers    int // Ensemble.Solve's goroutines (ensemble.go); 0: GOMAXPROCS
+	workers    int // Workers (ensemble.go); 0: not given (GOMAXPROCS)
 	// Gradient only (gradopts.go)
 	gradOnly           string  // the name of the first gradient-only option given
 	adjRtol, adjAtol   float64 // the backward solve's tolerances; 0: the forward ones
@@ -45,6 +57,44 @@ const (
 
 func defaultOptions() options {
 	return options{rtol: DefaultRelTol, atol: DefaultAbsTol, maxSteps: DefaultMaxSteps}
+}
+
+// optGroup is a group of options that apply to some calls only.
+type optGroup uint8
+
+const (
+	gradOpts    optGroup = 1 << iota // AdjointTol, QuadTol, FiniteDiffDerivatives
+	ensGradOpts                      // Indices, PerTrajectoryU0
+	workersOpt                       // Workers
+	saveOpts                         // SaveAt, Dense, SaveEveryStep
+)
+
+// solveOpts are the groups a solve (Solve, Init, Ensemble.Solve,
+// SolveShard) accepts besides Workers.
+const solveOpts = saveOpts
+
+// notFor returns an error naming the first option given that does not
+// apply to call, which accepts the groups allow (and every option of no
+// group).
+func (o *options) notFor(call string, allow optGroup) error {
+	switch {
+	case o.gradOnly != "" && allow&gradOpts == 0:
+		return fmt.Errorf("ode: %s: option %s applies to gradients only (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard)", call, o.gradOnly)
+	case o.ensOnly != "" && allow&ensGradOpts == 0:
+		return fmt.Errorf("ode: %s: option %s applies to Ensemble.Gradient and GradientShard only", call, o.ensOnly)
+	case o.workers != 0 && allow&workersOpt == 0:
+		return fmt.Errorf("ode: %s: option Workers applies to Ensemble.Solve and Ensemble.Gradient only", call)
+	case allow&saveOpts == 0 && (o.saveAtSet || o.dense || o.everyStep):
+		name := "SaveEveryStep"
+		switch {
+		case o.saveAtSet:
+			name = "SaveAt"
+		case o.dense:
+			name = "Dense"
+		}
+		return fmt.Errorf("ode: %s: option %s applies to solves only (Solve, Init, Ensemble.Solve, SolveShard); a gradient's save times are Loss.At", call, name)
+	}
+	return nil
 }
 
 func (o *options) fail(format string, args ...any) {

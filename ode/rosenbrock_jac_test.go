@@ -18,7 +18,7 @@ func robertsonAD(u, _ ad.Var, _ float64) ad.Var {
 	r1 := ad.Scale(y1, 0.04)
 	r2 := ad.Scale(ad.Mul(y2, y3), 1e4)
 	r3 := ad.Scale(ad.Square(y2), 3e7)
-	return ad.Concat0(ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
+	return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 }
 
 // TestJacobianSources: the user's Jacobian, finite differences and ADFunc

@@ -77,6 +77,8 @@ var (
 	_ Validator = WeightDecayRule{}
 )
 
+// The schedules of this package also check their parameters (Setup finds
+// scheduleChecker by type assertion).
 var (
 	_ Schedule = constant{}
 	_ Schedule = cosine{}
@@ -87,4 +89,13 @@ var (
 	_ Schedule = warmup{}
 	_ Schedule = warmupCosine{}
 	_ Schedule = ScheduleFunc(nil)
+
+	_ scheduleChecker = constant{}
+	_ scheduleChecker = cosine{}
+	_ scheduleChecker = exponential{}
+	_ scheduleChecker = joined{}
+	_ scheduleChecker = linear{}
+	_ scheduleChecker = stepDecay{}
+	_ scheduleChecker = warmup{}
+	_ scheduleChecker = warmupCosine{}
 )

@@ -24,7 +24,21 @@ import (
 
 // Option adjusts a derivative check (CheckGrad, CheckJVP, CheckTranspose,
 // CheckHVP): its finite-difference steps, its tolerance and its directions.
+// Tolerances are options of a check, never package variables. An option
+// that does not apply to the check it is given to is a fatal error naming
+// both: Steps and Tol apply to the finite-difference checks (CheckGrad,
+// CheckJVP, CheckHVP), TransposeTol and Exact to CheckTranspose only;
+// Directions and FullUpTo to every check.
 type Option func(*checkConfig)
+
+// optScope is the checks an option applies to, when not all of them: the
+// finite-difference checks (optFD) or CheckTranspose (optTranspose).
+type optScope uint8
+
+const (
+	optFD optScope = 1 << iota
+	optTranspose
+)
 
 type checkConfig struct {
 	steps      []float32
@@ -33,6 +47,9 @@ type checkConfig struct {
 	full       int
 	exact      bool    // CheckTranspose: dyadic directions, equality
 	trel, tabs float64 // CheckTranspose's tolerance
+	// the first option given that applies to the finite-difference
+	// checks only, and to CheckTranspose only
+	fdOnly, transposeOnly string
 }
 
 // Defaults of the derivative checks; see the options.
@@ -55,14 +72,14 @@ var defaultSteps = []float32{1e-2, 3e-3}
 // difference at any of them, so a function whose curvature spoils one step
 // or whose rounding spoils the other is still checked fairly.
 func Steps(h ...float32) Option {
-	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
+	return func(c *checkConfig) { c.mark(optFD, "Steps"); c.steps = append([]float32(nil), h...) }
 }
 
 // Tol sets the tolerance of the comparisons (default 2e-2 and 2e-3): |ad −
 // fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1 plus
 // the size of the values involved.
 func Tol(rel, abs float64) Option {
-	return func(c *checkConfig) { c.rel, c.abs = rel, abs }
+	return func(c *checkConfig) { c.mark(optFD, "Tol"); c.rel, c.abs = rel, abs }
 }
 
 // Directions sets how many random directions are checked when θ is larger
@@ -85,7 +102,7 @@ func FullUpTo(n int) Option {
 // |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs, where scale is
 // Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|, the size of the terms summed.
 func TransposeTol(rel, abs float64) Option {
-	return func(c *checkConfig) { c.trel, c.tabs = rel, abs }
+	return func(c *checkConfig) { c.mark(optTranspose, "TransposeTol"); c.trel, c.tabs = rel, abs }
 }
 
 // Exact makes CheckTranspose demand ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ exactly, for ops
@@ -93,12 +110,37 @@ func TransposeTol(rel, abs float64) Option {
 // that multiply a few such numbers): the random directions u (and v, above
 // FullUpTo) are then dyadic, multiples of 1/8 in [−8, 8], so that with a
 // dyadic θ both sides are computed without rounding and any difference is
-// a wrong rule, however small. The other checks ignore it.
+// a wrong rule, however small. It applies to CheckTranspose only.
 func Exact() Option {
-	return func(c *checkConfig) { c.exact = true }
+	return func(c *checkConfig) { c.mark(optTranspose, "Exact"); c.exact = true }
 }
 
-func configure(opts []Option) checkConfig {
+// mark records the option name of the given scope, if it is the first.
+func (c *checkConfig) mark(s optScope, name string) {
+	switch {
+	case s == optFD && c.fdOnly == "":
+		c.fdOnly = name
+	case s == optTranspose && c.transposeOnly == "":
+		c.transposeOnly = name
+	}
+}
+
+// configure applies opts for the check named check, which accepts the
+// options of scope allow (and those of every check); an option of another
+// scope is a fatal error.
+func configure(t T, check string, allow optScope, opts []Option) checkConfig {
+	t.Helper()
+	c := configureAll(opts)
+	switch {
+	case c.fdOnly != "" && allow&optFD == 0:
+		t.Fatalf("%s: option %s applies to CheckGrad, CheckJVP and CheckHVP only", check, c.fdOnly)
+	case c.transposeOnly != "" && allow&optTranspose == 0:
+		t.Fatalf("%s: option %s applies to CheckTranspose only", check, c.transposeOnly)
+	}
+	return c
+}
+
+func configureAll(opts []Option) checkConfig {
 	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
 	for _, o := range opts {
@@ -309,7 +351,7 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 // size, the steps and the tolerance.
 func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(opts)
+	c := configure(t, "CheckGrad", optFD, opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("CheckGrad: %v", err)
@@ -325,7 +367,7 @@ func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // along several random directions.
 func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(opts)
+	c := configure(t, "CheckJVP", optFD, opts)
 	y, err := evalAt(f, θ)
 	if err != nil {
 		t.Fatalf("CheckJVP: %v", err)
@@ -359,7 +401,7 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // to the tolerance of TransposeTol, or exactly with Exact.
 func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(opts)
+	c := configure(t, "CheckTranspose", optTranspose, opts)
 	ps := c.probes(θ, 3)
 	failed, first := 0, ""
 	for k, p := range ps {
@@ -399,7 +441,7 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every pair of directions.
 func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(opts)
+	c := configure(t, "CheckHVP", optFD, opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("CheckHVP: %v", err)

@@ -16,7 +16,9 @@
 // along several random directions drawn deterministically from θ
 // otherwise (a failure replays exactly). CheckHVP checks the gradient
 // first. Steps, tolerances and directions are options of a check (Steps,
-// Tol, Directions, FullUpTo). Example_primitive shows a user's own
+// Tol, Directions, FullUpTo; TransposeTol and Exact for CheckTranspose),
+// never package variables; an option given to a check it does not apply
+// to is a fatal error naming both. Example_primitive shows a user's own
 // Primitive with its rules tested by the checkers.
 //
 // proptest imports the packages it checks, so tests inside those packages

@@ -188,7 +188,7 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 		return drawn{func() model.Layer { return model.Flatten() }, []int{s[0], numel(s[1:])}, "Flatten"}
 	case LayerNorm, BatchNorm:
 		eps := rapid.SampledFrom(normEps).Draw(t, "eps")
-		opts := []model.Option{model.Eps(eps)}
+		opts := []model.Option{model.NormEps(eps)}
 		desc := fmt.Sprintf(" eps=%g", eps)
 		if rapid.IntRange(0, 3).Draw(t, "noAffine") == 0 {
 			opts = append(opts, model.NoAffine())

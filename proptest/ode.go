@@ -229,7 +229,7 @@ func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
 			}
 			outs[r.Out] = ad.Add(outs[r.Out], term)
 		}
-		return ad.Concat0(outs...)
+		return ad.Concat(0, outs...)
 	}
 }
 

@@ -1,0 +1,27 @@
+package ode
+
+// Compile-time checks, gonum style: every method and sensitivity
+// implements its interface, and every stepper implements stepper and, where
+// its attempts can fail for a reason of its own, stepFailer (the
+// integrator finds it by type assertion, so a mistyped failure method
+// would silently turn a singular W into a plain dt underflow).
+var (
+	_ Method = (*erkMethod)(nil)
+	_ Method = (*r23Method)(nil)
+	_ Method = (*rosMethod)(nil)
+
+	_ Sensitivity = BacksolveAdjoint{}
+	_ Sensitivity = DiscreteAdjoint{}
+	_ Sensitivity = ForwardSensitivity{}
+	_ Sensitivity = InterpolatingAdjoint{}
+
+	_ stepper[float32] = (*erk[float32])(nil)
+	_ stepper[float64] = (*erk[float64])(nil)
+	_ stepper[float32] = (*rosenbrock[float32])(nil)
+	_ stepper[float64] = (*rosenbrock[float64])(nil)
+	_ stepper[float32] = (*ros23[float32])(nil)
+	_ stepper[float64] = (*ros23[float64])(nil)
+
+	_ stepFailer = (*rosenbrock[float64])(nil)
+	_ stepFailer = (*ros23[float64])(nil)
+)
