@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -49,7 +48,7 @@ func defaultOptions() options {
 
 func (o *options) fail(format string, args ...any) {
 	if o.err == nil {
-		o.err = fmt.Errorf("ode: "+format, args...)
+		o.err = errorf(""+format, args...)
 	}
 }
 
