@@ -222,7 +222,7 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 		if e := fromADFailure(f); e != nil {
 			b.err = e // the tape's error, as FromAD's error function has it
 		} else {
-			b.err = errorf("Minimize: the objective returned NaN at evaluation %d", b.evals)
+			b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
 		}
 		return f
 	}
@@ -232,7 +232,7 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 	check := !math.IsInf(f, 0) // at an infinite loss the line search backs off; the gradient is moot
 	for i, g := range b.g32 {
 		if check && minimizeNotFinite(float64(g)) {
-			b.err = errorf("Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g)", g, i, b.evals, f)
+			b.err = errorf("Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g), want finite values", g, i, b.evals, f)
 			return f
 		}
 		b.g64[i] = float64(g)
@@ -347,7 +347,7 @@ func fromADFailure(f float64) error {
 
 func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {
 	if grad != nil && len(grad) != len(θ) {
-		return 0, errorf("FromAD: grad has length %d; θ has %d", len(grad), len(θ))
+		return 0, errorf("FromAD: grad has length %d, want %d (len(θ))", len(grad), len(θ))
 	}
 	p := t.Param(θ)
 	y := f(p)

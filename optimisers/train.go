@@ -58,7 +58,7 @@ func Train[B any](ctx context.Context, opt *Optimiser, θ []float32, batches ite
 		}
 		v := l.Item()
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			err = errorf("Train: step %d: the loss is %v; θ keeps the previous step's values", step, v)
+			err = errorf("Train: step %d: the loss is %v, want a finite value; θ keeps the previous step's values", step, v)
 			break
 		}
 		if e := opt.Update(θ, g); e != nil {
