@@ -41,7 +41,11 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	s := "layout: " + e.Op + " " + strconv.Quote(e.Path) + ":"
+	s := "layout: "
+	if e.Op != "" {
+		s += e.Op + " "
+	}
+	s += strconv.Quote(e.Path) + ":"
 	sep := " "
 	if e.Err != nil {
 		s += sep + e.Err.Error()
