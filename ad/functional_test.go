@@ -200,7 +200,7 @@ func TestViewPath(t *testing.T) {
 		t.Errorf("ViewPath: shape %v, gradient %v", w.Shape(), g)
 	}
 	for _, tc := range []struct{ path, want string }{
-		{"0.wieght", `unknown path "0.wieght"`},
+		{"0.wieght", `"0.wieght": unknown path`},
 		{"1", "group"},
 	} {
 		tp.Reset()

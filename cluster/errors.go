@@ -12,11 +12,22 @@ import (
 // so that errors.As finds it and the Retcode is the in-process one).
 type RemoteError struct {
 	Msg   string
+	bare  string // Msg without "ode: ", if the worker's error was ode's
 	cause error
 }
 
 func (e *RemoteError) Error() string { return e.Msg }
 func (e *RemoteError) Unwrap() error { return e.cause }
+
+// Unprefixed is the message without "ode: " if the worker's error was one
+// of package ode's, so that an ode.TrajectoryError holding it reads as the
+// in-process one ("ode: trajectory 3: …", the prefix once); otherwise Msg.
+func (e *RemoteError) Unprefixed() string {
+	if e.bare != "" {
+		return e.bare
+	}
+	return e.Msg
+}
 
 // ShardFailedError is the error of every trajectory of a shard that no
 // worker finished: each delivery failed, or the workers it was delivered
@@ -59,6 +70,9 @@ func toWireErr(te ode.TrajectoryError) wireErr {
 		return w
 	}
 	w.Msg = te.Err.Error()
+	if u, ok := te.Err.(interface{ Unprefixed() string }); ok && w.Msg == "ode: "+u.Unprefixed() {
+		w.Msg, w.Prefixed = u.Unprefixed(), true
+	}
 	var oe *ode.Error
 	if errors.As(te.Err, &oe) {
 		w.IsODE = true
@@ -72,16 +86,20 @@ func toWireErr(te ode.TrajectoryError) wireErr {
 }
 
 func fromWireErr(w wireErr) ode.TrajectoryError {
-	var err error = &RemoteError{Msg: w.Msg}
+	re := &RemoteError{Msg: w.Msg}
+	if w.Prefixed {
+		re.Msg, re.bare = "ode: "+w.Msg, w.Msg
+	}
+	var err error = re
 	if w.IsODE {
 		oe := &ode.Error{Code: ode.Retcode(w.Code), T: w.T, Dt: w.Dt, Component: int(w.Component)}
 		if w.HasInner {
 			oe.Err = &RemoteError{Msg: w.Inner}
 		}
-		if oe.Error() == w.Msg {
+		if oe.Error() == re.Msg {
 			err = oe
 		} else {
-			err = &RemoteError{Msg: w.Msg, cause: oe}
+			re.cause = oe
 		}
 	}
 	return ode.TrajectoryError{Index: w.Index, Err: err}

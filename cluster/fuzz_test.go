@@ -37,7 +37,7 @@ func sampleResults() []*resultMsg {
 			Errors: []wireErr{{Index: 17, IsODE: true, Code: int8(ode.MaxStepsReached), T: 3, Dt: 1e-3, Component: -1, Msg: (&ode.Error{Code: ode.MaxStepsReached, T: 3, Dt: 1e-3}).Error()}}},
 		{Req: reqID{2}, Kind: KindGradient, Prec: Float32, Index: 0, Lo: 0, Hi: 2, Delivered: 3, Worker: "w2",
 			Value: 0.25, Count: 1, P: []float64{0.1, 0.2, 0.3, 0.4}, U0: floatBytes([]float32{1, 2, float32(math.NaN()), float32(math.NaN())}), NU0: 4,
-			Errors: []wireErr{{Index: 9, Msg: "ode: Gradient: the loss returned NaN", Component: -1}, {Index: 3, IsODE: true, HasInner: true, Inner: "singular", Msg: "x"}}[:1]},
+			Errors: []wireErr{{Index: 9, Msg: "Gradient: the loss returned NaN", Prefixed: true, Component: -1}, {Index: 3, IsODE: true, HasInner: true, Inner: "singular", Msg: "x"}}[:1]},
 		{Req: reqID{3}, Kind: KindSolve, Prec: Float64, Status: resFailed, Index: 2, Lo: 4, Hi: 6, Delivered: 5, Worker: "w3", Reason: "refused: θ"},
 		{Req: reqID{4}, Kind: KindGradient, Prec: Float32, Status: resOffloaded, Index: 7, Attempt: 1, Lo: 70, Hi: 80, Delivered: 2, Worker: "w4",
 			Blob: [16]byte{0xab, 1}, BlobSize: 3 << 20, BlobSum: [32]byte{9, 8, 7}},

@@ -11,7 +11,8 @@ type wireErr struct {
 	Code      int8
 	T, Dt     float64
 	Component int32
-	Msg       string // the TrajectoryError's Err.Error()
+	Prefixed  bool   // Err is an ode error: it reads "ode: " + Msg
+	Msg       string // the TrajectoryError's Err.Error(), or its Unprefixed() if Prefixed
 	Inner     string // the *ode.Error's Err.Error() if HasInner
 }
 
@@ -62,9 +63,10 @@ type resultMsg struct {
 }
 
 const (
-	errFlagODE   = 1 << 0
-	errFlagInner = 1 << 1
-	minErrLen    = 4 + 1 + 1 + 8 + 8 + 4 + 2 + 2
+	errFlagODE      = 1 << 0
+	errFlagInner    = 1 << 1
+	errFlagPrefixed = 1 << 2
+	minErrLen       = 4 + 1 + 1 + 8 + 8 + 4 + 2 + 2
 )
 
 func encodeResult(m *resultMsg) []byte {
@@ -113,6 +115,9 @@ func encodeResult(m *resultMsg) []byte {
 		}
 		if e.HasInner {
 			f |= errFlagInner
+		}
+		if e.Prefixed {
+			f |= errFlagPrefixed
 		}
 		w.u8(f)
 		w.u8(uint8(e.Code))
@@ -207,10 +212,10 @@ func decodeResult(b []byte) (*resultMsg, error) {
 			e := &m.Errors[k]
 			e.Index = r.count("error index", MaxTrajectories)
 			f := r.u8("error flags")
-			if r.err == nil && f&^(errFlagODE|errFlagInner) != 0 {
+			if r.err == nil && f&^(errFlagODE|errFlagInner|errFlagPrefixed) != 0 {
 				r.fail("error %d: unknown flags %#x", k, f)
 			}
-			e.IsODE, e.HasInner = f&errFlagODE != 0, f&errFlagInner != 0
+			e.IsODE, e.HasInner, e.Prefixed = f&errFlagODE != 0, f&errFlagInner != 0, f&errFlagPrefixed != 0
 			e.Code = int8(r.u8("error code"))
 			e.T, e.Dt = r.f64("error t"), r.f64("error dt")
 			e.Component = int32(r.u32("error component"))

@@ -13,12 +13,12 @@ import (
 // backing array become one leaf with several paths (tied).
 func Destructure(p any) ([]float32, *Layout, error) {
 	var w walkState
-	if _, _, err := w.walk("Destructure", p); err != nil {
-		return nil, nil, err
+	if _, _, err := w.walk(p); err != nil {
+		return nil, nil, wrap("Destructure", err)
 	}
-	lay, owner, err := w.layout("Destructure")
+	lay, owner, err := w.layout()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, wrap("Destructure", err)
 	}
 	θ := make([]float32, lay.n)
 	for i, r := range w.refs {
@@ -42,9 +42,9 @@ func Destructure(p any) ([]float32, *Layout, error) {
 // writes one slice header per leaf and allocates nothing: reflection runs
 // once per struct type and layout.
 func Restructure(θ []float32, lay *Layout, p any) error {
-	b, base, err := lay.bind("Restructure", θ, p)
+	b, base, err := lay.bind(θ, p)
 	if err != nil {
-		return err
+		return wrap("Restructure", err)
 	}
 	c := cursor{}
 	b.walk(b.plan, base, &c, modeView, θ)
@@ -56,19 +56,21 @@ func Restructure(θ []float32, lay *Layout, p any) error {
 // field must already have its leaf's length. Nothing is written unless every
 // field matches.
 func RestructureInPlace(θ []float32, lay *Layout, p any) error {
-	b, base, err := lay.bind("RestructureInPlace", θ, p)
+	const op = "RestructureInPlace"
+	b, base, err := lay.bind(θ, p)
 	if err != nil {
-		return err
+		return wrap(op, err)
 	}
 	c := cursor{}
 	if !b.walk(b.plan, base, &c, modeCheckLen, θ) || c.e != len(b.spans) {
 		var w walkState
-		if _, _, err := w.walk("RestructureInPlace", p); err != nil {
-			return err
+		if _, _, err := w.walk(p); err != nil {
+			return wrap(op, err)
 		}
 		for i, r := range w.refs {
 			if s := b.spans[i]; len(*r.slot) != s.hi-s.lo {
-				return fmt.Errorf("layout: RestructureInPlace: field %s has %d floats, the layout's leaf has %d", r.path, len(*r.slot), s.hi-s.lo)
+				return &PathError{Op: op, Path: r.path, Err: ErrShape,
+					Got: fmt.Sprintf("the field has %d floats", len(*r.slot)), Want: fmt.Sprintf("%d (the layout's leaf)", s.hi-s.lo)}
 			}
 		}
 	}
@@ -101,12 +103,12 @@ const (
 
 // bind returns the binding of p's type to l, checked against p's current
 // shape, compiling a new one if the cached one does not fit.
-func (l *Layout) bind(op string, θ []float32, p any) (*binding, unsafe.Pointer, error) {
+func (l *Layout) bind(θ []float32, p any) (*binding, unsafe.Pointer, error) {
 	if l == nil {
-		return nil, nil, fmt.Errorf("layout: %s: nil layout", op)
+		return nil, nil, fmt.Errorf("nil layout")
 	}
 	if len(θ) != l.n {
-		return nil, nil, fmt.Errorf("layout: %s: buffer has %d floats, layout wants %d", op, len(θ), l.n)
+		return nil, nil, fmt.Errorf("buffer has %d floats, layout wants %d", len(θ), l.n)
 	}
 	t := reflect.TypeOf(p)
 	if c, ok := l.bindings.Load(t); ok {
@@ -117,7 +119,7 @@ func (l *Layout) bind(op string, θ []float32, p any) (*binding, unsafe.Pointer,
 			return b, base, nil
 		}
 	}
-	b, base, err := l.compile(op, p)
+	b, base, err := l.compile(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,9 +128,9 @@ func (l *Layout) bind(op string, θ []float32, p any) (*binding, unsafe.Pointer,
 }
 
 // compile walks p with paths and looks every field up in l.
-func (l *Layout) compile(op string, p any) (*binding, unsafe.Pointer, error) {
+func (l *Layout) compile(p any) (*binding, unsafe.Pointer, error) {
 	var w walkState
-	plan, base, err := w.walk(op, p)
+	plan, base, err := w.walk(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,18 +139,22 @@ func (l *Layout) compile(op string, p any) (*binding, unsafe.Pointer, error) {
 	for i, r := range w.refs {
 		li, ok := l.leafOf[r.path]
 		if !ok {
-			return nil, nil, fmt.Errorf("layout: %s: field %s of %T: %v", op, r.path, p, trimPrefix(l.unknown("no leaf", r.path)))
+			e := l.unknown(r.path)
+			e.Got = fmt.Sprintf("a field of %T that the layout has no leaf for", p)
+			return nil, nil, e
 		}
 		lf := &l.leaves[li]
 		if r.shape != nil && !slices.Equal(r.shape, lf.Shape) {
-			return nil, nil, fmt.Errorf("layout: %s: field %s has tag shape %v, the layout's leaf %q has shape %v", op, r.path, r.shape, lf.Path, lf.Shape)
+			return nil, nil, &PathError{Path: r.path, Err: ErrShape,
+				Got: fmt.Sprintf("the field's tag says %v", r.shape), Want: fmt.Sprintf("%v (the layout's leaf %q)", lf.Shape, lf.Path)}
 		}
 		covered[li] = true
 		b.spans[i] = span{lf.Offset, lf.End()}
 	}
 	for i, c := range covered {
 		if !c {
-			return nil, nil, fmt.Errorf("layout: %s: the layout's leaf %q has no field in %T (does the struct have the shape the layout was made from?)", op, l.leaves[i].Path, p)
+			return nil, nil, &PathError{Path: l.leaves[i].Path, Got: fmt.Sprintf("no field of %T holds the leaf", p),
+				Want: "a field for every leaf (does the struct have the shape the layout was made from?)"}
 		}
 	}
 	return b, base, nil

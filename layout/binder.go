@@ -41,9 +41,9 @@ func Bind[S any](lay *Layout, shape *S) (*Binder[S], error) {
 	if shape == nil {
 		shape = new(S)
 	}
-	b, _, err := lay.compile("Bind", shape)
+	b, _, err := lay.compile(shape)
 	if err != nil {
-		return nil, err
+		return nil, wrap("Bind", err)
 	}
 	return &Binder[S]{lay: lay, b: b, name: fmt.Sprintf("%T", shape)}, nil
 }

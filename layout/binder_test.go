@@ -85,7 +85,7 @@ func TestBinderLocalStructAllocatesNothing(t *testing.T) {
 func TestBinderErrors(t *testing.T) {
 	n, θ, lay := destructuredNet(t)
 	// The zero net has no Blocks and no Head: it does not fit the layout.
-	if _, err := layout.Bind[net](lay, nil); err == nil || !strings.Contains(err.Error(), "layout: Bind: ") {
+	if _, err := layout.Bind[net](lay, nil); err == nil || !strings.Contains(err.Error(), "layout: Bind ") {
 		t.Errorf("Bind with the zero value of a struct with slices of structs: %v", err)
 	}
 	if _, err := layout.Bind[net](nil, nil); err == nil || !strings.Contains(err.Error(), "nil layout") {

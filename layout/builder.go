@@ -60,7 +60,7 @@ func (b *Builder) walk(op string, name string, segs []string) *bnode {
 			n.byName[s] = c
 			n.children = append(n.children, c)
 		} else if c.leaf {
-			b.fail(fmt.Errorf("layout: %s %q: %q is a leaf, not a group", op, b.prefix+name, b.prefix+strings.Join(segs[:i+1], ".")))
+			b.fail(fmt.Errorf("%s %q: %q is a leaf, not a group", op, b.prefix+name, b.prefix+strings.Join(segs[:i+1], ".")))
 			return nil
 		}
 		n = c
@@ -86,12 +86,12 @@ func splitName(name string) ([]string, error) {
 func (b *Builder) Add(name string, shape ...int) *Builder {
 	segs, err := splitName(name)
 	if err != nil {
-		b.fail(fmt.Errorf("layout: Add under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Add under %q: %v", b.prefix, err))
 		return b
 	}
 	for i, d := range shape {
 		if d <= 0 {
-			b.fail(fmt.Errorf("layout: Add %q: dimension %d of shape %v is %d, want > 0", b.prefix+name, i, shape, d))
+			b.fail(fmt.Errorf("Add %q: dimension %d of shape %v is %d, want > 0", b.prefix+name, i, shape, d))
 			return b
 		}
 	}
@@ -101,7 +101,7 @@ func (b *Builder) Add(name string, shape ...int) *Builder {
 	}
 	last := segs[len(segs)-1]
 	if _, dup := g.byName[last]; dup {
-		b.fail(fmt.Errorf("layout: Add: duplicate path %q", b.prefix+name))
+		b.fail(fmt.Errorf("Add: duplicate path %q", b.prefix+name))
 		return b
 	}
 	c := &bnode{name: last, leaf: true, shape: slices.Clone(shape)}
@@ -119,7 +119,7 @@ func (b *Builder) Add(name string, shape ...int) *Builder {
 func (b *Builder) Group(name string) *Builder {
 	segs, err := splitName(name)
 	if err != nil {
-		b.fail(fmt.Errorf("layout: Group under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Group under %q: %v", b.prefix, err))
 		return &Builder{s: b.s, node: &bnode{byName: map[string]*bnode{}}, prefix: b.prefix + name + "."}
 	}
 	g := b.walk("Group", name, segs)
@@ -136,7 +136,7 @@ func (b *Builder) Group(name string) *Builder {
 func (b *Builder) Tie(path, existing string) *Builder {
 	for _, p := range []string{path, existing} {
 		if _, err := splitName(p); err != nil {
-			b.fail(fmt.Errorf("layout: Tie %q to %q under %q: %v", path, existing, b.prefix, err))
+			b.fail(fmt.Errorf("Tie %q to %q under %q: %v", path, existing, b.prefix, err))
 			return b
 		}
 	}
@@ -148,7 +148,7 @@ func (b *Builder) Tie(path, existing string) *Builder {
 // frozen: optimisers skip it unless told otherwise.
 func (b *Builder) Freeze(path string) *Builder {
 	if _, err := splitName(path); err != nil {
-		b.fail(fmt.Errorf("layout: Freeze under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Freeze under %q: %v", b.prefix, err))
 		return b
 	}
 	b.s.freezes = append(b.s.freezes, b.prefix+path)
@@ -158,6 +158,15 @@ func (b *Builder) Freeze(path string) *Builder {
 // Build lays out the buffer and returns the layout, or the first error any
 // call recorded. The builder can be used again afterwards.
 func (b *Builder) Build() (*Layout, error) {
+	lay, err := b.build()
+	if err != nil {
+		return nil, wrap("", err)
+	}
+	return lay, nil
+}
+
+// build is Build with errors unprefixed, for the package's own builders.
+func (b *Builder) build() (*Layout, error) {
 	s := b.s
 	if s.err != nil {
 		return nil, s.err
@@ -205,12 +214,12 @@ func (b *Builder) Build() (*Layout, error) {
 		i, ok := index[target]
 		if !ok {
 			if isGroupPath(groups, target) {
-				return nil, fmt.Errorf("layout: Tie %q to %q: the target is a group; only leaves can be tied", alias, target)
+				return nil, fmt.Errorf("Tie %q to %q: the target is a group; only leaves can be tied", alias, target)
 			}
-			return nil, fmt.Errorf("layout: Tie %q to %q: no leaf %q", alias, target, target)
+			return nil, fmt.Errorf("Tie %q to %q: no leaf %q", alias, target, target)
 		}
 		if _, dup := index[alias]; dup {
-			return nil, fmt.Errorf("layout: Tie %q to %q: %q already exists", alias, target, alias)
+			return nil, fmt.Errorf("Tie %q to %q: %q already exists", alias, target, alias)
 		}
 		leaves[i].Aliases = append(leaves[i].Aliases, alias)
 		index[alias] = i
@@ -232,7 +241,7 @@ func (b *Builder) Build() (*Layout, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("layout: Freeze %q: no leaf or group with that path", f)
+			return nil, fmt.Errorf("Freeze %q: no leaf or group with that path", f)
 		}
 	}
 	return newLayout(leaves, groups)

@@ -33,4 +33,16 @@
 // section is the flat buffer itself, and the layout's groups, ties and frozen
 // marks travel in the header's metadata, with what the file holds when it
 // is not parameters (Holds, WantHolds).
+//
+// Errors say "layout: " once, then the function and what was wrong: the
+// path, what came and what was wanted. The functions below the exported
+// ones return errors without the prefix and each exported function adds
+// it (wrap), so nothing is cut out of strings. Errors a caller may branch
+// on are typed: a path the layout does not hold, or a leaf of another shape
+// than what came, is a *PathError (Op, Path, Err, Got, Want) from View,
+// Range, Sub, Restructure, RestructureInPlace, Bind and LoadInto, with
+// ErrUnknownPath or ErrShape as its Err for errors.Is:
+//
+//	layout: View "encoder.wieght": unknown path, want a path such as encoder.bias, encoder.weight
+//	layout: LoadInto "0.weight": wrong shape: tensor "0.weight" of the file has [3 4], want [4 3]
 package layout

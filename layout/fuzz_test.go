@@ -128,7 +128,7 @@ func FuzzLoadInto(f *testing.F) {
 			if d := cmp.Diff(θ0, stBits(θ)); d != "" {
 				t.Fatalf("θ changed on error %v (-before +after):\n%s", err, d)
 			}
-			if !strings.HasPrefix(err.Error(), "layout: LoadInto: ") {
+			if !strings.HasPrefix(err.Error(), "layout: LoadInto") {
 				t.Fatalf("error without prefix: %v", err)
 			}
 			return

@@ -61,7 +61,7 @@ func ParseJSON(data []byte) (*Layout, error) {
 	}
 	l, err := newLayout(leaves, groups)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ParseJSON", err)
 	}
 	if l.n != d.Len {
 		return nil, fmt.Errorf("layout: ParseJSON: \"len\" is %d, the leaves hold %d floats", d.Len, l.n)

@@ -97,21 +97,21 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 		}
 		for d, s := range lf.Shape {
 			if s <= 0 {
-				return nil, fmt.Errorf("layout: leaf %q: dimension %d of shape %v is %d, want > 0", lf.Path, d, lf.Shape, s)
+				return nil, fmt.Errorf("leaf %q: dimension %d of shape %v is %d, want > 0", lf.Path, d, lf.Shape, s)
 			}
 		}
 		if _, err := flat.SizeOf(lf.Shape); err != nil {
-			return nil, fmt.Errorf("layout: leaf %q: %v", lf.Path, err)
+			return nil, fmt.Errorf("leaf %q: %v", lf.Path, err)
 		}
 		if lf.Offset != l.n {
-			return nil, fmt.Errorf("layout: leaf %q starts at %d, want %d (leaves must tile the buffer in order)", lf.Path, lf.Offset, l.n)
+			return nil, fmt.Errorf("leaf %q starts at %d, want %d (leaves must tile the buffer in order)", lf.Path, lf.Offset, l.n)
 		}
 		l.n = lf.End()
 		if l.n < lf.Offset {
-			return nil, fmt.Errorf("layout: leaf %q overflows the buffer size", lf.Path)
+			return nil, fmt.Errorf("leaf %q overflows the buffer size", lf.Path)
 		}
 		if _, dup := l.leafOf[lf.Path]; dup {
-			return nil, fmt.Errorf("layout: duplicate path %q", lf.Path)
+			return nil, fmt.Errorf("duplicate path %q", lf.Path)
 		}
 		l.leafOf[lf.Path] = i
 	}
@@ -121,13 +121,13 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 			return nil, err
 		}
 		if _, dup := l.groupOf[g.Path]; dup {
-			return nil, fmt.Errorf("layout: duplicate group %q", g.Path)
+			return nil, fmt.Errorf("duplicate group %q", g.Path)
 		}
 		if _, dup := l.leafOf[g.Path]; dup {
-			return nil, fmt.Errorf("layout: path %q is both a leaf and a group", g.Path)
+			return nil, fmt.Errorf("path %q is both a leaf and a group", g.Path)
 		}
 		if g.Lo < 0 || g.Hi < g.Lo || g.Hi > l.n {
-			return nil, fmt.Errorf("layout: group %q has range [%d, %d), want within [0, %d)", g.Path, g.Lo, g.Hi, l.n)
+			return nil, fmt.Errorf("group %q has range [%d, %d), want within [0, %d)", g.Path, g.Lo, g.Hi, l.n)
 		}
 		l.groupOf[g.Path] = i
 		l.shapes = append(l.shapes, []int{g.Hi - g.Lo})
@@ -139,12 +139,12 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 			gi, ok := l.groupOf[p]
 			if !ok {
 				if _, isLeaf := l.leafOf[p]; isLeaf {
-					return nil, fmt.Errorf("layout: path %q is below leaf %q", lf.Path, p)
+					return nil, fmt.Errorf("path %q is below leaf %q", lf.Path, p)
 				}
-				return nil, fmt.Errorf("layout: leaf %q has no group %q", lf.Path, p)
+				return nil, fmt.Errorf("leaf %q has no group %q", lf.Path, p)
 			}
 			if g := groups[gi]; lf.Offset < g.Lo || lf.End() > g.Hi {
-				return nil, fmt.Errorf("layout: leaf %q at [%d, %d) lies outside its group %q at [%d, %d)", lf.Path, lf.Offset, lf.End(), p, g.Lo, g.Hi)
+				return nil, fmt.Errorf("leaf %q at [%d, %d) lies outside its group %q at [%d, %d)", lf.Path, lf.Offset, lf.End(), p, g.Lo, g.Hi)
 			}
 		}
 	}
@@ -152,21 +152,21 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 		if p := parent(g.Path); p != "" {
 			pg, ok := l.groupOf[p]
 			if !ok {
-				return nil, fmt.Errorf("layout: group %q has no parent group %q", g.Path, p)
+				return nil, fmt.Errorf("group %q has no parent group %q", g.Path, p)
 			}
 			if g.Lo < groups[pg].Lo || g.Hi > groups[pg].Hi {
-				return nil, fmt.Errorf("layout: group %q at [%d, %d) lies outside its parent %q at [%d, %d)", g.Path, g.Lo, g.Hi, p, groups[pg].Lo, groups[pg].Hi)
+				return nil, fmt.Errorf("group %q at [%d, %d) lies outside its parent %q at [%d, %d)", g.Path, g.Lo, g.Hi, p, groups[pg].Lo, groups[pg].Hi)
 			}
 		}
 		// The range starts and ends on leaf boundaries, and the leaves inside
 		// it are descendants: otherwise the group is not contiguous.
 		i := sort.Search(len(leaves), func(i int) bool { return leaves[i].Offset >= g.Lo })
 		if !l.boundary(g.Lo) || !l.boundary(g.Hi) {
-			return nil, fmt.Errorf("layout: group %q has range [%d, %d), which splits a leaf", g.Path, g.Lo, g.Hi)
+			return nil, fmt.Errorf("group %q has range [%d, %d), which splits a leaf", g.Path, g.Lo, g.Hi)
 		}
 		for ; i < len(leaves) && leaves[i].Offset < g.Hi; i++ {
 			if !strings.HasPrefix(leaves[i].Path, g.Path+".") {
-				return nil, fmt.Errorf("layout: group %q is not contiguous: leaf %q lies inside its range [%d, %d)", g.Path, leaves[i].Path, g.Lo, g.Hi)
+				return nil, fmt.Errorf("group %q is not contiguous: leaf %q lies inside its range [%d, %d)", g.Path, leaves[i].Path, g.Lo, g.Hi)
 			}
 		}
 	}
@@ -185,14 +185,14 @@ func (l *Layout) addAlias(alias string, leaf int) error {
 		return err
 	}
 	if _, dup := l.leafOf[alias]; dup {
-		return fmt.Errorf("layout: tie %q: the path already exists", alias)
+		return fmt.Errorf("tie %q: the path already exists", alias)
 	}
 	if _, dup := l.groupOf[alias]; dup {
-		return fmt.Errorf("layout: tie %q: the path is a group", alias)
+		return fmt.Errorf("tie %q: the path is a group", alias)
 	}
 	for p := parent(alias); p != ""; p = parent(p) {
 		if _, isLeaf := l.leafOf[p]; isLeaf {
-			return fmt.Errorf("layout: tie %q is below leaf %q", alias, p)
+			return fmt.Errorf("tie %q is below leaf %q", alias, p)
 		}
 	}
 	l.leafOf[alias] = leaf
@@ -210,11 +210,11 @@ func (l *Layout) boundary(i int) bool {
 
 func checkPath(p string) error {
 	if p == "" {
-		return fmt.Errorf("layout: empty path")
+		return fmt.Errorf("empty path")
 	}
 	for _, seg := range strings.Split(p, ".") {
 		if seg == "" {
-			return fmt.Errorf("layout: path %q has an empty name", p)
+			return fmt.Errorf("path %q has an empty name", p)
 		}
 	}
 	return nil
@@ -273,7 +273,7 @@ func (l *Layout) View(θ []float32, path string) (flat.Tensor, error) {
 	if path == "" {
 		return flat.Tensor{Shape: l.whole, Data: θ[:l.n:l.n]}, nil
 	}
-	return flat.Tensor{}, l.unknown("View", path)
+	return flat.Tensor{}, wrap("View", l.unknown(path))
 }
 
 // MustView is View for paths known to be right; it panics on error.
@@ -298,7 +298,7 @@ func (l *Layout) Range(path string) (lo, hi int, err error) {
 	if i, ok := l.groupOf[path]; ok {
 		return l.groups[i].Lo, l.groups[i].Hi, nil
 	}
-	return 0, 0, l.unknown("Range", path)
+	return 0, 0, wrap("Range", l.unknown(path))
 }
 
 // IsGroup reports whether path names a group.
@@ -318,10 +318,24 @@ func (l *Layout) PathAt(i int) (path string, index int, err error) {
 }
 
 // unknown builds the error for a path the layout does not hold, suggesting
-// the closest existing paths by shared prefix.
-func (l *Layout) unknown(op, path string) error {
+// the closest existing paths by shared prefix. The exported caller sets Op
+// (wrap).
+func (l *Layout) unknown(path string) *PathError {
+	near := l.near(parent(path))
+	if len(near) == 0 {
+		near = l.near("") // nothing beside it: show the top level
+	}
+	e := &PathError{Path: path, Err: ErrUnknownPath}
+	if len(near) > 0 {
+		e.Want = "a path such as " + strings.Join(near, ", ")
+	}
+	return e
+}
+
+// near lists the paths directly under the group prefix ("" is the root),
+// at most 8 of them.
+func (l *Layout) near(prefix string) []string {
 	var near []string
-	prefix := parent(path)
 	for p := range l.leafOf {
 		if prefix != "" && strings.HasPrefix(p, prefix+".") || prefix == "" && !strings.Contains(p, ".") {
 			near = append(near, p)
@@ -336,10 +350,7 @@ func (l *Layout) unknown(op, path string) error {
 	if len(near) > 8 {
 		near = append(near[:8], "…")
 	}
-	if len(near) == 0 {
-		return fmt.Errorf("layout: %s: unknown path %q", op, path)
-	}
-	return fmt.Errorf("layout: %s: unknown path %q (near: %s)", op, path, strings.Join(near, ", "))
+	return near
 }
 
 // Sub returns the layout of the subtree at path, with paths relative to it and
@@ -351,7 +362,7 @@ func (l *Layout) Sub(path string) (*Layout, error) {
 	}
 	lo, hi, err := l.Range(path)
 	if err != nil {
-		return nil, err
+		return nil, wrap("Sub", l.unknown(path))
 	}
 	var leaves []Leaf
 	var groups []Group
@@ -359,7 +370,8 @@ func (l *Layout) Sub(path string) (*Layout, error) {
 		lf := l.leaves[i]
 		name := path[strings.LastIndexByte(path, '.')+1:]
 		leaves = []Leaf{{Path: name, Offset: 0, Shape: lf.Shape, Frozen: lf.Frozen}}
-		return newLayout(leaves, nil)
+		sub, err := newLayout(leaves, nil)
+		return sub, wrap("Sub", err)
 	}
 	pre := path + "."
 	for _, lf := range l.leaves {
@@ -379,7 +391,8 @@ func (l *Layout) Sub(path string) (*Layout, error) {
 			groups = append(groups, Group{Path: strings.TrimPrefix(g.Path, pre), Lo: g.Lo - lo, Hi: g.Hi - lo})
 		}
 	}
-	return newLayout(leaves, groups)
+	sub, err := newLayout(leaves, groups)
+	return sub, wrap("Sub", err)
 }
 
 // Equal reports whether two layouts are identical: the same leaves (paths,

@@ -165,7 +165,7 @@ func TestViewErrors(t *testing.T) {
 		t.Errorf("short buffer: %v", err)
 	}
 	_, err := lay.View(make([]float32, 23), "encoder.wieght")
-	if err == nil || !strings.Contains(err.Error(), `unknown path "encoder.wieght"`) || !strings.Contains(err.Error(), "encoder.weight") {
+	if err == nil || !strings.Contains(err.Error(), `View "encoder.wieght": unknown path`) || !strings.Contains(err.Error(), "encoder.weight") {
 		t.Errorf("unknown path error should name it and suggest near paths: %v", err)
 	}
 	defer func() {

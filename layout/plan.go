@@ -132,12 +132,12 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) (*typePlan, 
 		}
 		opts, err := parseTag(tag)
 		if err != nil {
-			return nil, fmt.Errorf("layout: field %s.%s: %v", t, sf.Name, err)
+			return nil, fmt.Errorf("field %s.%s: %v", t, sf.Name, err)
 		}
 		f := planField{name: sf.Name, offset: sf.Offset, shape: opts.shape, frozen: opts.frozen}
 		ft := sf.Type
 		bad := func(why string) error {
-			return fmt.Errorf("layout: field %s.%s has type %s: %s, or tag it `flat:\"-\"` to leave it alone", t, sf.Name, ft, why)
+			return fmt.Errorf("field %s.%s has type %s: %s, or tag it `flat:\"-\"` to leave it alone", t, sf.Name, ft, why)
 		}
 		switch {
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Float32:
@@ -185,11 +185,11 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) (*typePlan, 
 		}
 		if f.kind != kindNone {
 			if f.shape != nil && f.kind != kindFloats {
-				return nil, fmt.Errorf("layout: field %s.%s: a shape tag needs a []float32 field, not %s", t, sf.Name, ft)
+				return nil, fmt.Errorf("field %s.%s: a shape tag needs a []float32 field, not %s", t, sf.Name, ft)
 			}
 			p.fields = append(p.fields, f)
 		} else if hasTag && tag != "" {
-			return nil, fmt.Errorf("layout: field %s.%s has tag `flat:%q` but type %s holds no parameters", t, sf.Name, tag, ft)
+			return nil, fmt.Errorf("field %s.%s has tag `flat:%q` but type %s holds no parameters", t, sf.Name, tag, ft)
 		}
 	}
 	return p, nil

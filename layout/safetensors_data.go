@@ -37,49 +37,49 @@ func stRemaining(r io.Reader) (int64, bool) {
 
 // stCheckRemaining compares the data section's length with what the reader
 // has left, when it can tell, before anything is allocated for the data.
-func stCheckRemaining(r io.Reader, need int64, pre string) (known bool, err error) {
+func stCheckRemaining(r io.Reader, need int64) (known bool, err error) {
 	have, ok := stRemaining(r)
 	switch {
 	case !ok:
 		return false, nil
 	case have < need:
-		return true, fmt.Errorf("%sdata section needs %d bytes, file has %d", pre, need, have)
+		return true, fmt.Errorf("data section needs %d bytes, file has %d", need, have)
 	case have > need:
-		return true, fmt.Errorf("%s%d trailing bytes after the data section, which ends at %d bytes", pre, have-need, need)
+		return true, fmt.Errorf("%d trailing bytes after the data section, which ends at %d bytes", have-need, need)
 	}
 	return true, nil
 }
 
 // stCheckEOF reports bytes after the data section.
-func stCheckEOF(r io.Reader, need int64, pre string) error {
+func stCheckEOF(r io.Reader, need int64) error {
 	var one [1]byte
 	n, err := io.ReadFull(r, one[:])
 	if n > 0 {
-		return fmt.Errorf("%strailing bytes after the data section, which ends at %d bytes", pre, need)
+		return fmt.Errorf("trailing bytes after the data section, which ends at %d bytes", need)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%sreading the data: %w", pre, err)
+		return fmt.Errorf("reading the data: %w", err)
 	}
 	return nil
 }
 
 // stShort is the error for a data section cut short after have bytes.
-func stShort(pre string, need, have int64, err error) error {
+func stShort(need, have int64, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%sdata section needs %d bytes, file has %d", pre, need, have)
+		return fmt.Errorf("data section needs %d bytes, file has %d", need, have)
 	}
-	return fmt.Errorf("%sreading the data: %w", pre, err)
+	return fmt.Errorf("reading the data: %w", err)
 }
 
 // stReadF32 reads n little-endian floats. If the size was not checked up
 // front, the buffer grows as data arrives, so a file that declares more than
 // it holds costs no more memory than it holds.
-func stReadF32(r io.Reader, n int, known bool, pre string) ([]float32, error) {
+func stReadF32(r io.Reader, n int, known bool) ([]float32, error) {
 	need := 4 * int64(n)
 	if known {
 		x := make([]float32, n)
 		if m, err := io.ReadFull(r, f32Bytes(x)); err != nil {
-			return nil, stShort(pre, need, int64(m), err)
+			return nil, stShort(need, int64(m), err)
 		}
 		fromLE(x)
 		return x, nil
@@ -92,7 +92,7 @@ func stReadF32(r io.Reader, n int, known bool, pre string) ([]float32, error) {
 		k := min(cap(x), n)
 		m, err := io.ReadFull(r, f32Bytes(x[len(x):k]))
 		if err != nil {
-			return nil, stShort(pre, need, 4*int64(len(x))+int64(m), err)
+			return nil, stShort(need, 4*int64(len(x))+int64(m), err)
 		}
 		x = x[:k]
 	}

@@ -15,26 +15,26 @@ import (
 
 // stReadHeader reads and validates the header, allocating only as many bytes
 // as the reader actually delivers.
-func stReadHeader(r io.Reader, pre string) (*stHeader, error) {
+func stReadHeader(r io.Reader) (*stHeader, error) {
 	var lb [8]byte
 	if n, err := io.ReadFull(r, lb[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%sfile has %d bytes, want at least 8 (the header length)", pre, n)
+			return nil, fmt.Errorf("file has %d bytes, want at least 8 (the header length)", n)
 		}
-		return nil, fmt.Errorf("%sreading the header length: %w", pre, err)
+		return nil, fmt.Errorf("reading the header length: %w", err)
 	}
 	n := binary.LittleEndian.Uint64(lb[:])
 	if n > stMaxHeader {
-		return nil, fmt.Errorf("%sheader length is %d bytes, want at most %d", pre, n, stMaxHeader)
+		return nil, fmt.Errorf("header length is %d bytes, want at most %d", n, stMaxHeader)
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(r, int64(n))); err != nil {
-		return nil, fmt.Errorf("%sreading the header: %w", pre, err)
+		return nil, fmt.Errorf("reading the header: %w", err)
 	}
 	if uint64(buf.Len()) < n {
-		return nil, fmt.Errorf("%sheader needs %d bytes, file has %d after the length", pre, n, buf.Len())
+		return nil, fmt.Errorf("header needs %d bytes, file has %d after the length", n, buf.Len())
 	}
-	return stParseHeader(buf.Bytes(), pre)
+	return stParseHeader(buf.Bytes())
 }
 
 // stObject calls fn for each member of the JSON object in data, in order. It
@@ -98,12 +98,12 @@ func stIsNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-func stParseHeader(h []byte, pre string) (*stHeader, error) {
+func stParseHeader(h []byte) (*stHeader, error) {
 	if !utf8.Valid(h) {
-		return nil, fmt.Errorf("%sheader is not valid UTF-8", pre)
+		return nil, fmt.Errorf("header is not valid UTF-8")
 	}
 	if len(h) == 0 || h[0] != '{' {
-		return nil, fmt.Errorf("%sheader starts with %s, want a JSON object", pre, stBrief(h))
+		return nil, fmt.Errorf("header starts with %s, want a JSON object", stBrief(h))
 	}
 	hd := &stHeader{}
 	err := stObject(h, func(name string, raw json.RawMessage) error {
@@ -124,7 +124,7 @@ func stParseHeader(h []byte, pre string) (*stHeader, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%sheader: %v", pre, err)
+		return nil, fmt.Errorf("header: %v", err)
 	}
 	sort.SliceStable(hd.tensors, func(i, j int) bool {
 		a, b := hd.tensors[i], hd.tensors[j]
@@ -139,9 +139,9 @@ func stParseHeader(h []byte, pre string) (*stHeader, error) {
 	for _, t := range hd.tensors {
 		switch {
 		case t.begin < pos:
-			return nil, fmt.Errorf("%stensor %q: data_offsets [%d, %d] overlap tensor %q, which ends at %d", pre, t.name, t.begin, t.end, prev, pos)
+			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] overlap tensor %q, which ends at %d", t.name, t.begin, t.end, prev, pos)
 		case t.begin > pos:
-			return nil, fmt.Errorf("%stensor %q: data_offsets [%d, %d] start at %d, want %d (bytes [%d, %d) belong to no tensor)", pre, t.name, t.begin, t.end, t.begin, pos, pos, t.begin)
+			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] start at %d, want %d (bytes [%d, %d) belong to no tensor)", t.name, t.begin, t.end, t.begin, pos, pos, t.begin)
 		}
 		pos, prev = t.end, t.name
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 )
 
 // Load reads a safetensors file of F32 tensors and returns the values and the
@@ -19,7 +18,11 @@ import (
 // Of the options only WantHolds applies: a file marked as holding something
 // other than parameters (Holds) is an error naming both kinds.
 func Load(r io.Reader, opts ...LoadOption) ([]float32, *Layout, error) {
-	return stLoad(r, "layout: Load: ", opts)
+	θ, lay, err := stLoad(r, opts)
+	if err != nil {
+		return nil, nil, wrap("Load", err)
+	}
+	return θ, lay, nil
 }
 
 // LoadFile is Load of the file at path.
@@ -29,53 +32,57 @@ func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 		return nil, nil, fmt.Errorf("layout: LoadFile: %w", err)
 	}
 	defer f.Close()
-	return stLoad(f, "layout: LoadFile: "+path+": ", opts)
+	θ, lay, err := stLoad(f, opts)
+	if err != nil {
+		return nil, nil, wrap("LoadFile", fmt.Errorf("%s: %w", path, err))
+	}
+	return θ, lay, nil
 }
 
-func stLoad(r io.Reader, pre string, opts []LoadOption) ([]float32, *Layout, error) {
+func stLoad(r io.Reader, opts []LoadOption) ([]float32, *Layout, error) {
 	cfg := loadOptions(opts)
 	if cfg.rename != nil || cfg.strict {
-		return nil, nil, fmt.Errorf("%sRename and Strict apply to LoadInto only; Load reads every tensor under its own name", pre)
+		return nil, nil, fmt.Errorf("Rename and Strict apply to LoadInto only; Load reads every tensor under its own name")
 	}
-	hd, err := stReadHeader(r, pre)
+	hd, err := stReadHeader(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := stCheckHolds(hd, cfg.holds, pre); err != nil {
+	if err := stCheckHolds(hd, cfg.holds); err != nil {
 		return nil, nil, err
 	}
 	for _, t := range hd.tensors {
 		if t.dtype != "F32" {
-			return nil, nil, fmt.Errorf("%stensor %q has dtype %s, want F32", pre, t.name, t.dtype)
+			return nil, nil, fmt.Errorf("tensor %q has dtype %s, want F32", t.name, t.dtype)
 		}
 		for i, d := range t.shape {
 			if d == 0 {
-				return nil, nil, fmt.Errorf("%stensor %q: dimension %d of shape %v is 0; a layout cannot hold an empty tensor", pre, t.name, i, t.shape)
+				return nil, nil, fmt.Errorf("tensor %q: dimension %d of shape %v is 0; a layout cannot hold an empty tensor", t.name, i, t.shape)
 			}
 		}
 		if err := checkPath(t.name); err != nil {
-			return nil, nil, fmt.Errorf("%stensor %q is not a valid layout path: %s", pre, t.name, stTrim(err))
+			return nil, nil, fmt.Errorf("tensor %q is not a valid layout path: %w", t.name, err)
 		}
 	}
 	if hd.dataLen/4 > math.MaxInt {
-		return nil, nil, fmt.Errorf("%sdata section of %d bytes is too large for this platform", pre, hd.dataLen)
+		return nil, nil, fmt.Errorf("data section of %d bytes is too large for this platform", hd.dataLen)
 	}
-	lay, err := stLayoutOf(hd, pre)
+	lay, err := stLayoutOf(hd)
 	if err != nil {
 		return nil, nil, err
 	}
 	if hd.dataLen != 4*int64(lay.Len()) { // cannot happen: F32 tensors tile the data
-		return nil, nil, fmt.Errorf("%sdata section is %d bytes, the layout holds %d floats", pre, hd.dataLen, lay.Len())
+		return nil, nil, fmt.Errorf("data section is %d bytes, the layout holds %d floats", hd.dataLen, lay.Len())
 	}
-	known, err := stCheckRemaining(r, hd.dataLen, pre)
+	known, err := stCheckRemaining(r, hd.dataLen)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := stReadF32(r, lay.Len(), known, pre)
+	data, err := stReadF32(r, lay.Len(), known)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := stCheckEOF(r, hd.dataLen, pre); err != nil {
+	if err := stCheckEOF(r, hd.dataLen); err != nil {
 		return nil, nil, err
 	}
 	// Permute into the layout's order if the tree reordered the leaves.
@@ -101,14 +108,9 @@ func stLoad(r io.Reader, pre string, opts []LoadOption) ([]float32, *Layout, err
 	return data, lay, nil
 }
 
-// stTrim drops the "layout: " prefix of an error from the rest of the package.
-func stTrim(err error) string {
-	return strings.TrimPrefix(err.Error(), "layout: ")
-}
-
 // stLayoutOf builds the layout a header describes: exactly from the flatkit
 // metadata if there is any, otherwise with a Builder from the names.
-func stLayoutOf(hd *stHeader, pre string) (*Layout, error) {
+func stLayoutOf(hd *stHeader) (*Layout, error) {
 	_, hasG := hd.meta[stKeyGroups]
 	_, hasT := hd.meta[stKeyTies]
 	_, hasF := hd.meta[stKeyFrozen]
@@ -117,9 +119,9 @@ func stLayoutOf(hd *stHeader, pre string) (*Layout, error) {
 		for _, t := range hd.tensors {
 			b.Add(t.name, t.shape...)
 		}
-		lay, err := b.Build()
+		lay, err := b.build()
 		if err != nil {
-			return nil, fmt.Errorf("%sbuilding the layout from the tensor names: %s", pre, stTrim(err))
+			return nil, fmt.Errorf("building the layout from the tensor names: %w", err)
 		}
 		return lay, nil
 	}
@@ -132,12 +134,12 @@ func stLayoutOf(hd *stHeader, pre string) (*Layout, error) {
 	if s, ok := hd.meta[stKeyFrozen]; ok {
 		var paths []string
 		if err := json.Unmarshal([]byte(s), &paths); err != nil {
-			return nil, fmt.Errorf("%smetadata %q is %s, want a JSON array of paths: %v", pre, stKeyFrozen, stBrief([]byte(s)), err)
+			return nil, fmt.Errorf("metadata %q is %s, want a JSON array of paths: %v", stKeyFrozen, stBrief([]byte(s)), err)
 		}
 		for _, p := range paths {
 			i, ok := index[p]
 			if !ok {
-				return nil, fmt.Errorf("%smetadata %q lists %q, which is not a tensor in the file", pre, stKeyFrozen, p)
+				return nil, fmt.Errorf("metadata %q lists %q, which is not a tensor in the file", stKeyFrozen, p)
 			}
 			leaves[i].Frozen = true
 		}
@@ -156,7 +158,7 @@ func stLayoutOf(hd *stHeader, pre string) (*Layout, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%smetadata %q: %v", pre, stKeyTies, err)
+			return nil, fmt.Errorf("metadata %q: %v", stKeyTies, err)
 		}
 	}
 	var groups []Group
@@ -167,18 +169,18 @@ func stLayoutOf(hd *stHeader, pre string) (*Layout, error) {
 			Hi   *int    `json:"hi"`
 		}
 		if err := json.Unmarshal([]byte(s), &gs); err != nil {
-			return nil, fmt.Errorf("%smetadata %q is %s, want a JSON array of {\"path\",\"lo\",\"hi\"}: %v", pre, stKeyGroups, stBrief([]byte(s)), err)
+			return nil, fmt.Errorf("metadata %q is %s, want a JSON array of {\"path\",\"lo\",\"hi\"}: %v", stKeyGroups, stBrief([]byte(s)), err)
 		}
 		for i, g := range gs {
 			if g.Path == nil || g.Lo == nil || g.Hi == nil {
-				return nil, fmt.Errorf("%smetadata %q: group %d lacks \"path\", \"lo\" or \"hi\"", pre, stKeyGroups, i)
+				return nil, fmt.Errorf("metadata %q: group %d lacks \"path\", \"lo\" or \"hi\"", stKeyGroups, i)
 			}
 			groups = append(groups, Group{Path: *g.Path, Lo: *g.Lo, Hi: *g.Hi})
 		}
 	}
 	lay, err := newLayout(leaves, groups)
 	if err != nil {
-		return nil, fmt.Errorf("%sthe file's metadata describes an invalid layout: %s", pre, stTrim(err))
+		return nil, fmt.Errorf("the file's metadata describes an invalid layout: %w", err)
 	}
 	return lay, nil
 }

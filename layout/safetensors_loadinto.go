@@ -36,7 +36,7 @@ func WantHolds(kind string) LoadOption {
 
 // stCheckHolds checks the file's "flatkit.holds" against want ("" or
 // HoldsParameters: parameters, which unmarked files are taken to hold).
-func stCheckHolds(hd *stHeader, want, pre string) error {
+func stCheckHolds(hd *stHeader, want string) error {
 	got, marked := hd.meta[stKeyHolds]
 	if want == "" {
 		want = HoldsParameters
@@ -44,7 +44,7 @@ func stCheckHolds(hd *stHeader, want, pre string) error {
 	if !marked || got == want || got == "" && want == HoldsParameters {
 		return nil
 	}
-	return fmt.Errorf("%sthe file holds %s (metadata %q), want %s", pre, got, stKeyHolds, want)
+	return fmt.Errorf("the file holds %s (metadata %q), want %s", got, stKeyHolds, want)
 }
 
 // Rename maps each tensor name in the file to the layout path it fills; a
@@ -82,19 +82,26 @@ type Skipped struct {
 // (converted to float32). The whole header is validated first and the data
 // staged, so if LoadInto returns an error θ is unchanged.
 func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadReport, error) {
-	pre := "layout: LoadInto: "
+	rep, err := loadInto(r, lay, θ, opts)
+	if err != nil {
+		return LoadReport{}, wrap("LoadInto", err)
+	}
+	return rep, nil
+}
+
+func loadInto(r io.Reader, lay *Layout, θ []float32, opts []LoadOption) (LoadReport, error) {
 	if lay == nil {
-		return LoadReport{}, fmt.Errorf("%snil layout", pre)
+		return LoadReport{}, fmt.Errorf("nil layout")
 	}
 	if len(θ) != lay.Len() {
-		return LoadReport{}, fmt.Errorf("%sθ has %d floats, the layout wants %d", pre, len(θ), lay.Len())
+		return LoadReport{}, fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
 	cfg := loadOptions(opts)
-	hd, err := stReadHeader(r, pre)
+	hd, err := stReadHeader(r)
 	if err != nil {
 		return LoadReport{}, err
 	}
-	if err := stCheckHolds(hd, cfg.holds, pre); err != nil {
+	if err := stCheckHolds(hd, cfg.holds); err != nil {
 		return LoadReport{}, err
 	}
 
@@ -121,13 +128,13 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 		switch t.dtype {
 		case "F32", "F64", "F16", "BF16":
 		default:
-			return LoadReport{}, fmt.Errorf("%stensor %q (layout path %q) has dtype %s, want F32, F64, F16 or BF16", pre, t.name, path, t.dtype)
+			return LoadReport{}, &PathError{Path: path, Got: fmt.Sprintf("tensor %q of the file has dtype %s", t.name, t.dtype), Want: "F32, F64, F16 or BF16"}
 		}
 		if !slices.Equal(t.shape, lf.Shape) {
-			return LoadReport{}, fmt.Errorf("%slayout path %q has shape %v, tensor %q in the file has shape %v", pre, lf.Path, lf.Shape, t.name, t.shape)
+			return LoadReport{}, &PathError{Path: lf.Path, Err: ErrShape, Got: fmt.Sprintf("tensor %q of the file has %v", t.name, t.shape), Want: fmt.Sprint(lf.Shape)}
 		}
 		if fill[li] != 0 {
-			return LoadReport{}, fmt.Errorf("%sleaf %q is filled twice: by tensor %q and by tensor %q", pre, lf.Path, hd.tensors[fill[li]-1].name, t.name)
+			return LoadReport{}, &PathError{Path: lf.Path, Got: fmt.Sprintf("filled twice, by tensor %q and by tensor %q", hd.tensors[fill[li]-1].name, t.name), Want: "one tensor per leaf (check Rename)"}
 		}
 		fill[li] = i + 1
 		plan[i] = li
@@ -151,9 +158,9 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 			sort.Strings(unmatched)
 			why = append(why, fmt.Sprintf("%d file tensors not in the layout (%s)", len(unmatched), stList(unmatched)))
 		}
-		return LoadReport{}, fmt.Errorf("%sstrict: %s", pre, strings.Join(why, "; "))
+		return LoadReport{}, fmt.Errorf("strict: %s", strings.Join(why, "; "))
 	}
-	if _, err := stCheckRemaining(r, hd.dataLen, pre); err != nil {
+	if _, err := stCheckRemaining(r, hd.dataLen); err != nil {
 		return LoadReport{}, err
 	}
 	var stage []float32
@@ -168,7 +175,7 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 		if li < 0 {
 			m, err := io.CopyN(io.Discard, r, size)
 			if err != nil {
-				return LoadReport{}, stShort(pre, hd.dataLen, pos+m, err)
+				return LoadReport{}, stShort(hd.dataLen, pos+m, err)
 			}
 			pos += size
 			continue
@@ -177,7 +184,7 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 		dst := stage[lf.Offset:lf.End()]
 		if t.dtype == "F32" {
 			if m, err := io.ReadFull(r, f32Bytes(dst)); err != nil {
-				return LoadReport{}, stShort(pre, hd.dataLen, pos+int64(m), err)
+				return LoadReport{}, stShort(hd.dataLen, pos+int64(m), err)
 			}
 			fromLE(dst)
 			pos += size
@@ -191,14 +198,14 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 			k := min(len(dst), len(scratch)/esz)
 			b := scratch[:k*esz]
 			if m, err := io.ReadFull(r, b); err != nil {
-				return LoadReport{}, stShort(pre, hd.dataLen, pos+int64(m), err)
+				return LoadReport{}, stShort(hd.dataLen, pos+int64(m), err)
 			}
 			stConvert(dst[:k], b, t.dtype)
 			dst = dst[k:]
 			pos += int64(len(b))
 		}
 	}
-	if err := stCheckEOF(r, hd.dataLen, pre); err != nil {
+	if err := stCheckEOF(r, hd.dataLen); err != nil {
 		return LoadReport{}, err
 	}
 	if len(rep.Loaded) == 0 && len(lay.leaves) > 0 {
@@ -208,8 +215,8 @@ func LoadInto(r io.Reader, lay *Layout, θ []float32, opts ...LoadOption) (LoadR
 			names[i] = t.name
 		}
 		sort.Strings(names)
-		return LoadReport{}, fmt.Errorf("%sno tensor of the file fills a leaf of the layout: nothing loaded (the file has %d tensors: %s; the layout wants %s)",
-			pre, len(names), stList(names), stList(rep.Missed))
+		return LoadReport{}, fmt.Errorf("no tensor of the file fills a leaf of the layout: nothing loaded (the file has %d tensors: %s; the layout wants %s)",
+			len(names), stList(names), stList(rep.Missed))
 	}
 
 	for li, f := range fill {

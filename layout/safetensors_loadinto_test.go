@@ -253,7 +253,7 @@ func TestLoadIntoErrors(t *testing.T) {
 			} {
 				θ := []float32{1, 2, 3, 4, 5, 6}
 				rep, err := LoadInto(mk(tt.file), lay, θ, tt.opts...)
-				stWantErr(t, err, append([]string{"layout: LoadInto: "}, tt.want...))
+				stWantErr(t, err, append([]string{"layout: LoadInto"}, tt.want...))
 				if !slices.Equal(θ, []float32{1, 2, 3, 4, 5, 6}) {
 					t.Errorf("θ changed on error: %v", θ)
 				}

@@ -16,7 +16,7 @@ import (
 // [4·Offset, 4·End()), and the groups, ties and frozen flags in the metadata
 // so that Load rebuilds an Equal layout and bit-identical values.
 func Save(w io.Writer, lay *Layout, θ []float32, opts ...SaveOption) error {
-	return stSave(w, lay, θ, "layout: Save: ", opts)
+	return wrap("Save", stSave(w, lay, θ, opts))
 }
 
 // HoldsParameters is what a file holds unless Holds says otherwise.
@@ -35,12 +35,12 @@ func Holds(kind string) SaveOption {
 	return func(c *saveConfig) { c.holds = kind }
 }
 
-func stSave(w io.Writer, lay *Layout, θ []float32, pre string, opts []SaveOption) error {
+func stSave(w io.Writer, lay *Layout, θ []float32, opts []SaveOption) error {
 	if lay == nil {
-		return fmt.Errorf("%snil layout", pre)
+		return fmt.Errorf("nil layout")
 	}
 	if len(θ) != lay.Len() {
-		return fmt.Errorf("%sθ has %d floats, the layout wants %d", pre, len(θ), lay.Len())
+		return fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
 	var cfg saveConfig
 	for _, o := range opts {
@@ -51,16 +51,16 @@ func stSave(w io.Writer, lay *Layout, θ []float32, pre string, opts []SaveOptio
 	if cfg.holds == HoldsParameters {
 		cfg.holds = "" // the default: written as no key, as before
 	}
-	hdr, err := stEncodeHeader(lay, pre, cfg.holds)
+	hdr, err := stEncodeHeader(lay, cfg.holds)
 	if err != nil {
 		return err
 	}
 	if _, err := w.Write(hdr); err != nil {
-		return fmt.Errorf("%swriting the header: %w", pre, err)
+		return fmt.Errorf("writing the header: %w", err)
 	}
 	if stNativeLE {
 		if _, err := w.Write(f32Bytes(θ)); err != nil {
-			return fmt.Errorf("%swriting the data: %w", pre, err)
+			return fmt.Errorf("writing the data: %w", err)
 		}
 		return nil
 	}
@@ -72,7 +72,7 @@ func stSave(w io.Writer, lay *Layout, θ []float32, pre string, opts []SaveOptio
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 		}
 		if _, err := w.Write(buf); err != nil {
-			return fmt.Errorf("%swriting the data: %w", pre, err)
+			return fmt.Errorf("writing the data: %w", err)
 		}
 		θ = θ[k:]
 	}
@@ -81,7 +81,7 @@ func stSave(w io.Writer, lay *Layout, θ []float32, pre string, opts []SaveOptio
 
 // stEncodeHeader returns the 8-byte length and the header, padded with
 // spaces so that the data section starts at a multiple of 8.
-func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
+func stEncodeHeader(lay *Layout, holds string) ([]byte, error) {
 	var h bytes.Buffer
 	h.Write(make([]byte, 8)) // length, filled in below
 	h.WriteByte('{')
@@ -92,7 +92,7 @@ func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
 	var ties bytes.Buffer
 	for _, lf := range lay.leaves {
 		if lf.Path == stMetaKey {
-			return nil, fmt.Errorf("%sleaf path %q is reserved by the safetensors format", pre, lf.Path)
+			return nil, fmt.Errorf("leaf path %q is reserved by the safetensors format", lf.Path)
 		}
 		if lf.Frozen {
 			frozen = append(frozen, lf.Path)
@@ -111,7 +111,7 @@ func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
 	if len(frozen) > 0 {
 		b, err := json.Marshal(frozen)
 		if err != nil {
-			return nil, fmt.Errorf("%s%v", pre, err)
+			return nil, err
 		}
 		meta = append(meta, [2]string{stKeyFrozen, string(b)})
 	}
@@ -122,7 +122,7 @@ func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
 		}
 		b, err := json.Marshal(gs)
 		if err != nil {
-			return nil, fmt.Errorf("%s%v", pre, err)
+			return nil, err
 		}
 		meta = append(meta, [2]string{stKeyGroups, string(b)})
 	}
@@ -169,7 +169,7 @@ func stEncodeHeader(lay *Layout, pre, holds string) ([]byte, error) {
 	b := h.Bytes()
 	n := len(b) - 8
 	if n > stMaxHeader {
-		return nil, fmt.Errorf("%sthe header would be %d bytes, over the format's limit of %d", pre, n, stMaxHeader)
+		return nil, fmt.Errorf("the header would be %d bytes, over the format's limit of %d", n, stMaxHeader)
 	}
 	binary.LittleEndian.PutUint64(b, uint64(n))
 	return b, nil
@@ -189,20 +189,23 @@ func stQuote(s string) []byte {
 // renamed over path; the directory is then synced (best effort). On any error
 // the temporary file is removed and an existing file at path is untouched. A
 // new file gets mode 0644; an overwritten one keeps its mode.
-func SaveFile(path string, lay *Layout, θ []float32, opts ...SaveOption) (err error) {
-	pre := "layout: SaveFile: "
+func SaveFile(path string, lay *Layout, θ []float32, opts ...SaveOption) error {
+	return wrap("SaveFile", saveFile(path, lay, θ, opts))
+}
+
+func saveFile(path string, lay *Layout, θ []float32, opts []SaveOption) (err error) {
 	if lay == nil {
-		return fmt.Errorf("%snil layout", pre)
+		return fmt.Errorf("nil layout")
 	}
 	if len(θ) != lay.Len() {
-		return fmt.Errorf("%sθ has %d floats, the layout wants %d", pre, len(θ), lay.Len())
+		return fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	if base == "" {
-		return fmt.Errorf("%spath %q names a directory", pre, path)
+		return fmt.Errorf("path %q names a directory", path)
 	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
@@ -210,7 +213,7 @@ func SaveFile(path string, lay *Layout, θ []float32, opts ...SaveOption) (err e
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("%s%w", pre, err)
+		return err
 	}
 	tmp := f.Name()
 	closed := false
@@ -222,21 +225,21 @@ func SaveFile(path string, lay *Layout, θ []float32, opts ...SaveOption) (err e
 			os.Remove(tmp)
 		}
 	}()
-	if err = stSave(f, lay, θ, pre+path+": ", opts); err != nil {
-		return err
+	if err = stSave(f, lay, θ, opts); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("%s%w", pre, err)
+		return err
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("%s%w", pre, err)
+		return err
 	}
 	closed = true
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("%s%w", pre, err)
+		return err
 	}
 	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%s%w", pre, err)
+		return err
 	}
 	if d, err := os.Open(dir); err == nil { // best effort: make the rename durable
 		d.Sync()

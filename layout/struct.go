@@ -93,7 +93,7 @@ func (w *walkState) collectPtr(p *typePlan, ptr unsafe.Pointer, path string, fro
 	}
 	w.dyn = append(w.dyn, 1)
 	if w.onStack[ptr] {
-		return fmt.Errorf("layout: field %s points back to a struct that contains it; a cycle has no finite layout", path)
+		return fmt.Errorf("field %s points back to a struct that contains it; a cycle has no finite layout", path)
 	}
 	w.onStack[ptr] = true
 	w.order = append(w.order, item{group: path})
@@ -104,57 +104,51 @@ func (w *walkState) collectPtr(p *typePlan, ptr unsafe.Pointer, path string, fro
 
 // structOf checks that p is a non-nil pointer to a struct and returns its
 // plan and address.
-func structOf(op string, p any) (*typePlan, unsafe.Pointer, error) {
+func structOf(p any) (*typePlan, unsafe.Pointer, error) {
 	v := reflect.ValueOf(p)
 	if v.Kind() != reflect.Pointer || v.Type().Elem().Kind() != reflect.Struct {
-		return nil, nil, fmt.Errorf("layout: %s: want a pointer to a struct, got %T", op, p)
+		return nil, nil, fmt.Errorf("want a pointer to a struct, got %T", p)
 	}
 	if v.IsNil() {
-		return nil, nil, fmt.Errorf("layout: %s: got a nil %T", op, p)
+		return nil, nil, fmt.Errorf("got a nil %T, want a pointer to a struct", p)
 	}
 	plan, err := planFor(v.Type().Elem())
 	if err != nil {
-		return nil, nil, fmt.Errorf("layout: %s: %w", op, trimPrefix(err))
+		return nil, nil, err
 	}
 	return plan, v.UnsafePointer(), nil
 }
 
-func (w *walkState) walk(op string, p any) (*typePlan, unsafe.Pointer, error) {
-	plan, base, err := structOf(op, p)
+func (w *walkState) walk(p any) (*typePlan, unsafe.Pointer, error) {
+	plan, base, err := structOf(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	w.onStack = map[unsafe.Pointer]bool{base: true}
 	if err := w.collect(plan, base, "", false); err != nil {
-		return nil, nil, fmt.Errorf("layout: %s: %w", op, trimPrefix(err))
+		return nil, nil, err
 	}
 	return plan, base, nil
-}
-
-// trimPrefix keeps "layout: Op: …" from becoming "layout: Op: layout: …".
-func trimPrefix(err error) error {
-	const pre = "layout: "
-	if s := err.Error(); len(s) > len(pre) && s[:len(pre)] == pre {
-		return fmt.Errorf("%s", s[len(pre):])
-	}
-	return err
 }
 
 // Of returns the layout that Destructure would build for the struct p points
 // to, without copying or changing anything.
 func Of(p any) (*Layout, error) {
 	var w walkState
-	if _, _, err := w.walk("Of", p); err != nil {
-		return nil, err
+	if _, _, err := w.walk(p); err != nil {
+		return nil, wrap("Of", err)
 	}
-	lay, _, err := w.layout("Of")
-	return lay, err
+	lay, _, err := w.layout()
+	if err != nil {
+		return nil, wrap("Of", err)
+	}
+	return lay, nil
 }
 
 // layout builds the layout of the collected fields. Fields whose slices share
 // one backing array become one leaf with aliases; partial overlaps are errors.
 // It returns, for each ref, the index of the ref that owns its storage.
-func (w *walkState) layout(op string) (*Layout, []int, error) {
+func (w *walkState) layout() (*Layout, []int, error) {
 	b := NewBuilder()
 	owner := make([]int, len(w.refs))
 	type span struct {
@@ -173,18 +167,18 @@ func (w *walkState) layout(op string) (*Layout, []int, error) {
 		shape := r.shape
 		switch {
 		case shape == nil && len(s) == 0:
-			return nil, nil, fmt.Errorf("layout: %s: field %s is an empty []float32: give it a length, a `flat:\"shape=…\"` tag, or tag it `flat:\"-\"`", op, r.path)
+			return nil, nil, fmt.Errorf("field %s is an empty []float32: give it a length, a `flat:\"shape=…\"` tag, or tag it `flat:\"-\"`", r.path)
 		case shape == nil:
 			shape = []int{len(s)}
 		case s != nil && len(s) != product(shape):
-			return nil, nil, fmt.Errorf("layout: %s: field %s has %d floats, its tag says shape %v (%d floats)", op, r.path, len(s), shape, product(shape))
+			return nil, nil, fmt.Errorf("field %s has %d floats, its tag says shape %v (%d floats)", r.path, len(s), shape, product(shape))
 		}
 		owner[i] = i
 		if len(s) > 0 {
 			ptr := unsafe.Pointer(unsafe.SliceData(s))
 			if j, ok := first[ptr]; ok && len(*w.refs[j].slot) == len(s) {
 				if !slices.Equal(shapeOf(w.refs[j]), shape) {
-					return nil, nil, fmt.Errorf("layout: %s: fields %s and %s share storage but have shapes %v and %v", op, w.refs[j].path, r.path, shapeOf(w.refs[j]), shape)
+					return nil, nil, fmt.Errorf("fields %s and %s share storage but have shapes %v and %v, want one shape", w.refs[j].path, r.path, shapeOf(w.refs[j]), shape)
 				}
 				owner[i] = j
 				b.Tie(r.path, w.refs[j].path)
@@ -205,10 +199,10 @@ func (w *walkState) layout(op string) (*Layout, []int, error) {
 	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
 	for i := 1; i < len(spans); i++ {
 		if spans[i].lo < spans[i-1].hi {
-			return nil, nil, fmt.Errorf("layout: %s: fields %s and %s overlap in memory without being the same slice; tie them by assigning one slice to both, or copy one", op, w.refs[spans[i-1].ref].path, w.refs[spans[i].ref].path)
+			return nil, nil, fmt.Errorf("fields %s and %s overlap in memory without being the same slice; tie them by assigning one slice to both, or copy one", w.refs[spans[i-1].ref].path, w.refs[spans[i].ref].path)
 		}
 	}
-	lay, err := b.Build()
+	lay, err := b.build()
 	if err != nil {
 		return nil, nil, err
 	}

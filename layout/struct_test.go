@@ -139,10 +139,10 @@ func TestRestructureErrors(t *testing.T) {
 		want   string
 	}{
 		{"short buffer", θ[:5], nil, "buffer has 5 floats, layout wants 20"},
-		{"fewer blocks", θ, func(n *net) { n.Blocks = n.Blocks[:1] }, `leaf "Blocks.1.W" has no field`},
+		{"fewer blocks", θ, func(n *net) { n.Blocks = n.Blocks[:1] }, `"Blocks.1.W": no field of *layout_test.net holds the leaf`},
 		{"more blocks", θ, func(n *net) { n.Blocks = append(n.Blocks, block{}) }, "Blocks.2.W"},
 		{"pointer now set", θ, func(n *net) { n.Spare = &block{} }, "Spare.W"},
-		{"pointer now nil", θ, func(n *net) { n.Head = nil }, `leaf "Head.W" has no field`},
+		{"pointer now nil", θ, func(n *net) { n.Head = nil }, `"Head.W": no field of *layout_test.net holds the leaf`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestRestructureErrors(t *testing.T) {
 	m.Head.W = []float32{1}
 	in := m.In
 	err := layout.RestructureInPlace(θ, lay, m)
-	if err == nil || !strings.Contains(err.Error(), "field Head.W has 1 floats, the layout's leaf has 4") {
+	if err == nil || !strings.Contains(err.Error(), `RestructureInPlace "Head.W": wrong shape: the field has 1 floats, want 4`) {
 		t.Errorf("RestructureInPlace with a short field: %v", err)
 	}
 	if in[0] != 1 {
@@ -185,7 +185,7 @@ func TestRestructureErrors(t *testing.T) {
 	type reshaped struct {
 		In []float32 `flat:"shape=3,1"`
 	}
-	if err := layout.Restructure(oθ, olay, &reshaped{}); err == nil || !strings.Contains(err.Error(), "tag shape [3 1]") {
+	if err := layout.Restructure(oθ, olay, &reshaped{}); err == nil || !strings.Contains(err.Error(), "the field's tag says [3 1], want [1 3]") {
 		t.Errorf("shape tag mismatch: %v", err)
 	}
 }

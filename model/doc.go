@@ -33,6 +33,9 @@
 // per axis. A configuration error surfaces from Layout, Init and Apply with
 // the "model:" prefix once and the layer's layout path: "model: 1.0: Conv:
 // in 3, out 4 channels, groups 2; …" is layer 0 of the Chain at index 1.
+// A layer's Declare returns its error without the prefix (Layout adds
+// it), and every error naming a bad value says what was wanted ("input
+// shape [1 4], want (…, 3)").
 // Every layer type is checked against Layer (and Stateful) at compile time
 // in assert.go.
 package model

@@ -156,18 +156,18 @@ func (a *adRHS) report(err error, x, y []float32) {
 func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...ADOption) (Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: u0 is empty, want at least one component")
+		return Problem[float32]{}, errorf("ADProblem: u0 is empty, want at least one component")
 	}
 	if f == nil {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: f is nil")
+		return Problem[float32]{}, errorf("ADProblem: f is nil")
 	}
 	a := newADRHS(f, n, opts)
 	du := make([]float32, n)
 	if err := a.evalF(du, u0, p, t0); err != nil {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the right-hand side at t=%g: %w", t0, err)
+		return Problem[float32]{}, errorf("ADProblem: the right-hand side at t=%g: %w", t0, err)
 	}
 	if err := a.evalJac(make([]float32, n*n), u0, p, t0); err != nil {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the Jacobian at t=%g: %w", t0, err)
+		return Problem[float32]{}, errorf("ADProblem: the Jacobian at t=%g: %w", t0, err)
 	}
 	// Directions of ones, so that every rule on a path from u or p runs.
 	ones := make([]float32, n+len(p))
@@ -176,10 +176,10 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	}
 	v, dp := ones[:n], ones[n:]
 	if err := a.evalJVP(du, u0, v, p, dp, t0); err != nil {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the JVP at t=%g: %w", t0, err)
+		return Problem[float32]{}, errorf("ADProblem: the JVP at t=%g: %w", t0, err)
 	}
 	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
-		return Problem[float32]{}, fmt.Errorf("ode: ADProblem: the VJP at t=%g: %w", t0, err)
+		return Problem[float32]{}, errorf("ADProblem: the VJP at t=%g: %w", t0, err)
 	}
 	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, U0: u0, T0: t0, T1: t1, P: p}, nil
 }
@@ -327,10 +327,10 @@ func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Va
 		return y, err
 	}
 	if y.IsZero() || y.Tape() != tp {
-		return y, fmt.Errorf("ad: the function returned the zero Var or a Var of another tape")
+		return y, fmt.Errorf("f returned the zero Var or a Var of another tape, want a Var computed from u and p on their tape")
 	}
 	if y.Size() != a.n {
-		return y, fmt.Errorf("the function returned %d values (shape %v), want %d", y.Size(), y.Shape(), a.n)
+		return y, fmt.Errorf("f returned %d values (shape %v), want %d", y.Size(), y.Shape(), a.n)
 	}
 	return y, nil
 }
@@ -410,7 +410,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 // and p at once (nothing at p when dp is nil).
 func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
-		return fmt.Errorf("ad: JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
+		return fmt.Errorf("JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
 	}
 	w := a.get()
 	k := progJVP
@@ -446,7 +446,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 // one reverse sweep seeded with wt.
 func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
-		return fmt.Errorf("ad: VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
+		return fmt.Errorf("VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
 	}
 	w := a.get()
 	k, nw := progVJP, 2

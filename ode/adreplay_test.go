@@ -153,7 +153,7 @@ func TestADFuncErrorReachesSolve(t *testing.T) {
 		want string
 		is   error
 	}{
-		{"size", bad, "the function returned 2 values (shape [2]), want 3", nil},
+		{"size", bad, "f returned 2 values (shape [2]), want 3", nil},
 		{"user", mine, "my right-hand side is broken", errMine},
 	} {
 		F, _ := ode.ADFunc(c.f, 3)

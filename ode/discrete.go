@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"fmt"
 )
 
 // discreteAdjoint is DiscreteAdjoint for the explicit Runge–Kutta methods:
@@ -51,7 +50,7 @@ type discreteAdjoint[T Float] struct {
 func newDiscreteAdjoint[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint) (gradMethod[T], error) {
 	em, ok := gs.method.(*erkMethod)
 	if !ok {
-		return nil, fmt.Errorf("ode: Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), not %s yet", gs.method.Name())
+		return nil, errorf("Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), not %s yet", gs.method.Name())
 	}
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)

@@ -49,7 +49,17 @@
 // Reaching MaxSteps, a step size that underflows, NaN or Inf in F or the
 // state, and a cancelled context end the solve with an *Error naming the
 // Retcode, the time and, for NaN/Inf, the component; Solve returns the
-// solution so far with it. Invalid input is reported before any step.
+// solution so far with it. Invalid input is reported before any step,
+// naming the field, the value that came and the value wanted
+// ("ode: Problem.U0[0] = +Inf, want a finite value").
+//
+// Every error says "ode: " once, however deep the failure: "ode: ensemble:
+// 2 of 4 trajectories failed; the first: trajectory 3: dt underflow at …",
+// "ode: Gradient: the forward solve: …". Callers branch with errors.As on
+// *Error (the solve that stopped), TrajectoryError and *EnsembleError, and
+// errors.Is reaches any cause, such as an error a right-hand side written
+// with ad ops left on its tape; a cause from another package keeps its own
+// words.
 //
 // # Ensembles
 //

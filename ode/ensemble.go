@@ -92,8 +92,11 @@ type TrajectoryError struct {
 	Err   error
 }
 
-func (e TrajectoryError) Error() string {
-	return fmt.Sprintf("ode: trajectory %d: %v", e.Index, e.Err)
+func (e TrajectoryError) Error() string { return "ode: " + e.Unprefixed() }
+
+// Unprefixed is the message without the "ode: " prefix.
+func (e TrajectoryError) Unprefixed() string {
+	return fmt.Sprintf("trajectory %d: %s", e.Index, bareText(e.Err))
 }
 
 func (e TrajectoryError) Unwrap() error { return e.Err }
@@ -106,11 +109,14 @@ type EnsembleError struct {
 	Errors []TrajectoryError // the failures, by increasing index
 }
 
-func (e *EnsembleError) Error() string {
+func (e *EnsembleError) Error() string { return "ode: " + e.Unprefixed() }
+
+// Unprefixed is the message without the "ode: " prefix.
+func (e *EnsembleError) Unprefixed() string {
 	if len(e.Errors) == 0 {
-		return "ode: ensemble: no failed trajectory"
+		return "ensemble: no failed trajectory"
 	}
-	return fmt.Sprintf("ode: ensemble: %d of %d trajectories failed; the first: %v", len(e.Errors), e.N, e.Errors[0])
+	return fmt.Sprintf("ensemble: %d of %d trajectories failed; the first: %s", len(e.Errors), e.N, e.Errors[0].Unprefixed())
 }
 
 // Unwrap returns the trajectories' errors, for errors.Is and errors.As.
@@ -187,27 +193,27 @@ type ensConfig struct {
 func (e *Ensemble[T]) config(call string, opts []Option, allow optGroup) (ensConfig, error) {
 	var c ensConfig
 	if e.N < 0 {
-		return c, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
+		return c, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
 	}
 	if err := e.Base.validate(); err != nil {
-		return c, fmt.Errorf("ode: Ensemble.Base: %w", err)
+		return c, errorf("Ensemble.Base: %w", err)
 	}
 	c.n = len(e.Base.U0)
 	c.k = c.n
 	switch {
 	case e.Output != nil && e.OutputSize < 1:
-		return c, fmt.Errorf("ode: Ensemble.OutputSize = %d, want ≥ 1 with Output", e.OutputSize)
+		return c, errorf("Ensemble.OutputSize = %d, want ≥ 1 with Output", e.OutputSize)
 	case e.Output != nil:
 		c.k = e.OutputSize
 	case e.OutputSize != 0 && e.OutputSize != c.n:
-		return c, fmt.Errorf("ode: Ensemble.OutputSize = %d without Output, want 0 or the dimension %d (the final state)", e.OutputSize, c.n)
+		return c, errorf("Ensemble.OutputSize = %d without Output, want 0 or the dimension %d (the final state)", e.OutputSize, c.n)
 	}
 	if (e.Reduce != nil) != (e.ReduceSize > 0) || e.ReduceSize < 0 {
-		return c, fmt.Errorf("ode: Ensemble.ReduceSize = %d (Reduce set: %t), want ReduceSize ≥ 1 exactly when Reduce is set",
+		return c, errorf("Ensemble.ReduceSize = %d (Reduce set: %t), want ReduceSize ≥ 1 exactly when Reduce is set",
 			e.ReduceSize, e.Reduce != nil)
 	}
 	if e.ShardSize < 0 {
-		return c, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+		return c, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
 	c.shard = cmp.Or(e.ShardSize, DefaultShardSize)
 	o, err := parseOptions(opts)
@@ -287,11 +293,11 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ode: ensemble cancelled: %w", err)
+		return nil, errorf("ensemble cancelled: %w", err)
 	}
 	runWorkers(ctx, workers, r.work)
 	if r.stop.Load() {
-		return nil, fmt.Errorf("ode: ensemble cancelled: %w", context.Cause(ctx))
+		return nil, errorf("ensemble cancelled: %w", context.Cause(ctx))
 	}
 	for _, w := range workers {
 		res.Stats.addCounts(w.stats)
@@ -305,12 +311,12 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*Ense
 // returns them sorted by their shard's Lo; fn names the caller in errors.
 func sortedParts[R any](fn string, parts []*R, want int, lo func(*R) int) ([]*R, error) {
 	if len(parts) != want {
-		return nil, fmt.Errorf("ode: %s: %d shard results, want %d", fn, len(parts), want)
+		return nil, errorf("%s: %d shard results, want %d", fn, len(parts), want)
 	}
 	ps := slices.Clone(parts)
 	for _, p := range ps {
 		if p == nil {
-			return nil, fmt.Errorf("ode: %s: nil shard result", fn)
+			return nil, errorf("%s: nil shard result", fn)
 		}
 	}
 	slices.SortFunc(ps, func(a, b *R) int { return cmp.Compare(lo(a), lo(b)) })
@@ -364,7 +370,7 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 		return nil, err
 	}
 	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
-		return nil, fmt.Errorf("ode: SolveShard: shard [%d, %d) is not within [0, %d)", s.Lo, s.Hi, e.N)
+		return nil, errorf("SolveShard: shard [%d, %d) is not within [0, %d)", s.Lo, s.Hi, e.N)
 	}
 	w, err := e.newWorker(c, m)
 	if err != nil {
@@ -375,11 +381,11 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 		sr.U = make([]T, (s.Hi-s.Lo)*c.k)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ode: shard [%d, %d) cancelled: %w", s.Lo, s.Hi, err)
+		return nil, errorf("shard [%d, %d) cancelled: %w", s.Lo, s.Hi, err)
 	}
 	errs, cancelled := e.runShard(ctx, w, c, s, sr.U)
 	if cancelled {
-		return nil, fmt.Errorf("ode: shard [%d, %d) cancelled: %w", s.Lo, s.Hi, context.Cause(ctx))
+		return nil, errorf("shard [%d, %d) cancelled: %w", s.Lo, s.Hi, context.Cause(ctx))
 	}
 	sr.Errors, sr.Stats = errs, w.stats
 	return sr, nil
@@ -408,13 +414,13 @@ func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) 
 	}
 	for j, p := range ps {
 		if p.Shard != want[j] {
-			return nil, fmt.Errorf("ode: Merge: shard result %d covers %+v, want %+v", j, p.Shard, want[j])
+			return nil, errorf("Merge: shard result %d covers %+v, want %+v", j, p.Shard, want[j])
 		}
 		if nu := (p.Shard.Hi - p.Shard.Lo) * c.k; !e.DropOutputs && len(p.U) != nu {
-			return nil, fmt.Errorf("ode: Merge: shard [%d, %d) has %d outputs, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U), nu)
+			return nil, errorf("Merge: shard [%d, %d) has %d outputs, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U), nu)
 		}
 		if len(p.Acc) != e.ReduceSize {
-			return nil, fmt.Errorf("ode: Merge: shard [%d, %d) has an accumulator of %d, want %d", p.Shard.Lo, p.Shard.Hi, len(p.Acc), e.ReduceSize)
+			return nil, errorf("Merge: shard [%d, %d) has an accumulator of %d, want %d", p.Shard.Lo, p.Shard.Hi, len(p.Acc), e.ReduceSize)
 		}
 		flat = append(flat, p.U...)
 		if res.Acc != nil {

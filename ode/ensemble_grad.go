@@ -3,7 +3,6 @@ package ode
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -101,14 +100,14 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 		ws[j] = r.newWorker()
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ode: Ensemble.Gradient cancelled: %w", err)
+		return nil, errorf("Ensemble.Gradient cancelled: %w", err)
 	}
 	runWorkers(ctx, ws, r.work)
 	if r.setupErr != nil {
 		return nil, r.setupErr
 	}
 	if r.stop.Load() {
-		return nil, fmt.Errorf("ode: Ensemble.Gradient cancelled: %w", context.Cause(ctx))
+		return nil, errorf("Ensemble.Gradient cancelled: %w", context.Cause(ctx))
 	}
 	for _, w := range ws {
 		res.Stats.addCounts(w.stats)
@@ -136,19 +135,19 @@ func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
 // accepts the option groups allow) and cuts its shards.
 func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option, allow optGroup) (*gradRun[T], options, error) {
 	if lossFor == nil {
-		return nil, options{}, fmt.Errorf("ode: Ensemble.Gradient: lossFor is nil")
+		return nil, options{}, errorf("Ensemble.Gradient: lossFor is nil")
 	}
 	if m == nil {
-		return nil, options{}, fmt.Errorf("ode: Ensemble.Gradient: method is nil")
+		return nil, options{}, errorf("Ensemble.Gradient: method is nil")
 	}
 	if e.N < 0 {
-		return nil, options{}, fmt.Errorf("ode: Ensemble.N = %d, want N ≥ 0", e.N)
+		return nil, options{}, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
 	}
 	if err := e.Base.validate(); err != nil {
-		return nil, options{}, fmt.Errorf("ode: Ensemble.Base: %w", err)
+		return nil, options{}, errorf("Ensemble.Base: %w", err)
 	}
 	if e.ShardSize < 0 {
-		return nil, options{}, fmt.Errorf("ode: Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+		return nil, options{}, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
@@ -166,7 +165,7 @@ func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T]
 	}
 	for p, i := range idx {
 		if i < 0 || i >= e.N {
-			return nil, o, fmt.Errorf("ode: Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
+			return nil, o, errorf("Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
 		}
 	}
 	so := o // the solvers' options: not the ensemble's
@@ -218,7 +217,7 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 		return nil, err
 	}
 	if sh.Lo < 0 || sh.Hi < sh.Lo || sh.Hi > len(r.idx) {
-		return nil, fmt.Errorf("ode: GradientShard: shard [%d, %d) is not within the %d positions", sh.Lo, sh.Hi, len(r.idx))
+		return nil, errorf("GradientShard: shard [%d, %d) is not within the %d positions", sh.Lo, sh.Hi, len(r.idx))
 	}
 	n := len(e.Base.U0)
 	sr := &GradShardResult[T]{Shard: sh}
@@ -227,14 +226,14 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 	}
 	w := r.newWorker()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("ode: gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, err)
+		return nil, errorf("gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, err)
 	}
 	errs, cancelled, setup := r.runShard(ctx, w, sh)
 	switch {
 	case setup != nil:
 		return nil, setup
 	case cancelled:
-		return nil, fmt.Errorf("ode: gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, context.Cause(ctx))
+		return nil, errorf("gradient shard [%d, %d) cancelled: %w", sh.Lo, sh.Hi, context.Cause(ctx))
 	}
 	sr.Value, sr.Count = w.acc[0], int(w.acc[1])
 	sr.P = append([]float64(nil), w.acc[2:]...)
@@ -265,17 +264,17 @@ func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, 
 	acc := make([]float64, 2+np)
 	for k, p := range ps {
 		if p.Shard != want[k] {
-			return nil, fmt.Errorf("ode: MergeGradients: shard %d is [%d, %d), want [%d, %d)", k, p.Shard.Lo, p.Shard.Hi, want[k].Lo, want[k].Hi)
+			return nil, errorf("MergeGradients: shard %d is [%d, %d), want [%d, %d)", k, p.Shard.Lo, p.Shard.Hi, want[k].Lo, want[k].Hi)
 		}
 		if len(p.P) != np {
-			return nil, fmt.Errorf("ode: MergeGradients: shard [%d, %d) has %d gradient values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.P), np)
+			return nil, errorf("MergeGradients: shard [%d, %d) has %d gradient values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.P), np)
 		}
 		acc[0], acc[1] = p.Value, float64(p.Count)
 		copy(acc[2:], p.P)
 		addInto(total, acc)
 		if perU0 {
 			if len(p.U0) != (p.Shard.Hi-p.Shard.Lo)*n {
-				return nil, fmt.Errorf("ode: MergeGradients: shard [%d, %d) has %d dL/du0 values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U0), (p.Shard.Hi-p.Shard.Lo)*n)
+				return nil, errorf("MergeGradients: shard [%d, %d) has %d dL/du0 values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U0), (p.Shard.Hi-p.Shard.Lo)*n)
 			}
 			for q := p.Shard.Lo; q < p.Shard.Hi; q++ {
 				copy(res.U0[q], p.U0[(q-p.Shard.Lo)*n:])
@@ -377,7 +376,7 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 		}
 		off, ok := offsetIn(e.Base.P, w.prob.P)
 		if !ok {
-			fail(fmt.Errorf("ode: Ensemble.Gradient: Modify set P to a slice (len %d) that is not within Base.P (len %d); a trajectory's P must be a view of the same flat buffer", len(w.prob.P), len(e.Base.P)))
+			fail(errorf("Ensemble.Gradient: Modify set P to a slice (len %d) that is not within Base.P (len %d); a trajectory's P must be a view of the same flat buffer", len(w.prob.P), len(e.Base.P)))
 			continue
 		}
 		if w.gs == nil {
@@ -392,7 +391,7 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 			w.gs, w.np = gs, len(w.prob.P)
 		}
 		if len(w.prob.P) != w.np {
-			fail(fmt.Errorf("ode: Ensemble.Gradient: trajectory's P has len %d, want %d as the others", len(w.prob.P), w.np))
+			fail(errorf("Ensemble.Gradient: trajectory's P has len %d, want %d as the others", len(w.prob.P), w.np))
 			continue
 		}
 		g, err := w.gs.GradientOf(ctx, w.prob, r.lossFor(i))

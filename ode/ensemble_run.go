@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -30,7 +29,7 @@ type ensWorker[T Float] struct {
 // checked e.Base.
 func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
 	if m == nil {
-		return nil, fmt.Errorf("ode: method is nil")
+		return nil, errorf("method is nil")
 	}
 	it, err := initWith(e.Base, m, c.o)
 	if err != nil {

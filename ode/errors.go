@@ -53,26 +53,83 @@ type Error struct {
 	Err       error   // the context's error for Cancelled; the cause for Singular and for a non-finite Jacobian; else nil
 }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return "ode: " + e.Unprefixed() }
+
+// Unprefixed is the message without the "ode: " prefix, as it reads
+// inside another error's message (see the package's Errors).
+func (e *Error) Unprefixed() string {
 	switch e.Code {
 	case MaxStepsReached:
-		return fmt.Sprintf("ode: max steps reached at t=%.17g (dt=%g): raise MaxSteps or check the problem for stiffness", e.T, e.Dt)
+		return fmt.Sprintf("max steps reached at t=%.17g (dt=%g): raise MaxSteps or check the problem for stiffness", e.T, e.Dt)
 	case DtUnderflow:
-		return fmt.Sprintf("ode: dt underflow at t=%.17g (dt=%g): the solution may blow up here, or the tolerance is too tight for the precision", e.T, e.Dt)
+		return fmt.Sprintf("dt underflow at t=%.17g (dt=%g): the solution may blow up here, or the tolerance is too tight for the precision", e.T, e.Dt)
 	case NonFinite:
 		if e.Err != nil {
-			return fmt.Sprintf("ode: %v at t=%.17g (dt=%g)", e.Err, e.T, e.Dt)
+			return fmt.Sprintf("%s at t=%.17g (dt=%g)", bareText(e.Err), e.T, e.Dt)
 		}
 		if e.Component >= 0 {
-			return fmt.Sprintf("ode: NaN or Inf in component %d (of F or of the state) at t=%.17g (dt=%g)", e.Component, e.T, e.Dt)
+			return fmt.Sprintf("NaN or Inf in component %d (of F or of the state) at t=%.17g (dt=%g)", e.Component, e.T, e.Dt)
 		}
-		return fmt.Sprintf("ode: non-finite value (NaN or Inf) at t=%.17g", e.T)
+		return fmt.Sprintf("non-finite value (NaN or Inf) at t=%.17g", e.T)
 	case Cancelled:
-		return fmt.Sprintf("ode: cancelled at t=%.17g: %v", e.T, e.Err)
+		return fmt.Sprintf("cancelled at t=%.17g: %v", e.T, e.Err)
 	case Singular:
-		return fmt.Sprintf("ode: %v at t=%.17g (dt=%g): check Problem.Jac, or the problem", e.Err, e.T, e.Dt)
+		return fmt.Sprintf("%s at t=%.17g (dt=%g): check Problem.Jac, or the problem", bareText(e.Err), e.T, e.Dt)
 	}
-	return fmt.Sprintf("ode: %v at t=%.17g", e.Code, e.T)
+	return fmt.Sprintf("%v at t=%.17g", e.Code, e.T)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// The package prefix. Every error of the package reads "ode: ", where it
+// happened and what was wrong, once: an error made here (by errorf, or an
+// *Error, TrajectoryError, EnsembleError) can give its message without the
+// prefix (Unprefixed), and errorf, TrajectoryError and the others format
+// such a cause that way. So "ode: trajectory 3: max steps reached …",
+// never "ode: trajectory 3: ode: …", and nothing is cut out of strings:
+// errors.Is and errors.As reach every cause through %w. Errors of other
+// packages (a tape error of ad, a layout path error) keep their own text;
+// one that carries an ode error's message (cluster's RemoteError) gives it
+// through an Unprefixed method of its own.
+
+// unprefixed is an error that can give its message without the "ode: "
+// prefix: the package's errors, and ones carrying such a message.
+type unprefixed interface {
+	error
+	Unprefixed() string
+}
+
+// pkgError is an error made by errorf: err holds the message without the
+// prefix and the chain of causes.
+type pkgError struct{ err error }
+
+func (e *pkgError) Error() string      { return "ode: " + e.err.Error() }
+func (e *pkgError) Unprefixed() string { return e.err.Error() }
+func (e *pkgError) Unwrap() error      { return e.err }
+
+// bare shows an error of this package without its prefix, inside another's
+// message; it unwraps to the error itself.
+type bare struct{ e unprefixed }
+
+func (b bare) Error() string { return b.e.Unprefixed() }
+func (b bare) Unwrap() error { return b.e }
+
+// errorf is fmt.Errorf for the package's errors: format has no prefix, and
+// arguments that are errors of this package are formatted without theirs.
+func errorf(format string, args ...any) error {
+	for i, a := range args {
+		if u, ok := a.(unprefixed); ok {
+			args[i] = bare{u}
+		}
+	}
+	return &pkgError{fmt.Errorf(format, args...)}
+}
+
+// bareText is err's message without this package's prefix, if it is an
+// error of this package.
+func bareText(err error) string {
+	if u, ok := err.(unprefixed); ok {
+		return u.Unprefixed()
+	}
+	return err.Error()
+}

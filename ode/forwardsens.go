@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"unsafe"
 )
@@ -351,7 +350,7 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	fs.jacs = gs.prob.Jac != nil && gs.prob.ParamJac != nil
 	fs.rows = fs.jacs || useRows(fs.n, fs.m, gs.prob.VJP != nil)
 	if !fs.rows && gs.prob.JVP == nil {
-		return fmt.Errorf("ode: Gradient: ForwardSensitivity needs Problem.JVP, or Jac and ParamJac, for the sensitivities' right-hand side; this problem has neither")
+		return errorf("Gradient: ForwardSensitivity needs Problem.JVP, or Jac and ParamJac, for the sensitivities' right-hand side; this problem has neither")
 	}
 	if fs.rows && fs.ju == nil {
 		fs.ju, fs.jp, fs.er = make([]T, fs.n*fs.n), make([]T, fs.n*fs.np), make([]T, fs.n)

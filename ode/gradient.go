@@ -2,10 +2,8 @@ package ode
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // Sensitivity is a way of differentiating a solve: ForwardSensitivity,
@@ -233,13 +231,13 @@ func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss
 // that prob has the derivative products they need.
 func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...Option) (*GradientSolver[T], error) {
 	if m == nil {
-		return nil, fmt.Errorf("ode: Gradient: method is nil")
+		return nil, errorf("Gradient: method is nil")
 	}
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
 	if len(prob.Events) > 0 {
-		return nil, fmt.Errorf("ode: Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
@@ -256,7 +254,7 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o options) (*GradientSolver[T], error) {
 	var err error
 	if o.atolv != nil && len(o.atolv) != len(prob.U0) {
-		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), len(prob.U0))
+		return nil, errorf("TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), len(prob.U0))
 	}
 	if s == nil {
 		if len(prob.P)+len(prob.U0) < ForwardSensitivityLimit {
@@ -279,7 +277,7 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 	case DiscreteAdjoint:
 		gs.impl, err = newDiscreteAdjoint(gs, s)
 	default:
-		err = fmt.Errorf("ode: Gradient: unknown sensitivity method %s", s.Name())
+		err = errorf("Gradient: unknown sensitivity method %s", s.Name())
 	}
 	if err != nil {
 		return nil, err
@@ -298,18 +296,18 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return fmt.Errorf("ode: Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return fmt.Errorf("ode: Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}
 	if gs.prob.U0From != nil && gs.prob.U0FromVJP == nil {
-		return fmt.Errorf("ode: Gradient: Problem.U0From is set but U0FromVJP is nil: dL/du0 cannot flow into dL/dθ")
+		return errorf("Gradient: Problem.U0From is set but U0FromVJP is nil: dL/du0 cannot flow into dL/dθ")
 	}
 	return nil
 }
@@ -341,13 +339,13 @@ func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], lo
 		return nil, err
 	}
 	if len(prob.U0) != len(gs.prob.U0) {
-		return nil, fmt.Errorf("ode: Gradient: len(U0) = %d, want %d", len(prob.U0), len(gs.prob.U0))
+		return nil, errorf("Gradient: len(U0) = %d, want %d", len(prob.U0), len(gs.prob.U0))
 	}
 	if len(prob.P) != len(gs.prob.P) {
-		return nil, fmt.Errorf("ode: Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
+		return nil, errorf("Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
 	}
 	if len(prob.Events) > 0 {
-		return nil, fmt.Errorf("ode: Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
 	}
 	jvp, vjp := gs.prob.JVP, gs.prob.VJP
 	gs.prob = prob
@@ -377,19 +375,19 @@ func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], lo
 // (reused while At keeps its length).
 func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	if loss.Saved != nil && loss.Point != nil {
-		return fmt.Errorf("ode: Loss: Saved and Point are both set, want at most one")
+		return errorf("Loss: Saved and Point are both set, want at most one")
 	}
 	if (loss.Saved != nil || loss.Point != nil) && len(loss.At) == 0 {
-		return fmt.Errorf("ode: Loss: Saved or Point is set but At is empty")
+		return errorf("Loss: Saved or Point is set but At is empty")
 	}
 	if loss.Running != nil && loss.RunningGrad == nil {
-		return fmt.Errorf("ode: Loss: Running is set but RunningGrad is nil")
+		return errorf("Loss: Running is set but RunningGrad is nil")
 	}
 	t0, t1 := gs.prob.T0, gs.prob.T1
 	lo, hi := min(t0, t1), max(t0, t1)
 	for _, t := range loss.At {
 		if !(t >= lo && t <= hi) {
-			return fmt.Errorf("ode: Loss.At time %g is outside the span [%g, %g]", t, t0, t1)
+			return errorf("Loss.At time %g is outside the span [%g, %g]", t, t0, t1)
 		}
 	}
 	gs.loss = loss
@@ -464,15 +462,15 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		if l.errOf != nil {
 			if err := l.errOf(); err != nil {
-				return v, fmt.Errorf("ode: Gradient: the loss: %w", err)
+				return v, errorf("Gradient: the loss: %w", err)
 			}
 		}
-		return v, fmt.Errorf("ode: Gradient: the loss returned %g", v)
+		return v, errorf("Gradient: the loss returned %g, want a finite value", v)
 	}
 	if c := firstNonFinite(gs.dlFlat); c >= 0 {
 		n := len(gs.prob.U0)
 		k := c / n
-		return v, fmt.Errorf("ode: Gradient: the loss's dL/du at t=%g (At[%d]) has %g in component %d", gs.at[k], gs.order[k], gs.dlFlat[c], c%n)
+		return v, errorf("Gradient: the loss's dL/du at t=%g (At[%d]) has %g in component %d, want finite values", gs.at[k], gs.order[k], gs.dlFlat[c], c%n)
 	}
 	return v, nil
 }
@@ -542,8 +540,8 @@ type solveError struct {
 	err   error
 }
 
-func (e *solveError) Error() string {
-	return "ode: Gradient: the " + e.which + ": " + strings.TrimPrefix(e.err.Error(), "ode: ")
-}
+func (e *solveError) Error() string { return "ode: " + e.Unprefixed() }
+
+func (e *solveError) Unprefixed() string { return "Gradient: the " + e.which + ": " + bareText(e.err) }
 
 func (e *solveError) Unwrap() error { return e.err }

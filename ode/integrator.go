@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"fmt"
 	"math"
 )
 
@@ -101,7 +100,7 @@ func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], e
 // initCall is Init for the exported call named call (Init, Solve).
 func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*Integrator[T], error) {
 	if m == nil {
-		return nil, fmt.Errorf("ode: method is nil")
+		return nil, errorf("method is nil")
 	}
 	if err := prob.validate(); err != nil {
 		return nil, err
@@ -132,14 +131,14 @@ func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], er
 	fixed := o.fixed
 	if inf.fixedOnly && fixed == 0 {
 		if o.dt0 == 0 {
-			return nil, fmt.Errorf("ode: %s is a fixed-step method: give FixedStep(dt)", m.Name())
+			return nil, errorf("%s is a fixed-step method: give FixedStep(dt)", m.Name())
 		}
 		fixed = o.dt0
 	}
 	adaptive := inf.adaptive && fixed == 0
 	n := len(prob.U0)
 	if o.atolv != nil && len(o.atolv) != n {
-		return nil, fmt.Errorf("ode: TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), n)
+		return nil, errorf("TolPerComponent has %d absolute tolerances, want one per component (%d)", len(o.atolv), n)
 	}
 	if o.perComponent() { // both vectors, so that the error norms index them directly
 		if o.atolv == nil {
@@ -215,7 +214,7 @@ func (it *Integrator[T]) growEvents(k int) {
 // start; a NaN or Inf there is reported by the next Run or Step.
 func (it *Integrator[T]) Reinit(u0 []T, t0, t1 float64, p []float32) error {
 	if len(u0) != it.n {
-		return fmt.Errorf("ode: Reinit: len(u0) = %d, want %d", len(u0), it.n)
+		return errorf("Reinit: len(u0) = %d, want %d", len(u0), it.n)
 	}
 	if err := checkSpan(t0, t1); err != nil {
 		return err
@@ -235,7 +234,7 @@ func (it *Integrator[T]) ReinitProblem(prob Problem[T]) error {
 		return err
 	}
 	if len(prob.U0) != it.n {
-		return fmt.Errorf("ode: ReinitProblem: len(U0) = %d, want %d", len(prob.U0), it.n)
+		return errorf("ReinitProblem: len(U0) = %d, want %d", len(prob.U0), it.n)
 	}
 	it.prob = prob
 	it.growEvents(len(prob.Events))
@@ -252,7 +251,7 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 	lo, hi := min(t0, t1), max(t0, t1)
 	for _, s := range it.o.saveAt {
 		if s < lo || s > hi {
-			return fmt.Errorf("ode: SaveAt time %g is outside the span [%g, %g]", s, t0, t1)
+			return errorf("SaveAt time %g is outside the span [%g, %g]", s, t0, t1)
 		}
 	}
 	it.t0, it.t1 = t0, t1
@@ -407,13 +406,13 @@ func (it *Integrator[T]) Saved() (ts []float64, us [][]T) {
 // into dst, through the method's dense interpolant.
 func (it *Integrator[T]) AtInto(dst []T, t float64) error {
 	if len(dst) != it.n {
-		return fmt.Errorf("ode: AtInto: len(dst) = %d, want %d", len(dst), it.n)
+		return errorf("AtInto: len(dst) = %d, want %d", len(dst), it.n)
 	}
 	if it.h == 0 {
-		return fmt.Errorf("ode: AtInto: no step taken yet")
+		return errorf("AtInto: no step taken yet")
 	}
 	if it.dir*(t-it.tPrev) < 0 || it.dir*(t-it.t) > 0 {
-		return fmt.Errorf("ode: AtInto: t=%g is outside the last step [%g, %g]", t, it.tPrev, it.t)
+		return errorf("AtInto: t=%g is outside the last step [%g, %g]", t, it.tPrev, it.t)
 	}
 	it.ensurePoly()
 	it.interpInto(dst, (t-it.tPrev)/it.h)

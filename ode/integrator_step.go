@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"fmt"
 	"math"
 )
 
@@ -153,7 +152,7 @@ func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p [
 		it.acceptStep(h, true, end, h)
 	}
 	if !it.done {
-		return it.fail(Unfinished, -1, fmt.Errorf("ode: replay: the steps end at %g, before %g", it.t, t1))
+		return it.fail(Unfinished, -1, errorf("replay: the steps end at %g, before %g", it.t, t1))
 	}
 	return it.err
 }

@@ -1,7 +1,5 @@
 package ode
 
-import "fmt"
-
 // Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4, and the
 // stiff Rosenbrock23 and Rodas5P. Its value is stateless and safe to share;
 // the per-solve state lives in the Integrator.
@@ -88,5 +86,5 @@ func newStepper[T Float](m Method, n int, adaptive bool) (stepper[T], error) {
 	case *r23Method:
 		return newRos23[T](n, adaptive), nil
 	}
-	return nil, fmt.Errorf("ode: method %s has no stepper", m.Name())
+	return nil, errorf("method %s has no stepper", m.Name())
 }

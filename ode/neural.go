@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/flatkit/flatkit/ad"
@@ -47,7 +46,7 @@ func (r *neuralRHS) rhs(u, p ad.Var, _ float64) ad.Var {
 	n := u.Size()
 	y := r.layer.Apply(nil, p, ad.Reshape(u, 1, n))
 	if y.Size() != n && u.Tape().Err() == nil {
-		return u.Tape().Fail(fmt.Errorf("ode: NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
+		return u.Tape().Fail(errorf("NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
 	}
 	return ad.Reshape(y, n)
 }
@@ -65,14 +64,14 @@ func isNeuralRHS(f func(u, p ad.Var, t float64) ad.Var) bool {
 // count.
 func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (Problem[float32], error) {
 	if layer == nil {
-		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: layer is nil")
+		return Problem[float32]{}, errorf("NeuralProblem: layer is nil")
 	}
 	lay, err := model.Layout(layer)
 	if err != nil {
-		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: %w", err)
+		return Problem[float32]{}, errorf("NeuralProblem: %w", err)
 	}
 	if lay.Len() != len(θ) {
-		return Problem[float32]{}, fmt.Errorf("ode: NeuralProblem: len(θ) = %d, the network has %d parameters", len(θ), lay.Len())
+		return Problem[float32]{}, errorf("NeuralProblem: len(θ) = %d, want %d (the network's parameters)", len(θ), lay.Len())
 	}
 	return ADProblem(NeuralRHS(layer), u0, t0, t1, θ, Replayable())
 }

@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -79,11 +78,11 @@ const solveOpts = saveOpts
 func (o *options) notFor(call string, allow optGroup) error {
 	switch {
 	case o.gradOnly != "" && allow&gradOpts == 0:
-		return fmt.Errorf("ode: %s: option %s applies to gradients only (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard)", call, o.gradOnly)
+		return errorf("%s: option %s applies to gradients only (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard)", call, o.gradOnly)
 	case o.ensOnly != "" && allow&ensGradOpts == 0:
-		return fmt.Errorf("ode: %s: option %s applies to Ensemble.Gradient and GradientShard only", call, o.ensOnly)
+		return errorf("%s: option %s applies to Ensemble.Gradient and GradientShard only", call, o.ensOnly)
 	case o.workers != 0 && allow&workersOpt == 0:
-		return fmt.Errorf("ode: %s: option Workers applies to Ensemble.Solve and Ensemble.Gradient only", call)
+		return errorf("%s: option Workers applies to Ensemble.Solve and Ensemble.Gradient only", call)
 	case allow&saveOpts == 0 && (o.saveAtSet || o.dense || o.everyStep):
 		name := "SaveEveryStep"
 		switch {
@@ -92,14 +91,14 @@ func (o *options) notFor(call string, allow optGroup) error {
 		case o.dense:
 			name = "Dense"
 		}
-		return fmt.Errorf("ode: %s: option %s applies to solves only (Solve, Init, Ensemble.Solve, SolveShard); a gradient's save times are Loss.At", call, name)
+		return errorf("%s: option %s applies to solves only (Solve, Init, Ensemble.Solve, SolveShard); a gradient's save times are Loss.At", call, name)
 	}
 	return nil
 }
 
 func (o *options) fail(format string, args ...any) {
 	if o.err == nil {
-		o.err = fmt.Errorf("ode: "+format, args...)
+		o.err = errorf(""+format, args...)
 	}
 }
 

@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -88,10 +87,10 @@ type Event[T Float] struct {
 
 func (p *Problem[T]) validate() error {
 	if p.F == nil {
-		return fmt.Errorf("ode: Problem.F is nil")
+		return errorf("Problem.F is nil")
 	}
 	if len(p.U0) == 0 {
-		return fmt.Errorf("ode: Problem.U0 is empty, want at least one component")
+		return errorf("Problem.U0 is empty, want at least one component")
 	}
 	if err := checkSpan(p.T0, p.T1); err != nil {
 		return err
@@ -101,10 +100,10 @@ func (p *Problem[T]) validate() error {
 	}
 	for i, ev := range p.Events {
 		if ev.G == nil {
-			return fmt.Errorf("ode: Problem.Events[%d].G is nil", i)
+			return errorf("Problem.Events[%d].G is nil", i)
 		}
 		if ev.Direction < -1 || ev.Direction > 1 {
-			return fmt.Errorf("ode: Problem.Events[%d].Direction = %d, want -1, 0 or +1", i, ev.Direction)
+			return errorf("Problem.Events[%d].Direction = %d, want -1, 0 or +1", i, ev.Direction)
 		}
 	}
 	return nil
@@ -112,7 +111,7 @@ func (p *Problem[T]) validate() error {
 
 func checkSpan(t0, t1 float64) error {
 	if math.IsNaN(t0) || math.IsInf(t0, 0) || math.IsNaN(t1) || math.IsInf(t1, 0) {
-		return fmt.Errorf("ode: time span [%g, %g] is not finite", t0, t1)
+		return errorf("time span [%g, %g] is not finite, want finite T0 and T1", t0, t1)
 	}
 	return nil
 }
@@ -121,7 +120,7 @@ func checkState[T Float](u []T, name string) error {
 	for i, v := range u {
 		f := float64(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("ode: %s[%d] = %g, want a finite value", name, i, f)
+			return errorf("%s[%d] = %g, want a finite value", name, i, f)
 		}
 	}
 	return nil

@@ -1,7 +1,5 @@
 package ode
 
-import "fmt"
-
 // Solution is the result of Solve: the saved times T and states U (by
 // default the start and the end; see SaveAt, SaveEveryStep), the counters
 // and return code, and with Dense() the piecewise interpolant for At.
@@ -29,7 +27,7 @@ type denseOut[T Float] struct {
 // Affect.
 func (s *Solution[T]) At(t float64) ([]T, error) {
 	if s.dense == nil {
-		return nil, fmt.Errorf("ode: Solution.At needs the Dense() option")
+		return nil, errorf("Solution.At needs the Dense() option")
 	}
 	dst := make([]T, s.dense.n)
 	if err := s.AtInto(dst, t); err != nil {
@@ -42,13 +40,13 @@ func (s *Solution[T]) At(t float64) ([]T, error) {
 func (s *Solution[T]) AtInto(dst []T, t float64) error {
 	d := s.dense
 	if d == nil {
-		return fmt.Errorf("ode: Solution.At needs the Dense() option")
+		return errorf("Solution.At needs the Dense() option")
 	}
 	if len(dst) != d.n {
-		return fmt.Errorf("ode: Solution.AtInto: len(dst) = %d, want %d", len(dst), d.n)
+		return errorf("Solution.AtInto: len(dst) = %d, want %d", len(dst), d.n)
 	}
 	if !(d.dir*(t-d.t0) >= 0 && d.dir*(t-d.tEnd) <= 0) {
-		return fmt.Errorf("ode: Solution.At: t=%g is outside the solved span [%g, %g]", t, d.t0, d.tEnd)
+		return errorf("Solution.At: t=%g is outside the solved span [%g, %g]", t, d.t0, d.tEnd)
 	}
 	if len(d.ts) == 0 {
 		copy(dst, d.u0)

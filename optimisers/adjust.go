@@ -84,9 +84,9 @@ func (s State) Hyper(path, name string) (float64, error) {
 	lf, ok := s.plan.lay.Find(path)
 	if !ok {
 		if _, _, err := s.plan.lay.Range(path); err != nil {
-			return 0, fmt.Errorf("optimisers: Hyper: %w", trimLayout(err))
+			return 0, errorf("Hyper: %w", err)
 		}
-		return 0, fmt.Errorf("optimisers: Hyper: %q is a group; name a leaf", path)
+		return 0, errorf("Hyper: %q is a group; name a leaf", path)
 	}
 	for gi := range s.plan.groups {
 		gr := &s.plan.groups[gi]
@@ -105,10 +105,10 @@ func (s State) Hyper(path, name string) (float64, error) {
 					return v, nil
 				}
 			}
-			return 0, fmt.Errorf("optimisers: Hyper: no rule training %q has a hyperparameter %q", path, name)
+			return 0, errorf("Hyper: no rule training %q has a hyperparameter %q", path, name)
 		}
 	}
-	return 0, fmt.Errorf("optimisers: Hyper: leaf %q has no rule", path)
+	return 0, errorf("Hyper: leaf %q has no rule", path)
 }
 
 // adjusted returns the plan with h set in the rules of the members under the
@@ -124,17 +124,17 @@ func (p *plan) adjusted(h Hyper, under []string) (*plan, error) {
 	}
 	known = slices.Compact(slices.Sorted(slices.Values(known)))
 	if !slices.Contains(known, h.Name) {
-		return nil, fmt.Errorf("optimisers: Adjust: no rule has a hyperparameter %q (the rules have: %s)", h.Name, strings.Join(known, ", "))
+		return nil, errorf("Adjust: no rule has a hyperparameter %q (the rules have: %s)", h.Name, strings.Join(known, ", "))
 	}
 	if math.IsNaN(h.Value) || h.Value < 0 {
-		return nil, fmt.Errorf("optimisers: Adjust: %s = %v, want a value ≥ 0", h.Name, h.Value)
+		return nil, errorf("Adjust: %s = %v, want a value ≥ 0", h.Name, h.Value)
 	}
 	type span struct{ lo, hi int }
 	var spans []span
 	for _, path := range under {
 		lo, hi, err := p.lay.Range(path)
 		if err != nil {
-			return nil, fmt.Errorf("optimisers: Adjust: %w", trimLayout(err))
+			return nil, errorf("Adjust: %w", err)
 		}
 		spans = append(spans, span{lo, hi})
 	}
@@ -179,7 +179,7 @@ func (p *plan) adjusted(h Hyper, under []string) (*plan, error) {
 		gr.compact()
 	}
 	if changed == 0 {
-		return nil, fmt.Errorf("optimisers: Adjust: no rule training the leaves under %s has a hyperparameter %q", quoteList(under), h.Name)
+		return nil, errorf("Adjust: no rule training the leaves under %s has a hyperparameter %q", quoteList(under), h.Name)
 	}
 	return c, nil
 }
@@ -196,14 +196,14 @@ func adjustRow(gr *group, row []impl, h Hyper) ([]impl, int, error) {
 		}
 		for _, e := range gr.prims[i].sched {
 			if e.name == h.Name {
-				return nil, 0, fmt.Errorf("optimisers: Adjust: %s of %T follows a schedule (Scheduled); change the schedule instead", h.Name, m.rule)
+				return nil, 0, errorf("Adjust: %s of %T follows a schedule (Scheduled); change the schedule instead", h.Name, m.rule)
 			}
 		}
 		if err := validate(r); err != nil {
-			return nil, 0, fmt.Errorf("optimisers: Adjust: %w", trimPrefix(err))
+			return nil, 0, errorf("Adjust: %w", err)
 		}
 		if r.Slots() != gr.prims[i].slots {
-			return nil, 0, fmt.Errorf("optimisers: Adjust: %s = %v would change %T's state from %d slots to %d; Adjust cannot add or remove state (set the rule up with a value of that kind)",
+			return nil, 0, errorf("Adjust: %s = %v would change %T's state from %d slots to %d; Adjust cannot add or remove state (set the rule up with a value of that kind)",
 				h.Name, h.Value, m.rule, gr.prims[i].slots, r.Slots())
 		}
 		out[i] = implOf(r)

@@ -155,7 +155,7 @@ func TestAdjustErrors(t *testing.T) {
 		{optimisers.LR(math.NaN()), nil, "lr = NaN, want a value ≥ 0"},
 		{optimisers.LR(-1e-3), nil, "lr = -0.001, want a value ≥ 0"},
 		{optimisers.LR(math.Inf(1)), nil, "RMSProp: LR = +Inf"},
-		{optimisers.LR(1e-3), []string{"2.weight"}, `unknown path "2.weight"`},
+		{optimisers.LR(1e-3), []string{"2.weight"}, `"2.weight": unknown path`},
 		{optimisers.Set("momentum", 0.9), nil, "momentum = 0.9 would change optimisers.RMSPropRule's state from 1 slots to 2"},
 		{optimisers.Set("alpha", 0.5), nil, "alpha of optimisers.RMSPropRule follows a schedule"},
 	} {

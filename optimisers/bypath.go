@@ -66,23 +66,23 @@ func (r ByPathRule) Layout() *layout.Layout { return r.lay }
 // Validate checks every rule and the assignment of leaves to them.
 func (r ByPathRule) Validate() error {
 	if r.lay == nil {
-		return fmt.Errorf("optimisers: ByPath: nil layout")
+		return errorf("ByPath: nil layout")
 	}
 	if len(r.rules) == 0 {
-		return fmt.Errorf("optimisers: ByPath: no PathRule")
+		return errorf("ByPath: no PathRule")
 	}
 	for i, pr := range r.rules {
 		if pr.Pattern == "" {
-			return fmt.Errorf("optimisers: ByPath: rule %d has an empty pattern", i)
+			return errorf("ByPath: rule %d has an empty pattern", i)
 		}
 		if pr.Rule == nil {
-			return fmt.Errorf("optimisers: ByPath: rule %d (%q) is nil", i, pr.Pattern)
+			return errorf("ByPath: rule %d (%q) is nil", i, pr.Pattern)
 		}
 		if err := validate(pr.Rule); err != nil {
-			return fmt.Errorf("optimisers: ByPath: rule %d (%q): %w", i, pr.Pattern, trimPrefix(err))
+			return errorf("ByPath: rule %d (%q): %w", i, pr.Pattern, err)
 		}
 		if _, err := flattenRule(nil, pr.Rule, nil); err != nil {
-			return fmt.Errorf("optimisers: ByPath: rule %d (%q): %w", i, pr.Pattern, trimPrefix(err))
+			return errorf("ByPath: rule %d (%q): %w", i, pr.Pattern, err)
 		}
 	}
 	_, err := r.assign(r.lay)
@@ -93,13 +93,13 @@ func (r ByPathRule) Validate() error {
 // Setup.
 func (r ByPathRule) assign(lay *layout.Layout) ([]assignment, error) {
 	if r.lay == nil {
-		return nil, fmt.Errorf("optimisers: ByPath: nil layout")
+		return nil, errorf("ByPath: nil layout")
 	}
 	if lay != r.lay && !lay.Equal(r.lay) {
 		if err := r.lay.Compatible(lay); err != nil {
-			return nil, fmt.Errorf("optimisers: ByPath was made for another layout: %w", trimLayout(err))
+			return nil, errorf("ByPath was made for another layout: %w", err)
 		}
-		return nil, fmt.Errorf("optimisers: ByPath was made for another layout (the same leaves, but ties, frozen leaves or groups differ)")
+		return nil, errorf("ByPath was made for another layout (the same leaves, but ties, frozen leaves or groups differ)")
 	}
 	as := make([]assignment, len(r.rules))
 	matched := make([]bool, len(r.rules))
@@ -126,7 +126,7 @@ func (r ByPathRule) assign(lay *layout.Layout) ([]assignment, error) {
 			if lf.Frozen {
 				continue // no rule; Thaw of it is an error
 			}
-			return nil, fmt.Errorf("optimisers: ByPath: leaf %q matches no pattern (%s); add a catch-all \"*\" or freeze the leaf", lf.Path, patternList(r.rules))
+			return nil, errorf("ByPath: leaf %q matches no pattern (%s); add a catch-all \"*\" or freeze the leaf", lf.Path, patternList(r.rules))
 		}
 		as[first].leaves = append(as[first].leaves, li)
 	}
@@ -135,9 +135,9 @@ func (r ByPathRule) assign(lay *layout.Layout) ([]assignment, error) {
 		case i == len(r.rules)-1 && pr.Pattern == "*":
 			// A final catch-all may have nothing left to catch.
 		case !matched[i]:
-			return nil, fmt.Errorf("optimisers: ByPath: pattern %q (rule %d) matches no leaf of the layout", pr.Pattern, i)
+			return nil, errorf("ByPath: pattern %q (rule %d) matches no leaf of the layout", pr.Pattern, i)
 		case len(as[i].leaves) == 0:
-			return nil, fmt.Errorf("optimisers: ByPath: pattern %q (rule %d) assigns no leaf: the leaves it matches are taken by earlier patterns (first by %q, rule %d)",
+			return nil, errorf("ByPath: pattern %q (rule %d) assigns no leaf: the leaves it matches are taken by earlier patterns (first by %q, rule %d)",
 				pr.Pattern, i, r.rules[takenBy[i]].Pattern, takenBy[i])
 		}
 	}
@@ -150,11 +150,6 @@ func patternList(rules []PathRule) string {
 		ps[i] = fmt.Sprintf("%q", pr.Pattern)
 	}
 	return "patterns " + strings.Join(ps, ", ")
-}
-
-// trimLayout drops the "layout: " prefix of a layout error.
-func trimLayout(err error) error {
-	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "layout: "))
 }
 
 // matchLeaf reports whether pattern matches the leaf's path, one of its

@@ -1,7 +1,5 @@
 package optimisers
 
-import "fmt"
-
 // ChainRule applies its rules one after the other to the same update, as
 // Optimisers.jl's OptimiserChain does: Chain(ClipGlobalNorm(1),
 // WeightDecay(1e-4), Adam(1e-3)) clips the gradient, adds the decay term and
@@ -27,10 +25,10 @@ var _ Rule = ChainRule{}
 func (c ChainRule) Validate() error {
 	for i, r := range c.Rules {
 		if r == nil {
-			return fmt.Errorf("optimisers: Chain: rule %d is nil", i)
+			return errorf("Chain: rule %d is nil", i)
 		}
 		if err := validate(r); err != nil {
-			return fmt.Errorf("optimisers: Chain: rule %d: %w", i, trimPrefix(err))
+			return errorf("Chain: rule %d: %w", i, err)
 		}
 	}
 	return nil
@@ -73,22 +71,3 @@ func (c ChainRule) Apply(state [][]float32, θ, dx []float32, t int) {
 		}
 	}
 }
-
-// trimPrefix drops the package prefix of an error from a nested rule, so a
-// wrapped message names the package once.
-func trimPrefix(err error) error {
-	return prefixless{err}
-}
-
-type prefixless struct{ err error }
-
-func (p prefixless) Error() string {
-	s := p.err.Error()
-	const pre = "optimisers: "
-	if len(s) >= len(pre) && s[:len(pre)] == pre {
-		return s[len(pre):]
-	}
-	return s
-}
-
-func (p prefixless) Unwrap() error { return p.err }

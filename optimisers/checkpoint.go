@@ -239,7 +239,7 @@ func (s State) save(w io.Writer, op, path string) error {
 	lay := p.lay
 	layJSON, err := lay.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("optimisers: %s: %w", op, err)
+		return errorf("%s: %w", op, err)
 	}
 	doc := ckptDoc{Format: ckptFormat, Layout: layJSON, Step: s.Step, Skipped: s.Skipped, Slots: p.slots}
 	giv, err := given(op, p)
@@ -269,7 +269,7 @@ func (s State) save(w io.Writer, op, path string) error {
 	}
 	meta, err := json.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("optimisers: %s: %w", op, err)
+		return errorf("%s: %w", op, err)
 	}
 
 	b := layout.NewBuilder()
@@ -283,13 +283,13 @@ func (s State) save(w io.Writer, op, path string) error {
 	b.Add(ckptMeta, len(meta))
 	clay, err := b.Build()
 	if err != nil {
-		return fmt.Errorf("optimisers: %s: laying out the checkpoint: %w", op, err)
+		return errorf("%s: laying out the checkpoint: %w", op, err)
 	}
 	n := lay.Len()
 	data := make([]float32, clay.Len())
 	for k := range p.slots {
 		if err := slotOffsets(clay, lay, k); err != nil {
-			return fmt.Errorf("optimisers: %s: %w", op, err)
+			return errorf("%s: %w", op, err)
 		}
 		copy(data[k*n:], s.Slots[k])
 	}
@@ -302,7 +302,7 @@ func (s State) save(w io.Writer, op, path string) error {
 		err = layout.Save(w, clay, data, layout.Holds(HoldsOptimiserState))
 	}
 	if err != nil {
-		return fmt.Errorf("optimisers: %s: %w", op, err)
+		return errorf("%s: %w", op, err)
 	}
 	return nil
 }
@@ -342,7 +342,7 @@ func slotOffsets(clay, lay *layout.Layout, k int) error {
 func Load(r io.Reader, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 	θ, clay, err := layout.Load(r, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: Load: %w", err)
+		return nil, errorf("Load: %w", err)
 	}
 	return load("Load", θ, clay, rule, lay)
 }
@@ -351,19 +351,19 @@ func Load(r io.Reader, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 func LoadFile(path string, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: LoadFile: %w", err)
+		return nil, errorf("LoadFile: %w", err)
 	}
 	defer f.Close()
 	θ, clay, err := layout.Load(f, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: LoadFile: %s: %w", path, err)
+		return nil, errorf("LoadFile: %s: %w", path, err)
 	}
 	return load("LoadFile "+path, θ, clay, rule, lay)
 }
 
 func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout.Layout) (*Optimiser, error) {
 	fail := func(format string, args ...any) (*Optimiser, error) {
-		return nil, fmt.Errorf("optimisers: "+op+": "+format, args...)
+		return nil, errorf(op+": "+format, args...)
 	}
 	if lay == nil {
 		return fail("nil layout")
@@ -449,7 +449,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 					}
 				}
 				if err := validate(r); err != nil {
-					return fail("%s: the checkpoint's hyperparameters: %v", where, trimPrefix(err))
+					return fail("%s: the checkpoint's hyperparameters: %v", where, err)
 				}
 				row[i] = implOf(r)
 			}
@@ -507,7 +507,7 @@ func layoutDiff(lay, saved *layout.Layout) string {
 		return fmt.Sprintf("%d leaves here, %d in the checkpoint", lay.NumLeaves(), saved.NumLeaves())
 	}
 	if err := lay.Compatible(saved); err != nil {
-		return trimLayout(err).Error()
+		return err.Error()
 	}
 	return ""
 }

@@ -125,4 +125,16 @@
 // one. On amd64, Adam's and AdamW's fused step runs an AVX2 or AVX-512
 // kernel that does the Go loop's operations in its order, so it gives the
 // same bits (build tag noasm for pure Go).
+//
+// # Errors
+//
+// Every error reads "optimisers: ", where it happened and what was wrong,
+// with the value that came and the value wanted: "optimisers: Chain: rule 1:
+// Adam: Beta1 = 1.5, want 0 ≤ Beta1 < 1". The prefix appears once however
+// deeply rules nest (chains, ByPath, schedules); a Validate error of a
+// user's rule gets it too, behind the rule's type. Causes stay reachable
+// with errors.Is and errors.As: a user rule's own error, and layout's
+// *layout.PathError for an unknown path given to Freeze, Thaw, Adjust or
+// Hyper ("optimisers: Freeze: layout: Range "0.wieght": unknown path, …"),
+// which keeps its own prefix as an error of another package does.
 package optimisers

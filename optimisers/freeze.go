@@ -1,9 +1,5 @@
 package optimisers
 
-import (
-	"fmt"
-)
-
 // This file: Freeze and Thaw, which change which leaves an optimiser trains.
 
 // Freeze stops training the leaf or group at path (a tied path names its
@@ -51,7 +47,7 @@ func (s State) replan(op string, f func(*plan) (*plan, error)) (State, error) {
 func (p *plan) setTrained(op, path string, on bool) (*plan, error) {
 	lo, hi, err := p.lay.Range(path)
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: %s: %w", op, trimLayout(err))
+		return nil, errorf("%s: %w", op, err)
 	}
 	c := p.clone()
 	assigned := make([]bool, p.lay.NumLeaves())
@@ -67,7 +63,7 @@ func (p *plan) setTrained(op, path string, on bool) (*plan, error) {
 	if on {
 		for li, ok := range assigned {
 			if lf := p.lay.Leaf(li); !ok && lf.Offset >= lo && lf.End() <= hi {
-				return nil, fmt.Errorf("optimisers: Thaw %q: leaf %q has no rule (frozen in the layout and matched by no ByPath pattern)", path, lf.Path)
+				return nil, errorf("Thaw %q: leaf %q has no rule (frozen in the layout and matched by no ByPath pattern)", path, lf.Path)
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func TestFromADErrors(t *testing.T) {
 		{"not a scalar, no gradient", func(p ad.Var) ad.Var { return ad.Square(p) }, nil, "shape [3]; want a single number"},
 		{"zero Var", func(p ad.Var) ad.Var { return ad.Var{} }, grad, "zero Var"},
 		{"another tape", func(p ad.Var) ad.Var { return ad.NewTape().Scalar(1) }, grad, "another tape"},
-		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2; θ has 3"},
+		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2, want 3 (len(θ))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fg, fgErr := FromAD(c.f)

@@ -2,7 +2,6 @@ package optimisers
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -80,14 +79,14 @@ import (
 // Result.
 func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize.Method, settings ...*optimize.Settings) (*optimize.Result, error) {
 	if fg == nil {
-		return nil, errors.New("optimisers: Minimize: the objective fg is nil")
+		return nil, errorf("Minimize: the objective fg is nil")
 	}
 	if len(θ) == 0 {
-		return nil, errors.New("optimisers: Minimize: θ is empty")
+		return nil, errorf("Minimize: θ is empty")
 	}
 	for i, v := range θ {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("optimisers: Minimize: θ[%d] is %v; the start must be finite", i, v)
+			return nil, errorf("Minimize: θ[%d] is %v; the start must be finite", i, v)
 		}
 	}
 	var set *optimize.Settings
@@ -96,10 +95,10 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 	case 1:
 		set = settings[0]
 	default:
-		return nil, fmt.Errorf("optimisers: Minimize: got %d Settings; want at most one", len(settings))
+		return nil, errorf("Minimize: got %d Settings; want at most one", len(settings))
 	}
 	if set != nil && set.Concurrent > 1 {
-		return nil, fmt.Errorf("optimisers: Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
+		return nil, errorf("Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
 	}
 	if set == nil || set.Converger == nil {
 		s := optimize.Settings{}
@@ -114,7 +113,7 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 	}
 	uses, err := method.Uses(optimize.Available{Grad: true})
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: Minimize: method %T cannot run on a loss and gradient: %w", method, err)
+		return nil, errorf("Minimize: method %T cannot run on a loss and gradient: %w", method, err)
 	}
 
 	n := len(θ)
@@ -147,7 +146,7 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 		case ok:
 			res.Status, err = Float32Converged, nil
 		default:
-			err = fmt.Errorf("optimisers: Minimize: %w far from an optimum: the gradient at the last point is %.3g (max norm), above the %.3g it changes by over a step of 2⁻¹¹ relative, so float32 precision is not the cause", err, g, moved)
+			err = errorf("Minimize: %w far from an optimum: the gradient at the last point is %.3g (max norm), above the %.3g it changes by over a step of 2⁻¹¹ relative, so float32 precision is not the cause", err, g, moved)
 		}
 	}
 	if finite {
@@ -223,7 +222,7 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 		if e := fromADFailure(f); e != nil {
 			b.err = e // the tape's error, as FromAD's error function has it
 		} else {
-			b.err = fmt.Errorf("optimisers: Minimize: the objective returned NaN at evaluation %d", b.evals)
+			b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
 		}
 		return f
 	}
@@ -233,7 +232,7 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 	check := !math.IsInf(f, 0) // at an infinite loss the line search backs off; the gradient is moot
 	for i, g := range b.g32 {
 		if check && minimizeNotFinite(float64(g)) {
-			b.err = fmt.Errorf("optimisers: Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g)", g, i, b.evals, f)
+			b.err = errorf("Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g), want finite values", g, i, b.evals, f)
 			return f
 		}
 		b.g64[i] = float64(g)
@@ -348,27 +347,27 @@ func fromADFailure(f float64) error {
 
 func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {
 	if grad != nil && len(grad) != len(θ) {
-		return 0, fmt.Errorf("optimisers: FromAD: grad has length %d; θ has %d", len(grad), len(θ))
+		return 0, errorf("FromAD: grad has length %d, want %d (len(θ))", len(grad), len(θ))
 	}
 	p := t.Param(θ)
 	y := f(p)
 	if err := t.Err(); err != nil {
-		return 0, fmt.Errorf("optimisers: FromAD: %w", err)
+		return 0, errorf("FromAD: %w", err)
 	}
 	switch {
 	case y.Tape() == nil:
-		return 0, errors.New("optimisers: FromAD: f returned the zero Var")
+		return 0, errorf("FromAD: f returned the zero Var")
 	case y.Tape() != t:
-		return 0, errors.New("optimisers: FromAD: f returned a Var of another tape")
+		return 0, errorf("FromAD: f returned a Var of another tape")
 	case y.Size() != 1:
-		return 0, fmt.Errorf("optimisers: FromAD: f returned shape %v; want a single number (use ad.Sum or ad.Mean)", y.Shape())
+		return 0, errorf("FromAD: f returned shape %v; want a single number (use ad.Sum or ad.Mean)", y.Shape())
 	}
 	loss := float64(y.Item())
 	if grad == nil {
 		return loss, nil
 	}
 	if err := t.Backward(y); err != nil {
-		return 0, fmt.Errorf("optimisers: FromAD: %w", err)
+		return 0, errorf("FromAD: %w", err)
 	}
 	copy(grad, t.GradOf(p))
 	return loss, nil

@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -203,7 +202,7 @@ var _ Gate = AccumGradRule{}
 
 func (r AccumGradRule) Validate() error {
 	if r.N < 1 {
-		return fmt.Errorf("optimisers: AccumGrad: N = %d, want N ≥ 1", r.N)
+		return errorf("AccumGrad: N = %d, want N ≥ 1", r.N)
 	}
 	return nil
 }

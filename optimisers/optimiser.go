@@ -1,8 +1,6 @@
 package optimisers
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -54,10 +52,10 @@ func (s State) Rule() Rule {
 // length.
 func (s State) Average(dst []float32) error {
 	if s.plan == nil {
-		return errors.New("optimisers: Average: the zero State (use Setup)")
+		return errorf("Average: the zero State (use Setup)")
 	}
 	if len(dst) != s.plan.lay.Len() {
-		return fmt.Errorf("optimisers: Average: dst has %d floats, want %d (the layout's Len)", len(dst), s.plan.lay.Len())
+		return errorf("Average: dst has %d floats, want %d (the layout's Len)", len(dst), s.plan.lay.Len())
 	}
 	found := false
 	for gi := range s.plan.groups {
@@ -76,7 +74,7 @@ func (s State) Average(dst []float32) error {
 		}
 	}
 	if !found {
-		return errors.New("optimisers: Average: no rule is an EMA")
+		return errorf("Average: no rule is an EMA")
 	}
 	return nil
 }
@@ -127,7 +125,7 @@ func Setup(rule Rule, lay *layout.Layout) (*Optimiser, error) {
 // setupPlan validates rule and lays out its plan over lay.
 func setupPlan(op string, rule Rule, lay *layout.Layout) (*plan, error) {
 	if lay == nil {
-		return nil, fmt.Errorf("optimisers: %s: nil layout", op)
+		return nil, errorf("%s: nil layout", op)
 	}
 	if err := validate(rule); err != nil {
 		return nil, err
@@ -229,18 +227,18 @@ func Resume(s State) (*Optimiser, error) {
 // with.
 func (s State) check(op string) error {
 	if s.plan == nil {
-		return fmt.Errorf("optimisers: %s: the zero State (make one with Setup)", op)
+		return errorf("%s: the zero State (make one with Setup)", op)
 	}
 	if len(s.Slots) != s.plan.slots {
-		return fmt.Errorf("optimisers: %s: the state has %d slots, want %d", op, len(s.Slots), s.plan.slots)
+		return errorf("%s: the state has %d slots, want %d", op, len(s.Slots), s.plan.slots)
 	}
 	for k, v := range s.Slots {
 		if len(v) != s.plan.lay.Len() {
-			return fmt.Errorf("optimisers: %s: slot %d has %d floats, want %d (the layout's Len)", op, k, len(v), s.plan.lay.Len())
+			return errorf("%s: slot %d has %d floats, want %d (the layout's Len)", op, k, len(v), s.plan.lay.Len())
 		}
 	}
 	if len(s.counts) != s.plan.counts {
-		return fmt.Errorf("optimisers: %s: the state has %d counts, want %d", op, len(s.counts), s.plan.counts)
+		return errorf("%s: the state has %d counts, want %d", op, len(s.counts), s.plan.counts)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"fmt"
 	"math"
 	"reflect"
 
@@ -61,10 +60,10 @@ type stageArgs struct {
 func (p *plan) lengths(op string, θ, g []float32) error {
 	n := p.lay.Len()
 	if len(θ) != n {
-		return fmt.Errorf("optimisers: %s: θ has %d floats, want %d (the layout's Len)", op, len(θ), n)
+		return errorf("%s: θ has %d floats, want %d (the layout's Len)", op, len(θ), n)
 	}
 	if len(g) != n {
-		return fmt.Errorf("optimisers: %s: the gradient has %d floats, want %d (the layout's Len)", op, len(g), n)
+		return errorf("%s: the gradient has %d floats, want %d (the layout's Len)", op, len(g), n)
 	}
 	return nil
 }
@@ -114,11 +113,11 @@ func (o *Optimiser) schedule() error {
 			m := &rt.eff[c.variant][c.prim]
 			if m.val != nil {
 				if err := m.val.Validate(); err != nil {
-					return fmt.Errorf("optimisers: the schedule of %s at step %d: %w", c.names, step, trimPrefix(err))
+					return errorf("the schedule of %s at step %d: %w", c.names, step, err)
 				}
 			}
 			if n := m.rule.Slots(); n != gr.prims[c.prim].slots {
-				return fmt.Errorf("optimisers: the schedule of %s at step %d changes %T's state from %d slots to %d; a schedule cannot add or remove state",
+				return errorf("the schedule of %s at step %d changes %T's state from %d slots to %d; a schedule cannot add or remove state",
 					c.names, step, gr.variants[c.variant][c.prim].rule, gr.prims[c.prim].slots, n)
 			}
 		}

@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 
@@ -127,7 +126,7 @@ func flattenRule(dst []flatRule, r Rule, sched []schedEntry) ([]flatRule, error)
 		inner := append(slices.Clip(sched), schedEntry{r.Name, r.Schedule})
 		return flattenRule(dst, r.Rule, inner)
 	case ByPathRule:
-		return nil, fmt.Errorf("optimisers: ByPath must be the rule given to Setup, not inside a Chain or Scheduled")
+		return nil, errorf("ByPath must be the rule given to Setup, not inside a Chain or Scheduled")
 	}
 	var own []schedEntry
 	for _, e := range sched {

@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"fmt"
 	"math"
 	"reflect"
 )
@@ -103,10 +102,15 @@ type Validator interface {
 // validate checks r and, inside chains, every rule in it.
 func validate(r Rule) error {
 	if r == nil {
-		return fmt.Errorf("optimisers: nil rule")
+		return errorf("nil rule")
 	}
 	if v, ok := r.(Validator); ok {
-		return v.Validate()
+		if err := v.Validate(); err != nil {
+			if _, ours := err.(*pkgError); !ours {
+				return errorf("%T: %w", r, err) // a user's rule: its error gets the prefix too
+			}
+			return err
+		}
 	}
 	return nil
 }
@@ -114,7 +118,7 @@ func validate(r Rule) error {
 // hyperError reports a hyperparameter out of its domain, naming the rule, the
 // field, its value and what it should be.
 func hyperError(rule, field string, v float64, want string) error {
-	return fmt.Errorf("optimisers: %s: %s = %v, want %s", rule, field, v, want)
+	return errorf("%s: %s = %v, want %s", rule, field, v, want)
 }
 
 // checks is a small accumulator of hyperparameter checks: the first failure

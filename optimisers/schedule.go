@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -59,7 +58,7 @@ func (s stepDecay) At(step int) float64 { return s.v * math.Pow(s.γ, float64((s
 
 func (s stepDecay) check() error {
 	if s.every < 1 {
-		return fmt.Errorf("optimisers: StepDecay: every = %d, want ≥ 1", s.every)
+		return errorf("StepDecay: every = %d, want ≥ 1", s.every)
 	}
 	return firstErr(finiteParam("StepDecay", "v", s.v), finiteParam("StepDecay", "γ", s.γ))
 }
@@ -97,7 +96,7 @@ func cosineAt(v, floor float64, k, n int) float64 {
 
 func (s cosine) check() error {
 	if s.n < 1 {
-		return fmt.Errorf("optimisers: Cosine: n = %d, want ≥ 1", s.n)
+		return errorf("Cosine: n = %d, want ≥ 1", s.n)
 	}
 	return firstErr(finiteParam("Cosine", "v", s.v), finiteParam("Cosine", "floor", s.floor))
 }
@@ -122,7 +121,7 @@ func (s linear) At(step int) float64 {
 
 func (s linear) check() error {
 	if s.n < 1 {
-		return fmt.Errorf("optimisers: Linear: n = %d, want ≥ 1", s.n)
+		return errorf("Linear: n = %d, want ≥ 1", s.n)
 	}
 	return firstErr(finiteParam("Linear", "from", s.from), finiteParam("Linear", "to", s.to))
 }
@@ -146,7 +145,7 @@ func (s warmup) At(step int) float64 {
 
 func (s warmup) check() error {
 	if s.n < 1 {
-		return fmt.Errorf("optimisers: LinearWarmup: n = %d, want ≥ 1", s.n)
+		return errorf("LinearWarmup: n = %d, want ≥ 1", s.n)
 	}
 	return finiteParam("LinearWarmup", "peak", s.peak)
 }
@@ -178,7 +177,7 @@ func (s warmupCosine) At(step int) float64 {
 
 func (s warmupCosine) check() error {
 	if s.warmup < 0 || s.total <= s.warmup {
-		return fmt.Errorf("optimisers: WarmupCosine: warmup = %d, total = %d, want 0 ≤ warmup < total", s.warmup, s.total)
+		return errorf("WarmupCosine: warmup = %d, total = %d, want 0 ≤ warmup < total", s.warmup, s.total)
 	}
 	return firstErr(finiteParam("WarmupCosine", "peak", s.peak), finiteParam("WarmupCosine", "floor", s.floor))
 }
@@ -216,16 +215,16 @@ func (s joined) At(step int) float64 {
 
 func (s joined) check() error {
 	if len(s.parts) == 0 || len(s.boundaries) != len(s.parts)-1 {
-		return fmt.Errorf("optimisers: Join: %d schedules and %d boundaries, want one boundary fewer than schedules (at least one schedule)", len(s.parts), len(s.boundaries))
+		return errorf("Join: %d schedules and %d boundaries, want one boundary fewer than schedules (at least one schedule)", len(s.parts), len(s.boundaries))
 	}
 	for i, b := range s.boundaries {
 		if b < 1 || i > 0 && b <= s.boundaries[i-1] {
-			return fmt.Errorf("optimisers: Join: boundaries %v, want strictly increasing values ≥ 1", s.boundaries)
+			return errorf("Join: boundaries %v, want strictly increasing values ≥ 1", s.boundaries)
 		}
 	}
 	for i, p := range s.parts {
 		if err := checkSchedule(p); err != nil {
-			return fmt.Errorf("optimisers: Join: schedule %d: %w", i, trimPrefix(err))
+			return errorf("Join: schedule %d: %w", i, err)
 		}
 	}
 	return nil
@@ -234,7 +233,7 @@ func (s joined) check() error {
 // checkSchedule checks a schedule's own parameters, where it can.
 func checkSchedule(s Schedule) error {
 	if s == nil {
-		return fmt.Errorf("optimisers: nil schedule")
+		return errorf("nil schedule")
 	}
 	if c, ok := s.(scheduleChecker); ok {
 		return c.check()
@@ -244,7 +243,7 @@ func checkSchedule(s Schedule) error {
 
 func finiteParam(sched, name string, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("optimisers: %s: %s = %v, want a finite value", sched, name, v)
+		return errorf("%s: %s = %v, want a finite value", sched, name, v)
 	}
 	return nil
 }
@@ -289,24 +288,24 @@ func Scheduled(r Rule, name string, s Schedule) ScheduledRule {
 // hyperparameter, and the rule with the schedule's first value.
 func (r ScheduledRule) Validate() error {
 	if r.Rule == nil {
-		return fmt.Errorf("optimisers: Scheduled %q: nil rule", r.Name)
+		return errorf("Scheduled %q: nil rule", r.Name)
 	}
 	if err := validate(r.Rule); err != nil {
 		return err
 	}
 	if err := checkSchedule(r.Schedule); err != nil {
-		return fmt.Errorf("optimisers: Scheduled %q: %w", r.Name, trimPrefix(err))
+		return errorf("Scheduled %q: %w", r.Name, err)
 	}
 	if _, ok := hyper(r.Rule, r.Name); !ok {
 		names := slices.Compact(slices.Sorted(slices.Values(hyperNames(nil, r.Rule))))
-		return fmt.Errorf("optimisers: Scheduled %q: no rule inside has a hyperparameter %q (it has: %s)", r.Name, r.Name, strings.Join(names, ", "))
+		return errorf("Scheduled %q: no rule inside has a hyperparameter %q (it has: %s)", r.Name, r.Name, strings.Join(names, ", "))
 	}
 	first, _ := withHyper(r.Rule, r.Name, r.Schedule.At(1))
 	if err := validate(first); err != nil {
-		return fmt.Errorf("optimisers: Scheduled %q at step 1: %w", r.Name, trimPrefix(err))
+		return errorf("Scheduled %q at step 1: %w", r.Name, err)
 	}
 	if first.Slots() != r.Rule.Slots() {
-		return fmt.Errorf("optimisers: Scheduled %q at step 1: the value %v changes the rule's state from %d slots to %d; set the rule up with a value of the same kind",
+		return errorf("Scheduled %q at step 1: the value %v changes the rule's state from %d slots to %d; set the rule up with a value of the same kind",
 			r.Name, r.Schedule.At(1), r.Rule.Slots(), first.Slots())
 	}
 	return nil

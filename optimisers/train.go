@@ -2,8 +2,6 @@ package optimisers
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 	"math"
 
@@ -35,42 +33,42 @@ func Train[B any](ctx context.Context, opt *Optimiser, θ []float32, batches ite
 	loss func(p ad.Var, batch B) ad.Var, every int, callback func(step int, loss float32) error) error {
 	switch {
 	case opt == nil:
-		return errors.New("optimisers: Train: nil optimiser")
+		return errorf("Train: nil optimiser")
 	case batches == nil:
-		return errors.New("optimisers: Train: nil batches")
+		return errorf("Train: nil batches")
 	case loss == nil:
-		return errors.New("optimisers: Train: nil loss function")
+		return errorf("Train: nil loss function")
 	case len(θ) != opt.Layout().Len():
-		return fmt.Errorf("optimisers: Train: θ has %d floats, want %d (the layout's Len)", len(θ), opt.Layout().Len())
+		return errorf("Train: θ has %d floats, want %d (the layout's Len)", len(θ), opt.Layout().Len())
 	}
 	tape := ad.NewTape()
 	step := opt.Steps()
 	var err error
 	for b := range batches {
 		if e := ctx.Err(); e != nil {
-			err = fmt.Errorf("optimisers: Train: stopped before step %d: %w", step+1, e)
+			err = errorf("Train: stopped before step %d: %w", step+1, e)
 			break
 		}
 		step++
 		l := loss(tape.Param(θ), b)
 		g, e := tape.Grad(l)
 		if e != nil {
-			err = fmt.Errorf("optimisers: Train: step %d: %w", step, e)
+			err = errorf("Train: step %d: %w", step, e)
 			break
 		}
 		v := l.Item()
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			err = fmt.Errorf("optimisers: Train: step %d: the loss is %v; θ keeps the previous step's values", step, v)
+			err = errorf("Train: step %d: the loss is %v, want a finite value; θ keeps the previous step's values", step, v)
 			break
 		}
 		if e := opt.Update(θ, g); e != nil {
-			err = fmt.Errorf("optimisers: Train: step %d: %w", step, e)
+			err = errorf("Train: step %d: %w", step, e)
 			break
 		}
 		tape.Reset()
 		if callback != nil && every > 0 && step%every == 0 {
 			if e := callback(step, v); e != nil {
-				err = fmt.Errorf("optimisers: Train: step %d: callback: %w", step, e)
+				err = errorf("Train: step %d: callback: %w", step, e)
 				break
 			}
 		}

@@ -42,7 +42,7 @@ func SaveCheckpoint(path string, c Checkpoint) error {
 		return err
 	}
 	if err := layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return fmt.Errorf("optimisers: SaveCheckpoint: %w", err)
+		return errorf("SaveCheckpoint: %w", err)
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func WriteCheckpoint(w io.Writer, c Checkpoint) error {
 		return err
 	}
 	if err := layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return fmt.Errorf("optimisers: WriteCheckpoint: %w", err)
+		return errorf("WriteCheckpoint: %w", err)
 	}
 	return nil
 }
@@ -65,15 +65,15 @@ func (c *Checkpoint) check(op string, load bool) error {
 	}
 	switch {
 	case c.Layout == nil:
-		return fmt.Errorf("optimisers: %s: nil Layout", op)
+		return errorf("%s: nil Layout", op)
 	case len(c.Params) != c.Layout.Len():
-		return fmt.Errorf("optimisers: %s: Params has %d floats, the layout wants %d", op, len(c.Params), c.Layout.Len())
+		return errorf("%s: Params has %d floats, the layout wants %d", op, len(c.Params), c.Layout.Len())
 	case !load && c.Opt == nil:
-		return fmt.Errorf("optimisers: %s: nil Opt", op)
+		return errorf("%s: nil Opt", op)
 	case c.StateLayout == nil && len(c.State) > 0:
-		return fmt.Errorf("optimisers: %s: State has %d floats but StateLayout is nil", op, len(c.State))
+		return errorf("%s: State has %d floats but StateLayout is nil", op, len(c.State))
 	case c.StateLayout != nil && len(c.State) != c.StateLayout.Len():
-		return fmt.Errorf("optimisers: %s: State has %d floats, StateLayout wants %d", op, len(c.State), c.StateLayout.Len())
+		return errorf("%s: State has %d floats, StateLayout wants %d", op, len(c.State), c.StateLayout.Len())
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 		return nil, nil, err
 	}
 	if c.Opt.Layout() != c.Layout && !c.Opt.Layout().Equal(c.Layout) {
-		return nil, nil, fmt.Errorf("optimisers: %s: the optimiser was set up for another layout than Layout", op)
+		return nil, nil, errorf("%s: the optimiser was set up for another layout than Layout", op)
 	}
 	var buf bytes.Buffer
 	if err := c.Opt.st.save(&buf, op, ""); err != nil {
@@ -91,7 +91,7 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 	}
 	odata, olay, err := layout.Load(&buf, layout.WantHolds(HoldsOptimiserState))
 	if err != nil {
-		return nil, nil, fmt.Errorf("optimisers: %s: %w", op, err)
+		return nil, nil, errorf("%s: %w", op, err)
 	}
 	parts := []struct {
 		name string
@@ -116,13 +116,13 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 	}
 	clay, err := b.Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("optimisers: %s: laying out the checkpoint: %w", op, err)
+		return nil, nil, errorf("%s: laying out the checkpoint: %w", op, err)
 	}
 	data := make([]float32, 0, n)
 	for _, p := range parts {
 		lo, hi, err := clay.Range(p.name)
 		if err != nil || lo != len(data) || hi != lo+len(p.data) {
-			return nil, nil, fmt.Errorf("optimisers: %s: part %s at [%d, %d), want [%d, %d) (%v)", op, p.name, lo, hi, len(data), len(data)+len(p.data), err)
+			return nil, nil, errorf("%s: part %s at [%d, %d), want [%d, %d) (%v)", op, p.name, lo, hi, len(data), len(data)+len(p.data), err)
 		}
 		data = append(data, p.data...)
 	}
@@ -138,7 +138,7 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 func LoadCheckpoint(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("optimisers: LoadCheckpoint: %w", err)
+		return nil, errorf("LoadCheckpoint: %w", err)
 	}
 	defer f.Close()
 	return readCheckpoint(f, "LoadCheckpoint "+path, rule, c)
@@ -154,7 +154,7 @@ func readCheckpoint(r io.Reader, op string, rule Rule, c Checkpoint) (*Optimiser
 		return nil, err
 	}
 	fail := func(format string, args ...any) (*Optimiser, error) {
-		return nil, fmt.Errorf("optimisers: "+op+": "+format, args...)
+		return nil, errorf(op+": "+format, args...)
 	}
 	data, clay, err := layout.Load(r, layout.WantHolds(HoldsTrainingCheckpoint))
 	if err != nil {

@@ -1,0 +1,118 @@
+package ode_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/model"
+	"github.com/flatkit/flatkit/ode"
+)
+
+// adPrefix is ad's package prefix as a word ("ad:", not the end of "load:").
+var adPrefix = regexp.MustCompile(`\bad:`)
+
+// TestErrorsPrefixOnce scans representative errors of ode, from a single
+// solve to an ensemble's failed trajectory, a gradient's failed forward
+// solve and the ad-written right-hand sides, for the "ode:" prefix: once,
+// at the start, and never ad's "ad:" in ode's own words; and checks that
+// the causes stay reachable with errors.As and errors.Is.
+func TestErrorsPrefixOnce(t *testing.T) {
+	ctx := context.Background()
+	blowUp := func(du, u []float64, _ []float32, _ float64) { du[0] = u[0] * u[0] }
+	ens := ode.Ensemble[float64]{Base: lvProblem(), N: 4,
+		Modify: func(i int, _ *rand.Rand, p *ode.Problem[float64]) {
+			if i == 2 {
+				p.U0 = []float64{math.Inf(1), 1}
+			}
+			if i == 3 {
+				p.F = blowUp
+			}
+		}}
+	wrongSize := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 1) }
+	zeroVar := func(_, _ ad.Var, _ float64) ad.Var { return ad.Var{} }
+	cases := []struct {
+		name string
+		err  func() error
+		want string // in the message, after the one prefix
+		as   any    // a pointer to a type errors.As must find, or nil
+	}{
+		{"invalid problem", func() error {
+			_, err := ode.Solve(ctx, ode.Problem[float64]{F: blowUp, T1: 1}, ode.Tsit5())
+			return err
+		}, "", nil},
+		{"max steps", func() error {
+			_, err := ode.Solve(ctx, lvProblem(), ode.Tsit5(), ode.MaxSteps(3))
+			return err
+		}, "max steps reached", new(*ode.Error)},
+		{"ensemble", func() error {
+			_, err := ens.Solve(ctx, ode.Tsit5())
+			return err
+		}, "ensemble: 2 of 4 trajectories failed; the first: trajectory 2: ", new(*ode.EnsembleError)},
+		{"ensemble trajectory", func() error {
+			_, err := ens.Solve(ctx, ode.Tsit5())
+			var ee *ode.EnsembleError
+			if !errors.As(err, &ee) || len(ee.Errors) < 2 {
+				return err
+			}
+			return ee.Errors[1]
+		}, "trajectory 3: dt underflow", new(*ode.Error)},
+		{"gradient's forward solve", func() error {
+			p := lvProblem()
+			p.F = blowUp
+			_, err := ode.Gradient(ctx, p, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{})
+			return err
+		}, "Gradient: the forward solve: dt underflow", new(*ode.Error)},
+		{"ADProblem, wrong size", func() error {
+			_, err := ode.ADProblem(wrongSize, []float32{1, 2}, 0, 1, nil)
+			return err
+		}, "ADProblem: the right-hand side at t=0: f returned 1 values (shape [1]), want 2", nil},
+		{"ADProblem, zero Var", func() error {
+			_, err := ode.ADProblem(zeroVar, []float32{1, 2}, 0, 1, nil)
+			return err
+		}, "f returned the zero Var", nil},
+		{"ADFunc through Solve", func() error {
+			F, _ := ode.ADFunc(wrongSize, 2)
+			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
+			return err
+		}, "the ad right-hand side: f returned 1 values", new(*ode.Error)},
+		{"NeuralProblem", func() error {
+			_, err := ode.NeuralProblem(model.Dense(2, 2), []float32{1, 2}, 0, 1, make([]float32, 5))
+			return err
+		}, "NeuralProblem: len(θ) = 5, want 6", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.err()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "ode: ") || strings.Count(msg, "ode:") != 1 {
+				t.Errorf("%q: want the prefix \"ode: \" once, at the start", msg)
+			}
+			if adPrefix.MatchString(msg) {
+				t.Errorf("%q says ad's prefix", msg)
+			}
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("%q: want it to contain %q", msg, c.want)
+			}
+			if c.as != nil && !errors.As(err, c.as) {
+				t.Errorf("%q: errors.As(%T) = false", msg, c.as)
+			}
+		})
+	}
+	// A cause from another package keeps its own words, after ode's once,
+	// and stays reachable: here an error of the user's on the tape.
+	errMine := errors.New("my right-hand side is broken")
+	F, _ := ode.ADFunc(func(u, _ ad.Var, _ float64) ad.Var { return u.Tape().Fail(errMine) }, 1)
+	_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1}, T1: 1}, ode.Tsit5())
+	if err == nil || !errors.Is(err, errMine) || strings.Count(err.Error(), "ode:") != 1 {
+		t.Errorf("a tape error through Solve: %v, want errMine behind one \"ode:\"", err)
+	}
+}
