@@ -134,29 +134,11 @@ func TestWireHostile(t *testing.T) {
 // decodeAll decodes data as each message; a decoded one must re-encode to
 // the same bytes, and a result is also checked against a small ensemble.
 func decodeAll(t testing.TB, data []byte) {
-	if q, err := decodeRequest(data); err == nil {
-		if !bytes.Equal(encodeRequest(q), data) {
-			t.Fatalf("request %x re-encodes differently", data)
-		}
-	} else if !errors.Is(err, ErrMalformed) {
-		t.Fatalf("request error %v does not wrap ErrMalformed", err)
-	}
-	if s, err := decodeShard(data); err == nil {
-		if !bytes.Equal(encodeShard(s), data) {
-			t.Fatalf("shard %x re-encodes differently", data)
-		}
-	} else if !errors.Is(err, ErrMalformed) {
-		t.Fatalf("shard error %v does not wrap ErrMalformed", err)
-	}
-	m, err := decodeResult(data)
-	if err != nil {
-		if !errors.Is(err, ErrMalformed) {
-			t.Fatalf("result error %v does not wrap ErrMalformed", err)
-		}
+	roundTrip(t, "request", data, decodeRequest, encodeRequest)
+	roundTrip(t, "shard", data, decodeShard, encodeShard)
+	m, ok := roundTrip(t, "result", data, decodeResult, encodeResult)
+	if !ok {
 		return
-	}
-	if !bytes.Equal(encodeResult(m), data) {
-		t.Fatalf("result %x re-encodes differently", data)
 	}
 	if m.Status != resOK {
 		return
@@ -187,19 +169,31 @@ func fuzzSpec[T ode.Float]() *Spec[T] {
 	}}
 }
 
+// roundTrip decodes data as a message of the kind what names: one it
+// accepts must re-encode to data, and one it rejects must be rejected with
+// ErrMalformed. It returns the message and whether it was accepted.
+func roundTrip[M any](t testing.TB, what string, data []byte, decode func([]byte) (M, error), encode func(M) []byte) (M, bool) {
+	t.Helper()
+	m, err := decode(data)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%s error %v does not wrap ErrMalformed", what, err)
+		}
+		return m, false
+	}
+	if !bytes.Equal(encode(m), data) {
+		t.Fatalf("%s %x re-encodes differently", what, data)
+	}
+	return m, true
+}
+
 func FuzzDecodeRequest(f *testing.F) {
 	for _, q := range sampleRequests() {
 		f.Add(encodeRequest(q))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		q, err := decodeRequest(data)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatal(err)
-			}
-			return
-		}
-		if !validName(q.Name) || len(q.Args) > MaxArgs || q.ThetaLen > MaxTheta || !bytes.Equal(encodeRequest(q), data) {
+		q, ok := roundTrip(t, "request", data, decodeRequest, encodeRequest)
+		if ok && (!validName(q.Name) || len(q.Args) > MaxArgs || q.ThetaLen > MaxTheta) {
 			t.Fatalf("accepted %+v", q)
 		}
 	})
@@ -210,14 +204,7 @@ func FuzzDecodeShard(f *testing.F) {
 		f.Add(encodeShard(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := decodeShard(data)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatal(err)
-			}
-			return
-		}
-		if s.Hi < s.Lo || !bytes.Equal(encodeShard(s), data) {
+		if s, ok := roundTrip(t, "shard", data, decodeShard, encodeShard); ok && s.Hi < s.Lo {
 			t.Fatalf("accepted %+v", s)
 		}
 	})

@@ -46,18 +46,25 @@ func TestBinderMatchesRestructure(t *testing.T) {
 	}
 }
 
+// boundHundred destructures newHundred() and binds its layout to hundred.
+func boundHundred(tb testing.TB) ([]float32, *layout.Layout, *layout.Binder[hundred]) {
+	tb.Helper()
+	θ, lay, err := layout.Destructure(newHundred())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := layout.Bind[hundred](lay, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return θ, lay, b
+}
+
 // The case: restructuring into a local struct inside a hot
 // callback. A Binder does it with no allocation; layout.Restructure makes
 // the struct escape through its any.
 func TestBinderLocalStructAllocatesNothing(t *testing.T) {
-	θ, lay, err := layout.Destructure(newHundred())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := layout.Bind[hundred](lay, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	θ, lay, b := boundHundred(t)
 	du := make([]float64, 10)
 	rhs := func(du []float64, θ []float32) {
 		var p hundred
@@ -121,14 +128,7 @@ func TestBinderErrors(t *testing.T) {
 // with a 100-leaf struct local to the call, as an ensemble's RHS would;
 // beside it the same RHS with layout.Restructure, whose struct escapes.
 func BenchmarkBinderODERHS(b *testing.B) {
-	θ, lay, err := layout.Destructure(newHundred())
-	if err != nil {
-		b.Fatal(err)
-	}
-	bd, err := layout.Bind[hundred](lay, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	θ, lay, bd := boundHundred(b)
 	rhs := map[string]func(du, u []float64, θ []float32, _ float64){
 		"Binder": func(du, u []float64, θ []float32, _ float64) {
 			var p hundred

@@ -3,6 +3,7 @@ package model_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,13 +192,17 @@ func TestSkipAndParallelCombine(t *testing.T) {
 func TestDefaultInitIsPyTorchs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	tests := []struct {
-		name  string
-		layer model.Layer
-		fanIn int
-		nw    int
+		name     string
+		layer    model.Layer
+		fanIn    int
+		nw, nAll int
 	}{
-		{"dense", model.Dense(50, 40), 50, 2000},
-		{"conv", model.Conv([]int{3, 3}, 8, 40, model.Groups(2)), 4 * 9, 40 * 4 * 9},
+		{"dense", model.Dense(50, 40), 50, 2000, 2000 + 40},
+		{"conv", model.Conv([]int{3, 3}, 8, 40, model.Groups(2)), 4 * 9, 40 * 4 * 9, 40*4*9 + 40},
+		// ConvTranspose's fanIn = out/groups·prod(kernel): 20·9, not
+		// in/groups·9 = 36.
+		{"convtranspose 2d groups", model.ConvTranspose([]int{3, 3}, 8, 40, model.Groups(2)), 20 * 9, 8 * 20 * 9, 8*20*9 + 40},
+		{"convtranspose 1d", model.ConvTranspose([]int{5}, 30, 7), 7 * 5, 30 * 7 * 5, 30*7*5 + 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,12 +210,18 @@ func TestDefaultInitIsPyTorchs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(θ) != tt.nAll {
+				t.Fatalf("%d parameters, want %d", len(θ), tt.nAll)
+			}
 			bound := 1 / math.Sqrt(float64(tt.fanIn))
 			sum2 := checkBound(t, θ, bound, tt.nw)
+			if slices.Min(θ[:tt.nw]) == slices.Max(θ[:tt.nw]) || slices.Min(θ[tt.nw:]) == slices.Max(θ[tt.nw:]) {
+				t.Fatal("weights or biases all equal")
+			}
 			// Uniform on ±b has variance b²/3; with this many draws the
 			// sample variance is within 10 %.
 			if v, want := sum2/float64(tt.nw), bound*bound/3; math.Abs(v-want) > 0.1*want {
-				t.Errorf("weight variance %g, want ≈ %g", v, want)
+				t.Errorf("weight variance %g, want ≈ %g (uniform on ±1/√%d)", v, want, tt.fanIn)
 			}
 		})
 	}

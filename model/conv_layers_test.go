@@ -16,15 +16,6 @@ import (
 	"github.com/flatkit/flatkit/proptest"
 )
 
-// clSize is the number of elements of a shape.
-func clSize(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
 // clCompare checks got against want (float64) within tol·(1 + |want|).
 func clCompare(t *testing.T, got flat.Tensor, wantShape []int, want []float64, tol float64) {
 	t.Helper()
@@ -96,13 +87,13 @@ func ctReference(c ctCase, x, θ []float32) (shape []int, y []float64) {
 		outSp[j] = (c.xs[2+j]-1)*c.stride[j] - c.lo[j] - c.hi[j] + c.dil[j]*(c.kernel[j]-1) + c.outPad[j] + 1
 	}
 	shape = append([]int{n, c.out}, outSp...)
-	y = make([]float64, clSize(shape))
+	y = make([]float64, numel(shape))
 	opg := c.out / c.groups
 	ipg := cin / c.groups
-	nk := clSize(c.kernel)
+	nk := numel(c.kernel)
 	nw := cin * opg * nk
 	inSp := c.xs[2:]
-	nIn, nOut := clSize(inSp), clSize(outSp)
+	nIn, nOut := numel(inSp), numel(outSp)
 	idx := func(flatI int, dims []int) []int { // row-major unflatten
 		v := make([]int, len(dims))
 		for j := len(dims) - 1; j >= 0; j-- {
@@ -168,7 +159,7 @@ func TestConvTransposeMatchesLoops(t *testing.T) {
 			for i := range θ { // larger than the default init, so every term matters
 				θ[i] = float32(rng.NormFloat64())
 			}
-			x := randn(rng, clSize(c.xs))
+			x := randn(rng, numel(c.xs))
 			got := applyLayer(t, l, nil, θ, flat.Tensor{Shape: c.xs, Data: x})
 			shape, want := ctReference(c, x, θ)
 			if !slices.Equal(shape[2:], c.wantSpatial) {
@@ -200,8 +191,8 @@ func TestConvTransposeIsTheAdjointOfConv(t *testing.T) {
 			ct := c.layer()
 			cv := model.Conv(c.kernel, c.out, c.in, model.Stride(c.stride...), model.PadSides(c.lo, c.hi),
 				model.Dilation(c.dil...), model.Groups(c.groups), model.NoBias())
-			θ := randn(rng, clSize(c.xs[1:2])*c.out/c.groups*clSize(c.kernel))
-			u := randn(rng, clSize(c.xs))
+			θ := randn(rng, numel(c.xs[1:2])*c.out/c.groups*numel(c.kernel))
+			u := randn(rng, numel(c.xs))
 			y := applyLayer(t, ct, nil, θ, flat.Tensor{Shape: c.xs, Data: u})
 			z := randn(rng, len(y.Data))
 			cz := applyLayer(t, cv, nil, θ, flat.Tensor{Shape: y.Shape, Data: z})
@@ -226,7 +217,7 @@ func TestConvTransposeIsTheAdjointOfConv(t *testing.T) {
 // ctLoss is a scalar function of θ = [input; layer parameters] through l,
 // curved in both (tanh of a bilinear form).
 func ctLoss(l model.Layer, xs []int) func(p ad.Var) ad.Var {
-	nx := clSize(xs)
+	nx := numel(xs)
 	return func(p ad.Var) ad.Var {
 		n := p.Shape()[0]
 		x := ad.View(p, 0, xs...)
@@ -245,7 +236,7 @@ func TestConvTransposeDerivatives(t *testing.T) {
 			}
 			f := ctLoss(l, c.xs)
 			rapid.Check(t, func(rt *rapid.T) {
-				θ := proptest.Floats(clSize(c.xs)+lay.Len()).Draw(rt, "θ")
+				θ := proptest.Floats(numel(c.xs)+lay.Len()).Draw(rt, "θ")
 				for i := range θ { // keep tanh away from saturation
 					θ[i] *= 0.25
 				}
@@ -253,41 +244,6 @@ func TestConvTransposeDerivatives(t *testing.T) {
 				proptest.CheckTranspose(rt, f, θ)
 				proptest.CheckHVP(rt, f, θ)
 			})
-		})
-	}
-}
-
-func TestConvTransposeInitIsPyTorchs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	tests := []struct {
-		name     string
-		l        model.Layer
-		fanIn    int
-		nw, nAll int
-	}{
-		// fanIn = out/groups·prod(kernel): 20·9, not in/groups·9 = 36.
-		{"2d groups", model.ConvTranspose([]int{3, 3}, 8, 40, model.Groups(2)), 20 * 9, 8 * 20 * 9, 8*20*9 + 40},
-		{"1d", model.ConvTranspose([]int{5}, 30, 7), 7 * 5, 30 * 7 * 5, 30*7*5 + 7},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			θ, err := model.Init(tt.l, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(θ) != tt.nAll {
-				t.Fatalf("%d parameters, want %d", len(θ), tt.nAll)
-			}
-			bound := 1 / math.Sqrt(float64(tt.fanIn))
-			sum2 := checkBound(t, θ, bound, tt.nw)
-			if slices.Min(θ[:tt.nw]) == slices.Max(θ[:tt.nw]) || slices.Min(θ[tt.nw:]) == slices.Max(θ[tt.nw:]) {
-				t.Fatal("weights or biases all equal")
-			}
-			// Uniform on ±b has variance b²/3; the sample variance of
-			// this many draws is within 10 % of it.
-			if v, want := sum2/float64(tt.nw), bound*bound/3; math.Abs(v-want) > 0.1*want {
-				t.Errorf("weight variance %g, want ≈ %g (uniform on ±1/√%d)", v, want, tt.fanIn)
-			}
 		})
 	}
 }
@@ -334,7 +290,7 @@ func TestConvTransposeErrors(t *testing.T) {
 	for _, tt := range apply {
 		t.Run(tt.name, func(t *testing.T) {
 			tape := ad.NewTape()
-			x := tape.Const(flat.Tensor{Shape: tt.shape, Data: make([]float32, clSize(tt.shape))})
+			x := tape.Const(flat.Tensor{Shape: tt.shape, Data: make([]float32, numel(tt.shape))})
 			y := l.Apply(nil, tape.Param(make([]float32, tt.θ)), x)
 			if _, err := tape.Grad(ad.Sum(y)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
@@ -367,6 +323,6 @@ func TestLayersStepAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	xs := []int{2, 2, 6, 6}
-	x := flat.Tensor{Shape: xs, Data: randn(rand.New(rand.NewPCG(19, 20)), clSize(xs))}
+	x := flat.Tensor{Shape: xs, Data: randn(rand.New(rand.NewPCG(19, 20)), numel(xs))}
 	checkStepAllocs(t, "a forward+gradient step", net, nil, ad.NewTape(), θ, x, 20)
 }

@@ -83,3 +83,12 @@ func checkStepAllocs(t *testing.T, what string, l model.Layer, c *model.Ctx, tp 
 		t.Errorf("%s allocates %v times, want 0", what, n)
 	}
 }
+
+// numel is the number of elements of a tensor of shape s.
+func numel(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}

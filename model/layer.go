@@ -104,11 +104,7 @@ func ApplyChild(c *Ctx, child Layer, p, x ad.Var, stateLo, stateHi int) ad.Var {
 // ("0.weight", "3.bias"). It validates the configuration of every layer;
 // the error names the layer by its path.
 func Layout(net Layer) (*layout.Layout, error) {
-	b := layout.NewBuilder()
-	if err := net.Declare(b); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	lay, err := b.Build()
+	lay, err := build(net.Declare)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
@@ -119,19 +115,26 @@ func Layout(net Layer) (*layout.Layout, error) {
 // statistics, with paths like "1.running_mean"). A network without state
 // has an empty layout (Len 0).
 func StateLayout(net Layer) (*layout.Layout, error) {
-	b := layout.NewBuilder()
+	// A network without state declares none, but its configuration is
+	// still checked.
+	declare := func(*layout.Builder) error { return net.Declare(layout.NewBuilder()) }
 	if s, ok := net.(Stateful); ok {
-		if err := s.DeclareState(b); err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-	} else if err := net.Declare(layout.NewBuilder()); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		declare = s.DeclareState
 	}
-	lay, err := b.Build()
+	lay, err := build(declare)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	return lay, nil
+}
+
+// build returns the layout that declare declares.
+func build(declare func(*layout.Builder) error) (*layout.Layout, error) {
+	b := layout.NewBuilder()
+	if err := declare(b); err != nil {
+		return nil, err
+	}
+	return b.Build()
 }
 
 // Init returns a new parameter buffer for net, laid out by Layout(net) and
@@ -167,21 +170,13 @@ func InitState(net Layer) ([]float32, error) {
 
 // sizes returns how many parameters and state values l declares.
 func sizes(l Layer) (params, state int, err error) {
-	b := layout.NewBuilder()
-	if err := l.Declare(b); err != nil {
-		return 0, 0, err
-	}
-	lay, err := b.Build()
+	lay, err := build(l.Declare)
 	if err != nil {
 		return 0, 0, err
 	}
 	params = lay.Len()
 	if s, ok := l.(Stateful); ok {
-		b := layout.NewBuilder()
-		if err := s.DeclareState(b); err != nil {
-			return 0, 0, err
-		}
-		lay, err := b.Build()
+		lay, err := build(s.DeclareState)
 		if err != nil {
 			return 0, 0, err
 		}

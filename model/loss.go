@@ -248,6 +248,40 @@ func ceReduce(total ad.Var, samples int, red reduction) ad.Var {
 	return ad.Scale(total, 1/float32(samples))
 }
 
+// labelCE is a cross-entropy of x (probabilities or logits, (N, C,
+// spatial…)) against class indices labels: it checks the inputs, gathers
+// x at the labels, and reduces total(gathered), the sum of the terms, over
+// the samples.
+func labelCE(name string, x ad.Var, labels []int, opts []LossOption, total func(g ad.Var) ad.Var) ad.Var {
+	if !live(x) {
+		return fail(x, nil)
+	}
+	red, err := lossReduction(name, opts)
+	if err != nil {
+		return fail(x, err)
+	}
+	g, samples, err := gatherLabels(name, x, labels)
+	if err != nil {
+		return fail(x, err)
+	}
+	return ceReduce(total(g), samples, red)
+}
+
+// oneHotCE is a cross-entropy of x (probabilities or logits, (N, C,
+// spatial…)) against target distributions of the same shape: it checks
+// the inputs and reduces total(), the sum of the terms, over the samples.
+func oneHotCE(name string, x, target ad.Var, opts []LossOption, total func() ad.Var) ad.Var {
+	red, ok, err := pair(name, x, target, opts)
+	if !ok {
+		return failOn(err, x, target)
+	}
+	samples, _, _, err := classShape(name, x)
+	if err != nil {
+		return fail(x, err)
+	}
+	return ceReduce(total(), samples, red)
+}
+
 // CrossEntropy returns the cross-entropy of probabilities probs (N, C,
 // spatial…), classes on axis 1, against class indices labels (one per
 // sample, N·prod(spatial), in row-major order of (N, spatial…)): the
@@ -256,20 +290,9 @@ func ceReduce(total ad.Var, samples int, red reduction) ad.Var {
 // has no ignore_index and no class weights. Prefer LogitCrossEntropy on
 // the logits, which is stable.
 func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
-	const name = "CrossEntropy"
-	if !live(probs) {
-		return fail(probs, nil)
-	}
-	red, err := lossReduction(name, opts)
-	if err != nil {
-		return fail(probs, err)
-	}
-	g, samples, err := gatherLabels(name, probs, labels)
-	if err != nil {
-		return fail(probs, err)
-	}
-	total := ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float32(math.Inf(1))))))
-	return ceReduce(total, samples, red)
+	return labelCE("CrossEntropy", probs, labels, opts, func(g ad.Var) ad.Var {
+		return ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float32(math.Inf(1))))))
+	})
 }
 
 // CrossEntropyOneHot returns the cross-entropy of probabilities probs (N,
@@ -279,17 +302,10 @@ func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
 // below at ProbEps (see ProbEps), reduced over the N·prod(spatial)
 // samples.
 func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
-	const name = "CrossEntropyOneHot"
-	red, ok, err := pair(name, probs, target, opts)
-	if !ok {
-		return failOn(err, probs, target)
-	}
-	samples, _, _, err := classShape(name, probs)
-	if err != nil {
-		return fail(probs, err)
-	}
-	lp := ad.Log(ad.Clamp(probs, ProbEps, float32(math.Inf(1))))
-	return ceReduce(ad.Neg(ad.Sum(ad.Mul(target, lp))), samples, red)
+	return oneHotCE("CrossEntropyOneHot", probs, target, opts, func() ad.Var {
+		lp := ad.Log(ad.Clamp(probs, ProbEps, float32(math.Inf(1))))
+		return ad.Neg(ad.Sum(ad.Mul(target, lp)))
+	})
 }
 
 // LogitCrossEntropy returns the cross-entropy of softmax(logits) over axis
@@ -299,20 +315,9 @@ func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
 // logsumexp(logits[n, :, s]) − logits[n, labels[n, s], s], stable for any
 // logits. It allocates nothing in steady state.
 func LogitCrossEntropy(logits ad.Var, labels []int, opts ...LossOption) ad.Var {
-	const name = "LogitCrossEntropy"
-	if !live(logits) {
-		return fail(logits, nil)
-	}
-	red, err := lossReduction(name, opts)
-	if err != nil {
-		return fail(logits, err)
-	}
-	g, samples, err := gatherLabels(name, logits, labels)
-	if err != nil {
-		return fail(logits, err)
-	}
-	total := ad.Sub(ad.Sum(ad.LogSumExp(logits, 1)), ad.Sum(g))
-	return ceReduce(total, samples, red)
+	return labelCE("LogitCrossEntropy", logits, labels, opts, func(g ad.Var) ad.Var {
+		return ad.Sub(ad.Sum(ad.LogSumExp(logits, 1)), ad.Sum(g))
+	})
 }
 
 // LogitCrossEntropyOneHot returns the cross-entropy of softmax(logits)
@@ -321,15 +326,7 @@ func LogitCrossEntropy(logits ad.Var, labels []int, opts ...LossOption) ad.Var {
 // (PyTorch's cross_entropy with probability targets), stable for any
 // logits, reduced over the N·prod(spatial) samples.
 func LogitCrossEntropyOneHot(logits, target ad.Var, opts ...LossOption) ad.Var {
-	const name = "LogitCrossEntropyOneHot"
-	red, ok, err := pair(name, logits, target, opts)
-	if !ok {
-		return failOn(err, logits, target)
-	}
-	samples, _, _, err := classShape(name, logits)
-	if err != nil {
-		return fail(logits, err)
-	}
-	total := ad.Neg(ad.Sum(ad.Mul(target, ad.LogSoftmax(logits, 1))))
-	return ceReduce(total, samples, red)
+	return oneHotCE("LogitCrossEntropyOneHot", logits, target, opts, func() ad.Var {
+		return ad.Neg(ad.Sum(ad.Mul(target, ad.LogSoftmax(logits, 1))))
+	})
 }

@@ -35,7 +35,7 @@ type plWindow func(axis, o int) (lo, hi, div int)
 func plReference(xs, outSp []int, x []float32, win plWindow, isMax bool) []float64 {
 	d := len(outSp)
 	inSp := xs[2:]
-	nIn, nOut := clSize(inSp), clSize(outSp)
+	nIn, nOut := numel(inSp), numel(outSp)
 	y := make([]float64, xs[0]*xs[1]*nOut)
 	for pl := range xs[0] * xs[1] {
 		for o := range nOut {
@@ -124,7 +124,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, c := range plCases {
 		t.Run(c.name, func(t *testing.T) {
-			x := randn(rng, clSize(c.xs))
+			x := randn(rng, numel(c.xs))
 			got := applyLayer(t, c.layer(), nil, nil, flat.Tensor{Shape: c.xs, Data: x})
 			want := plReference(c.xs, c.wantSpatial, x, c.window, c.isMax)
 			clCompare(t, got, append(slices.Clone(c.xs[:2]), c.wantSpatial...), want, 1e-6)
@@ -141,7 +141,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	}
 	for _, c := range adaptive {
 		t.Run("adaptive "+c.name, func(t *testing.T) {
-			x := randn(rng, clSize(c.xs))
+			x := randn(rng, numel(c.xs))
 			got := applyLayer(t, model.AdaptiveMeanPool(c.out...), nil, nil, flat.Tensor{Shape: c.xs, Data: x})
 			win := func(j, o int) (lo, hi, div int) {
 				L, n := c.xs[2+j], c.out[j]
@@ -155,7 +155,7 @@ func TestPoolsMatchLoops(t *testing.T) {
 	}
 	for _, xs := range [][]int{{2, 3, 4, 5}, {2, 2, 7}, {1, 2, 2, 3, 2}} {
 		t.Run("global", func(t *testing.T) {
-			x := randn(rng, clSize(xs))
+			x := randn(rng, numel(xs))
 			got := applyLayer(t, model.GlobalMeanPool(), nil, nil, flat.Tensor{Shape: xs, Data: x})
 			ones := make([]int, len(xs)-2)
 			for i := range ones {
@@ -200,7 +200,7 @@ func TestPoolDerivatives(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := plLoss(c.l, c.xs)
-			n := clSize(c.xs)
+			n := numel(c.xs)
 			rapid.Check(t, func(rt *rapid.T) {
 				var θ []float32
 				if c.max {
@@ -267,7 +267,7 @@ func TestPoolErrors(t *testing.T) {
 	for _, tt := range apply {
 		t.Run(tt.name, func(t *testing.T) {
 			tape := ad.NewTape()
-			xp := tape.Param(make([]float32, clSize(tt.shape)))
+			xp := tape.Param(make([]float32, numel(tt.shape)))
 			y := tt.l.Apply(nil, ad.Var{}, ad.View(xp, 0, tt.shape...))
 			if _, err := tape.Grad(ad.Sum(y)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)

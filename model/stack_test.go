@@ -90,14 +90,6 @@ func drawStackPoint(t *rapid.T, s proptest.Stack) (v []float32, nθ int, w []flo
 	return append(θ, x...), len(θ), w
 }
 
-func numel(s []int) int {
-	n := 1
-	for _, v := range s {
-		n *= v
-	}
-	return n
-}
-
 // verdict reports errs of a finite-difference check through s: a failure
 // while a non-smooth layer changed its decisions between the passes of
 // the check (a ReLU input crossing 0, a max-pool winner changing) is

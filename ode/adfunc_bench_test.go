@@ -2,31 +2,16 @@ package ode_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 
-	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
 )
 
 // The spiral network's right-hand side and its products, one call per
 // op: the per-evaluation cost that a neural-ODE gradient multiplies.
-func spiralBenchProblem(b *testing.B) ode.Problem[float32] {
-	b.Helper()
-	net := spiralNet()
-	θ, err := model.Init(net, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	prob, err := ode.NeuralProblem(net, []float32{2, 0}, 0, 1.5, θ)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return prob
-}
 
 func BenchmarkSpiralF(b *testing.B) {
-	prob := spiralBenchProblem(b)
+	prob := neuralProblem(b, spiralNet())
 	u, du := []float32{1.5, -0.3}, make([]float32, 2)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -36,7 +21,7 @@ func BenchmarkSpiralF(b *testing.B) {
 }
 
 func BenchmarkSpiralVJP(b *testing.B) {
-	prob := spiralBenchProblem(b)
+	prob := neuralProblem(b, spiralNet())
 	u, w := []float32{1.5, -0.3}, []float32{0.7, -1.1}
 	du, dp := make([]float32, 2), make([]float32, len(prob.P))
 	b.ReportAllocs()
@@ -47,7 +32,7 @@ func BenchmarkSpiralVJP(b *testing.B) {
 }
 
 func BenchmarkSpiralJVP(b *testing.B) {
-	prob := spiralBenchProblem(b)
+	prob := neuralProblem(b, spiralNet())
 	u, v, jv := []float32{1.5, -0.3}, []float32{0.7, -1.1}, make([]float32, 2)
 	dp := make([]float32, len(prob.P))
 	for i := range dp {
@@ -64,12 +49,7 @@ func BenchmarkSpiralJVP(b *testing.B) {
 // fixture's weights, RK4 with 4 steps per save interval, DiscreteAdjoint.
 func BenchmarkSpiralRK4Gradient(b *testing.B) {
 	f := loadSpiralFixture(b)
-	net := spiralNet()
-	θ, _ := spiralTheta(b, net, f.W)
-	prob, err := ode.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
-	if err != nil {
-		b.Fatal(err)
-	}
+	prob, θ, _ := spiralProblem(b, f)
 	T1 := f.TS[len(f.TS)-1]
 	steps := (len(f.TS) - 1) * f.Steps
 	gs, err := ode.NewGradientSolver(prob, ode.RK4(), ode.DiscreteAdjoint{}, ode.FixedStep(T1/float64(steps)))

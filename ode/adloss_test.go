@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
@@ -14,20 +15,7 @@ import (
 // lv32 is Lotka-Volterra with float32 state and exact derivative callbacks.
 func lv32() ode.Problem[float32] {
 	return ode.Problem[float32]{
-		F: func(du, u []float32, p []float32, t float64) {
-			du[0] = p[0]*u[0] - p[1]*u[0]*u[1]
-			du[1] = -p[2]*u[1] + p[3]*u[0]*u[1]
-		},
-		VJP: func(du, dp, w, u []float32, p []float32, t float64) {
-			du[0] += w[0]*(p[0]-p[1]*u[1]) + w[1]*p[3]*u[1]
-			du[1] += -w[0]*p[1]*u[0] + w[1]*(-p[2]+p[3]*u[0])
-			if dp != nil {
-				dp[0] += w[0] * u[0]
-				dp[1] -= w[0] * u[0] * u[1]
-				dp[2] -= w[1] * u[1]
-				dp[3] += w[1] * u[0] * u[1]
-			}
-		},
+		F: lotkavolterra.F[float32], VJP: lotkavolterra.VJP[float32],
 		U0: []float32{1, 1}, T1: 10, P: []float32{1.5, 1, 3, 1},
 	}
 }

@@ -14,16 +14,9 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// lvParams is Lotka–Volterra with its four coefficients read from p.
-func lvParams(du, u []float64, p []float32, _ float64) {
-	α, β, γ, δ := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-	du[0] = α*u[0] - β*u[0]*u[1]
-	du[1] = -γ*u[1] + δ*u[0]*u[1]
-}
-
 // nanAfter1 is a right-hand side that turns NaN after t = 1.
 func nanAfter1(du, u []float64, p []float32, t float64) {
-	lvParams(du, u, p, t)
+	lvF(du, u, p, t)
 	if t > 1 {
 		du[1] = math.NaN()
 	}
@@ -38,7 +31,7 @@ func testEnsemble(n int) (ode.Ensemble[float64], []float32) {
 	for i := range n {
 		copy(θ[4*i:], []float32{1.5, 1, 3, 1 + 0.001*float32(i)})
 	}
-	base := ode.Problem[float64]{F: lvParams, U0: []float64{1, 1}, T1: 10, P: θ[:4]}
+	base := ode.Problem[float64]{F: lvF, U0: []float64{1, 1}, T1: 10, P: θ[:4]}
 	return ode.Ensemble[float64]{
 		Base: base, N: n, Seed: 42,
 		Modify: func(i int, rng *rand.Rand, p *ode.Problem[float64]) {

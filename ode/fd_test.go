@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 )
 
 // Right-hand sides with closed-form Jacobians in u and p, for the
@@ -19,13 +21,6 @@ type fdCase struct {
 	// tolU and tolP bound the error of the ∂u and ∂p parts relative to
 	// the magnitude of their terms (float64 state; float32 uses fdTol32).
 	tolU, tolP float64
-}
-
-// fdLV is Lotka-Volterra: u1' = p0 u1 − p1 u1 u2, u2' = −p2 u2 + p3 u1 u2.
-func fdLV[T Float](du, u []T, p []float32, _ float64) {
-	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
-	du[0] = p0*u[0] - p1*u[0]*u[1]
-	du[1] = -p2*u[1] + p3*u[0]*u[1]
 }
 
 func fdLVJac(Ju, Jp []float64, u, p []float64) {
@@ -106,7 +101,7 @@ func fdCases() []fdCase {
 func fdRHS[T Float](c fdCase) func(du, u []T, p []float32, t float64) {
 	switch c.name {
 	case "LotkaVolterra":
-		return fdLV[T]
+		return lotkavolterra.F[T]
 	case "Robertson":
 		return fdRobertson[T]
 	case "float32 parameter arithmetic":
@@ -220,7 +215,7 @@ func TestFiniteDiffEvaluationsAndAllocs(t *testing.T) {
 	evals := 0
 	f := func(du, u []float64, p []float32, t float64) {
 		evals++
-		fdLV(du, u, p, t)
+		lotkavolterra.F(du, u, p, t)
 	}
 	JVP, VJP := finiteDiffJVP(f, nil), finiteDiffVJP(f, nil)
 	u, p := []float64{1.2, 0.8}, []float32{1.5, 1, 3, 1}

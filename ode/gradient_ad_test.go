@@ -5,17 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/ode"
 )
-
-// lvAD is Lotka-Volterra written with ad ops.
-func lvAD(u, p ad.Var, t float64) ad.Var {
-	x, y := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2)
-	p0, p1, p2, p3 := ad.Slice(p, 0, 1), ad.Slice(p, 1, 2), ad.Slice(p, 2, 3), ad.Slice(p, 3, 4)
-	xy := ad.Mul(x, y)
-	return ad.Concat(0, ad.Sub(ad.Mul(p0, x), ad.Mul(p1, xy)), ad.Sub(ad.Mul(p3, xy), ad.Mul(p2, y)))
-}
 
 func lvLoss32() ode.Loss[float32] {
 	return ode.Loss[float32]{At: []float64{10}, Saved: func(ts []float64, us, dl [][]float32) float64 {
@@ -42,7 +33,7 @@ func lvMaxRelErr32(g *ode.GradResult[float32]) float64 {
 // With derivatives from ad and a float32 state at rtol 1e-5, every
 // sensitivity method is within 1e-3 of the reference (Tsit5, Rodas5P).
 func TestLotkaVolterraGradientAD(t *testing.T) {
-	prob, err := ode.ADProblem(lvAD, []float32{1, 1}, 0, 10, []float32{1.5, 1, 3, 1})
+	prob, err := ode.ADProblem(adLV, []float32{1, 1}, 0, 10, []float32{1.5, 1, 3, 1})
 	if err != nil {
 		t.Fatal(err)
 	}

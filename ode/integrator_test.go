@@ -95,14 +95,9 @@ func TestReinitMatchesSolve(t *testing.T) {
 }
 
 func TestReinitProblemAndParameters(t *testing.T) {
-	// parameters come from the flat float32 buffer
-	lv := func(du, u []float64, p []float32, _ float64) {
-		a, b, c, d := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
-		du[0] = a*u[0] - b*u[0]*u[1]
-		du[1] = -c*u[1] + d*u[0]*u[1]
-	}
+	// parameters come from the flat float32 buffer (lvF reads p)
 	θ := []float32{1.5, 1, 3, 1}
-	prob := ode.Problem[float64]{F: lv, U0: []float64{1, 1}, T1: 10, P: θ}
+	prob := ode.Problem[float64]{F: lvF, U0: []float64{1, 1}, T1: 10, P: θ}
 	it, err := ode.Init(prob, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)

@@ -12,16 +12,23 @@ import (
 	"github.com/flatkit/flatkit/proptest"
 )
 
+// neuralProblem is the neural ODE u' = net(u) from u0 = (2, 0) over
+// [0, 1.5], with model.Init's weights for net from PCG(1, 2).
+func neuralProblem(t testing.TB, net model.Layer) ode.Problem[float32] {
+	t.Helper()
+	θ, err := model.Init(net, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob, err := ode.NeuralProblem(net, []float32{2, 0}, 0, 1.5, θ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prob
+}
+
 func TestNeuralProblemGradients(t *testing.T) {
-	nn := model.Chain(model.Dense(2, 16), model.Tanh(), model.Dense(16, 2))
-	θ, err := model.Init(nn, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob, err := ode.NeuralProblem(nn, []float32{2, 0}, 0, 1.5, θ)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prob := neuralProblem(t, model.Chain(model.Dense(2, 16), model.Tanh(), model.Dense(16, 2)))
 	loss := ode.ADLoss([]float64{0.5, 1, 1.5}, func(ts []float64, us []ad.Var) ad.Var {
 		s := ad.Sum(ad.Square(us[0]))
 		for _, u := range us[1:] {

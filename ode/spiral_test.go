@@ -52,6 +52,20 @@ func spiralNet() model.Layer {
 	return model.Chain(cube, model.Dense(2, 50), model.Tanh(), model.Dense(50, 2))
 }
 
+// spiralProblem is the fixture's problem: spiralNet with the fixture's
+// weights (θ and perm as spiralTheta returns them), from the first data
+// point over the fixture's times.
+func spiralProblem(t testing.TB, f *spiralFixture) (prob ode.Problem[float32], θ []float32, perm []int) {
+	t.Helper()
+	net := spiralNet()
+	θ, perm = spiralTheta(t, net, f.W)
+	prob, err := ode.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prob, θ, perm
+}
+
 // spiralTheta lays the fixture's weights (W1, b1, W2, b2, PyTorch order)
 // into net's layout by path, and returns the offset of each fixture block
 // in θ, so that a gradient in θ's layout can be read in the fixture's.
@@ -130,12 +144,7 @@ func TestSpiralFixedStepTStops(t *testing.T) {
 	for k := 1; k < len(f.TS); k++ {
 		hmax = max(hmax, f.TS[k]-f.TS[k-1])
 	}
-	net := spiralNet()
-	θ, _ := spiralTheta(t, net, f.W)
-	prob, err := ode.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prob, _, _ := spiralProblem(t, f)
 	opts := []ode.Option{ode.FixedStep(hmax / float64(f.Steps)), ode.TStops(f.TS...)}
 	want := f.Steps * (len(f.TS) - 1)
 	sol, err := ode.Solve(context.Background(), prob, ode.RK4(), append(opts, ode.MaxSteps(10*want))...)
@@ -154,12 +163,7 @@ func TestSpiralFixedStepTStops(t *testing.T) {
 // gradient with torch's.
 func spiralCheckTorch(t *testing.T, f *spiralFixture, steps int, opts ...ode.Option) {
 	t.Helper()
-	net := spiralNet()
-	θ, perm := spiralTheta(t, net, f.W)
-	prob, err := ode.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prob, θ, perm := spiralProblem(t, f)
 	gs, err := ode.NewGradientSolver(prob, ode.RK4(), ode.DiscreteAdjoint{}, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,6 @@ type ChainRule struct {
 // Chain composes rules; see ChainRule.
 func Chain(rules ...Rule) ChainRule { return ChainRule{Rules: rules} }
 
-var _ Rule = ChainRule{}
-
 // Validate checks every rule in the chain.
 func (c ChainRule) Validate() error {
 	for i, r := range c.Rules {

@@ -189,7 +189,7 @@ func describe(r Rule, pr prim) string {
 		sep := "{"
 		for i := 0; i < rv.NumField(); i++ {
 			f := rv.Type().Field(i)
-			if !f.IsExported() || f.Tag.Get(hyperTag) != "" && f.Type.Kind() == reflect.Float64 {
+			if n, ok := hyperName(f); !f.IsExported() || ok && n != "" {
 				continue
 			}
 			fmt.Fprintf(&sb, "%s%s:%v", sep, f.Name, rv.Field(i).Interface())
@@ -208,15 +208,8 @@ func describe(r Rule, pr prim) string {
 // hyperValues returns r's hyperparameters as exact strings.
 func hyperValues(r Rule) map[string]string {
 	m := map[string]string{}
-	rv := reflect.ValueOf(r)
-	if rv.Kind() != reflect.Struct {
-		return m
-	}
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Type().Field(i)
-		if n := f.Tag.Get(hyperTag); n != "" && f.Type.Kind() == reflect.Float64 && f.IsExported() {
-			m[n] = strconv.FormatFloat(rv.Field(i).Float(), 'g', -1, 64)
-		}
+	for n, v := range namedHypers(r) {
+		m[n] = strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	}
 	return m
 }

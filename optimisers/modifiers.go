@@ -134,8 +134,6 @@ func (r ClipNormRule) Validate() error {
 	return c.err
 }
 
-var _ Leafwise = ClipNormRule{}
-
 // Leafwise marks ClipNorm as needing a whole leaf per call.
 func (ClipNormRule) Leafwise() {}
 
@@ -159,8 +157,6 @@ type ClipGlobalNormRule struct {
 
 // ClipGlobalNorm returns global norm clipping to max.
 func ClipGlobalNorm(max float64) ClipGlobalNormRule { return ClipGlobalNormRule{Max: max} }
-
-var _ Global = ClipGlobalNormRule{}
 
 func (r ClipGlobalNormRule) Validate() error {
 	c := checks{rule: "ClipGlobalNorm"}
@@ -197,8 +193,6 @@ type AccumGradRule struct {
 
 // AccumGrad returns gradient accumulation over n updates.
 func AccumGrad(n int) AccumGradRule { return AccumGradRule{N: n} }
-
-var _ Gate = AccumGradRule{}
 
 func (r AccumGradRule) Validate() error {
 	if r.N < 1 {
@@ -258,8 +252,6 @@ type EMARule struct {
 // EMA returns an exponential moving average of the parameters with the given
 // decay.
 func EMA(decay float64) EMARule { return EMARule{Decay: decay} }
-
-var _ Observer = EMARule{}
 
 func (r EMARule) Validate() error {
 	c := checks{rule: "EMA"}

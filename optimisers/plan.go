@@ -242,7 +242,7 @@ func hyperFields(t reflect.Type, name string) []int {
 	var idx []int
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if f.Tag.Get(hyperTag) == name && f.Type.Kind() == reflect.Float64 && f.IsExported() {
+		if hn, ok := hyperName(f); ok && hn == name {
 			idx = append(idx, i)
 		}
 	}
@@ -266,15 +266,8 @@ func hyperNames(dst []string, r Rule) []string {
 		}
 		return dst
 	}
-	rv := reflect.ValueOf(r)
-	if rv.Kind() != reflect.Struct {
-		return dst
-	}
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Type().Field(i)
-		if n := f.Tag.Get(hyperTag); n != "" && f.Type.Kind() == reflect.Float64 && f.IsExported() {
-			dst = append(dst, n)
-		}
+	for n := range namedHypers(r) {
+		dst = append(dst, n)
 	}
 	return dst
 }

@@ -1,6 +1,7 @@
 package optimisers
 
 import (
+	"iter"
 	"math"
 	"reflect"
 )
@@ -160,6 +161,33 @@ func (c *checks) unit(field string, v float64) {
 // schedules, e.g. `hyper:"lr"`.
 const hyperTag = "hyper"
 
+// hyperName is f's name as a hyperparameter: its hyper tag ("" when it has
+// none) when f is an exported float64 field; ok is false otherwise.
+func hyperName(f reflect.StructField) (name string, ok bool) {
+	if f.Type.Kind() != reflect.Float64 || !f.IsExported() {
+		return "", false
+	}
+	return f.Tag.Get(hyperTag), true
+}
+
+// namedHypers yields the name and the field of each hyperparameter of r
+// that is tagged with a name, in field order; none when r is not a struct.
+func namedHypers(r Rule) iter.Seq2[string, reflect.Value] {
+	return func(yield func(string, reflect.Value) bool) {
+		rv := reflect.ValueOf(r)
+		if rv.Kind() != reflect.Struct {
+			return
+		}
+		for i := 0; i < rv.NumField(); i++ {
+			if n, ok := hyperName(rv.Type().Field(i)); ok && n != "" {
+				if !yield(n, rv.Field(i)) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // withHyper returns a copy of r with every float64 field tagged hyper:"name"
 // set to v, in r and, for chains, in every rule inside, together with the
 // number of fields it set. r itself is not changed. The copy must still be
@@ -189,7 +217,7 @@ func withHyper(r Rule, name string, v float64) (Rule, int) {
 	n := 0
 	for i := 0; i < cp.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Tag.Get(hyperTag) == name && f.Type.Kind() == reflect.Float64 && f.IsExported() {
+		if hn, ok := hyperName(f); ok && hn == name {
 			cp.Field(i).SetFloat(v)
 			n++
 		}
@@ -220,7 +248,7 @@ func hyper(r Rule, name string) (float64, bool) {
 	}
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Tag.Get(hyperTag) == name && f.Type.Kind() == reflect.Float64 && f.IsExported() {
+		if hn, ok := hyperName(f); ok && hn == name {
 			return rv.Field(i).Float(), true
 		}
 	}

@@ -39,8 +39,6 @@ func AMSGrad(lr float64) AdamRule {
 	return r
 }
 
-var _ Fused = AdamRule{}
-
 func (r AdamRule) Validate() error {
 	return adamChecks("Adam", r.LR, r.Beta1, r.Beta2, r.Eps, 0)
 }
@@ -88,8 +86,6 @@ type AdamWRule struct {
 func AdamW(lr, wd float64) AdamWRule {
 	return AdamWRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd}
 }
-
-var _ Fused = AdamWRule{}
 
 func (r AdamWRule) Validate() error {
 	return adamChecks("AdamW", r.LR, r.Beta1, r.Beta2, r.Eps, r.WeightDecay)
@@ -201,8 +197,6 @@ type RAdamRule struct {
 // RAdam returns RAdam with learning rate lr and β = (0.9, 0.999), ε = 1e-8.
 func RAdam(lr float64) RAdamRule { return RAdamRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
 
-var _ Fused = RAdamRule{}
-
 func (r RAdamRule) Validate() error { return adamChecks("RAdam", r.LR, r.Beta1, r.Beta2, r.Eps, 0) }
 
 func (RAdamRule) Slots() int                          { return 2 }
@@ -288,8 +282,6 @@ type NAdamRule struct {
 func NAdam(lr float64) NAdamRule {
 	return NAdamRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MomentumDecay: 4e-3, memo: new(nadamMemo)}
 }
-
-var _ Fused = NAdamRule{}
 
 func (r NAdamRule) Validate() error {
 	c := checks{rule: "NAdam"}
@@ -404,8 +396,6 @@ type AdaMaxRule struct {
 // β = (0.9, 0.999), ε = 1e-8.
 func AdaMax(lr float64) AdaMaxRule { return AdaMaxRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
 
-var _ Fused = AdaMaxRule{}
-
 func (r AdaMaxRule) Validate() error { return adamChecks("AdaMax", r.LR, r.Beta1, r.Beta2, r.Eps, 0) }
 
 func (AdaMaxRule) Slots() int                          { return 2 }
@@ -468,8 +458,6 @@ func AdaBelief(lr float64) AdaBeliefRule {
 	return AdaBeliefRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-16}
 }
 
-var _ Fused = AdaBeliefRule{}
-
 func (r AdaBeliefRule) Validate() error {
 	return adamChecks("AdaBelief", r.LR, r.Beta1, r.Beta2, r.Eps, 0)
 }
@@ -524,8 +512,6 @@ type OAdamRule struct {
 // OAdam returns optimistic Adam with learning rate lr, β = (0.5, 0.9) and
 // ε = 1e-8.
 func OAdam(lr float64) OAdamRule { return OAdamRule{LR: lr, Beta1: 0.5, Beta2: 0.9, Eps: 1e-8} }
-
-var _ Fused = OAdamRule{}
 
 func (r OAdamRule) Validate() error { return adamChecks("OAdam", r.LR, r.Beta1, r.Beta2, r.Eps, 0) }
 

@@ -25,8 +25,6 @@ type RMSPropRule struct {
 // α = 0.99, ε = 1e-8, no momentum, not centred.
 func RMSProp(lr float64) RMSPropRule { return RMSPropRule{LR: lr, Alpha: 0.99, Eps: 1e-8} }
 
-var _ Fused = RMSPropRule{}
-
 func (r RMSPropRule) Validate() error {
 	c := checks{rule: "RMSProp"}
 	c.nonNeg("LR", r.LR)
@@ -121,8 +119,6 @@ type AdaGradRule struct {
 // and ε = 1e-10.
 func AdaGrad(lr float64) AdaGradRule { return AdaGradRule{LR: lr, Eps: 1e-10} }
 
-var _ Fused = AdaGradRule{}
-
 func (r AdaGradRule) Validate() error {
 	c := checks{rule: "AdaGrad"}
 	c.nonNeg("LR", r.LR)
@@ -185,8 +181,6 @@ type AdaDeltaRule struct {
 // ρ = 0.9 and ε = 1e-6.
 func AdaDelta(lr float64) AdaDeltaRule { return AdaDeltaRule{LR: lr, Rho: 0.9, Eps: 1e-6} }
 
-var _ Fused = AdaDeltaRule{}
-
 func (r AdaDeltaRule) Validate() error {
 	c := checks{rule: "AdaDelta"}
 	c.nonNeg("LR", r.LR)
@@ -244,8 +238,6 @@ type RpropRule struct {
 func Rprop(lr float64) RpropRule {
 	return RpropRule{LR: lr, EtaMinus: 0.5, EtaPlus: 1.2, StepMin: 1e-6, StepMax: 50}
 }
-
-var _ Fused = RpropRule{}
 
 func (r RpropRule) Validate() error {
 	c := checks{rule: "Rprop"}
@@ -333,8 +325,6 @@ type LionRule struct {
 // Lion returns Lion with learning rate lr, β = (0.9, 0.99) and no weight
 // decay.
 func Lion(lr float64) LionRule { return LionRule{LR: lr, Beta1: 0.9, Beta2: 0.99} }
-
-var _ Fused = LionRule{}
 
 func (r LionRule) Validate() error {
 	c := checks{rule: "Lion"}

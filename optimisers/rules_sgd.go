@@ -13,8 +13,6 @@ type DescentRule struct {
 // Descent returns gradient descent with learning rate lr.
 func Descent(lr float64) DescentRule { return DescentRule{LR: lr} }
 
-var _ Fused = DescentRule{}
-
 func (r DescentRule) Validate() error {
 	c := checks{rule: "Descent"}
 	c.nonNeg("LR", r.LR)
@@ -55,8 +53,6 @@ type MomentumRule struct {
 // Momentum returns gradient descent with momentum (PyTorch's SGD with
 // momentum and no dampening).
 func Momentum(lr, momentum float64) MomentumRule { return MomentumRule{LR: lr, Momentum: momentum} }
-
-var _ Fused = MomentumRule{}
 
 func (r MomentumRule) Validate() error {
 	c := checks{rule: "Momentum"}
@@ -124,8 +120,6 @@ type NesterovRule struct {
 
 // Nesterov returns gradient descent with Nesterov momentum.
 func Nesterov(lr, momentum float64) NesterovRule { return NesterovRule{LR: lr, Momentum: momentum} }
-
-var _ Fused = NesterovRule{}
 
 func (r NesterovRule) Validate() error {
 	c := checks{rule: "Nesterov"}

@@ -213,17 +213,26 @@ func TestBenchHVPQuick(t *testing.T) {
 	}
 }
 
+// benchCall times f and counts its allocations per call.
+func benchCall(b *testing.B, f func() error) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // benchTape times f on one tape, reset after each call.
 func benchTape(b *testing.B, f func(tp *ad.Tape) error) {
 	b.Helper()
 	tp := ad.NewTape()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := f(tp); err != nil {
-			b.Fatal(err)
-		}
+	benchCall(b, func() error {
+		err := f(tp)
 		tp.Reset()
-	}
+		return err
+	})
 }
 
 func BenchmarkHVPGradient(b *testing.B) {
@@ -238,12 +247,7 @@ func BenchmarkHVPForward(b *testing.B) {
 
 func BenchmarkHVPForwardOverReverse(b *testing.B) {
 	pr := newHVPProblem(1)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ad.HVP(pr.loss, pr.θ, pr.dir); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchCall(b, func() error { _, err := ad.HVP(pr.loss, pr.θ, pr.dir); return err })
 }
 
 func BenchmarkHVPReverseOverReverseTape(b *testing.B) {
@@ -253,10 +257,5 @@ func BenchmarkHVPReverseOverReverseTape(b *testing.B) {
 
 func BenchmarkHVPValueAndGrad(b *testing.B) {
 	pr := newHVPProblem(1)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ad.ValueAndGrad(pr.loss, pr.θ); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchCall(b, func() error { _, _, err := ad.ValueAndGrad(pr.loss, pr.θ); return err })
 }

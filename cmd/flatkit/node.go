@@ -228,16 +228,6 @@ const (
 	nodeAgreeRTol, nodeAgreeATol = 1e-6, 1e-6
 )
 
-// nodeMethods are the sensitivity methods of the adaptive case, in order;
-// the last is the reference of the agreement check.
-var nodeMethods = []ode.Sensitivity{
-	ode.ForwardSensitivity{},
-	ode.InterpolatingAdjoint{},
-	ode.InterpolatingAdjoint{Checkpoints: 10},
-	ode.BacksolveAdjoint{},
-	ode.DiscreteAdjoint{},
-}
-
 // newNodeTsit5Solver is the reusable gradient solver of the adaptive case.
 func newNodeTsit5Solver(s *nodeSetup, sens ode.Sensitivity, rtol, atol float64) (*ode.GradientSolver[float32], error) {
 	return ode.NewGradientSolver(s.prob, ode.Tsit5(), sens, ode.Tol(rtol, atol))
@@ -405,8 +395,8 @@ func runNodeTsit5(ctx context.Context, b *bencher) error {
 	if err != nil {
 		return err
 	}
-	last := len(nodeMethods) - 1
-	for i, sens := range nodeMethods {
+	last := len(sensMethods) - 1
+	for i, sens := range sensMethods {
 		name := sensName(sens)
 		gs, err := newNodeTsit5Solver(s, sens, nodeRTol, nodeATol)
 		if err != nil {
@@ -439,11 +429,11 @@ func runNodeTsit5(ctx context.Context, b *bencher) error {
 // (~40 allocations) — a figure of the setup, not of the gradient.
 func settleGC() { runtime.GC() }
 
-// nodeTsit5Grads is (dL/dθ, dL/du0) by each of nodeMethods at the given
+// nodeTsit5Grads is (dL/dθ, dL/du0) by each of sensMethods at the given
 // tolerances.
 func nodeTsit5Grads(ctx context.Context, s *nodeSetup, rtol, atol float64) ([][]float64, error) {
-	out := make([][]float64, len(nodeMethods))
-	for i, sens := range nodeMethods {
+	out := make([][]float64, len(sensMethods))
+	for i, sens := range sensMethods {
 		gs, err := newNodeTsit5Solver(s, sens, rtol, atol)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sensName(sens), err)

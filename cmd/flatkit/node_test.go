@@ -45,7 +45,7 @@ func TestBenchNodeQuick(t *testing.T) {
 			}
 		}
 	}
-	if want := 2 + len(nodeMethods) + 2; len(cases) != want {
+	if want := 2 + len(sensMethods) + 2; len(cases) != want {
 		t.Errorf("%d figures, want %d", len(cases), want)
 	}
 	wantSteps := float64(nodeRK4Steps * (nodeSaves - 1))
@@ -70,7 +70,7 @@ func TestBenchNodeQuick(t *testing.T) {
 			t.Errorf("RK4 gradient: grad_norm_rel_diff_torch %v, want ≤ 1e-4", m["grad_norm_rel_diff_torch"])
 		}
 	}
-	for _, s := range nodeMethods {
+	for _, s := range sensMethods {
 		name := "spiral 2-50-2 Tsit5 rtol 1e-3, gradient d(θ, u0) " + sensName(s)
 		m := figure(t, cases, name)
 		if m == nil {
@@ -235,7 +235,7 @@ func TestNodeGradientAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sens := range nodeMethods {
+	for _, sens := range sensMethods {
 		gs, err := newNodeTsit5Solver(s, sens, nodeRTol, nodeATol)
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,9 @@ func sensLossSaved(_ []float64, us, dl [][]float64) float64 {
 	return (a*a + b*b) / 2
 }
 
-// sensMethods are the sensitivity methods of the scenario, in order.
+// sensMethods are the sensitivity methods that the sens scenario and the
+// adaptive case of node time, in order; the last, DiscreteAdjoint, is the
+// reference of node's agreement check (rel_diff_vs_discrete).
 var sensMethods = []ode.Sensitivity{
 	ode.ForwardSensitivity{},
 	ode.InterpolatingAdjoint{},
