@@ -107,7 +107,15 @@ func TestConvchainSteadyAllocs(t *testing.T) {
 			if c.batch > 8 {
 				runs = 1
 			}
-			if a := testing.AllocsPerRun(runs, step); a != 0 {
+			// The least of three measurements: a step of the batch-64 net
+			// is long enough for a GC cycle (whose runtime bookkeeping
+			// allocates) to end inside a one-step measurement on a loaded
+			// machine; an allocation of the step itself shows in all three.
+			a := testing.AllocsPerRun(runs, step)
+			for try := 1; try < 3 && a != 0; try++ {
+				a = min(a, testing.AllocsPerRun(runs, step))
+			}
+			if a != 0 {
 				t.Errorf("%s (gradient %v): %v allocations per step, want 0", c.name, grad, a)
 			}
 		}
