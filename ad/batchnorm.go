@@ -61,7 +61,7 @@ func BatchNorm(x, gamma, beta Var, eps float32) (y, stats Var) {
 		panic("ad: BatchNorm of the zero Var")
 	}
 	if gamma.IsZero() != beta.IsZero() {
-		return x.t.fail(fmt.Errorf("ad: BatchNorm: gamma and beta must be both given or both the zero Var")), x.t.failed()
+		return x.t.fail(errorf("BatchNorm: gamma and beta must be both given or both the zero Var")), x.t.failed()
 	}
 	stats = Apply(bnStatsOp, Attrs{}, x)
 	eps1 := [1]float32{eps}

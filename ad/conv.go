@@ -112,10 +112,10 @@ func applyConv(p Primitive, g ConvGeom, rankShape, target []int, in ...Var) Var 
 	}
 	r := len(rankShape) - 2
 	if r < 1 || r > 3 {
-		return t.fail(fmt.Errorf("ad: %s: want shape (N, C, spatial…) with 1 to 3 spatial axes, got %v", p.Name(), slices.Clone(rankShape)))
+		return t.fail(errorf("%s: want shape (N, C, spatial…) with 1 to 3 spatial axes, got %v", p.Name(), slices.Clone(rankShape)))
 	}
 	if target != nil && len(target) != r+2 {
-		return t.fail(fmt.Errorf("ad: %s: target shape %v has rank %d, want %d", p.Name(), slices.Clone(target), len(target), r+2))
+		return t.fail(errorf("%s: target shape %v has rank %d, want %d", p.Name(), slices.Clone(target), len(target), r+2))
 	}
 	ints := t.ints.alloc(5*r + 4)
 	ints[0] = r
@@ -125,11 +125,11 @@ func applyConv(p Primitive, g ConvGeom, rankShape, target []int, in ...Var) Var 
 		def  int
 	}{{"ConvGeom.Stride", g.Stride, 1}, {"ConvGeom.Dilation", g.Dilation, 1}} {
 		if err := geom.Axes(ints[1+3*i*r:1+(3*i+1)*r], f.name, f.v, f.def); err != nil {
-			return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
+			return t.fail(errorf("%s: %w", p.Name(), err))
 		}
 	}
 	if err := geom.Pads(ints[1+r:1+2*r], ints[1+2*r:1+3*r], "ConvGeom.PadLo", "ConvGeom.PadHi", g.PadLo, g.PadHi); err != nil {
-		return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
+		return t.fail(errorf("%s: %w", p.Name(), err))
 	}
 	ints[1+4*r] = g.Groups
 	if g.Groups == 0 {

@@ -1,8 +1,6 @@
 package ad
 
 import (
-	"fmt"
-
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
 )
@@ -37,9 +35,9 @@ func recordOn(t *Tape, f func(Var) Var, θ []float32) (Var, Var) {
 	p := t.Param(θ)
 	y := f(p)
 	if y.t == nil {
-		t.fail(fmt.Errorf("ad: the function returned the zero Var"))
+		t.fail(errorf("the function returned the zero Var"))
 	} else if y.t != t {
-		t.fail(fmt.Errorf("ad: the function returned a Var of another tape"))
+		t.fail(errorf("the function returned a Var of another tape"))
 	}
 	return p, y
 }
@@ -82,7 +80,7 @@ func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	if len(u) != y.Size() {
-		return nil, fmt.Errorf("ad: VJP: u has %d elements, f's output has %d (shape %v)", len(u), y.Size(), y.Shape())
+		return nil, errorf("VJP: u has %d elements, f's output has %d (shape %v)", len(u), y.Size(), y.Shape())
 	}
 	g := make([]float32, len(θ))
 	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g}, false)
@@ -97,7 +95,7 @@ func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	if len(dir) != len(θ) {
-		return nil, fmt.Errorf("ad: JVP: dir has %d elements, θ has %d", len(dir), len(θ))
+		return nil, errorf("JVP: dir has %d elements, θ has %d", len(dir), len(θ))
 	}
 	tan := t.tangent(p, y, dir)
 	if t.err != nil {
@@ -142,7 +140,7 @@ func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
 	defer release(t)
 	if len(dir) != len(θ) && t.err == nil {
-		t.fail(fmt.Errorf("ad: HVP: dir has %d elements, θ has %d", len(dir), len(θ)))
+		t.fail(errorf("HVP: dir has %d elements, θ has %d", len(dir), len(θ)))
 	}
 	g := t.gradVarOf(p, y)
 	if t.err != nil {
@@ -158,10 +156,10 @@ func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 // allocates nothing once warm.
 func (t *Tape) HVPOf(loss, p Var, dir []float32) ([]float32, error) {
 	if t.err == nil && t.check("HVPOf", p) && len(dir) != p.Size() {
-		t.fail(fmt.Errorf("ad: HVPOf: dir has %d elements, the Param %d", len(dir), p.Size()))
+		t.fail(errorf("HVPOf: dir has %d elements, the Param %d", len(dir), p.Size()))
 	}
 	if t.err == nil && t.nodes[p.id].kind != kindParam {
-		t.fail(fmt.Errorf("ad: HVPOf: p is not a Param"))
+		t.fail(errorf("HVPOf: p is not a Param"))
 	}
 	if t.err != nil {
 		return nil, t.err
@@ -180,7 +178,7 @@ func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	t, p, y := record(f, θ)
 	defer release(t)
 	if len(dir) != len(θ) && t.err == nil {
-		t.fail(fmt.Errorf("ad: HVPReverse: dir has %d elements, θ has %d", len(dir), len(θ)))
+		t.fail(errorf("HVPReverse: dir has %d elements, θ has %d", len(dir), len(θ)))
 	}
 	g := t.gradVarOf(p, y)
 	if t.err != nil {

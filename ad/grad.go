@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -10,7 +9,7 @@ func (t *Tape) checkScalar(op string, loss Var) bool {
 		return false
 	}
 	if s := t.nodes[loss.id].shape; sizeOf(s) != 1 {
-		t.fail(fmt.Errorf("ad: %s: the loss has shape %v; want a single number (use Sum or Mean)", op, s))
+		t.fail(errorf("%s: the loss has shape %v; want a single number (use Sum or Mean)", op, s))
 		return false
 	}
 	return true
@@ -46,7 +45,7 @@ func (t *Tape) Backward(loss Var) error {
 // the tape until Reset.
 func (t *Tape) Grad(loss Var) ([]float32, error) {
 	if t.err == nil && len(t.params) == 0 {
-		t.fail(fmt.Errorf("ad: Grad: the tape has no Param to differentiate with respect to"))
+		t.fail(errorf("Grad: the tape has no Param to differentiate with respect to"))
 	}
 	if err := t.Backward(loss); err != nil {
 		return nil, err
@@ -113,7 +112,7 @@ func JVPVar(f func(Var) Var, x, dir Var) Var {
 		return t.failed()
 	}
 	if !slices.Equal(x.Shape(), dir.Shape()) {
-		return t.fail(fmt.Errorf("ad: JVPVar: dir has shape %v, x has %v", dir.Shape(), x.Shape()))
+		return t.fail(errorf("JVPVar: dir has shape %v, x has %v", dir.Shape(), x.Shape()))
 	}
 	lo := int32(len(t.nodes))
 	xi := identity(x)

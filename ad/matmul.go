@@ -323,7 +323,7 @@ func T(v Var) Var {
 	s := v.Shape()
 	if len(s) < 2 {
 		if v.t != nil && v.t.err == nil && s != nil {
-			return v.t.fail(fmt.Errorf("ad: T: shape %v has fewer than 2 axes", s))
+			return v.t.fail(errorf("T: shape %v has fewer than 2 axes", s))
 		}
 		return v.failedOn("T")
 	}

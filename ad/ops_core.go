@@ -47,7 +47,7 @@ func sizeOf(shape []int) int {
 func View(v Var, off int, shape ...int) Var {
 	var ints [maxRank + 1]int
 	if len(shape) > maxRank {
-		return v.t.fail(fmt.Errorf("ad: View: rank %d exceeds %d", len(shape), maxRank))
+		return v.t.fail(errorf("View: rank %d exceeds %d", len(shape), maxRank))
 	}
 	// A view of a view is recorded as one view of the underlying value:
 	// the same memory, and the cotangent then flows straight into that
@@ -112,7 +112,7 @@ func ViewPath(p Var, lay *layout.Layout, path string) Var {
 		return Var{t: t, id: -1}
 	}
 	if got := p.Size(); got != lay.Len() {
-		return t.fail(fmt.Errorf("ad: ViewPath %q: the Var holds %d floats, the layout %d", path, got, lay.Len()))
+		return t.fail(errorf("ViewPath %q: the Var holds %d floats, the layout %d", path, got, lay.Len()))
 	}
 	lf, ok := lay.Find(path)
 	if !ok {
@@ -120,7 +120,7 @@ func ViewPath(p Var, lay *layout.Layout, path string) Var {
 		if err == nil {
 			err = fmt.Errorf("%q is a group, not a leaf", path)
 		}
-		return t.fail(fmt.Errorf("ad: ViewPath: %w", err))
+		return t.fail(errorf("ViewPath: %w", err))
 	}
 	return View(p, lf.Offset, lf.Shape...)
 }
@@ -129,7 +129,7 @@ func ViewPath(p Var, lay *layout.Layout, path string) Var {
 func Slice(v Var, lo, hi int) Var {
 	s := v.Shape()
 	if v.t != nil && v.t.err == nil && (len(s) == 0 || lo < 0 || hi > s[0] || lo > hi) {
-		return v.t.fail(fmt.Errorf("ad: Slice [%d, %d) of shape %v", lo, hi, s))
+		return v.t.fail(errorf("Slice [%d, %d) of shape %v", lo, hi, s))
 	}
 	if s == nil {
 		return View(v, 0)

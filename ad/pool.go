@@ -90,7 +90,7 @@ func poolFail(op string, x Var, err error) Var {
 	if x.t.err != nil {
 		return x.t.failed()
 	}
-	return x.t.fail(fmt.Errorf("ad: %s: %w", op, err))
+	return x.t.fail(errorf("%s: %w", op, err))
 }
 
 // MaxPool returns the maximum of x (N, C, spatial…) over each window of the
@@ -142,7 +142,7 @@ func GlobalMeanPool(x Var) Var {
 		return x.failedOn("GlobalMeanPool")
 	}
 	if len(s) < 3 || len(s) > maxRank {
-		return x.t.fail(fmt.Errorf("ad: GlobalMeanPool: input of rank %d, want 3 to %d (N, C, spatial…)", len(s), maxRank))
+		return x.t.fail(errorf("GlobalMeanPool: input of rank %d, want 3 to %d (N, C, spatial…)", len(s), maxRank))
 	}
 	var axes, shape [maxRank]int
 	r := len(s)

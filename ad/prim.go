@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -159,7 +158,7 @@ func (r *Rule) AddGrad(i int, g Var) {
 	}
 	target := r.inIDs[i]
 	if got, want := t.nodes[g.id].shape, t.nodes[target].shape; !slices.Equal(got, want) {
-		t.fail(fmt.Errorf("ad: the VJP rule of %s gave input %d a cotangent of shape %v, want %v", r.prim.Name(), i, got, want))
+		t.fail(errorf("the VJP rule of %s gave input %d a cotangent of shape %v, want %v", r.prim.Name(), i, got, want))
 		return
 	}
 	slot := &r.cot[target-r.lo]
@@ -236,7 +235,7 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	}
 	out, err := p.Shape(t.outShape[:0], shapes, ca)
 	if err != nil {
-		return t.fail(fmt.Errorf("ad: %s: %w", p.Name(), err))
+		return t.fail(errorf("%s: %w", p.Name(), err))
 	}
 	t.outShape = out
 	n := 1

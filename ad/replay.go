@@ -63,10 +63,10 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 	}
 	nd := &t.nodes[v.id]
 	if nd.kind == kindOp {
-		return t.fail(fmt.Errorf("ad: Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
+		return t.fail(errorf("Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
 	}
 	if len(data) != len(nd.data) {
-		return t.fail(fmt.Errorf("ad: Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
+		return t.fail(errorf("Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
 	}
 	if len(data) > 0 && &data[0] != &nd.data[0] {
 		// New memory: the plan's steps that read v, or views of it,
@@ -341,10 +341,10 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 	switch {
 	case !ok:
 	case len(out) != len(wrt):
-		t.fail(fmt.Errorf("ad: VJPOf: %d results for %d Params", len(out), len(wrt)))
+		t.fail(errorf("VJPOf: %d results for %d Params", len(out), len(wrt)))
 	case !t.check("VJPOf", w):
 	case !shapeEq(t.nodes[w.id].shape, t.nodes[y.id].shape):
-		t.fail(fmt.Errorf("ad: VJPOf: w has shape %v, y has %v", t.nodes[w.id].shape, t.nodes[y.id].shape))
+		t.fail(errorf("VJPOf: w has shape %v, y has %v", t.nodes[w.id].shape, t.nodes[y.id].shape))
 	}
 	if t.err != nil {
 		return t.err
@@ -379,7 +379,7 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 	lo, ok := t.checkWrt("JVPOf", y, wrt)
 	if ok && len(dirs) != len(wrt) {
-		t.fail(fmt.Errorf("ad: JVPOf: %d directions for %d Params", len(dirs), len(wrt)))
+		t.fail(errorf("JVPOf: %d directions for %d Params", len(dirs), len(wrt)))
 		ok = false
 	}
 	for k := 0; ok && k < len(wrt); k++ {
@@ -388,7 +388,7 @@ func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 			continue
 		}
 		if ok = t.check("JVPOf", d); ok && !shapeEq(t.nodes[d.id].shape, t.nodes[wrt[k].id].shape) {
-			t.fail(fmt.Errorf("ad: JVPOf: dirs[%d] has shape %v, the Param %v", k, t.nodes[d.id].shape, t.nodes[wrt[k].id].shape))
+			t.fail(errorf("JVPOf: dirs[%d] has shape %v, the Param %v", k, t.nodes[d.id].shape, t.nodes[wrt[k].id].shape))
 			ok = false
 		}
 	}

@@ -141,7 +141,7 @@ func liveAxis(op string, x Var, axis int) (s []int, ax int, bad Var, ok bool) {
 	case len(s) > maxRank:
 		return nil, 0, x.t.fail(errRank(op, s)), false
 	case !ok:
-		return nil, 0, x.t.fail(fmt.Errorf("ad: %s: axis %d out of range for shape %v (rank %d)", op, axis, s, len(s))), false
+		return nil, 0, x.t.fail(errorf("%s: axis %d out of range for shape %v (rank %d)", op, axis, s, len(s))), false
 	}
 	return s, ax, Var{}, true
 }
@@ -154,7 +154,7 @@ func SliceAxis(x Var, axis, lo, hi int) Var {
 		return bad
 	}
 	if lo < 0 || lo > hi || hi > s[ax] {
-		return x.t.fail(fmt.Errorf("ad: SliceAxis: range [%d, %d) of axis %d; want 0 ≤ lo ≤ hi ≤ %d (shape %v)", lo, hi, axis, s[ax], s))
+		return x.t.fail(errorf("SliceAxis: range [%d, %d) of axis %d; want 0 ≤ lo ≤ hi ≤ %d (shape %v)", lo, hi, axis, s[ax], s))
 	}
 	var crops [2 * maxRank]int
 	crops[2*ax], crops[2*ax+1] = lo, s[ax]-hi

@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -33,7 +32,7 @@ func Stack(xs ...Var) Var {
 			return x.failedOn("Stack")
 		}
 		if !slices.Equal(s, s0) {
-			return x.t.fail(fmt.Errorf("ad: Stack: input %d has shape %v, want %v like input 0", i, s, s0))
+			return x.t.fail(errorf("Stack: input %d has shape %v, want %v like input 0", i, s, s0))
 		}
 		ys = append(ys, Reshape(x, shape...))
 	}

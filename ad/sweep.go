@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/flatkit/flatkit/flat"
@@ -41,7 +40,7 @@ func (r *Rule) setup(id int32) *node {
 }
 
 func missingRule(nd *node, mode string) error {
-	return fmt.Errorf("ad: %s has no %s rule (needed for a derivative of order %d)", nd.prim.Name(), mode, nd.order+1)
+	return errorf("%s has no %s rule (needed for a derivative of order %d)", nd.prim.Name(), mode, nd.order+1)
 }
 
 // reverse propagates the cotangent seed of out back over the nodes
@@ -435,7 +434,7 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 				return nil
 			}
 			if got := t.nodes[tv.id].shape; !slices.Equal(got, nd.shape) {
-				t.fail(fmt.Errorf("ad: the JVP rule of %s returned shape %v, want %v", nd.prim.Name(), got, nd.shape))
+				t.fail(errorf("the JVP rule of %s returned shape %v, want %v", nd.prim.Name(), got, nd.shape))
 				return nil
 			}
 			slots[int(i-lo)*k+j] = tv.id

@@ -1,8 +1,6 @@
 package ad
 
 import (
-	"fmt"
-
 	"github.com/flatkit/flatkit/flat"
 )
 
@@ -29,12 +27,12 @@ import (
 func (t *Tape) Tangent(y Var, wrt []Var, dirs [][]float32) ([]float32, error) {
 	lo, ok := t.checkWrt("Tangent", y, wrt)
 	if ok && len(dirs) != len(wrt) {
-		t.fail(fmt.Errorf("ad: Tangent: %d directions for %d Params", len(dirs), len(wrt)))
+		t.fail(errorf("Tangent: %d directions for %d Params", len(dirs), len(wrt)))
 		ok = false
 	}
 	for k := 0; ok && k < len(wrt); k++ {
 		if d := dirs[k]; d != nil && len(d) != wrt[k].Size() {
-			t.fail(fmt.Errorf("ad: Tangent: dirs[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
+			t.fail(errorf("Tangent: dirs[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
 			ok = false
 		}
 	}
@@ -88,15 +86,15 @@ func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
 	switch {
 	case !ok:
 	case len(dst) != len(wrt):
-		t.fail(fmt.Errorf("ad: AddVJP: %d destinations for %d Params", len(dst), len(wrt)))
+		t.fail(errorf("AddVJP: %d destinations for %d Params", len(dst), len(wrt)))
 		ok = false
 	case len(w) != y.Size():
-		t.fail(fmt.Errorf("ad: AddVJP: w has %d elements, y has %d (shape %v)", len(w), y.Size(), y.Shape()))
+		t.fail(errorf("AddVJP: w has %d elements, y has %d (shape %v)", len(w), y.Size(), y.Shape()))
 		ok = false
 	}
 	for k := 0; ok && k < len(wrt); k++ {
 		if d := dst[k]; d != nil && len(d) != wrt[k].Size() {
-			t.fail(fmt.Errorf("ad: AddVJP: dst[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
+			t.fail(errorf("AddVJP: dst[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
 			ok = false
 		}
 	}
@@ -130,7 +128,7 @@ func (t *Tape) checkWrt(op string, y Var, wrt []Var) (int32, bool) {
 		return 0, false
 	}
 	if len(wrt) == 0 {
-		t.fail(fmt.Errorf("ad: %s: no Params to differentiate with respect to", op))
+		t.fail(errorf("%s: no Params to differentiate with respect to", op))
 		return 0, false
 	}
 	lo := int32(len(t.nodes))
@@ -139,12 +137,12 @@ func (t *Tape) checkWrt(op string, y Var, wrt []Var) (int32, bool) {
 			return 0, false
 		}
 		if t.nodes[p.id].kind != kindParam {
-			t.fail(fmt.Errorf("ad: %s: wrt[%d] is not a Param", op, k))
+			t.fail(errorf("%s: wrt[%d] is not a Param", op, k))
 			return 0, false
 		}
 		for j := range k {
 			if wrt[j].id == p.id {
-				t.fail(fmt.Errorf("ad: %s: wrt[%d] and wrt[%d] are the same Param", op, j, k))
+				t.fail(errorf("%s: wrt[%d] and wrt[%d] are the same Param", op, j, k))
 				return 0, false
 			}
 		}

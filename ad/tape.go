@@ -147,15 +147,15 @@ func (t *Tape) failed() Var { return Var{t: t, id: -1, gen: t.gen} }
 func (t *Tape) check(op string, v Var) bool {
 	switch {
 	case v.t == nil:
-		t.fail(fmt.Errorf("ad: %s: an input is the zero Var (no value)", op))
+		t.fail(errorf("%s: an input is the zero Var (no value)", op))
 	case v.t != t:
-		t.fail(fmt.Errorf("ad: %s: an input belongs to another tape", op))
+		t.fail(errorf("%s: an input belongs to another tape", op))
 	case v.gen != t.gen:
-		t.fail(fmt.Errorf("ad: %s: an input is from before a Reset (generation %d, tape at %d)", op, v.gen, t.gen))
+		t.fail(errorf("%s: an input is from before a Reset (generation %d, tape at %d)", op, v.gen, t.gen))
 	case v.id < 0:
 		return false // an earlier error is already recorded
 	case int(v.id) >= len(t.nodes):
-		t.fail(fmt.Errorf("ad: %s: an input refers to value %d, the tape holds %d", op, v.id, len(t.nodes)))
+		t.fail(errorf("%s: an input refers to value %d, the tape holds %d", op, v.id, len(t.nodes)))
 	default:
 		return true
 	}
@@ -216,7 +216,7 @@ func (t *Tape) Const(x flat.Tensor) Var {
 	}
 	n, err := flat.SizeOf(x.Shape)
 	if err != nil || n != len(x.Data) {
-		return t.fail(fmt.Errorf("ad: Const: shape %v holds %d numbers, data has %d", x.Shape, n, len(x.Data)))
+		return t.fail(errorf("Const: shape %v holds %d numbers, data has %d", x.Shape, n, len(x.Data)))
 	}
 	return t.push(node{kind: kindConst, shape: t.ints.copyOf(x.Shape), data: x.Data})
 }
@@ -238,7 +238,7 @@ func (t *Tape) Full(x float32, shape ...int) Var {
 	}
 	n, err := flat.SizeOf(shape)
 	if err != nil {
-		return t.fail(fmt.Errorf("ad: Full: %v", err))
+		return t.fail(errorf("Full: %v", err))
 	}
 	d := t.f32.alloc(n)
 	flat.Fill(d, x)

@@ -1,7 +1,6 @@
 package ad
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/flatkit/flatkit/internal/vmath"
@@ -91,10 +90,10 @@ func (v Var) failedOn(op string) Var {
 }
 
 func errRank(op string, s []int) error {
-	return fmt.Errorf("ad: %s: rank of %v exceeds %d", op, s, maxRank)
+	return errorf("%s: rank of %v exceeds %d", op, s, maxRank)
 }
 
 func errAxis(op string, axes, s []int) error {
 	// Copies, so that the callers' variadic axes need not escape.
-	return fmt.Errorf("ad: %s: axes %v out of range for shape %v", op, slices.Clone(axes), slices.Clone(s))
+	return errorf("%s: axes %v out of range for shape %v", op, slices.Clone(axes), slices.Clone(s))
 }

@@ -144,7 +144,7 @@ func (a *adRHS) report(err error, x, y []float32) {
 	}
 	fillNaN(x)
 	fillNaN(y)
-	e := fmt.Errorf("the ad right-hand side: %w", err)
+	e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
 	a.err.Store(&e)
 }
 

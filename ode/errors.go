@@ -87,13 +87,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // prefix (Unprefixed), and errorf, TrajectoryError and the others format
 // such a cause that way. So "ode: trajectory 3: max steps reached …",
 // never "ode: trajectory 3: ode: …", and nothing is cut out of strings:
-// errors.Is and errors.As reach every cause through %w. Errors of other
-// packages (a tape error of ad, a layout path error) keep their own text;
-// one that carries an ode error's message (cluster's RemoteError) gives it
-// through an Unprefixed method of its own.
+// errors.Is and errors.As reach every cause through %w. An error that
+// gives its message without its package's prefix (an Unprefixed method:
+// ad's tape errors, and cluster's RemoteError carrying an ode error's
+// message) is formatted that way too, so an ad-written right-hand side's
+// failure reads "ode: the ad right-hand side: Slice …", never "… ad: …".
+// Errors of other packages without one (a layout path error) keep their
+// own text.
 
-// unprefixed is an error that can give its message without the "ode: "
-// prefix: the package's errors, and ones carrying such a message.
+// unprefixed is an error that can give its message without its package's
+// prefix: the package's errors, ad's, and ones carrying such a message.
 type unprefixed interface {
 	error
 	Unprefixed() string

@@ -19,8 +19,9 @@ var adPrefix = regexp.MustCompile(`\bad:`)
 
 // TestErrorsPrefixOnce scans representative errors of ode, from a single
 // solve to an ensemble's failed trajectory, a gradient's failed forward
-// solve and the ad-written right-hand sides, for the "ode:" prefix: once,
-// at the start, and never ad's "ad:" in ode's own words; and checks that
+// solve and the ad-written right-hand sides (an ad op's own error on the
+// tape included), for the "ode:" prefix: once, at the start, and never
+// ad's "ad:"; and checks that
 // the causes stay reachable with errors.As and errors.Is.
 func TestErrorsPrefixOnce(t *testing.T) {
 	ctx := context.Background()
@@ -81,6 +82,12 @@ func TestErrorsPrefixOnce(t *testing.T) {
 			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
 			return err
 		}, "the ad right-hand side: f returned 1 values", new(*ode.Error)},
+		{"an ad op failing in ADFunc through Solve", func() error {
+			badSlice := func(u, _ ad.Var, _ float64) ad.Var { return ad.Add(u, ad.Slice(u, 0, 5)) }
+			F, _ := ode.ADFunc(badSlice, 2)
+			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
+			return err
+		}, "Slice [0, 5) of shape [2]", new(*ode.Error)},
 		{"NeuralProblem", func() error {
 			_, err := ode.NeuralProblem(model.Dense(2, 2), []float32{1, 2}, 0, 1, make([]float32, 5))
 			return err
