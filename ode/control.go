@@ -155,26 +155,29 @@ func (it *Integrator[T]) controlAccept(h, e float64) float64 {
 		}
 		return h
 	}
-	var q float64 // h_new = h / q
+	// The chain from e to the next step's size is what the next step
+	// waits for: one multiplication at the end (h·g), not two divisions
+	// (by the safety factor and h/q).
+	var g float64 // h_new = h · g
 	if e == 0 {
-		q = 1 / ctlQmax
+		g = ctlQmax
 	} else {
 		le := log2Fast(e)
-		q = exp2Fast(it.beta1*le-it.beta2*it.logErrOld) / ctlSafety
-		q = min(max(q, 1/ctlQmax), 1/ctlQmin)
+		g = ctlSafety * exp2Fast(it.beta2*it.logErrOld-it.beta1*le)
+		g = min(max(g, ctlQmin), ctlQmax)
 		it.logErrOld = max(le, log2ErrOld0)
 	}
 	if e == 0 {
 		it.logErrOld = log2ErrOld0
 	}
-	if it.rejectedLast && q < 1 {
-		q = 1
+	if it.rejectedLast && g > 1 {
+		g = 1
 	}
-	return h / q
+	return h * g
 }
 
 // controlReject returns the step size to retry after a rejected step.
 func (it *Integrator[T]) controlReject(h, e float64) float64 {
-	q := exp2Fast(it.beta1*log2Fast(e)) / ctlSafety
-	return h / min(q, 1/ctlQmin)
+	g := ctlSafety * exp2Fast(-it.beta1*log2Fast(e))
+	return h * max(g, ctlQmin)
 }
