@@ -200,6 +200,20 @@ func applySharedInts(p Primitive, ints []int, in ...Var) Var {
 	return v
 }
 
+// asRule returns p as the optional interface I (Aliaser, VJPRule, JVPRule)
+// if its type implements it. It is the assertion p.(I) written in generic
+// code on purpose: an assertion to an interface type named at the call site
+// keeps a per-site cache of the types it has seen, and now and then (about
+// one miss in a thousand) the runtime grows that cache, which allocates; a
+// tape cycles through a few dozen primitive types, so steady-state steps
+// allocated once in a few dozen until every site's cache held them all. An
+// assertion to a type parameter asks the runtime's itab table directly (a
+// hash look-up) and never allocates once the itab exists.
+func asRule[I any](p Primitive) (I, bool) {
+	r, ok := p.(I)
+	return r, ok
+}
+
 func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	if len(in) == 0 {
 		panic("ad: Apply " + p.Name() + " with no inputs; use Tape.Const for constants")
@@ -257,7 +271,7 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 		args[i].Shape, args[i].Data = nd.shape, nd.data
 	}
 	nd := node{kind: kindOp, prim: p, in: ids, shape: shape, attrs: ca}
-	if al, ok := p.(Aliaser); ok {
+	if al, ok := asRule[Aliaser](p); ok {
 		nd.data, nd.alias = al.Alias(args, ca), true
 	} else {
 		data := dst
