@@ -132,7 +132,9 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 			par += macs * gemmShare(g.Cout, ld, g.Cin)
 		}
 		return par / all, true
-	case "smallgemm/forward", "smallgemm/data", "smallgemm/filter":
+	case "smallgemm/forward": // one product for the batch, over the live rows (smallGemmForwardLive)
+		return gemmShare(g.Cout, g.N*ov, len(tableFor(g).live)), true
+	case "smallgemm/data", "smallgemm/filter":
 		return gemmShare(g.Cout, g.N*ov, g.Cin*kv), true // one product for the batch
 	case "cols/forward": // one product per image and group
 		wd, _ := wideOf(g)
@@ -191,8 +193,13 @@ func TestResNetParallelism(t *testing.T) {
 			f, d, fl := Paths(g)
 			paths := map[string]string{"forward": f, "data": d, "filter": fl}
 			geom := fmt.Sprintf("%d:%d->%d %dx%d k%d/%d", g.N, g.Cin, g.Cout, g.In[1], g.In[2], g.K[1], g.Stride[1])
-			macs := float64(l.count * g.N * g.Cout * g.CinG() * g.KVol() * g.OutVol())
+			full := float64(l.count * g.N * g.Cout * g.CinG() * g.KVol() * g.OutVol())
 			for _, op := range ops {
+				macs := full
+				if op == "forward" && paths[op] == "smallgemm" {
+					// smallGemmForwardLive multiplies the live im2col rows only
+					macs = float64(l.count * g.N * g.Cout * len(tableFor(g).live) * g.OutVol())
+				}
 				if op == "data" && l.name == "conv1 7x7/2" {
 					continue // the image is a constant: no data gradient
 				}

@@ -81,11 +81,61 @@ func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 
 // smallGemmForward is Forward for useSmallGemm geometries: y = W · cols
 // for the whole batch, then each image's columns copied to its planes.
+// Rows of cols that read only padding (a 3×3 kernel on a 1×1 plane has one
+// live tap in nine) are left out when there are any: see
+// smallGemmForwardLive.
 func smallGemmForward(y, x, w []float32, g *Geom) {
 	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	t := tableFor(g)
+	if len(t.live) < ck {
+		smallGemmForwardLive(y, x, w, g, t)
+		return
+	}
 	cols, ym, p := smallGemmScratch(g)
-	smallCols(cols, x, g, tableFor(g))
+	smallCols(cols, x, g, t)
 	flat.Gemm(false, false, g.Cout, l, ck, 1, w, ck, cols, l, 0, ym, l)
+	batchCols(ym, y, g, g.Cout, true)
+	scratch.Put(p)
+}
+
+// smallGemmForwardLive is smallGemmForward over the live rows of cols
+// only (t.live, L of them): y = W[:, live] · cols[live, :], the columns of
+// W it needs gathered row by row into wc (Cout × L) first. Where few rows
+// live (one tap in nine on ResNet-18's 1×1 planes at 16×3×32²) the GEMM
+// and its packing of W shrink by the same factor; at 4 of 9 (layer4.0.conv1
+// there) the gather costs about what it saves (BenchmarkResNet18Layers,
+// COSTS.md). A dead row's products are exact zeros, and a float32 sum is
+// unchanged by adding +0 except that −0 + +0 = +0, so y is what the full
+// GEMM gives but for the sign of zero sums (and for NaN or Inf weights on
+// dead taps, which the full GEMM would spread as 0·Inf = NaN and this one
+// ignores, as the convolution's definition does).
+func smallGemmForwardLive(y, x, w []float32, g *Geom, t *smallTable) {
+	ck, l, L := g.Cin*g.KVol(), g.N*g.OutVol(), len(t.live)
+	iv, ov := g.InVol(), g.OutVol()
+	if L == 0 { // every tap reads padding
+		clear(y[:g.N*g.Cout*ov])
+		return
+	}
+	p := scratch.Get(L*l + g.Cout*l + L*g.Cout)
+	cols, ym, wc := (*p)[:L*l], (*p)[L*l:][:g.Cout*l], (*p)[L*l+g.Cout*l:][:L*g.Cout]
+	// cols: the live rows of smallCols's matrix.
+	clear(cols)
+	rl, oo, ii := t.rL, t.rO[:len(t.rL)], t.rI[:len(t.rL)]
+	for n := 0; n < g.N; n++ {
+		xn := x[n*g.Cin*iv:][:g.Cin*iv]
+		c := cols[n*ov:]
+		for e, r := range rl {
+			c[int(r)*l+int(oo[e])] = xn[ii[e]]
+		}
+	}
+	for co := 0; co < g.Cout; co++ {
+		row := w[co*ck : (co+1)*ck]
+		dst := wc[co*L : (co+1)*L]
+		for q, r := range t.live[:len(dst)] {
+			dst[q] = row[r]
+		}
+	}
+	flat.Gemm(false, false, g.Cout, l, L, 1, wc, L, cols, l, 0, ym, l)
 	batchCols(ym, y, g, g.Cout, true)
 	scratch.Put(p)
 }
