@@ -5,7 +5,10 @@ package conv
 // channels), one GEMM over the whole batch, its images side by side in the
 // columns.
 
-import "github.com/flatkit/flatkit/flat"
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
+)
 
 // The thresholds of useSmallGemm, from BenchmarkSmallPaths (one
 // goroutine, AVX-512; µs for forward / data / filter, tables → GEMM):
@@ -34,16 +37,20 @@ func useSmallGemm(g *Geom) bool {
 	return small(g) && g.Groups == 1 && g.Cout >= SmallGemmMinCout && g.Cin*g.KVol() >= SmallGemmMinInner
 }
 
-// smallCols fills cols (Cin·KVol × N·OutVol) with the batch's im2col
-// matrix: image n's columns are [n·OutVol, (n+1)·OutVol), and the table's
-// triples place every input value that a tap multiplies; the rest (the
-// padding) is zero.
-func smallCols(cols, x []float32, g *Geom, t *smallTable) {
+// smallCols fills images [n0, n1) of cols (Cin·KVol × N·OutVol), the
+// batch's im2col matrix: image n's columns are [n·OutVol, (n+1)·OutVol),
+// and the table's triples place every input value that a tap multiplies;
+// the rest (the padding) is zero. With t.rL for rr it fills the matrix of
+// the live rows only (smallGemmForwardLive).
+func smallCols(cols, x []float32, g *Geom, rr []int32, t *smallTable, n0, n1 int) {
 	iv, ov := g.InVol(), g.OutVol()
 	ld := g.N * ov
-	clear(cols)
-	rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
-	for n := 0; n < g.N; n++ {
+	rows := len(cols) / ld
+	for r := 0; r < rows; r++ {
+		clear(cols[r*ld+n0*ov : r*ld+n1*ov])
+	}
+	oo, ii := t.rO[:len(rr)], t.rI[:len(rr)]
+	for n := n0; n < n1; n++ {
 		xn := x[n*g.Cin*iv:][:g.Cin*iv]
 		c := cols[n*ov:]
 		for e, r := range rr {
@@ -52,18 +59,121 @@ func smallCols(cols, x []float32, g *Geom, t *smallTable) {
 	}
 }
 
-// batchCols copies a (N, C, OutVol) tensor into the (C × N·OutVol)
-// matrix m, or back if back.
-func batchCols(m, a []float32, g *Geom, c int, back bool) {
+// batchCols copies images [n0, n1) of a (N, C, OutVol) tensor into the
+// (C × N·OutVol) matrix m, or back if back.
+func batchCols(m, a []float32, g *Geom, c int, back bool, n0, n1 int) {
 	ov := g.OutVol()
 	ld := g.N * ov
-	for n := 0; n < g.N; n++ {
+	for n := n0; n < n1; n++ {
 		for ch := 0; ch < c; ch++ {
 			src, dst := a[(n*c+ch)*ov:][:ov], m[ch*ld+n*ov:][:ov]
 			if back {
 				copy(src, dst)
 			} else {
 				copy(dst, src)
+			}
+		}
+	}
+}
+
+// The small GEMM's passes around its product (building cols, copying
+// between the planes and the batch matrices, gathering live weights,
+// summing dcols into dx) are copies over independent images or weight
+// rows: smallPass runs one over goroutines when it moves at least
+// smallPassMin values, so that on two goroutines they do not stay serial
+// around the split product. They only move values (or sum each one in a
+// fixed order), so the bits do not depend on the split.
+const smallPassMin = 1 << 15
+
+const (
+	passCols      = iota // smallCols of images: cols ← x
+	passLiveCols         // the same over the live rows only
+	passToBatch          // batchCols of images: m ← a
+	passFromBatch        // batchCols back: a ← m
+	passGather           // rows of wc ← W's live columns
+	passDataSum          // dx of images ← sums over dcols
+)
+
+// smallJob is one small-GEMM pass, shared by the goroutines that run it.
+type smallJob struct {
+	run  func(lo, hi int) // j.scaled, bound once per job
+	pass int
+	g    Geom
+	t    *smallTable
+	m, a []float32 // the matrix and the tensor (cols and x, ym and y, wc and w, dcols and dx)
+	c    int       // channels of a (batchCols)
+}
+
+var smallJobs freelist.List[smallJob]
+
+// smallPass runs pass over its units (images, or rows of W for
+// passGather), each moving per values, split over goroutines when they
+// add up to smallPassMin or more.
+func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
+	units, per := g.N, 0
+	switch pass {
+	case passCols:
+		per = g.Cin * g.KVol() * g.OutVol()
+	case passLiveCols:
+		per = len(t.live) * g.OutVol()
+	case passToBatch, passFromBatch:
+		per = c * g.OutVol()
+	case passGather:
+		units, per = g.Cout, len(t.live)
+	case passDataSum:
+		per = len(t.iR)
+	}
+	j := smallJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	*j = smallJob{run: j.run, pass: pass, g: *g, t: t, m: m, a: a, c: c}
+	if units > 1 && units*per >= smallPassMin && flat.MaxThreads() > 1 {
+		minUnits := max(1, smallPassMin/2/max(per, 1))
+		flat.ParallelFor(units*itemScale, minUnits*itemScale, j.run)
+	} else {
+		j.units(0, units)
+	}
+	*j = smallJob{run: j.run}
+	smallJobs.Put(j)
+}
+
+func (j *smallJob) scaled(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
+
+// units runs j's pass on units [lo, hi).
+func (j *smallJob) units(lo, hi int) {
+	g, t := &j.g, j.t
+	switch j.pass {
+	case passCols:
+		smallCols(j.m, j.a, g, t.rR, t, lo, hi)
+	case passLiveCols:
+		smallCols(j.m, j.a, g, t.rL, t, lo, hi)
+	case passToBatch:
+		batchCols(j.m, j.a, g, j.c, false, lo, hi)
+	case passFromBatch:
+		batchCols(j.m, j.a, g, j.c, true, lo, hi)
+	case passGather:
+		ck, L := g.Cin*g.KVol(), len(t.live)
+		for co := lo; co < hi; co++ {
+			row := j.a[co*ck : (co+1)*ck]
+			dst := j.m[co*L : (co+1)*L]
+			for q, r := range t.live[:len(dst)] {
+				dst[q] = row[r]
+			}
+		}
+	case passDataSum:
+		iv, ov := g.InVol(), g.OutVol()
+		l := g.N * ov
+		for n := lo; n < hi; n++ {
+			dxn := j.a[n*g.Cin*iv:][:g.Cin*iv]
+			c := j.m[n*ov:]
+			for i := range dxn {
+				rr, oo := t.byIn(i)
+				var s float32
+				for e, r := range rr {
+					s += c[int(r)*l+int(oo[e])]
+				}
+				dxn[i] = s
 			}
 		}
 	}
@@ -92,9 +202,9 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 		return
 	}
 	cols, ym, p := smallGemmScratch(g)
-	smallCols(cols, x, g, t)
+	smallPass(passCols, g, t, cols, x, 0)
 	flat.Gemm(false, false, g.Cout, l, ck, 1, w, ck, cols, l, 0, ym, l)
-	batchCols(ym, y, g, g.Cout, true)
+	smallPass(passFromBatch, g, t, ym, y, g.Cout)
 	scratch.Put(p)
 }
 
@@ -110,57 +220,31 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 // dead taps, which the full GEMM would spread as 0·Inf = NaN and this one
 // ignores, as the convolution's definition does).
 func smallGemmForwardLive(y, x, w []float32, g *Geom, t *smallTable) {
-	ck, l, L := g.Cin*g.KVol(), g.N*g.OutVol(), len(t.live)
-	iv, ov := g.InVol(), g.OutVol()
+	l, L := g.N*g.OutVol(), len(t.live)
+	ov := g.OutVol()
 	if L == 0 { // every tap reads padding
 		clear(y[:g.N*g.Cout*ov])
 		return
 	}
 	p := scratch.Get(L*l + g.Cout*l + L*g.Cout)
 	cols, ym, wc := (*p)[:L*l], (*p)[L*l:][:g.Cout*l], (*p)[L*l+g.Cout*l:][:L*g.Cout]
-	// cols: the live rows of smallCols's matrix.
-	clear(cols)
-	rl, oo, ii := t.rL, t.rO[:len(t.rL)], t.rI[:len(t.rL)]
-	for n := 0; n < g.N; n++ {
-		xn := x[n*g.Cin*iv:][:g.Cin*iv]
-		c := cols[n*ov:]
-		for e, r := range rl {
-			c[int(r)*l+int(oo[e])] = xn[ii[e]]
-		}
-	}
-	for co := 0; co < g.Cout; co++ {
-		row := w[co*ck : (co+1)*ck]
-		dst := wc[co*L : (co+1)*L]
-		for q, r := range t.live[:len(dst)] {
-			dst[q] = row[r]
-		}
-	}
+	smallPass(passLiveCols, g, t, cols, x, 0)
+	smallPass(passGather, g, t, wc, w, 0)
 	flat.Gemm(false, false, g.Cout, l, L, 1, wc, L, cols, l, 0, ym, l)
-	batchCols(ym, y, g, g.Cout, true)
+	smallPass(passFromBatch, g, t, ym, y, g.Cout)
 	scratch.Put(p)
 }
 
 // smallGemmData is Data for useSmallGemm geometries: dcols = Wᵀ · dY for
 // the whole batch, then each input position sums its triples.
 func smallGemmData(dx, dy, w []float32, g *Geom) {
-	iv, ov, ck := g.InVol(), g.OutVol(), g.Cin*g.KVol()
-	l := g.N * ov
+	ck := g.Cin * g.KVol()
+	l := g.N * g.OutVol()
 	t := tableFor(g)
 	dcols, dym, p := smallGemmScratch(g)
-	batchCols(dym, dy, g, g.Cout, false)
+	smallPass(passToBatch, g, t, dym, dy, g.Cout)
 	flat.Gemm(true, false, ck, l, g.Cout, 1, w, ck, dym, l, 0, dcols, l)
-	for n := 0; n < g.N; n++ {
-		dxn := dx[n*g.Cin*iv:][:g.Cin*iv]
-		c := dcols[n*ov:]
-		for i := range dxn {
-			rr, oo := t.byIn(i)
-			var s float32
-			for e, r := range rr {
-				s += c[int(r)*l+int(oo[e])]
-			}
-			dxn[i] = s
-		}
-	}
+	smallPass(passDataSum, g, t, dcols, dx, 0)
 	scratch.Put(p)
 }
 
@@ -168,9 +252,10 @@ func smallGemmData(dx, dy, w []float32, g *Geom) {
 // over the whole batch, the batch summed inside the GEMM's depth.
 func smallGemmFilter(dw, x, dy []float32, g *Geom) {
 	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	t := tableFor(g)
 	cols, dym, p := smallGemmScratch(g)
-	smallCols(cols, x, g, tableFor(g))
-	batchCols(dym, dy, g, g.Cout, false)
+	smallPass(passCols, g, t, cols, x, 0)
+	smallPass(passToBatch, g, t, dym, dy, g.Cout)
 	flat.Gemm(false, true, g.Cout, ck, l, 1, dym, l, cols, l, 0, dw[:g.Cout*ck], ck)
 	scratch.Put(p)
 }
