@@ -30,9 +30,9 @@ type smallTable struct {
 	rStart, rO, rI []int32
 	rR             []int32 // the row of each triple in r order
 	// live lists the rows that have a triple (the rest read only padding,
-	// in every output), and rL is each triple's index in live, in r order:
-	// smallGemmForward leaves the dead rows out of its GEMM.
-	live, rL []int32
+	// in every output): smallGemmForward leaves the dead rows out of its
+	// GEMM.
+	live []int32
 }
 
 // byOut returns the triples of output position o: their im2col rows and
@@ -108,16 +108,10 @@ func buildTable(g *Geom) *smallTable {
 		}
 	}
 	t.rO, t.rI, t.rR = os, is, rs
-	t.rL = make([]int32, len(rs))
 	for r := 0; r < ck; r++ {
-		lo, hi := t.rStart[r], t.rStart[r+1]
-		if lo == hi {
-			continue
+		if t.rStart[r+1] > t.rStart[r] {
+			t.live = append(t.live, int32(r))
 		}
-		for e := lo; e < hi; e++ {
-			t.rL[e] = int32(len(t.live))
-		}
-		t.live = append(t.live, int32(r))
 	}
 	// Counting sorts by o and by i; stable, so each list stays in r order.
 	sortBy := func(key []int32, n int, a, b []int32) (start, sa, sb []int32) {

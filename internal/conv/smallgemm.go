@@ -37,24 +37,33 @@ func useSmallGemm(g *Geom) bool {
 	return small(g) && g.Groups == 1 && g.Cout >= SmallGemmMinCout && g.Cin*g.KVol() >= SmallGemmMinInner
 }
 
-// smallCols fills images [n0, n1) of cols (Cin·KVol × N·OutVol), the
-// batch's im2col matrix: image n's columns are [n·OutVol, (n+1)·OutVol),
-// and the table's triples place every input value that a tap multiplies;
-// the rest (the padding) is zero. With t.rL for rr it fills the matrix of
-// the live rows only (smallGemmForwardLive).
-func smallCols(cols, x []float32, g *Geom, rr []int32, t *smallTable, n0, n1 int) {
+// smallCols fills rows [q0, q1) and images [n0, n1) of cols (Cin·KVol ×
+// N·OutVol, or L × N·OutVol over the live rows), the batch's im2col
+// matrix: image n's columns are [n·OutVol, (n+1)·OutVol), and the table's
+// triples place every input value that a tap multiplies; the rest (the
+// padding) is zero. Row q of cols is im2col row live[q] when live is
+// given, else row q. It writes each row's part from start to end (the
+// triples of a row are in output order).
+func smallCols(cols, x []float32, g *Geom, t *smallTable, live []int32, q0, q1, n0, n1 int) {
 	iv, ov := g.InVol(), g.OutVol()
 	ld := g.N * ov
-	rows := len(cols) / ld
-	for r := 0; r < rows; r++ {
-		clear(cols[r*ld+n0*ov : r*ld+n1*ov])
-	}
-	oo, ii := t.rO[:len(rr)], t.rI[:len(rr)]
-	for n := n0; n < n1; n++ {
-		xn := x[n*g.Cin*iv:][:g.Cin*iv]
-		c := cols[n*ov:]
-		for e, r := range rr {
-			c[int(r)*ld+int(oo[e])] = xn[ii[e]]
+	civ := g.Cin * iv
+	for q := q0; q < q1; q++ {
+		r := q
+		if live != nil {
+			r = int(live[q])
+		}
+		dst := cols[q*ld : (q+1)*ld]
+		oo, ii := t.byRow(r)
+		if len(oo) < ov {
+			clear(dst[n0*ov : n1*ov])
+		}
+		for n := n0; n < n1; n++ {
+			xn := x[n*civ : (n+1)*civ]
+			d := dst[n*ov : (n+1)*ov]
+			for e, o := range oo {
+				d[o] = xn[ii[e]]
+			}
 		}
 	}
 }
@@ -106,16 +115,14 @@ type smallJob struct {
 
 var smallJobs freelist.List[smallJob]
 
-// smallPass runs pass over its units (images, or rows of W for
-// passGather), each moving per values, split over goroutines when they
+// smallPass runs pass over its units (rows of cols for the cols passes,
+// rows of W for passGather, else images), each moving per values, split over goroutines when they
 // add up to smallPassMin or more.
 func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
 	units, per := g.N, 0
 	switch pass {
 	case passCols:
-		per = g.Cin * g.KVol() * g.OutVol()
-	case passLiveCols:
-		per = len(t.live) * g.OutVol()
+		units, per = g.Cin*g.KVol(), g.N*g.OutVol()
 	case passToBatch, passFromBatch:
 		per = c * g.OutVol()
 	case passGather:
@@ -145,9 +152,7 @@ func (j *smallJob) units(lo, hi int) {
 	g, t := &j.g, j.t
 	switch j.pass {
 	case passCols:
-		smallCols(j.m, j.a, g, t.rR, t, lo, hi)
-	case passLiveCols:
-		smallCols(j.m, j.a, g, t.rL, t, lo, hi)
+		smallCols(j.m, j.a, g, t, nil, lo, hi, 0, g.N)
 	case passToBatch:
 		batchCols(j.m, j.a, g, j.c, false, lo, hi)
 	case passFromBatch:
@@ -192,47 +197,85 @@ func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 // smallGemmForward is Forward for useSmallGemm geometries: y = W · cols
 // for the whole batch, then each image's columns copied to its planes.
 // Rows of cols that read only padding (a 3×3 kernel on a 1×1 plane has one
-// live tap in nine) are left out when there are any: see
-// smallGemmForwardLive.
+// live tap in nine) are left out when there are any, W's live columns
+// gathered row by row into wc (Cout × L) first: where few rows live (one
+// tap in nine on ResNet-18's 1×1 planes at 16×3×32²) the GEMM and its
+// packing of W shrink by the same factor; at 4 of 9 (layer4.0.conv1 there)
+// the gather costs about what it saves (BenchmarkResNet18Layers, COSTS.md).
+// A dead row's products are exact zeros, and a float32 sum is unchanged by
+// adding +0 except that −0 + +0 = +0, so y is what the full GEMM gives but
+// for the sign of zero sums (and for NaN or Inf weights on dead taps, which
+// the full GEMM would spread as 0·Inf = NaN and this one ignores, as the
+// convolution's definition does).
+//
+// On several goroutines the batch is split (forItems): each goroutine
+// builds its images' columns of cols, multiplies them (flat.GemmSerial)
+// and copies them to its images' planes, so that each core works on the
+// part of the matrices it wrote. Every column's sums are the same whichever
+// product computes it: the same bits on any number of goroutines.
 func smallGemmForward(y, x, w []float32, g *Geom) {
-	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	ck, l, ov := g.Cin*g.KVol(), g.N*g.OutVol(), g.OutVol()
 	t := tableFor(g)
-	if len(t.live) < ck {
-		smallGemmForwardLive(y, x, w, g, t)
-		return
+	K, a, live := ck, w, []int32(nil)
+	var pw *[]float32
+	if L := len(t.live); L < ck {
+		if L == 0 { // every tap reads padding
+			clear(y[:g.N*g.Cout*ov])
+			return
+		}
+		pw = scratch.Get(g.Cout * L)
+		smallPass(passGather, g, t, *pw, w, 0)
+		K, a, live = L, *pw, t.live
 	}
-	cols, ym, p := smallGemmScratch(g)
-	smallPass(passCols, g, t, cols, x, 0)
-	flat.Gemm(false, false, g.Cout, l, ck, 1, w, ck, cols, l, 0, ym, l)
-	smallPass(passFromBatch, g, t, ym, y, g.Cout)
+	p := scratch.Get(K*l + g.Cout*l)
+	j := smallFwdJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y,
+		cols: (*p)[:K*l], ym: (*p)[K*l:][:g.Cout*l]}
+	forItems(g.N, g.Cout*K*ov, j.run)
+	*j = smallFwdJob{run: j.run}
+	smallFwdJobs.Put(j)
 	scratch.Put(p)
+	if pw != nil {
+		scratch.Put(pw)
+	}
 }
 
-// smallGemmForwardLive is smallGemmForward over the live rows of cols
-// only (t.live, L of them): y = W[:, live] · cols[live, :], the columns of
-// W it needs gathered row by row into wc (Cout × L) first. Where few rows
-// live (one tap in nine on ResNet-18's 1×1 planes at 16×3×32²) the GEMM
-// and its packing of W shrink by the same factor; at 4 of 9 (layer4.0.conv1
-// there) the gather costs about what it saves (BenchmarkResNet18Layers,
-// COSTS.md). A dead row's products are exact zeros, and a float32 sum is
-// unchanged by adding +0 except that −0 + +0 = +0, so y is what the full
-// GEMM gives but for the sign of zero sums (and for NaN or Inf weights on
-// dead taps, which the full GEMM would spread as 0·Inf = NaN and this one
-// ignores, as the convolution's definition does).
-func smallGemmForwardLive(y, x, w []float32, g *Geom, t *smallTable) {
-	l, L := g.N*g.OutVol(), len(t.live)
-	ov := g.OutVol()
-	if L == 0 { // every tap reads padding
-		clear(y[:g.N*g.Cout*ov])
+// smallFwdJob is one smallGemmForward call, shared by the goroutines that
+// compute its images.
+type smallFwdJob struct {
+	run      func(lo, hi int) // j.scaled, bound once per job
+	g        Geom
+	t        *smallTable
+	live     []int32
+	K        int       // the product's depth: Cin·KVol, or the live rows
+	a        []float32 // W, or its live columns (Cout × K)
+	x, y     []float32
+	cols, ym []float32
+}
+
+var smallFwdJobs freelist.List[smallFwdJob]
+
+func (j *smallFwdJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+
+// images computes the outputs of images [n0, n1).
+func (j *smallFwdJob) images(n0, n1 int) {
+	if n0 >= n1 {
 		return
 	}
-	p := scratch.Get(L*l + g.Cout*l + L*g.Cout)
-	cols, ym, wc := (*p)[:L*l], (*p)[L*l:][:g.Cout*l], (*p)[L*l+g.Cout*l:][:L*g.Cout]
-	smallPass(passLiveCols, g, t, cols, x, 0)
-	smallPass(passGather, g, t, wc, w, 0)
-	flat.Gemm(false, false, g.Cout, l, L, 1, wc, L, cols, l, 0, ym, l)
-	smallPass(passFromBatch, g, t, ym, y, g.Cout)
-	scratch.Put(p)
+	g := &j.g
+	ov := g.OutVol()
+	l := g.N * ov
+	smallCols(j.cols, j.x, g, j.t, j.live, 0, j.K, n0, n1)
+	if n0 == 0 && n1 == g.N {
+		// the batch unsplit: the product may split itself
+		flat.Gemm(false, false, g.Cout, l, j.K, 1, j.a, j.K, j.cols, l, 0, j.ym, l)
+	} else {
+		flat.GemmSerial(false, false, g.Cout, (n1-n0)*ov, j.K, 1, j.a, j.K, j.cols[n0*ov:], l, 0, j.ym[n0*ov:], l)
+	}
+	batchCols(j.ym, j.y, g, g.Cout, true, n0, n1)
 }
 
 // smallGemmData is Data for useSmallGemm geometries: dcols = Wᵀ · dY for

@@ -128,20 +128,21 @@ func TestSmallGemmAllocs(t *testing.T) {
 	}
 }
 
-// TestSmallGemmParallel checks that the small GEMM's passes split over
-// goroutines (smallPass: building cols, the batch copies, the live-weight
-// gather, the data gradient's sums) give the same bits on two and three
-// goroutines as on one, and the reference values, on geometries large
-// enough to split: a 4×4 plane with all rows live, and a 1×1 plane where
-// one tap in nine is live.
+// TestSmallGemmParallel checks that the small GEMM split over goroutines
+// (the forward pass by images, each with its own product; smallPass:
+// building cols, the batch copies, the live-weight gather, the data
+// gradient's sums) gives the same bits on two and three goroutines as on
+// one, and the reference values, on geometries large enough to split: a
+// 4×4 plane with all rows live, and a 1×1 plane where one tap in nine is
+// live.
 func TestSmallGemmParallel(t *testing.T) {
 	for _, g := range []*Geom{
 		square(8, 64, 64, 4, 3, 1, 1),
-		square(4, 128, 512, 1, 3, 1, 1),
+		square(4, 512, 512, 1, 3, 1, 1),
 	} {
 		tb := tableFor(g)
-		if g.N*g.Cin*g.KVol()*g.OutVol() < smallPassMin && g.Cout*len(tb.live) < smallPassMin {
-			t.Fatalf("%+v does not reach the split", *g)
+		if g.Cout*len(tb.live)*g.OutVol() < 1<<18 {
+			t.Fatalf("%+v does not reach forItems' split of the forward pass", *g)
 		}
 		rng := rand.New(rand.NewPCG(uint64(g.N), 7))
 		small := func(n int) []float32 { // small integers: sums exact in float32
