@@ -91,7 +91,7 @@ func parallelShare(g *Geom, op, path string, threads int) (share, crit float64, 
 		if share == 1 {
 			crit = pforCrit(g.N*chunks, threads)
 		}
-	case "block/data":
+	case "block/data", "smallgemm/forward":
 		if share == 1 {
 			crit = pforCrit(g.N, threads)
 		}
@@ -132,8 +132,8 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 			par += macs * gemmShare(g.Cout, ld, g.Cin)
 		}
 		return par / all, true
-	case "smallgemm/forward": // one product for the batch, over the live rows (smallGemmForwardLive)
-		return gemmShare(g.Cout, g.N*ov, len(tableFor(g).live)), true
+	case "smallgemm/forward": // the batch split over goroutines (forItems), a product per share, over the live rows
+		return itemsShare(g.N, g.Cout*len(tableFor(g).live)*ov), true
 	case "smallgemm/data", "smallgemm/filter":
 		return gemmShare(g.Cout, g.N*ov, g.Cin*kv), true // one product for the batch
 	case "cols/forward": // one product per image and group
@@ -197,7 +197,7 @@ func TestResNetParallelism(t *testing.T) {
 			for _, op := range ops {
 				macs := full
 				if op == "forward" && paths[op] == "smallgemm" {
-					// smallGemmForwardLive multiplies the live im2col rows only
+					// smallGemmForward multiplies the live im2col rows only
 					macs = float64(l.count * g.N * g.Cout * len(tableFor(g).live) * g.OutVol())
 				}
 				if op == "data" && l.name == "conv1 7x7/2" {
