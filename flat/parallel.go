@@ -128,8 +128,10 @@ var (
 	parallelWork = make(chan *parallelJob, 8)
 	// parallelWorkers counts the workers started so far.
 	parallelWorkers atomic.Int32
-	// parallelFree recycles jobs, so steady state does not allocate.
-	parallelFree = make(chan *parallelJob, 32)
+	// parallelFree recycles jobs, so steady state does not allocate; it is
+	// stocked at the first parallel call (parallelFilled).
+	parallelFree   = make(chan *parallelJob, 32)
+	parallelFilled atomic.Bool
 )
 
 func parallelWorker() {
@@ -145,6 +147,18 @@ func parallelRun(n, p int, fn func(lo, hi int)) {
 	for w := parallelWorkers.Load(); int(w) < p-1; w = parallelWorkers.Load() {
 		if parallelWorkers.CompareAndSwap(w, w+1) {
 			go parallelWorker()
+		}
+	}
+	if parallelFilled.CompareAndSwap(false, true) {
+		// Jobs still queued for a late worker are not free yet: stock
+		// enough that the queue's worth of them and a few callers never
+		// find the list empty, so steady state does not allocate one
+		// whenever a worker is slow.
+		for range cap(parallelWork) + 8 {
+			select {
+			case parallelFree <- &parallelJob{}:
+			default:
+			}
 		}
 	}
 	var j *parallelJob
