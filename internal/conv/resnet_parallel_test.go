@@ -139,11 +139,17 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 	case "cols/forward": // one product per image and group
 		wd, _ := wideOf(g)
 		return gemmShare(cog, wd.l, ck), true
-	case "cols/data": // one product per image and group over phase planes (colGemmData)
+	case "cols/data": // the batch split (forItems), one product per image and group over phase planes (colGemmData)
 		wd := phasedOf(g)
+		if g.N > 1 {
+			return itemsShare(g.N, g.Cin*cog*kv*wd.l), true
+		}
 		return gemmShare(ck, wd.l, cog), true
-	case "cols/filter": // one product per image and group over phase planes (colGemmFilter)
+	case "cols/filter": // one product per image and group over phase planes, on the caller for a batch (colGemmFilter)
 		wd := phasedOf(g)
+		if g.N > 1 {
+			return 0, true
+		}
 		return gemmShare(cog, ck, wd.l), true
 	case "tapgemm/forward", "tapgemm/data": // one product per image, group and tap
 		wd, _ := wideOf(g)
