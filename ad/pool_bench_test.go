@@ -1,11 +1,14 @@
 package ad_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // BenchmarkPoolResNet is ResNet-18's pools in a 16×3×96×96 training step,
@@ -52,5 +55,27 @@ func benchPool(b *testing.B, shape []int, pool func(ad.Var) ad.Var) {
 	b.ReportAllocs()
 	for b.Loop() {
 		step()
+	}
+}
+
+// BenchmarkMaxPoolForward is the stem's max-pool (3×3, stride 2, padding
+// 1) of ResNet-18 inference, forward only, on one goroutine, on random
+// values: 1×64×112² (input 1×3×224²) and 16×64×16² (16×3×32²).
+func BenchmarkMaxPoolForward(b *testing.B) {
+	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
+	g := ad.PoolGeom{Kernel: []int{3, 3}, Stride: []int{2}, PadLo: []int{1}}
+	for _, shape := range [][]int{{1, 64, 112, 112}, {16, 64, 16, 16}} {
+		b.Run(fmt.Sprintf("%dx%dx%dx%d", shape[0], shape[1], shape[2], shape[3]), func(b *testing.B) {
+			x := flat.New(shape...)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range x.Data {
+				x.Data[i] = float32(rng.NormFloat64())
+			}
+			tp := ad.NewTape()
+			cputime.Loop(b, func() {
+				ad.MaxPool(tp.Const(x), g)
+				tp.Reset()
+			})
+		})
 	}
 }

@@ -3,6 +3,7 @@ package ad
 import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
+	"github.com/flatkit/flatkit/internal/vmath"
 )
 
 // The pooling kernels, plane by plane ((n, c) pairs): a plane's outputs
@@ -87,6 +88,9 @@ func (j *poolJob) planes(pl0, pl1 int) {
 // compare and an add per cell.
 func (j *poolJob) maxPlane(pl int) {
 	p := &j.p
+	if p.in[0] == 1 && p.k[0] == 1 && !p.adaptive && (p.s[2] == 1 || p.s[2] == 2) && j.maxPlaneRows(pl) {
+		return
+	}
 	base := pl * p.inN
 	xp := j.x[base : base+p.inN]
 	out, arg := j.out[pl*p.outN:(pl+1)*p.outN], j.arg[pl*p.outN:(pl+1)*p.outN]
@@ -147,6 +151,53 @@ func (j *poolJob) maxPlane(pl int) {
 			}
 		}
 	}
+}
+
+// maxPlaneRows max-pools plane pl of a pool over two axes (p.in[0] = 1)
+// with vmath.MaxPoolRows: each output row's windows that lie wholly inside
+// the plane's columns are one call over the window's unpadded rows; the
+// windows that overlap the left or right padding go through maxWindow. It
+// reports false, having written nothing, if MaxPoolRows has no kernel
+// here.
+func (j *poolJob) maxPlaneRows(pl int) bool {
+	p := &j.p
+	base := pl * p.inN
+	xp := j.x[base : base+p.inN]
+	out, arg := j.out[pl*p.outN:(pl+1)*p.outN], j.arg[pl*p.outN:(pl+1)*p.outN]
+	n1, n2 := p.in[1], p.in[2]
+	k2, s2, lo2 := p.k[2], p.s[2], p.lo[2]
+	// Outputs [oLo, oHi) of a row have every column of their window
+	// inside the plane: s2·o − lo2 ≥ 0 and s2·o − lo2 + k2 ≤ n2.
+	oLo := min((lo2+s2-1)/s2, p.out[2])
+	oHi := p.out[2]
+	if n2-k2+lo2 < 0 {
+		oHi = 0
+	} else {
+		oHi = min(oHi, (n2-k2+lo2)/s2+1)
+	}
+	oHi = max(oHi, oLo)
+	for o1 := range p.out[1] {
+		a1, b1, _ := p.window(1, o1)
+		row := o1 * p.out[2]
+		if oHi > oLo {
+			col0 := s2*oLo - lo2
+			if !vmath.MaxPoolRows(xp[a1*n2:b1*n2], n2, b1-a1, k2, s2, col0, oHi-oLo,
+				out[row+oLo:row+oHi], arg[row+oLo:row+oHi], base+a1*n2) {
+				return false
+			}
+		}
+		for o2 := 0; o2 < p.out[2]; o2++ {
+			if o2 == oLo && oHi > oLo {
+				if o2 = oHi; o2 >= p.out[2] { // skip the windows done above
+					break
+				}
+			}
+			a2, b2, _ := p.window(2, o2)
+			pos := maxWindow(xp, n1, n2, 0, 1, a1, b1, a2, b2)
+			out[row+o2], arg[row+o2] = xp[pos], base+pos
+		}
+	}
+	return true
 }
 
 // maxWindow returns the position in the plane x (axes of sizes ·, n1, n2)

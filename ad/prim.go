@@ -3,6 +3,8 @@ package ad
 import (
 	"math"
 	"slices"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/flatkit/flatkit/flat"
 )
@@ -199,6 +201,49 @@ func applySharedInts(p Primitive, ints []int, in ...Var) Var {
 	return v
 }
 
+// asRule returns p as the optional interface I (Aliaser, VJPRule, JVPRule)
+// if its type implements it. It is the assertion p.(I) written in generic
+// code on purpose: an assertion to an interface type named at the call site
+// keeps a per-site cache of the types it has seen, and now and then (about
+// one miss in a thousand) the runtime grows that cache, which allocates; a
+// tape cycles through a few dozen primitive types, so steady-state steps
+// allocated once in a few dozen until every site's cache held them all. An
+// assertion to a type parameter asks the runtime's itab table directly (a
+// hash look-up) and never allocates once the itab exists.
+func asRule[I any](p Primitive) (I, bool) {
+	r, ok := p.(I)
+	return r, ok
+}
+
+// aliaserOf is asRule[Aliaser] with the answer remembered per primitive
+// type: every apply asks, and most types are not Aliasers, so the common
+// case skips the itab look-up (about 4% of a chain of tiny ops, bench
+// deepchain's forward). aliasKnown is direct-mapped by the type's key
+// (primKey): an entry holds the key, its low bit set for an Aliaser. A
+// collision only costs a look-up; writing an entry allocates nothing.
+func aliaserOf(p Primitive) (Aliaser, bool) {
+	key := primKey(p)
+	e := &aliasKnown[(key>>4)%uintptr(len(aliasKnown))]
+	if v := e.Load(); v&^1 == key && key != 0 && v&1 == 0 {
+		return nil, false
+	}
+	al, ok := asRule[Aliaser](p)
+	if ok {
+		e.Store(key | 1)
+	} else {
+		e.Store(key)
+	}
+	return al, ok
+}
+
+var aliasKnown [64]atomic.Uintptr
+
+// primKey identifies p's dynamic type: the first word of the interface
+// value, its type descriptor for (Primitive, dynamic type), the same for
+// every value of that type and 8-byte aligned. It is only compared, never
+// followed.
+func primKey(p Primitive) uintptr { return (*[2]uintptr)(unsafe.Pointer(&p))[0] }
+
 func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	if len(in) == 0 {
 		panic("ad: Apply " + p.Name() + " with no inputs; use Tape.Const for constants")
@@ -256,7 +301,7 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 		args[i].Shape, args[i].Data = nd.shape, nd.data
 	}
 	nd := node{kind: kindOp, prim: p, in: ids, shape: shape, attrs: ca}
-	if al, ok := p.(Aliaser); ok {
+	if al, ok := aliaserOf(p); ok {
 		nd.data, nd.alias = al.Alias(args, ca), true
 	} else {
 		data := dst

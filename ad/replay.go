@@ -321,7 +321,7 @@ func (t *Tape) makePlan() {
 		st := replayStep{node: int32(i), refresh: vol, bound: pl.bound - 1}
 		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
 		if nd.alias {
-			st.alias = nd.prim.(Aliaser)
+			st.alias, _ = asRule[Aliaser](nd.prim)
 		} else {
 			st.prim = nd.prim
 		}

@@ -109,7 +109,7 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, ov
 				continue
 			}
 		}
-		vjp, ok := nd.prim.(VJPRule)
+		vjp, ok := asRule[VJPRule](nd.prim)
 		if !ok {
 			t.fail(missingRule(nd, "VJP"))
 			return nil
@@ -400,7 +400,7 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 		if !any {
 			continue
 		}
-		jvp, ok := nd.prim.(JVPRule)
+		jvp, ok := asRule[JVPRule](nd.prim)
 		if !ok {
 			t.fail(missingRule(nd, "JVP"))
 			return nil

@@ -91,6 +91,19 @@ func roundUp(n, unit int) int { return (n + unit - 1) / unit * unit }
 // last bits between machines: the assembly kernels use fused multiply-adds.
 // Gemm does not allocate in steady state.
 func Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm(false, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// GemmSerial is Gemm on the calling goroutine alone, whatever the size of
+// the product and the SetMaxThreads setting: for kernels that split their
+// work over goroutines themselves and give each one a product of its own
+// (inside a ParallelFor, a Gemm would split again and queue its blocks
+// behind the other goroutine's). The result is bitwise Gemm's.
+func GemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm(true, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func gemm(serial, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
@@ -102,11 +115,11 @@ func Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []flo
 	if (m == 1 || n == 1) && gemmVector(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
-	if k == 1 && beta == 0 && gemmOuterProduct(gemmKern, tA, tB, m, n, alpha, a, lda, b, ldb, c, ldc) {
+	if k == 1 && beta == 0 && gemmOuterProduct(serial, gemmKern, tA, tB, m, n, alpha, a, lda, b, ldb, c, ldc) {
 		return
 	}
 	ker := gemmKern.pick(m, n)
-	if threads := gemmThreads(m, n, k); threads > 1 {
+	if threads := gemmThreads(m, n, k); threads > 1 && !serial {
 		gemmParallel(ker, threads, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -147,10 +160,11 @@ func gemmVector(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 
 // gemmOuterProduct computes C = alpha·op(A)·op(B) for k == 1 and beta == 0
 // with ker's outer-product loop, when op(B)'s one row is contiguous and the
-// product stays on one goroutine, and reports whether it did. Packing would
+// product stays on one goroutine (serial, or too small to split), and
+// reports whether it did. Packing would
 // cost more than the product, which is one pass of stores over C.
-func gemmOuterProduct(ker *gemmKernel, tA, tB bool, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
-	if tB && ldb != 1 || ker.outer == nil || gemmThreads(m, n, 1) > 1 {
+func gemmOuterProduct(serial bool, ker *gemmKernel, tA, tB bool, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
+	if tB && ldb != 1 || ker.outer == nil || !serial && gemmThreads(m, n, 1) > 1 {
 		return false
 	}
 	// op(A) is m×1: A itself (m×1, element i at a[i*lda]) or Aᵀ of a 1×m A.

@@ -67,14 +67,14 @@ func TestGemmOuterBitwise(t *testing.T) {
 func TestGemmOuterTakesLoop(t *testing.T) {
 	x, y := []float32{1, 2, 3}, []float32{4, 5}
 	c := make([]float32, 6)
-	if !gemmOuterProduct(gemmKern, false, false, 3, 2, 1, x, 1, y, 2, c, 2) {
+	if !gemmOuterProduct(false, gemmKern, false, false, 3, 2, 1, x, 1, y, 2, c, 2) {
 		t.Fatal("gemmOuterProduct declined a contiguous outer product")
 	}
 	if want := []float32{4, 5, 8, 10, 12, 15}; !bitwise.Equal(c, want) {
 		t.Fatalf("outer product %v, want %v", c, want)
 	}
 	bs := []float32{4, -1, 5, -1} // a 2×1 B with ldb = 2, used as Bᵀ
-	if gemmOuterProduct(gemmKern, false, true, 3, 2, 1, x, 1, bs, 2, c, 2) {
+	if gemmOuterProduct(false, gemmKern, false, true, 3, 2, 1, x, 1, bs, 2, c, 2) {
 		t.Fatal("gemmOuterProduct took a strided row of op(B)")
 	}
 	clear(c)

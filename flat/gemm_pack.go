@@ -22,13 +22,34 @@ type gemmWorkspace struct {
 	pending atomic.Int32
 }
 
-// grow returns buf with length n, reallocating only if its capacity is short.
-func grow(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
+// grow returns buf with length n, reallocating only if its capacity is
+// short: then to the largest length any workspace has asked of *high, so
+// that each workspace grows at most once to the size a program's products
+// settle at. Grown to each request's own n, the several workspaces (the
+// calling goroutines', the workers') met their largest products in an
+// order that depends on scheduling, and a step on two goroutines allocated
+// now and then long after warm-up.
+func grow(buf []float32, n int, high *atomic.Int64) []float32 {
+	if cap(buf) >= n {
+		return buf[:n]
 	}
-	return buf[:n]
+	size := int64(n)
+	for {
+		h := high.Load()
+		if h >= size {
+			size = h
+			break
+		}
+		if high.CompareAndSwap(h, size) {
+			break
+		}
+	}
+	return make([]float32, size)[:n]
 }
+
+// gemmHighA and gemmHighB are the largest packed-A and packed-B lengths
+// requested of any workspace (grow).
+var gemmHighA, gemmHighB atomic.Int64
 
 // The free list of workspaces for calling goroutines: never emptied by the
 // garbage collector, so a steady state that never allocates stays that way;
@@ -55,8 +76,8 @@ func gemmSerial(ker *gemmKernel, ws *gemmWorkspace, tA, tB bool, m, n, k int, al
 	kcMax := blockSize(k, ker.kc, 1)
 	mcMax := blockSize(m, ker.mc, mr)
 	ncMax := blockSize(n, ker.nc, nr)
-	ws.a = grow(ws.a, mcMax*kcMax)
-	ws.b = grow(ws.b, ncMax*kcMax)
+	ws.a = grow(ws.a, mcMax*kcMax, &gemmHighA)
+	ws.b = grow(ws.b, ncMax*kcMax, &gemmHighB)
 	for jc := 0; jc < n; jc += ncMax {
 		nc := min(ncMax, n-jc)
 		for pc := 0; pc < k; pc += kcMax {

@@ -318,7 +318,8 @@ func TestGemmScalars(t *testing.T) {
 }
 
 // TestGemmParallelBitwise checks that splitting a product over goroutines
-// gives exactly the serial result, for every kernel and several counts.
+// gives exactly the serial result, for every kernel and several counts,
+// and that GemmSerial does too.
 func TestGemmParallelBitwise(t *testing.T) {
 	defer SetMaxThreads(SetMaxThreads(1))
 	// Split products this small, and into up to 7 blocks.
@@ -342,6 +343,12 @@ func TestGemmParallelBitwise(t *testing.T) {
 					SetMaxThreads(threads)
 					if got := g.run(); !bitwise.Equal(got, serial) {
 						t.Errorf("%s %v: %d goroutines differ from one", ker.name, g, threads)
+					}
+					// GemmSerial ignores the setting and gives the same bits.
+					c := append([]float32(nil), g.c...)
+					GemmSerial(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc)
+					if !bitwise.Equal(c, serial) {
+						t.Errorf("%s %v: GemmSerial with %d goroutines allowed differs from Gemm on one", ker.name, g, threads)
 					}
 				}
 			}

@@ -64,9 +64,9 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 // parallelJob is one ParallelFor call shared with the workers that help:
 // each participant takes chunk indices from next until none are left.
 //
-// The caller waits for the chunks, not for the helpers: a helper that is
-// handed the job but scheduled late finds no chunk left, and the caller has
-// already returned. The caller waits by yielding until pending reaches 0,
+// The caller waits for the chunks, not for the helpers: a helper that
+// takes the job late finds no chunk left, and the caller has already
+// returned. The caller waits by yielding until pending reaches 0,
 // not by blocking on a channel: a blocked goroutine takes a runtime sudog,
 // and those caches, unbalanced between processors, make the runtime
 // allocate now and then. The job goes back to parallelFree when its last
@@ -118,13 +118,20 @@ func (j *parallelJob) release() {
 }
 
 var (
-	// parallelWork hands jobs to idle workers. It is unbuffered: a send
-	// succeeds only when a worker is waiting for one.
-	parallelWork = make(chan *parallelJob)
+	// parallelWork hands jobs to the workers. It is buffered: a job is
+	// queued even when no worker is waiting for one. A worker still waking
+	// for an earlier job (tens of microseconds on a VM) takes it as soon as
+	// it is done with that one; with an unbuffered channel the offer failed
+	// in that window, and the next pass, however long, ran on the caller
+	// alone. A job no worker takes in time is done by its caller; the
+	// worker that takes it late finds no chunk left.
+	parallelWork = make(chan *parallelJob, 8)
 	// parallelWorkers counts the workers started so far.
 	parallelWorkers atomic.Int32
-	// parallelFree recycles jobs, so steady state does not allocate.
-	parallelFree = make(chan *parallelJob, 16)
+	// parallelFree recycles jobs, so steady state does not allocate; it is
+	// stocked at the first parallel call (parallelFilled).
+	parallelFree   = make(chan *parallelJob, 32)
+	parallelFilled atomic.Bool
 )
 
 func parallelWorker() {
@@ -142,6 +149,18 @@ func parallelRun(n, p int, fn func(lo, hi int)) {
 			go parallelWorker()
 		}
 	}
+	if parallelFilled.CompareAndSwap(false, true) {
+		// Jobs still queued for a late worker are not free yet: stock
+		// enough that the queue's worth of them and a few callers never
+		// find the list empty, so steady state does not allocate one
+		// whenever a worker is slow.
+		for range cap(parallelWork) + 8 {
+			select {
+			case parallelFree <- &parallelJob{}:
+			default:
+			}
+		}
+	}
 	var j *parallelJob
 	select {
 	case j = <-parallelFree:
@@ -157,7 +176,7 @@ offer:
 		j.refs.Add(1)
 		select {
 		case parallelWork <- j:
-		default: // nobody idle: the chunks left run here
+		default: // the queue is full: the chunks left run here
 			j.refs.Add(-1)
 			break offer
 		}

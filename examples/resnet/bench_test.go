@@ -1,6 +1,7 @@
 package resnet_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -40,5 +41,39 @@ func BenchmarkTrainStep(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		step()
+	}
+}
+
+// BenchmarkInference is bench resnet's inference (eval mode, forward only,
+// on a reused tape) at 1×3×224² and 16×3×32², on 1 and 2 goroutines
+// (flat.SetMaxThreads): the one to profile for the inference figures.
+func BenchmarkInference(b *testing.B) {
+	for _, c := range []struct{ batch, side int }{{1, 224}, {16, 32}} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%dx%d/threads=%d", c.batch, c.side, threads), func(b *testing.B) {
+				defer flat.SetMaxThreads(flat.SetMaxThreads(threads))
+				net := resnet.ResNet18(10)
+				rng := rand.New(rand.NewPCG(1, 2))
+				θ, st := initNet(b, net, rng)
+				x := flat.New(c.batch, 3, c.side, c.side)
+				for i := range x.Data {
+					x.Data[i] = float32(rng.NormFloat64())
+				}
+				ctx := &model.Ctx{State: st}
+				tp := ad.NewTape()
+				step := func() {
+					net.Apply(ctx, tp.Param(θ), tp.Const(x))
+					if err := tp.Err(); err != nil {
+						b.Fatal(err)
+					}
+					tp.Reset()
+				}
+				step()
+				b.ReportAllocs()
+				for b.Loop() {
+					step()
+				}
+			})
+		}
 	}
 }

@@ -10,8 +10,8 @@ package conv
 // load of the input: acc8 keeps 8×48 sums in registers while it runs
 // through all CinG·KVol taps, reads each tap's 48 inputs once and
 // broadcasts the tap's eight weights. There is no im2col copy and no
-// packing; the weights are reordered once per call, tap-major within each
-// block of eight channels.
+// packing: the kernel reads the eight channels' weights in place, eight
+// rows of w (wblock).
 
 import (
 	"slices"
@@ -54,12 +54,29 @@ func (ep epilogue) block(co int) epilogue {
 	return ep
 }
 
-// acc8 sets acc[r·ld+j] = bias[r] + Σ_t wp[8t+r]·src[offs[t]+j] for r < 8,
+// wblock is the weights of acc8's eight rows where they lie: row r's
+// weight of tap t is w[r·rs + t·ts]. The forward pass reads a block of
+// eight rows of the weight tensor (rs = CinG·KVol, ts = 1); the data
+// gradient its own reordering (rs = 1, ts = 8).
+type wblock struct {
+	w      []float32
+	rs, ts int
+}
+
+// at is row r's weight of tap t.
+func (wb wblock) at(r, t int) float32 { return wb.w[r*wb.rs+t*wb.ts] }
+
+// fits reports whether w holds the weights of nt taps.
+func (wb wblock) fits(nt int) bool {
+	return nt == 0 || wb.rs >= 0 && wb.ts >= 0 && 7*wb.rs+(nt-1)*wb.ts < len(wb.w)
+}
+
+// acc8 sets acc[r·ld+j] = bias[r] + Σ_t wb.at(r, t)·src[offs[t]+j] for r < 8,
 // j < n (the sums start at the bias; without one at zero), then applies
 // ReLU if ep.relu. With each tap's inputs it prefetches those pf values
 // further on (the same tap some channels ahead: see prefetchAhead): the
 // hardware prefetchers miss the jumps between planes.
-func acc8(acc []float32, ld, n int, src []float32, ts tapSet, wp []float32, pf int, ep epilogue) {
+func acc8(acc []float32, ld, n int, src []float32, ts tapSet, wb wblock, pf int, ep epilogue) {
 	offs := ts.offs
 	if n <= 0 {
 		return
@@ -68,23 +85,23 @@ func acc8(acc []float32, ld, n int, src []float32, ts tapSet, wp []float32, pf i
 		panic("conv: acc8: short bias")
 	}
 	if len(offs) == 0 {
-		acc8Go(acc, ld, n, src, offs, wp, ep)
+		acc8Go(acc, ld, n, src, offs, wb, ep)
 		return
 	}
-	if n > ld || len(acc) < 7*ld+n || len(wp) < 8*len(offs) {
+	if n > ld || len(acc) < 7*ld+n || !wb.fits(len(offs)) {
 		panic("conv: acc8: short operand")
 	}
 	if ts.lo < 0 || ts.hi+n > len(src) {
 		panic("conv: acc8: offset out of range")
 	}
 	if haveAVX512 {
-		acc8Asm(acc, ld, n, src, offs, wp, pf, ep)
+		acc8Asm(acc, ld, n, src, offs, wb, pf, ep)
 		return
 	}
-	acc8Go(acc, ld, n, src, offs, wp, ep)
+	acc8Go(acc, ld, n, src, offs, wb, ep)
 }
 
-func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wp []float32, ep epilogue) {
+func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wb wblock, ep epilogue) {
 	for r := 0; r < 8; r++ {
 		a := acc[r*ld:][:n]
 		var b float32
@@ -95,7 +112,7 @@ func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wp []float32, e
 			a[j] = b
 		}
 		for t, o := range offs {
-			axpy(wp[8*t+r], src[o:o+n], a)
+			axpy(wb.at(r, t), src[o:o+n], a)
 		}
 		if ep.relu {
 			vmath.Relu(a, a)
@@ -107,18 +124,18 @@ func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wp []float32, e
 // columns 16v…16v+15 go, for each row r, to acc[r·ld+tbl[4v]+i] for the
 // lanes i in mask tbl[4v+1] and to acc[r·ld+tbl[4v+2]+i] for those in mask
 // tbl[4v+3] (see storeTable). AVX-512 only.
-func acc8c(acc []float32, ld, n, ov int, src []float32, ts tapSet, wp []float32, pf int, tbl []int, ep epilogue) {
+func acc8c(acc []float32, ld, n, ov int, src []float32, ts tapSet, wb wblock, pf int, tbl []int, ep epilogue) {
 	offs := ts.offs
 	if n <= 0 || len(offs) == 0 {
 		panic("conv: acc8c: empty product")
 	}
-	if ov > ld || len(acc) < 7*ld+ov || len(wp) < 8*len(offs) || len(tbl) < 4*((n+15)/16) || (ep.bias != nil && len(ep.bias) < 8) {
+	if ov > ld || len(acc) < 7*ld+ov || !wb.fits(len(offs)) || len(tbl) < 4*((n+15)/16) || (ep.bias != nil && len(ep.bias) < 8) {
 		panic("conv: acc8c: short operand")
 	}
 	if ts.lo < 0 || ts.hi+n > len(src) {
 		panic("conv: acc8c: offset out of range")
 	}
-	acc8cAsm(acc, ld, n, src, offs, wp, pf, tbl, ep)
+	acc8cAsm(acc, ld, n, src, offs, wb, pf, tbl, ep)
 }
 
 // storeTable fills tbl (4 entries per vector of 16 wide columns, for the
@@ -170,15 +187,6 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 		j.run = j.scaled // bound once: a method value made per call would allocate
 	}
 	ck := g.CinG() * g.KVol()
-	nw := g.Cout * ck
-	pw := scratch.Get(nw)
-	wp := *pw
-	for co := 0; co < g.Cout; co++ {
-		b, r := co/8, co%8
-		for t, v := range w[co*ck:][:ck] {
-			wp[(b*ck+t)*8+r] = v
-		}
-	}
 	pitch := wd.pitch(g)
 	nv := (wd.l + 15) / 16
 	po := ints.Get(ck + 4*nv)
@@ -197,29 +205,28 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	if p := flat.MaxThreads(); g.N < p {
 		chunks = max(1, min(g.Cout/8, (p+g.N-1)/g.N))
 	}
-	*j = blockJob{run: j.run, y: y, x: x, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
+	*j = blockJob{run: j.run, y: y, x: x, w: w[:g.Cout*ck], g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
 		pf: prefetchAhead(pitch, g.KVol()), direct: direct, ep: ep, chunks: chunks}
 	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, j.run)
 	*j = blockJob{run: j.run}
 	blockJobs.Put(j)
 	ints.Put(po)
-	scratch.Put(pw)
 }
 
 // blockJob is one blockForward call, shared by the goroutines that compute
 // its batch items.
 type blockJob struct {
-	run      func(lo, hi int) // j.scaled, bound once per job
-	y, x, wp []float32
-	g        Geom
-	wd       wideGeom
-	offs     tapSet
-	tbl      []int
-	pitch    int
-	pf       int // acc8's prefetch distance
-	direct   bool
-	ep       epilogue
-	chunks   int // units of work per batch item: chunks of its 8-channel blocks
+	run     func(lo, hi int) // j.scaled, bound once per job
+	y, x, w []float32
+	g       Geom
+	wd      wideGeom
+	offs    tapSet
+	tbl     []int
+	pitch   int
+	pf      int // acc8's prefetch distance
+	direct  bool
+	ep      epilogue
+	chunks  int // units of work per batch item: chunks of its 8-channel blocks
 }
 
 // prefetchTaps is how many taps ahead the blocked kernels prefetch their
@@ -285,7 +292,7 @@ func (j *blockJob) items(lo, hi int) {
 		for co := 8 * (c * nb / j.chunks); co < 8*((c+1)*nb/j.chunks); co += 8 {
 			grp := co / cog
 			xg := xs[grp*cig*j.pitch:][:cig*j.pitch]
-			wb := j.wp[co*ck:][:8*ck]
+			wb := wblock{w: j.w[co*ck:][:8*ck], rs: ck, ts: 1}
 			yb := j.y[(n*g.Cout+co)*ov:][:8*ov]
 			ep := j.ep.block(co)
 			if j.direct {
@@ -384,7 +391,7 @@ func (j *dataJob) items(lo, hi int) {
 		for c := 0; c < g.Cin; c += 8 {
 			grp := c / cig
 			src := d[grp*cog*dpitch:][:cog*dpitch]
-			wb := j.wp[c*nt:][:8*nt]
+			wb := wblock{w: j.wp[c*nt:][:8*nt], rs: 1, ts: 8}
 			dxb := j.dx[(n*g.Cin+c)*iv:][:8*iv]
 			if !wd.padded {
 				acc8(dxb, iv, iv, src, j.offs, wb, j.pf, epilogue{})

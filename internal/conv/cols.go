@@ -1,6 +1,9 @@
 package conv
 
-import "github.com/flatkit/flatkit/flat"
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
+)
 
 // The wide im2col forward, for stride 1 on every axis. In the wide layout
 // (see wideGeom) row r = ci·KVol + k of a group's im2col matrix is the
@@ -110,6 +113,16 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	po := ints.Get(ck)
 	offs := *po
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	// The images' products add into dW in order, so they cannot split
+	// the batch; split by flat, each image's product ran slower on two
+	// goroutines than on one (the stride-2 layers of a 16×3×96² step, per-op
+	// timing: conv1 7.2 → 11.6 ms, layer2.0.conv1 2.9 → 4.8, layer3.0.conv1
+	// 3.2 → 4.6), so a batch keeps them on the calling goroutine. One image
+	// has nothing else to split.
+	gemm := flat.Gemm
+	if g.N > 1 {
+		gemm = flat.GemmSerial
+	}
 	for n := 0; n < g.N; n++ {
 		var beta float32
 		if n > 0 {
@@ -126,7 +139,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 			for r, o := range offs {
 				copy(cols[r*l:][:l], xg[o:o+l])
 			}
-			flat.Gemm(false, true, cog, ck, l, 1, dys[grp*cog*dpitch:], dpitch, cols, l, beta, dw[grp*cog*ck:], ck)
+			gemm(false, true, cog, ck, l, 1, dys[grp*cog*dpitch:], dpitch, cols, l, beta, dw[grp*cog*ck:], ck)
 		}
 	}
 	ints.Put(po)
@@ -138,6 +151,43 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 // into its channel's (padded, or phase) planes at its tap's offset, one
 // contiguous axpy per (channel, tap), the rows in order.
 func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
+	ck := g.CinG() * g.KVol()
+	po := ints.Get(ck)
+	offs := *po
+	tapOffsets(offs, g, wd, g.CinG(), wd.pitch(g), 0, 1)
+	j := colDataJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	*j = colDataJob{run: j.run, dx: dx, dy: dy, w: w, g: *g, wd: *wd, offs: offs}
+	forItems(g.N, g.Cin*g.CoutG()*g.KVol()*wd.l, j.run)
+	*j = colDataJob{run: j.run}
+	colDataJobs.Put(j)
+	ints.Put(po)
+}
+
+// colDataJob is one colGemmData call, shared by the goroutines that
+// compute its images: each image's dx is its own, so the batch splits
+// (forItems) with each goroutine's products on that goroutine
+// (flat.GemmSerial), and every image's sums are the same wherever they
+// run. Split per image by flat instead, the products ran slower on two
+// goroutines than on one (the stride-2 layers of a 16×3×96² step: 2.95 →
+// 3.93 ms and 4.27 → 4.52 ms, per-op timing).
+type colDataJob struct {
+	run       func(lo, hi int) // j.scaled, bound once per job
+	dx, dy, w []float32
+	g         Geom
+	wd        wideGeom
+	offs      []int
+}
+
+var colDataJobs freelist.List[colDataJob]
+
+func (j *colDataJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+
+// images computes the data gradient of images [n0, n1).
+func (j *colDataJob) images(n0, n1 int) {
+	g, wd := &j.g, &j.wd
 	iv, ov, l := g.InVol(), g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	nc, np, nd := ck*l, 0, 0
@@ -149,25 +199,25 @@ func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	}
 	ps := scratch.Get(nc + np + nd)
 	cols, dxp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
-	pitch := wd.pitch(g)
-	po := ints.Get(ck)
-	offs := *po
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
-	for n := 0; n < g.N; n++ {
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
+	gemm := flat.GemmSerial
+	if n0 == 0 && n1 == g.N {
+		gemm = flat.Gemm // the batch unsplit: a product may split itself
+	}
+	for n := n0; n < n1; n++ {
+		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
 		if wd.sparse {
 			expandPlanes(dyw, dys, g, wd, g.Cout)
 			dys, dpitch = dyw, l
 		}
 		for grp := 0; grp < g.Groups; grp++ {
-			flat.Gemm(true, false, ck, l, cog, 1, w[grp*cog*ck:], ck, dys[grp*cog*dpitch:], dpitch, 0, cols, l)
-			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
+			gemm(true, false, ck, l, cog, 1, j.w[grp*cog*ck:], ck, dys[grp*cog*dpitch:], dpitch, 0, cols, l)
+			dxg := j.dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
 			acc := dxg
 			if wd.padded {
 				acc = dxp
 			}
 			clear(acc)
-			for r, o := range offs {
+			for r, o := range j.offs {
 				axpy(1, cols[r*l:][:l], acc[o:o+l])
 			}
 			if wd.padded {
@@ -177,6 +227,5 @@ func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 			}
 		}
 	}
-	ints.Put(po)
 	scratch.Put(ps)
 }

@@ -91,7 +91,7 @@ func parallelShare(g *Geom, op, path string, threads int) (share, crit float64, 
 		if share == 1 {
 			crit = pforCrit(g.N*chunks, threads)
 		}
-	case "block/data":
+	case "block/data", "smallgemm/forward":
 		if share == 1 {
 			crit = pforCrit(g.N, threads)
 		}
@@ -132,16 +132,24 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 			par += macs * gemmShare(g.Cout, ld, g.Cin)
 		}
 		return par / all, true
-	case "smallgemm/forward", "smallgemm/data", "smallgemm/filter":
+	case "smallgemm/forward": // the batch split over goroutines (forItems), a product per share, over the live rows
+		return itemsShare(g.N, g.Cout*len(tableFor(g).live)*ov), true
+	case "smallgemm/data", "smallgemm/filter":
 		return gemmShare(g.Cout, g.N*ov, g.Cin*kv), true // one product for the batch
 	case "cols/forward": // one product per image and group
 		wd, _ := wideOf(g)
 		return gemmShare(cog, wd.l, ck), true
-	case "cols/data": // one product per image and group over phase planes (colGemmData)
+	case "cols/data": // the batch split (forItems), one product per image and group over phase planes (colGemmData)
 		wd := phasedOf(g)
+		if g.N > 1 {
+			return itemsShare(g.N, g.Cin*cog*kv*wd.l), true
+		}
 		return gemmShare(ck, wd.l, cog), true
-	case "cols/filter": // one product per image and group over phase planes (colGemmFilter)
+	case "cols/filter": // one product per image and group over phase planes, on the caller for a batch (colGemmFilter)
 		wd := phasedOf(g)
+		if g.N > 1 {
+			return 0, true
+		}
 		return gemmShare(cog, ck, wd.l), true
 	case "tapgemm/forward", "tapgemm/data": // one product per image, group and tap
 		wd, _ := wideOf(g)
@@ -191,8 +199,13 @@ func TestResNetParallelism(t *testing.T) {
 			f, d, fl := Paths(g)
 			paths := map[string]string{"forward": f, "data": d, "filter": fl}
 			geom := fmt.Sprintf("%d:%d->%d %dx%d k%d/%d", g.N, g.Cin, g.Cout, g.In[1], g.In[2], g.K[1], g.Stride[1])
-			macs := float64(l.count * g.N * g.Cout * g.CinG() * g.KVol() * g.OutVol())
+			full := float64(l.count * g.N * g.Cout * g.CinG() * g.KVol() * g.OutVol())
 			for _, op := range ops {
+				macs := full
+				if op == "forward" && paths[op] == "smallgemm" {
+					// smallGemmForward multiplies the live im2col rows only
+					macs = float64(l.count * g.N * g.Cout * len(tableFor(g).live) * g.OutVol())
+				}
 				if op == "data" && l.name == "conv1 7x7/2" {
 					continue // the image is a constant: no data gradient
 				}

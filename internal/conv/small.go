@@ -29,6 +29,10 @@ type smallTable struct {
 	iStart, iR, iO []int32
 	rStart, rO, rI []int32
 	rR             []int32 // the row of each triple in r order
+	// live lists the rows that have a triple (the rest read only padding,
+	// in every output): smallGemmForward leaves the dead rows out of its
+	// GEMM.
+	live []int32
 }
 
 // byOut returns the triples of output position o: their im2col rows and
@@ -104,6 +108,11 @@ func buildTable(g *Geom) *smallTable {
 		}
 	}
 	t.rO, t.rI, t.rR = os, is, rs
+	for r := 0; r < ck; r++ {
+		if t.rStart[r+1] > t.rStart[r] {
+			t.live = append(t.live, int32(r))
+		}
+	}
 	// Counting sorts by o and by i; stable, so each list stays in r order.
 	sortBy := func(key []int32, n int, a, b []int32) (start, sa, sb []int32) {
 		start = make([]int32, n+1)

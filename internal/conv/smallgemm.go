@@ -5,7 +5,10 @@ package conv
 // channels), one GEMM over the whole batch, its images side by side in the
 // columns.
 
-import "github.com/flatkit/flatkit/flat"
+import (
+	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
+)
 
 // The thresholds of useSmallGemm, from BenchmarkSmallPaths (one
 // goroutine, AVX-512; µs for forward / data / filter, tables → GEMM):
@@ -34,36 +37,148 @@ func useSmallGemm(g *Geom) bool {
 	return small(g) && g.Groups == 1 && g.Cout >= SmallGemmMinCout && g.Cin*g.KVol() >= SmallGemmMinInner
 }
 
-// smallCols fills cols (Cin·KVol × N·OutVol) with the batch's im2col
+// smallCols fills rows [q0, q1) and images [n0, n1) of cols (Cin·KVol ×
+// N·OutVol, or L × N·OutVol over the live rows), the batch's im2col
 // matrix: image n's columns are [n·OutVol, (n+1)·OutVol), and the table's
 // triples place every input value that a tap multiplies; the rest (the
-// padding) is zero.
-func smallCols(cols, x []float32, g *Geom, t *smallTable) {
+// padding) is zero. Row q of cols is im2col row live[q] when live is
+// given, else row q. It writes each row's part from start to end (the
+// triples of a row are in output order).
+func smallCols(cols, x []float32, g *Geom, t *smallTable, live []int32, q0, q1, n0, n1 int) {
 	iv, ov := g.InVol(), g.OutVol()
 	ld := g.N * ov
-	clear(cols)
-	rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
-	for n := 0; n < g.N; n++ {
-		xn := x[n*g.Cin*iv:][:g.Cin*iv]
-		c := cols[n*ov:]
-		for e, r := range rr {
-			c[int(r)*ld+int(oo[e])] = xn[ii[e]]
+	civ := g.Cin * iv
+	for q := q0; q < q1; q++ {
+		r := q
+		if live != nil {
+			r = int(live[q])
+		}
+		dst := cols[q*ld : (q+1)*ld]
+		oo, ii := t.byRow(r)
+		if len(oo) < ov {
+			clear(dst[n0*ov : n1*ov])
+		}
+		for n := n0; n < n1; n++ {
+			xn := x[n*civ : (n+1)*civ]
+			d := dst[n*ov : (n+1)*ov]
+			for e, o := range oo {
+				d[o] = xn[ii[e]]
+			}
 		}
 	}
 }
 
-// batchCols copies a (N, C, OutVol) tensor into the (C × N·OutVol)
-// matrix m, or back if back.
-func batchCols(m, a []float32, g *Geom, c int, back bool) {
+// batchCols copies images [n0, n1) of a (N, C, OutVol) tensor into the
+// (C × N·OutVol) matrix m, or back if back.
+func batchCols(m, a []float32, g *Geom, c int, back bool, n0, n1 int) {
 	ov := g.OutVol()
 	ld := g.N * ov
-	for n := 0; n < g.N; n++ {
+	for n := n0; n < n1; n++ {
 		for ch := 0; ch < c; ch++ {
 			src, dst := a[(n*c+ch)*ov:][:ov], m[ch*ld+n*ov:][:ov]
 			if back {
 				copy(src, dst)
 			} else {
 				copy(dst, src)
+			}
+		}
+	}
+}
+
+// The small GEMM's passes around its product (building cols, copying
+// between the planes and the batch matrices, gathering live weights,
+// summing dcols into dx) are copies over independent images or weight
+// rows: smallPass runs one over goroutines when it moves at least
+// smallPassMin values, so that on two goroutines they do not stay serial
+// around the split product. They only move values (or sum each one in a
+// fixed order), so the bits do not depend on the split.
+const smallPassMin = 1 << 15
+
+const (
+	passCols      = iota // smallCols of images: cols ← x
+	passLiveCols         // the same over the live rows only
+	passToBatch          // batchCols of images: m ← a
+	passFromBatch        // batchCols back: a ← m
+	passGather           // rows of wc ← W's live columns
+	passDataSum          // dx of images ← sums over dcols
+)
+
+// smallJob is one small-GEMM pass, shared by the goroutines that run it.
+type smallJob struct {
+	run  func(lo, hi int) // j.scaled, bound once per job
+	pass int
+	g    Geom
+	t    *smallTable
+	m, a []float32 // the matrix and the tensor (cols and x, ym and y, wc and w, dcols and dx)
+	c    int       // channels of a (batchCols)
+}
+
+var smallJobs freelist.List[smallJob]
+
+// smallPass runs pass over its units (rows of cols for the cols passes,
+// rows of W for passGather, else images), each moving per values, split over goroutines when they
+// add up to smallPassMin or more.
+func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
+	units, per := g.N, 0
+	switch pass {
+	case passCols:
+		units, per = g.Cin*g.KVol(), g.N*g.OutVol()
+	case passToBatch, passFromBatch:
+		per = c * g.OutVol()
+	case passGather:
+		units, per = g.Cout, len(t.live)
+	case passDataSum:
+		per = len(t.iR)
+	}
+	j := smallJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	*j = smallJob{run: j.run, pass: pass, g: *g, t: t, m: m, a: a, c: c}
+	if units > 1 && units*per >= smallPassMin && flat.MaxThreads() > 1 {
+		minUnits := max(1, smallPassMin/2/max(per, 1))
+		flat.ParallelFor(units*itemScale, minUnits*itemScale, j.run)
+	} else {
+		j.units(0, units)
+	}
+	*j = smallJob{run: j.run}
+	smallJobs.Put(j)
+}
+
+func (j *smallJob) scaled(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
+
+// units runs j's pass on units [lo, hi).
+func (j *smallJob) units(lo, hi int) {
+	g, t := &j.g, j.t
+	switch j.pass {
+	case passCols:
+		smallCols(j.m, j.a, g, t, nil, lo, hi, 0, g.N)
+	case passToBatch:
+		batchCols(j.m, j.a, g, j.c, false, lo, hi)
+	case passFromBatch:
+		batchCols(j.m, j.a, g, j.c, true, lo, hi)
+	case passGather:
+		ck, L := g.Cin*g.KVol(), len(t.live)
+		for co := lo; co < hi; co++ {
+			row := j.a[co*ck : (co+1)*ck]
+			dst := j.m[co*L : (co+1)*L]
+			for q, r := range t.live[:len(dst)] {
+				dst[q] = row[r]
+			}
+		}
+	case passDataSum:
+		iv, ov := g.InVol(), g.OutVol()
+		l := g.N * ov
+		for n := lo; n < hi; n++ {
+			dxn := j.a[n*g.Cin*iv:][:g.Cin*iv]
+			c := j.m[n*ov:]
+			for i := range dxn {
+				rr, oo := t.byIn(i)
+				var s float32
+				for e, r := range rr {
+					s += c[int(r)*l+int(oo[e])]
+				}
+				dxn[i] = s
 			}
 		}
 	}
@@ -81,36 +196,98 @@ func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 
 // smallGemmForward is Forward for useSmallGemm geometries: y = W · cols
 // for the whole batch, then each image's columns copied to its planes.
+// Rows of cols that read only padding (a 3×3 kernel on a 1×1 plane has one
+// live tap in nine) are left out when there are any, W's live columns
+// gathered row by row into wc (Cout × L) first: where few rows live (one
+// tap in nine on ResNet-18's 1×1 planes at 16×3×32²) the GEMM and its
+// packing of W shrink by the same factor; at 4 of 9 (layer4.0.conv1 there)
+// the gather costs about what it saves (BenchmarkResNet18Layers, COSTS.md).
+// A dead row's products are exact zeros, and a float32 sum is unchanged by
+// adding +0 except that −0 + +0 = +0, so y is what the full GEMM gives but
+// for the sign of zero sums (and for NaN or Inf weights on dead taps, which
+// the full GEMM would spread as 0·Inf = NaN and this one ignores, as the
+// convolution's definition does).
+//
+// On several goroutines the batch is split (forItems): each goroutine
+// builds its images' columns of cols, multiplies them (flat.GemmSerial)
+// and copies them to its images' planes, so that each core works on the
+// part of the matrices it wrote. Every column's sums are the same whichever
+// product computes it: the same bits on any number of goroutines.
 func smallGemmForward(y, x, w []float32, g *Geom) {
-	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
-	cols, ym, p := smallGemmScratch(g)
-	smallCols(cols, x, g, tableFor(g))
-	flat.Gemm(false, false, g.Cout, l, ck, 1, w, ck, cols, l, 0, ym, l)
-	batchCols(ym, y, g, g.Cout, true)
+	ck, l, ov := g.Cin*g.KVol(), g.N*g.OutVol(), g.OutVol()
+	t := tableFor(g)
+	K, a, live := ck, w, []int32(nil)
+	var pw *[]float32
+	if L := len(t.live); L < ck {
+		if L == 0 { // every tap reads padding
+			clear(y[:g.N*g.Cout*ov])
+			return
+		}
+		pw = scratch.Get(g.Cout * L)
+		smallPass(passGather, g, t, *pw, w, 0)
+		K, a, live = L, *pw, t.live
+	}
+	p := scratch.Get(K*l + g.Cout*l)
+	j := smallFwdJobs.Get()
+	if j.run == nil {
+		j.run = j.scaled // bound once: a method value made per call would allocate
+	}
+	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y,
+		cols: (*p)[:K*l], ym: (*p)[K*l:][:g.Cout*l]}
+	forItems(g.N, g.Cout*K*ov, j.run)
+	*j = smallFwdJob{run: j.run}
+	smallFwdJobs.Put(j)
 	scratch.Put(p)
+	if pw != nil {
+		scratch.Put(pw)
+	}
+}
+
+// smallFwdJob is one smallGemmForward call, shared by the goroutines that
+// compute its images.
+type smallFwdJob struct {
+	run      func(lo, hi int) // j.scaled, bound once per job
+	g        Geom
+	t        *smallTable
+	live     []int32
+	K        int       // the product's depth: Cin·KVol, or the live rows
+	a        []float32 // W, or its live columns (Cout × K)
+	x, y     []float32
+	cols, ym []float32
+}
+
+var smallFwdJobs freelist.List[smallFwdJob]
+
+func (j *smallFwdJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+
+// images computes the outputs of images [n0, n1).
+func (j *smallFwdJob) images(n0, n1 int) {
+	if n0 >= n1 {
+		return
+	}
+	g := &j.g
+	ov := g.OutVol()
+	l := g.N * ov
+	smallCols(j.cols, j.x, g, j.t, j.live, 0, j.K, n0, n1)
+	if n0 == 0 && n1 == g.N {
+		// the batch unsplit: the product may split itself
+		flat.Gemm(false, false, g.Cout, l, j.K, 1, j.a, j.K, j.cols, l, 0, j.ym, l)
+	} else {
+		flat.GemmSerial(false, false, g.Cout, (n1-n0)*ov, j.K, 1, j.a, j.K, j.cols[n0*ov:], l, 0, j.ym[n0*ov:], l)
+	}
+	batchCols(j.ym, j.y, g, g.Cout, true, n0, n1)
 }
 
 // smallGemmData is Data for useSmallGemm geometries: dcols = Wᵀ · dY for
 // the whole batch, then each input position sums its triples.
 func smallGemmData(dx, dy, w []float32, g *Geom) {
-	iv, ov, ck := g.InVol(), g.OutVol(), g.Cin*g.KVol()
-	l := g.N * ov
+	ck := g.Cin * g.KVol()
+	l := g.N * g.OutVol()
 	t := tableFor(g)
 	dcols, dym, p := smallGemmScratch(g)
-	batchCols(dym, dy, g, g.Cout, false)
+	smallPass(passToBatch, g, t, dym, dy, g.Cout)
 	flat.Gemm(true, false, ck, l, g.Cout, 1, w, ck, dym, l, 0, dcols, l)
-	for n := 0; n < g.N; n++ {
-		dxn := dx[n*g.Cin*iv:][:g.Cin*iv]
-		c := dcols[n*ov:]
-		for i := range dxn {
-			rr, oo := t.byIn(i)
-			var s float32
-			for e, r := range rr {
-				s += c[int(r)*l+int(oo[e])]
-			}
-			dxn[i] = s
-		}
-	}
+	smallPass(passDataSum, g, t, dcols, dx, 0)
 	scratch.Put(p)
 }
 
@@ -118,9 +295,10 @@ func smallGemmData(dx, dy, w []float32, g *Geom) {
 // over the whole batch, the batch summed inside the GEMM's depth.
 func smallGemmFilter(dw, x, dy []float32, g *Geom) {
 	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
+	t := tableFor(g)
 	cols, dym, p := smallGemmScratch(g)
-	smallCols(cols, x, g, tableFor(g))
-	batchCols(dym, dy, g, g.Cout, false)
+	smallPass(passCols, g, t, cols, x, 0)
+	smallPass(passToBatch, g, t, dym, dy, g.Cout)
 	flat.Gemm(false, true, g.Cout, ck, l, 1, dym, l, cols, l, 0, dw[:g.Cout*ck], ck)
 	scratch.Put(p)
 }

@@ -1,10 +1,13 @@
 package conv
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
 )
 
@@ -121,6 +124,70 @@ func TestSmallGemmAllocs(t *testing.T) {
 		f()
 		if a := testing.AllocsPerRun(20, f); a != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", name, a)
+		}
+	}
+}
+
+// TestSmallGemmParallel checks that the small GEMM split over goroutines
+// (the forward pass by images, each with its own product; smallPass:
+// building cols, the batch copies, the live-weight gather, the data
+// gradient's sums) gives the same bits on two and three goroutines as on
+// one, and the reference values, on geometries large enough to split: a
+// 4×4 plane with all rows live, and a 1×1 plane where one tap in nine is
+// live.
+func TestSmallGemmParallel(t *testing.T) {
+	for _, g := range []*Geom{
+		square(8, 64, 64, 4, 3, 1, 1),
+		square(4, 512, 512, 1, 3, 1, 1),
+	} {
+		tb := tableFor(g)
+		if g.Cout*len(tb.live)*g.OutVol() < 1<<18 {
+			t.Fatalf("%+v does not reach forItems' split of the forward pass", *g)
+		}
+		rng := rand.New(rand.NewPCG(uint64(g.N), 7))
+		small := func(n int) []float32 { // small integers: sums exact in float32
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.IntN(33) - 16)
+			}
+			return v
+		}
+		x, w, u := small(g.N*g.Cin*g.InVol()), small(g.Cout*g.Cin*g.KVol()), small(g.N*g.Cout*g.OutVol())
+		run := func(threads int) (y, dx, dw []float32) {
+			old := flat.SetMaxThreads(threads)
+			defer flat.SetMaxThreads(old)
+			y, dx, dw = fill(len(u), 99), fill(len(x), 99), fill(len(w), 99)
+			smallGemmForward(y, x, w, g)
+			smallGemmData(dx, u, w, g)
+			smallGemmFilter(dw, x, u, g)
+			return y, dx, dw
+		}
+		y1, dx1, dw1 := run(1)
+		for _, threads := range []int{2, 3} {
+			y, dx, dw := run(threads)
+			for _, c := range []struct {
+				name     string
+				par, ser []float32
+			}{{"y", y, y1}, {"dx", dx, dx1}, {"dw", dw, dw1}} {
+				for i := range c.par {
+					if math.Float32bits(c.par[i]) != math.Float32bits(c.ser[i]) {
+						t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, c.name, i, c.par[i], threads, c.ser[i])
+					}
+				}
+			}
+		}
+		wantY := refForward(x, w, g)
+		wantDx, wantDw := refAdjoints(x, w, u, g)
+		for _, c := range []struct {
+			name string
+			got  []float32
+			want []float64
+		}{{"y", y1, wantY}, {"dx", dx1, wantDx}, {"dw", dw1, wantDw}} {
+			for i := range c.got {
+				if float64(c.got[i]) != c.want[i] {
+					t.Fatalf("%+v: %s[%d] = %v, reference %v", *g, c.name, i, c.got[i], c.want[i])
+				}
+			}
 		}
 	}
 }

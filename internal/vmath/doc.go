@@ -1,7 +1,9 @@
 // Package vmath holds vectorised float32 elementwise functions for ad's
 // activation kernels: Tanh and Sigmoid over whole slices, and the exact
 // Relu, MaskPositive, Indicator and Mul of a ReLU layer's passes and masks
-// (select.go).
+// (select.go); and MaxPoolRows (pool.go), the windows of a 2-D max-pool
+// that lie inside the plane, an AVX-512 kernel only (it reports whether it
+// ran, and ad's own loop does the rest).
 //
 // Each function runs Go assembly on amd64, chosen once at start-up by
 // internal/cpu's rule (AVX-512: sixteen lanes, with a

@@ -10,36 +10,36 @@ def e(s=""):
 def gen(fn, compact):
     e()
     if compact:
-        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, tbl *int, bias *float32, relu int)" % fn)
+        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, w *float32, ws, wt, pf int, tbl *int, bias *float32, relu int)" % fn)
         e("//")
         e("// acc8AVX512, storing each vector v of 16 sums (columns 16v…16v+15) as")
         e("// two masked stores: the lanes of mask tbl[4v+1] at column tbl[4v] of")
         e("// each acc row, those of mask tbl[4v+3] at column tbl[4v+2].")
-        e("TEXT ·%s(SB), NOSPLIT, $0-88" % fn)
+        e("TEXT ·%s(SB), NOSPLIT, $0-104" % fn)
     else:
-        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, wp *float32, pf int, bias *float32, relu int)" % fn)
+        e("// func %s(acc *float32, ld, n int, src *float32, offs *int, nt int, w *float32, ws, wt, pf int, bias *float32, relu int)" % fn)
         e("//")
-        e("// For r < 8 and j < n: acc[r*ld+j] = bias[r] + Σ_{t<nt} wp[8t+r]·src[offs[t]+j]")
+        e("// For r < 8 and j < n: acc[r*ld+j] = bias[r] + Σ_{t<nt} w[r*ws+t*wt]·src[offs[t]+j]")
         e("// (no bias term when bias is nil), then max(·, 0) when relu ≠ 0. Chunks")
         e("// of 48 columns keep 8×3 sums in Z0-Z23, then chunks of 16 (Z0-Z7), then a")
         e("// masked tail; each tap loads the chunk of src once (Z24-Z26) and")
         e("// broadcasts the eight weights of the tap in turn (Z27), and prefetches")
-        e("// the chunk of src pf values further on.")
-        e("TEXT ·%s(SB), NOSPLIT, $0-80" % fn)
+        e("// the chunk of src pf values further on. The weights are read where")
+        e("// they lie: rows 0, 1, 2, 4 from BX (row 0, advanced by wt per tap) with")
+        e("// the row stride R14 scaled, rows 3, 5 from R8 = BX + 3·ws, rows 6, 7")
+        e("// from R10 = BX + 6·ws; R11 walks offs up to R9, R15 holds wt in bytes.")
+        e("TEXT ·%s(SB), NOSPLIT, $0-96" % fn)
     e("\tMOVQ acc+0(FP), DI")
-    e("\tMOVQ ld+8(FP), R14")
-    e("\tSHLQ $2, R14")
     e("\tMOVQ n+16(FP), CX")
     e("\tMOVQ src+24(FP), SI")
-    e("\tMOVQ offs+32(FP), R8")
-    e("\tMOVQ nt+40(FP), R9")
-    e("\tMOVQ wp+48(FP), R10")
-    e("\tMOVQ pf+56(FP), DX")
+    e("\tMOVQ ws+56(FP), R14")
+    e("\tSHLQ $2, R14")
+    e("\tMOVQ pf+72(FP), DX")
     e("\tSHLQ $2, DX")
     if compact:
-        e("\tMOVQ tbl+64(FP), AX")
+        e("\tMOVQ tbl+80(FP), AX")
     p = fn + "_"
-    boff = 72 if compact else 64
+    boff = 88 if compact else 80
 
     def init(name, V):
         # Sums start at the bias (a broadcast per row) or at zero.
@@ -78,11 +78,19 @@ def gen(fn, compact):
             e("\tCMPQ CX, $%d" % (16 * V))
             e("\tJB " + p + nxt)
         init(name, V)
-        e("\tXORQ R11, R11")
-        e("\tMOVQ R10, BX")
+        e("\tMOVQ offs+32(FP), R11")
+        e("\tMOVQ nt+40(FP), R9")
+        e("\tLEAQ (R11)(R9*8), R9")
+        e("\tMOVQ w+48(FP), BX")
+        e("\tLEAQ (BX)(R14*2), R8")
+        e("\tADDQ R14, R8")
+        e("\tLEAQ (R8)(R14*2), R10")
+        e("\tADDQ R14, R10")
+        e("\tMOVQ wt+64(FP), R15")
+        e("\tSHLQ $2, R15")
         e()
         e(p + name + "tap:")
-        e("\tMOVQ (R8)(R11*8), R12")
+        e("\tMOVQ (R11), R12")
         e("\tLEAQ (SI)(R12*4), R13")
         if not masked:
             for v in range(V + 1):
@@ -92,14 +100,19 @@ def gen(fn, compact):
                 e("\tVMOVUPS.Z (R13), K3, Z%d" % (24 + v))
             else:
                 e("\tVMOVUPS %d(R13), Z%d" % (64 * v, 24 + v))
+        rows = ["(BX)", "(BX)(R14*1)", "(BX)(R14*2)", "(R8)", "(BX)(R14*4)", "(R8)(R14*2)", "(R10)", "(R10)(R14*1)"]
         for r in range(8):
-            e("\tVBROADCASTSS %d(BX), Z27" % (4 * r))
+            e("\tVBROADCASTSS %s, Z27" % rows[r])
             for v in range(V):
                 e("\tVFMADD231PS Z%d, Z27, Z%d" % (24 + v, r * V + v))
-        e("\tADDQ $32, BX")
-        e("\tINCQ R11")
+        e("\tADDQ R15, BX")
+        e("\tADDQ R15, R8")
+        e("\tADDQ R15, R10")
+        e("\tADDQ $8, R11")
         e("\tCMPQ R11, R9")
         e("\tJB " + p + name + "tap")
+        e("\tMOVQ ld+8(FP), R9")
+        e("\tSHLQ $2, R9")
         relu(name, V)
         if compact:
             for v in range(V):
@@ -112,7 +125,7 @@ def gen(fn, compact):
                     e("\tVMOVUPS Z%d, K1, (R15)(R12*4)" % (r * V + v))
                     e("\tVMOVUPS Z%d, K2, (R15)(R13*4)" % (r * V + v))
                     if r < 7:
-                        e("\tADDQ R14, R15")
+                        e("\tADDQ R9, R15")
                 e("\tADDQ $32, AX")
         else:
             e("\tMOVQ DI, R15")
@@ -123,7 +136,7 @@ def gen(fn, compact):
                     else:
                         e("\tVMOVUPS Z%d, %d(R15)" % (r * V + v, 64 * v))
                 if r < 7:
-                    e("\tADDQ R14, R15")
+                    e("\tADDQ R9, R15")
         if masked:
             e("\tJMP " + p + "done")
         else:
