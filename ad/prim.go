@@ -221,11 +221,17 @@ func asRule[I any](p Primitive) (I, bool) {
 // deepchain's forward). aliasKnown is direct-mapped by the type's key
 // (primKey): an entry holds the key, its low bit set for an Aliaser. A
 // collision only costs a look-up; writing an entry allocates nothing.
+// A type remembered as an Aliaser is asserted without writing its entry
+// again: the atomic store is a locked exchange, paid on every view of a
+// chain of views.
 func aliaserOf(p Primitive) (Aliaser, bool) {
 	key := primKey(p)
 	e := &aliasKnown[(key>>4)%uintptr(len(aliasKnown))]
-	if v := e.Load(); v&^1 == key && key != 0 && v&1 == 0 {
-		return nil, false
+	if v := e.Load(); v&^1 == key && key != 0 {
+		if v&1 == 0 {
+			return nil, false
+		}
+		return asRule[Aliaser](p)
 	}
 	al, ok := asRule[Aliaser](p)
 	if ok {
