@@ -92,7 +92,7 @@ type TrajectoryError struct {
 	Err   error
 }
 
-func (e TrajectoryError) Error() string { return "ode: " + e.Unprefixed() }
+func (e TrajectoryError) Error() string { return prefix + e.Unprefixed() }
 
 // Unprefixed is the message without the "ode: " prefix.
 func (e TrajectoryError) Unprefixed() string {
@@ -109,7 +109,7 @@ type EnsembleError struct {
 	Errors []TrajectoryError // the failures, by increasing index
 }
 
-func (e *EnsembleError) Error() string { return "ode: " + e.Unprefixed() }
+func (e *EnsembleError) Error() string { return prefix + e.Unprefixed() }
 
 // Unprefixed is the message without the "ode: " prefix.
 func (e *EnsembleError) Unprefixed() string {

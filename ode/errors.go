@@ -3,6 +3,8 @@ package ode
 import (
 	"errors"
 	"fmt"
+
+	"github.com/flatkit/flatkit/internal/pkgerr"
 )
 
 // Retcode says how a solve ended.
@@ -53,7 +55,7 @@ type Error struct {
 	Err       error   // the context's error for Cancelled; the cause for Singular and for a non-finite Jacobian; else nil
 }
 
-func (e *Error) Error() string { return "ode: " + e.Unprefixed() }
+func (e *Error) Error() string { return prefix + e.Unprefixed() }
 
 // Unprefixed is the message without the "ode: " prefix, as it reads
 // inside another error's message (see the package's Errors).
@@ -97,35 +99,20 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // unprefixed is an error that can give its message without its package's
 // prefix: the package's errors, ad's, and ones carrying such a message.
-type unprefixed interface {
-	error
-	Unprefixed() string
-}
+type unprefixed = pkgerr.Unprefixed
 
-// pkgError is an error made by errorf: err holds the message without the
-// prefix and the chain of causes.
-type pkgError struct{ err error }
+const prefix = "ode: "
 
-func (e *pkgError) Error() string      { return "ode: " + e.err.Error() }
-func (e *pkgError) Unprefixed() string { return e.err.Error() }
-func (e *pkgError) Unwrap() error      { return e.err }
-
-// bare shows an error of this package without its prefix, inside another's
-// message; it unwraps to the error itself.
-type bare struct{ e unprefixed }
-
-func (b bare) Error() string { return b.e.Unprefixed() }
-func (b bare) Unwrap() error { return b.e }
-
-// errorf is fmt.Errorf for the package's errors: format has no prefix, and
-// arguments that are errors of this package are formatted without theirs.
+// errorf is fmt.Errorf for the package's errors (internal/pkgerr): format
+// has no prefix, and arguments that can give their message without their
+// package's prefix (this package's errors, ad's) are formatted that way.
 func errorf(format string, args ...any) error {
 	for i, a := range args {
 		if u, ok := a.(unprefixed); ok {
-			args[i] = bare{u}
+			args[i] = pkgerr.Bare{E: u}
 		}
 	}
-	return &pkgError{fmt.Errorf(format, args...)}
+	return pkgerr.Errorf(prefix, format, args...)
 }
 
 // bareText is err's message without this package's prefix, if it is an

@@ -540,7 +540,7 @@ type solveError struct {
 	err   error
 }
 
-func (e *solveError) Error() string { return "ode: " + e.Unprefixed() }
+func (e *solveError) Error() string { return prefix + e.Unprefixed() }
 
 func (e *solveError) Unprefixed() string { return "Gradient: the " + e.which + ": " + bareText(e.err) }
 

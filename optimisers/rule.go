@@ -4,6 +4,8 @@ import (
 	"iter"
 	"math"
 	"reflect"
+
+	"github.com/flatkit/flatkit/internal/pkgerr"
 )
 
 // Rule is one step of an optimisation rule, written as a loop over a range of
@@ -107,7 +109,7 @@ func validate(r Rule) error {
 	}
 	if v, ok := r.(Validator); ok {
 		if err := v.Validate(); err != nil {
-			if _, ours := err.(*pkgError); !ours {
+			if !pkgerr.Of(err, prefix) {
 				return errorf("%T: %w", r, err) // a user's rule: its error gets the prefix too
 			}
 			return err
