@@ -286,7 +286,17 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 // the same frame (one call level and its loops fewer per stage of the
 // common small case); the same operations, so the same bits.
 func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
-	ia.forwardAt(t)
+	if t != ia.ubT {
+		// The quartic dense output of Tsit5 and DP5 read here, as
+		// denseReader.eval reads it, without its two call levels.
+		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 {
+			k, θ := ia.rd.seek(t)
+			quartic2(ia.ub[:2:2], it.denseC[k*10:], θ)
+			ia.ubT = t
+		} else {
+			ia.forwardAt(t)
+		}
+	}
 	d := da[: 2+ia.np : 2+ia.np]
 	for i := 0; i < len(d); i++ { // short: cheaper than a memclr call
 		d[i] = 0
