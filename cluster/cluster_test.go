@@ -147,8 +147,25 @@ func TestThetaHashRefused(t *testing.T) {
 	if !errors.As(res.Errors[13].Err, &fe) || fe.Number != 1 || res.Errors[13].Index != 13 || !strings.Contains(fe.Reason, "refused: θ") || fe.Deliveries != testConfig.MaxDeliver {
 		t.Errorf("trajectory 13: %v", res.Errors[13])
 	}
-	if st := w.Stats(); st.Failed != 2 || st.Retried != int64(2*(testConfig.MaxDeliver-1)) {
+	want := func(st cluster.WorkerStats) bool {
+		return st.Failed == 2 && st.Retried == int64(2*(testConfig.MaxDeliver-1))
+	}
+	if st := settledStats(w, want); !want(st) {
 		t.Errorf("worker stats %+v", st)
+	}
+}
+
+// settledStats returns w's stats once done holds, or after 10 s: counters
+// move when the server acknowledges a publication, not when the
+// coordinator sees it.
+func settledStats(w *cluster.Worker, done func(cluster.WorkerStats) bool) cluster.WorkerStats {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := w.Stats()
+		if done(st) || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
