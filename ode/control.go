@@ -29,46 +29,61 @@ var log2ErrOld0 = math.Log2(ctlErrOld0)
 
 // wrmsNorm is the weighted RMS norm of an error vector e between the states
 // u0 and u1: sqrt(mean((e_i / (atol + rtol·max(|u0_i|, |u1_i|)))²)),
-// accumulated in float64. It is NaN when u1 or e is not finite. Methods
-// with their own error estimate (Rosenbrock) use it so that all methods
-// measure error alike.
+// accumulated in float64. It is NaN when u1 or e is not finite.
 func wrmsNorm[T Float](e, u0, u1 []T, o *options) float64 {
+	return math.Sqrt(wrmsSquare(e, u0, u1, o))
+}
+
+// wrmsSquare is wrmsNorm squared, what a stepper's attempt returns: the
+// step-size controller takes its logarithm, so the square root would only
+// lengthen the chain from one step to the next. Every method measures its
+// error with it, so that all measure error alike.
+func wrmsSquare[T Float](e, u0, u1 []T, o *options) float64 {
 	if o.perComponent() {
-		return wrmsNormVec(e, u0, u1, o)
+		return wrmsSquareVec(e, u0, u1, o.atolv, o.rtolv)
 	}
 	atol, rtol := o.atol, o.rtol
 	var acc, bad float64
-	u0 = u0[:len(e)]
-	u1 = u1[:len(e)]
-	for i, v := range e {
-		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
-		r := float64(v) / (atol + rtol*max(a, b))
-		acc += r * r
-		bad += b * 0
-	}
-	return math.Sqrt(acc/float64(len(e))) + bad
-}
-
-// wrmsNormVec is wrmsNorm with per-component tolerances (o.atolv and
-// o.rtolv both set); a component with an infinite atol is left out (its
-// weight is 0 and it does not count in the mean), but still checked for
-// NaN.
-func wrmsNormVec[T Float](e, u0, u1 []T, o *options) float64 {
-	var acc, bad float64
 	n := len(e)
 	u0, u1 = u0[:n], u1[:n]
-	atol, rtol := o.atolv[:n], o.rtolv[:n]
+	for i, v := range e {
+		a, b := float64(u0[i]), float64(u1[i])
+		if a < 0 {
+			a = -a
+		}
+		if b < 0 {
+			b = -b
+		}
+		r := float64(v) / (atol + rtol*max(a, b))
+		acc += r * r
+		bad += b * 0 // NaN unless u1[i] is finite
+	}
+	// The reciprocal does not wait for the sum; a division would.
+	return acc*(1/float64(n)) + bad
+}
+
+// wrmsSquareVec is wrmsSquare with per-component tolerances. A component
+// with an infinite atol is left out: its weight is 0 and it does not
+// count in the mean, so that the steps are those the other components
+// choose (it is still checked for NaN).
+func wrmsSquareVec[T Float](e, u0, u1 []T, atolv, rtolv []float64) float64 {
+	var acc, bad float64
+	n := len(e)
+	u0, u1, atolv, rtolv = u0[:n], u1[:n], atolv[:n], rtolv[:n]
 	ctl := 0
 	for i, v := range e {
 		a, b := math.Abs(float64(u0[i])), math.Abs(float64(u1[i]))
-		if atol[i] <= math.MaxFloat64 {
+		if atolv[i] <= math.MaxFloat64 {
 			ctl++
 		}
-		r := float64(v) / (atol[i] + rtol[i]*max(a, b))
+		if b > a { // max(a, b) but for NaN, which bad catches
+			a = b
+		}
+		r := float64(v) / (atolv[i] + rtolv[i]*a)
 		acc += r * r
 		bad += b*0 + float64(v)*0
 	}
-	return math.Sqrt(acc/float64(max(ctl, 1))) + bad
+	return acc*(1/float64(max(ctl, 1))) + bad
 }
 
 // finiteCheck is 0 when every component of u is finite, NaN otherwise.
@@ -145,8 +160,9 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 }
 
 // controlAccept returns the next step size after an accepted step of size h
-// (signed) with error norm e, and updates the controller memory.
-func (it *Integrator[T]) controlAccept(h, e float64) float64 {
+// (signed) with squared error norm e2 (an attempt's result), and updates
+// the controller memory.
+func (it *Integrator[T]) controlAccept(h, e2 float64) float64 {
 	if !it.adaptive {
 		if it.fixed > 0 {
 			// A step shortened to land on a stop must not become the
@@ -159,15 +175,15 @@ func (it *Integrator[T]) controlAccept(h, e float64) float64 {
 	// waits for: one multiplication at the end (h·g), not two divisions
 	// (by the safety factor and h/q).
 	var g float64 // h_new = h · g
-	if e == 0 {
+	if e2 == 0 {
 		g = ctlQmax
 	} else {
-		le := log2Fast(e)
+		le := 0.5 * log2Fast(e2) // log2 e
 		g = ctlSafety * exp2Fast(it.beta2*it.logErrOld-it.beta1*le)
 		g = min(max(g, ctlQmin), ctlQmax)
 		it.logErrOld = max(le, log2ErrOld0)
 	}
-	if e == 0 {
+	if e2 == 0 {
 		it.logErrOld = log2ErrOld0
 	}
 	if it.rejectedLast && g > 1 {
@@ -176,8 +192,9 @@ func (it *Integrator[T]) controlAccept(h, e float64) float64 {
 	return h * g
 }
 
-// controlReject returns the step size to retry after a rejected step.
-func (it *Integrator[T]) controlReject(h, e float64) float64 {
-	g := ctlSafety * exp2Fast(-it.beta1*log2Fast(e))
+// controlReject returns the step size to retry after a rejected step with
+// squared error norm e2.
+func (it *Integrator[T]) controlReject(h, e2 float64) float64 {
+	g := ctlSafety * exp2Fast(-0.5*it.beta1*log2Fast(e2))
 	return h * max(g, ctlQmin)
 }

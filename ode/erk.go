@@ -3,7 +3,6 @@ package ode
 //go:generate sh -c "python3 gen/combine_unrolled.py > combine_unrolled.go"
 
 import (
-	"math"
 	"slices"
 	"unsafe"
 )
@@ -224,54 +223,10 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 		return finiteCheck(un)
 	}
 	// Error estimate h Σ (b − bhat)_i k_i (into tmp, free after the
-	// stages) in the weighted RMS norm.
+	// stages), its weighted RMS norm squared.
 	est := e.tmp[:len(un)]
 	e.combine(est, e.zero, h, &e.errRow)
-	if it.o.perComponent() {
-		return errNormVec(est, u, un, it.o.atolv, it.o.rtolv)
-	}
-	atol, rtol := it.o.atol, it.o.rtol
-	var acc, bad float64
-	u = u[:len(un)]
-	for j, ej := range est {
-		u0, u1 := float64(u[j]), float64(un[j])
-		if u0 < 0 {
-			u0 = -u0
-		}
-		if u1 < 0 {
-			u1 = -u1
-		}
-		r := float64(ej) / (atol + rtol*max(u0, u1))
-		acc += r * r
-		bad += u1 * 0 // NaN unless u_new[j] is finite
-	}
-	return math.Sqrt(acc/float64(len(un))) + bad
-}
-
-// errNormVec is attempt's error norm of the estimate est with
-// per-component tolerances. A component with an infinite atol is left
-// out: its weight is 0 and it does not count in the mean, so that the
-// steps are those the other components choose (it is still checked for
-// NaN).
-func errNormVec[T Float](est, u, un []T, atolv, rtolv []float64) float64 {
-	var acc, bad float64
-	n := len(un)
-	est, u, atolv, rtolv = est[:n], u[:n], atolv[:n], rtolv[:n]
-	ctl := 0
-	for j, ej := range est {
-		u0, u1 := math.Abs(float64(u[j])), math.Abs(float64(un[j]))
-		a := atolv[j]
-		if a <= math.MaxFloat64 {
-			ctl++
-		}
-		if u1 > u0 { // max(u0, u1) but for NaN, which bad catches
-			u0 = u1
-		}
-		r := float64(ej) / (a + rtolv[j]*u0)
-		acc += r * r
-		bad += u1*0 + float64(ej)*0
-	}
-	return math.Sqrt(acc/float64(max(ctl, 1))) + bad
+	return wrmsSquare(est, u, un, &it.o)
 }
 
 func (e *erk[T]) accept(it *Integrator[T], h float64) {

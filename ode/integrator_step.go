@@ -60,8 +60,9 @@ func (it *Integrator[T]) step() error {
 			}
 			return it.fail(DtUnderflow, -1, nil)
 		}
-		e := it.st.attempt(it, h)
-		if !(e <= math.MaxFloat64) { // NaN or +Inf: a non-finite trial state
+		// The error norm squared; NaN or +Inf: a non-finite trial state.
+		e2 := it.st.attempt(it, h)
+		if !(e2 <= math.MaxFloat64) {
 			it.stats.Rejected++
 			it.nonFinite++
 			it.lastNF, it.hNF = it.attempts, h
@@ -82,13 +83,13 @@ func (it *Integrator[T]) step() error {
 			continue
 		}
 		it.nonFinite = 0
-		if it.adaptive && e > 1 {
+		if it.adaptive && e2 > 1 {
 			it.stats.Rejected++
-			it.dt = it.controlReject(h, e)
+			it.dt = it.controlReject(h, e2)
 			it.rejectedLast = true
 			continue
 		}
-		next := it.controlAccept(h, e)
+		next := it.controlAccept(h, e2)
 		if land && it.adaptive && math.Abs(next) >= math.Abs(h) && math.Abs(want) > math.Abs(next) {
 			next = want // a step cut short to land on a stop does not shrink the next one
 		}

@@ -30,7 +30,7 @@ type methodInfo struct {
 // The call sequence of one solve is
 //
 //	start                              at Init/Reinit and after every event that continues
-//	attempt, attempt, …                until an attempt's error norm is ≤ 1
+//	attempt, attempt, …                until an attempt's (squared) error norm is ≤ 1
 //	accept                             once per accepted step, before the buffers rotate
 //	dense                              zero or more times for the accepted step, before the next attempt
 //
@@ -51,9 +51,10 @@ type stepper[T Float] interface {
 	// is the stepper's and is read only until the next attempt.
 	start(it *Integrator[T]) []T
 	// attempt computes a trial step of signed size h from (it.t, it.u)
-	// into it.uNew without modifying it.u, and returns the error norm: the
-	// weighted RMS norm of the local error estimate (wrmsNorm), or 0 for a
-	// method without one; NaN or +Inf when it.uNew is not finite.
+	// into it.uNew without modifying it.u, and returns the square of the
+	// error norm: the weighted RMS norm of the local error estimate
+	// (wrmsSquare), or 0 for a method without one; NaN or +Inf when
+	// it.uNew is not finite.
 	attempt(it *Integrator[T], h float64) float64
 	// accept records that the last attempt, of size h, was accepted.
 	accept(it *Integrator[T], h float64)

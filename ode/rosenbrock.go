@@ -285,10 +285,10 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 		return finiteCheck(un)
 	}
 	if r.eLast {
-		return wrmsNorm(last, u, un, &it.o)
+		return wrmsSquare(last, u, un, &it.o)
 	}
 	lincomb(tmp, nil, r.k, &r.eRow)
-	return wrmsNorm(tmp, u, un, &it.o)
+	return wrmsSquare(tmp, u, un, &it.o)
 }
 
 func (r *rosenbrock[T]) accept(it *Integrator[T], h float64) {

@@ -138,7 +138,7 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range tmp {
 		tmp[i] = h6 * (k1[i] - 2*k2[i] + k3[i])
 	}
-	return wrmsNorm(tmp, u, un, &it.o)
+	return wrmsSquare(tmp, u, un, &it.o)
 }
 
 func (r *ros23[T]) accept(it *Integrator[T], h float64) {

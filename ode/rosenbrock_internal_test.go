@@ -320,7 +320,7 @@ func TestRosenbrockLocalErrorEstimateOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := it.st.attempt(it, h)
+			e := math.Sqrt(it.st.attempt(it, h)) // attempt returns the norm squared
 			hs, es = append(hs, h), append(es, e)
 		}
 		sl := math.Log(es[0]/es[len(es)-1]) / math.Log(hs[0]/hs[len(hs)-1])
