@@ -91,8 +91,15 @@ func parallelShare(g *Geom, op, path string, threads int) (share, crit float64, 
 		if share == 1 {
 			crit = pforCrit(g.N*chunks, threads)
 		}
-	case "block/data", "smallgemm/forward":
+	case "block/data":
 		if share == 1 {
+			crit = pforCrit(g.N, threads)
+		}
+	case "smallgemm/forward":
+		switch {
+		case share == 1 && smallFwdByRows(g, len(tableFor(g).live)):
+			crit = pforCrit(g.Cout/itemScale, threads) // ParallelFor(Cout, 16)
+		case share == 1:
 			crit = pforCrit(g.N, threads)
 		}
 	case "tapgemm/filter":
@@ -132,7 +139,10 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 			par += macs * gemmShare(g.Cout, ld, g.Cin)
 		}
 		return par / all, true
-	case "smallgemm/forward": // the batch split over goroutines (forItems), a product per share, over the live rows
+	case "smallgemm/forward": // the channels split where they outnumber the columns (smallFwdByRows), else the batch (forItems); a product per share, over the live rows
+		if smallFwdByRows(g, len(tableFor(g).live)) {
+			return 1, true
+		}
 		return itemsShare(g.N, g.Cout*len(tableFor(g).live)*ov), true
 	case "smallgemm/data", "smallgemm/filter":
 		return gemmShare(g.Cout, g.N*ov, g.Cin*kv), true // one product for the batch

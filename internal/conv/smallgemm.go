@@ -211,8 +211,14 @@ func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 // On several goroutines the batch is split (forItems): each goroutine
 // builds its images' columns of cols, multiplies them (flat.GemmSerial)
 // and copies them to its images' planes, so that each core works on the
-// part of the matrices it wrote. Every column's sums are the same whichever
-// product computes it: the same bits on any number of goroutines.
+// part of the matrices it wrote. Each goroutine then packs all of W, which
+// costs more than the product where W has many more rows (output
+// channels) than cols has columns (ResNet's last stages on small inputs:
+// 512 channels, 16 columns). There the output channels are split instead
+// (smallFwdJob.rows): each goroutine builds all of cols, which is small,
+// in its own buffer and multiplies its rows of W. Every element's sum is
+// the same whichever product computes it: the same bits on any number of
+// goroutines and either split.
 func smallGemmForward(y, x, w []float32, g *Geom) {
 	ck, l, ov := g.Cin*g.KVol(), g.N*g.OutVol(), g.OutVol()
 	t := tableFor(g)
@@ -234,7 +240,12 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 	}
 	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y,
 		cols: (*p)[:K*l], ym: (*p)[K*l:][:g.Cout*l]}
-	forItems(g.N, g.Cout*K*ov, j.run)
+	if smallFwdByRows(g, K) {
+		j.byRows = true
+		flat.ParallelFor(g.Cout, smallRowsChunk, j.run)
+	} else {
+		forItems(g.N, g.Cout*K*ov, j.run)
+	}
 	*j = smallFwdJob{run: j.run}
 	smallFwdJobs.Put(j)
 	scratch.Put(p)
@@ -247,6 +258,7 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 // compute its images.
 type smallFwdJob struct {
 	run      func(lo, hi int) // j.scaled, bound once per job
+	byRows   bool             // split by output channels (rows), not images
 	g        Geom
 	t        *smallTable
 	live     []int32
@@ -258,7 +270,51 @@ type smallFwdJob struct {
 
 var smallFwdJobs freelist.List[smallFwdJob]
 
-func (j *smallFwdJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+// smallGemmForward splits by output channels where there are at least
+// smallRowsMinRatio times as many as columns, in chunks of multiples of
+// smallRowsChunk channels (ParallelFor's).
+const (
+	smallRowsMinRatio = 2
+	smallRowsChunk    = 16
+)
+
+// smallFwdByRows reports whether smallGemmForward splits g's output
+// channels over goroutines rather than its images, for a product of depth
+// K: on more than one goroutine, with at least smallRowsMinRatio times as
+// many channels as columns, two chunks of them and 2^18 multiply-adds.
+func smallFwdByRows(g *Geom, K int) bool {
+	l := g.N * g.OutVol()
+	return g.Cout >= smallRowsMinRatio*l && g.Cout >= 2*smallRowsChunk && g.Cout*K*l >= 1<<18 && flat.MaxThreads() > 1
+}
+
+func (j *smallFwdJob) scaled(lo, hi int) {
+	if j.byRows {
+		j.rows(lo, hi)
+		return
+	}
+	j.images(lo/itemScale, hi/itemScale)
+}
+
+// rows computes output channels [c0, c1) of every image, with all of cols
+// built in a buffer of its own.
+func (j *smallFwdJob) rows(c0, c1 int) {
+	if c0 >= c1 {
+		return
+	}
+	g := &j.g
+	ov := g.OutVol()
+	l := g.N * ov
+	p := scratch.Get(j.K*l + (c1-c0)*l)
+	cols, ym := (*p)[:j.K*l], (*p)[j.K*l:]
+	smallCols(cols, j.x, g, j.t, j.live, 0, j.K, 0, g.N)
+	flat.GemmSerial(false, false, c1-c0, l, j.K, 1, j.a[c0*j.K:], j.K, cols, l, 0, ym, l)
+	for n := range g.N {
+		for c := c0; c < c1; c++ {
+			copy(j.y[(n*g.Cout+c)*ov:][:ov], ym[(c-c0)*l+n*ov:][:ov])
+		}
+	}
+	scratch.Put(p)
+}
 
 // images computes the outputs of images [n0, n1).
 func (j *smallFwdJob) images(n0, n1 int) {
