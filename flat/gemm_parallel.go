@@ -96,7 +96,8 @@ var gemmWorkers struct {
 
 func gemmWorker(jobs <-chan gemmJob) {
 	ws := new(gemmWorkspace)
-	for j := range jobs {
+	for {
+		j, _ := awaitJob(jobs)
 		gemmSerial(j.ker, ws, j.tA, j.tB, j.m, j.n, j.k, j.alpha, j.a, j.lda, j.b, j.ldb, j.beta, j.c, j.ldc)
 		j.pending.Add(-1)
 	}

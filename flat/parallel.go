@@ -3,6 +3,7 @@ package flat
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMinChunk is the chunk length ParallelFor uses when it is given
@@ -135,10 +136,43 @@ var (
 )
 
 func parallelWorker() {
-	for j := range parallelWork {
+	for {
+		j, _ := awaitJob(parallelWork)
 		j.work()
 		j.release()
 	}
+}
+
+// workerSpin is how long a worker of ParallelFor's or Gemm's pool keeps
+// polling for its next job before it blocks. A blocked worker's thread
+// sleeps, and waking it costs tens of microseconds on a VM (an
+// inter-processor interrupt through the hypervisor): a network's layers
+// come one after another, with short serial passes between them, and a
+// worker woken for each would lose most of what the split saves (a
+// 256³ Gemm on two goroutines took longer than on one). OpenMP runtimes
+// spin for the same reason (GOMP_SPINCOUNT, KMP_BLOCKTIME). The worker
+// yields between polls, so runnable goroutines are not held up.
+const workerSpin = 200 * time.Microsecond
+
+// awaitJob receives the next job from ch, polling it for workerSpin before
+// blocking.
+func awaitJob[J any](ch <-chan J) (J, bool) {
+	select {
+	case j, ok := <-ch:
+		return j, ok
+	default:
+	}
+	start := time.Now()
+	for time.Since(start) < workerSpin {
+		runtime.Gosched()
+		select {
+		case j, ok := <-ch:
+			return j, ok
+		default:
+		}
+	}
+	j, ok := <-ch
+	return j, ok
 }
 
 func parallelRun(n, p int, fn func(lo, hi int)) {
