@@ -35,13 +35,8 @@ func useCols(g *Geom, wd *wideGeom) bool {
 func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	nc, nw, np, ny := ck*l, g.Cout*ck, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		ny = cog * l
-	}
+	nc, nw := ck*l, g.Cout*ck
+	np, ny := wd.scratchSizes(g.Cin, cog*l)
 	ps := scratch.Get(nc + nw + np + ny)
 	cols, wt := (*ps)[:nc], (*ps)[nc:nc+nw]
 	xp, yw := (*ps)[nc+nw:nc+nw+np], (*ps)[nc+nw+np:]
@@ -100,13 +95,8 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 		clear(dw)
 		return
 	}
-	nc, np, nd := ck*l, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	nc := ck * l
+	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(nc + np + nd)
 	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	pitch := wd.pitch(g)
@@ -190,13 +180,8 @@ func (j *colDataJob) images(n0, n1 int) {
 	g, wd := &j.g, &j.wd
 	iv, ov, l := g.InVol(), g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	nc, np, nd := ck*l, 0, 0
-	if wd.padded {
-		np = cig * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	nc := ck * l
+	np, nd := wd.scratchSizes(cig, g.Cout*l)
 	ps := scratch.Get(nc + np + nd)
 	cols, dxp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	gemm := flat.GemmSerial

@@ -145,13 +145,8 @@ func packTaps(wt, w []float32, g *Geom) {
 func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	nw, np, ny := g.Cout*cig*kv, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		ny = cog * l
-	}
+	nw := g.Cout * cig * kv
+	np, ny := wd.scratchSizes(g.Cin, cog*l)
 	ps := scratch.Get(nw + np + ny)
 	wt, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
 	packTaps(wt, w, g)
@@ -192,13 +187,8 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	nw, nd, np := g.Cout*cig*kv, 0, 0
-	if wd.sparse {
-		nd = g.Cout * l
-	}
-	if wd.padded {
-		np = cig * wd.cp
-	}
+	nw := g.Cout * cig * kv
+	np, nd := wd.scratchSizes(cig, g.Cout*l)
 	ps := scratch.Get(nw + nd + np)
 	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
 	packTaps(wt, w, g)
@@ -300,13 +290,7 @@ func (j *filterJob) taps(lo, hi int) {
 	g, wd := &j.g, &j.wd
 	iv, ov, l := g.InVol(), g.OutVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, nd := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nd)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	for n := 0; n < g.N; n++ {

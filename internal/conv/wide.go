@@ -117,6 +117,19 @@ func (wd *wideGeom) pitch(g *Geom) int {
 	return g.InVol()
 }
 
+// scratchSizes returns the scratch floats the wide kernels need for c
+// padded input planes (c·cp where the input needs padding, else 0) and for
+// wide planes of n floats in all (n where wide indices are sparse, else 0).
+func (wd *wideGeom) scratchSizes(c, n int) (padded, wide int) {
+	if wd.padded {
+		padded = c * wd.cp
+	}
+	if wd.sparse {
+		wide = n
+	}
+	return padded, wide
+}
+
 // inputPlanes returns batch item n's input planes in the wide layout: x's
 // own, or copied with their padding into xp.
 func (wd *wideGeom) inputPlanes(xp, x []float32, g *Geom, n int) []float32 {
@@ -347,13 +360,7 @@ func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
 func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ov, kv, l := g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, na := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		na = l
-	}
+	np, na := wd.scratchSizes(g.Cin, l)
 	ps := scratch.Get(np + na)
 	xp, acc := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
@@ -431,13 +438,7 @@ func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	ov, kv, l := g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, nw := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nw = g.Cout * l
-	}
+	np, nw := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nw)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
