@@ -88,7 +88,7 @@ func transposeTo(at, a []float32, m, n int) {
 // the rows of cols come from phasedOf's phase planes, one contiguous copy
 // per (channel, tap) where im2col gathers every s-th value per output row.
 func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	ov, l := g.OutVol(), wd.l
+	l := wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	dw = dw[:g.Cout*ck]
 	if g.N == 0 {
@@ -119,11 +119,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 			beta = 1
 		}
 		xs := wd.inputPlanes(xp, x, g, n)
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			for r, o := range offs {
@@ -178,7 +174,7 @@ func (j *colDataJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
 // images computes the data gradient of images [n0, n1).
 func (j *colDataJob) images(n0, n1 int) {
 	g, wd := &j.g, &j.wd
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	iv, l := g.InVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	nc := ck * l
 	np, nd := wd.scratchSizes(cig, g.Cout*l)
@@ -189,11 +185,7 @@ func (j *colDataJob) images(n0, n1 int) {
 		gemm = flat.Gemm // the batch unsplit: a product may split itself
 	}
 	for n := n0; n < n1; n++ {
-		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, j.dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			gemm(true, false, ck, l, cog, 1, j.w[grp*cog*ck:], ck, dys[grp*cog*dpitch:], dpitch, 0, cols, l)
 			dxg := j.dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]

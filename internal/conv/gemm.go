@@ -185,7 +185,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 
 // tapGemmData is GemmData for stride 1.
 func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	iv, kv, l := g.InVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
 	nw := g.Cout * cig * kv
 	np, nd := wd.scratchSizes(cig, g.Cout*l)
@@ -193,11 +193,7 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
 	packTaps(wt, w, g)
 	for n := 0; n < g.N; n++ {
-		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, pitch = dyw, l
-		}
+		dys, pitch := wd.outputPlanes(dyw, dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
 			acc := dxg
@@ -288,7 +284,7 @@ func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.
 func (j *filterJob) taps(lo, hi int) {
 	g, wd := &j.g, &j.wd
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	iv, l := g.InVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
 	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nd)
@@ -303,11 +299,7 @@ func (j *filterJob) taps(lo, hi int) {
 			padPlanes(xp, xs, g, wd, g.Cin)
 			xs, pitch = xp, wd.cp
 		}
-		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, j.dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			dyg := dys[grp*cog*dpitch:][:cog*dpitch]

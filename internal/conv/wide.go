@@ -288,6 +288,19 @@ func strided(ph, src []float32, s int, back bool) {
 	}
 }
 
+// outputPlanes returns batch item n's output planes (of dy, the output
+// cotangent) in the wide layout and their pitch: dy's own (OutVol apart),
+// or expanded into dyw (l apart) where wide indices are sparse.
+func (wd *wideGeom) outputPlanes(dyw, dy []float32, g *Geom, n int) ([]float32, int) {
+	ov := g.OutVol()
+	dys := dy[n*g.Cout*ov:][:g.Cout*ov]
+	if wd.sparse {
+		expandPlanes(dyw, dys, g, wd, g.Cout)
+		return dyw, wd.l
+	}
+	return dys, ov
+}
+
 // expandPlanes copies c output channels (OutVol each) into wide planes of
 // length l with zeros at the wide indices that are not outputs.
 func expandPlanes(dyw, dy []float32, g *Geom, wd *wideGeom, c int) {
@@ -436,7 +449,7 @@ func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // (batch item, output channel), the dot products of the output channel's
 // wide plane with the input planes shifted by every tap.
 func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	ov, kv, l := g.OutVol(), g.KVol(), wd.l
+	kv, l := g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
 	np, nw := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nw)
@@ -447,11 +460,7 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
 		xs := wd.inputPlanes(xp, x, g, n)
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, dy, g, n)
 		for co := 0; co < g.Cout; co++ {
 			grp := co / cog
 			dotTaps(dw[co*cig*kv:][:cig*kv], dys[co*dpitch:][:l], xs[grp*cig*pitch:][:cig*pitch], offs)
