@@ -256,14 +256,3 @@ func (*bnNormPrim) VJP(r *Rule, c Var) {
 		r.AddGrad(0, bnBackData(x, S, c, T, gamma, r.Attrs))
 	}
 }
-
-var (
-	_ JVPRule = bnStatsOp
-	_ VJPRule = bnStatsOp
-	_ JVPRule = bnNormOp
-	_ VJPRule = bnNormOp
-	_ JVPRule = bnSumsOp
-	_ VJPRule = bnSumsOp
-	_ JVPRule = bnBackDataOp
-	_ VJPRule = bnBackDataOp
-)

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The batch-norm kernels. Each works channel by channel, and a channel's
@@ -39,7 +38,6 @@ const (
 // bnJob is one batch-norm kernel call: its operands, and the channels a
 // goroutine computes in channels.
 type bnJob struct {
-	run         func(lo, hi int) // j.scaled, bound once per job
 	kind        int
 	out, x, st  []float32
 	g, t        []float32
@@ -48,7 +46,7 @@ type bnJob struct {
 	d           bnDims
 }
 
-var bnJobs freelist.List[bnJob]
+var bnJobs jobList[bnJob]
 
 // bnChannelScale is how many of ParallelFor's indices stand for one
 // channel: it cuts its range at multiples of 16.
@@ -64,17 +62,8 @@ func bnRun(j bnJob) {
 		j.channels(0, j.d.c)
 		return
 	}
-	jp := bnJobs.Get()
-	if jp.run == nil {
-		jp.run = jp.scaled // bound once: a method value made per call would allocate
-	}
-	run := jp.run
-	*jp = j
-	jp.run = run
 	minCh := (flat.DefaultMinChunk + per - 1) / per
-	flat.ParallelFor(j.d.c*bnChannelScale, minCh*bnChannelScale, jp.run)
-	*jp = bnJob{run: run}
-	bnJobs.Put(jp)
+	bnJobs.parallelFor(j, (*bnJob).scaled, j.d.c*bnChannelScale, minCh*bnChannelScale)
 }
 
 func (j *bnJob) scaled(lo, hi int) { j.channels(lo/bnChannelScale, hi/bnChannelScale) }

@@ -91,7 +91,7 @@ func drawBNParams(t *rapid.T, c bnCase) []float32 {
 	C := c.shape[1]
 	m := rsSize(c.shape) / C
 	inner := m / c.shape[0]
-	perm := rapid.Permutation(indices(m)).Draw(t, "order")
+	perm := rapid.Permutation(rsIota(m)).Draw(t, "order")
 	jitter := rsSmooth(t, rsSize(c.shape), 0, 1, "jitter")
 	for i := range rsSize(c.shape) {
 		n, ch, j := i/(C*inner), i/inner%C, i%inner
@@ -99,14 +99,6 @@ func drawBNParams(t *rapid.T, c bnCase) []float32 {
 		θ[i] = (float32(k) - float32(m-1)/2 + 0.3*jitter[i]) * 3 / float32(m)
 	}
 	return θ
-}
-
-func indices(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
 
 func (c bnCase) params() int {

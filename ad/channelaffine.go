@@ -89,8 +89,3 @@ func (*channelAffinePrim) VJP(r *Rule, cot Var) {
 		}
 	}
 }
-
-var (
-	_ JVPRule = channelAffineOp
-	_ VJPRule = channelAffineOp
-)

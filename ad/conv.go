@@ -438,14 +438,3 @@ func (p *convBiasPrim) VJP(r *Rule, cot Var) {
 		r.AddGrad(2, Reshape(SumTo(cot, biasShape(&buf, cot.Shape())...), r.In[2].Shape()...))
 	}
 }
-
-var (
-	_ JVPRule = convBiasOp
-	_ VJPRule = convBiasOp
-	_ JVPRule = convOp
-	_ VJPRule = convOp
-	_ JVPRule = convTOp
-	_ VJPRule = convTOp
-	_ JVPRule = convFOp
-	_ VJPRule = convFOp
-)

@@ -2,7 +2,6 @@ package ad
 
 import (
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/vmath"
 )
 
@@ -22,7 +21,6 @@ const (
 
 // poolJob is one pooling kernel call over planes.
 type poolJob struct {
-	run  func(lo, hi int) // j.scaled, bound once per job
 	mode int
 	p    poolDims
 	x, v []float32
@@ -30,7 +28,7 @@ type poolJob struct {
 	arg  []int // the winners of a max-pool (flat positions in x)
 }
 
-var poolJobs freelist.List[poolJob]
+var poolJobs jobList[poolJob]
 
 // poolPlaneScale is how many of ParallelFor's indices stand for one plane.
 const poolPlaneScale = 16
@@ -44,17 +42,8 @@ func poolRun(j poolJob) {
 		j.planes(0, planes)
 		return
 	}
-	jp := poolJobs.Get()
-	if jp.run == nil {
-		jp.run = jp.scaled // bound once: a method value made per call would allocate
-	}
-	run := jp.run
-	*jp = j
-	jp.run = run
 	minPl := (flat.DefaultMinChunk + per - 1) / per
-	flat.ParallelFor(planes*poolPlaneScale, minPl*poolPlaneScale, jp.run)
-	*jp = poolJob{run: run}
-	poolJobs.Put(jp)
+	poolJobs.parallelFor(j, (*poolJob).scaled, planes*poolPlaneScale, minPl*poolPlaneScale)
 }
 
 func (j *poolJob) scaled(lo, hi int) { j.planes(lo/poolPlaneScale, hi/poolPlaneScale) }

@@ -21,7 +21,6 @@ const (
 // elemJob is one elementwise pass: out = kernel(a) or a op b, or
 // MaskPositive(a, b).
 type elemJob struct {
-	run   func(lo, hi int) // j.chunk, bound once per job
 	kind  int
 	unary func(out, x []float32)
 	op    binop
@@ -29,7 +28,33 @@ type elemJob struct {
 	a, b  []float32
 }
 
-var elemJobs freelist.List[elemJob]
+var elemJobs jobList[elemJob]
+
+// jobList keeps jobs of one kind for the goroutines of flat.ParallelFor.
+type jobList[J any] struct{ l freelist.List[pooledJob[J]] }
+
+// pooledJob is a job with the method value that runs it, bound once per
+// pooled job: a method value made per call would allocate.
+type pooledJob[J any] struct {
+	job J
+	do  func(j *J, lo, hi int)
+	run func(lo, hi int) // p.call
+}
+
+func (p *pooledJob[J]) call(lo, hi int) { p.do(&p.job, lo, hi) }
+
+// parallelFor runs do on a pooled copy of j over [0, n) by
+// flat.ParallelFor(n, minChunk, …).
+func (l *jobList[J]) parallelFor(j J, do func(j *J, lo, hi int), n, minChunk int) {
+	p := l.l.Get()
+	if p.run == nil {
+		p.run = p.call
+	}
+	p.job, p.do = j, do
+	flat.ParallelFor(n, minChunk, p.run)
+	*p = pooledJob[J]{run: p.run}
+	l.l.Put(p)
+}
 
 func (j *elemJob) chunk(lo, hi int) {
 	switch j.kind {
@@ -50,14 +75,5 @@ func splitElems(j elemJob) {
 		j.chunk(0, n)
 		return
 	}
-	jp := elemJobs.Get()
-	if jp.run == nil {
-		jp.run = jp.chunk // bound once: a method value made per call would allocate
-	}
-	run := jp.run
-	*jp = j
-	jp.run = run
-	flat.ParallelFor(n, 0, jp.run)
-	*jp = elemJob{run: run}
-	elemJobs.Put(jp)
+	elemJobs.parallelFor(j, (*elemJob).chunk, n, 0)
 }

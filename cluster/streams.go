@@ -109,32 +109,35 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (*streams, e
 	if cfg.Memory {
 		st = jetstream.MemoryStorage
 	}
+	stream := func(sc jetstream.StreamConfig) (jetstream.Stream, error) {
+		s, err := retry(ctx, func() (jetstream.Stream, error) { return ensureStream(ctx, js, sc) })
+		if err != nil {
+			return nil, fmt.Errorf("cluster: stream %s: %w", sc.Name, err)
+		}
+		return s, nil
+	}
 	s := &streams{js: js, cfg: cfg}
 	var err error
-	s.shards, err = retry(ctx, func() (jetstream.Stream, error) {
-		return ensureStream(ctx, js, jetstream.StreamConfig{
-			Name:       cfg.shardStream(),
-			Subjects:   []string{cfg.Prefix + ".shard.>"},
-			Retention:  jetstream.WorkQueuePolicy,
-			Storage:    st,
-			Duplicates: dedupWindow,
-		})
+	s.shards, err = stream(jetstream.StreamConfig{
+		Name:       cfg.shardStream(),
+		Subjects:   []string{cfg.Prefix + ".shard.>"},
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    st,
+		Duplicates: dedupWindow,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", cfg.shardStream(), err)
+		return nil, err
 	}
-	s.results, err = retry(ctx, func() (jetstream.Stream, error) {
-		return ensureStream(ctx, js, jetstream.StreamConfig{
-			Name:       cfg.resultStream(),
-			Subjects:   []string{cfg.Prefix + ".result.>"},
-			Retention:  jetstream.LimitsPolicy,
-			Storage:    st,
-			MaxAge:     time.Hour,
-			Duplicates: dedupWindow,
-		})
+	s.results, err = stream(jetstream.StreamConfig{
+		Name:       cfg.resultStream(),
+		Subjects:   []string{cfg.Prefix + ".result.>"},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    st,
+		MaxAge:     time.Hour,
+		Duplicates: dedupWindow,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", cfg.resultStream(), err)
+		return nil, err
 	}
 	s.obj, err = retry(ctx, func() (jetstream.ObjectStore, error) {
 		o, err := js.ObjectStore(ctx, cfg.bucket())

@@ -391,18 +391,17 @@ const (
 	reqFlagsAll    = reqFlagTol | reqFlagIndices | reqFlagPerU0
 )
 
+// flagIf returns f if b, else 0.
+func flagIf(b bool, f uint8) uint8 {
+	if b {
+		return f
+	}
+	return 0
+}
+
 func encodeRequest(q *request) []byte {
 	w := &writer{b: make([]byte, 0, 128+len(q.Args)+4*len(q.Indices))}
-	var flags uint8
-	if q.HasTol {
-		flags |= reqFlagTol
-	}
-	if q.HasIndices {
-		flags |= reqFlagIndices
-	}
-	if q.PerU0 {
-		flags |= reqFlagPerU0
-	}
+	flags := flagIf(q.HasTol, reqFlagTol) | flagIf(q.HasIndices, reqFlagIndices) | flagIf(q.PerU0, reqFlagPerU0)
 	w.header(magicRequest, q.Kind, q.Prec, flags)
 	w.raw(q.ID[:])
 	w.str8(q.Name)

@@ -109,17 +109,7 @@ func encodeResult(m *resultMsg) []byte {
 	w.u32(uint32(len(m.Errors)))
 	for _, e := range m.Errors {
 		w.u32(uint32(e.Index))
-		var f uint8
-		if e.IsODE {
-			f |= errFlagODE
-		}
-		if e.HasInner {
-			f |= errFlagInner
-		}
-		if e.Prefixed {
-			f |= errFlagPrefixed
-		}
-		w.u8(f)
+		w.u8(flagIf(e.IsODE, errFlagODE) | flagIf(e.HasInner, errFlagInner) | flagIf(e.Prefixed, errFlagPrefixed))
 		w.u8(uint8(e.Code))
 		w.f64(e.T)
 		w.f64(e.Dt)

@@ -9,6 +9,17 @@ type Method interface {
 	info() methodInfo
 }
 
+// tabMethod is the part of a tableau's Method (erkMethod, rosMethod) that
+// does not depend on the kind of tableau: its name and its methodInfo.
+type tabMethod struct {
+	name string // the tableau's
+	inf  methodInfo
+}
+
+func (m *tabMethod) Name() string     { return m.name }
+func (m *tabMethod) info() methodInfo { return m.inf }
+func (m *tabMethod) String() string   { return m.name }
+
 // methodInfo is what the integrator needs to know about a method besides
 // its stepper.
 type methodInfo struct {

@@ -54,18 +54,14 @@ func (tb *rosTableau) check() error {
 // rosMethod is the Method of a Rosenbrock tableau.
 type rosMethod struct {
 	tab *rosTableau
-	inf methodInfo
+	tabMethod
 }
-
-func (m *rosMethod) Name() string     { return m.tab.name }
-func (m *rosMethod) info() methodInfo { return m.inf }
-func (m *rosMethod) String() string   { return m.tab.name }
 
 func newRosMethod(tb *rosTableau) *rosMethod {
 	if err := tb.check(); err != nil {
 		panic("ode: bad Rosenbrock tableau " + err.Error())
 	}
-	return &rosMethod{tab: tb, inf: methodInfo{order: tb.order, adaptive: true, stiff: true}}
+	return &rosMethod{tab: tb, tabMethod: tabMethod{tb.name, methodInfo{order: tb.order, adaptive: true, stiff: true}}}
 }
 
 // rosenbrock is the generic Rosenbrock loop over a rosTableau.

@@ -95,18 +95,14 @@ func sum(x []float64) float64 {
 // erkMethod is the Method of a tableau.
 type erkMethod struct {
 	tab *tableau
-	inf methodInfo
+	tabMethod
 }
-
-func (m *erkMethod) Name() string     { return m.tab.name }
-func (m *erkMethod) info() methodInfo { return m.inf }
-func (m *erkMethod) String() string   { return m.tab.name }
 
 func newERKMethod(tb *tableau, fixedOnly bool) *erkMethod {
 	if err := tb.check(); err != nil {
 		panic("ode: bad tableau " + err.Error())
 	}
-	return &erkMethod{tab: tb, inf: methodInfo{order: tb.order, adaptive: tb.bhat != nil, fixedOnly: fixedOnly}}
+	return &erkMethod{tab: tb, tabMethod: tabMethod{tb.name, methodInfo{order: tb.order, adaptive: tb.bhat != nil, fixedOnly: fixedOnly}}}
 }
 
 // hermiteBi returns the dense-output coefficients of the cubic Hermite

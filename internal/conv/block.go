@@ -272,13 +272,7 @@ func (j *blockJob) items(lo, hi int) {
 	g, wd := &j.g, &j.wd
 	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	np, ny := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		ny = 8 * l
-	}
+	np, ny := wd.scratchSizes(g.Cin, 8*l)
 	ps := scratch.Get(np + ny)
 	xp, yw := (*ps)[:np], (*ps)[np:]
 	nb := g.Cout / 8

@@ -35,13 +35,8 @@ func useCols(g *Geom, wd *wideGeom) bool {
 func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	nc, nw, np, ny := ck*l, g.Cout*ck, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		ny = cog * l
-	}
+	nc, nw := ck*l, g.Cout*ck
+	np, ny := wd.scratchSizes(g.Cin, cog*l)
 	ps := scratch.Get(nc + nw + np + ny)
 	cols, wt := (*ps)[:nc], (*ps)[nc:nc+nw]
 	xp, yw := (*ps)[nc+nw:nc+nw+np], (*ps)[nc+nw+np:]
@@ -93,20 +88,15 @@ func transposeTo(at, a []float32, m, n int) {
 // the rows of cols come from phasedOf's phase planes, one contiguous copy
 // per (channel, tap) where im2col gathers every s-th value per output row.
 func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	ov, l := g.OutVol(), wd.l
+	l := wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	dw = dw[:g.Cout*ck]
 	if g.N == 0 {
 		clear(dw)
 		return
 	}
-	nc, np, nd := ck*l, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	nc := ck * l
+	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(nc + np + nd)
 	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	pitch := wd.pitch(g)
@@ -129,11 +119,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 			beta = 1
 		}
 		xs := wd.inputPlanes(xp, x, g, n)
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			for r, o := range offs {
@@ -188,15 +174,10 @@ func (j *colDataJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
 // images computes the data gradient of images [n0, n1).
 func (j *colDataJob) images(n0, n1 int) {
 	g, wd := &j.g, &j.wd
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	iv, l := g.InVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	nc, np, nd := ck*l, 0, 0
-	if wd.padded {
-		np = cig * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	nc := ck * l
+	np, nd := wd.scratchSizes(cig, g.Cout*l)
 	ps := scratch.Get(nc + np + nd)
 	cols, dxp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	gemm := flat.GemmSerial
@@ -204,11 +185,7 @@ func (j *colDataJob) images(n0, n1 int) {
 		gemm = flat.Gemm // the batch unsplit: a product may split itself
 	}
 	for n := n0; n < n1; n++ {
-		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, j.dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			gemm(true, false, ck, l, cog, 1, j.w[grp*cog*ck:], ck, dys[grp*cog*dpitch:], dpitch, 0, cols, l)
 			dxg := j.dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]

@@ -145,13 +145,8 @@ func packTaps(wt, w []float32, g *Geom) {
 func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	nw, np, ny := g.Cout*cig*kv, 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		ny = cog * l
-	}
+	nw := g.Cout * cig * kv
+	np, ny := wd.scratchSizes(g.Cin, cog*l)
 	ps := scratch.Get(nw + np + ny)
 	wt, xp, yw := (*ps)[:nw], (*ps)[nw:nw+np], (*ps)[nw+np:]
 	packTaps(wt, w, g)
@@ -190,24 +185,15 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 
 // tapGemmData is GemmData for stride 1.
 func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	iv, ov, kv, l := g.InVol(), g.OutVol(), g.KVol(), wd.l
+	iv, kv, l := g.InVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	nw, nd, np := g.Cout*cig*kv, 0, 0
-	if wd.sparse {
-		nd = g.Cout * l
-	}
-	if wd.padded {
-		np = cig * wd.cp
-	}
+	nw := g.Cout * cig * kv
+	np, nd := wd.scratchSizes(cig, g.Cout*l)
 	ps := scratch.Get(nw + nd + np)
 	wt, dyw, dxp := (*ps)[:nw], (*ps)[nw:nw+nd], (*ps)[nw+nd:]
 	packTaps(wt, w, g)
 	for n := 0; n < g.N; n++ {
-		dys, pitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, pitch = dyw, l
-		}
+		dys, pitch := wd.outputPlanes(dyw, dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
 			acc := dxg
@@ -298,15 +284,9 @@ func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.
 func (j *filterJob) taps(lo, hi int) {
 	g, wd := &j.g, &j.wd
-	iv, ov, l := g.InVol(), g.OutVol(), wd.l
+	iv, l := g.InVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, nd := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nd = g.Cout * l
-	}
+	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nd)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	for n := 0; n < g.N; n++ {
@@ -319,11 +299,7 @@ func (j *filterJob) taps(lo, hi int) {
 			padPlanes(xp, xs, g, wd, g.Cin)
 			xs, pitch = xp, wd.cp
 		}
-		dys, dpitch := j.dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, j.dy, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			dyg := dys[grp*cog*dpitch:][:cog*dpitch]

@@ -42,18 +42,8 @@ func Paths(g *Geom) (forward, data, filter string) {
 	default:
 		forward = direct()
 	}
-	switch {
-	case wide && useBlockData(g) && !small(g):
-		data = "block"
-	case gemm && wide:
-		data = "tapgemm"
-	case gemm && useCols(g, &pd):
-		data = "cols"
-	case gemm:
-		data = "im2col"
-	default:
-		data = direct()
-	}
+	// Data and Filter take the same GEMM and direct paths (GemmData,
+	// GemmFilter); Data may take the block path ahead of them.
 	switch {
 	case gemm && wide:
 		filter = "tapgemm"
@@ -63,6 +53,10 @@ func Paths(g *Geom) (forward, data, filter string) {
 		filter = "im2col"
 	default:
 		filter = direct()
+	}
+	data = filter
+	if wide && useBlockData(g) && !small(g) {
+		data = "block"
 	}
 	return forward, data, filter
 }

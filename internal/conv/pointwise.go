@@ -101,87 +101,76 @@ func subsample(row, p []float32, g *Geom, back bool) {
 	}
 }
 
-// pointwiseForward is Forward for usePointwise geometries.
-func pointwiseForward(y, x, w []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
+// pointwiseChunks calls chunk for every chunk of images [n0, n0+k) in
+// batch order, with ld = k·OutVol columns and two scratch matrices for the
+// chunk, Cin × ld (in) and Cout × ld (out), which planes may put to use.
+func pointwiseChunks(g *Geom, chunk func(n0, k, ld int, in, out []float32)) {
+	ov := g.OutVol()
 	nb := pointwiseChunk(g)
-	unit := unitStride(g)
 	p := scratch.Get((g.Cin + g.Cout) * nb * ov)
 	for n0 := 0; n0 < g.N; n0 += nb {
 		k := min(nb, g.N-n0)
 		ld := k * ov
-		xs, ys := (*p)[:g.Cin*ld], (*p)[g.Cin*ld:][:g.Cout*ld]
-		if k == 1 {
-			ys = y[n0*g.Cout*ov:][:g.Cout*ov]
-		}
-		if k == 1 && unit {
-			xs = x[n0*g.Cin*iv:][:g.Cin*iv]
-		} else {
-			gatherPlanes(xs, x, g, g.Cin, n0, k, true, false)
-		}
-		flat.Gemm(false, false, g.Cout, ld, g.Cin, 1, w, g.Cin, xs, ld, 0, ys, ld)
-		if k > 1 {
-			gatherPlanes(ys, y, g, g.Cout, n0, k, false, true)
-		}
+		chunk(n0, k, ld, (*p)[:g.Cin*ld], (*p)[g.Cin*ld:][:g.Cout*ld])
 	}
 	scratch.Put(p)
 }
 
+// planes returns the c × k·OutVol matrix of images [n0, n0+k) of the
+// (N, c, vol) tensor a, input planes if sub (as in gatherPlanes): a's own
+// memory where that already is the matrix (one image, and for input planes
+// unit strides), with own true; else buf, gathered from a if read.
+func planes(buf, a []float32, g *Geom, c, n0, k int, sub, read bool) (m []float32, own bool) {
+	if k == 1 && (!sub || unitStride(g)) {
+		vol := g.OutVol()
+		if sub {
+			vol = g.InVol()
+		}
+		return a[n0*c*vol:][:c*vol], true
+	}
+	if read {
+		gatherPlanes(buf, a, g, c, n0, k, sub, false)
+	}
+	return buf, false
+}
+
+// pointwiseForward is Forward for usePointwise geometries.
+func pointwiseForward(y, x, w []float32, g *Geom) {
+	pointwiseChunks(g, func(n0, k, ld int, in, out []float32) {
+		xs, _ := planes(in, x, g, g.Cin, n0, k, true, true)
+		ys, own := planes(out, y, g, g.Cout, n0, k, false, false)
+		flat.Gemm(false, false, g.Cout, ld, g.Cin, 1, w, g.Cin, xs, ld, 0, ys, ld)
+		if !own {
+			gatherPlanes(ys, y, g, g.Cout, n0, k, false, true)
+		}
+	})
+}
+
 // pointwiseData is Data for usePointwise geometries.
 func pointwiseData(dx, dy, w []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
-	nb := pointwiseChunk(g)
-	unit := unitStride(g)
-	p := scratch.Get((g.Cin + g.Cout) * nb * ov)
-	for n0 := 0; n0 < g.N; n0 += nb {
-		k := min(nb, g.N-n0)
-		ld := k * ov
-		dxs, dys := (*p)[:g.Cin*ld], (*p)[g.Cin*ld:][:g.Cout*ld]
-		if k == 1 {
-			dys = dy[n0*g.Cout*ov:][:g.Cout*ov]
-		} else {
-			gatherPlanes(dys, dy, g, g.Cout, n0, k, false, false)
-		}
-		if k == 1 && unit {
-			dxs = dx[n0*g.Cin*iv:][:g.Cin*iv]
-		}
+	pointwiseChunks(g, func(n0, k, ld int, in, out []float32) {
+		dys, _ := planes(out, dy, g, g.Cout, n0, k, false, true)
+		dxs, own := planes(in, dx, g, g.Cin, n0, k, true, false)
 		flat.Gemm(true, false, g.Cin, ld, g.Cout, 1, w, g.Cin, dys, ld, 0, dxs, ld)
-		if k > 1 || !unit {
+		if !own {
 			gatherPlanes(dxs, dx, g, g.Cin, n0, k, true, true)
 		}
-	}
-	scratch.Put(p)
+	})
 }
 
 // pointwiseFilter is Filter for usePointwise geometries: the chunks' products
 // accumulate into dw in batch order.
 func pointwiseFilter(dw, x, dy []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
 	dw = dw[:g.Cout*g.Cin]
 	if g.N == 0 {
 		clear(dw)
 		return
 	}
-	nb := pointwiseChunk(g)
-	unit := unitStride(g)
-	p := scratch.Get((g.Cin + g.Cout) * nb * ov)
 	var beta float32
-	for n0 := 0; n0 < g.N; n0 += nb {
-		k := min(nb, g.N-n0)
-		ld := k * ov
-		xs, dys := (*p)[:g.Cin*ld], (*p)[g.Cin*ld:][:g.Cout*ld]
-		if k == 1 {
-			dys = dy[n0*g.Cout*ov:][:g.Cout*ov]
-		} else {
-			gatherPlanes(dys, dy, g, g.Cout, n0, k, false, false)
-		}
-		if k == 1 && unit {
-			xs = x[n0*g.Cin*iv:][:g.Cin*iv]
-		} else {
-			gatherPlanes(xs, x, g, g.Cin, n0, k, true, false)
-		}
+	pointwiseChunks(g, func(n0, k, ld int, in, out []float32) {
+		dys, _ := planes(out, dy, g, g.Cout, n0, k, false, true)
+		xs, _ := planes(in, x, g, g.Cin, n0, k, true, true)
 		flat.Gemm(false, true, g.Cout, g.Cin, ld, 1, dys, ld, xs, ld, beta, dw, g.Cin)
 		beta = 1
-	}
-	scratch.Put(p)
+	})
 }

@@ -117,6 +117,19 @@ func (wd *wideGeom) pitch(g *Geom) int {
 	return g.InVol()
 }
 
+// scratchSizes returns the scratch floats the wide kernels need for c
+// padded input planes (c·cp where the input needs padding, else 0) and for
+// wide planes of n floats in all (n where wide indices are sparse, else 0).
+func (wd *wideGeom) scratchSizes(c, n int) (padded, wide int) {
+	if wd.padded {
+		padded = c * wd.cp
+	}
+	if wd.sparse {
+		wide = n
+	}
+	return padded, wide
+}
+
 // inputPlanes returns batch item n's input planes in the wide layout: x's
 // own, or copied with their padding into xp.
 func (wd *wideGeom) inputPlanes(xp, x []float32, g *Geom, n int) []float32 {
@@ -275,6 +288,19 @@ func strided(ph, src []float32, s int, back bool) {
 	}
 }
 
+// outputPlanes returns batch item n's output planes (of dy, the output
+// cotangent) in the wide layout and their pitch: dy's own (OutVol apart),
+// or expanded into dyw (l apart) where wide indices are sparse.
+func (wd *wideGeom) outputPlanes(dyw, dy []float32, g *Geom, n int) ([]float32, int) {
+	ov := g.OutVol()
+	dys := dy[n*g.Cout*ov:][:g.Cout*ov]
+	if wd.sparse {
+		expandPlanes(dyw, dys, g, wd, g.Cout)
+		return dyw, wd.l
+	}
+	return dys, ov
+}
+
 // expandPlanes copies c output channels (OutVol each) into wide planes of
 // length l with zeros at the wide indices that are not outputs.
 func expandPlanes(dyw, dy []float32, g *Geom, wd *wideGeom, c int) {
@@ -347,13 +373,7 @@ func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
 func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ov, kv, l := g.OutVol(), g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, na := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		na = l
-	}
+	np, na := wd.scratchSizes(g.Cin, l)
 	ps := scratch.Get(np + na)
 	xp, acc := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
@@ -429,15 +449,9 @@ func wideData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // (batch item, output channel), the dot products of the output channel's
 // wide plane with the input planes shifted by every tap.
 func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
-	ov, kv, l := g.OutVol(), g.KVol(), wd.l
+	kv, l := g.KVol(), wd.l
 	cig, cog := g.CinG(), g.CoutG()
-	np, nw := 0, 0
-	if wd.padded {
-		np = g.Cin * wd.cp
-	}
-	if wd.sparse {
-		nw = g.Cout * l
-	}
+	np, nw := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nw)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
 	pitch := wd.pitch(g)
@@ -446,11 +460,7 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
 	for n := 0; n < g.N; n++ {
 		xs := wd.inputPlanes(xp, x, g, n)
-		dys, dpitch := dy[n*g.Cout*ov:][:g.Cout*ov], ov
-		if wd.sparse {
-			expandPlanes(dyw, dys, g, wd, g.Cout)
-			dys, dpitch = dyw, l
-		}
+		dys, dpitch := wd.outputPlanes(dyw, dy, g, n)
 		for co := 0; co < g.Cout; co++ {
 			grp := co / cog
 			dotTaps(dw[co*cig*kv:][:cig*kv], dys[co*dpitch:][:l], xs[grp*cig*pitch:][:cig*pitch], offs)

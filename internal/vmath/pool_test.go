@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/cpu"
 )
 
 // refMaxPoolRows is MaxPoolRows's rule, window by window.
@@ -27,7 +29,7 @@ func refMaxPoolRows(x []float32, ld, rows, k, s, col0, n int, out []float32, arg
 // strides 1 and 2, 1 to 4 taps and rows, and 1 to 70 windows (whole
 // blocks of sixteen and tails), with x ending at the last cell read.
 func TestMaxPoolRows(t *testing.T) {
-	if isa < isaAVX512 {
+	if isa < cpu.AVX512 {
 		t.Skip("no kernel on this machine: MaxPoolRows reports false")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))

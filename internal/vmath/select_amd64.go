@@ -2,6 +2,8 @@
 
 package vmath
 
+import "github.com/flatkit/flatkit/internal/cpu"
+
 //go:generate sh -c "python3 gen/select_amd64.py > select_amd64.s"
 
 // Assembly kernels (select_amd64.s), with the conventions of
@@ -35,9 +37,9 @@ func mulAVX2(dst, a, b []float32)
 func relu(dst, src []float32) {
 	dst = dst[:len(src)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		reluAVX512(dst, src)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(src) &^ 7
 		reluAVX2(dst[:m], src[:m])
 		reluGo(dst[m:], src[m:])
@@ -49,9 +51,9 @@ func relu(dst, src []float32) {
 func indicator(dst, src []float32, lo, hi float32) {
 	dst = dst[:len(src)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		indicatorAVX512(dst, src, lo, hi)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(src) &^ 7
 		indicatorAVX2(dst[:m], src[:m], lo, hi)
 		indicatorGo(dst[m:], src[m:], lo, hi)
@@ -63,9 +65,9 @@ func indicator(dst, src []float32, lo, hi float32) {
 func maskPositive(dst, c, y []float32) {
 	dst, y = dst[:len(c)], y[:len(c)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		maskPositiveAVX512(dst, c, y)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(c) &^ 7
 		maskPositiveAVX2(dst[:m], c[:m], y[:m])
 		maskPositiveGo(dst[m:], c[m:], y[m:])
@@ -77,9 +79,9 @@ func maskPositive(dst, c, y []float32) {
 func mul(dst, a, b []float32) {
 	dst, b = dst[:len(a)], b[:len(a)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		mulAVX512(dst, a, b)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(a) &^ 7
 		mulAVX2(dst[:m], a[:m], b[:m])
 		mulGo(dst[m:], a[m:], b[m:])

@@ -6,15 +6,6 @@ import (
 	"github.com/flatkit/flatkit/internal/cpu"
 )
 
-// isaLevel is a set of kernels: pure Go, AVX2, or AVX-512.
-type isaLevel = cpu.Level
-
-const (
-	isaGo     = cpu.Generic
-	isaAVX2   = cpu.AVX2
-	isaAVX512 = cpu.AVX512
-)
-
 // isa is the kernel set in use. It is chosen once at start-up (detectISA);
 // only tests change it, to run every kernel set the machine supports.
 var isa = detectISA()
@@ -22,7 +13,7 @@ var isa = detectISA()
 // detectISA is the kernel set internal/cpu chooses for this machine. The
 // AVX2 kernels use no FMA, but the one rule asks for it (no x86 CPU has
 // AVX2 without FMA).
-func detectISA() isaLevel { return cpu.Best }
+func detectISA() cpu.Level { return cpu.Best }
 
 // Tanh sets dst[i] = tanh(src[i]) for every i, as TanhScalar does, bit for
 // bit. dst and src may be the same slice but must not otherwise overlap. It

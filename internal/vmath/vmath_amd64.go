@@ -2,6 +2,8 @@
 
 package vmath
 
+import "github.com/flatkit/flatkit/internal/cpu"
+
 //go:generate sh -c "python3 gen/vmath_amd64.py > vmath_amd64.s"
 
 // Assembly kernels (vmath_amd64.s). They read len(src) elements of src and
@@ -24,9 +26,9 @@ func sigmoidAVX2(dst, src []float32)
 func tanh(dst, src []float32) {
 	dst = dst[:len(src)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		tanhAVX512(dst, src)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(src) &^ 7
 		tanhAVX2(dst[:m], src[:m])
 		tanhGo(dst[m:], src[m:])
@@ -38,9 +40,9 @@ func tanh(dst, src []float32) {
 func sigmoid(dst, src []float32) {
 	dst = dst[:len(src)]
 	switch isa {
-	case isaAVX512:
+	case cpu.AVX512:
 		sigmoidAVX512(dst, src)
-	case isaAVX2:
+	case cpu.AVX2:
 		m := len(src) &^ 7
 		sigmoidAVX2(dst[:m], src[:m])
 		sigmoidGo(dst[m:], src[m:])

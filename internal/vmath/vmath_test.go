@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/cpu"
 )
 
 // The tests run every kernel on every kernel set this machine supports (pure
@@ -16,7 +18,7 @@ import (
 var exhaustive = flag.Bool("exhaustive", false, "compare the kernels with the scalar references on all 2³² float32 inputs")
 
 // withISA runs f with isa set to l, restoring it afterwards.
-func withISA(l isaLevel, f func()) {
+func withISA(l cpu.Level, f func()) {
 	old := isa
 	isa = l
 	defer func() { isa = old }()
@@ -25,9 +27,9 @@ func withISA(l isaLevel, f func()) {
 
 // supportedISAs returns every kernel set this machine can run, narrowest
 // first.
-func supportedISAs() []isaLevel {
-	var ls []isaLevel
-	for l := isaGo; l <= detectISA(); l++ {
+func supportedISAs() []cpu.Level {
+	var ls []cpu.Level
+	for l := cpu.Generic; l <= detectISA(); l++ {
 		ls = append(ls, l)
 	}
 	return ls
