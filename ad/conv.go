@@ -289,13 +289,24 @@ func (*convPrim) JVP(r *Rule) Var { return bilinearJVP(convOp, r) }
 
 // VJP: x̄ = ConvTranspose(ȳ, w), w̄ = ConvFilter(x, ȳ).
 func (*convPrim) VJP(r *Rule, cot Var) {
-	x, w := r.In[0], r.In[1]
+	x := r.In[0]
 	if r.Need(0) {
-		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, w))
+		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, r.In[1]))
 	}
-	if r.Need(1) {
-		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
+	filterGrad(r, 1, x, cot)
+}
+
+// filterGrad adds w̄ = ConvFilter(x, c̄) for the weight, input i of r. A
+// layer's weight is a View of the parameters used once, so in a Backward
+// the filter gradient is computed straight into its range of the gradient
+// buffer (Rule.gradDest), not copied there at the end of the sweep: a
+// ResNet-18's 11M weights made that copy 44 MB a step.
+func filterGrad(r *Rule, i int, x, cot Var) {
+	if !r.Need(i) {
+		return
 	}
+	w := r.In[i]
+	r.AddGrad(i, applyInto(r.gradDest(i), convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
 }
 
 func (*convTPrim) Name() string { return "ConvTranspose" }
@@ -423,16 +434,14 @@ func (p *convBiasPrim) JVP(r *Rule) Var {
 // ConvBiasRelu), x̄ = ConvTranspose(c̄, w), w̄ = ConvFilter(x, c̄) and b̄ is
 // c̄ summed over every axis but the channels.
 func (p *convBiasPrim) VJP(r *Rule, cot Var) {
-	x, w := r.In[0], r.In[1]
+	x := r.In[0]
 	if p.relu {
 		cot = maskPositive(cot, r.Out)
 	}
 	if r.Need(0) {
-		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, w))
+		r.AddGrad(0, Apply(convTOp, withTarget(r.t, r.Attrs, x.Shape()), cot, r.In[1]))
 	}
-	if r.Need(1) {
-		r.AddGrad(1, Apply(convFOp, withTarget(r.t, r.Attrs, w.Shape()), x, cot))
-	}
+	filterGrad(r, 1, x, cot)
 	if r.Need(2) {
 		var buf [maxRank]int
 		r.AddGrad(2, Reshape(SumTo(cot, biasShape(&buf, cot.Shape())...), r.In[2].Shape()...))

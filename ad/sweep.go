@@ -162,7 +162,10 @@ func addInto(dst, src []float32) {
 // (gradDest), or -1. That needs the View to be used exactly once in the
 // range (so its cotangent is one AddGrad, not a sum) and the wrt node to be
 // used by Views only, none overlapping another (so the range receives
-// nothing else, and settle copies instead of adding).
+// nothing else, and settle copies instead of adding). Views nothing uses
+// receive no cotangent and do not count: a model's subtree views (a
+// layer's block of the parameters, which its own views of weights
+// collapse past, see View) would otherwise overlap every weight's view.
 func (r *Rule) directViews(lo, hi int32, wrtOf []int32, nwrt int) []int32 {
 	t := r.t
 	n := int(hi-lo) + 1
@@ -172,20 +175,29 @@ func (r *Rule) directViews(lo, hi int32, wrtOf []int32, nwrt int) []int32 {
 	for k := range clean {
 		clean[k] = 1
 	}
+	for i := lo; i <= hi; i++ {
+		for _, in := range t.nodes[i].in {
+			if in >= lo {
+				uses[in-lo]++
+			}
+		}
+	}
 	ds := r.dests[:0]
 	for i := lo; i <= hi; i++ {
 		nd := &t.nodes[i]
+		dead := uses[i-lo] == 0 && i != hi
 		for _, in := range nd.in {
 			if in < lo {
 				continue
 			}
-			uses[in-lo]++
 			if k := wrtOf[in-lo]; k >= 0 {
 				if nd.prim != viewOp {
 					clean[k] = 0
 					continue
 				}
-				ds = append(ds, gradDest{wrt: int(k), off: nd.attrs.Ints[0], len: len(nd.data), node: i})
+				if !dead {
+					ds = append(ds, gradDest{wrt: int(k), off: nd.attrs.Ints[0], len: len(nd.data), node: i})
+				}
 			}
 		}
 	}
