@@ -97,26 +97,23 @@ func poolFail(op string, x Var, err error) Var {
 // geometry g, with 1 to 3 spatial axes. Padded cells never win (they count
 // as −Inf). Ties choose the first cell of the window in row-major order; a
 // NaN is chosen over any number. The derivative flows to the chosen cell.
-func MaxPool(x Var, g PoolGeom) Var {
-	var buf [1 + 4*maxPoolDims]int
-	ints, err := poolAttrs(&buf, g)
-	if err != nil {
-		return poolFail("MaxPool", x, err)
-	}
-	return Apply(maxPoolOp, Attrs{Ints: ints}, x)
-}
+func MaxPool(x Var, g PoolGeom) Var { return applyPool("MaxPool", maxPoolOp, x, g) }
 
 // MeanPool returns the mean of x (N, C, spatial…) over each window of the
 // geometry g, with 1 to 3 spatial axes. Padded cells count as zeros and are
 // included in the divisor (PyTorch's count_include_pad = True): the divisor
 // is always the product of the kernel sizes.
-func MeanPool(x Var, g PoolGeom) Var {
+func MeanPool(x Var, g PoolGeom) Var { return applyPool("MeanPool", meanPoolOp, x, g) }
+
+// applyPool applies the pooling op p with the attributes of g to x, or
+// records g's error as the op what's.
+func applyPool(what string, p Primitive, x Var, g PoolGeom) Var {
 	var buf [1 + 4*maxPoolDims]int
 	ints, err := poolAttrs(&buf, g)
 	if err != nil {
-		return poolFail("MeanPool", x, err)
+		return poolFail(what, x, err)
 	}
-	return Apply(meanPoolOp, Attrs{Ints: ints}, x)
+	return Apply(p, Attrs{Ints: ints}, x)
 }
 
 // AdaptiveMeanPool returns the mean of x (N, C, spatial…) over windows

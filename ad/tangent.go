@@ -30,12 +30,7 @@ func (t *Tape) Tangent(y Var, wrt []Var, dirs [][]float32) ([]float32, error) {
 		t.fail(errorf("Tangent: %d directions for %d Params", len(dirs), len(wrt)))
 		ok = false
 	}
-	for k := 0; ok && k < len(wrt); k++ {
-		if d := dirs[k]; d != nil && len(d) != wrt[k].Size() {
-			t.fail(errorf("Tangent: dirs[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
-			ok = false
-		}
-	}
+	ok = ok && t.checkPerParam("Tangent", "dirs", dirs, wrt)
 	if !ok {
 		return nil, t.err
 	}
@@ -92,12 +87,7 @@ func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
 		t.fail(errorf("AddVJP: w has %d elements, y has %d (shape %v)", len(w), y.Size(), y.Shape()))
 		ok = false
 	}
-	for k := 0; ok && k < len(wrt); k++ {
-		if d := dst[k]; d != nil && len(d) != wrt[k].Size() {
-			t.fail(errorf("AddVJP: dst[%d] has %d elements, the Param %d", k, len(d), wrt[k].Size()))
-			ok = false
-		}
-	}
+	ok = ok && t.checkPerParam("AddVJP", "dst", dst, wrt)
 	if !ok {
 		return t.err
 	}
@@ -149,4 +139,17 @@ func (t *Tape) checkWrt(op string, y Var, wrt []Var) (int32, bool) {
 		lo = min(lo, p.id)
 	}
 	return lo, true
+}
+
+// checkPerParam reports whether every non-nil xs[k] (len(xs) = len(wrt))
+// has as many elements as the Param wrt[k]; at the first that does not, it
+// fails the tape, naming xs as name in the call what.
+func (t *Tape) checkPerParam(what, name string, xs [][]float32, wrt []Var) bool {
+	for k, p := range wrt {
+		if d := xs[k]; d != nil && len(d) != p.Size() {
+			t.fail(errorf("%s: %s[%d] has %d elements, the Param %d", what, name, k, len(d), p.Size()))
+			return false
+		}
+	}
+	return true
 }

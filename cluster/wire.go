@@ -314,7 +314,10 @@ func (r *reader) floats(field string, size int) (raw []byte, n int) {
 	return r.take(n*size, field), n
 }
 
-func (r *reader) header(magic [4]byte) (Kind, Precision, uint8) {
+// header reads a message's magic, version, kind, precision and flags
+// byte, failing on flags outside known (a result's flags byte is its
+// status, which decodeResult checks itself).
+func (r *reader) header(magic [4]byte, known uint8) (Kind, Precision, uint8) {
 	m := r.take(4, "magic")
 	if r.err != nil {
 		return 0, 0, 0
@@ -335,6 +338,9 @@ func (r *reader) header(magic [4]byte) (Kind, Precision, uint8) {
 		r.fail("precision %d, want 4 (float32) or 8 (float64)", p)
 	}
 	flags := r.u8("flags")
+	if r.err == nil && flags&^known != 0 {
+		r.fail("unknown flags %#x", flags)
+	}
 	return k, p, flags
 }
 
@@ -424,10 +430,7 @@ func decodeRequest(b []byte) (*request, error) {
 	r := &reader{b: b, what: "request"}
 	q := &request{}
 	var flags uint8
-	q.Kind, q.Prec, flags = r.header(magicRequest)
-	if r.err == nil && flags&^reqFlagsAll != 0 {
-		r.fail("unknown flags %#x", flags)
-	}
+	q.Kind, q.Prec, flags = r.header(magicRequest, reqFlagsAll)
 	q.HasTol, q.HasIndices, q.PerU0 = flags&reqFlagTol != 0, flags&reqFlagIndices != 0, flags&reqFlagPerU0 != 0
 	copy(q.ID[:], r.take(16, "id"))
 	q.Name = r.str8("name", MaxNameLen)
@@ -509,11 +512,7 @@ func encodeShard(s *shardMsg) []byte {
 func decodeShard(b []byte) (*shardMsg, error) {
 	r := &reader{b: b, what: "shard"}
 	s := &shardMsg{}
-	var flags uint8
-	s.Kind, s.Prec, flags = r.header(magicShard)
-	if r.err == nil && flags != 0 {
-		r.fail("unknown flags %#x", flags)
-	}
+	s.Kind, s.Prec, _ = r.header(magicShard, 0)
 	copy(s.Req[:], r.take(16, "request id"))
 	copy(s.ThetaHash[:], r.take(32, "θ hash"))
 	s.Index = r.count("index", MaxTrajectories)

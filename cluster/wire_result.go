@@ -126,7 +126,7 @@ func encodeResult(m *resultMsg) []byte {
 func decodeResult(b []byte) (*resultMsg, error) {
 	r := &reader{b: b, what: "result"}
 	m := &resultMsg{}
-	m.Kind, m.Prec, m.Status = r.header(magicResult)
+	m.Kind, m.Prec, m.Status = r.header(magicResult, 0xff) // the flags byte is the status, checked below
 	if r.err == nil && m.Status != resOK && m.Status != resFailed && m.Status != resOffloaded {
 		r.fail("status %d", m.Status)
 	}

@@ -97,10 +97,7 @@ func (l *ConvLayer) fusesRelu() bool { return l.err == nil && l.opt.act == nil &
 // apply is Apply followed by Relu when relu is set (Chain fuses a Conv and
 // the Relu layer after it into one op, ad.ConvBiasRelu).
 func (l *ConvLayer) apply(p, x ad.Var, relu bool) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	if !checkParams("Conv", p, x, l.nParams()) {
+	if !canApply(l.err, "Conv", p, x, l.nParams()) {
 		return fail(x, nil)
 	}
 	w := l.weight(p)

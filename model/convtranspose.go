@@ -105,10 +105,7 @@ func (l *ConvTransposeLayer) Init(θ []float32, rng *rand.Rand) {
 // Apply returns the transposed convolution of x plus the bias, per
 // channel.
 func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	if !checkParams("ConvTranspose", p, x, l.nParams()) {
+	if !canApply(l.err, "ConvTranspose", p, x, l.nParams()) {
 		return fail(x, nil)
 	}
 	s := x.Shape()

@@ -40,10 +40,7 @@ func (d *DenseLayer) Init(θ []float32, rng *rand.Rand) { d.init(θ, rng, d.inC,
 
 // Apply returns x·Wᵀ + b over the last axis of x.
 func (d *DenseLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
-	if d.err != nil {
-		return fail(x, fmt.Errorf("model: %w", d.err))
-	}
-	if !checkParams("Dense", p, x, d.nParams()) {
+	if !canApply(d.err, "Dense", p, x, d.nParams()) {
 		return fail(x, nil)
 	}
 	s := x.Shape()

@@ -65,10 +65,7 @@ func (l *EmbeddingLayer) Init(θ []float32, rng *rand.Rand) {
 // Apply returns the rows of the table at the indices in x: shape
 // x.shape + (dim).
 func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	if !checkParams("Embedding", p, x, l.n*l.dim) {
+	if !canApply(l.err, "Embedding", p, x, l.n*l.dim) {
 		return fail(x, nil)
 	}
 	s := x.Shape()

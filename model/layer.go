@@ -198,6 +198,17 @@ func fail(x ad.Var, err error) ad.Var {
 	return t.Fail(err)
 }
 
+// canApply reports on x's tape whether a layer with the configuration error
+// err (nil for none) and n parameters can apply to x with p: err, wrapped,
+// is the layer's failure; else checkParams decides.
+func canApply(err error, name string, p, x ad.Var, n int) bool {
+	if err != nil {
+		fail(x, fmt.Errorf("model: %w", err))
+		return false
+	}
+	return checkParams(name, p, x, n)
+}
+
 // checkParams reports on x's tape whether p holds exactly n parameters.
 func checkParams(name string, p, x ad.Var, n int) bool {
 	if n == 0 {

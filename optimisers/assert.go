@@ -80,22 +80,19 @@ var (
 // The schedules of this package also check their parameters (Setup finds
 // scheduleChecker by type assertion).
 var (
-	_ Schedule = constant{}
-	_ Schedule = cosine{}
-	_ Schedule = exponential{}
-	_ Schedule = joined{}
-	_ Schedule = linear{}
-	_ Schedule = stepDecay{}
-	_ Schedule = warmup{}
-	_ Schedule = warmupCosine{}
-	_ Schedule = ScheduleFunc(nil)
-
-	_ scheduleChecker = constant{}
-	_ scheduleChecker = cosine{}
-	_ scheduleChecker = exponential{}
-	_ scheduleChecker = joined{}
-	_ scheduleChecker = linear{}
-	_ scheduleChecker = stepDecay{}
-	_ scheduleChecker = warmup{}
-	_ scheduleChecker = warmupCosine{}
+	_ checkedSchedule = constant{}
+	_ checkedSchedule = cosine{}
+	_ checkedSchedule = exponential{}
+	_ checkedSchedule = joined{}
+	_ checkedSchedule = linear{}
+	_ checkedSchedule = stepDecay{}
+	_ checkedSchedule = warmup{}
+	_ checkedSchedule = warmupCosine{}
+	_ Schedule        = ScheduleFunc(nil)
 )
+
+// checkedSchedule is a Schedule that checks its parameters.
+type checkedSchedule interface {
+	Schedule
+	scheduleChecker
+}

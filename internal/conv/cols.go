@@ -43,10 +43,7 @@ func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	for grp := 0; grp < g.Groups; grp++ {
 		transposeTo(wt[grp*cog*ck:][:cog*ck], w[grp*cog*ck:][:cog*ck], cog, ck)
 	}
-	pitch := wd.pitch(g)
-	po := ints.Get(ck)
-	offs := *po
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	po, offs, pitch := wd.inputOffsets(g)
 	for n := 0; n < g.N; n++ {
 		xs := wd.inputPlanes(xp, x, g, n)
 		for grp := 0; grp < g.Groups; grp++ {
@@ -99,10 +96,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(nc + np + nd)
 	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
-	pitch := wd.pitch(g)
-	po := ints.Get(ck)
-	offs := *po
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	po, offs, pitch := wd.inputOffsets(g)
 	// The images' products add into dW in order, so they cannot split
 	// the batch; split by flat, each image's product ran slower on two
 	// goroutines than on one (the stride-2 layers of a 16×3×96² step, per-op
@@ -137,10 +131,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 // into its channel's (padded, or phase) planes at its tap's offset, one
 // contiguous axpy per (channel, tap), the rows in order.
 func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	ck := g.CinG() * g.KVol()
-	po := ints.Get(ck)
-	offs := *po
-	tapOffsets(offs, g, wd, g.CinG(), wd.pitch(g), 0, 1)
+	po, offs, _ := wd.inputOffsets(g)
 	j := colDataJobs.Get()
 	if j.run == nil {
 		j.run = j.scaled // bound once: a method value made per call would allocate

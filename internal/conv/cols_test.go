@@ -38,22 +38,30 @@ func TestForwardPathsAgree(t *testing.T) {
 	})
 }
 
+// drawStride1Geom draws a drawLargerGeom geometry made stride 1, with a new
+// high padding per axis and the low padding raised where the kernel's span
+// would not fit.
+func drawStride1Geom(rt *rapid.T) *Geom {
+	g := drawLargerGeom(rt)
+	g.Stride = [3]int{1, 1, 1}
+	for a := 0; a < 3; a++ {
+		span := g.Dil[a]*(g.K[a]-1) + 1
+		hi := rapid.IntRange(0, 2).Draw(rt, "padhi")
+		if g.In[a]+g.PadLo[a]+hi < span {
+			g.PadLo[a] = span - g.In[a] - hi
+		}
+		g.Out[a] = g.In[a] + g.PadLo[a] + hi - span + 1
+	}
+	return g
+}
+
 // TestBlockForward checks blockForward (Go or AVX-512 acc8) against the
 // float64 reference on random stride-1 geometries with 8 or 16 output
 // channels per group, padded, dilated, grouped, with rows of every length
 // mod 48 (the kernel's chunks of 48 and 16 and its masked tail).
 func TestBlockForward(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawLargerGeom(rt)
-		g.Stride = [3]int{1, 1, 1}
-		for a := 0; a < 3; a++ {
-			span := g.Dil[a]*(g.K[a]-1) + 1
-			hi := rapid.IntRange(0, 2).Draw(rt, "padhi")
-			if g.In[a]+g.PadLo[a]+hi < span {
-				g.PadLo[a] = span - g.In[a] - hi
-			}
-			g.Out[a] = g.In[a] + g.PadLo[a] + hi - span + 1
-		}
+		g := drawStride1Geom(rt)
 		g.Cout = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cout/8")
 		wd, ok := wideOf(g)
 		if !ok {
@@ -102,16 +110,7 @@ func refEpilogue(y []float64, ep epilogue, g *Geom) {
 // stride-1 geometries with 8 or 16 input channels per group.
 func TestBlockData(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawLargerGeom(rt)
-		g.Stride = [3]int{1, 1, 1}
-		for a := 0; a < 3; a++ {
-			span := g.Dil[a]*(g.K[a]-1) + 1
-			hi := rapid.IntRange(0, 2).Draw(rt, "padhi")
-			if g.In[a]+g.PadLo[a]+hi < span {
-				g.PadLo[a] = span - g.In[a] - hi
-			}
-			g.Out[a] = g.In[a] + g.PadLo[a] + hi - span + 1
-		}
+		g := drawStride1Geom(rt)
 		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
 		wd, ok := wideOf(g)
 		if !ok {

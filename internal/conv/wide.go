@@ -351,6 +351,18 @@ func compactPlane(y, acc []float32, g *Geom, wd *wideGeom) {
 // The wide kernels make one tap-kernel call per (batch item, channel): see
 // accTaps and dotTaps (taps.go).
 
+// inputOffsets takes from ints the plane offsets of every (input channel,
+// tap) pair of a group's CinG channels in the wide input planes (tapOffsets
+// at their pitch), and returns them with that pitch; put po back when done.
+func (wd *wideGeom) inputOffsets(g *Geom) (po *[]int, offs []int, pitch int) {
+	cig := g.CinG()
+	pitch = wd.pitch(g)
+	po = ints.Get(cig * g.KVol())
+	offs = *po
+	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	return po, offs, pitch
+}
+
 // tapOffsets fills offs[ci·KVol+k] with ci·pitch + base + sign·shift(k),
 // the plane offsets of every (channel, tap) pair of c channels.
 func tapOffsets(offs []int, g *Geom, wd *wideGeom, c, pitch, base, sign int) {
@@ -376,10 +388,7 @@ func wideForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	np, na := wd.scratchSizes(g.Cin, l)
 	ps := scratch.Get(np + na)
 	xp, acc := (*ps)[:np], (*ps)[np:]
-	pitch := wd.pitch(g)
-	po := ints.Get(cig * kv)
-	offs := *po
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	po, offs, pitch := wd.inputOffsets(g)
 	for n := 0; n < g.N; n++ {
 		xs := wd.inputPlanes(xp, x, g, n)
 		for co := 0; co < g.Cout; co++ {
@@ -454,10 +463,7 @@ func wideFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	np, nw := wd.scratchSizes(g.Cin, g.Cout*l)
 	ps := scratch.Get(np + nw)
 	xp, dyw := (*ps)[:np], (*ps)[np:]
-	pitch := wd.pitch(g)
-	po := ints.Get(cig * kv)
-	offs := *po
-	tapOffsets(offs, g, wd, cig, pitch, 0, 1)
+	po, offs, pitch := wd.inputOffsets(g)
 	for n := 0; n < g.N; n++ {
 		xs := wd.inputPlanes(xp, x, g, n)
 		dys, dpitch := wd.outputPlanes(dyw, dy, g, n)
