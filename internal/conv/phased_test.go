@@ -276,14 +276,19 @@ func TestPointwise(t *testing.T) {
 }
 
 // TestColGemmParallel checks that colGemmData splitting the batch over
-// goroutines, and colGemmFilter keeping a batch's products on the calling
-// goroutine, give the same bits on two and three goroutines as on one, and
+// goroutines, and colGemmFilter splitting dW's columns, give the same bits
+// on two and three goroutines as on one (on random values, whose sums
+// depend on their order, and on small integers, whose sums are exact), and
 // the reference values, on a stem-like 7×7/2 layer large enough to split.
 func TestColGemmParallel(t *testing.T) {
 	g := square(4, 8, 16, 20, 7, 2, 3)
 	wd := phasedOf(g)
 	if work := g.Cin * g.CoutG() * g.KVol() * wd.l; work < 1<<18 {
 		t.Fatalf("%+v does not reach forItems' split (%d multiply-adds per image)", *g, work)
+	}
+	defer flat.SetMaxThreads(flat.SetMaxThreads(2))
+	if !colFilterSplits(g, &wd) {
+		t.Fatalf("%+v does not reach colGemmFilter's split", *g)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	small := func(n int) []float32 { // small integers: sums exact in float32
@@ -301,13 +306,28 @@ func TestColGemmParallel(t *testing.T) {
 		colGemmFilter(dw, x, u, g, &wd)
 		return dx, dw
 	}
-	dx1, dw1 := run(1)
-	for _, threads := range []int{2, 3} {
-		dx, dw := run(threads)
-		if !bitwise.Equal(dx, dx1) || !bitwise.Equal(dw, dw1) {
-			t.Fatalf("%d goroutines give other bits than one", threads)
+	xr, wr, ur := make([]float32, len(x)), make([]float32, len(w)), make([]float32, len(u))
+	for _, v := range [][]float32{xr, wr, ur} {
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
 		}
 	}
+	xi, wi, ui := x, w, u
+	var dx1, dw1 []float32
+	for _, in := range []struct {
+		name    string
+		x, w, u []float32
+	}{{"normal draws", xr, wr, ur}, {"integers", xi, wi, ui}} {
+		x, w, u = in.x, in.w, in.u
+		dx1, dw1 = run(1)
+		for _, threads := range []int{2, 3} {
+			dx, dw := run(threads)
+			if !bitwise.Equal(dx, dx1) || !bitwise.Equal(dw, dw1) {
+				t.Fatalf("%s: %d goroutines give other bits than one", in.name, threads)
+			}
+		}
+	}
+	// x, w, u and dx1, dw1 are the integers' now: their sums are exact.
 	wantDx, wantDw := refAdjoints(x, w, u, g)
 	for i := range dx1 {
 		if float64(dx1[i]) != wantDx[i] {

@@ -55,8 +55,12 @@ func itemsShare(units, work int) float64 {
 // chunks are cut at k·n/p rounded down to a multiple of 16 (so 9 taps on
 // two goroutines split 4 and 5).
 func pforCrit(units, threads int) float64 {
-	n := units * itemScale
-	p := min(threads, units)
+	return pforCritN(units*itemScale, itemScale, threads)
+}
+
+// pforCritN is pforCrit for flat.ParallelFor(n, minChunk, …).
+func pforCritN(n, minChunk, threads int) float64 {
+	p := min(threads, n/minChunk)
 	if p <= 1 {
 		return 1
 	}
@@ -98,9 +102,13 @@ func parallelShare(g *Geom, op, path string, threads int) (share, crit float64, 
 	case "smallgemm/forward":
 		switch {
 		case share == 1 && smallFwdByRows(g, len(tableFor(g).live)):
-			crit = pforCrit(g.Cout/itemScale, threads) // ParallelFor(Cout, 16)
+			crit = pforCritN(g.Cout, smallRowsChunk, threads)
 		case share == 1:
 			crit = pforCrit(g.N, threads)
+		}
+	case "cols/filter":
+		if wd := phasedOf(g); share == 1 && colFilterSplits(g, &wd) {
+			crit = pforCritN(g.CinG()*kv, 16, threads)
 		}
 	case "tapgemm/filter":
 		wd, _ := wideOf(g)
@@ -155,8 +163,11 @@ func parallelShareOf(g *Geom, op, path string, threads int) (float64, bool) {
 			return itemsShare(g.N, g.Cin*cog*kv*wd.l), true
 		}
 		return gemmShare(ck, wd.l, cog), true
-	case "cols/filter": // one product per image and group over phase planes, on the caller for a batch (colGemmFilter)
+	case "cols/filter": // dW's columns split (colFilterSplits), else one product per image and group over phase planes, on the caller for a batch (colGemmFilter)
 		wd := phasedOf(g)
+		if colFilterSplits(g, &wd) {
+			return 1, true
+		}
 		if g.N > 1 {
 			return 0, true
 		}
