@@ -267,15 +267,22 @@ func (c *convAttrs) adjointShape(dst, x, w, have []int, what string) ([]int, err
 func (*convPrim) Name() string { return "Conv" }
 
 func (*convPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	c, err := decodeConv(a)
-	if err != nil {
-		return dst, err
-	}
-	g, err := c.geom(in[0], in[1])
+	c, g, err := decodeConvGeom(a, in)
 	if err != nil {
 		return dst, err
 	}
 	return c.outShape(dst, &g), nil
+}
+
+// decodeConvGeom decodes a convolution's attributes and its geometry for
+// the input and filter shapes in[0] and in[1].
+func decodeConvGeom(a Attrs, in [][]int) (convAttrs, conv.Geom, error) {
+	c, err := decodeConv(a)
+	if err != nil {
+		return c, conv.Geom{}, err
+	}
+	g, err := c.geom(in[0], in[1])
+	return c, g, err
 }
 
 func (*convPrim) Forward(f *Forward) {
@@ -379,11 +386,7 @@ func (p *convBiasPrim) Name() string {
 }
 
 func (*convBiasPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	c, err := decodeConv(a)
-	if err != nil {
-		return dst, err
-	}
-	g, err := c.geom(in[0], in[1])
+	c, g, err := decodeConvGeom(a, in)
 	if err != nil {
 		return dst, err
 	}
