@@ -111,11 +111,14 @@ func (c bnCase) params() int {
 
 // TestBatchNormMatchesComposite compares the fused op's output, statistics
 // and gradient with the composite formulation's, within float32 rounding,
-// on ranks 2 to 5 with and without the affine map.
+// on ranks 2 to 5 with and without the affine map. The values of a channel
+// are spread out (drawBNParams): drawn independently, three of them once
+// came within 0.014 of each other (variance 4e-5), where x − mean loses
+// most of its digits to rounding in either formulation.
 func TestBatchNormMatchesComposite(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := drawBNCase(rt)
-		θ := rsSmooth(rt, c.params(), -2, 2, "θ")
+		θ := drawBNParams(rt, c)
 		w := rsSmooth(rt, rsSize(c.shape), -1, 1, "w")
 		nx, C := rsSize(c.shape), c.shape[1]
 		for i := nx; i < len(θ); i++ {
