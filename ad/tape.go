@@ -132,6 +132,19 @@ func (t *Tape) Fail(err error) Var {
 	return t.fail(err)
 }
 
+// WrapErr replaces the recorded error err, if there is one, by wrap(err):
+// for code built on ad ops that adds context to an error an op inside it
+// recorded, as model's containers add the path of the layer that failed.
+// wrap should keep err reachable by wrapping it (errors.Is, errors.As);
+// a nil result keeps err.
+func (t *Tape) WrapErr(wrap func(error) error) {
+	if t.err != nil {
+		if e := wrap(t.err); e != nil {
+			t.err = e
+		}
+	}
+}
+
 func (t *Tape) fail(err error) Var {
 	if t.err == nil {
 		t.err = err

@@ -91,12 +91,15 @@ func (c *ChainLayer) Apply(ctx *Ctx, p, x ad.Var) ad.Var {
 		return fail(x, nil)
 	}
 	for i := 0; i < len(c.layers); i++ {
+		clean := tapeClean(x)
 		if c.fused[i] {
 			x = c.layers[i].(*ConvLayer).apply(c.r.sub(p, i), x, true)
+			nameFailure(x, clean, i)
 			i++ // the Relu
 			continue
 		}
 		x = ApplyChild(ctx, c.layers[i], c.r.sub(p, i), x, c.r.state[i], c.r.state[i+1])
+		nameFailure(x, clean, i)
 	}
 	return x
 }
@@ -229,7 +232,9 @@ func (q *ParallelLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	}
 	var y ad.Var
 	for i, l := range q.layers {
+		clean := tapeClean(x)
 		yi := ApplyChild(c, l, q.r.sub(p, i), x, q.r.state[i], q.r.state[i+1])
+		nameFailure(x, clean, i)
 		if i == 0 {
 			y = yi
 		} else {

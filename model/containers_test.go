@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -93,6 +94,51 @@ func TestConfigurationErrorsNameTheLayoutPath(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Chain: 1.1.1: Dense: in 0") || strings.Count(err.Error(), "model:") != 1 {
 		t.Errorf("Apply: tape error %v, want one naming \"Chain: 1.1.1: Dense: in 0\" with the prefix once", err)
 	}
+}
+
+// TestApplyErrorsNameTheLayoutPath checks that an error a layer records
+// while it is applied inside containers names the layer by its layout
+// path, with the prefix once, through Chain (also its fused Conv+Relu),
+// Parallel and Skip, and that an error recorded before is left as it was.
+func TestApplyErrorsNameTheLayoutPath(t *testing.T) {
+	tests := []struct {
+		name  string
+		net   model.Layer
+		shape []int
+		want  string
+	}{
+		{"chain in chain", model.Chain(model.Dense(2, 3), model.Chain(model.Dense(4, 5), model.Dense(5, 1))), []int{1, 2},
+			"model: 1.0: Dense(4, 5): input shape [1 3], want (…, 4)"},
+		{"parallel", model.Chain(model.Dense(2, 3), model.Parallel(ad.Add, model.Dense(3, 2), model.Dense(4, 2))), []int{1, 2},
+			"model: 1.1: Dense(4, 2): input shape [1 3], want (…, 4)"},
+		{"skip adds no path", model.Chain(model.Relu(), model.Skip(model.Dense(3, 3), ad.Add)), []int{1, 2},
+			"model: 1: Dense(3, 3): input shape [1 2], want (…, 3)"},
+		{"fused conv and relu", model.Chain(model.Relu(), model.Conv([]int{3}, 2, 4), model.Relu()), []int{1, 3, 5},
+			"model: 1: ad: ConvBiasRelu: filter shape [4 2 3]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay, err := model.Layout(tt.net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tape := ad.NewTape()
+			x := tape.Const(flat.New(tt.shape...))
+			tt.net.Apply(nil, tape.Param(make([]float32, lay.Len())), x)
+			err = tape.Err()
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Count(err.Error(), "model:") != 1 {
+				t.Errorf("error %v, want one starting %q with the prefix once", err, tt.want)
+			}
+		})
+	}
+	t.Run("earlier error kept", func(t *testing.T) {
+		tape := ad.NewTape()
+		x := tape.Fail(errors.New("before"))
+		model.Chain(model.Dense(2, 2)).Apply(nil, tape.Param(make([]float32, 6)), x)
+		if err := tape.Err(); err == nil || err.Error() != "before" {
+			t.Errorf("error %v, want the earlier one unchanged", err)
+		}
+	})
 }
 
 func TestApplyErrorsAreOnTheTape(t *testing.T) {

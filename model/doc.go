@@ -35,7 +35,10 @@
 // in 3, out 4 channels, groups 2; …" is layer 0 of the Chain at index 1.
 // A layer's Declare returns its error without the prefix (Layout adds
 // it), and every error naming a bad value says what was wanted ("input
-// shape [1 4], want (…, 3)").
+// shape [1 4], want (…, 3)"). An error recorded while a layer inside
+// Chain or Parallel is applied is named by the same path on the tape:
+// "model: 1.0: Dense(4, 5): input shape [1 3], want (…, 4)"
+// (ad.Tape.WrapErr adds it; errors.As still reaches the layer's error).
 // Every layer type is checked against Layer (and Stateful) at compile time
 // in assert.go.
 package model

@@ -1,16 +1,29 @@
 package model
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
 
-// pathError is a configuration error of the layer at a layout path inside
-// containers ("1.0"), so the message names the layer the way the layout
-// names its parameters: "model: 1.0: Conv: …", not "1: 0: Conv: …".
+	"github.com/flatkit/flatkit/ad"
+)
+
+// pathError is an error of the layer at a layout path inside containers
+// ("1.0"), so the message names the layer the way the layout names its
+// parameters: "model: 1.0: Conv: …", not "1: 0: Conv: …". A configuration
+// error gets its "model: " from Layout; an error recorded while applying
+// the layer (applied) carries it itself, once, before the path.
 type pathError struct {
-	path string
-	err  error
+	path    string
+	err     error
+	applied bool
 }
 
-func (e *pathError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *pathError) Error() string {
+	if e.applied {
+		return "model: " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "model: ")
+	}
+	return e.path + ": " + e.err.Error()
+}
 
 func (e *pathError) Unwrap() error { return e.err }
 
@@ -18,7 +31,28 @@ func (e *pathError) Unwrap() error { return e.err }
 // onto the path of an error that already has one.
 func atIndex(i int, err error) error {
 	if pe, ok := err.(*pathError); ok {
-		return &pathError{path: strconv.Itoa(i) + "." + pe.path, err: pe.err}
+		return &pathError{path: strconv.Itoa(i) + "." + pe.path, err: pe.err, applied: pe.applied}
 	}
 	return &pathError{path: strconv.Itoa(i), err: err}
+}
+
+// nameFailure names child i of a container in the error x's tape
+// recorded while the child was applied (clean: the tape had none
+// before), as atIndex names a configuration error.
+func nameFailure(x ad.Var, clean bool, i int) {
+	t := x.Tape()
+	if !clean || t == nil || t.Err() == nil {
+		return
+	}
+	t.WrapErr(func(err error) error {
+		pe := atIndex(i, err).(*pathError)
+		pe.applied = true
+		return pe
+	})
+}
+
+// tapeClean reports whether x's tape has no error yet.
+func tapeClean(x ad.Var) bool {
+	t := x.Tape()
+	return t != nil && t.Err() == nil
 }
