@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // BenchmarkKernels compares the direct and GEMM paths of the three kernels
@@ -49,7 +50,7 @@ func BenchmarkKernels(b *testing.B) {
 				if g.N*g.Cin*g.Cout > 64*16*32 && im.name[len(im.name)-6:] == "direct" {
 					b.Skip("direct on large channel counts: slow and not chosen")
 				}
-				loopCPU(b, im.f)
+				cputime.Loop(b, im.f)
 				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
 				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
@@ -91,7 +92,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 				if im.name == "direct" && s.cin > 16 {
 					b.Skip("direct on large channel counts: slow and not chosen")
 				}
-				loopCPU(b, im.f)
+				cputime.Loop(b, im.f)
 				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
 				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})

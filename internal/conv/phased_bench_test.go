@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // BenchmarkStridedPaths times the strided convolutions of a ResNet-18
@@ -43,7 +44,7 @@ func BenchmarkStridedPaths(b *testing.B) {
 				continue
 			}
 			name := strings.NewReplacer(" ", "_", "/", "s").Replace(l.name)
-			b.Run(fmt.Sprintf("%s/%s", name, im.name), func(b *testing.B) { loopCPU(b, im.f) })
+			b.Run(fmt.Sprintf("%s/%s", name, im.name), func(b *testing.B) { cputime.Loop(b, im.f) })
 		}
 	}
 }

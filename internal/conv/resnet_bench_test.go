@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // resnetLayer is one distinct convolution of torchvision's ResNet-18 and
@@ -61,7 +62,7 @@ func BenchmarkResNet18Layers(b *testing.B) {
 				{"filter", fl, func() { Filter(w, x, y, g) }},
 			} {
 				name := fmt.Sprintf("%dx%d/%s/x%d/%s/%s", in.n, in.side, l.name, l.count, op.name, op.path)
-				b.Run(name, func(b *testing.B) { loopCPU(b, op.run) })
+				b.Run(name, func(b *testing.B) { cputime.Loop(b, op.run) })
 			}
 		}
 	}
@@ -104,7 +105,7 @@ func BenchmarkSmallPaths(b *testing.B) {
 			{"tables/filter", func() { clear(w); smallFilter(w, x, y, g) }},
 			{"gemm/filter", func() { smallGemmFilter(w, x, y, g) }},
 		} {
-			b.Run(c.name+"/"+im.name, func(b *testing.B) { loopCPU(b, im.f) })
+			b.Run(c.name+"/"+im.name, func(b *testing.B) { cputime.Loop(b, im.f) })
 		}
 	}
 }
