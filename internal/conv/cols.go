@@ -102,13 +102,8 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 		clear(dw)
 		return
 	}
-	nc := ck * l
-	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
-	ps := scratch.Get(nc + np + nd)
-	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	po, offs, pitch := wd.inputOffsets(g)
 	if colFilterSplits(g, wd) {
-		scratch.Put(ps)
 		j := colFilterJobs.Get()
 		if j.run == nil {
 			j.run = j.rows // bound once: a method value made per call would allocate
@@ -126,6 +121,10 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	// timing: conv1 7.2 → 11.6 ms, layer2.0.conv1 2.9 → 4.8, layer3.0.conv1
 	// 3.2 → 4.6), so a grouped batch keeps them on the calling goroutine.
 	// One image has nothing else to split.
+	nc := ck * l
+	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
+	ps := scratch.Get(nc + np + nd)
+	cols, xp, dyw := (*ps)[:nc], (*ps)[nc:nc+np], (*ps)[nc+np:]
 	gemm := flat.Gemm
 	if g.N > 1 {
 		gemm = flat.GemmSerial

@@ -233,22 +233,24 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 		smallPass(passGather, g, t, *pw, w, 0)
 		K, a, live = L, *pw, t.live
 	}
-	p := scratch.Get(K*l + g.Cout*l)
 	j := smallFwdJobs.Get()
 	if j.run == nil {
 		j.run = j.scaled // bound once: a method value made per call would allocate
 	}
-	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y,
-		cols: (*p)[:K*l], ym: (*p)[K*l:][:g.Cout*l]}
+	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y}
 	if smallFwdByRows(g, K) {
+		// each goroutine builds cols and its rows of the product in a
+		// buffer of its own (rows)
 		j.byRows = true
 		flat.ParallelFor(g.Cout, smallRowsChunk, j.run)
 	} else {
+		p := scratch.Get(K*l + g.Cout*l)
+		j.cols, j.ym = (*p)[:K*l], (*p)[K*l:][:g.Cout*l]
 		forItems(g.N, g.Cout*K*ov, j.run)
+		scratch.Put(p)
 	}
 	*j = smallFwdJob{run: j.run}
 	smallFwdJobs.Put(j)
-	scratch.Put(p)
 	if pw != nil {
 		scratch.Put(pw)
 	}
