@@ -3,6 +3,7 @@
 package flat
 
 //go:generate sh -c "python3 gen/gemm_amd64.py > gemm_amd64.s"
+//go:generate sh -c "python3 gen/gemm_outer_amd64.py > gemm_outer_amd64.s"
 
 import "github.com/flatkit/flatkit/internal/cpu"
 

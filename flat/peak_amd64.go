@@ -2,6 +2,8 @@
 
 package flat
 
+//go:generate sh -c "python3 gen/peak_amd64.py > peak_amd64.s"
+
 // peakFMAAVX512 and peakFMAAVX2 run iters iterations of 16 (12) independent
 // VFMADD231PS on ZMM (YMM) registers (peak_amd64.s).
 

@@ -2,6 +2,8 @@
 
 package ode
 
+//go:generate sh -c "python3 gen/rows2_amd64.py > rows2_amd64.s"
+
 // haveRows2AVX says whether rows2AVX runs here (it needs AVX2's VPERMPD).
 var haveRows2AVX = haveCombineAVX
 

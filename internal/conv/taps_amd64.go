@@ -2,6 +2,8 @@
 
 package conv
 
+//go:generate sh -c "python3 gen/taps_amd64.py > taps_amd64.s"
+
 import "github.com/flatkit/flatkit/internal/cpu"
 
 // haveAVX512 selects the assembly tap kernels (taps_amd64.s).

@@ -2,6 +2,8 @@
 
 package vmath
 
+//go:generate sh -c "python3 gen/pool_amd64.py > pool_amd64.s"
+
 import "github.com/flatkit/flatkit/internal/cpu"
 
 //go:noescape
