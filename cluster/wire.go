@@ -501,12 +501,29 @@ func encodeShard(s *shardMsg) []byte {
 	w.header(magicShard, s.Kind, s.Prec, 0)
 	w.raw(s.Req[:])
 	w.raw(s.ThetaHash[:])
-	w.u32(uint32(s.Index))
-	w.u32(uint32(s.Attempt))
-	w.u32(uint32(s.Lo))
-	w.u32(uint32(s.Hi))
-	w.u64(s.Seed)
+	w.shardPos(s.Index, s.Attempt, s.Lo, s.Hi, s.Seed)
 	return w.b
+}
+
+// shardPos writes a shard's index, attempt, range and seed, which a shard
+// message and its result carry alike.
+func (w *writer) shardPos(index, attempt, lo, hi int, seed uint64) {
+	w.u32(uint32(index))
+	w.u32(uint32(attempt))
+	w.u32(uint32(lo))
+	w.u32(uint32(hi))
+	w.u64(seed)
+}
+
+// shardPos reads what writer.shardPos wrote, with the same limits in a
+// shard message and a result.
+func (r *reader) shardPos() (index, attempt, lo, hi int, seed uint64) {
+	index = r.count("index", MaxTrajectories)
+	attempt = r.count("attempt", 1<<16)
+	lo = r.count("lo", MaxTrajectories)
+	hi = r.count("hi", MaxTrajectories)
+	seed = r.u64("seed")
+	return index, attempt, lo, hi, seed
 }
 
 func decodeShard(b []byte) (*shardMsg, error) {
@@ -515,11 +532,7 @@ func decodeShard(b []byte) (*shardMsg, error) {
 	s.Kind, s.Prec, _ = r.header(magicShard, 0)
 	copy(s.Req[:], r.take(16, "request id"))
 	copy(s.ThetaHash[:], r.take(32, "θ hash"))
-	s.Index = r.count("index", MaxTrajectories)
-	s.Attempt = r.count("attempt", 1<<16)
-	s.Lo = r.count("lo", MaxTrajectories)
-	s.Hi = r.count("hi", MaxTrajectories)
-	s.Seed = r.u64("seed")
+	s.Index, s.Attempt, s.Lo, s.Hi, s.Seed = r.shardPos()
 	if r.err == nil && s.Hi < s.Lo {
 		r.fail("shard [%d, %d): hi < lo", s.Lo, s.Hi)
 	}

@@ -74,11 +74,7 @@ func encodeResult(m *resultMsg) []byte {
 	w := &writer{b: make([]byte, 0, n)}
 	w.header(magicResult, m.Kind, m.Prec, m.Status)
 	w.raw(m.Req[:])
-	w.u32(uint32(m.Index))
-	w.u32(uint32(m.Attempt))
-	w.u32(uint32(m.Lo))
-	w.u32(uint32(m.Hi))
-	w.u64(m.Seed)
+	w.shardPos(m.Index, m.Attempt, m.Lo, m.Hi, m.Seed)
 	w.u32(uint32(m.Delivered))
 	w.str8(truncUTF8(m.Worker, MaxNameLen))
 	switch m.Status {
@@ -131,11 +127,7 @@ func decodeResult(b []byte) (*resultMsg, error) {
 		r.fail("status %d", m.Status)
 	}
 	copy(m.Req[:], r.take(16, "request id"))
-	m.Index = r.count("index", MaxTrajectories)
-	m.Attempt = r.count("attempt", 1<<16)
-	m.Lo = r.count("lo", MaxTrajectories)
-	m.Hi = r.count("hi", MaxTrajectories)
-	m.Seed = r.u64("seed")
+	m.Index, m.Attempt, m.Lo, m.Hi, m.Seed = r.shardPos()
 	m.Delivered = r.count("delivered", MaxTrajectories)
 	m.Worker = r.str8("worker", MaxNameLen)
 	if r.err == nil && m.Hi < m.Lo {

@@ -40,7 +40,7 @@ func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 }
 
 func stLoad(r io.Reader, opts []LoadOption) ([]float32, *Layout, error) {
-	cfg := loadOptions(opts)
+	cfg := collect(opts)
 	if cfg.rename != nil || cfg.strict {
 		return nil, nil, fmt.Errorf("Rename and Strict apply to LoadInto only; Load reads every tensor under its own name")
 	}

@@ -17,8 +17,10 @@ type loadConfig struct {
 	holds  string // "" for parameters
 }
 
-func loadOptions(opts []LoadOption) loadConfig {
-	var cfg loadConfig
+// collect applies opts in order to a zero config, skipping nil ones: the
+// LoadOptions of Load and LoadInto, the SaveOptions of Save and SaveFile.
+func collect[C any, O ~func(*C)](opts []O) C {
+	var cfg C
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -96,7 +98,7 @@ func loadInto(r io.Reader, lay *Layout, θ []float32, opts []LoadOption) (LoadRe
 	if len(θ) != lay.Len() {
 		return LoadReport{}, fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
-	cfg := loadOptions(opts)
+	cfg := collect(opts)
 	hd, err := stReadHeader(r)
 	if err != nil {
 		return LoadReport{}, err

@@ -42,12 +42,7 @@ func stSave(w io.Writer, lay *Layout, θ []float32, opts []SaveOption) error {
 	if len(θ) != lay.Len() {
 		return fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
-	var cfg saveConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	cfg := collect(opts)
 	if cfg.holds == HoldsParameters {
 		cfg.holds = "" // the default: written as no key, as before
 	}

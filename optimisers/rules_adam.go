@@ -349,17 +349,23 @@ func (r NAdamRule) coeffs(t int) nadam {
 	}
 }
 
+// step updates one element's moments and returns the two terms of its
+// step, kg·g/d and km·m/d.
+func (k *nadam) step(m, v *float32, g float32) (float32, float32) {
+	mi := *m*k.b1 + k.c1*g
+	vi := *v*k.b2 + k.c2*g*g
+	*m, *v = mi, vi
+	d := sqrt32(vi/k.bc2) + k.eps
+	return k.kg * g / d, k.km * mi / d
+}
+
 func (r NAdamRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	k := r.coeffs(t)
 	n := len(dx)
 	m, v := state[0][:n], state[1][:n]
 	for i := range dx {
-		gi := dx[i]
-		mi := m[i]*k.b1 + k.c1*gi
-		vi := v[i]*k.b2 + k.c2*gi*gi
-		m[i], v[i] = mi, vi
-		d := sqrt32(vi/k.bc2) + k.eps
-		dx[i] = k.kg*gi/d + k.km*mi/d
+		a, b := k.step(&m[i], &v[i], dx[i])
+		dx[i] = a + b
 	}
 }
 
@@ -369,13 +375,8 @@ func (r NAdamRule) Fuse(state [][]float32, θ, g []float32, t int) {
 	g = g[:n]
 	m, v := state[0][:n], state[1][:n]
 	for i := range θ {
-		gi := g[i]
-		mi := m[i]*k.b1 + k.c1*gi
-		vi := v[i]*k.b2 + k.c2*gi*gi
-		m[i], v[i] = mi, vi
-		d := sqrt32(vi/k.bc2) + k.eps
-		x := θ[i] - k.kg*gi/d // two updates of θ, as PyTorch's two addcdiv_
-		θ[i] = x - k.km*mi/d
+		a, b := k.step(&m[i], &v[i], g[i])
+		θ[i] = θ[i] - a - b // two updates of θ, as PyTorch's two addcdiv_
 	}
 }
 

@@ -138,30 +138,35 @@ func (r AdaGradRule) Init(state [][]float32, θ []float32) {
 	}
 }
 
-func (r AdaGradRule) clr(t int) float32 {
-	return float32(r.LR / (1 + float64(t-1)*r.LRDecay))
+// adagrad holds the float32 constants of an AdaGrad step.
+type adagrad struct{ clr, eps float32 }
+
+func (r AdaGradRule) consts(t int) adagrad {
+	return adagrad{float32(r.LR / (1 + float64(t-1)*r.LRDecay)), float32(r.Eps)}
+}
+
+// step adds g² to one element's sum of squares and returns its step.
+func (k adagrad) step(s *float32, g float32) float32 {
+	si := *s + g*g
+	*s = si
+	return k.clr * g / (sqrt32(si) + k.eps)
 }
 
 func (r AdaGradRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	clr, eps := r.clr(t), float32(r.Eps)
+	k := r.consts(t)
 	s := state[0][:len(dx)]
 	for i, g := range dx {
-		si := s[i] + g*g
-		s[i] = si
-		dx[i] = clr * g / (sqrt32(si) + eps)
+		dx[i] = k.step(&s[i], g)
 	}
 }
 
 func (r AdaGradRule) Fuse(state [][]float32, θ, g []float32, t int) {
-	clr, eps := r.clr(t), float32(r.Eps)
+	k := r.consts(t)
 	n := len(θ)
 	g = g[:n]
 	s := state[0][:n]
 	for i := range θ {
-		gi := g[i]
-		si := s[i] + gi*gi
-		s[i] = si
-		θ[i] -= clr * gi / (sqrt32(si) + eps)
+		θ[i] -= k.step(&s[i], g[i])
 	}
 }
 
@@ -192,29 +197,37 @@ func (r AdaDeltaRule) Validate() error {
 func (AdaDeltaRule) Slots() int                          { return 2 }
 func (AdaDeltaRule) Init(state [][]float32, θ []float32) {}
 
+// adadelta holds the float32 constants of an AdaDelta step.
+type adadelta struct{ ρ, c, eps, lr float32 }
+
+func (r AdaDeltaRule) consts() adadelta {
+	return adadelta{float32(r.Rho), float32(1 - r.Rho), float32(r.Eps), float32(r.LR)}
+}
+
+// step updates one element's averages s and a and returns its step.
+func (k adadelta) step(s, a *float32, g float32) float32 {
+	si := *s*k.ρ + k.c*g*g
+	δ := sqrt32(*a+k.eps) / sqrt32(si+k.eps) * g
+	*s, *a = si, *a*k.ρ+k.c*δ*δ
+	return k.lr * δ
+}
+
 func (r AdaDeltaRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	ρ, c, eps, lr := float32(r.Rho), float32(1-r.Rho), float32(r.Eps), float32(r.LR)
+	k := r.consts()
 	n := len(dx)
 	s, a := state[0][:n], state[1][:n]
 	for i, g := range dx {
-		si := s[i]*ρ + c*g*g
-		δ := sqrt32(a[i]+eps) / sqrt32(si+eps) * g
-		s[i], a[i] = si, a[i]*ρ+c*δ*δ
-		dx[i] = lr * δ
+		dx[i] = k.step(&s[i], &a[i], g)
 	}
 }
 
 func (r AdaDeltaRule) Fuse(state [][]float32, θ, g []float32, t int) {
-	ρ, c, eps, lr := float32(r.Rho), float32(1-r.Rho), float32(r.Eps), float32(r.LR)
+	k := r.consts()
 	n := len(θ)
 	g = g[:n]
 	s, a := state[0][:n], state[1][:n]
 	for i := range θ {
-		gi := g[i]
-		si := s[i]*ρ + c*gi*gi
-		δ := sqrt32(a[i]+eps) / sqrt32(si+eps) * gi
-		s[i], a[i] = si, a[i]*ρ+c*δ*δ
-		θ[i] -= lr * δ
+		θ[i] -= k.step(&s[i], &a[i], g[i])
 	}
 }
 

@@ -83,9 +83,7 @@ func newConvProblem(c convCfg, seed uint64) (*convProblem, error) {
 		return nil, err
 	}
 	x := flat.New(c.batch, c.ch[0], convSide, convSide)
-	for i := range x.Data {
-		x.Data[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, x.Data)
 	y := flat.New(c.batch, convClasses)
 	for n := 0; n < c.batch; n++ {
 		y.Data[n*convClasses+convTarget] = 1

@@ -94,9 +94,7 @@ func newDeepProblem(n int, seed uint64) (*deepProblem, error) {
 		return nil, err
 	}
 	x := flat.Tensor{Shape: deepInputShape, Data: make([]float32, 1*deepChannels*2*2)}
-	for i := range x.Data {
-		x.Data[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, x.Data)
 	return &deepProblem{n: n, net: net, θ: θ, x: x}, nil
 }
 

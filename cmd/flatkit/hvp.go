@@ -83,13 +83,9 @@ func newHVPProblem(seed uint64) *hvpProblem {
 		uniform(rng, θ[l.off:l.off+l.size()], float32(1/math.Sqrt(float64(l.fanIn))))
 	}
 	x := flat.Tensor{Shape: []int{mlpBatch, mlpIn}, Data: make([]float32, mlpBatch*mlpIn)}
-	for i := range x.Data {
-		x.Data[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, x.Data)
 	dir := make([]float32, mlpParams)
-	for i := range dir {
-		dir[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, dir)
 	return &hvpProblem{x: x, θ: θ, dir: dir, loss: mlpLoss(x),
 		dirT: flat.Tensor{Shape: []int{mlpParams}, Data: dir}}
 }

@@ -69,9 +69,7 @@ func newResnetProblem(width int, c resnetCase, seed uint64) (*resnetProblem, err
 		return nil, err
 	}
 	x := flat.New(c.batch, 3, c.side, c.side)
-	for i := range x.Data {
-		x.Data[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, x.Data)
 	labels := make([]int, c.batch)
 	for i := range labels {
 		labels[i] = i % 10

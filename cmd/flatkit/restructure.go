@@ -53,6 +53,14 @@ func uniform(rng *rand.Rand, x []float32, bound float32) {
 	}
 }
 
+// normal fills x from N(0, 1), the inputs (and HVP's direction) of the
+// scenarios.
+func normal(rng *rand.Rand, x []float32) {
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+}
+
 func newDense(rng *rand.Rand) Dense {
 	d := Dense{Weight: make([]float32, denseN*denseN), Bias: make([]float32, denseN)}
 	uniform(rng, d.Weight, 1.0/16)
@@ -99,9 +107,7 @@ func runRestructure(b *bencher) error {
 	uniform(rng, θb, 1.0/16)
 	θs := [2][]float32{θa, θb}
 	x := make([]float32, denseN)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	normal(rng, x)
 	y := make([]float32, denseN)
 
 	var firstErr error
