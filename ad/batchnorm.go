@@ -91,6 +91,20 @@ func bnCheck(what string, s []int, want ...int) error {
 	return nil
 }
 
+// bnInputs checks the inputs and attributes that the primitives with an
+// optional affine map (BatchNorm and BackData) share: x, in either n or
+// nAffine inputs (want lists them), the stats and eps. It returns C.
+func bnInputs(in [][]int, a Attrs, n, nAffine int, want string) (int, error) {
+	c, err := bnShape(in[0])
+	if err != nil {
+		return 0, err
+	}
+	if len(in) != n && len(in) != nAffine || len(a.Floats) != 1 {
+		return 0, fmt.Errorf("%d inputs and %d float attributes, want %s and eps", len(in), len(a.Floats), want)
+	}
+	return c, bnCheck("stats", in[1], 2, c)
+}
+
 func (*bnStatsPrim) Name() string { return "BatchNormStats" }
 func (*bnStatsPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	c, err := bnShape(in[0])
@@ -106,14 +120,8 @@ func (*bnStatsPrim) Forward(f *Forward) {
 
 func (*bnNormPrim) Name() string { return "BatchNorm" }
 func (*bnNormPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	c, err := bnShape(in[0])
+	c, err := bnInputs(in, a, 2, 4, "x, stats (and gamma, beta)")
 	if err != nil {
-		return dst, err
-	}
-	if len(in) != 2 && len(in) != 4 || len(a.Floats) != 1 {
-		return dst, fmt.Errorf("%d inputs and %d float attributes, want x, stats (and gamma, beta) and eps", len(in), len(a.Floats))
-	}
-	if err := bnCheck("stats", in[1], 2, c); err != nil {
 		return dst, err
 	}
 	if len(in) == 4 {
@@ -160,14 +168,8 @@ func (*bnSumsPrim) Forward(f *Forward) {
 
 func (*bnBackDataPrim) Name() string { return "BatchNormBackData" }
 func (*bnBackDataPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	c, err := bnShape(in[0])
+	c, err := bnInputs(in, a, 4, 5, "x, stats, g, sums (and gamma)")
 	if err != nil {
-		return dst, err
-	}
-	if len(in) != 4 && len(in) != 5 || len(a.Floats) != 1 {
-		return dst, fmt.Errorf("%d inputs and %d float attributes, want x, stats, g, sums (and gamma) and eps", len(in), len(a.Floats))
-	}
-	if err := bnCheck("stats", in[1], 2, c); err != nil {
 		return dst, err
 	}
 	if err := bnCheck("g", in[2], in[0]...); err != nil {

@@ -137,17 +137,25 @@ func (t *Tape) gradVarOf(p, y Var) Var {
 // HVP returns H·dir, where H is the Hessian of the scalar f at θ, by
 // forward-over-reverse: the forward-mode derivative of the recorded gradient.
 func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
-	t, p, y := record(f, θ)
+	t, p, g := recordGrad("HVP", f, θ, dir)
 	defer release(t)
-	if len(dir) != len(θ) && t.err == nil {
-		t.fail(errorf("HVP: dir has %d elements, θ has %d", len(dir), len(θ)))
-	}
-	g := t.gradVarOf(p, y)
 	if t.err != nil {
 		return nil, t.err
 	}
 	hv := t.tangent(p, g, dir)
 	return flat.Clone(hv), t.err
+}
+
+// recordGrad records f at θ on a recycled tape (the caller must release
+// it) and its differentiable gradient g with respect to p, for a Hessian
+// product along dir, whose length it checks against θ's (the error names
+// the caller, name). Errors are left on the tape.
+func recordGrad(name string, f func(Var) Var, θ, dir []float32) (t *Tape, p, g Var) {
+	t, p, y := record(f, θ)
+	if len(dir) != len(θ) && t.err == nil {
+		t.fail(errorf("%s: dir has %d elements, θ has %d", name, len(dir), len(θ)))
+	}
+	return t, p, t.gradVarOf(p, y)
 }
 
 // HVPOf returns H·dir, where H is the Hessian of the scalar loss recorded on
@@ -175,12 +183,8 @@ func (t *Tape) HVPOf(loss, p Var, dir []float32) ([]float32, error) {
 // HVPReverse returns H·dir by reverse-over-reverse: the gradient of
 // ⟨∇f, dir⟩. It cross-checks HVP.
 func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
-	t, p, y := record(f, θ)
+	t, p, g := recordGrad("HVPReverse", f, θ, dir)
 	defer release(t)
-	if len(dir) != len(θ) && t.err == nil {
-		t.fail(errorf("HVPReverse: dir has %d elements, θ has %d", len(dir), len(θ)))
-	}
-	g := t.gradVarOf(p, y)
 	if t.err != nil {
 		return nil, t.err
 	}

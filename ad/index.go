@@ -67,18 +67,19 @@ func indexAttrs(a Attrs) (shape, idx []int, err error) {
 // checkIndexed validates an index primitive's attributes for an input of
 // shape in. For Gather there is one index per output element, each in
 // [0, size of in); for ScatterAdd one per input element, each in
-// [0, size of the output). It returns the output shape.
-func checkIndexed(a Attrs, in []int, gather bool) ([]int, error) {
+// [0, size of the output). It appends the output shape to dst, which it
+// returns as it was on an error (the primitives' Shape).
+func checkIndexed(dst []int, a Attrs, in []int, gather bool) ([]int, error) {
 	shape, idx, err := indexAttrs(a)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if len(shape) > maxRank {
-		return nil, fmt.Errorf("rank of shape %v exceeds %d", shape, maxRank)
+		return dst, fmt.Errorf("rank of shape %v exceeds %d", shape, maxRank)
 	}
 	for i, d := range shape {
 		if d < 0 {
-			return nil, fmt.Errorf("dimension %d of shape %v is negative", i, shape)
+			return dst, fmt.Errorf("dimension %d of shape %v is negative", i, shape)
 		}
 	}
 	n := sizeOf(shape)
@@ -88,28 +89,24 @@ func checkIndexed(a Attrs, in []int, gather bool) ([]int, error) {
 	}
 	if len(idx) != count {
 		if gather {
-			return nil, fmt.Errorf("%d indices for output shape %v, want %d", len(idx), shape, count)
+			return dst, fmt.Errorf("%d indices for output shape %v, want %d", len(idx), shape, count)
 		}
-		return nil, fmt.Errorf("%d indices for input shape %v, want %d", len(idx), in, count)
+		return dst, fmt.Errorf("%d indices for input shape %v, want %d", len(idx), in, count)
 	}
 	for i, j := range idx {
 		if uint(j) >= uint(bound) {
 			if gather {
-				return nil, fmt.Errorf("index %d (position %d) is out of range [0, %d) of input shape %v", j, i, bound, in)
+				return dst, fmt.Errorf("index %d (position %d) is out of range [0, %d) of input shape %v", j, i, bound, in)
 			}
-			return nil, fmt.Errorf("index %d (position %d) is out of range [0, %d) of output shape %v", j, i, bound, shape)
+			return dst, fmt.Errorf("index %d (position %d) is out of range [0, %d) of output shape %v", j, i, bound, shape)
 		}
 	}
-	return shape, nil
+	return append(dst, shape...), nil
 }
 
 func (*gatherPrim) Name() string { return "Gather" }
 func (*gatherPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	shape, err := checkIndexed(a, in[0], true)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, shape...), nil
+	return checkIndexed(dst, a, in[0], true)
 }
 func (*gatherPrim) Forward(f *Forward) {
 	_, idx, _ := indexAttrs(f.Attrs)
@@ -130,11 +127,7 @@ func (*gatherPrim) VJP(r *Rule, c Var) {
 
 func (*scatterAddPrim) Name() string { return "ScatterAdd" }
 func (*scatterAddPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
-	shape, err := checkIndexed(a, in[0], false)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, shape...), nil
+	return checkIndexed(dst, a, in[0], false)
 }
 func (*scatterAddPrim) Forward(f *Forward) {
 	_, idx, _ := indexAttrs(f.Attrs)

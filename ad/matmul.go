@@ -274,31 +274,30 @@ func (*matmulPrim) VJP(r *Rule, c Var) {
 	// a Param): see Rule.gradDest.
 	flat2 := len(a.Shape()) == 2 && len(b.Shape()) == 2
 	if r.Need(0) {
-		var dst []float32
-		if flat2 {
-			dst = r.gradDest(0)
-		}
-		var g Var
 		if !ta {
-			g = matMulInto(dst, c, b, false, !tb) // c·op(B)ᵀ
+			matmulGrad(r, 0, flat2, c, b, false, !tb) // c·op(B)ᵀ
 		} else {
-			g = matMulInto(dst, b, c, tb, true) // (c·op(B)ᵀ)ᵀ = op(B)·cᵀ
+			matmulGrad(r, 0, flat2, b, c, tb, true) // (c·op(B)ᵀ)ᵀ = op(B)·cᵀ
 		}
-		r.AddGrad(0, sumBatch(g, a.Shape()))
 	}
 	if r.Need(1) {
-		var dst []float32
-		if flat2 {
-			dst = r.gradDest(1)
-		}
-		var g Var
 		if !tb {
-			g = matMulInto(dst, a, c, !ta, false) // op(A)ᵀ·c
+			matmulGrad(r, 1, flat2, a, c, !ta, false) // op(A)ᵀ·c
 		} else {
-			g = matMulInto(dst, c, a, true, ta) // cᵀ·op(A)
+			matmulGrad(r, 1, flat2, c, a, true, ta) // cᵀ·op(A)
 		}
-		r.AddGrad(1, sumBatch(g, b.Shape()))
 	}
+}
+
+// matmulGrad adds the product op(x)·op(y), summed over a broadcast batch,
+// to the cotangent of input i, computing it into the gradient buffer when
+// flat2 allows (see matmulPrim.VJP).
+func matmulGrad(r *Rule, i int, flat2 bool, x, y Var, tx, ty bool) {
+	var dst []float32
+	if flat2 {
+		dst = r.gradDest(i)
+	}
+	r.AddGrad(i, sumBatch(matMulInto(dst, x, y, tx, ty), r.In[i].Shape()))
 }
 
 // matMulInto is MatMulT with its output stored in dst if dst has its size

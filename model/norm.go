@@ -41,6 +41,62 @@ func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.V
 	return ad.Div(xc, std), mean, variance
 }
 
+// A normalisation layer's learnable parameters, unless NoAffine: "weight"
+// (ones) and "bias" (zeros), each of n values (of the given shape).
+
+// normParams is the layer's number of parameters, 2n or none.
+func normParams(o *options, n int) int {
+	if o.noAffine {
+		return 0
+	}
+	return 2 * n
+}
+
+// declareNorm reports the layer's configuration error err, or declares its
+// parameters.
+func declareNorm(b *layout.Builder, err error, o *options, shape ...int) error {
+	if err != nil {
+		return err
+	}
+	if !o.noAffine {
+		b.Add("weight", shape...)
+		b.Add("bias", shape...)
+	}
+	return nil
+}
+
+// initNorm sets the weight to ones and the bias to zeros.
+func initNorm(θ []float32, o *options, n int) {
+	if o.noAffine {
+		return
+	}
+	for i := range θ[:n] {
+		θ[i] = 1
+	}
+	clear(θ[n : 2*n])
+}
+
+// normInput returns x's shape if the normalisation layer name, with the
+// configuration error err (nil for none), made by its constructor (made)
+// and with n parameters, can apply to x with p. Otherwise it records why
+// on x's tape and returns a nil shape and the failed Var.
+func normInput(name string, err error, made bool, p, x ad.Var, n int) ([]int, ad.Var) {
+	if err != nil {
+		return nil, fail(x, fmt.Errorf("model: %w", err))
+	}
+	if !made {
+		return nil, fail(x, fmt.Errorf("model: %s: the layer was not made by model.%s", name, name))
+	}
+	if !checkParams(name, p, x, n) {
+		return nil, fail(x, nil)
+	}
+	s := x.Shape()
+	if s == nil {
+		return nil, fail(x, nil)
+	}
+	return s, ad.Var{}
+}
+
 // LayerNormLayer normalises over the trailing axes; see LayerNorm.
 type LayerNormLayer struct {
 	shape []int // the normalised shape: the trailing axes of the input
@@ -81,51 +137,22 @@ func (l *LayerNormLayer) validate() error {
 	return err
 }
 
-func (l *LayerNormLayer) nParams() int {
-	if l.opt.noAffine {
-		return 0
-	}
-	return 2 * l.n
-}
+func (l *LayerNormLayer) nParams() int { return normParams(&l.opt, l.n) }
 
 // Declare declares "weight" and "bias" of the normalised shape, unless
 // NoAffine.
 func (l *LayerNormLayer) Declare(b *layout.Builder) error {
-	if l.err != nil {
-		return l.err
-	}
-	if !l.opt.noAffine {
-		b.Add("weight", l.shape...)
-		b.Add("bias", l.shape...)
-	}
-	return nil
+	return declareNorm(b, l.err, &l.opt, l.shape...)
 }
 
 // Init sets the weight to ones and the bias to zeros.
-func (l *LayerNormLayer) Init(θ []float32, _ *rand.Rand) {
-	if l.opt.noAffine {
-		return
-	}
-	for i := range θ[:l.n] {
-		θ[i] = 1
-	}
-	clear(θ[l.n : 2*l.n])
-}
+func (l *LayerNormLayer) Init(θ []float32, _ *rand.Rand) { initNorm(θ, &l.opt, l.n) }
 
 // Apply normalises x over its trailing axes.
 func (l *LayerNormLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	if l.n == 0 {
-		return fail(x, fmt.Errorf("model: LayerNorm: the layer was not made by model.LayerNorm"))
-	}
-	if !checkParams("LayerNorm", p, x, l.nParams()) {
-		return fail(x, nil)
-	}
-	s := x.Shape()
+	s, failed := normInput("LayerNorm", l.err, l.n != 0, p, x, l.nParams())
 	if s == nil {
-		return fail(x, nil)
+		return failed
 	}
 	k, r := len(l.shape), len(s)
 	if r < k || !slices.Equal(s[r-k:], l.shape) {
@@ -216,23 +243,11 @@ func (l *BatchNormLayer) validate() error {
 	return nil
 }
 
-func (l *BatchNormLayer) nParams() int {
-	if l.opt.noAffine {
-		return 0
-	}
-	return 2 * l.channels
-}
+func (l *BatchNormLayer) nParams() int { return normParams(&l.opt, l.channels) }
 
 // Declare declares "weight" (C) and "bias" (C), unless NoAffine.
 func (l *BatchNormLayer) Declare(b *layout.Builder) error {
-	if l.err != nil {
-		return l.err
-	}
-	if !l.opt.noAffine {
-		b.Add("weight", l.channels)
-		b.Add("bias", l.channels)
-	}
-	return nil
+	return declareNorm(b, l.err, &l.opt, l.channels)
 }
 
 // DeclareState declares "running_mean" (C) and "running_var" (C).
@@ -246,16 +261,7 @@ func (l *BatchNormLayer) DeclareState(b *layout.Builder) error {
 }
 
 // Init sets the weight to ones and the bias to zeros.
-func (l *BatchNormLayer) Init(θ []float32, _ *rand.Rand) {
-	if l.opt.noAffine {
-		return
-	}
-	c := l.channels
-	for i := range θ[:c] {
-		θ[i] = 1
-	}
-	clear(θ[c : 2*c])
-}
+func (l *BatchNormLayer) Init(θ []float32, _ *rand.Rand) { initNorm(θ, &l.opt, l.channels) }
 
 // InitState sets the running mean to zeros and the running variance to
 // ones.
@@ -271,18 +277,9 @@ func (l *BatchNormLayer) InitState(s []float32) {
 // mode (updating the running ones), with the running statistics in test
 // mode.
 func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	if !l.made {
-		return fail(x, fmt.Errorf("model: BatchNorm: the layer was not made by model.BatchNorm"))
-	}
-	if !checkParams("BatchNorm", p, x, l.nParams()) {
-		return fail(x, nil)
-	}
-	s := x.Shape()
+	s, failed := normInput("BatchNorm", l.err, l.made, p, x, l.nParams())
 	if s == nil {
-		return fail(x, nil)
+		return failed
 	}
 	C := l.channels
 	r := len(s)

@@ -94,16 +94,9 @@ func (*PoolLayer) Init([]float32, *rand.Rand) {}
 // out = (size + padLo + padHi − kernel)/stride + 1 per spatial axis,
 // rounded down.
 func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
-	}
-	s := x.Shape()
+	s, failed := poolInput(l.err, l.name, l.kernel, x)
 	if s == nil {
-		return deadInput(l.name, x)
-	}
-	d := len(l.kernel)
-	if len(s) != 2+d {
-		return fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", l.name, l.kernel, s, d))
+		return failed
 	}
 	for i, k := range l.kernel {
 		if n := s[2+i] + l.geom.PadLo[i] + l.geom.PadHi[i]; n < k {
@@ -149,17 +142,29 @@ func (*AdaptiveMeanPoolLayer) Init([]float32, *rand.Rand) {}
 
 // Apply returns the pooled x, (N, C, outSize…).
 func (l *AdaptiveMeanPoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
-	if l.err != nil {
-		return fail(x, fmt.Errorf("model: %w", l.err))
+	if s, failed := poolInput(l.err, "AdaptiveMeanPool", l.outSize, x); s == nil {
+		return failed
+	}
+	return ad.AdaptiveMeanPool(x, l.outSize...)
+}
+
+// poolInput returns x's shape if a pooling layer with the configuration
+// error err (nil for none) can apply to it: x must be (N, C, spatial…) with
+// one spatial axis per entry of size, the kernel or output size that the
+// layer's errors name it by. Otherwise it records why on x's tape and
+// returns a nil shape and the failed Var.
+func poolInput(err error, name string, size []int, x ad.Var) ([]int, ad.Var) {
+	if err != nil {
+		return nil, fail(x, fmt.Errorf("model: %w", err))
 	}
 	s := x.Shape()
 	if s == nil {
-		return deadInput("AdaptiveMeanPool", x)
+		return nil, deadInput(name, x)
 	}
-	if d := len(l.outSize); len(s) != 2+d {
-		return fail(x, fmt.Errorf("model: AdaptiveMeanPool(%v): input shape %v, want (N, C, %d spatial axes)", l.outSize, s, d))
+	if d := len(size); len(s) != 2+d {
+		return nil, fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", name, size, s, d))
 	}
-	return ad.AdaptiveMeanPool(x, l.outSize...)
+	return s, ad.Var{}
 }
 
 // GlobalMeanPool is the layer that averages x (N, C, spatial…) over all its
