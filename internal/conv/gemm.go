@@ -164,7 +164,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 			}
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				var beta float32
 				if k > 0 {
@@ -203,7 +203,7 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 			clear(acc)
 			dyg := dys[grp*cog*pitch:][:cog*pitch]
 			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
 				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.cp)
@@ -304,7 +304,7 @@ func (j *filterJob) taps(lo, hi int) {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
 			for k := lo; k < hi; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				c := j.wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
 				if j.byCin {

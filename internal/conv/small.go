@@ -90,7 +90,7 @@ func buildTable(g *Geom) *smallTable {
 	t := &smallTable{rStart: make([]int32, ck+1)}
 	for ci := 0; ci < cig; ci++ {
 		for k := 0; k < kv; k++ {
-			k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+			k0, k1, k2 := g.tap(k)
 			r := ci*kv + k
 			for o := 0; o < ov; o++ {
 				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
