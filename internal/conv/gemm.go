@@ -5,7 +5,6 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
@@ -231,22 +230,18 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	nw := g.Cout * cig * kv
 	pw := scratch.Get(nw)
 	wt := *pw
-	j := filterJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
+	b := filterJobs.get()
 	// The product's columns are the larger of the two channel counts:
 	// flat.Gemm's widest micro-kernel is 32 columns wide.
 	byCin := cig >= cog
-	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
+	b.job = filterJob{wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
 	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
 	if kv > 1 && work >= 1<<18 {
-		flat.ParallelFor(kv*itemScale, itemScale, j.run)
+		flat.ParallelFor(kv*itemScale, itemScale, b.run)
 	} else {
-		j.taps(0, kv)
+		b.job.taps(0, kv)
 	}
-	*j = filterJob{run: j.run}
-	filterJobs.Put(j)
+	filterJobs.put(b)
 	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
 	// into (Cout, CinG, KVol).
 	for co := 0; co < g.Cout; co++ {
@@ -268,18 +263,17 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 // filterJob is one tapGemmFilter call, shared by the goroutines that
 // compute its taps.
 type filterJob struct {
-	run       func(lo, hi int) // j.scaled, bound once per job
 	wt, x, dy []float32
 	g         Geom
 	wd        wideGeom
 	byCin     bool
 }
 
-var filterJobs freelist.List[filterJob]
+var filterJobs jobList[filterJob, *filterJob]
 
-// scaled computes the taps of ParallelFor's range [lo, hi) (itemScale
+// part computes the taps of ParallelFor's range [lo, hi) (itemScale
 // indices per tap).
-func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
+func (j *filterJob) part(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.
 func (j *filterJob) taps(lo, hi int) {
