@@ -39,16 +39,31 @@ func GemmForward(y, x, w []float32, g *Geom) {
 // (colGemmData), or col2im where the wide matrix would exceed
 // ColsMaxFloats.
 func GemmData(dx, dy, w []float32, g *Geom) {
-	dx = dx[:g.N*g.Cin*g.InVol()]
-	if wd, ok := wideOf(g); ok {
-		tapGemmData(dx, dy, w, g, &wd)
-		return
+	gemmGrad(modeData, dy, dx[:g.N*g.Cin*g.InVol()], w, g)
+}
+
+// gemmGrad runs GemmData (modeData) or GemmFilter (modeFilter) by their
+// common choice of path, the operands in tapLoop's order.
+func gemmGrad(mode int, y, x, w []float32, g *Geom) {
+	wd, wide := wideOf(g)
+	if !wide {
+		wd = phasedOf(g)
 	}
-	if wd := phasedOf(g); useCols(g, &wd) {
-		colGemmData(dx, dy, w, g, &wd)
-		return
+	cols := !wide && useCols(g, &wd)
+	switch {
+	case wide && mode == modeData:
+		tapGemmData(x, y, w, g, &wd)
+	case wide:
+		tapGemmFilter(w, x, y, g, &wd)
+	case cols && mode == modeData:
+		colGemmData(x, y, w, g, &wd)
+	case cols:
+		colGemmFilter(w, x, y, g, &wd)
+	case mode == modeData:
+		im2colData(x, y, w, g)
+	default:
+		im2colFilter(w, x, y, g)
 	}
-	im2colData(dx, dy, w, g)
 }
 
 // im2colData is GemmData by one GEMM and col2im per (image, group).
@@ -79,15 +94,7 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 		clear(dw)
 		return
 	}
-	if wd, ok := wideOf(g); ok {
-		tapGemmFilter(dw, x, dy, g, &wd)
-		return
-	}
-	if wd := phasedOf(g); useCols(g, &wd) {
-		colGemmFilter(dw, x, dy, g, &wd)
-		return
-	}
-	im2colFilter(dw, x, dy, g)
+	gemmGrad(modeFilter, dy, x, dw, g)
 }
 
 // im2colFilter is GemmFilter by im2col and one GEMM per (image, group),
@@ -244,15 +251,16 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	filterJobs.put(b)
 	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
 	// into (Cout, CinG, KVol).
-	for co := 0; co < g.Cout; co++ {
+	cout := g.Cout
+	for co := 0; co < cout; co++ {
 		grp, cl := co/cog, co%cog
 		for ci := 0; ci < cig; ci++ {
 			dst := dw[(co*cig+ci)*kv:][:kv]
 			for k := range dst {
 				if byCin {
-					dst[k] = wt[(k*g.Cout+co)*cig+ci]
+					dst[k] = wt[(k*cout+co)*cig+ci]
 				} else {
-					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
+					dst[k] = wt[(k*cout+grp*cog)*cig+ci*cog+cl]
 				}
 			}
 		}
