@@ -281,19 +281,22 @@ func smallFwdByRows(g *Geom, K int) bool {
 // part computes output channels [lo, hi) (split by rows) or the images
 // of ParallelFor's range [lo, hi).
 func (j *smallFwdJob) part(lo, hi int) {
+	if !j.byRows {
+		lo, hi = lo/itemScale, hi/itemScale
+	}
+	if lo >= hi {
+		return
+	}
 	if j.byRows {
 		j.rows(lo, hi)
-		return
+	} else {
+		j.images(lo, hi)
 	}
-	j.images(lo/itemScale, hi/itemScale)
 }
 
-// rows computes output channels [c0, c1) of every image, with all of cols
-// built in a buffer of its own.
+// rows computes output channels [c0, c1) (not empty) of every image, with
+// all of cols built in a buffer of its own.
 func (j *smallFwdJob) rows(c0, c1 int) {
-	if c0 >= c1 {
-		return
-	}
 	g := &j.g
 	ov := g.OutVol()
 	l := g.N * ov
@@ -309,11 +312,8 @@ func (j *smallFwdJob) rows(c0, c1 int) {
 	scratch.Put(p)
 }
 
-// images computes the outputs of images [n0, n1).
+// images computes the outputs of images [n0, n1) (not empty).
 func (j *smallFwdJob) images(n0, n1 int) {
-	if n0 >= n1 {
-		return
-	}
 	g := &j.g
 	ov := g.OutVol()
 	l := g.N * ov
