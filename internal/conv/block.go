@@ -17,7 +17,6 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/vmath"
 )
 
@@ -182,10 +181,7 @@ func useBlock(g *Geom) bool {
 // goroutines with flat.ParallelFor (each item's sums are the same whichever
 // goroutine computes them).
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
-	j := blockJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
+	b := blockJobs.get()
 	ck := g.CinG() * g.KVol()
 	pitch := wd.pitch(g)
 	nv := (wd.l + 15) / 16
@@ -205,18 +201,16 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	if p := flat.MaxThreads(); g.N < p {
 		chunks = max(1, min(g.Cout/8, (p+g.N-1)/g.N))
 	}
-	*j = blockJob{run: j.run, y: y, x: x, w: w[:g.Cout*ck], g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
+	b.job = blockJob{y: y, x: x, w: w[:g.Cout*ck], g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
 		pf: prefetchAhead(pitch, g.KVol()), direct: direct, ep: ep, chunks: chunks}
-	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, j.run)
-	*j = blockJob{run: j.run}
-	blockJobs.Put(j)
+	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, b.run)
+	blockJobs.put(b)
 	ints.Put(po)
 }
 
 // blockJob is one blockForward call, shared by the goroutines that compute
 // its batch items.
 type blockJob struct {
-	run     func(lo, hi int) // j.scaled, bound once per job
 	y, x, w []float32
 	g       Geom
 	wd      wideGeom
@@ -244,27 +238,27 @@ func prefetchAhead(pitch, kvol int) int {
 	return pitch * ((prefetchTaps + kvol - 1) / kvol)
 }
 
-var blockJobs freelist.List[blockJob]
+var blockJobs jobList[blockJob, *blockJob]
 
 // itemScale is how ParallelFor's index space counts one batch item:
 // ParallelFor cuts its range at multiples of 16 (for vector passes), so
 // batch items are given 16 indices each and any batch of two or more splits.
 const itemScale = 16
 
-// forItems runs scaled (a job's scaled method) over n independent batch
+// forItems runs part (a job's bound part method) over n independent batch
 // items of work multiply-adds each: split over goroutines when there is more
 // than one item and each is worth a hand-off (≥ 2^18 multiply-adds), else
 // on the caller.
-func forItems(n, work int, scaled func(lo, hi int)) {
+func forItems(n, work int, part func(lo, hi int)) {
 	if n > 1 && work >= 1<<18 {
-		flat.ParallelFor(n*itemScale, itemScale, scaled)
+		flat.ParallelFor(n*itemScale, itemScale, part)
 		return
 	}
-	scaled(0, n*itemScale)
+	part(0, n*itemScale)
 }
 
-// scaled computes the units of ParallelFor's range [lo, hi).
-func (j *blockJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
+// part computes the units of ParallelFor's range [lo, hi).
+func (j *blockJob) part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes units [lo, hi): unit u is chunk u%chunks of batch item
 // u/chunks.
@@ -317,10 +311,7 @@ func useBlockData(g *Geom) bool {
 // laid out with a margin of zeros, shifted back by the tap; acc8 shares
 // each load of those planes among eight input channels.
 func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	j := dataJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
+	b := dataJobs.get()
 	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
 	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
@@ -341,10 +332,9 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	po := ints.Get(nt)
 	offs := *po
 	tapOffsets(offs, g, wd, cog, wd.plane+m, m, -1)
-	*j = dataJob{run: j.run, dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), m: m, pf: prefetchAhead(wd.plane+m, kv)}
-	forItems(g.N, g.Cin*nt*wd.plane, j.run)
-	*j = dataJob{run: j.run}
-	dataJobs.Put(j)
+	b.job = dataJob{dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), m: m, pf: prefetchAhead(wd.plane+m, kv)}
+	forItems(g.N, g.Cin*nt*wd.plane, b.run)
+	dataJobs.put(b)
 	ints.Put(po)
 	scratch.Put(pw)
 }
@@ -352,7 +342,6 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // dataJob is one blockData call, shared by the goroutines that compute its
 // batch items.
 type dataJob struct {
-	run        func(lo, hi int) // j.scaled, bound once per job
 	dx, dy, wp []float32
 	g          Geom
 	wd         wideGeom
@@ -361,10 +350,10 @@ type dataJob struct {
 	pf         int // acc8's prefetch distance
 }
 
-var dataJobs freelist.List[dataJob]
+var dataJobs jobList[dataJob, *dataJob]
 
-// scaled computes the items of ParallelFor's range [lo, hi).
-func (j *dataJob) scaled(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
+// part computes the items of ParallelFor's range [lo, hi).
+func (j *dataJob) part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes the data gradient of batch items [lo, hi).
 func (j *dataJob) items(lo, hi int) {

@@ -2,7 +2,6 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The wide im2col forward, for stride 1 on every axis. In the wide layout
@@ -104,14 +103,10 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	}
 	po, offs, pitch := wd.inputOffsets(g)
 	if colFilterSplits(g, wd) {
-		j := colFilterJobs.Get()
-		if j.run == nil {
-			j.run = j.rows // bound once: a method value made per call would allocate
-		}
-		*j = colFilterJob{run: j.run, dw: dw, x: x, dy: dy, g: *g, wd: *wd, offs: offs}
-		flat.ParallelFor(ck, 16, j.run)
-		*j = colFilterJob{run: j.run}
-		colFilterJobs.Put(j)
+		b := colFilterJobs.get()
+		b.job = colFilterJob{dw: dw, x: x, dy: dy, g: *g, wd: *wd, offs: offs}
+		flat.ParallelFor(ck, 16, b.run)
+		colFilterJobs.put(b)
 		ints.Put(po)
 		return
 	}
@@ -158,18 +153,17 @@ func colFilterSplits(g *Geom, wd *wideGeom) bool {
 
 // colFilterJob is one colGemmFilter call split over dW's columns.
 type colFilterJob struct {
-	run       func(lo, hi int) // j.rows, bound once per job
 	dw, x, dy []float32
 	g         Geom
 	wd        wideGeom
 	offs      []int // each row of cols' offset in the input planes
 }
 
-var colFilterJobs freelist.List[colFilterJob]
+var colFilterJobs jobList[colFilterJob, *colFilterJob]
 
-// rows computes columns [r0, r1) of dW (rows of cols) over the whole
+// part computes columns [r0, r1) of dW (rows of cols) over the whole
 // batch, the images in order.
-func (j *colFilterJob) rows(r0, r1 int) {
+func (j *colFilterJob) part(r0, r1 int) {
 	if r0 >= r1 {
 		return
 	}
@@ -200,14 +194,10 @@ func (j *colFilterJob) rows(r0, r1 int) {
 // contiguous axpy per (channel, tap), the rows in order.
 func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	po, offs, _ := wd.inputOffsets(g)
-	j := colDataJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
-	*j = colDataJob{run: j.run, dx: dx, dy: dy, w: w, g: *g, wd: *wd, offs: offs}
-	forItems(g.N, g.Cin*g.CoutG()*g.KVol()*wd.l, j.run)
-	*j = colDataJob{run: j.run}
-	colDataJobs.Put(j)
+	b := colDataJobs.get()
+	b.job = colDataJob{dx: dx, dy: dy, w: w, g: *g, wd: *wd, offs: offs}
+	forItems(g.N, g.Cin*g.CoutG()*g.KVol()*wd.l, b.run)
+	colDataJobs.put(b)
 	ints.Put(po)
 }
 
@@ -219,16 +209,15 @@ func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 // goroutines than on one (the stride-2 layers of a 16×3×96² step: 2.95 →
 // 3.93 ms and 4.27 → 4.52 ms, per-op timing).
 type colDataJob struct {
-	run       func(lo, hi int) // j.scaled, bound once per job
 	dx, dy, w []float32
 	g         Geom
 	wd        wideGeom
 	offs      []int
 }
 
-var colDataJobs freelist.List[colDataJob]
+var colDataJobs jobList[colDataJob, *colDataJob]
 
-func (j *colDataJob) scaled(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+func (j *colDataJob) part(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
 
 // images computes the data gradient of images [n0, n1).
 func (j *colDataJob) images(n0, n1 int) {

@@ -28,6 +28,12 @@ func (g *Geom) CoutG() int { return g.Cout / g.Groups }
 // KVol returns the number of kernel taps.
 func (g *Geom) KVol() int { return g.K[0] * g.K[1] * g.K[2] }
 
+// tap returns the kernel position (k0, k1, k2) of tap k, in KVol's
+// row-major order.
+func (g *Geom) tap(k int) (k0, k1, k2 int) {
+	return k / (g.K[1] * g.K[2]), k / g.K[2] % g.K[1], k % g.K[2]
+}
+
 // InVol returns the number of input spatial positions.
 func (g *Geom) InVol() int { return g.In[0] * g.In[1] * g.In[2] }
 

@@ -116,45 +116,47 @@ func direct(mode int, y, x, w []float32, g *Geom) {
 
 // DirectForward is Forward by direct loops.
 func DirectForward(y, x, w []float32, g *Geom) {
-	y = y[:g.N*g.Cout*g.OutVol()]
-	if small(g) {
-		smallForward(y, x, w, g)
-		return
-	}
-	if wd, ok := wideOf(g); ok {
-		wideForward(y, x, w, g, &wd)
-		return
-	}
-	clear(y)
-	direct(modeForward, y, x, w, g)
+	directPaths(modeForward, y[:g.N*g.Cout*g.OutVol()], x, w, g)
 }
 
 // DirectData is Data by direct loops.
 func DirectData(dx, dy, w []float32, g *Geom) {
-	dx = dx[:g.N*g.Cin*g.InVol()]
-	if small(g) {
-		smallData(dx, dy, w, g)
-		return
-	}
-	if wd, ok := wideOf(g); ok {
-		wideData(dx, dy, w, g, &wd)
-		return
-	}
-	clear(dx)
-	direct(modeData, dy, dx, w, g)
+	directPaths(modeData, dy, dx[:g.N*g.Cin*g.InVol()], w, g)
 }
 
 // DirectFilter is Filter by direct loops.
 func DirectFilter(dw, x, dy []float32, g *Geom) {
-	dw = dw[:g.Cout*g.CinG()*g.KVol()]
-	clear(dw)
+	directPaths(modeFilter, dy, x, dw[:g.Cout*g.CinG()*g.KVol()], g)
+}
+
+// directPaths runs mode (the operands in tapLoop's order) by the small
+// path, the wide path for stride 1, or the row path. The filter gradient's
+// paths add into dw, cleared first; in the other modes the small and wide
+// paths write their whole output and only the row path adds into it.
+func directPaths(mode int, y, x, w []float32, g *Geom) {
+	if mode == modeFilter {
+		clear(w)
+	}
 	if small(g) {
-		smallFilter(dw, x, dy, g)
+		smallDirect(mode, y, x, w, g)
 		return
 	}
 	if wd, ok := wideOf(g); ok {
-		wideFilter(dw, x, dy, g, &wd)
+		switch mode {
+		case modeForward:
+			wideForward(y, x, w, g, &wd)
+		case modeData:
+			wideData(x, y, w, g, &wd)
+		default:
+			wideFilter(w, x, y, g, &wd)
+		}
 		return
 	}
-	direct(modeFilter, dy, x, dw, g)
+	switch mode {
+	case modeForward:
+		clear(y)
+	case modeData:
+		clear(x)
+	}
+	direct(mode, y, x, w, g)
 }

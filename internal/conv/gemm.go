@@ -5,7 +5,6 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
@@ -40,16 +39,31 @@ func GemmForward(y, x, w []float32, g *Geom) {
 // (colGemmData), or col2im where the wide matrix would exceed
 // ColsMaxFloats.
 func GemmData(dx, dy, w []float32, g *Geom) {
-	dx = dx[:g.N*g.Cin*g.InVol()]
-	if wd, ok := wideOf(g); ok {
-		tapGemmData(dx, dy, w, g, &wd)
-		return
+	gemmGrad(modeData, dy, dx[:g.N*g.Cin*g.InVol()], w, g)
+}
+
+// gemmGrad runs GemmData (modeData) or GemmFilter (modeFilter) by their
+// common choice of path, the operands in tapLoop's order.
+func gemmGrad(mode int, y, x, w []float32, g *Geom) {
+	wd, wide := wideOf(g)
+	if !wide {
+		wd = phasedOf(g)
 	}
-	if wd := phasedOf(g); useCols(g, &wd) {
-		colGemmData(dx, dy, w, g, &wd)
-		return
+	cols := !wide && useCols(g, &wd)
+	switch {
+	case wide && mode == modeData:
+		tapGemmData(x, y, w, g, &wd)
+	case wide:
+		tapGemmFilter(w, x, y, g, &wd)
+	case cols && mode == modeData:
+		colGemmData(x, y, w, g, &wd)
+	case cols:
+		colGemmFilter(w, x, y, g, &wd)
+	case mode == modeData:
+		im2colData(x, y, w, g)
+	default:
+		im2colFilter(w, x, y, g)
 	}
-	im2colData(dx, dy, w, g)
 }
 
 // im2colData is GemmData by one GEMM and col2im per (image, group).
@@ -80,15 +94,7 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 		clear(dw)
 		return
 	}
-	if wd, ok := wideOf(g); ok {
-		tapGemmFilter(dw, x, dy, g, &wd)
-		return
-	}
-	if wd := phasedOf(g); useCols(g, &wd) {
-		colGemmFilter(dw, x, dy, g, &wd)
-		return
-	}
-	im2colFilter(dw, x, dy, g)
+	gemmGrad(modeFilter, dy, x, dw, g)
 }
 
 // im2colFilter is GemmFilter by im2col and one GEMM per (image, group),
@@ -164,7 +170,7 @@ func tapGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 			}
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				var beta float32
 				if k > 0 {
@@ -203,7 +209,7 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 			clear(acc)
 			dyg := dys[grp*cog*pitch:][:cog*pitch]
 			for k := 0; k < kv; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				a := wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
 				flat.Gemm(true, false, cig, l, cog, 1, a, cig, dyg, pitch, 1, acc[sh:], wd.cp)
@@ -231,33 +237,30 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	nw := g.Cout * cig * kv
 	pw := scratch.Get(nw)
 	wt := *pw
-	j := filterJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
+	b := filterJobs.get()
 	// The product's columns are the larger of the two channel counts:
 	// flat.Gemm's widest micro-kernel is 32 columns wide.
 	byCin := cig >= cog
-	*j = filterJob{run: j.run, wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
+	b.job = filterJob{wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
 	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
 	if kv > 1 && work >= 1<<18 {
-		flat.ParallelFor(kv*itemScale, itemScale, j.run)
+		flat.ParallelFor(kv*itemScale, itemScale, b.run)
 	} else {
-		j.taps(0, kv)
+		b.job.taps(0, kv)
 	}
-	*j = filterJob{run: j.run}
-	filterJobs.Put(j)
+	filterJobs.put(b)
 	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
 	// into (Cout, CinG, KVol).
-	for co := 0; co < g.Cout; co++ {
+	cout := g.Cout
+	for co := 0; co < cout; co++ {
 		grp, cl := co/cog, co%cog
 		for ci := 0; ci < cig; ci++ {
 			dst := dw[(co*cig+ci)*kv:][:kv]
 			for k := range dst {
 				if byCin {
-					dst[k] = wt[(k*g.Cout+co)*cig+ci]
+					dst[k] = wt[(k*cout+co)*cig+ci]
 				} else {
-					dst[k] = wt[(k*g.Cout+grp*cog)*cig+ci*cog+cl]
+					dst[k] = wt[(k*cout+grp*cog)*cig+ci*cog+cl]
 				}
 			}
 		}
@@ -268,18 +271,17 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 // filterJob is one tapGemmFilter call, shared by the goroutines that
 // compute its taps.
 type filterJob struct {
-	run       func(lo, hi int) // j.scaled, bound once per job
 	wt, x, dy []float32
 	g         Geom
 	wd        wideGeom
 	byCin     bool
 }
 
-var filterJobs freelist.List[filterJob]
+var filterJobs jobList[filterJob, *filterJob]
 
-// scaled computes the taps of ParallelFor's range [lo, hi) (itemScale
+// part computes the taps of ParallelFor's range [lo, hi) (itemScale
 // indices per tap).
-func (j *filterJob) scaled(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
+func (j *filterJob) part(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.
 func (j *filterJob) taps(lo, hi int) {
@@ -304,7 +306,7 @@ func (j *filterJob) taps(lo, hi int) {
 			xg := xs[grp*cig*pitch:][:cig*pitch]
 			dyg := dys[grp*cog*dpitch:][:cog*dpitch]
 			for k := lo; k < hi; k++ {
-				k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+				k0, k1, k2 := g.tap(k)
 				sh := wd.shift(g, k0, k1, k2)
 				c := j.wt[(k*g.Cout+grp*cog)*cig:][:cog*cig]
 				if j.byCin {

@@ -135,25 +135,32 @@ func planes(buf, a []float32, g *Geom, c, n0, k int, sub, read bool) (m []float3
 }
 
 // pointwiseForward is Forward for usePointwise geometries.
-func pointwiseForward(y, x, w []float32, g *Geom) {
-	pointwiseChunks(g, func(n0, k, ld int, in, out []float32) {
-		xs, _ := planes(in, x, g, g.Cin, n0, k, true, true)
-		ys, own := planes(out, y, g, g.Cout, n0, k, false, false)
-		flat.Gemm(false, false, g.Cout, ld, g.Cin, 1, w, g.Cin, xs, ld, 0, ys, ld)
-		if !own {
-			gatherPlanes(ys, y, g, g.Cout, n0, k, false, true)
-		}
-	})
-}
+func pointwiseForward(y, x, w []float32, g *Geom) { pointwiseProduct(false, y, x, w, g) }
 
 // pointwiseData is Data for usePointwise geometries.
-func pointwiseData(dx, dy, w []float32, g *Geom) {
+func pointwiseData(dx, dy, w []float32, g *Geom) { pointwiseProduct(true, dx, dy, w, g) }
+
+// pointwiseProduct writes dst = W·src (y = W·x, forward) or, if data,
+// Wᵀ·src (dx = Wᵀ·dy), chunk by chunk: the source's planes read, the
+// destination's gathered back where the product did not write them in
+// place.
+func pointwiseProduct(data bool, dst, src, w []float32, g *Geom) {
+	// The source's and destination's channels, and whether each is the
+	// (subsampled) input side.
+	cs, cd, ssub := g.Cin, g.Cout, true
+	if data {
+		cs, cd, ssub = g.Cout, g.Cin, false
+	}
 	pointwiseChunks(g, func(n0, k, ld int, in, out []float32) {
-		dys, _ := planes(out, dy, g, g.Cout, n0, k, false, true)
-		dxs, own := planes(in, dx, g, g.Cin, n0, k, true, false)
-		flat.Gemm(true, false, g.Cin, ld, g.Cout, 1, w, g.Cin, dys, ld, 0, dxs, ld)
+		sbuf, dbuf := in, out
+		if data {
+			sbuf, dbuf = out, in
+		}
+		ss, _ := planes(sbuf, src, g, cs, n0, k, ssub, true)
+		ds, own := planes(dbuf, dst, g, cd, n0, k, !ssub, false)
+		flat.Gemm(data, false, cd, ld, cs, 1, w, g.Cin, ss, ld, 0, ds, ld)
 		if !own {
-			gatherPlanes(dxs, dx, g, g.Cin, n0, k, true, true)
+			gatherPlanes(ds, dst, g, cd, n0, k, !ssub, true)
 		}
 	})
 }

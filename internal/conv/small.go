@@ -90,7 +90,7 @@ func buildTable(g *Geom) *smallTable {
 	t := &smallTable{rStart: make([]int32, ck+1)}
 	for ci := 0; ci < cig; ci++ {
 		for k := 0; k < kv; k++ {
-			k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
+			k0, k1, k2 := g.tap(k)
 			r := ci*kv + k
 			for o := 0; o < ov; o++ {
 				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
@@ -135,150 +135,158 @@ func buildTable(g *Geom) *smallTable {
 	return t
 }
 
-// smallForward is DirectForward for small outputs: for each output
-// position, the sum over its triples, for four output channels at a time.
-func smallForward(y, x, w []float32, g *Geom) {
+// smallDirect is the direct kernels for small outputs (mode and operands
+// as in tapLoop), one (batch item, group) at a time; the filter gradient
+// adds into a cleared dw.
+func smallDirect(mode int, y, x, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
 	t := tableFor(g)
 	for n := 0; n < g.N; n++ {
 		for grp := 0; grp < g.Groups; grp++ {
 			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
-			co := grp * cog
-			end := co + cog
-			for ; co+4 <= end; co += 4 {
-				w0, w1, w2, w3 := w[co*ck:][:ck], w[(co+1)*ck:][:ck], w[(co+2)*ck:][:ck], w[(co+3)*ck:][:ck]
-				y0, y1, y2, y3 := y[(n*g.Cout+co)*ov:][:ov], y[(n*g.Cout+co+1)*ov:][:ov], y[(n*g.Cout+co+2)*ov:][:ov], y[(n*g.Cout+co+3)*ov:][:ov]
-				for o := range y0 {
-					rr, ii := t.byOut(o)
-					var s0, s1, s2, s3 float32
-					for e, r := range rr {
-						xv := xg[ii[e]]
-						s0 += w0[r] * xv
-						s1 += w1[r] * xv
-						s2 += w2[r] * xv
-						s3 += w3[r] * xv
-					}
-					y0[o], y1[o], y2[o], y3[o] = s0, s1, s2, s3
-				}
-			}
-			for ; co < end; co++ {
-				wc := w[co*ck:][:ck]
-				yc := y[(n*g.Cout+co)*ov:][:ov]
-				for o := range yc {
-					rr, ii := t.byOut(o)
-					var s float32
-					for e, r := range rr {
-						s += wc[r] * xg[ii[e]]
-					}
-					yc[o] = s
-				}
-			}
-		}
-	}
-}
-
-// smallData is DirectData for small outputs: for each input position, the
-// sum over its triples and over the output channels of its group.
-func smallData(dx, dy, w []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
-	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	t := tableFor(g)
-	for n := 0; n < g.N; n++ {
-		for grp := 0; grp < g.Groups; grp++ {
-			dxg := dx[(n*g.Cin+grp*cig)*iv:][:cig*iv]
-			dyg := dy[(n*g.Cout+grp*cog)*ov:][:cog*ov]
+			yg := y[(n*g.Cout+grp*cog)*ov:][:cog*ov]
 			wg := w[grp*cog*ck:][:cog*ck]
-			clear(dxg)
-			c := 0
-			for ; c+4 <= cog; c += 4 {
-				w0, w1, w2, w3 := wg[c*ck:][:ck], wg[(c+1)*ck:][:ck], wg[(c+2)*ck:][:ck], wg[(c+3)*ck:][:ck]
-				d0, d1, d2, d3 := dyg[c*ov:][:ov], dyg[(c+1)*ov:][:ov], dyg[(c+2)*ov:][:ov], dyg[(c+3)*ov:][:ov]
-				for i := range dxg {
-					rr, oo := t.byIn(i)
-					var s0, s1, s2, s3 float32
-					for e, r := range rr {
-						o := oo[e]
-						s0 += w0[r] * d0[o]
-						s1 += w1[r] * d1[o]
-						s2 += w2[r] * d2[o]
-						s3 += w3[r] * d3[o]
-					}
-					dxg[i] += (s0 + s1) + (s2 + s3)
-				}
-			}
-			for ; c < cog; c++ {
-				wc, dc := wg[c*ck:][:ck], dyg[c*ov:][:ov]
-				for i := range dxg {
-					rr, oo := t.byIn(i)
-					var s float32
-					for e, r := range rr {
-						s += wc[r] * dc[oo[e]]
-					}
-					dxg[i] += s
-				}
+			switch mode {
+			case modeForward:
+				smallForwardGroup(yg, xg, wg, t, cog, ov, ck)
+			case modeData:
+				smallDataGroup(xg, yg, wg, t, cog, ov, ck)
+			default:
+				smallFilterGroup(wg, xg, yg, t, cog, ov, ck)
 			}
 		}
 	}
 }
 
-// smallFilter is DirectFilter for small outputs, adding into a cleared dw:
-// for each im2col row, the sum over its triples, for four output channels
-// at a time.
-func smallFilter(dw, x, dy []float32, g *Geom) {
-	iv, ov := g.InVol(), g.OutVol()
-	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
-	t := tableFor(g)
-	for n := 0; n < g.N; n++ {
-		for grp := 0; grp < g.Groups; grp++ {
-			xg := x[(n*g.Cin+grp*cig)*iv:][:cig*iv]
-			co := grp * cog
-			end := co + cog
-			for ; co+4 <= end; co += 4 {
-				d0, d1, d2, d3 := dy[(n*g.Cout+co)*ov:][:ov], dy[(n*g.Cout+co+1)*ov:][:ov], dy[(n*g.Cout+co+2)*ov:][:ov], dy[(n*g.Cout+co+3)*ov:][:ov]
-				w0, w1, w2, w3 := dw[co*ck:][:ck], dw[(co+1)*ck:][:ck], dw[(co+2)*ck:][:ck], dw[(co+3)*ck:][:ck]
-				// One pass over the triples in row order, flushing the four
-				// sums when the row changes: rows have few triples each
-				// (deepchain: 0 to 4), too few for a loop per row.
-				rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
-				if len(rr) == 0 {
-					continue
-				}
-				cur := rr[0]
-				var s0, s1, s2, s3 float32
-				for e, r := range rr {
-					if r != cur {
-						w0[cur] += s0
-						w1[cur] += s1
-						w2[cur] += s2
-						w3[cur] += s3
-						s0, s1, s2, s3 = 0, 0, 0, 0
-						cur = r
-					}
-					o := oo[e]
-					xv := xg[ii[e]]
-					s0 += d0[o] * xv
-					s1 += d1[o] * xv
-					s2 += d2[o] * xv
-					s3 += d3[o] * xv
-				}
+// smallForward, smallData and smallFilter are DirectForward, DirectData and
+// DirectFilter for small outputs (smallFilter adds into a cleared dw).
+func smallForward(y, x, w []float32, g *Geom)  { smallDirect(modeForward, y, x, w, g) }
+func smallData(dx, dy, w []float32, g *Geom)   { smallDirect(modeData, dy, dx, w, g) }
+func smallFilter(dw, x, dy []float32, g *Geom) { smallDirect(modeFilter, dy, x, dw, g) }
+
+// quad returns the four consecutive n-value blocks of s from off: the
+// operands of four channels.
+func quad(s []float32, off, n int) (a, b, c, d []float32) {
+	return s[off:][:n], s[off+n:][:n], s[off+2*n:][:n], s[off+3*n:][:n]
+}
+
+// smallForwardGroup is the forward pass of one (batch item, group) for small
+// outputs: for each output position, the sum over its triples, for four
+// output channels at a time.
+func smallForwardGroup(yg, xg, wg []float32, t *smallTable, cog, ov, ck int) {
+	c := 0
+	for ; c+4 <= cog; c += 4 {
+		w0, w1, w2, w3 := quad(wg, c*ck, ck)
+		y0, y1, y2, y3 := quad(yg, c*ov, ov)
+		for o := range y0 {
+			rr, ii := t.byOut(o)
+			var s0, s1, s2, s3 float32
+			for e, r := range rr {
+				xv := xg[ii[e]]
+				s0 += w0[r] * xv
+				s1 += w1[r] * xv
+				s2 += w2[r] * xv
+				s3 += w3[r] * xv
+			}
+			y0[o], y1[o], y2[o], y3[o] = s0, s1, s2, s3
+		}
+	}
+	for ; c < cog; c++ {
+		wc, yc := wg[c*ck:][:ck], yg[c*ov:][:ov]
+		for o := range yc {
+			rr, ii := t.byOut(o)
+			var s float32
+			for e, r := range rr {
+				s += wc[r] * xg[ii[e]]
+			}
+			yc[o] = s
+		}
+	}
+}
+
+// smallDataGroup is the data gradient of one (batch item, group) for small
+// outputs: for each input position, the sum over its triples and over the
+// output channels of the group.
+func smallDataGroup(dxg, dyg, wg []float32, t *smallTable, cog, ov, ck int) {
+	clear(dxg)
+	c := 0
+	for ; c+4 <= cog; c += 4 {
+		w0, w1, w2, w3 := quad(wg, c*ck, ck)
+		d0, d1, d2, d3 := quad(dyg, c*ov, ov)
+		for i := range dxg {
+			rr, oo := t.byIn(i)
+			var s0, s1, s2, s3 float32
+			for e, r := range rr {
+				o := oo[e]
+				s0 += w0[r] * d0[o]
+				s1 += w1[r] * d1[o]
+				s2 += w2[r] * d2[o]
+				s3 += w3[r] * d3[o]
+			}
+			dxg[i] += (s0 + s1) + (s2 + s3)
+		}
+	}
+	for ; c < cog; c++ {
+		wc, dc := wg[c*ck:][:ck], dyg[c*ov:][:ov]
+		for i := range dxg {
+			rr, oo := t.byIn(i)
+			var s float32
+			for e, r := range rr {
+				s += wc[r] * dc[oo[e]]
+			}
+			dxg[i] += s
+		}
+	}
+}
+
+// smallFilterGroup is the filter gradient of one (batch item, group) for small
+// outputs, added into dwg: for each im2col row, the sum over its triples,
+// for four output channels at a time.
+func smallFilterGroup(dwg, xg, dyg []float32, t *smallTable, cog, ov, ck int) {
+	c := 0
+	for ; c+4 <= cog; c += 4 {
+		d0, d1, d2, d3 := quad(dyg, c*ov, ov)
+		w0, w1, w2, w3 := quad(dwg, c*ck, ck)
+		// One pass over the triples in row order, flushing the four sums
+		// when the row changes: rows have few triples each (deepchain: 0 to
+		// 4), too few for a loop per row.
+		rr, oo, ii := t.rR, t.rO[:len(t.rR)], t.rI[:len(t.rR)]
+		if len(rr) == 0 {
+			continue
+		}
+		cur := rr[0]
+		var s0, s1, s2, s3 float32
+		for e, r := range rr {
+			if r != cur {
 				w0[cur] += s0
 				w1[cur] += s1
 				w2[cur] += s2
 				w3[cur] += s3
+				s0, s1, s2, s3 = 0, 0, 0, 0
+				cur = r
 			}
-			for ; co < end; co++ {
-				dc := dy[(n*g.Cout+co)*ov:][:ov]
-				wc := dw[co*ck:][:ck]
-				for r := range wc {
-					oo, ii := t.byRow(r)
-					var s float32
-					for e, o := range oo {
-						s += dc[o] * xg[ii[e]]
-					}
-					wc[r] += s
-				}
+			o := oo[e]
+			xv := xg[ii[e]]
+			s0 += d0[o] * xv
+			s1 += d1[o] * xv
+			s2 += d2[o] * xv
+			s3 += d3[o] * xv
+		}
+		w0[cur] += s0
+		w1[cur] += s1
+		w2[cur] += s2
+		w3[cur] += s3
+	}
+	for ; c < cog; c++ {
+		dc, wc := dyg[c*ov:][:ov], dwg[c*ck:][:ck]
+		for r := range wc {
+			oo, ii := t.byRow(r)
+			var s float32
+			for e, o := range oo {
+				s += dc[o] * xg[ii[e]]
 			}
+			wc[r] += s
 		}
 	}
 }

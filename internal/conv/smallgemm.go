@@ -7,7 +7,6 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The thresholds of useSmallGemm, from BenchmarkSmallPaths (one
@@ -105,7 +104,6 @@ const (
 
 // smallJob is one small-GEMM pass, shared by the goroutines that run it.
 type smallJob struct {
-	run  func(lo, hi int) // j.scaled, bound once per job
 	pass int
 	g    Geom
 	t    *smallTable
@@ -113,7 +111,7 @@ type smallJob struct {
 	c    int       // channels of a (batchCols)
 }
 
-var smallJobs freelist.List[smallJob]
+var smallJobs jobList[smallJob, *smallJob]
 
 // smallPass runs pass over its units (rows of cols for the cols passes,
 // rows of W for passGather, else images), each moving per values, split over goroutines when they
@@ -130,22 +128,18 @@ func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
 	case passDataSum:
 		per = len(t.iR)
 	}
-	j := smallJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
-	*j = smallJob{run: j.run, pass: pass, g: *g, t: t, m: m, a: a, c: c}
+	b := smallJobs.get()
+	b.job = smallJob{pass: pass, g: *g, t: t, m: m, a: a, c: c}
 	if units > 1 && units*per >= smallPassMin && flat.MaxThreads() > 1 {
 		minUnits := max(1, smallPassMin/2/max(per, 1))
-		flat.ParallelFor(units*itemScale, minUnits*itemScale, j.run)
+		flat.ParallelFor(units*itemScale, minUnits*itemScale, b.run)
 	} else {
-		j.units(0, units)
+		b.job.units(0, units)
 	}
-	*j = smallJob{run: j.run}
-	smallJobs.Put(j)
+	smallJobs.put(b)
 }
 
-func (j *smallJob) scaled(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
+func (j *smallJob) part(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
 
 // units runs j's pass on units [lo, hi).
 func (j *smallJob) units(lo, hi int) {
@@ -233,24 +227,20 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 		smallPass(passGather, g, t, *pw, w, 0)
 		K, a, live = L, *pw, t.live
 	}
-	j := smallFwdJobs.Get()
-	if j.run == nil {
-		j.run = j.scaled // bound once: a method value made per call would allocate
-	}
-	*j = smallFwdJob{run: j.run, g: *g, t: t, live: live, K: K, a: a, x: x, y: y}
+	b := smallFwdJobs.get()
+	b.job = smallFwdJob{g: *g, t: t, live: live, K: K, a: a, x: x, y: y}
 	if smallFwdByRows(g, K) {
 		// each goroutine builds cols and its rows of the product in a
 		// buffer of its own (rows)
-		j.byRows = true
-		flat.ParallelFor(g.Cout, smallRowsChunk, j.run)
+		b.job.byRows = true
+		flat.ParallelFor(g.Cout, smallRowsChunk, b.run)
 	} else {
 		p := scratch.Get(K*l + g.Cout*l)
-		j.cols, j.ym = (*p)[:K*l], (*p)[K*l:][:g.Cout*l]
-		forItems(g.N, g.Cout*K*ov, j.run)
+		b.job.cols, b.job.ym = (*p)[:K*l], (*p)[K*l:][:g.Cout*l]
+		forItems(g.N, g.Cout*K*ov, b.run)
 		scratch.Put(p)
 	}
-	*j = smallFwdJob{run: j.run}
-	smallFwdJobs.Put(j)
+	smallFwdJobs.put(b)
 	if pw != nil {
 		scratch.Put(pw)
 	}
@@ -259,8 +249,7 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 // smallFwdJob is one smallGemmForward call, shared by the goroutines that
 // compute its images.
 type smallFwdJob struct {
-	run      func(lo, hi int) // j.scaled, bound once per job
-	byRows   bool             // split by output channels (rows), not images
+	byRows   bool // split by output channels (rows), not images
 	g        Geom
 	t        *smallTable
 	live     []int32
@@ -270,7 +259,7 @@ type smallFwdJob struct {
 	cols, ym []float32
 }
 
-var smallFwdJobs freelist.List[smallFwdJob]
+var smallFwdJobs jobList[smallFwdJob, *smallFwdJob]
 
 // smallGemmForward splits by output channels where there are at least
 // smallRowsMinRatio times as many as columns, in chunks of multiples of
@@ -289,20 +278,25 @@ func smallFwdByRows(g *Geom, K int) bool {
 	return g.Cout >= smallRowsMinRatio*l && g.Cout >= 2*smallRowsChunk && g.Cout*K*l >= 1<<18 && flat.MaxThreads() > 1
 }
 
-func (j *smallFwdJob) scaled(lo, hi int) {
+// part computes output channels [lo, hi) (split by rows) or the images
+// of ParallelFor's range [lo, hi).
+func (j *smallFwdJob) part(lo, hi int) {
+	if !j.byRows {
+		lo, hi = lo/itemScale, hi/itemScale
+	}
+	if lo >= hi {
+		return
+	}
 	if j.byRows {
 		j.rows(lo, hi)
-		return
+	} else {
+		j.images(lo, hi)
 	}
-	j.images(lo/itemScale, hi/itemScale)
 }
 
-// rows computes output channels [c0, c1) of every image, with all of cols
-// built in a buffer of its own.
+// rows computes output channels [c0, c1) (not empty) of every image, with
+// all of cols built in a buffer of its own.
 func (j *smallFwdJob) rows(c0, c1 int) {
-	if c0 >= c1 {
-		return
-	}
 	g := &j.g
 	ov := g.OutVol()
 	l := g.N * ov
@@ -318,11 +312,8 @@ func (j *smallFwdJob) rows(c0, c1 int) {
 	scratch.Put(p)
 }
 
-// images computes the outputs of images [n0, n1).
+// images computes the outputs of images [n0, n1) (not empty).
 func (j *smallFwdJob) images(n0, n1 int) {
-	if n0 >= n1 {
-		return
-	}
 	g := &j.g
 	ov := g.OutVol()
 	l := g.N * ov

@@ -182,6 +182,16 @@ func cropPlane(dx, dxp []float32, g *Geom, wd *wideGeom) {
 	}
 }
 
+// unused reports whether no tap reads phase r along axis a.
+func (wd *wideGeom) unused(a, r int) bool { return r < 64 && wd.used[a]&(1<<r) == 0 }
+
+// inEnd returns how many inputs along axis a (spatial axis 0 or 1) fall
+// inside the phase planes: input i lands in phase plane row
+// (i + PadLo)/s, which must be below e.
+func (wd *wideGeom) inEnd(g *Geom, a int) int {
+	return min(g.In[a], wd.e[a]*wd.s[a]-g.PadLo[a])
+}
+
 // phasePlanes copies c channels of x (In each) into their phase planes in
 // xp (cp each, zero where nothing lands), or, if back, the other way:
 // every input position takes its value in the phase planes, zero if it
@@ -197,7 +207,7 @@ func phasePlanes(xp, x []float32, g *Geom, wd *wideGeom, c int, back bool) {
 	var runs [8]run
 	nr := 0
 	for r := 0; r < s2 && nr < len(runs); r++ {
-		if r < 64 && wd.used[2]&(1<<r) == 0 {
+		if wd.unused(2, r) {
 			continue
 		}
 		i2 := ((r-g.PadLo[2])%s2 + s2) % s2
@@ -208,6 +218,8 @@ func phasePlanes(xp, x []float32, g *Geom, wd *wideGeom, c int, back bool) {
 		}
 	}
 	generic := s2 > len(runs)
+	// Inputs from end0 (end1) on along axis 0 (1) are past the planes.
+	end0, end1 := wd.inEnd(g, 0), wd.inEnd(g, 1)
 	for ch := 0; ch < c; ch++ {
 		planes := xp[ch*wd.cp:][:wd.cp]
 		xc := x[ch*iv:][:iv]
@@ -216,20 +228,14 @@ func phasePlanes(xp, x []float32, g *Geom, wd *wideGeom, c int, back bool) {
 		} else {
 			clear(planes)
 		}
-		for i0 := 0; i0 < g.In[0]; i0++ {
+		for i0 := 0; i0 < end0; i0++ {
 			u0 := i0 + g.PadLo[0]
-			if u0/s0 >= wd.e[0] {
-				break
-			}
-			if r := u0 % s0; r < 64 && wd.used[0]&(1<<r) == 0 {
+			if wd.unused(0, u0%s0) {
 				continue
 			}
-			for i1 := 0; i1 < g.In[1]; i1++ {
+			for i1 := 0; i1 < end1; i1++ {
 				u1 := i1 + g.PadLo[1]
-				if u1/s1 >= wd.e[1] {
-					break
-				}
-				if r := u1 % s1; r < 64 && wd.used[1]&(1<<r) == 0 {
+				if wd.unused(1, u1%s1) {
 					continue
 				}
 				row := xc[(i0*g.In[1]+i1)*g.In[2]:][:g.In[2]]
