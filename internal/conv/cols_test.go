@@ -116,9 +116,7 @@ func TestBlockData(t *testing.T) {
 		if !ok {
 			rt.Fatal("stride 1 should have a wide layout")
 		}
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		x, w, dy := drawOperands(rt, g, randData, "dy")
 		want, _ := refAdjoints(x, w, dy, g)
 		dx := fill(len(want), 99)
 		blockData(dx, dy, w, g, &wd)
@@ -159,9 +157,7 @@ func TestGemmExactAdjoint(t *testing.T) {
 			t.Fatalf("%+v should take the GEMM path", *g)
 		}
 		rapid.Check(t, func(rt *rapid.T) {
-			x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-			w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-			u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
+			x, w, u := drawOperands(rt, g, dyadic, "u")
 			y := make([]float32, len(u))
 			dx := make([]float32, len(x))
 			dw := make([]float32, len(w))
@@ -193,24 +189,6 @@ func TestGemmExactAdjoint(t *testing.T) {
 			}
 		})
 	}
-}
-
-// dyadic draws n multiples of 1/8 in [-1, 1].
-func dyadic(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-8, 8), n, n).Draw(t, label)
-	x := make([]float32, n)
-	for i, v := range k {
-		x[i] = float32(v) / 8
-	}
-	return x
-}
-
-func dot64(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }
 
 // TestBlockForwardParallel checks that a batch large enough for

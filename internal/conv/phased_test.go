@@ -1,6 +1,7 @@
 package conv
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -22,23 +23,7 @@ func drawStridedGeom(t *rapid.T, c8 int) *Geom {
 	r := rapid.IntRange(1, 3).Draw(t, "rank")
 	maxIn := []int{0, 60, 20, 9}[r]
 	strided := rapid.IntRange(3-r, 2).Draw(t, "strided axis")
-	for a := 0; a < 3; a++ {
-		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
-		if a < 3-r {
-			continue
-		}
-		g.K[a] = rapid.IntRange(1, 4).Draw(t, "k")
-		g.Stride[a] = rapid.IntRange(1, 3).Draw(t, "stride")
-		if a == strided {
-			g.Stride[a] = rapid.IntRange(2, 3).Draw(t, "stride>1")
-		}
-		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
-		g.PadLo[a] = rapid.IntRange(0, 3).Draw(t, "padlo")
-		hi := rapid.IntRange(0, 3).Draw(t, "padhi")
-		span := g.Dil[a]*(g.K[a]-1) + 1
-		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), maxIn).Draw(t, "in")
-		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
-	}
+	drawAxes(t, g, axes{r: r, kMax: 4, strideMax: 3, forced: strided, padMax: 3, inMax: maxIn})
 	return g
 }
 
@@ -51,11 +36,8 @@ func TestPhasedKernels(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawStridedGeom(rt, 8)
 		wd := phasedOf(g)
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		want := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
+		want, wantDx, wantDw := reference(x, w, dy, g)
 		for _, f := range []struct {
 			name string
 			run  func(y []float32)
@@ -101,9 +83,7 @@ func TestStridedExactAdjoint(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawStridedGeom(rt, 8)
 		wd := phasedOf(g)
-		x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-		w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
+		x, w, u := drawOperands(rt, g, dyadic, "u")
 		y := make([]float32, len(u))
 		dx := make([]float32, len(x))
 		dw := make([]float32, len(w))
@@ -184,20 +164,11 @@ func TestStridedParallel(t *testing.T) {
 			sameBits(t, g, "dx", dx, dx1, threads)
 			sameBits(t, g, "dw", dw, dw1, threads)
 		}
-		want := refForward(x, w, g)
+		want, wantDx, wantDw := reference(x, w, dy, g)
 		refEpilogue(want, epilogue{bias: bias, relu: true}, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
-		for _, c := range []struct {
-			what string
-			got  []float32
-			want []float64
-		}{{"y", y1, want}, {"dx", dx1, wantDx}, {"dw", dw1, wantDw}} {
-			for i := range c.want {
-				if math.Abs(float64(c.got[i])-c.want[i]) > 1e-4*(1+math.Abs(c.want[i])) {
-					t.Fatalf("%+v: %s[%d] = %v, want %v", *g, c.what, i, c.got[i], c.want[i])
-				}
-			}
-		}
+		near(t, fmt.Sprintf("%+v: y", *g), y1, want)
+		near(t, fmt.Sprintf("%+v: dx", *g), dx1, wantDx)
+		near(t, fmt.Sprintf("%+v: dw", *g), dw1, wantDw)
 	}
 }
 
@@ -250,11 +221,8 @@ func TestPointwise(t *testing.T) {
 		if f, d, fl := Paths(g); f != "pointwise" || d != "pointwise" || fl != "pointwise" {
 			rt.Fatalf("%+v: paths %s, %s, %s", *g, f, d, fl)
 		}
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
+		wantY, wantDx, wantDw := reference(x, w, dy, g)
 		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
 		ep := drawEpilogue(rt, g)
 		refEpilogue(wantY, ep, g)

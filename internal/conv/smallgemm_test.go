@@ -1,7 +1,6 @@
 package conv
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -41,11 +40,8 @@ func drawSmallGemmGeom(t *rapid.T) *Geom {
 func TestSmallGemmAgainstReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawSmallGemmGeom(rt)
-		x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-		w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, u, g)
+		x, w, u := drawOperands(rt, g, dyadic, "u")
+		wantY, wantDx, wantDw := reference(x, w, u, g)
 		for _, im := range []kernels{
 			{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter},
 			{"chosen", Forward, Data, Filter},
@@ -165,19 +161,11 @@ func TestSmallGemmParallel(t *testing.T) {
 		y1, dx1, dw1 := run(1)
 		for _, threads := range []int{2, 3} {
 			y, dx, dw := run(threads)
-			for _, c := range []struct {
-				name     string
-				par, ser []float32
-			}{{"y", y, y1}, {"dx", dx, dx1}, {"dw", dw, dw1}} {
-				for i := range c.par {
-					if math.Float32bits(c.par[i]) != math.Float32bits(c.ser[i]) {
-						t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, c.name, i, c.par[i], threads, c.ser[i])
-					}
-				}
-			}
+			sameBits(t, g, "y", y, y1, threads)
+			sameBits(t, g, "dx", dx, dx1, threads)
+			sameBits(t, g, "dw", dw, dw1, threads)
 		}
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, u, g)
+		wantY, wantDx, wantDw := reference(x, w, u, g)
 		for _, c := range []struct {
 			name string
 			got  []float32
