@@ -230,30 +230,21 @@ func TestConvTransposeDerivatives(t *testing.T) {
 	for _, c := range ctCases {
 		t.Run(c.name, func(t *testing.T) {
 			l := c.layer()
-			lay, err := model.Layout(l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lay := mustLayout(t, l)
 			f := ctLoss(l, c.xs)
 			rapid.Check(t, func(rt *rapid.T) {
 				θ := proptest.Floats(numel(c.xs)+lay.Len()).Draw(rt, "θ")
 				for i := range θ { // keep tanh away from saturation
 					θ[i] *= 0.25
 				}
-				proptest.CheckGrad(rt, f, θ)
-				proptest.CheckTranspose(rt, f, θ)
-				proptest.CheckHVP(rt, f, θ)
+				checkDerivatives(rt, f, θ)
 			})
 		})
 	}
 }
 
 func TestConvTransposeErrors(t *testing.T) {
-	config := []struct {
-		name string
-		net  model.Layer
-		want []string
-	}{
+	config := []layerCase{
 		{"groups", model.Chain(model.Relu(), model.ConvTranspose([]int{3}, 3, 4, model.Groups(2))),
 			[]string{"1: ConvTranspose", "groups 2"}},
 		{"output pad ≥ stride and dilation", model.ConvTranspose([]int{3, 3}, 1, 1, model.Stride(2), model.OutputPad(0, 2)),

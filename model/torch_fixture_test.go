@@ -37,10 +37,7 @@ func tfNet() model.Layer {
 func TestTorchModelFixture(t *testing.T) {
 	const path = "testdata/torch_model.safetensors"
 	net := tfNet()
-	lay, err := model.Layout(net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lay := mustLayout(t, net)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
