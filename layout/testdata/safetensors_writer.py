@@ -1,5 +1,6 @@
 """write_safetensors, shared by the scripts that write flatkit's PyTorch
-fixtures (layout/testdata/torch_state_dict.py, model/testdata/torch_model.py).
+fixtures (layout/testdata/torch_state_dict.py, model/testdata/torch_model.py,
+examples/resnet/testdata/torch_resnet.py).
 
 Debian's PyTorch 1.13 has no safetensors writer, so the format is written here
 by hand the way the reference library writes it: an 8-byte little-endian
