@@ -12,6 +12,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
+	"github.com/flatkit/flatkit/internal/relerr"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -22,10 +23,8 @@ func clCompare(t *testing.T, got flat.Tensor, wantShape []int, want []float64, t
 	if !slices.Equal(got.Shape, wantShape) {
 		t.Fatalf("shape %v, want %v", got.Shape, wantShape)
 	}
-	for i, w := range want {
-		if g := float64(got.Data[i]); math.Abs(g-w) > tol*(1+math.Abs(w)) {
-			t.Fatalf("element %d = %g, want %g (|diff| %g)", i, g, w, math.Abs(g-w))
-		}
+	if err := relerr.Check("element", got.Data, want, tol); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -308,10 +308,6 @@ func TestFilterParallel(t *testing.T) {
 		dw := make([]float32, g.Cout*g.CinG()*g.KVol())
 		tapGemmFilter(dw, x, dy, g, &wd)
 		_, want := refAdjoints(x, make([]float32, len(dw)), dy, g)
-		for i := range dw {
-			if e := math.Abs(float64(dw[i]) - want[i]); e > 1e-4*(1+math.Abs(want[i])) {
-				t.Fatalf("dw[%d] = %v, reference %v", i, dw[i], want[i])
-			}
-		}
+		near(t, "dw", dw, want)
 	}
 }

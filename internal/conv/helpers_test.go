@@ -1,9 +1,9 @@
 package conv
 
 import (
-	"math"
-
 	"pgregory.net/rapid"
+
+	"github.com/flatkit/flatkit/internal/relerr"
 )
 
 // The package's test helpers: the float64 reference convolution, the
@@ -128,16 +128,11 @@ func drawAxes(t *rapid.T, g *Geom, ax axes) {
 // of want's, relative to 1 + |want|.
 func near(t interface {
 	Helper()
-	Fatalf(string, ...any)
+	Fatal(...any)
 }, what string, got []float32, want []float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: length %d, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
-		}
+	if err := relerr.Check(what, got, want, 1e-4); err != nil {
+		t.Fatal(err)
 	}
 }
 
