@@ -351,14 +351,24 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 // size, the steps and the tolerance.
 func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(t, "CheckGrad", optFD, opts)
+	gradChecked(t, "CheckGrad", f, θ, opts, "")
+}
+
+// gradChecked configures the check name (which takes the finite-difference
+// options) and checks f's gradient at θ as CheckGrad does, reporting a
+// wrong one as "name: " + wrong + the report; it returns the configuration
+// and whether the gradient was right.
+func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []Option, wrong string) (checkConfig, bool) {
+	t.Helper()
+	c := configure(t, name, optFD, opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
-		t.Fatalf("CheckGrad: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if rep != "" {
-		t.Errorf("CheckGrad: %s", rep)
+		t.Errorf("%s: %s%s", name, wrong, rep)
 	}
+	return c, rep == ""
 }
 
 // CheckJVP checks the forward-mode derivative J·d of f at θ, for any output
@@ -441,13 +451,8 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every pair of directions.
 func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(t, "CheckHVP", optFD, opts)
-	rep, err := checkGrad(f, θ, &c)
-	if err != nil {
-		t.Fatalf("CheckHVP: %v", err)
-	}
-	if rep != "" {
-		t.Errorf("CheckHVP: the first derivative is wrong, so the second was not checked: %s", rep)
+	c, ok := gradChecked(t, "CheckHVP", f, θ, opts, "the first derivative is wrong, so the second was not checked: ")
+	if !ok {
 		return
 	}
 	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
