@@ -11,17 +11,13 @@ import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
-	"github.com/flatkit/flatkit/model"
 )
 
 // refConvLoss is the convchain loss in float64: six (conv, relu), the
 // dense layer, then the mean over the batch of −Σ y·log softmax.
 func refConvLoss(t *testing.T, pr *convProblem, θ []float64) float64 {
 	t.Helper()
-	lay, err := model.Layout(pr.net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lay := mustLayout(t, pr.net)
 	c := pr.cfg
 	var loss float64
 	per := c.ch[0] * convSide * convSide

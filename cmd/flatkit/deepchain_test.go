@@ -7,7 +7,6 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
-	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
 
@@ -15,10 +14,7 @@ import (
 // x + conv(conv(x)), then the mean over the 2×2 image, summed.
 func refDeepLoss(t *testing.T, pr *deepProblem, θ []float64) float64 {
 	t.Helper()
-	lay, err := model.Layout(pr.net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lay := mustLayout(t, pr.net)
 	const c, h, w = deepChannels, 2, 2
 	x0 := to64(pr.x.Data)
 	x := append([]float64(nil), x0...)

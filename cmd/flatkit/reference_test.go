@@ -7,6 +7,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/layout"
+	"github.com/flatkit/flatkit/model"
 )
 
 // Float64 references of the two scenarios' networks, written with plain
@@ -38,6 +39,17 @@ func conv2d64(x []float64, c, h, w int, wt, b []float64, o, k, pad int) (y []flo
 		}
 	}
 	return y, oh, ow
+}
+
+// mustLayout is net's parameter layout; it fails t if net is
+// misconfigured.
+func mustLayout(t *testing.T, net model.Layer) *layout.Layout {
+	t.Helper()
+	lay, err := model.Layout(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lay
 }
 
 // leaf64 returns the float64 values of the leaf at path.
