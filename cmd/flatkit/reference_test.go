@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
 
@@ -41,29 +40,26 @@ func conv2d64(x []float64, c, h, w int, wt, b []float64, o, k, pad int) (y []flo
 	return y, oh, ow
 }
 
-// mustLayout is net's parameter layout; it fails t if net is
-// misconfigured.
-func mustLayout(t *testing.T, net model.Layer) *layout.Layout {
+// leaves64 returns the float64 values in θ of net's parameter leaves by
+// layout path; it fails t if net is misconfigured or a path is no leaf.
+func leaves64(t *testing.T, net model.Layer, θ []float64) func(path string) []float64 {
 	t.Helper()
 	lay, err := model.Layout(net)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lay
-}
-
-// leaf64 returns the float64 values of the leaf at path.
-func leaf64(t *testing.T, lay *layout.Layout, θ []float64, path string) []float64 {
-	t.Helper()
-	lf, ok := lay.Find(path)
-	if !ok {
-		t.Fatalf("no leaf %q in the layout", path)
+	return func(path string) []float64 {
+		t.Helper()
+		lf, ok := lay.Find(path)
+		if !ok {
+			t.Fatalf("no leaf %q in the layout", path)
+		}
+		n := 1
+		for _, d := range lf.Shape {
+			n *= d
+		}
+		return θ[lf.Offset : lf.Offset+n]
 	}
-	n := 1
-	for _, d := range lf.Shape {
-		n *= d
-	}
-	return θ[lf.Offset : lf.Offset+n]
 }
 
 // fdCheck compares ⟨g, d⟩ for a random direction d with the central
