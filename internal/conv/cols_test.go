@@ -1,13 +1,11 @@
 package conv
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
-
-	"github.com/flatkit/flatkit/flat"
 )
 
 // TestForwardPathsAgree checks both stride-1 GEMM forward paths, the wide
@@ -213,20 +211,9 @@ func TestBlockForwardParallel(t *testing.T) {
 			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 			w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 			ep := drawEpilogue(rt, g)
-			serial := make([]float32, g.N*g.Cout*g.OutVol())
-			old := flat.SetMaxThreads(1)
-			defer flat.SetMaxThreads(old)
-			blockForward(serial, x, w, g, &wd, ep)
-			for _, threads := range []int{2, 3} {
-				par := fill(len(serial), 99)
-				flat.SetMaxThreads(threads)
-				blockForward(par, x, w, g, &wd, ep)
-				for i := range par {
-					if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-						rt.Fatalf("N=%d: y[%d] = %v on %d goroutines, %v on one", n, i, par[i], threads, serial[i])
-					}
-				}
-			}
+			serial := sameOnThreads(rt, fmt.Sprintf("N=%d: y", n), g.N*g.Cout*g.OutVol(), []int{2, 3}, func(y []float32) {
+				blockForward(y, x, w, g, &wd, ep)
+			})
 			want := refForward(x, w, g)
 			refEpilogue(want, ep, g)
 			near(rt, "y", serial, want)
@@ -250,20 +237,9 @@ func TestBlockDataParallel(t *testing.T) {
 		x := make([]float32, g.N*g.Cin*g.InVol())
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		serial := make([]float32, len(x))
-		par := make([]float32, len(x))
-		old := flat.SetMaxThreads(1)
-		blockData(serial, dy, w, g, &wd)
-		flat.SetMaxThreads(2)
-		blockData(par, dy, w, g, &wd)
-		flat.SetMaxThreads(old)
-		for i := range par {
-			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-				rt.Fatalf("dx[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
-			}
-		}
+		dx := sameOnThreads(rt, "dx", len(x), []int{2}, func(dx []float32) { blockData(dx, dy, w, g, &wd) })
 		want, _ := refAdjoints(x, w, dy, g)
-		near(rt, "dx", par, want)
+		near(rt, "dx", dx, want)
 	})
 }
 
@@ -284,18 +260,7 @@ func TestFilterParallel(t *testing.T) {
 		rapid.Check(t, func(rt *rapid.T) {
 			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-			serial := make([]float32, g.Cout*g.CinG()*g.KVol())
-			par := make([]float32, len(serial))
-			old := flat.SetMaxThreads(1)
-			tapGemmFilter(serial, x, dy, g, &wd)
-			flat.SetMaxThreads(2)
-			tapGemmFilter(par, x, dy, g, &wd)
-			flat.SetMaxThreads(old)
-			for i := range par {
-				if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-					rt.Fatalf("dw[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
-				}
-			}
+			sameOnThreads(rt, "dw", g.Cout*g.CinG()*g.KVol(), []int{2}, func(dw []float32) { tapGemmFilter(dw, x, dy, g, &wd) })
 		})
 		// One check of the values, outside rapid: the reference is slow.
 		rng := rand.New(rand.NewPCG(1, 2))

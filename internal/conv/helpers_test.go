@@ -1,8 +1,11 @@
 package conv
 
 import (
+	"fmt"
+	"math"
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/relerr"
 )
 
@@ -124,12 +127,57 @@ func drawAxes(t *rapid.T, g *Geom, ax axes) {
 	}
 }
 
+// fataler is what the comparisons need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// sameOnThreads runs run into an output of n values filled with 99 (run
+// must overwrite it) on one goroutine and then on each of threads
+// goroutines, fails unless every run gives the one-goroutine bits, and
+// returns the one-goroutine output. It restores flat's thread limit.
+func sameOnThreads(t fataler, what string, n int, threads []int, run func(out []float32)) []float32 {
+	t.Helper()
+	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
+	one := fill(n, 99)
+	run(one)
+	for _, th := range threads {
+		flat.SetMaxThreads(th)
+		out := fill(n, 99)
+		run(out)
+		sameBits(t, what, out, one, th)
+	}
+	return one
+}
+
+// sameOnThreads runs the three kernels at (x, w) and the output cotangent
+// u by the function sameOnThreads, on one, two and three goroutines, and
+// returns their one-goroutine outputs.
+func (im kernels) sameOnThreads(t fataler, g *Geom, x, w, u []float32) (y, dx, dw []float32) {
+	t.Helper()
+	what, threads := fmt.Sprintf("%+v: ", *g), []int{2, 3}
+	y = sameOnThreads(t, what+"y", len(u), threads, func(y []float32) { im.fwd(y, x, w, g) })
+	dx = sameOnThreads(t, what+"dx", len(x), threads, func(dx []float32) { im.data(dx, u, w, g) })
+	dw = sameOnThreads(t, what+"dw", len(w), threads, func(dw []float32) { im.filter(dw, x, u, g) })
+	return y, dx, dw
+}
+
+// sameBits fails unless got (on threads goroutines) has the bits of want
+// (on one).
+func sameBits(t fataler, what string, got, want []float32, threads int) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v on %d goroutines, %v on one", what, i, got[i], threads, want[i])
+		}
+	}
+}
+
 // near fails unless got has want's length and each value is within 1e-4
 // of want's, relative to 1 + |want|.
-func near(t interface {
-	Helper()
-	Fatal(...any)
-}, what string, got []float32, want []float64) {
+func near(t fataler, what string, got []float32, want []float64) {
 	t.Helper()
 	if err := relerr.Check(what, got, want, 1e-4); err != nil {
 		t.Fatal(err)

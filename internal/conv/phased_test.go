@@ -2,7 +2,6 @@ package conv
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -147,39 +146,13 @@ func TestStridedParallel(t *testing.T) {
 	} {
 		x, w, dy := draw(g.N*g.Cin*g.InVol()), draw(g.Cout*g.CinG()*g.KVol()), draw(g.N*g.Cout*g.OutVol())
 		bias := draw(g.Cout)
-		run := func(threads int) (y, dx, dw []float32) {
-			defer flat.SetMaxThreads(flat.SetMaxThreads(threads))
-			y = fill(g.N*g.Cout*g.OutVol(), 99)
-			ForwardBias(y, x, w, bias, true, g)
-			dx = fill(len(x), 99)
-			Data(dx, dy, w, g)
-			dw = fill(len(w), 99)
-			Filter(dw, x, dy, g)
-			return y, dx, dw
-		}
-		y1, dx1, dw1 := run(1)
-		for _, threads := range []int{2, 3} {
-			y, dx, dw := run(threads)
-			sameBits(t, g, "y", y, y1, threads)
-			sameBits(t, g, "dx", dx, dx1, threads)
-			sameBits(t, g, "dw", dw, dw1, threads)
-		}
+		fwd := func(y, x, w []float32, g *Geom) { ForwardBias(y, x, w, bias, true, g) }
+		y1, dx1, dw1 := kernels{"chosen", fwd, Data, Filter}.sameOnThreads(t, g, x, w, dy)
 		want, wantDx, wantDw := reference(x, w, dy, g)
 		refEpilogue(want, epilogue{bias: bias, relu: true}, g)
 		near(t, fmt.Sprintf("%+v: y", *g), y1, want)
 		near(t, fmt.Sprintf("%+v: dx", *g), dx1, wantDx)
 		near(t, fmt.Sprintf("%+v: dw", *g), dw1, wantDw)
-	}
-}
-
-// sameBits fails unless got (on threads goroutines) has the bits of want
-// (on one).
-func sameBits(t *testing.T, g *Geom, what string, got, want []float32, threads int) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, what, i, got[i], threads, want[i])
-		}
 	}
 }
 

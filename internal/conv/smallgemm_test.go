@@ -6,7 +6,6 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
 )
 
@@ -149,22 +148,7 @@ func TestSmallGemmParallel(t *testing.T) {
 			return v
 		}
 		x, w, u := small(g.N*g.Cin*g.InVol()), small(g.Cout*g.Cin*g.KVol()), small(g.N*g.Cout*g.OutVol())
-		run := func(threads int) (y, dx, dw []float32) {
-			old := flat.SetMaxThreads(threads)
-			defer flat.SetMaxThreads(old)
-			y, dx, dw = fill(len(u), 99), fill(len(x), 99), fill(len(w), 99)
-			smallGemmForward(y, x, w, g)
-			smallGemmData(dx, u, w, g)
-			smallGemmFilter(dw, x, u, g)
-			return y, dx, dw
-		}
-		y1, dx1, dw1 := run(1)
-		for _, threads := range []int{2, 3} {
-			y, dx, dw := run(threads)
-			sameBits(t, g, "y", y, y1, threads)
-			sameBits(t, g, "dx", dx, dx1, threads)
-			sameBits(t, g, "dw", dw, dw1, threads)
-		}
+		y1, dx1, dw1 := kernels{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter}.sameOnThreads(t, g, x, w, u)
 		wantY, wantDx, wantDw := reference(x, w, u, g)
 		for _, c := range []struct {
 			name string
