@@ -155,35 +155,20 @@ func TestGemmExactAdjoint(t *testing.T) {
 			t.Fatalf("%+v should take the GEMM path", *g)
 		}
 		rapid.Check(t, func(rt *rapid.T) {
-			x, w, u := drawOperands(rt, g, dyadic, "u")
-			y := make([]float32, len(u))
-			dx := make([]float32, len(x))
-			dw := make([]float32, len(w))
-			GemmFilter(dw, x, u, g)
-			d := dot64(w, dw)
-			data := map[string]func(){"GemmData": func() { GemmData(dx, u, w, g) }, "Data": func() { Data(dx, u, w, g) }}
-			if wd, ok := wideOf(g); ok {
-				data["blockData"] = func() { blockData(dx, u, w, g, &wd) }
+			e := newExactAdjoint(rt, g, "GemmFilter", GemmFilter)
+			x, w, u, y, dx := e.x, e.w, e.u, e.y, e.dx
+			e.data("GemmData", func() { GemmData(dx, u, w, g) })
+			e.data("Data", func() { Data(dx, u, w, g) })
+			wd, wide := wideOf(g)
+			if wide {
+				e.data("blockData", func() { blockData(dx, u, w, g, &wd) })
 			}
-			for name, f := range data {
-				f()
-				if b := dot64(x, dx); b != d {
-					rt.Fatalf("%+v: ⟨x,%s(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, name, b, d)
-				}
-			}
-			b := d
-			fwd := map[string]func(){"GemmForward": func() { GemmForward(y, x, w, g) }}
-			if wd, ok := wideOf(g); ok {
-				fwd["tapGemmForward"] = func() { tapGemmForward(y, x, w, g, &wd) }
-				fwd["colGemmForward"] = func() { colGemmForward(y, x, w, g, &wd) }
-				fwd["blockForward"] = func() { blockForward(y, x, w, g, &wd, epilogue{}) }
-				fwd["Forward"] = func() { Forward(y, x, w, g) }
-			}
-			for name, f := range fwd {
-				f()
-				if a := dot64(y, u); a != b {
-					rt.Fatalf("%+v: ⟨%s(x,w),u⟩ = %v, ⟨x,convᵀ(u,w)⟩ = %v", *g, name, a, b)
-				}
+			e.forward("GemmForward", func() { GemmForward(y, x, w, g) })
+			if wide {
+				e.forward("tapGemmForward", func() { tapGemmForward(y, x, w, g, &wd) })
+				e.forward("colGemmForward", func() { colGemmForward(y, x, w, g, &wd) })
+				e.forward("blockForward", func() { blockForward(y, x, w, g, &wd, epilogue{}) })
+				e.forward("Forward", func() { Forward(y, x, w, g) })
 			}
 		})
 	}

@@ -79,6 +79,58 @@ func drawOperands(rt *rapid.T, g *Geom, draw func(*rapid.T, int, string) []float
 	return x, w, draw(rt, g.N*g.Cout*g.OutVol(), ulabel)
 }
 
+// exactAdjoint checks convolution kernels by the adjoint identities
+// ⟨K(x,w),u⟩ = ⟨x,D(u,w)⟩ = ⟨w,F(x,u)⟩, exactly: its operands x, w and u
+// are dyadic, so that every product and sum is exact in float32. Each
+// check runs a kernel that writes y, dx or dw and compares its product
+// with the reference filter kernel's ⟨w,F(x,u)⟩.
+type exactAdjoint struct {
+	rt                 *rapid.T
+	g                  *Geom
+	x, w, u, y, dx, dw []float32
+	ref                string
+	want               float64
+}
+
+// newExactAdjoint draws the operands for g and takes the product of the
+// reference filter kernel ref, named name.
+func newExactAdjoint(rt *rapid.T, g *Geom, name string, ref func(dw, x, u []float32, g *Geom)) *exactAdjoint {
+	e := &exactAdjoint{rt: rt, g: g, ref: name}
+	e.x, e.w, e.u = drawOperands(rt, g, dyadic, "u")
+	e.y, e.dx, e.dw = make([]float32, len(e.u)), make([]float32, len(e.x)), make([]float32, len(e.w))
+	ref(e.dw, e.x, e.u, g)
+	e.want = dot64(e.w, e.dw)
+	return e
+}
+
+// filter runs f, which writes dw, and checks ⟨w,dw⟩.
+func (e *exactAdjoint) filter(name string, f func()) {
+	e.rt.Helper()
+	f()
+	e.check("⟨w,"+name+"(x,u)⟩", dot64(e.w, e.dw))
+}
+
+// data runs f, which writes dx, and checks ⟨x,dx⟩.
+func (e *exactAdjoint) data(name string, f func()) {
+	e.rt.Helper()
+	f()
+	e.check("⟨x,"+name+"(u,w)⟩", dot64(e.x, e.dx))
+}
+
+// forward runs f, which writes y, and checks ⟨y,u⟩.
+func (e *exactAdjoint) forward(name string, f func()) {
+	e.rt.Helper()
+	f()
+	e.check("⟨"+name+"(x,w),u⟩", dot64(e.y, e.u))
+}
+
+func (e *exactAdjoint) check(what string, got float64) {
+	e.rt.Helper()
+	if got != e.want {
+		e.rt.Fatalf("%+v: %s = %v, ⟨w,%s(x,u)⟩ = %v", *e.g, what, got, e.ref, e.want)
+	}
+}
+
 // randData draws n multiples of 1/8 in [-2, 2].
 func randData(t *rapid.T, n int, label string) []float32 { return eighths(t, n, 16, label) }
 

@@ -82,42 +82,17 @@ func TestStridedExactAdjoint(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawStridedGeom(rt, 8)
 		wd := phasedOf(g)
-		x, w, u := drawOperands(rt, g, dyadic, "u")
-		y := make([]float32, len(u))
-		dx := make([]float32, len(x))
-		dw := make([]float32, len(w))
-		Filter(dw, x, u, g)
-		want := dot64(w, dw)
-		for name, f := range map[string]func(){
-			"tapGemmFilter": func() { tapGemmFilter(dw, x, u, g, &wd) },
-			"colGemmFilter": func() { colGemmFilter(dw, x, u, g, &wd) },
-		} {
-			f()
-			if got := dot64(w, dw); got != want {
-				rt.Fatalf("⟨w,%s(x,u)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
-		for name, f := range map[string]func(){
-			"Data":        func() { Data(dx, u, w, g) },
-			"tapGemmData": func() { tapGemmData(dx, u, w, g, &wd) },
-			"colGemmData": func() { colGemmData(dx, u, w, g, &wd) },
-		} {
-			f()
-			if got := dot64(x, dx); got != want {
-				rt.Fatalf("⟨x,%s(u,w)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
-		for name, f := range map[string]func(){
-			"Forward":        func() { Forward(y, x, w, g) },
-			"blockForward":   func() { blockForward(y, x, w, g, &wd, epilogue{}) },
-			"colGemmForward": func() { colGemmForward(y, x, w, g, &wd) },
-			"tapGemmForward": func() { tapGemmForward(y, x, w, g, &wd) },
-		} {
-			f()
-			if got := dot64(y, u); got != want {
-				rt.Fatalf("⟨%s(x,w),u⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
+		e := newExactAdjoint(rt, g, "Filter", Filter)
+		x, w, u, y, dx, dw := e.x, e.w, e.u, e.y, e.dx, e.dw
+		e.filter("tapGemmFilter", func() { tapGemmFilter(dw, x, u, g, &wd) })
+		e.filter("colGemmFilter", func() { colGemmFilter(dw, x, u, g, &wd) })
+		e.data("Data", func() { Data(dx, u, w, g) })
+		e.data("tapGemmData", func() { tapGemmData(dx, u, w, g, &wd) })
+		e.data("colGemmData", func() { colGemmData(dx, u, w, g, &wd) })
+		e.forward("Forward", func() { Forward(y, x, w, g) })
+		e.forward("blockForward", func() { blockForward(y, x, w, g, &wd, epilogue{}) })
+		e.forward("colGemmForward", func() { colGemmForward(y, x, w, g, &wd) })
+		e.forward("tapGemmForward", func() { tapGemmForward(y, x, w, g, &wd) })
 	})
 }
 
