@@ -53,18 +53,31 @@ func drawStride1Geom(rt *rapid.T) *Geom {
 	return g
 }
 
+// drawBlockGeom draws a drawStride1Geom geometry with 8 or 16 output
+// channels per group (out) or input channels (not out), for the blocked
+// kernels, and its wide layout.
+func drawBlockGeom(rt *rapid.T, out bool) (*Geom, wideGeom) {
+	rt.Helper()
+	g := drawStride1Geom(rt)
+	if out {
+		g.Cout = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cout/8")
+	} else {
+		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
+	}
+	wd, ok := wideOf(g)
+	if !ok {
+		rt.Fatal("stride 1 should have a wide layout")
+	}
+	return g, wd
+}
+
 // TestBlockForward checks blockForward (Go or AVX-512 acc8) against the
 // float64 reference on random stride-1 geometries with 8 or 16 output
 // channels per group, padded, dilated, grouped, with rows of every length
 // mod 48 (the kernel's chunks of 48 and 16 and its masked tail).
 func TestBlockForward(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawStride1Geom(rt)
-		g.Cout = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cout/8")
-		wd, ok := wideOf(g)
-		if !ok {
-			rt.Fatal("stride 1 should have a wide layout")
-		}
+		g, wd := drawBlockGeom(rt, true)
 		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 		ep := drawEpilogue(rt, g)
@@ -91,6 +104,19 @@ func drawEpilogue(t *rapid.T, g *Geom) epilogue {
 	return ep
 }
 
+// checkEpilogue draws a bias and ReLU (drawEpilogue), applies them to the
+// reference output want in place, and checks against it the output that
+// run writes with them into y, filled with 99 first; it returns y.
+func checkEpilogue(rt *rapid.T, what string, g *Geom, want []float64, run func(y []float32, ep epilogue)) []float32 {
+	rt.Helper()
+	ep := drawEpilogue(rt, g)
+	refEpilogue(want, ep, g)
+	y := fill(len(want), 99)
+	run(y, ep)
+	near(rt, what, y, want)
+	return y
+}
+
 // refEpilogue applies ep to the reference output y in float64.
 func refEpilogue(y []float64, ep epilogue, g *Geom) {
 	ov := g.OutVol()
@@ -108,12 +134,7 @@ func refEpilogue(y []float64, ep epilogue, g *Geom) {
 // stride-1 geometries with 8 or 16 input channels per group.
 func TestBlockData(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawStride1Geom(rt)
-		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
-		wd, ok := wideOf(g)
-		if !ok {
-			rt.Fatal("stride 1 should have a wide layout")
-		}
+		g, wd := drawBlockGeom(rt, false)
 		x, w, dy := drawOperands(rt, g, randData, "dy")
 		want, _ := refAdjoints(x, w, dy, g)
 		dx := fill(len(want), 99)

@@ -60,11 +60,7 @@ func TestKernelsAgainstReference(t *testing.T) {
 			} {
 				im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
 			}
-			ep := drawEpilogue(rt, g)
-			refEpilogue(wantY, ep, g)
-			y := fill(len(wantY), 99)
-			ForwardBias(y, x, w, ep.bias, ep.relu, g)
-			near(rt, "ForwardBias y", y, wantY)
+			checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
 		})
 	}
 }

@@ -49,12 +49,7 @@ func TestPhasedKernels(t *testing.T) {
 			f.run(y)
 			near(rt, f.name+" y", y, want)
 		}
-		ep := drawEpilogue(rt, g)
-		wantB := refForward(x, w, g)
-		refEpilogue(wantB, ep, g)
-		y := fill(len(want), 99)
-		blockForward(y, x, w, g, &wd, ep)
-		near(rt, "blockForward+epilogue y", y, wantB)
+		checkEpilogue(rt, "blockForward+epilogue y", g, refForward(x, w, g), func(y []float32, ep epilogue) { blockForward(y, x, w, g, &wd, ep) })
 
 		for _, f := range []struct {
 			name         string
@@ -172,11 +167,7 @@ func TestPointwise(t *testing.T) {
 		x, w, dy := drawOperands(rt, g, randData, "dy")
 		wantY, wantDx, wantDw := reference(x, w, dy, g)
 		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
-		ep := drawEpilogue(rt, g)
-		refEpilogue(wantY, ep, g)
-		y := fill(len(wantY), 99)
-		ForwardBias(y, x, w, ep.bias, ep.relu, g)
-		near(rt, "ForwardBias y", y, wantY)
+		y := checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
 
 		xd, wd, u := dyadic(rt, len(x), "xd"), dyadic(rt, len(w), "wd"), dyadic(rt, len(dy), "u")
 		Forward(y, xd, wd, g)
