@@ -79,10 +79,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if !UseGemm(g) {
 		t.Fatal("geometry should take the GEMM path")
 	}
-	for _, f := range []struct {
-		name string
-		run  func()
-	}{
+	for _, f := range []namedRun{
 		{"Forward", func() { Forward(y, x, w, g) }},
 		{"GemmForward", func() { GemmForward(y, x, w, g) }},
 		{"GemmData", func() { GemmData(x, y, w, g) }},
@@ -91,8 +88,8 @@ func TestSteadyStateAllocs(t *testing.T) {
 		{"DirectData", func() { DirectData(x, y, w, g) }},
 		{"DirectFilter", func() { DirectFilter(w, x, y, g) }},
 	} {
-		f.run()
-		if a := testing.AllocsPerRun(20, f.run); a != 0 {
+		f.f()
+		if a := testing.AllocsPerRun(20, f.f); a != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", f.name, a)
 		}
 	}

@@ -179,6 +179,13 @@ func drawAxes(t *rapid.T, g *Geom, ax axes) {
 	}
 }
 
+// namedRun is a kernel call under a name: a row of the benchmarks' and
+// the allocation pins' tables.
+type namedRun struct {
+	name string
+	f    func()
+}
+
 // fataler is what the comparisons need of a *testing.T or a *rapid.T.
 type fataler interface {
 	Helper()
