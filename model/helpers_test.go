@@ -3,10 +3,10 @@ package model_test
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/wanterr"
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/flat"
@@ -70,14 +70,11 @@ func checkDerivatives(rt *rapid.T, f func(ad.Var) ad.Var, θ []float32) {
 	proptest.CheckHVP(rt, f, θ)
 }
 
-// checkMentions fails t unless err's text contains each of want.
+// checkMentions fails t unless err is an error whose text contains each
+// of want.
 func checkMentions(t *testing.T, err error, want []string) {
 	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not mention %q", err, w)
-		}
-	}
+	wanterr.Mentions(t, err, want...)
 }
 
 // checkLayoutError checks that model.Layout rejects l with an error

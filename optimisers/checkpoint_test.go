@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/internal/bitwise"
+	"github.com/flatkit/flatkit/internal/wanterr"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -420,11 +421,7 @@ func TestCheckpointComparesSchedulesAndHyperparameters(t *testing.T) {
 			if err == nil {
 				t.Fatal("loaded without complaint")
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			wanterr.Mentions(t, err, c.want...)
 		})
 	}
 }
