@@ -7,6 +7,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // BenchmarkBatchNorm is one batch norm in training mode, forward and
@@ -59,9 +60,5 @@ func benchBatchNorm(b *testing.B, shape []int, composite bool) {
 		}
 		tp.Reset()
 	}
-	step()
-	b.ReportAllocs()
-	for b.Loop() {
-		step()
-	}
+	cputime.Warm(b, step)
 }

@@ -180,11 +180,7 @@ func TestConvValues(t *testing.T) {
 // TestConvShapeErrors checks that bad shapes and geometry are sticky tape
 // errors naming what was expected and what came.
 func TestConvShapeErrors(t *testing.T) {
-	cases := []struct {
-		name     string
-		run      func(tp *ad.Tape) ad.Var
-		mentions []string
-	}{
+	checkTapeErrs(t, []tapeErrCase{
 		{"channels", func(tp *ad.Tape) ad.Var {
 			return ad.Conv(tp.Full(0, 1, 3, 5, 5), tp.Full(0, 2, 2, 3, 3), ad.ConvGeom{})
 		}, []string{"Conv", "want 3 input channels", "got 2"}},
@@ -206,14 +202,7 @@ func TestConvShapeErrors(t *testing.T) {
 		{"filter cotangent", func(tp *ad.Tape) ad.Var {
 			return ad.ConvFilter(tp.Full(0, 1, 1, 5), tp.Full(0, 1, 2, 3), ad.ConvGeom{}, 2, 1, 2)
 		}, []string{"ConvFilter", "[1 2 3]", "want [1 2 4]"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			tp := ad.NewTape()
-			c.run(tp)
-			wantErr(t, tp.Err(), c.mentions...)
-		})
-	}
+	})
 }
 
 // TestConvHVPThroughChain checks forward-over-reverse against

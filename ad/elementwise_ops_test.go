@@ -227,11 +227,7 @@ func ewNear(a, b float32) bool {
 }
 
 func TestElementwiseErrors(t *testing.T) {
-	cases := []struct {
-		name  string
-		f     func(tp *ad.Tape) ad.Var
-		wants []string
-	}{
+	checkTapeErrs(t, []tapeErrCase{
 		{"Where shapes", func(tp *ad.Tape) ad.Var {
 			return ad.Where(tp.Full(1, 2, 3), tp.Full(0, 4), tp.Full(0, 3))
 		}, []string{"Where", "[2 3]", "[4]", "[3]"}},
@@ -245,15 +241,7 @@ func TestElementwiseErrors(t *testing.T) {
 			bad := ad.Where(tp.Full(1, 2), tp.Full(0, 3), tp.Full(0, 2))
 			return ad.Gelu(ad.Relu(bad))
 		}, []string{"Where", "[2]", "[3]"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			tp := ad.NewTape()
-			c.f(tp)
-			wantErr(t, tp.Err(), c.wants...)
-		})
-	}
+	})
 }
 
 func TestElementwiseStepAllocatesNothing(t *testing.T) {

@@ -1,25 +1,18 @@
 package ad_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/wanterr"
 )
 
 // wantErr fails t unless err is an error whose text mentions every
 // fragment.
 func wantErr(t *testing.T, err error, fragments ...string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one mentioning %q", fragments)
-	}
-	for _, f := range fragments {
-		if !strings.Contains(err.Error(), f) {
-			t.Errorf("error %q does not mention %q", err, f)
-		}
-	}
+	wanterr.Mentions(t, err, fragments...)
 }
 
 func TestErrorsAreStickyAndNamed(t *testing.T) {

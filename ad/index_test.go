@@ -39,19 +39,13 @@ func TestIndexProperties(t *testing.T) { rsRunOps(t, rsIndexOps) }
 // identity exactly on dyadic inputs, the gradient against finite
 // differences, and the HVP both ways.
 func rsRunOps(t *testing.T, ops []rsOp) {
-	for _, op := range ops {
-		t.Run(op.name, func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				s := rsShape(rt, "shape")
-				f := rsOnInput(s, op.gen(rt, s))
-				rsCheckTranspose(rt, f, rsDyadic(rt, rsSize(s), "θ"), true)
-				θ := rsSmooth(rt, rsSize(s), -2, 2, "θ")
-				rsCheckGrad(rt, f, θ, 3e-3)
-				sq := func(p ad.Var) ad.Var { y := f(p); return ad.Mul(y, y) }
-				rsCheckHVP(rt, rsWeighted(rt, sq, θ), θ, 3e-3)
-			})
-		})
-	}
+	rsEachOp(t, ops, func(rt *rapid.T, _ rsOp, s []int, f func(ad.Var) ad.Var) {
+		rsCheckTranspose(rt, f, rsDyadic(rt, rsSize(s), "θ"), true)
+		θ := rsSmooth(rt, rsSize(s), -2, 2, "θ")
+		rsCheckGrad(rt, f, θ, 3e-3)
+		sq := func(p ad.Var) ad.Var { y := f(p); return ad.Mul(y, y) }
+		rsCheckHVP(rt, rsWeighted(rt, sq, θ), θ, 3e-3)
+	})
 }
 
 // TestGatherScatterValues compares both ops with direct loops.

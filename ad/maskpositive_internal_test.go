@@ -3,10 +3,10 @@ package ad
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/wanterr"
 )
 
 // opCounts counts the ops recorded on t from node lo on, by name.
@@ -113,9 +113,5 @@ func TestMaskPositiveShapeError(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for mismatched shapes")
 	}
-	for _, s := range []string{"MaskPositive", "[2 3]", "[3 2]"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not mention %q", err, s)
-		}
-	}
+	wanterr.Mentions(t, err, "MaskPositive", "[2 3]", "[3 2]")
 }

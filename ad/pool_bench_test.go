@@ -51,11 +51,7 @@ func benchPool(b *testing.B, shape []int, pool func(ad.Var) ad.Var) {
 		}
 		tp.Reset()
 	}
-	step()
-	b.ReportAllocs()
-	for b.Loop() {
-		step()
-	}
+	cputime.Warm(b, step)
 }
 
 // BenchmarkMaxPoolForward is the stem's max-pool (3×3, stride 2, padding

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/relerr"
 )
 
 // plGeom is a drawn pooling case: input shape (N, C, spatial…) and geometry
@@ -125,13 +126,8 @@ func plDistinct(t *rapid.T, n int) ([]float32, float32) {
 
 func plClose(t *rapid.T, what string, got []float32, want []float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.Abs(float64(got[i])-want[i]) > 1e-5*(1+math.Abs(want[i])) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
-		}
+	if err := relerr.Check(what, got, want, 1e-5); err != nil {
+		t.Fatal(err)
 	}
 }
 

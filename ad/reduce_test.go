@@ -208,6 +208,20 @@ func rsAlong(s []int, ax int) [][]int {
 	return out
 }
 
+// rsEachOp runs check on every op of a table as a rapid property, in a
+// subtest named by the op: a shape s is drawn, then the op's function f of
+// an input of that shape.
+func rsEachOp(t *testing.T, ops []rsOp, check func(rt *rapid.T, op rsOp, s []int, f func(ad.Var) ad.Var)) {
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) {
+				s := rsShape(rt, "shape")
+				check(rt, op, s, rsOnInput(s, op.gen(rt, s)))
+			})
+		})
+	}
+}
+
 // rsAlongAxis is the row of an op over one drawn axis.
 func rsAlongAxis(op func(x ad.Var, axis int) ad.Var) func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 	return func(t *rapid.T, s []int) func(ad.Var) ad.Var {
@@ -240,25 +254,19 @@ var rsExtremaOps = []rsOp{
 // transpose identity (exactly: their derivatives gather and scatter) and
 // the agreement of both second-order modes on Max².
 func TestExtremaProperties(t *testing.T) {
-	for _, op := range rsExtremaOps {
-		t.Run(op.name, func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				s := rsShape(rt, "shape")
-				f := rsOnInput(s, op.gen(rt, s))
-				θ := rsAxisDistinct(rt, s)
-				if op.name == "Max of a product" {
-					// x² has ties at ±x: keep every value positive.
-					for i := range θ {
-						θ[i] += 1
-					}
-				}
-				rsCheckGrad(rt, f, θ, 1e-2)
-				rsCheckTranspose(rt, f, θ, op.name != "Max of a product")
-				sq := func(p ad.Var) ad.Var { y := f(p); return ad.Mul(y, y) }
-				rsCheckHVP(rt, rsWeighted(rt, sq, θ), θ, 1e-2)
-			})
-		})
-	}
+	rsEachOp(t, rsExtremaOps, func(rt *rapid.T, op rsOp, s []int, f func(ad.Var) ad.Var) {
+		θ := rsAxisDistinct(rt, s)
+		if op.name == "Max of a product" {
+			// x² has ties at ±x: keep every value positive.
+			for i := range θ {
+				θ[i] += 1
+			}
+		}
+		rsCheckGrad(rt, f, θ, 1e-2)
+		rsCheckTranspose(rt, f, θ, op.name != "Max of a product")
+		sq := func(p ad.Var) ad.Var { y := f(p); return ad.Mul(y, y) }
+		rsCheckHVP(rt, rsWeighted(rt, sq, θ), θ, 1e-2)
+	})
 }
 
 // TestExtremaAgainstReference compares Max and Min, their argmax and their

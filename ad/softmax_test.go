@@ -56,19 +56,13 @@ var rsSoftmaxOps = []rsOp{
 // with Max: gradients by finite differences, the transpose identity, and
 // both second-order modes.
 func TestSoftmaxProperties(t *testing.T) {
-	for _, op := range rsSoftmaxOps {
-		t.Run(op.name, func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				s := rsShape(rt, "shape")
-				f := rsOnInput(s, op.gen(rt, s))
-				// No ties along any axis, for the compositions with Max.
-				θ := rsAxisDistinct(rt, s)
-				rsCheckGrad(rt, f, θ, 5e-3)
-				rsCheckTranspose(rt, f, θ, false)
-				rsCheckHVP(rt, rsWeighted(rt, f, θ), θ, 5e-3)
-			})
-		})
-	}
+	rsEachOp(t, rsSoftmaxOps, func(rt *rapid.T, _ rsOp, s []int, f func(ad.Var) ad.Var) {
+		// No ties along any axis, for the compositions with Max.
+		θ := rsAxisDistinct(rt, s)
+		rsCheckGrad(rt, f, θ, 5e-3)
+		rsCheckTranspose(rt, f, θ, false)
+		rsCheckHVP(rt, rsWeighted(rt, f, θ), θ, 5e-3)
+	})
 }
 
 // rsLSE64 is the float64 reference of LogSumExp over one line.

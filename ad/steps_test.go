@@ -20,6 +20,27 @@ func wantOpErr(t *testing.T, tp *ad.Tape, y ad.Var, frags ...string) {
 	}
 }
 
+// tapeErrCase is a build on a fresh tape that must leave a sticky error
+// mentioning every fragment of want.
+type tapeErrCase struct {
+	name string
+	run  func(tp *ad.Tape) ad.Var
+	want []string
+}
+
+// checkTapeErrs runs every case in a subtest on a fresh tape and checks
+// the tape's error by wantErr.
+func checkTapeErrs(t *testing.T, cases []tapeErrCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tp := ad.NewTape()
+			c.run(tp)
+			wantErr(t, tp.Err(), c.want...)
+		})
+	}
+}
+
 // stepPoint returns a point θ and a direction dir of n fixed, varied values
 // for the allocation pins.
 func stepPoint(n int) (θ, dir []float32) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flatkit/flatkit/internal/wanterr"
 )
 
 // ---------------------------------------------------------------- helpers
@@ -279,14 +281,7 @@ func (stFailWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full
 // string of want.
 func stWantErr(t *testing.T, err error, want []string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one containing %q", want)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not contain %q", err, w)
-		}
-	}
+	wanterr.Mentions(t, err, want...)
 }
 
 // TestLoadReferenceFile reads a file as the reference writer makes it:

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
+	"github.com/flatkit/flatkit/internal/wanterr"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -236,11 +237,7 @@ func TestUnsupportedFields(t *testing.T) {
 			if err == nil {
 				t.Fatal("Destructure accepted it")
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			wanterr.Mentions(t, err, tt.want...)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flatkit/flatkit/internal/stfile"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -44,16 +45,8 @@ func TestLoadTorchStateDict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(torchFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	θ := make([]float32, params.Len())
-	rep, err := layout.LoadInto(f, params, θ)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := stfile.LoadInto(t, torchFixture, params, θ)
 	if rep.Missed != nil {
 		t.Errorf("Missed = %v, want none", rep.Missed)
 	}

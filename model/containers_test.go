@@ -15,21 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func paths(t *testing.T, lay *layout.Layout) []string {
-	t.Helper()
-	var out []string
-	for _, l := range lay.Leaves() {
-		out = append(out, l.Path)
-	}
-	return out
-}
-
 func TestLayoutPaths(t *testing.T) {
-	tests := []struct {
-		name string
-		net  model.Layer
-		want []string
-	}{
+	tests := []layerCase{
 		{"chain", model.Chain(model.Dense(2, 3), model.Tanh(), model.Dense(3, 1, model.NoBias())),
 			[]string{"0.weight", "0.bias", "2.weight"}},
 		{"skip adds no group", model.Chain(model.Skip(model.Chain(model.Dense(2, 2), model.Dense(2, 2)), ad.Add)),
@@ -41,10 +28,7 @@ func TestLayoutPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lay, err := model.Layout(tt.net)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lay := mustLayout(t, tt.net)
 			if d := cmp.Diff(tt.want, paths(t, lay)); d != "" {
 				t.Errorf("paths (-want +got):\n%s", d)
 			}
@@ -53,11 +37,7 @@ func TestLayoutPaths(t *testing.T) {
 }
 
 func TestConfigurationErrorsNameTheLayer(t *testing.T) {
-	tests := []struct {
-		name string
-		net  model.Layer
-		want []string
-	}{
+	tests := []layerCase{
 		{"groups", model.Chain(model.Dense(2, 3), model.Chain(model.Conv([]int{3}, 3, 4, model.Groups(2)))),
 			[]string{"model: 1.0: Conv", "groups 2"}},
 		{"option", model.Chain(model.Dense(2, 3, model.Pad(1))), []string{"0: Dense", "Pad"}},
@@ -118,14 +98,11 @@ func TestApplyErrorsNameTheLayoutPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lay, err := model.Layout(tt.net)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lay := mustLayout(t, tt.net)
 			tape := ad.NewTape()
 			x := tape.Const(flat.New(tt.shape...))
 			tt.net.Apply(nil, tape.Param(make([]float32, lay.Len())), x)
-			err = tape.Err()
+			err := tape.Err()
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Count(err.Error(), "model:") != 1 {
 				t.Errorf("error %v, want one starting %q with the prefix once", err, tt.want)
 			}

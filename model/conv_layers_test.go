@@ -12,6 +12,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
+	"github.com/flatkit/flatkit/internal/relerr"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -22,10 +23,8 @@ func clCompare(t *testing.T, got flat.Tensor, wantShape []int, want []float64, t
 	if !slices.Equal(got.Shape, wantShape) {
 		t.Fatalf("shape %v, want %v", got.Shape, wantShape)
 	}
-	for i, w := range want {
-		if g := float64(got.Data[i]); math.Abs(g-w) > tol*(1+math.Abs(w)) {
-			t.Fatalf("element %d = %g, want %g (|diff| %g)", i, g, w, math.Abs(g-w))
-		}
+	if err := relerr.Check("element", got.Data, want, tol); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -230,30 +229,21 @@ func TestConvTransposeDerivatives(t *testing.T) {
 	for _, c := range ctCases {
 		t.Run(c.name, func(t *testing.T) {
 			l := c.layer()
-			lay, err := model.Layout(l)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lay := mustLayout(t, l)
 			f := ctLoss(l, c.xs)
 			rapid.Check(t, func(rt *rapid.T) {
 				θ := proptest.Floats(numel(c.xs)+lay.Len()).Draw(rt, "θ")
 				for i := range θ { // keep tanh away from saturation
 					θ[i] *= 0.25
 				}
-				proptest.CheckGrad(rt, f, θ)
-				proptest.CheckTranspose(rt, f, θ)
-				proptest.CheckHVP(rt, f, θ)
+				checkDerivatives(rt, f, θ)
 			})
 		})
 	}
 }
 
 func TestConvTransposeErrors(t *testing.T) {
-	config := []struct {
-		name string
-		net  model.Layer
-		want []string
-	}{
+	config := []layerCase{
 		{"groups", model.Chain(model.Relu(), model.ConvTranspose([]int{3}, 3, 4, model.Groups(2))),
 			[]string{"1: ConvTranspose", "groups 2"}},
 		{"output pad ≥ stride and dilation", model.ConvTranspose([]int{3, 3}, 1, 1, model.Stride(2), model.OutputPad(0, 2)),

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
+	"github.com/flatkit/flatkit/internal/relerr"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
-	"pgregory.net/rapid"
 )
 
 func indices(v ...float32) []float32 { return v }
@@ -86,10 +88,8 @@ func TestEmbeddingDerivatives(t *testing.T) {
 				want[r*dim+c] += float64(w[i*dim+c]) * (1 - th*th)
 			}
 		}
-		for i := range g {
-			if math.Abs(float64(g[i])-want[i]) > 1e-5*(1+math.Abs(want[i])) {
-				rt.Fatalf("gradient[%d] = %v, want %v", i, g[i], want[i])
-			}
+		if err := relerr.Check("gradient", g, want, 1e-5); err != nil {
+			rt.Fatal(err)
 		}
 	})
 }

@@ -3,12 +3,16 @@ package model_test
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/wanterr"
+	"pgregory.net/rapid"
+
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
+	"github.com/flatkit/flatkit/proptest"
 )
 
 // Helpers shared by the package's tests.
@@ -29,14 +33,48 @@ func applyLayer(t *testing.T, l model.Layer, c *model.Ctx, θ []float32, x flat.
 	return flat.Tensor{Shape: slices.Clone(y.Shape()), Data: slices.Clone(y.Data())}
 }
 
-// checkMentions fails t unless err's text contains each of want.
+// mustLayout is l's parameter layout; it fails t if l is misconfigured.
+func mustLayout(t *testing.T, l model.Layer) *layout.Layout {
+	t.Helper()
+	lay, err := model.Layout(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lay
+}
+
+// paths is lay's leaf paths in order.
+func paths(t *testing.T, lay *layout.Layout) []string {
+	t.Helper()
+	var out []string
+	for _, l := range lay.Leaves() {
+		out = append(out, l.Path)
+	}
+	return out
+}
+
+// layerCase is a named layer and the strings a test wants of it: the
+// words its configuration error mentions, or its parameters' paths.
+type layerCase struct {
+	name string
+	net  model.Layer
+	want []string
+}
+
+// checkDerivatives checks f's gradient, its transpose (VJP against JVP)
+// and its Hessian-vector products at θ.
+func checkDerivatives(rt *rapid.T, f func(ad.Var) ad.Var, θ []float32) {
+	rt.Helper()
+	proptest.CheckGrad(rt, f, θ)
+	proptest.CheckTranspose(rt, f, θ)
+	proptest.CheckHVP(rt, f, θ)
+}
+
+// checkMentions fails t unless err is an error whose text contains each
+// of want.
 func checkMentions(t *testing.T, err error, want []string) {
 	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not mention %q", err, w)
-		}
-	}
+	wanterr.Mentions(t, err, want...)
 }
 
 // checkLayoutError checks that model.Layout rejects l with an error

@@ -17,10 +17,7 @@ func TestSmallConvNetGradient(t *testing.T) {
 		model.Flatten(),
 		model.Dense(3*4*4, 5),
 	)
-	lay, err := model.Layout(net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lay := mustLayout(t, net)
 	want := []string{"0.weight", "0.bias", "3.weight", "3.bias"}
 	for i, l := range lay.Leaves() {
 		if l.Path != want[i] {

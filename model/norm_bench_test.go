@@ -6,6 +6,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/model"
 )
 
@@ -46,11 +47,7 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 		}
 		tp.Reset()
 	}
-	step()
-	b.ReportAllocs()
-	for b.Loop() {
-		step()
-	}
+	cputime.Warm(b, step)
 }
 
 // BenchmarkBatchNormTest is BatchNorm in test mode (inference: the running
@@ -66,9 +63,5 @@ func BenchmarkBatchNormTest(b *testing.B) {
 		}
 		tp.Reset()
 	}
-	step()
-	b.ReportAllocs()
-	for b.Loop() {
-		step()
-	}
+	cputime.Warm(b, step)
 }

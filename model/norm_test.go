@@ -289,10 +289,7 @@ func TestNormDerivatives(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lay, err := model.Layout(tt.layer)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lay := mustLayout(t, tt.layer)
 			np := lay.Len()
 			nx := 1
 			for _, d := range tt.xShape {
@@ -312,11 +309,7 @@ func TestNormDerivatives(t *testing.T) {
 }
 
 func TestNormConfigurationErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		l    model.Layer
-		want []string
-	}{
+	tests := []layerCase{
 		{"LayerNorm no shape", model.LayerNorm(nil), []string{"LayerNorm", "0 axes"}},
 		{"LayerNorm zero dim", model.LayerNorm([]int{3, 0}), []string{"LayerNorm", "[3 0]", "axis 1"}},
 		{"LayerNorm eps", model.LayerNorm([]int{3}, model.NormEps(-1)), []string{"LayerNorm", "NormEps is -1"}},
@@ -329,13 +322,13 @@ func TestNormConfigurationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkLayoutError(t, tt.l, tt.want)
-			if _, err := model.StateLayout(tt.l); err == nil {
+			checkLayoutError(t, tt.net, tt.want)
+			if _, err := model.StateLayout(tt.net); err == nil {
 				t.Error("StateLayout: no error")
 			}
 			// Applying the misconfigured layer is a tape error too.
 			tp := ad.NewTape()
-			tt.l.Apply(&model.Ctx{State: make([]float32, 4)}, tp.Param(make([]float32, 4)), tp.Full(1, 2, 2))
+			tt.net.Apply(&model.Ctx{State: make([]float32, 4)}, tp.Param(make([]float32, 4)), tp.Full(1, 2, 2))
 			if tp.Err() == nil {
 				t.Error("Apply: no tape error")
 			}

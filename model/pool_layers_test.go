@@ -213,20 +213,14 @@ func TestPoolDerivatives(t *testing.T) {
 				} else {
 					θ = proptest.Floats(n).Draw(rt, "x")
 				}
-				proptest.CheckGrad(rt, f, θ)
-				proptest.CheckTranspose(rt, f, θ)
-				proptest.CheckHVP(rt, f, θ)
+				checkDerivatives(rt, f, θ)
 			})
 		})
 	}
 }
 
 func TestPoolErrors(t *testing.T) {
-	config := []struct {
-		name string
-		net  model.Layer
-		want []string
-	}{
+	config := []layerCase{
 		{"option Groups", model.Chain(model.Relu(), model.Relu(), model.MaxPool([]int{2}, model.Groups(2))),
 			[]string{"2: MaxPool", "option Groups does not apply"}},
 		{"option NoBias", model.MeanPool([]int{2}, model.NoBias()), []string{"MeanPool", "option NoBias does not apply"}},
@@ -287,16 +281,9 @@ func TestPoolsTakeAnIndexButNoParameters(t *testing.T) {
 		model.Flatten(),
 		model.Dense(3, 1),
 	)
-	lay, err := model.Layout(net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lay := mustLayout(t, net)
 	want := []string{"0.weight", "0.bias", "2.weight", "2.bias", "7.weight", "7.bias"}
-	var got []string
-	for _, l := range lay.Leaves() {
-		got = append(got, l.Path)
-	}
-	if !slices.Equal(got, want) {
+	if got := paths(t, lay); !slices.Equal(got, want) {
 		t.Errorf("paths %v, want %v", got, want)
 	}
 	if l, _ := lay.Find("2.weight"); !slices.Equal(l.Shape, []int{2, 3, 2, 2}) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/wrongcube"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -334,49 +335,7 @@ func TestHVPThroughLayers(t *testing.T) {
 	}
 }
 
-// cubeOp is x³ elementwise as a user's primitive whose rules can be made
-// wrong: vjp scales its VJP, and its derivative 3x² (cubeDeriv) scales
-// its own derivative by second.
-type cubeOp struct {
-	vjp   float32
-	deriv *cubeDeriv
-}
-
-type cubeDeriv struct{ second float32 }
-
-func (*cubeOp) Name() string { return "Cube" }
-func (*cubeOp) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
-	return append(dst, in[0]...), nil
-}
-func (*cubeOp) Forward(f *ad.Forward) {
-	for i, x := range f.In[0].Data {
-		f.Out.Data[i] = x * x * x
-	}
-}
-func (c *cubeOp) JVP(r *ad.Rule) ad.Var {
-	return ad.Mul(r.Tangent(0), ad.Apply(c.deriv, ad.Attrs{}, r.In[0]))
-}
-func (c *cubeOp) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Scale(ad.Mul(cot, ad.Apply(c.deriv, ad.Attrs{}, r.In[0])), c.vjp))
-}
-
-func (*cubeDeriv) Name() string { return "Cube'" }
-func (*cubeDeriv) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
-	return append(dst, in[0]...), nil
-}
-func (*cubeDeriv) Forward(f *ad.Forward) {
-	for i, x := range f.In[0].Data {
-		f.Out.Data[i] = 3 * x * x
-	}
-}
-func (d *cubeDeriv) JVP(r *ad.Rule) ad.Var {
-	return ad.Mul(r.Tangent(0), ad.Scale(r.In[0], 6*d.second))
-}
-func (d *cubeDeriv) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Mul(cot, ad.Scale(r.In[0], 6*d.second)))
-}
-
-func cubeNet(c *cubeOp) model.Layer {
+func cubeNet(c *wrongcube.Cube) model.Layer {
 	return model.Chain(
 		model.Dense(3, 4),
 		model.Func("Cube", func(x ad.Var) ad.Var { return ad.Apply(c, ad.Attrs{}, x) }),
@@ -395,12 +354,12 @@ func TestStackChecksCatchWrongLayers(t *testing.T) {
 	in, out := []int{2, 3}, []int{2, 2}
 	tests := []struct {
 		name          string
-		op            *cubeOp
+		op            *wrongcube.Cube
 		grad, hessian bool // whether the first and second derivatives are right
 	}{
-		{"right", &cubeOp{vjp: 1, deriv: &cubeDeriv{second: 1}}, true, true},
-		{"wrong VJP", &cubeOp{vjp: -1, deriv: &cubeDeriv{second: 1}}, false, false},
-		{"wrong second derivative", &cubeOp{vjp: 1, deriv: &cubeDeriv{second: 0.5}}, true, false},
+		{"right", wrongcube.New(1, 1, 1), true, true},
+		{"wrong VJP", wrongcube.New(-1, 1, 1), false, false},
+		{"wrong second derivative", wrongcube.New(1, 1, 0.5), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,12 +2,12 @@ package model_test
 
 import (
 	"math"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/stfile"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
@@ -37,15 +37,7 @@ func tfNet() model.Layer {
 func TestTorchModelFixture(t *testing.T) {
 	const path = "testdata/torch_model.safetensors"
 	net := tfNet()
-	lay, err := model.Layout(net)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	lay := mustLayout(t, net)
 	θ := make([]float32, lay.Len())
 	for i := range θ {
 		θ[i] = float32(math.NaN()) // anything not loaded would show
@@ -56,10 +48,7 @@ func TestTorchModelFixture(t *testing.T) {
 		}
 		return name
 	})
-	rep, err := layout.LoadInto(f, lay, θ, dataOnly, layout.Strict())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := stfile.LoadInto(t, path, lay, θ, dataOnly, layout.Strict())
 	var leaves []string
 	for _, l := range lay.Leaves() {
 		leaves = append(leaves, l.Path)

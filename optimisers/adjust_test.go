@@ -19,10 +19,7 @@ func TestAdjustKeepsMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(optimisers.Adam(1e-2), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(1e-2), lay)
 	θ := ramp(5, 0.5, 1)
 	θr := slices.Clone(θ)
 	m, v := make([]float32, 5), make([]float32, 5)
@@ -62,10 +59,7 @@ func TestAdjustKeepsMoments(t *testing.T) {
 func TestAdjustUnderPath(t *testing.T) {
 	lay := testLayout(t)
 	rule := optimisers.Chain(optimisers.WeightDecay(1e-2), optimisers.NAdam(1e-2))
-	opt, err := optimisers.Setup(rule, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, rule, lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	type ref struct {
 		opt *optimisers.Optimiser
@@ -74,10 +68,7 @@ func TestAdjustUnderPath(t *testing.T) {
 	var refs []ref
 	for _, lf := range lay.Leaves() {
 		l1, _ := layout.NewBuilder().Add("x", lf.Shape...).Build()
-		o, err := optimisers.Setup(rule, l1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := mustSetup(t, rule, l1)
 		refs = append(refs, ref{o, slices.Clone(θ[lf.Offset:lf.End()])})
 	}
 	for step := 1; step <= 6; step++ {
@@ -205,10 +196,7 @@ func TestAdjustErrors(t *testing.T) {
 // adjusting back everywhere leaves one rule.
 func TestAdjustRepeatedly(t *testing.T) {
 	lay := testLayout(t)
-	opt, err := optimisers.Setup(optimisers.Adam(1e-2), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(1e-2), lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	for k := range 50 {
 		if err := opt.Adjust(optimisers.LR(float64(k+1)*1e-4), "0.weight"); err != nil {

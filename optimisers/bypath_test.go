@@ -97,10 +97,7 @@ func TestByPathAssignsEachLeafOneRule(t *testing.T) {
 		for i, p := range ps {
 			prs[i] = optimisers.PathRule{Pattern: p, Rule: optimisers.Descent(float64(int(1) << i))}
 		}
-		opt, err := optimisers.Setup(optimisers.ByPath(lay, prs), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, optimisers.ByPath(lay, prs), lay)
 		n := lay.Len()
 		θ, g := make([]float32, n), make([]float32, n)
 		for i := range g {
@@ -136,14 +133,8 @@ func TestByPathOfOneRuleIsSetup(t *testing.T) {
 		for i, p := range ps {
 			prs[i] = optimisers.PathRule{Pattern: p, Rule: optimisers.Chain(optimisers.AccumGrad(2), descents[d]())}
 		}
-		by, err := optimisers.Setup(optimisers.ByPath(lay, prs), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := optimisers.Setup(optimisers.Chain(optimisers.AccumGrad(2), descents[d]()), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		by := mustSetup(t, optimisers.ByPath(lay, prs), lay)
+		one := mustSetup(t, optimisers.Chain(optimisers.AccumGrad(2), descents[d]()), lay)
 		θ := proptest.Params(lay).Draw(t, "θ")
 		θ1 := slices.Clone(θ)
 		for k := range rapid.IntRange(1, 6).Draw(t, "steps") {
@@ -229,10 +220,7 @@ func TestByPathFrozenLeafWithoutRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(optimisers.ByPath(lay, []optimisers.PathRule{{"w", optimisers.Descent(1)}}), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.ByPath(lay, []optimisers.PathRule{{"w", optimisers.Descent(1)}}), lay)
 	if err := opt.Thaw("emb"); err == nil || !strings.Contains(err.Error(), `leaf "emb" has no rule`) {
 		t.Errorf("Thaw of a leaf without a rule: %v", err)
 	}
@@ -277,10 +265,7 @@ func TestByPathRulesPerPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := optimisers.Setup(rule, l1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := mustSetup(t, rule, l1)
 		refs[path] = struct {
 			rule optimisers.Rule
 			opt  *optimisers.Optimiser

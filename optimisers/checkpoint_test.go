@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/internal/bitwise"
+	"github.com/flatkit/flatkit/internal/wanterr"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 	"github.com/flatkit/flatkit/proptest"
@@ -151,10 +152,7 @@ func TestCheckpointResumeIsExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := drawScenario(t)
 		k := rapid.IntRange(0, len(sc.grads)).Draw(t, "k")
-		a, err := optimisers.Setup(sc.rule, sc.lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := mustSetup(t, sc.rule, sc.lay)
 		θa := slices.Clone(sc.θ0)
 		for s := range k {
 			sc.step(t, a, θa, s)
@@ -216,10 +214,7 @@ func ckptLayout(t testing.TB) *layout.Layout {
 
 func savedRun(t *testing.T, rule optimisers.Rule, lay *layout.Layout) (*optimisers.Optimiser, []byte) {
 	t.Helper()
-	opt, err := optimisers.Setup(rule, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, rule, lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	for k := range 3 {
 		if err := opt.Update(θ, ramp(lay.Len(), float32(k)-1, 1)); err != nil {
@@ -363,10 +358,7 @@ func TestCheckpointLargeCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(optimisers.Chain(optimisers.SkipNonFinite(), optimisers.Descent(1e-3)), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Chain(optimisers.SkipNonFinite(), optimisers.Descent(1e-3)), lay)
 	θ := []float32{1, 2}
 	nan := []float32{float32(math.NaN()), 0}
 	for range 3 {
@@ -429,11 +421,7 @@ func TestCheckpointComparesSchedulesAndHyperparameters(t *testing.T) {
 			if err == nil {
 				t.Fatal("loaded without complaint")
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			wanterr.Mentions(t, err, c.want...)
 		})
 	}
 }

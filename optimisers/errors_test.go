@@ -52,10 +52,7 @@ func TestErrorsPrefixOnce(t *testing.T) {
 	if !errors.Is(err, errMine) {
 		t.Errorf("errors.Is(%v, errMine) = false", err)
 	}
-	opt, err := optimisers.Setup(optimisers.Descent(0.1), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Descent(0.1), lay)
 	err = opt.Freeze("0.wieght")
 	var pe *layout.PathError
 	if !errors.As(err, &pe) || pe.Path != "0.wieght" || !errors.Is(err, layout.ErrUnknownPath) ||

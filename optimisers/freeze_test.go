@@ -49,10 +49,7 @@ func paths(lay *layout.Layout) []string {
 func TestFreezeThawPerLeaf(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		lay, rule := drawLayoutRule(t, leafwise())
-		opt, err := optimisers.Setup(rule, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, rule, lay)
 		θ := proptest.Params(lay).Draw(t, "θ")
 		type ref struct {
 			opt *optimisers.Optimiser
@@ -65,10 +62,7 @@ func TestFreezeThawPerLeaf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := optimisers.Setup(rule, l1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := mustSetup(t, rule, l1)
 			refs[li] = ref{o, slices.Clone(θ[lf.Offset:lf.End()]), !lf.Frozen}
 		}
 		ps := paths(lay)
@@ -125,10 +119,7 @@ func TestThawFrozenLeafStartsAfresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(optimisers.Adam(0.1), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(0.1), lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	for range 10 {
 		if err := opt.Update(θ, ramp(lay.Len(), 0.3, 1)); err != nil {
@@ -166,10 +157,7 @@ func sign(x float32) float32 {
 func TestFreezeKeepsState(t *testing.T) {
 	lay := testLayout(t)
 	n := lay.Len()
-	opt, err := optimisers.Setup(optimisers.Adam(1e-2), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(1e-2), lay)
 	θ := ramp(n, 0.5, 1)
 	for k := range 3 {
 		if err := opt.Update(θ, ramp(n, float32(k), 1)); err != nil {
@@ -217,10 +205,7 @@ func TestFreezeKeepsState(t *testing.T) {
 
 func TestFreezeErrors(t *testing.T) {
 	lay := testLayout(t)
-	opt, err := optimisers.Setup(optimisers.Adam(1e-3), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(1e-3), lay)
 	for _, f := range []func(string) error{opt.Freeze, opt.Thaw} {
 		err := f("2.weight")
 		if err == nil || !strings.Contains(err.Error(), `"2.weight"`) {

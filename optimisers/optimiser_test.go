@@ -15,6 +15,20 @@ import (
 	"github.com/flatkit/flatkit/proptest"
 )
 
+// mustSetup is optimisers.Setup(rule, lay); it fails t (a *testing.T,
+// *testing.B or *rapid.T) on an error.
+func mustSetup(t interface {
+	Helper()
+	Fatal(args ...any)
+}, rule optimisers.Rule, lay *layout.Layout) *optimisers.Optimiser {
+	t.Helper()
+	opt, err := optimisers.Setup(rule, lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opt
+}
+
 // descents are the rules that take a step, with hyperparameters that keep a
 // few steps on values in ±4 finite.
 var descents = []func() optimisers.Rule{
@@ -176,10 +190,7 @@ func TestStepEqualsUpdate(t *testing.T) {
 		θ0 := proptest.Params(lay).Draw(t, "θ")
 		gs := gradients(t, lay.Len(), rapid.IntRange(1, 6).Draw(t, "steps"))
 
-		opt, err := optimisers.Setup(rule, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, rule, lay)
 		s := opt.State()
 		θu, θs := slices.Clone(θ0), slices.Clone(θ0)
 		for k, g := range gs {
@@ -215,10 +226,7 @@ func TestFrozenLeavesNeverChange(t *testing.T) {
 		rule := rules().Draw(t, "rule")
 		θ := proptest.Params(lay).Draw(t, "θ")
 		θ0 := slices.Clone(θ)
-		opt, err := optimisers.Setup(rule, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, rule, lay)
 		for _, g := range gradients(t, lay.Len(), rapid.IntRange(1, 5).Draw(t, "steps")) {
 			if err := opt.Update(θ, g); err != nil {
 				t.Fatal(err)
@@ -270,10 +278,7 @@ func TestSkipNonFiniteChangesNothing(t *testing.T) {
 		rule := optimisers.Chain(slices.Insert(chain, at, optimisers.Rule(optimisers.SkipNonFinite()))...)
 		t.Logf("rule: %s", ruleString(rule))
 
-		opt, err := optimisers.Setup(rule, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, rule, lay)
 		θ := proptest.Params(lay).Draw(t, "θ")
 		for range rapid.IntRange(0, 3).Draw(t, "before") {
 			if err := opt.Update(θ, proptest.Floats(lay.Len()).Draw(t, "g")); err != nil {
@@ -373,10 +378,7 @@ func TestUpdateAllocatesNothing(t *testing.T) {
 func TestUpdateLengthErrors(t *testing.T) {
 	lay := testLayout(t)
 	n := lay.Len()
-	opt, err := optimisers.Setup(optimisers.Adam(1e-3), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(1e-3), lay)
 	θ, g := make([]float32, n), make([]float32, n)
 	for _, tc := range []struct {
 		θ, g []float32
@@ -478,14 +480,8 @@ func TestFuseMatchesApply(t *testing.T) {
 	for _, d := range descents {
 		r := d()
 		name := fmt.Sprintf("%T", r)
-		fused, err := optimisers.Setup(r, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		applied, err := optimisers.Setup(optimisers.Chain(r, optimisers.ClipValue(math.Inf(1))), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fused := mustSetup(t, r, lay)
+		applied := mustSetup(t, optimisers.Chain(r, optimisers.ClipValue(math.Inf(1))), lay)
 		θf, θa := ramp(n, 0.5, 1), ramp(n, 0.5, 1)
 		for step := range 20 {
 			g := ramp(n, 0.3*float32(step%3-1), 2)
@@ -510,10 +506,7 @@ func TestStateIsACopyAndResumeContinues(t *testing.T) {
 	lay := testLayout(t)
 	n := lay.Len()
 	rule := optimisers.Chain(optimisers.AccumGrad(2), optimisers.NAdam(1e-2), optimisers.EMA(0.9))
-	opt, err := optimisers.Setup(rule, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, rule, lay)
 	θ := ramp(n, 0.5, 1)
 	for step := range 5 {
 		if err := opt.Update(θ, ramp(n, float32(step), 1)); err != nil {
@@ -557,10 +550,7 @@ func TestStateIsACopyAndResumeContinues(t *testing.T) {
 func TestStepConcurrent(t *testing.T) {
 	lay := testLayout(t)
 	n := lay.Len()
-	opt, err := optimisers.Setup(optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.NAdam(1e-2)), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.NAdam(1e-2)), lay)
 	θ := ramp(n, 0.5, 1)
 	if err := opt.Update(θ, ramp(n, 1, 1)); err != nil {
 		t.Fatal(err)

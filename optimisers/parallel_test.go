@@ -22,14 +22,8 @@ func TestWorkersAgree(t *testing.T) {
 	defer optimisers.SetMinChunk(optimisers.SetMinChunk(16))
 	rapid.Check(t, func(t *rapid.T) {
 		sc := drawScenario(t)
-		one, err := optimisers.Setup(sc.rule, sc.lay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		many, err := optimisers.Setup(sc.rule, sc.lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		one := mustSetup(t, sc.rule, sc.lay)
+		many := mustSetup(t, sc.rule, sc.lay)
 		if old := many.SetWorkers(rapid.IntRange(2, 4).Draw(t, "workers")); old != 1 {
 			t.Fatalf("default workers %d, want 1", old)
 		}
@@ -56,10 +50,7 @@ func TestWorkersAllocateNothing(t *testing.T) {
 		optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.WeightDecay(1e-4), optimisers.Adam(1e-3)),
 		optimisers.Chain(optimisers.ClipNorm(1), optimisers.Adam(1e-3)),
 	} {
-		opt, err := optimisers.Setup(rule, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, rule, lay)
 		opt.SetWorkers(2)
 		θ, g := ramp(lay.Len(), 0.5, 1), ramp(lay.Len(), 0.1, 1)
 		for range 3 {

@@ -37,10 +37,7 @@ func replay(t *testing.T, rule optimisers.Rule, ref func(θ, g []float64, t int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(rule, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, rule, lay)
 	θ := make([]float32, len(p.θ0))
 	for i, x := range p.θ0 {
 		θ[i] = float32(x)
@@ -216,14 +213,8 @@ func TestAccumGradIsTheRuleOnMeans(t *testing.T) {
 	n := lay.Len()
 	for _, d := range descents {
 		r := d()
-		acc, err := optimisers.Setup(optimisers.Chain(optimisers.AccumGrad(3), r), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := optimisers.Setup(r, lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		acc := mustSetup(t, optimisers.Chain(optimisers.AccumGrad(3), r), lay)
+		plain := mustSetup(t, r, lay)
 		θa, θp := ramp(n, 0.5, 1), ramp(n, 0.5, 1)
 		sum := make([]float32, n)
 		mean := make([]float32, n)
@@ -262,10 +253,7 @@ func TestAccumGradIsTheRuleOnMeans(t *testing.T) {
 func TestEMA(t *testing.T) {
 	lay := testLayout(t)
 	n := lay.Len()
-	opt, err := optimisers.Setup(optimisers.Chain(optimisers.EMA(0.8), optimisers.Adam(0.01)), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Chain(optimisers.EMA(0.8), optimisers.Adam(0.01)), lay)
 	θ := ramp(n, 0.5, 1)
 	dst := make([]float32, n)
 	for i := range dst {
@@ -306,10 +294,7 @@ func TestEMA(t *testing.T) {
 			}
 		}
 	}
-	plain, err := optimisers.Setup(optimisers.Adam(0.01), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := mustSetup(t, optimisers.Adam(0.01), lay)
 	if err := plain.Average(dst); err == nil {
 		t.Errorf("Average without an EMA rule: no error")
 	}
@@ -329,10 +314,7 @@ func TestChainApplyByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optimisers.Setup(c, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, c, lay)
 	θ := []float32{1, -2, 3, -4}
 	θh := slices.Clone(θ)
 	state := [][]float32{make([]float32, 4)}

@@ -93,10 +93,7 @@ func TestScheduledAdam(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := optimisers.WarmupCosine(1e-2, 1e-4, 3, 10)
-	opt, err := optimisers.Setup(optimisers.Scheduled(optimisers.Adam(123), "lr", s), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Scheduled(optimisers.Adam(123), "lr", s), lay)
 	θ := ramp(5, 0.5, 1)
 	θr := slices.Clone(θ)
 	m, v := make([]float32, 5), make([]float32, 5)
@@ -134,10 +131,7 @@ func TestScheduleStepsAndNesting(t *testing.T) {
 	}
 	byStep := optimisers.ScheduleFunc(func(step int) float64 { return float64(step) })
 	rule := optimisers.Scheduled(optimisers.Chain(optimisers.AccumGrad(2), optimisers.Descent(0)), "lr", byStep)
-	opt, err := optimisers.Setup(rule, lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, rule, lay)
 	θ := []float32{0}
 	for range 6 {
 		if err := opt.Update(θ, []float32{1}); err != nil {
@@ -197,10 +191,7 @@ func TestScheduleErrors(t *testing.T) {
 	}
 
 	// A schedule that goes bad at step 3: Update says so and changes nothing.
-	opt, err := optimisers.Setup(optimisers.Scheduled(optimisers.Adam(1), "lr", nanAt3), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Scheduled(optimisers.Adam(1), "lr", nanAt3), lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	for range 2 {
 		if err := opt.Update(θ, ramp(lay.Len(), 1, 1)); err != nil {
@@ -208,7 +199,7 @@ func TestScheduleErrors(t *testing.T) {
 		}
 	}
 	before, θb := opt.State(), slices.Clone(θ)
-	err = opt.Update(θ, ramp(lay.Len(), 1, 1))
+	err := opt.Update(θ, ramp(lay.Len(), 1, 1))
 	if err == nil || !strings.Contains(err.Error(), "the schedule of lr at step 3: Adam: LR = NaN") {
 		t.Errorf("NaN from a schedule: %v", err)
 	}

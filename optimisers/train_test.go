@@ -61,14 +61,11 @@ func epochs(bs []batch, n int) iter.Seq[batch] {
 
 func TestTrainRegression(t *testing.T) {
 	lay, bs := regression(t)
-	opt, err := optimisers.Setup(optimisers.Adam(0.05), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(0.05), lay)
 	θ := make([]float32, lay.Len())
 	var steps []int
 	var losses []float32
-	err = optimisers.Train(context.Background(), opt, θ, epochs(bs, 100), mse, 40, func(step int, loss float32) error {
+	err := optimisers.Train(context.Background(), opt, θ, epochs(bs, 100), mse, 40, func(step int, loss float32) error {
 		steps = append(steps, step)
 		losses = append(losses, loss)
 		return nil
@@ -98,10 +95,7 @@ func TestTrainRegression(t *testing.T) {
 // Train over 20 epochs and over 10 is the same.
 func TestTrainAllocatesNothingPerStep(t *testing.T) {
 	lay, bs := regression(t)
-	opt, err := optimisers.Setup(optimisers.Adam(0.01), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, optimisers.Adam(0.01), lay)
 	θ := make([]float32, lay.Len())
 	run := func(n int) float64 {
 		return testing.AllocsPerRun(5, func() {
@@ -120,10 +114,7 @@ func TestTrainAllocatesNothingPerStep(t *testing.T) {
 func TestTrainStops(t *testing.T) {
 	lay, bs := regression(t)
 	setup := func() (*optimisers.Optimiser, []float32) {
-		opt, err := optimisers.Setup(optimisers.Descent(0.01), lay)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opt := mustSetup(t, optimisers.Descent(0.01), lay)
 		return opt, make([]float32, lay.Len())
 	}
 

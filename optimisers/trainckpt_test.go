@@ -61,10 +61,7 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 	var steps []int
 	record := func(step int, _ float32) error { steps = append(steps, step); return nil }
 
-	full, err := optimisers.Setup(ckptRule(n), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := mustSetup(t, ckptRule(n), lay)
 	θfull := make([]float32, lay.Len())
 	if err := optimisers.Train(context.Background(), full, θfull, first(epochs(bs, 10), n), mse, 1, record); err != nil {
 		t.Fatal(err)
@@ -72,10 +69,7 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 	wantSteps := slices.Clone(steps)
 
 	steps = nil
-	opt, err := optimisers.Setup(ckptRule(n), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, ckptRule(n), lay)
 	θ := make([]float32, lay.Len())
 	if err := optimisers.Train(context.Background(), opt, θ, first(epochs(bs, 10), stop), mse, 1, record); err != nil {
 		t.Fatal(err)
@@ -113,10 +107,7 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 func TestCheckpointFileAndErrors(t *testing.T) {
 	lay, bs := regression(t)
 	slay := stateLayout(t)
-	opt, err := optimisers.Setup(ckptRule(100), lay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := mustSetup(t, ckptRule(100), lay)
 	θ := make([]float32, lay.Len())
 	if err := optimisers.Train(context.Background(), opt, θ, first(epochs(bs, 1), 5), mse, 0, nil); err != nil {
 		t.Fatal(err)

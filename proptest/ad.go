@@ -318,7 +318,7 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 		return "", err
 	}
 	ps := c.probes(θ, 1)
-	failed := 0
+	var d disagreements
 	for _, p := range ps {
 		gd := []float32{float32(dot64(g, p.d))}
 		scale := math.Abs(float64(v)) + absMax(g)*absMax(p.d)
@@ -329,19 +329,37 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 		if rep == "" {
 			continue
 		}
-		failed++
-		if report == "" {
-			what := "⟨∇f, d⟩"
-			if p.coord >= 0 {
-				what = fmt.Sprintf("∂f/∂θ[%d]", p.coord)
-			}
-			report = fmt.Sprintf("%s %s disagrees with finite differences: %s", what, p.label, rep)
+		what := "⟨∇f, d⟩"
+		if p.coord >= 0 {
+			what = fmt.Sprintf("∂f/∂θ[%d]", p.coord)
 		}
+		d.add(fmt.Sprintf("%s %s disagrees with finite differences: %s", what, p.label, rep))
 	}
-	if failed > 0 {
-		report += fmt.Sprintf(" (%d of %d directions disagree)", failed, len(ps))
+	return d.report(len(ps)), nil
+}
+
+// disagreements counts the probe directions on which a check disagrees
+// and keeps the report of the first.
+type disagreements struct {
+	failed int
+	first  string
+}
+
+// add counts a disagreeing direction with its report.
+func (d *disagreements) add(report string) {
+	if d.failed == 0 {
+		d.first = report
 	}
-	return report, nil
+	d.failed++
+}
+
+// report is the first direction's report and how many of n disagree, or
+// "" if none does.
+func (d *disagreements) report(n int) string {
+	if d.failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%d of %d directions disagree)", d.first, d.failed, n)
 }
 
 // CheckGrad checks the reverse-mode gradient of the scalar function f at θ
@@ -351,14 +369,24 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 // size, the steps and the tolerance.
 func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(t, "CheckGrad", optFD, opts)
+	gradChecked(t, "CheckGrad", f, θ, opts, "")
+}
+
+// gradChecked configures the check name (which takes the finite-difference
+// options) and checks f's gradient at θ as CheckGrad does, reporting a
+// wrong one as "name: " + wrong + the report; it returns the configuration
+// and whether the gradient was right.
+func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []Option, wrong string) (checkConfig, bool) {
+	t.Helper()
+	c := configure(t, name, optFD, opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
-		t.Fatalf("CheckGrad: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if rep != "" {
-		t.Errorf("CheckGrad: %s", rep)
+		t.Errorf("%s: %s%s", name, wrong, rep)
 	}
+	return c, rep == ""
 }
 
 // CheckJVP checks the forward-mode derivative J·d of f at θ, for any output
@@ -373,7 +401,7 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 		t.Fatalf("CheckJVP: %v", err)
 	}
 	ps := c.probes(θ, 2)
-	failed, first := 0, ""
+	var d disagreements
 	for _, p := range ps {
 		jv, err := ad.JVP(f, θ, p.d)
 		if err != nil {
@@ -384,14 +412,11 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 			t.Fatalf("CheckJVP: %v", err)
 		}
 		if rep != "" {
-			failed++
-			if first == "" {
-				first = fmt.Sprintf("J·d %s disagrees with finite differences: %s", p.label, rep)
-			}
+			d.add(fmt.Sprintf("J·d %s disagrees with finite differences: %s", p.label, rep))
 		}
 	}
-	if failed > 0 {
-		t.Errorf("CheckJVP: %s (%d of %d directions disagree)", first, failed, len(ps))
+	if rep := d.report(len(ps)); rep != "" {
+		t.Errorf("CheckJVP: %s", rep)
 	}
 }
 
@@ -403,7 +428,7 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
 	c := configure(t, "CheckTranspose", optTranspose, opts)
 	ps := c.probes(θ, 3)
-	failed, first := 0, ""
+	var d disagreements
 	for k, p := range ps {
 		jv, err := ad.JVP(f, θ, p.d)
 		if err != nil {
@@ -421,14 +446,11 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 			tol = 0
 		}
 		if !(math.Abs(lhs-rhs) <= tol) {
-			failed++
-			if first == "" {
-				first = fmt.Sprintf("v %s, random u (|u| = %.3g): ⟨J v, u⟩ = %.6g but ⟨v, Jᵀ u⟩ = %.6g (tolerance %.3g)", p.label, norm64(u), lhs, rhs, tol)
-			}
+			d.add(fmt.Sprintf("v %s, random u (|u| = %.3g): ⟨J v, u⟩ = %.6g but ⟨v, Jᵀ u⟩ = %.6g (tolerance %.3g)", p.label, norm64(u), lhs, rhs, tol))
 		}
 	}
-	if failed > 0 {
-		t.Errorf("CheckTranspose: %s (%d of %d directions disagree)", first, failed, len(ps))
+	if rep := d.report(len(ps)); rep != "" {
+		t.Errorf("CheckTranspose: %s", rep)
 	}
 }
 
@@ -441,20 +463,14 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every pair of directions.
 func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
-	c := configure(t, "CheckHVP", optFD, opts)
-	rep, err := checkGrad(f, θ, &c)
-	if err != nil {
-		t.Fatalf("CheckHVP: %v", err)
-	}
-	if rep != "" {
-		t.Errorf("CheckHVP: the first derivative is wrong, so the second was not checked: %s", rep)
+	c, ok := gradChecked(t, "CheckHVP", f, θ, opts, "the first derivative is wrong, so the second was not checked: ")
+	if !ok {
 		return
 	}
 	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
 	ps := c.probes(θ, 5)
 	hus := make([][]float32, len(ps))
-	var errs []string
-	failed := 0
+	var d disagreements
 	for k, p := range ps {
 		hu, err := ad.HVP(f, θ, p.d)
 		if err != nil {
@@ -465,12 +481,11 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 			t.Fatalf("CheckHVP: HVPReverse: %v", err)
 		}
 		hus[k] = hu
-		bad := false
+		bad := "" // the direction's first disagreement
 		scale := absMax(hu) + absMax(hu2)
 		for i := range hu {
 			if tol := 1e-4*scale + 1e-6; !(math.Abs(float64(hu[i]-hu2[i])) <= tol) {
-				errs = append(errs, fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol))
-				bad = true
+				bad = fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol)
 				break
 			}
 		}
@@ -478,16 +493,15 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 		if err != nil {
 			t.Fatalf("CheckHVP: %v", err)
 		}
-		if rep != "" {
-			errs = append(errs, fmt.Sprintf("H·u %s disagrees with finite differences of the gradient: %s", p.label, rep))
-			bad = true
+		if rep != "" && bad == "" {
+			bad = fmt.Sprintf("H·u %s disagrees with finite differences of the gradient: %s", p.label, rep)
 		}
-		if bad {
-			failed++
+		if bad != "" {
+			d.add(bad)
 		}
 	}
-	if failed > 0 {
-		t.Errorf("CheckHVP: %s (%d of %d directions disagree)", errs[0], failed, len(ps))
+	if rep := d.report(len(ps)); rep != "" {
+		t.Errorf("CheckHVP: %s", rep)
 		return
 	}
 	for a := range ps {

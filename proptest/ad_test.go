@@ -8,57 +8,15 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/wrongcube"
 	"github.com/flatkit/flatkit/proptest"
 )
 
-// cube is a user-defined primitive, x³ elementwise, with rules that can be
-// made wrong on purpose: the checkers must notice.
-type cube struct {
-	vjpScale, jvpScale float32 // 1 for the right rules
-	deriv              *square3
-}
-
-// square3 is 3x², the derivative of cube, itself a primitive whose own
-// derivative (6x) is scaled by wrong2 (1 for right).
-type square3 struct{ wrong2 float32 }
-
-func (*cube) Name() string { return "Cube" }
-func (*cube) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
-	return append(dst, in[0]...), nil
-}
-func (*cube) Forward(f *ad.Forward) {
-	for i, x := range f.In[0].Data {
-		f.Out.Data[i] = x * x * x
-	}
-}
-func (c *cube) JVP(r *ad.Rule) ad.Var {
-	return ad.Scale(ad.Mul(r.Tangent(0), ad.Apply(c.deriv, ad.Attrs{}, r.In[0])), c.jvpScale)
-}
-func (c *cube) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Scale(ad.Mul(cot, ad.Apply(c.deriv, ad.Attrs{}, r.In[0])), c.vjpScale))
-}
-
-func (*square3) Name() string { return "Square3" }
-func (*square3) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
-	return append(dst, in[0]...), nil
-}
-func (*square3) Forward(f *ad.Forward) {
-	for i, x := range f.In[0].Data {
-		f.Out.Data[i] = 3 * x * x
-	}
-}
-func (s *square3) JVP(r *ad.Rule) ad.Var {
-	return ad.Mul(r.Tangent(0), ad.Scale(r.In[0], 6*s.wrong2))
-}
-func (s *square3) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Mul(cot, ad.Scale(r.In[0], 6*s.wrong2)))
-}
-
-func cubeLoss(c *cube) func(ad.Var) ad.Var {
+func cubeLoss(c *wrongcube.Cube) func(ad.Var) ad.Var {
 	return func(p ad.Var) ad.Var { return ad.Sum(ad.Tanh(ad.Apply(c, ad.Attrs{}, p))) }
 }
 
-func cubeMap(c *cube) func(ad.Var) ad.Var {
+func cubeMap(c *wrongcube.Cube) func(ad.Var) ad.Var {
 	return func(p ad.Var) ad.Var { return ad.Apply(c, ad.Attrs{}, p) }
 }
 
@@ -68,7 +26,7 @@ var (
 )
 
 func TestADCheckersPassOnRightRules(t *testing.T) {
-	right := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	right := wrongcube.New(1, 1, 1)
 	rapid.Check(t, func(t *rapid.T) {
 		θ := proptest.NoTies(4).Draw(t, "θ")
 		for i := range θ {
@@ -82,9 +40,9 @@ func TestADCheckersPassOnRightRules(t *testing.T) {
 }
 
 func TestADCheckersFailOnWrongRules(t *testing.T) {
-	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
-	wrongJVP := &cube{vjpScale: 1, jvpScale: 1.5, deriv: &square3{wrong2: 1}}
-	wrongSecond := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 0.5}}
+	wrongVJP := wrongcube.New(1.5, 1, 1)
+	wrongJVP := wrongcube.New(1, 1.5, 1)
+	wrongSecond := wrongcube.New(1, 1, 0.5)
 	tests := []struct {
 		name  string
 		check func(proptest.T, []float32)
@@ -126,8 +84,8 @@ func TestADCheckersFailOnWrongRules(t *testing.T) {
 // for small θ (the full gradient) and large θ (random directions), and a
 // right rule must pass at all of them.
 func TestCheckGradCatchesWrongCubeVJPAtEveryPoint(t *testing.T) {
-	wrong := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
-	right := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	wrong := wrongcube.New(1.5, 1, 1)
+	right := wrongcube.New(1, 1, 1)
 	for _, n := range []int{1, 4, 40} {
 		gen := proptest.NoTies(n)
 		missed, falseAlarms := 0, 0
@@ -161,7 +119,7 @@ func TestCheckGradCatchesWrongCubeVJPAtEveryPoint(t *testing.T) {
 // A failure names the component, the direction's size, the step and the
 // tolerance.
 func TestCheckGradReportNamesIndexDirectionStepTolerance(t *testing.T) {
-	wrong := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	wrong := wrongcube.New(1.5, 1, 1)
 	r := run(func(t proptest.T) { proptest.CheckGrad(t, cubeLoss(wrong), θ0) })
 	if len(r.errors) != 1 {
 		t.Fatalf("got %d reports, want 1: %v", len(r.errors), r.errors)
@@ -190,7 +148,7 @@ func TestCheckGradReportNamesIndexDirectionStepTolerance(t *testing.T) {
 // A wrong first derivative makes CheckHVP report the first derivative, not
 // a second-order disagreement.
 func TestCheckHVPChecksGradientFirst(t *testing.T) {
-	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	wrongVJP := wrongcube.New(1.5, 1, 1)
 	for _, θ := range θs {
 		r := run(func(t proptest.T) { proptest.CheckHVP(t, cubeLoss(wrongVJP), θ) })
 		if len(r.errors) != 1 || !strings.Contains(r.errors[0], "first derivative is wrong") || !strings.Contains(r.errors[0], "∂f/∂θ[") {
@@ -203,9 +161,9 @@ func TestCheckHVPChecksGradientFirst(t *testing.T) {
 // scaled by 1.5 (CheckJVP), a VJP so scaled (CheckTranspose), and a second
 // derivative scaled by 0.5 under right first derivatives (CheckHVP).
 func TestCheckersCatchWrongRulesAtEveryPoint(t *testing.T) {
-	wrongVJP := &cube{vjpScale: 1.5, jvpScale: 1, deriv: &square3{wrong2: 1}}
-	wrongJVP := &cube{vjpScale: 1, jvpScale: 1.5, deriv: &square3{wrong2: 1}}
-	wrongSecond := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 0.5}}
+	wrongVJP := wrongcube.New(1.5, 1, 1)
+	wrongJVP := wrongcube.New(1, 1.5, 1)
+	wrongSecond := wrongcube.New(1, 1, 0.5)
 	checks := map[string]func(proptest.T, []float32){
 		"CheckJVP":       func(t proptest.T, θ []float32) { proptest.CheckJVP(t, cubeMap(wrongJVP), θ) },
 		"CheckTranspose": func(t proptest.T, θ []float32) { proptest.CheckTranspose(t, cubeMap(wrongVJP), θ) },
@@ -237,7 +195,7 @@ func TestCheckersCatchWrongRulesAtEveryPoint(t *testing.T) {
 // An option that does not apply to a check stops it with an error naming
 // the option and the check; the ones that apply pass.
 func TestADCheckersRejectOptionsThatDoNotApply(t *testing.T) {
-	right := &cube{vjpScale: 1, jvpScale: 1, deriv: &square3{wrong2: 1}}
+	right := wrongcube.New(1, 1, 1)
 	θ := []float32{0.25, -0.375, 0.5, 0.125} // dyadic, for Exact
 	checks := map[string]func(proptest.T, ...proptest.Option){
 		"CheckGrad": func(t proptest.T, o ...proptest.Option) { proptest.CheckGrad(t, cubeLoss(right), θ, o...) },

@@ -11,17 +11,13 @@ import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
-	"github.com/flatkit/flatkit/model"
 )
 
 // refConvLoss is the convchain loss in float64: six (conv, relu), the
 // dense layer, then the mean over the batch of −Σ y·log softmax.
 func refConvLoss(t *testing.T, pr *convProblem, θ []float64) float64 {
 	t.Helper()
-	lay, err := model.Layout(pr.net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leaf := leaves64(t, pr.net, θ)
 	c := pr.cfg
 	var loss float64
 	per := c.ch[0] * convSide * convSide
@@ -29,12 +25,12 @@ func refConvLoss(t *testing.T, pr *convProblem, θ []float64) float64 {
 		x := to64(pr.x.Data[n*per : (n+1)*per])
 		h, w := convSide, convSide
 		for i := 0; i < 6; i++ {
-			x, h, w = conv2d64(x, c.ch[i], h, w, leaf64(t, lay, θ, fmt.Sprintf("%d.weight", 2*i)), leaf64(t, lay, θ, fmt.Sprintf("%d.bias", 2*i)), c.ch[i+1], 3, 0)
+			x, h, w = conv2d64(x, c.ch[i], h, w, leaf(fmt.Sprintf("%d.weight", 2*i)), leaf(fmt.Sprintf("%d.bias", 2*i)), c.ch[i+1], 3, 0)
 			for j, v := range x {
 				x[j] = math.Max(v, 0)
 			}
 		}
-		W, b := leaf64(t, lay, θ, "13.weight"), leaf64(t, lay, θ, "13.bias")
+		W, b := leaf("13.weight"), leaf("13.bias")
 		z := make([]float64, convClasses)
 		m := math.Inf(-1)
 		for k := range z {

@@ -7,7 +7,6 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
-	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/proptest"
 )
 
@@ -15,17 +14,14 @@ import (
 // x + conv(conv(x)), then the mean over the 2×2 image, summed.
 func refDeepLoss(t *testing.T, pr *deepProblem, θ []float64) float64 {
 	t.Helper()
-	lay, err := model.Layout(pr.net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leaf := leaves64(t, pr.net, θ)
 	const c, h, w = deepChannels, 2, 2
 	x0 := to64(pr.x.Data)
 	x := append([]float64(nil), x0...)
 	for i := 0; i < pr.n; i++ {
 		p := fmt.Sprintf("0.%d.", i)
-		y, _, _ := conv2d64(x, c, h, w, leaf64(t, lay, θ, p+"0.weight"), leaf64(t, lay, θ, p+"0.bias"), c, 3, 1)
-		y, _, _ = conv2d64(y, c, h, w, leaf64(t, lay, θ, p+"1.weight"), leaf64(t, lay, θ, p+"1.bias"), c, 3, 1)
+		y, _, _ := conv2d64(x, c, h, w, leaf(p+"0.weight"), leaf(p+"0.bias"), c, 3, 1)
+		y, _, _ = conv2d64(y, c, h, w, leaf(p+"1.weight"), leaf(p+"1.bias"), c, 3, 1)
 		for j := range x {
 			x[j] += y[j]
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/layout"
+	"github.com/flatkit/flatkit/model"
 )
 
 // Float64 references of the two scenarios' networks, written with plain
@@ -40,18 +40,26 @@ func conv2d64(x []float64, c, h, w int, wt, b []float64, o, k, pad int) (y []flo
 	return y, oh, ow
 }
 
-// leaf64 returns the float64 values of the leaf at path.
-func leaf64(t *testing.T, lay *layout.Layout, θ []float64, path string) []float64 {
+// leaves64 returns the float64 values in θ of net's parameter leaves by
+// layout path; it fails t if net is misconfigured or a path is no leaf.
+func leaves64(t *testing.T, net model.Layer, θ []float64) func(path string) []float64 {
 	t.Helper()
-	lf, ok := lay.Find(path)
-	if !ok {
-		t.Fatalf("no leaf %q in the layout", path)
+	lay, err := model.Layout(net)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n := 1
-	for _, d := range lf.Shape {
-		n *= d
+	return func(path string) []float64 {
+		t.Helper()
+		lf, ok := lay.Find(path)
+		if !ok {
+			t.Fatalf("no leaf %q in the layout", path)
+		}
+		n := 1
+		for _, d := range lf.Shape {
+			n *= d
+		}
+		return θ[lf.Offset : lf.Offset+n]
 	}
-	return θ[lf.Offset : lf.Offset+n]
 }
 
 // fdCheck compares ⟨g, d⟩ for a random direction d with the central

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/internal/bitwise"
+	"github.com/flatkit/flatkit/internal/stfile"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
@@ -54,19 +55,12 @@ func TestFit(t *testing.T) {
 		}
 	}
 	// The fitted model reloads by name into the network's layout.
-	f, err := os.Open(filepath.Join(dir, modelName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	lay, err := model.Layout(network())
 	if err != nil {
 		t.Fatal(err)
 	}
 	θ := make([]float32, lay.Len())
-	if _, err := layout.LoadInto(f, lay, θ, layout.Strict()); err != nil {
-		t.Fatal(err)
-	}
+	stfile.LoadInto(t, filepath.Join(dir, modelName), lay, θ, layout.Strict())
 	if !bitwise.Equal(θ, s.Theta) {
 		t.Error("model.safetensors does not hold the fitted θ")
 	}

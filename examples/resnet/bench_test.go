@@ -8,6 +8,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/examples/resnet"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/model"
 )
 
@@ -37,11 +38,7 @@ func BenchmarkTrainStep(b *testing.B) {
 		}
 		tp.Reset()
 	}
-	step()
-	b.ReportAllocs()
-	for b.Loop() {
-		step()
-	}
+	cputime.Warm(b, step)
 }
 
 // BenchmarkInference is bench resnet's inference (eval mode, forward only,
@@ -68,11 +65,7 @@ func BenchmarkInference(b *testing.B) {
 					}
 					tp.Reset()
 				}
-				step()
-				b.ReportAllocs()
-				for b.Loop() {
-					step()
-				}
+				cputime.Warm(b, step)
 			})
 		}
 	}

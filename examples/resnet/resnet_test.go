@@ -13,6 +13,7 @@ import (
 	"github.com/flatkit/flatkit/examples/resnet"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
+	"github.com/flatkit/flatkit/internal/stfile"
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 )
@@ -114,20 +115,12 @@ const fixture = "testdata/torch_resnet.safetensors"
 // buffer through TorchName, and checks that every leaf was filled.
 func loadNamed(t *testing.T, lay *layout.Layout) []float32 {
 	t.Helper()
-	f, err := os.Open(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	θ := make([]float32, lay.Len())
 	for i := range θ {
 		θ[i] = float32(math.NaN()) // anything not loaded would show
 	}
 	rename := layout.Rename(func(n string) string { return resnet.TorchName(n, resnet.Blocks18) })
-	rep, err := layout.LoadInto(f, lay, θ, rename)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := stfile.LoadInto(t, fixture, lay, θ, rename)
 	if len(rep.Missed) != 0 {
 		t.Fatalf("not in the fixture: %v", rep.Missed)
 	}
@@ -157,16 +150,8 @@ func refs(t *testing.T, names []torchName, params, state *layout.Layout) map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	buf := make([]float32, lay.Len())
-	rep, err := layout.LoadInto(f, lay, buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := stfile.LoadInto(t, fixture, lay, buf)
 	if len(rep.Missed) != 0 {
 		t.Fatalf("not in the fixture: %v", rep.Missed)
 	}

@@ -1,13 +1,11 @@
 package conv
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
-
-	"github.com/flatkit/flatkit/flat"
 )
 
 // TestForwardPathsAgree checks both stride-1 GEMM forward paths, the wide
@@ -55,18 +53,31 @@ func drawStride1Geom(rt *rapid.T) *Geom {
 	return g
 }
 
+// drawBlockGeom draws a drawStride1Geom geometry with 8 or 16 output
+// channels per group (out) or input channels (not out), for the blocked
+// kernels, and its wide layout.
+func drawBlockGeom(rt *rapid.T, out bool) (*Geom, wideGeom) {
+	rt.Helper()
+	g := drawStride1Geom(rt)
+	if out {
+		g.Cout = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cout/8")
+	} else {
+		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
+	}
+	wd, ok := wideOf(g)
+	if !ok {
+		rt.Fatal("stride 1 should have a wide layout")
+	}
+	return g, wd
+}
+
 // TestBlockForward checks blockForward (Go or AVX-512 acc8) against the
 // float64 reference on random stride-1 geometries with 8 or 16 output
 // channels per group, padded, dilated, grouped, with rows of every length
 // mod 48 (the kernel's chunks of 48 and 16 and its masked tail).
 func TestBlockForward(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawStride1Geom(rt)
-		g.Cout = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cout/8")
-		wd, ok := wideOf(g)
-		if !ok {
-			rt.Fatal("stride 1 should have a wide layout")
-		}
+		g, wd := drawBlockGeom(rt, true)
 		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 		ep := drawEpilogue(rt, g)
@@ -93,6 +104,19 @@ func drawEpilogue(t *rapid.T, g *Geom) epilogue {
 	return ep
 }
 
+// checkEpilogue draws a bias and ReLU (drawEpilogue), applies them to the
+// reference output want in place, and checks against it the output that
+// run writes with them into y, filled with 99 first; it returns y.
+func checkEpilogue(rt *rapid.T, what string, g *Geom, want []float64, run func(y []float32, ep epilogue)) []float32 {
+	rt.Helper()
+	ep := drawEpilogue(rt, g)
+	refEpilogue(want, ep, g)
+	y := fill(len(want), 99)
+	run(y, ep)
+	near(rt, what, y, want)
+	return y
+}
+
 // refEpilogue applies ep to the reference output y in float64.
 func refEpilogue(y []float64, ep epilogue, g *Geom) {
 	ov := g.OutVol()
@@ -110,15 +134,8 @@ func refEpilogue(y []float64, ep epilogue, g *Geom) {
 // stride-1 geometries with 8 or 16 input channels per group.
 func TestBlockData(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawStride1Geom(rt)
-		g.Cin = g.Groups * 8 * rapid.IntRange(1, 2).Draw(rt, "cin/8")
-		wd, ok := wideOf(g)
-		if !ok {
-			rt.Fatal("stride 1 should have a wide layout")
-		}
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
+		g, wd := drawBlockGeom(rt, false)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
 		want, _ := refAdjoints(x, w, dy, g)
 		dx := fill(len(want), 99)
 		blockData(dx, dy, w, g, &wd)
@@ -159,58 +176,23 @@ func TestGemmExactAdjoint(t *testing.T) {
 			t.Fatalf("%+v should take the GEMM path", *g)
 		}
 		rapid.Check(t, func(rt *rapid.T) {
-			x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-			w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-			u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
-			y := make([]float32, len(u))
-			dx := make([]float32, len(x))
-			dw := make([]float32, len(w))
-			GemmFilter(dw, x, u, g)
-			d := dot64(w, dw)
-			data := map[string]func(){"GemmData": func() { GemmData(dx, u, w, g) }, "Data": func() { Data(dx, u, w, g) }}
-			if wd, ok := wideOf(g); ok {
-				data["blockData"] = func() { blockData(dx, u, w, g, &wd) }
+			e := newExactAdjoint(rt, g, "GemmFilter", GemmFilter)
+			x, w, u, y, dx := e.x, e.w, e.u, e.y, e.dx
+			e.data("GemmData", func() { GemmData(dx, u, w, g) })
+			e.data("Data", func() { Data(dx, u, w, g) })
+			wd, wide := wideOf(g)
+			if wide {
+				e.data("blockData", func() { blockData(dx, u, w, g, &wd) })
 			}
-			for name, f := range data {
-				f()
-				if b := dot64(x, dx); b != d {
-					rt.Fatalf("%+v: ⟨x,%s(u,w)⟩ = %v, ⟨w,convF(x,u)⟩ = %v", *g, name, b, d)
-				}
-			}
-			b := d
-			fwd := map[string]func(){"GemmForward": func() { GemmForward(y, x, w, g) }}
-			if wd, ok := wideOf(g); ok {
-				fwd["tapGemmForward"] = func() { tapGemmForward(y, x, w, g, &wd) }
-				fwd["colGemmForward"] = func() { colGemmForward(y, x, w, g, &wd) }
-				fwd["blockForward"] = func() { blockForward(y, x, w, g, &wd, epilogue{}) }
-				fwd["Forward"] = func() { Forward(y, x, w, g) }
-			}
-			for name, f := range fwd {
-				f()
-				if a := dot64(y, u); a != b {
-					rt.Fatalf("%+v: ⟨%s(x,w),u⟩ = %v, ⟨x,convᵀ(u,w)⟩ = %v", *g, name, a, b)
-				}
+			e.forward("GemmForward", func() { GemmForward(y, x, w, g) })
+			if wide {
+				e.forward("tapGemmForward", func() { tapGemmForward(y, x, w, g, &wd) })
+				e.forward("colGemmForward", func() { colGemmForward(y, x, w, g, &wd) })
+				e.forward("blockForward", func() { blockForward(y, x, w, g, &wd, epilogue{}) })
+				e.forward("Forward", func() { Forward(y, x, w, g) })
 			}
 		})
 	}
-}
-
-// dyadic draws n multiples of 1/8 in [-1, 1].
-func dyadic(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-8, 8), n, n).Draw(t, label)
-	x := make([]float32, n)
-	for i, v := range k {
-		x[i] = float32(v) / 8
-	}
-	return x
-}
-
-func dot64(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }
 
 // TestBlockForwardParallel checks that a batch large enough for
@@ -235,20 +217,9 @@ func TestBlockForwardParallel(t *testing.T) {
 			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 			w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 			ep := drawEpilogue(rt, g)
-			serial := make([]float32, g.N*g.Cout*g.OutVol())
-			old := flat.SetMaxThreads(1)
-			defer flat.SetMaxThreads(old)
-			blockForward(serial, x, w, g, &wd, ep)
-			for _, threads := range []int{2, 3} {
-				par := fill(len(serial), 99)
-				flat.SetMaxThreads(threads)
-				blockForward(par, x, w, g, &wd, ep)
-				for i := range par {
-					if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-						rt.Fatalf("N=%d: y[%d] = %v on %d goroutines, %v on one", n, i, par[i], threads, serial[i])
-					}
-				}
-			}
+			serial := sameOnThreads(rt, fmt.Sprintf("N=%d: y", n), g.N*g.Cout*g.OutVol(), []int{2, 3}, func(y []float32) {
+				blockForward(y, x, w, g, &wd, ep)
+			})
 			want := refForward(x, w, g)
 			refEpilogue(want, ep, g)
 			near(rt, "y", serial, want)
@@ -272,20 +243,9 @@ func TestBlockDataParallel(t *testing.T) {
 		x := make([]float32, g.N*g.Cin*g.InVol())
 		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
 		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		serial := make([]float32, len(x))
-		par := make([]float32, len(x))
-		old := flat.SetMaxThreads(1)
-		blockData(serial, dy, w, g, &wd)
-		flat.SetMaxThreads(2)
-		blockData(par, dy, w, g, &wd)
-		flat.SetMaxThreads(old)
-		for i := range par {
-			if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-				rt.Fatalf("dx[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
-			}
-		}
+		dx := sameOnThreads(rt, "dx", len(x), []int{2}, func(dx []float32) { blockData(dx, dy, w, g, &wd) })
 		want, _ := refAdjoints(x, w, dy, g)
-		near(rt, "dx", par, want)
+		near(rt, "dx", dx, want)
 	})
 }
 
@@ -306,18 +266,7 @@ func TestFilterParallel(t *testing.T) {
 		rapid.Check(t, func(rt *rapid.T) {
 			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
 			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-			serial := make([]float32, g.Cout*g.CinG()*g.KVol())
-			par := make([]float32, len(serial))
-			old := flat.SetMaxThreads(1)
-			tapGemmFilter(serial, x, dy, g, &wd)
-			flat.SetMaxThreads(2)
-			tapGemmFilter(par, x, dy, g, &wd)
-			flat.SetMaxThreads(old)
-			for i := range par {
-				if math.Float32bits(par[i]) != math.Float32bits(serial[i]) {
-					rt.Fatalf("dw[%d] = %v on two goroutines, %v on one", i, par[i], serial[i])
-				}
-			}
+			sameOnThreads(rt, "dw", g.Cout*g.CinG()*g.KVol(), []int{2}, func(dw []float32) { tapGemmFilter(dw, x, dy, g, &wd) })
 		})
 		// One check of the values, outside rapid: the reference is slow.
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -330,10 +279,6 @@ func TestFilterParallel(t *testing.T) {
 		dw := make([]float32, g.Cout*g.CinG()*g.KVol())
 		tapGemmFilter(dw, x, dy, g, &wd)
 		_, want := refAdjoints(x, make([]float32, len(dw)), dy, g)
-		for i := range dw {
-			if e := math.Abs(float64(dw[i]) - want[i]); e > 1e-4*(1+math.Abs(want[i])) {
-				t.Fatalf("dw[%d] = %v, reference %v", i, dw[i], want[i])
-			}
-		}
+		near(t, "dw", dw, want)
 	}
 }

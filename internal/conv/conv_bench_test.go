@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
-	"github.com/flatkit/flatkit/internal/cputime"
 )
 
 // BenchmarkKernels compares the direct and GEMM paths of the three kernels
@@ -35,10 +34,7 @@ func BenchmarkKernels(b *testing.B) {
 		for i := range y {
 			y[i] = float32(i%3) - 1
 		}
-		for _, im := range []struct {
-			name string
-			f    func()
-		}{
+		for _, im := range []namedRun{
 			{"forward/direct", func() { DirectForward(y, x, w, g) }},
 			{"forward/gemm", func() { GemmForward(y, x, w, g) }},
 			{"data/direct", func() { DirectData(x, y, w, g) }},
@@ -50,9 +46,7 @@ func BenchmarkKernels(b *testing.B) {
 				if g.N*g.Cin*g.Cout > 64*16*32 && im.name[len(im.name)-6:] == "direct" {
 					b.Skip("direct on large channel counts: slow and not chosen")
 				}
-				cputime.Loop(b, im.f)
-				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
-				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				loopMACs(b, g, im.f)
 			})
 		}
 	}
@@ -74,10 +68,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
 		wd, _ := wideOf(g)
 		x, w, y := benchOperands(g)
-		for _, im := range []struct {
-			name string
-			f    func()
-		}{
+		for _, im := range []namedRun{
 			{"direct", func() { DirectForward(y, x, w, g) }},
 			{"taps", func() { tapGemmForward(y, x, w, g, &wd) }},
 			{"cols", func() { colGemmForward(y, x, w, g, &wd) }},
@@ -92,9 +83,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 				if im.name == "direct" && s.cin > 16 {
 					b.Skip("direct on large channel counts: slow and not chosen")
 				}
-				cputime.Loop(b, im.f)
-				macs := float64(g.N*g.Cout*g.OutVol()) * float64(g.CinG()*g.KVol())
-				b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				loopMACs(b, g, im.f)
 			})
 		}
 	}

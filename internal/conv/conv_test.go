@@ -1,79 +1,12 @@
 package conv
 
 import (
-	"math"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/internal/race"
 )
-
-// refForward is conv in float64 by plain loops, written independently of
-// visit: it enumerates every tap and skips the padding.
-func refForward(x, w []float32, g *Geom) []float64 {
-	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
-	cig, cog := g.CinG(), g.CoutG()
-	y := make([]float64, g.N*g.Cout*ov)
-	for n := 0; n < g.N; n++ {
-		for co := 0; co < g.Cout; co++ {
-			grp := co / cog
-			for o := 0; o < ov; o++ {
-				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
-				s := 0.0
-				for ci := 0; ci < cig; ci++ {
-					for k := 0; k < kv; k++ {
-						k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
-						i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
-						i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
-						i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
-						if i0 < 0 || i1 < 0 || i2 < 0 || i0 >= g.In[0] || i1 >= g.In[1] || i2 >= g.In[2] {
-							continue
-						}
-						xi := (n*g.Cin+grp*cig+ci)*iv + (i0*g.In[1]+i1)*g.In[2] + i2
-						s += float64(x[xi]) * float64(w[(co*cig+ci)*kv+k])
-					}
-				}
-				y[(n*g.Cout+co)*ov+o] = s
-			}
-		}
-	}
-	return y
-}
-
-// refAdjoints returns the data and filter gradients in float64 by
-// transposing refForward's sums term by term.
-func refAdjoints(x, w, dy []float32, g *Geom) (dx, dw []float64) {
-	iv, ov, kv := g.InVol(), g.OutVol(), g.KVol()
-	cig, cog := g.CinG(), g.CoutG()
-	dx = make([]float64, g.N*g.Cin*iv)
-	dw = make([]float64, g.Cout*cig*kv)
-	for n := 0; n < g.N; n++ {
-		for co := 0; co < g.Cout; co++ {
-			grp := co / cog
-			for o := 0; o < ov; o++ {
-				o0, o1, o2 := o/(g.Out[1]*g.Out[2]), o/g.Out[2]%g.Out[1], o%g.Out[2]
-				d := float64(dy[(n*g.Cout+co)*ov+o])
-				for ci := 0; ci < cig; ci++ {
-					for k := 0; k < kv; k++ {
-						k0, k1, k2 := k/(g.K[1]*g.K[2]), k/g.K[2]%g.K[1], k%g.K[2]
-						i0 := o0*g.Stride[0] - g.PadLo[0] + k0*g.Dil[0]
-						i1 := o1*g.Stride[1] - g.PadLo[1] + k1*g.Dil[1]
-						i2 := o2*g.Stride[2] - g.PadLo[2] + k2*g.Dil[2]
-						if i0 < 0 || i1 < 0 || i2 < 0 || i0 >= g.In[0] || i1 >= g.In[1] || i2 >= g.In[2] {
-							continue
-						}
-						xi := (n*g.Cin+grp*cig+ci)*iv + (i0*g.In[1]+i1)*g.In[2] + i2
-						wi := (co*cig+ci)*kv + k
-						dx[xi] += float64(w[wi]) * d
-						dw[wi] += float64(x[xi]) * d
-					}
-				}
-			}
-		}
-	}
-	return dx, dw
-}
 
 // drawGeom draws a small random geometry of rank 1 to 3; big asks for
 // channel counts that reach the GEMM path.
@@ -86,42 +19,8 @@ func drawGeom(t *rapid.T, big bool) *Geom {
 	g.Cin = g.Groups * rapid.IntRange(1, cmax).Draw(t, "cin/g")
 	g.Cout = g.Groups * rapid.IntRange(1, 3).Draw(t, "cout/g")
 	r := rapid.IntRange(1, 3).Draw(t, "rank")
-	for a := 0; a < 3; a++ {
-		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
-		if a < 3-r {
-			continue
-		}
-		g.K[a] = rapid.IntRange(1, 3).Draw(t, "k")
-		g.Stride[a] = rapid.IntRange(1, 2).Draw(t, "stride")
-		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
-		g.PadLo[a] = rapid.IntRange(0, 2).Draw(t, "padlo")
-		hi := rapid.IntRange(0, 2).Draw(t, "padhi")
-		span := g.Dil[a]*(g.K[a]-1) + 1
-		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), 6).Draw(t, "in")
-		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
-	}
+	drawAxes(t, g, axes{r: r, kMax: 3, strideMax: 2, forced: -1, padMax: 2, inMax: 6})
 	return g
-}
-
-func randData(t *rapid.T, n int, label string) []float32 {
-	k := rapid.SliceOfN(rapid.IntRange(-16, 16), n, n).Draw(t, label)
-	x := make([]float32, n)
-	for i, v := range k {
-		x[i] = float32(v) / 8
-	}
-	return x
-}
-
-func near(t *rapid.T, what string, got []float32, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: length %d, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
-		}
-	}
 }
 
 // kernels is one implementation of the three convolution kernels.
@@ -152,11 +51,8 @@ func TestKernelsAgainstReference(t *testing.T) {
 	for _, big := range []bool{false, true} {
 		rapid.Check(t, func(rt *rapid.T) {
 			g := drawGeom(rt, big)
-			x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-			w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-			dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-			wantY := refForward(x, w, g)
-			wantDx, wantDw := refAdjoints(x, w, dy, g)
+			x, w, dy := drawOperands(rt, g, randData, "dy")
+			wantY, wantDx, wantDw := reference(x, w, dy, g)
 			for _, im := range []kernels{
 				{"direct", DirectForward, DirectData, DirectFilter},
 				{"gemm", GemmForward, GemmData, GemmFilter},
@@ -164,11 +60,7 @@ func TestKernelsAgainstReference(t *testing.T) {
 			} {
 				im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
 			}
-			ep := drawEpilogue(rt, g)
-			refEpilogue(wantY, ep, g)
-			y := fill(len(wantY), 99)
-			ForwardBias(y, x, w, ep.bias, ep.relu, g)
-			near(rt, "ForwardBias y", y, wantY)
+			checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
 		})
 	}
 }
@@ -187,10 +79,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if !UseGemm(g) {
 		t.Fatal("geometry should take the GEMM path")
 	}
-	for _, f := range []struct {
-		name string
-		run  func()
-	}{
+	for _, f := range []namedRun{
 		{"Forward", func() { Forward(y, x, w, g) }},
 		{"GemmForward", func() { GemmForward(y, x, w, g) }},
 		{"GemmData", func() { GemmData(x, y, w, g) }},
@@ -199,8 +88,8 @@ func TestSteadyStateAllocs(t *testing.T) {
 		{"DirectData", func() { DirectData(x, y, w, g) }},
 		{"DirectFilter", func() { DirectFilter(w, x, y, g) }},
 	} {
-		f.run()
-		if a := testing.AllocsPerRun(20, f.run); a != 0 {
+		f.f()
+		if a := testing.AllocsPerRun(20, f.f); a != 0 {
 			t.Errorf("%s: %v allocations per run, want 0", f.name, a)
 		}
 	}
@@ -216,23 +105,11 @@ func drawLargerGeom(t *rapid.T) *Geom {
 	g.Cout = g.Groups * rapid.IntRange(1, 6).Draw(t, "cout/g")
 	r := rapid.IntRange(1, 3).Draw(t, "rank")
 	maxIn := []int{0, 40, 20, 9}[r]
-	strided := rapid.IntRange(0, 3).Draw(t, "strided") == 0
-	for a := 0; a < 3; a++ {
-		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
-		if a < 3-r {
-			continue
-		}
-		g.K[a] = rapid.IntRange(1, 3).Draw(t, "k")
-		if strided {
-			g.Stride[a] = rapid.IntRange(1, 2).Draw(t, "stride")
-		}
-		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
-		g.PadLo[a] = rapid.IntRange(0, 2).Draw(t, "padlo")
-		hi := rapid.IntRange(0, 2).Draw(t, "padhi")
-		span := g.Dil[a]*(g.K[a]-1) + 1
-		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), maxIn).Draw(t, "in")
-		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
+	strideMax := 1
+	if rapid.IntRange(0, 3).Draw(t, "strided") == 0 {
+		strideMax = 2
 	}
+	drawAxes(t, g, axes{r: r, kMax: 3, strideMax: strideMax, forced: -1, padMax: 2, inMax: maxIn})
 	return g
 }
 
@@ -243,11 +120,8 @@ func drawLargerGeom(t *rapid.T) *Geom {
 func TestKernelsLargerPlanes(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawLargerGeom(rt)
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
+		wantY, wantDx, wantDw := reference(x, w, dy, g)
 		for _, im := range []kernels{
 			{"direct", DirectForward, DirectData, DirectFilter},
 			{"gemm", GemmForward, GemmData, GemmFilter},

@@ -22,10 +22,7 @@ func BenchmarkStridedPaths(b *testing.B) {
 		}
 		wd := phasedOf(g)
 		x, w, y := benchOperands(g)
-		for _, im := range []struct {
-			name string
-			f    func()
-		}{
+		for _, im := range []namedRun{
 			{"forward/im2col", func() { GemmForward(y, x, w, g) }},
 			{"forward/block", func() { blockForward(y, x, w, g, &wd, epilogue{}) }},
 			{"forward/cols", func() { colGemmForward(y, x, w, g, &wd) }},

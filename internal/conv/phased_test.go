@@ -1,7 +1,7 @@
 package conv
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -22,23 +22,7 @@ func drawStridedGeom(t *rapid.T, c8 int) *Geom {
 	r := rapid.IntRange(1, 3).Draw(t, "rank")
 	maxIn := []int{0, 60, 20, 9}[r]
 	strided := rapid.IntRange(3-r, 2).Draw(t, "strided axis")
-	for a := 0; a < 3; a++ {
-		g.In[a], g.K[a], g.Out[a], g.Stride[a], g.Dil[a] = 1, 1, 1, 1, 1
-		if a < 3-r {
-			continue
-		}
-		g.K[a] = rapid.IntRange(1, 4).Draw(t, "k")
-		g.Stride[a] = rapid.IntRange(1, 3).Draw(t, "stride")
-		if a == strided {
-			g.Stride[a] = rapid.IntRange(2, 3).Draw(t, "stride>1")
-		}
-		g.Dil[a] = rapid.IntRange(1, 2).Draw(t, "dil")
-		g.PadLo[a] = rapid.IntRange(0, 3).Draw(t, "padlo")
-		hi := rapid.IntRange(0, 3).Draw(t, "padhi")
-		span := g.Dil[a]*(g.K[a]-1) + 1
-		g.In[a] = rapid.IntRange(max(1, span-g.PadLo[a]-hi), maxIn).Draw(t, "in")
-		g.Out[a] = (g.In[a]+g.PadLo[a]+hi-span)/g.Stride[a] + 1
-	}
+	drawAxes(t, g, axes{r: r, kMax: 4, strideMax: 3, forced: strided, padMax: 3, inMax: maxIn})
 	return g
 }
 
@@ -51,11 +35,8 @@ func TestPhasedKernels(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawStridedGeom(rt, 8)
 		wd := phasedOf(g)
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		want := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
+		want, wantDx, wantDw := reference(x, w, dy, g)
 		for _, f := range []struct {
 			name string
 			run  func(y []float32)
@@ -68,12 +49,7 @@ func TestPhasedKernels(t *testing.T) {
 			f.run(y)
 			near(rt, f.name+" y", y, want)
 		}
-		ep := drawEpilogue(rt, g)
-		wantB := refForward(x, w, g)
-		refEpilogue(wantB, ep, g)
-		y := fill(len(want), 99)
-		blockForward(y, x, w, g, &wd, ep)
-		near(rt, "blockForward+epilogue y", y, wantB)
+		checkEpilogue(rt, "blockForward+epilogue y", g, refForward(x, w, g), func(y []float32, ep epilogue) { blockForward(y, x, w, g, &wd, ep) })
 
 		for _, f := range []struct {
 			name         string
@@ -101,44 +77,17 @@ func TestStridedExactAdjoint(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawStridedGeom(rt, 8)
 		wd := phasedOf(g)
-		x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-		w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
-		y := make([]float32, len(u))
-		dx := make([]float32, len(x))
-		dw := make([]float32, len(w))
-		Filter(dw, x, u, g)
-		want := dot64(w, dw)
-		for name, f := range map[string]func(){
-			"tapGemmFilter": func() { tapGemmFilter(dw, x, u, g, &wd) },
-			"colGemmFilter": func() { colGemmFilter(dw, x, u, g, &wd) },
-		} {
-			f()
-			if got := dot64(w, dw); got != want {
-				rt.Fatalf("⟨w,%s(x,u)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
-		for name, f := range map[string]func(){
-			"Data":        func() { Data(dx, u, w, g) },
-			"tapGemmData": func() { tapGemmData(dx, u, w, g, &wd) },
-			"colGemmData": func() { colGemmData(dx, u, w, g, &wd) },
-		} {
-			f()
-			if got := dot64(x, dx); got != want {
-				rt.Fatalf("⟨x,%s(u,w)⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
-		for name, f := range map[string]func(){
-			"Forward":        func() { Forward(y, x, w, g) },
-			"blockForward":   func() { blockForward(y, x, w, g, &wd, epilogue{}) },
-			"colGemmForward": func() { colGemmForward(y, x, w, g, &wd) },
-			"tapGemmForward": func() { tapGemmForward(y, x, w, g, &wd) },
-		} {
-			f()
-			if got := dot64(y, u); got != want {
-				rt.Fatalf("⟨%s(x,w),u⟩ = %v, ⟨w,Filter(x,u)⟩ = %v", name, got, want)
-			}
-		}
+		e := newExactAdjoint(rt, g, "Filter", Filter)
+		x, w, u, y, dx, dw := e.x, e.w, e.u, e.y, e.dx, e.dw
+		e.filter("tapGemmFilter", func() { tapGemmFilter(dw, x, u, g, &wd) })
+		e.filter("colGemmFilter", func() { colGemmFilter(dw, x, u, g, &wd) })
+		e.data("Data", func() { Data(dx, u, w, g) })
+		e.data("tapGemmData", func() { tapGemmData(dx, u, w, g, &wd) })
+		e.data("colGemmData", func() { colGemmData(dx, u, w, g, &wd) })
+		e.forward("Forward", func() { Forward(y, x, w, g) })
+		e.forward("blockForward", func() { blockForward(y, x, w, g, &wd, epilogue{}) })
+		e.forward("colGemmForward", func() { colGemmForward(y, x, w, g, &wd) })
+		e.forward("tapGemmForward", func() { tapGemmForward(y, x, w, g, &wd) })
 	})
 }
 
@@ -167,48 +116,13 @@ func TestStridedParallel(t *testing.T) {
 	} {
 		x, w, dy := draw(g.N*g.Cin*g.InVol()), draw(g.Cout*g.CinG()*g.KVol()), draw(g.N*g.Cout*g.OutVol())
 		bias := draw(g.Cout)
-		run := func(threads int) (y, dx, dw []float32) {
-			defer flat.SetMaxThreads(flat.SetMaxThreads(threads))
-			y = fill(g.N*g.Cout*g.OutVol(), 99)
-			ForwardBias(y, x, w, bias, true, g)
-			dx = fill(len(x), 99)
-			Data(dx, dy, w, g)
-			dw = fill(len(w), 99)
-			Filter(dw, x, dy, g)
-			return y, dx, dw
-		}
-		y1, dx1, dw1 := run(1)
-		for _, threads := range []int{2, 3} {
-			y, dx, dw := run(threads)
-			sameBits(t, g, "y", y, y1, threads)
-			sameBits(t, g, "dx", dx, dx1, threads)
-			sameBits(t, g, "dw", dw, dw1, threads)
-		}
-		want := refForward(x, w, g)
+		fwd := func(y, x, w []float32, g *Geom) { ForwardBias(y, x, w, bias, true, g) }
+		y1, dx1, dw1 := kernels{"chosen", fwd, Data, Filter}.sameOnThreads(t, g, x, w, dy)
+		want, wantDx, wantDw := reference(x, w, dy, g)
 		refEpilogue(want, epilogue{bias: bias, relu: true}, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
-		for _, c := range []struct {
-			what string
-			got  []float32
-			want []float64
-		}{{"y", y1, want}, {"dx", dx1, wantDx}, {"dw", dw1, wantDw}} {
-			for i := range c.want {
-				if math.Abs(float64(c.got[i])-c.want[i]) > 1e-4*(1+math.Abs(c.want[i])) {
-					t.Fatalf("%+v: %s[%d] = %v, want %v", *g, c.what, i, c.got[i], c.want[i])
-				}
-			}
-		}
-	}
-}
-
-// sameBits fails unless got (on threads goroutines) has the bits of want
-// (on one).
-func sameBits(t *testing.T, g *Geom, what string, got, want []float32, threads int) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, what, i, got[i], threads, want[i])
-		}
+		near(t, fmt.Sprintf("%+v: y", *g), y1, want)
+		near(t, fmt.Sprintf("%+v: dx", *g), dx1, wantDx)
+		near(t, fmt.Sprintf("%+v: dw", *g), dw1, wantDw)
 	}
 }
 
@@ -250,17 +164,10 @@ func TestPointwise(t *testing.T) {
 		if f, d, fl := Paths(g); f != "pointwise" || d != "pointwise" || fl != "pointwise" {
 			rt.Fatalf("%+v: paths %s, %s, %s", *g, f, d, fl)
 		}
-		x := randData(rt, g.N*g.Cin*g.InVol(), "x")
-		w := randData(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		dy := randData(rt, g.N*g.Cout*g.OutVol(), "dy")
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, dy, g)
+		x, w, dy := drawOperands(rt, g, randData, "dy")
+		wantY, wantDx, wantDw := reference(x, w, dy, g)
 		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
-		ep := drawEpilogue(rt, g)
-		refEpilogue(wantY, ep, g)
-		y := fill(len(wantY), 99)
-		ForwardBias(y, x, w, ep.bias, ep.relu, g)
-		near(rt, "ForwardBias y", y, wantY)
+		y := checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
 
 		xd, wd, u := dyadic(rt, len(x), "xd"), dyadic(rt, len(w), "wd"), dyadic(rt, len(dy), "u")
 		Forward(y, xd, wd, g)

@@ -94,10 +94,7 @@ func BenchmarkSmallPaths(b *testing.B) {
 		for i := range x {
 			x[i] = float32(i%7) - 3
 		}
-		for _, im := range []struct {
-			name string
-			f    func()
-		}{
+		for _, im := range []namedRun{
 			{"tables/forward", func() { smallForward(y, x, w, g) }},
 			{"gemm/forward", func() { smallGemmForward(y, x, w, g) }},
 			{"tables/data", func() { smallData(x, y, w, g) }},

@@ -1,13 +1,11 @@
 package conv
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
 
-	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/race"
 )
 
@@ -41,11 +39,8 @@ func drawSmallGemmGeom(t *rapid.T) *Geom {
 func TestSmallGemmAgainstReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawSmallGemmGeom(rt)
-		x := dyadic(rt, g.N*g.Cin*g.InVol(), "x")
-		w := dyadic(rt, g.Cout*g.CinG()*g.KVol(), "w")
-		u := dyadic(rt, g.N*g.Cout*g.OutVol(), "u")
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, u, g)
+		x, w, u := drawOperands(rt, g, dyadic, "u")
+		wantY, wantDx, wantDw := reference(x, w, u, g)
 		for _, im := range []kernels{
 			{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter},
 			{"chosen", Forward, Data, Filter},
@@ -153,31 +148,8 @@ func TestSmallGemmParallel(t *testing.T) {
 			return v
 		}
 		x, w, u := small(g.N*g.Cin*g.InVol()), small(g.Cout*g.Cin*g.KVol()), small(g.N*g.Cout*g.OutVol())
-		run := func(threads int) (y, dx, dw []float32) {
-			old := flat.SetMaxThreads(threads)
-			defer flat.SetMaxThreads(old)
-			y, dx, dw = fill(len(u), 99), fill(len(x), 99), fill(len(w), 99)
-			smallGemmForward(y, x, w, g)
-			smallGemmData(dx, u, w, g)
-			smallGemmFilter(dw, x, u, g)
-			return y, dx, dw
-		}
-		y1, dx1, dw1 := run(1)
-		for _, threads := range []int{2, 3} {
-			y, dx, dw := run(threads)
-			for _, c := range []struct {
-				name     string
-				par, ser []float32
-			}{{"y", y, y1}, {"dx", dx, dx1}, {"dw", dw, dw1}} {
-				for i := range c.par {
-					if math.Float32bits(c.par[i]) != math.Float32bits(c.ser[i]) {
-						t.Fatalf("%+v: %s[%d] = %v on %d goroutines, %v on one", *g, c.name, i, c.par[i], threads, c.ser[i])
-					}
-				}
-			}
-		}
-		wantY := refForward(x, w, g)
-		wantDx, wantDw := refAdjoints(x, w, u, g)
+		y1, dx1, dw1 := kernels{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter}.sameOnThreads(t, g, x, w, u)
+		wantY, wantDx, wantDw := reference(x, w, u, g)
 		for _, c := range []struct {
 			name string
 			got  []float32

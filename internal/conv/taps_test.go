@@ -1,9 +1,11 @@
 package conv
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flatkit/flatkit/internal/relerr"
 )
 
 // TestTapKernels checks accTaps and dotTaps (assembly where the machine
@@ -57,10 +59,8 @@ func TestTapKernels(t *testing.T) {
 					out[i] = 1
 				}
 				f(out, a, src, offs)
-				for k := range out {
-					if math.Abs(float64(out[k])-wantDot[k]) > 1e-6*(1+math.Abs(wantDot[k])) {
-						t.Fatalf("%s n=%d taps=%d: out[%d] = %v, want %v", name, n, taps, k, out[k], wantDot[k])
-					}
+				if err := relerr.Check(fmt.Sprintf("%s n=%d taps=%d: out", name, n, taps), out, wantDot, 1e-6); err != nil {
+					t.Fatal(err)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 // Package cputime measures benchmarks in the calling thread's CPU time,
 // which on a shared machine moves less than wall time when other processes
-// take the cores. It is a leaf utility for the benchmarks of any package.
+// take the cores, and holds the wall-time loop the other benchmarks share.
+// It is a leaf utility for the benchmarks of any package.
 package cputime
 
 import (
@@ -20,4 +21,17 @@ func Loop(b *testing.B, fn func()) {
 		fn()
 	}
 	b.ReportMetric(float64(Thread()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+// Warm runs step once before the timing, so that its first call's growth
+// of a reused tape and of the scratch pools is not timed nor counted, and
+// then b.N times, reporting wall time and allocations (no CPU-time metric,
+// no locked thread: the benchmarks that use it may spread over goroutines).
+func Warm(b *testing.B, step func()) {
+	b.Helper()
+	step()
+	b.ReportAllocs()
+	for b.Loop() {
+		step()
+	}
 }

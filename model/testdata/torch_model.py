@@ -6,20 +6,23 @@ initialisation, in eval mode; its state_dict tensors under their state_dict
 names ("0.weight", …) plus an "input" batch and the network's "output" on it.
 
 Debian's PyTorch 1.13 has no safetensors writer, so the format is written
-here by hand as layout/testdata/torch_state_dict.py does: an 8-byte
-little-endian header length, a JSON header {name: {dtype, shape,
-data_offsets}} padded with spaces to a multiple of 8, then the raw
-little-endian float32 data in header order. The Go test never runs Python.
+by layout/testdata/safetensors_writer.py (an 8-byte little-endian header
+length, a JSON header {name: {dtype, shape, data_offsets}} padded with spaces
+to a multiple of 8, then the raw little-endian float32 data in header
+order). The Go test never runs Python.
 Run from the repository root with Debian's interpreter:
 
     /usr/bin/python3 model/testdata/torch_model.py
 """
-import json
 import os
-import struct
+import sys
 
 import torch
 import torch.nn as nn
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "layout", "testdata"))
+from safetensors_writer import write_safetensors  # noqa: E402
 
 torch.manual_seed(20240612)
 net = nn.Sequential(
@@ -47,20 +50,5 @@ tensors = dict(net.state_dict())
 tensors["input"] = x
 tensors["output"] = y
 
-header, blobs, offset = {}, [], 0
-for name in sorted(tensors):
-    t = tensors[name].detach().contiguous()
-    assert t.dtype == torch.float32, name
-    raw = t.numpy().astype("<f4").tobytes()
-    header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-    blobs.append(raw)
-    offset += len(raw)
-header["__metadata__"] = {"format": "pt"}
-h = json.dumps(header, separators=(",", ":")).encode()
-h += b" " * (-len(h) % 8)
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "torch_model.safetensors"), "wb") as f:
-    f.write(struct.pack("<Q", len(h)))
-    f.write(h)
-    for b in blobs:
-        f.write(b)
+assert all(t.dtype == torch.float32 for t in tensors.values())
+write_safetensors(os.path.join(here, "torch_model.safetensors"), tensors)

@@ -18,13 +18,13 @@ torchvision.models.resnet18(num_classes=10) itself (no values), so the test
 can check that the full-size network's layout holds every tensor.
 
 Debian's PyTorch 1.13 has no safetensors writer, so the format is written by
-hand as model/testdata/torch_model.py does. Run from the repository root:
+layout/testdata/safetensors_writer.py. Run from the repository root:
 
     /usr/bin/python3 examples/resnet/testdata/torch_resnet.py
 """
 import json
 import os
-import struct
+import sys
 
 import torch
 import torch.nn as nn
@@ -32,8 +32,11 @@ import torch.nn.functional as F
 import torchvision
 from torchvision.models.resnet import BasicBlock, conv1x1
 
-torch.manual_seed(20261203)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "..", "layout", "testdata"))
+from safetensors_writer import write_safetensors  # noqa: E402
+
+torch.manual_seed(20261203)
 
 
 class SmallResNet(nn.Module):
@@ -100,26 +103,7 @@ for name, b in net.named_buffers():
     if b.dtype == torch.float32:
         tensors["train." + name] = b.clone()
 
-header, blobs, offset = {}, [], 0
-for name in sorted(tensors):
-    t = tensors[name].detach().contiguous()
-    if t.dtype == torch.float32:
-        raw, dt = t.numpy().astype("<f4").tobytes(), "F32"
-    elif t.dtype == torch.int64:
-        raw, dt = t.numpy().astype("<i8").tobytes(), "I64"
-    else:
-        raise ValueError(name)
-    header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-    blobs.append(raw)
-    offset += len(raw)
-header["__metadata__"] = {"format": "pt"}
-h = json.dumps(header, separators=(",", ":")).encode()
-h += b" " * (-len(h) % 8)
-with open(os.path.join(here, "torch_resnet.safetensors"), "wb") as f:
-    f.write(struct.pack("<Q", len(h)))
-    f.write(h)
-    for b in blobs:
-        f.write(b)
+write_safetensors(os.path.join(here, "torch_resnet.safetensors"), tensors)
 
 full = torchvision.models.resnet18(num_classes=10)
 names = [{"name": k, "shape": list(v.shape)} for k, v in full.state_dict().items()]

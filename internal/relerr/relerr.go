@@ -1,0 +1,27 @@
+// Package relerr compares float32 results with a float64 reference within
+// a relative tolerance, for the tests of any package: got[i] is near
+// want[i] when |got[i] − want[i]| ≤ tol·(1 + |want[i]|), so that the
+// tolerance is absolute near zero and relative away from it. It is a leaf
+// utility: it imports nothing of flatkit's.
+package relerr
+
+import (
+	"fmt"
+	"math"
+)
+
+// Check returns nil if got has want's length and every got[i] is within
+// tol·(1 + |want[i]|) of want[i] (a NaN compares as within, as the
+// expression's > is false), or else an error naming what and the first
+// index that is not: "what[i] = got, want want".
+func Check(what string, got []float32, want []float64, tol float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(float64(got[i])-want[i]) > tol*(1+math.Abs(want[i])) {
+			return fmt.Errorf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+// Package wanterr checks, in the tests of any package, that a call failed
+// and that its error says what it should: the text mentions every fragment
+// (a name, a path, what came and what was wanted). It is a leaf utility: it
+// imports nothing of flatkit's.
+package wanterr
+
+import "strings"
+
+// TB is what Mentions needs of a *testing.T, a *testing.B or a *rapid.T.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Mentions fails t at once if err is nil, and reports each fragment that
+// err's text does not contain.
+func Mentions(t TB, err error, frags ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one mentioning %q", frags)
+		return // for a TB whose Fatalf returns
+	}
+	for _, f := range frags {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q does not mention %q", err, f)
+		}
+	}
+}
