@@ -390,3 +390,28 @@ func TestChainFusesConvRelu(t *testing.T) {
 		})
 	}
 }
+
+// A Var from before Tape.Reset is refused by every layer that checks its
+// input's shape itself, with the same message.
+func TestLayersRefuseDeadInput(t *testing.T) {
+	tests := []struct {
+		name  string
+		layer model.Layer
+		shape []int
+	}{
+		{"LayerNorm", model.LayerNorm([]int{4}), []int{2, 4}},
+		{"BatchNorm", model.BatchNorm(2), []int{2, 2, 3}},
+		{"MaxPool", model.MaxPool([]int{2}), []int{1, 2, 4}},
+		{"AdaptiveMeanPool", model.AdaptiveMeanPool(1), []int{1, 2, 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay := mustLayout(t, tt.layer)
+			tape := ad.NewTape()
+			x := tape.Const(flat.New(tt.shape...))
+			tape.Reset()
+			tt.layer.Apply(nil, tape.Param(make([]float32, lay.Len())), x)
+			checkMentions(t, tape.Err(), []string{"model: " + tt.name, "not a live value"})
+		})
+	}
+}

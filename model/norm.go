@@ -92,7 +92,7 @@ func normInput(name string, err error, made bool, p, x ad.Var, n int) ([]int, ad
 	}
 	s := x.Shape()
 	if s == nil {
-		return nil, fail(x, nil)
+		return nil, deadInput(name, x)
 	}
 	return s, ad.Var{}
 }
