@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // Load reads a safetensors file of F32 tensors and returns the values and the
@@ -40,7 +42,7 @@ func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 }
 
 func stLoad(r io.Reader, opts []LoadOption) ([]float32, *Layout, error) {
-	cfg := collect(opts)
+	cfg := funcopt.Collect(opts)
 	if cfg.rename != nil || cfg.strict {
 		return nil, nil, fmt.Errorf("Rename and Strict apply to LoadInto only; Load reads every tensor under its own name")
 	}

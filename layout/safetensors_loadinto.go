@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // LoadOption configures LoadInto.
@@ -15,18 +17,6 @@ type loadConfig struct {
 	rename func(string) string
 	strict bool
 	holds  string // "" for parameters
-}
-
-// collect applies opts in order to a zero config, skipping nil ones: the
-// LoadOptions of Load and LoadInto, the SaveOptions of Save and SaveFile.
-func collect[C any, O ~func(*C)](opts []O) C {
-	var cfg C
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	return cfg
 }
 
 // WantHolds makes Load or LoadInto read a file that Holds(kind) marked,
@@ -98,7 +88,7 @@ func loadInto(r io.Reader, lay *Layout, θ []float32, opts []LoadOption) (LoadRe
 	if len(θ) != lay.Len() {
 		return LoadReport{}, fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
-	cfg := collect(opts)
+	cfg := funcopt.Collect(opts)
 	hd, err := stReadHeader(r)
 	if err != nil {
 		return LoadReport{}, err

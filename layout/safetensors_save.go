@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // Save writes θ, laid out by lay, to w in the safetensors format: one F32
@@ -42,7 +44,7 @@ func stSave(w io.Writer, lay *Layout, θ []float32, opts []SaveOption) error {
 	if len(θ) != lay.Len() {
 		return fmt.Errorf("θ has %d floats, the layout wants %d", len(θ), lay.Len())
 	}
-	cfg := collect(opts)
+	cfg := funcopt.Collect(opts)
 	if cfg.holds == HoldsParameters {
 		cfg.holds = "" // the default: written as no key, as before
 	}

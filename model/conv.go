@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -25,7 +26,7 @@ type ConvLayer struct {
 // uniform on ±1/√fanIn with fanIn = in/groups·prod(kernel).
 func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
 	l := &ConvLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
-	o := collect(opts)
+	o := funcopt.Collect(opts)
 	g, err := convGeom("Conv", &o, kernel, in, out,
 		optStride|optPad|optDilation|optGroups|optBias|optWeightInit|optBiasInit|optActivation)
 	if err != nil {

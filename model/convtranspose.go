@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -44,7 +45,7 @@ type ConvTransposeLayer struct {
 // PyTorch's fan-in of a weight of this shape.
 func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
 	l := &ConvTransposeLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
-	l.affine.opt = collect(opts)
+	l.affine.opt = funcopt.Collect(opts)
 	if err := l.setup(); err != nil {
 		l.affine = affine{opt: l.opt, err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -21,7 +22,7 @@ type DenseLayer struct {
 // ±1/√in.
 func Dense(in, out int, opts ...Option) *DenseLayer {
 	l := &DenseLayer{inC: in, outC: out}
-	o := collect(opts)
+	o := funcopt.Collect(opts)
 	switch {
 	case in <= 0 || out <= 0:
 		l.affine = affine{opt: o, err: fmt.Errorf("Dense: in %d, out %d; want both > 0", in, out)}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -29,7 +30,7 @@ type EmbeddingLayer struct {
 // WeightInit (default: normal with mean 0 and standard deviation 1, as
 // PyTorch; an initialiser sees fan-in dim and fan-out n).
 func Embedding(n, dim int, opts ...Option) *EmbeddingLayer {
-	l := &EmbeddingLayer{n: n, dim: dim, opt: collect(opts)}
+	l := &EmbeddingLayer{n: n, dim: dim, opt: funcopt.Collect(opts)}
 	l.err = l.validate()
 	return l
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -113,7 +114,7 @@ type LayerNormLayer struct {
 // bias). The learnable "weight" (ones) and "bias" (zeros) have the given
 // shape.
 func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
-	l := &LayerNormLayer{shape: slices.Clone(shape), opt: collect(opts)}
+	l := &LayerNormLayer{shape: slices.Clone(shape), opt: funcopt.Collect(opts)}
 	l.err = l.validate()
 	return l
 }
@@ -217,7 +218,7 @@ type BatchNormLayer struct {
 // Options: NormEps (default 1e-5), BNMomentum (default 0.1, in [0, 1]),
 // NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
-	l := &BatchNormLayer{channels: channels, opt: collect(opts), made: true}
+	l := &BatchNormLayer{channels: channels, opt: funcopt.Collect(opts), made: true}
 	l.err = l.validate()
 	return l
 }

@@ -54,16 +54,6 @@ type options struct {
 	momentum   float32
 }
 
-func collect(opts []Option) options {
-	var o options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
-}
-
 // check returns an error naming the first option set that is not allowed.
 func (o *options) check(layer string, allowed optKind) error {
 	if bad := o.set &^ allowed; bad != 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -41,7 +42,7 @@ func MeanPool(kernel []int, opts ...Option) *PoolLayer {
 }
 
 func newPool(name string, isMax bool, kernel []int, opts []Option) *PoolLayer {
-	l := &PoolLayer{kernel: slices.Clone(kernel), name: name, max: isMax, opt: collect(opts)}
+	l := &PoolLayer{kernel: slices.Clone(kernel), name: name, max: isMax, opt: funcopt.Collect(opts)}
 	l.err = l.setup()
 	return l
 }

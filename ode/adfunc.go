@@ -11,6 +11,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // ADFunc adapts a right-hand side written with ad ops to the in-place form
@@ -108,12 +109,7 @@ type adConfig struct{ replay bool }
 func Replayable() ADOption { return func(c *adConfig) { c.replay = true } }
 
 func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *adRHS {
-	var c adConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
+	c := funcopt.Collect(opts)
 	return &adRHS{f: f, n: n, replay: c.replay || isNeuralRHS(f)}
 }
 
