@@ -82,13 +82,10 @@ func initNorm(θ []float32, o *options, n int) {
 // and with n parameters, can apply to x with p. Otherwise it records why
 // on x's tape and returns a nil shape and the failed Var.
 func normInput(name string, err error, made bool, p, x ad.Var, n int) ([]int, ad.Var) {
-	if err != nil {
-		return nil, fail(x, fmt.Errorf("model: %w", err))
-	}
-	if !made {
+	if !made && err == nil { // a configuration error, if any, is reported first, by canApply
 		return nil, fail(x, fmt.Errorf("model: %s: the layer was not made by model.%s", name, name))
 	}
-	if !checkParams(name, p, x, n) {
+	if !canApply(err, name, p, x, n) {
 		return nil, fail(x, nil)
 	}
 	s := x.Shape()
