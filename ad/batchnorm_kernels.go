@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The batch-norm kernels. Each works channel by channel, and a channel's
@@ -46,7 +47,7 @@ type bnJob struct {
 	d           bnDims
 }
 
-var bnJobs jobList[bnJob]
+var bnJobs freelist.Jobs[bnJob, *bnJob]
 
 // bnChannelScale is how many of ParallelFor's indices stand for one
 // channel: it cuts its range at multiples of 16.
@@ -63,10 +64,10 @@ func bnRun(j bnJob) {
 		return
 	}
 	minCh := (flat.DefaultMinChunk + per - 1) / per
-	bnJobs.parallelFor(j, (*bnJob).scaled, j.d.c*bnChannelScale, minCh*bnChannelScale)
+	parallelFor(&bnJobs, j, j.d.c*bnChannelScale, minCh*bnChannelScale)
 }
 
-func (j *bnJob) scaled(lo, hi int) { j.channels(lo/bnChannelScale, hi/bnChannelScale) }
+func (j *bnJob) Part(lo, hi int) { j.channels(lo/bnChannelScale, hi/bnChannelScale) }
 
 // channels computes channels [c0, c1).
 func (j *bnJob) channels(c0, c1 int) {

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/vmath"
 )
 
@@ -28,7 +29,7 @@ type poolJob struct {
 	arg  []int // the winners of a max-pool (flat positions in x)
 }
 
-var poolJobs jobList[poolJob]
+var poolJobs freelist.Jobs[poolJob, *poolJob]
 
 // poolPlaneScale is how many of ParallelFor's indices stand for one plane.
 const poolPlaneScale = 16
@@ -43,10 +44,10 @@ func poolRun(j poolJob) {
 		return
 	}
 	minPl := (flat.DefaultMinChunk + per - 1) / per
-	poolJobs.parallelFor(j, (*poolJob).scaled, planes*poolPlaneScale, minPl*poolPlaneScale)
+	parallelFor(&poolJobs, j, planes*poolPlaneScale, minPl*poolPlaneScale)
 }
 
-func (j *poolJob) scaled(lo, hi int) { j.planes(lo/poolPlaneScale, hi/poolPlaneScale) }
+func (j *poolJob) Part(lo, hi int) { j.planes(lo/poolPlaneScale, hi/poolPlaneScale) }
 
 // planes computes planes [pl0, pl1).
 func (j *poolJob) planes(pl0, pl1 int) {

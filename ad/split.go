@@ -28,35 +28,22 @@ type elemJob struct {
 	a, b  []float32
 }
 
-var elemJobs jobList[elemJob]
+var elemJobs freelist.Jobs[elemJob, *elemJob]
 
-// jobList keeps jobs of one kind for the goroutines of flat.ParallelFor.
-type jobList[J any] struct{ l freelist.List[pooledJob[J]] }
-
-// pooledJob is a job with the method value that runs it, bound once per
-// pooled job: a method value made per call would allocate.
-type pooledJob[J any] struct {
-	job J
-	do  func(j *J, lo, hi int)
-	run func(lo, hi int) // p.call
+// parallelFor runs a pooled copy of j (its Part method, bound once) over
+// [0, n) by flat.ParallelFor(n, minChunk, …).
+func parallelFor[J any, P interface {
+	*J
+	Part(lo, hi int)
+}](l *freelist.Jobs[J, P], j J, n, minChunk int) {
+	b := l.Get()
+	b.Job = j
+	flat.ParallelFor(n, minChunk, b.Run)
+	l.Put(b)
 }
 
-func (p *pooledJob[J]) call(lo, hi int) { p.do(&p.job, lo, hi) }
-
-// parallelFor runs do on a pooled copy of j over [0, n) by
-// flat.ParallelFor(n, minChunk, …).
-func (l *jobList[J]) parallelFor(j J, do func(j *J, lo, hi int), n, minChunk int) {
-	p := l.l.Get()
-	if p.run == nil {
-		p.run = p.call
-	}
-	p.job, p.do = j, do
-	flat.ParallelFor(n, minChunk, p.run)
-	*p = pooledJob[J]{run: p.run}
-	l.l.Put(p)
-}
-
-func (j *elemJob) chunk(lo, hi int) {
+// Part computes the elements [lo, hi).
+func (j *elemJob) Part(lo, hi int) {
 	switch j.kind {
 	case elemUnary:
 		j.unary(j.out[lo:hi], j.a[lo:hi])
@@ -72,8 +59,8 @@ func (j *elemJob) chunk(lo, hi int) {
 func splitElems(j elemJob) {
 	n := len(j.out)
 	if n < 2*flat.DefaultMinChunk || flat.MaxThreads() < 2 {
-		j.chunk(0, n)
+		j.Part(0, n)
 		return
 	}
-	elemJobs.parallelFor(j, (*elemJob).chunk, n, 0)
+	parallelFor(&elemJobs, j, n, 0)
 }

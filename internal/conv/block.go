@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/vmath"
 )
 
@@ -181,7 +182,7 @@ func useBlock(g *Geom) bool {
 // goroutines with flat.ParallelFor (each item's sums are the same whichever
 // goroutine computes them).
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
-	b := blockJobs.get()
+	b := blockJobs.Get()
 	ck := g.CinG() * g.KVol()
 	pitch := wd.pitch(g)
 	nv := (wd.l + 15) / 16
@@ -201,10 +202,10 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	if p := flat.MaxThreads(); g.N < p {
 		chunks = max(1, min(g.Cout/8, (p+g.N-1)/g.N))
 	}
-	b.job = blockJob{y: y, x: x, w: w[:g.Cout*ck], g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
+	b.Job = blockJob{y: y, x: x, w: w[:g.Cout*ck], g: *g, wd: *wd, offs: newTapSet(offs), tbl: tbl, pitch: pitch,
 		pf: prefetchAhead(pitch, g.KVol()), direct: direct, ep: ep, chunks: chunks}
-	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, b.run)
-	blockJobs.put(b)
+	forItems(g.N*chunks, g.Cout*ck*wd.l/chunks, b.Run)
+	blockJobs.Put(b)
 	ints.Put(po)
 }
 
@@ -238,7 +239,7 @@ func prefetchAhead(pitch, kvol int) int {
 	return pitch * ((prefetchTaps + kvol - 1) / kvol)
 }
 
-var blockJobs jobList[blockJob, *blockJob]
+var blockJobs freelist.Jobs[blockJob, *blockJob]
 
 // itemScale is how ParallelFor's index space counts one batch item:
 // ParallelFor cuts its range at multiples of 16 (for vector passes), so
@@ -257,8 +258,8 @@ func forItems(n, work int, part func(lo, hi int)) {
 	part(0, n*itemScale)
 }
 
-// part computes the units of ParallelFor's range [lo, hi).
-func (j *blockJob) part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
+// Part computes the units of ParallelFor's range [lo, hi).
+func (j *blockJob) Part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes units [lo, hi): unit u is chunk u%chunks of batch item
 // u/chunks.
@@ -311,7 +312,7 @@ func useBlockData(g *Geom) bool {
 // laid out with a margin of zeros, shifted back by the tap; acc8 shares
 // each load of those planes among eight input channels.
 func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
-	b := dataJobs.get()
+	b := dataJobs.Get()
 	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
 	m := wd.shift(g, g.K[0]-1, g.K[1]-1, g.K[2]-1)
@@ -332,9 +333,9 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	po := ints.Get(nt)
 	offs := *po
 	tapOffsets(offs, g, wd, cog, wd.plane+m, m, -1)
-	b.job = dataJob{dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), m: m, pf: prefetchAhead(wd.plane+m, kv)}
-	forItems(g.N, g.Cin*nt*wd.plane, b.run)
-	dataJobs.put(b)
+	b.Job = dataJob{dx: dx, dy: dy, wp: wp, g: *g, wd: *wd, offs: newTapSet(offs), m: m, pf: prefetchAhead(wd.plane+m, kv)}
+	forItems(g.N, g.Cin*nt*wd.plane, b.Run)
+	dataJobs.Put(b)
 	ints.Put(po)
 	scratch.Put(pw)
 }
@@ -350,10 +351,10 @@ type dataJob struct {
 	pf         int // acc8's prefetch distance
 }
 
-var dataJobs jobList[dataJob, *dataJob]
+var dataJobs freelist.Jobs[dataJob, *dataJob]
 
-// part computes the items of ParallelFor's range [lo, hi).
-func (j *dataJob) part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
+// Part computes the items of ParallelFor's range [lo, hi).
+func (j *dataJob) Part(lo, hi int) { j.items(lo/itemScale, hi/itemScale) }
 
 // items computes the data gradient of batch items [lo, hi).
 func (j *dataJob) items(lo, hi int) {

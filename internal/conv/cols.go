@@ -2,6 +2,7 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The wide im2col forward, for stride 1 on every axis. In the wide layout
@@ -103,10 +104,10 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	}
 	po, offs, pitch := wd.inputOffsets(g)
 	if colFilterSplits(g, wd) {
-		b := colFilterJobs.get()
-		b.job = colFilterJob{dw: dw, x: x, dy: dy, g: *g, wd: *wd, offs: offs}
-		flat.ParallelFor(ck, 16, b.run)
-		colFilterJobs.put(b)
+		b := colFilterJobs.Get()
+		b.Job = colFilterJob{dw: dw, x: x, dy: dy, g: *g, wd: *wd, offs: offs}
+		flat.ParallelFor(ck, 16, b.Run)
+		colFilterJobs.Put(b)
 		ints.Put(po)
 		return
 	}
@@ -159,11 +160,11 @@ type colFilterJob struct {
 	offs      []int // each row of cols' offset in the input planes
 }
 
-var colFilterJobs jobList[colFilterJob, *colFilterJob]
+var colFilterJobs freelist.Jobs[colFilterJob, *colFilterJob]
 
-// part computes columns [r0, r1) of dW (rows of cols) over the whole
+// Part computes columns [r0, r1) of dW (rows of cols) over the whole
 // batch, the images in order.
-func (j *colFilterJob) part(r0, r1 int) {
+func (j *colFilterJob) Part(r0, r1 int) {
 	if r0 >= r1 {
 		return
 	}
@@ -194,10 +195,10 @@ func (j *colFilterJob) part(r0, r1 int) {
 // contiguous axpy per (channel, tap), the rows in order.
 func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	po, offs, _ := wd.inputOffsets(g)
-	b := colDataJobs.get()
-	b.job = colDataJob{dx: dx, dy: dy, w: w, g: *g, wd: *wd, offs: offs}
-	forItems(g.N, g.Cin*g.CoutG()*g.KVol()*wd.l, b.run)
-	colDataJobs.put(b)
+	b := colDataJobs.Get()
+	b.Job = colDataJob{dx: dx, dy: dy, w: w, g: *g, wd: *wd, offs: offs}
+	forItems(g.N, g.Cin*g.CoutG()*g.KVol()*wd.l, b.Run)
+	colDataJobs.Put(b)
 	ints.Put(po)
 }
 
@@ -215,9 +216,9 @@ type colDataJob struct {
 	offs      []int
 }
 
-var colDataJobs jobList[colDataJob, *colDataJob]
+var colDataJobs freelist.Jobs[colDataJob, *colDataJob]
 
-func (j *colDataJob) part(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
+func (j *colDataJob) Part(lo, hi int) { j.images(lo/itemScale, hi/itemScale) }
 
 // images computes the data gradient of images [n0, n1).
 func (j *colDataJob) images(n0, n1 int) {

@@ -5,6 +5,7 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
@@ -237,18 +238,18 @@ func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	nw := g.Cout * cig * kv
 	pw := scratch.Get(nw)
 	wt := *pw
-	b := filterJobs.get()
+	b := filterJobs.Get()
 	// The product's columns are the larger of the two channel counts:
 	// flat.Gemm's widest micro-kernel is 32 columns wide.
 	byCin := cig >= cog
-	b.job = filterJob{wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
+	b.Job = filterJob{wt: wt, x: x, dy: dy, g: *g, wd: *wd, byCin: byCin}
 	work := g.N * g.Cout * cig * wd.l // multiply-adds per tap
 	if kv > 1 && work >= 1<<18 {
-		flat.ParallelFor(kv*itemScale, itemScale, b.run)
+		flat.ParallelFor(kv*itemScale, itemScale, b.Run)
 	} else {
-		b.job.taps(0, kv)
+		b.Job.taps(0, kv)
 	}
-	filterJobs.put(b)
+	filterJobs.Put(b)
 	// Unpack tap-major, (KVol, Cout, CinG) or (KVol, CinG, Cout) per group,
 	// into (Cout, CinG, KVol).
 	cout := g.Cout
@@ -277,11 +278,11 @@ type filterJob struct {
 	byCin     bool
 }
 
-var filterJobs jobList[filterJob, *filterJob]
+var filterJobs freelist.Jobs[filterJob, *filterJob]
 
-// part computes the taps of ParallelFor's range [lo, hi) (itemScale
+// Part computes the taps of ParallelFor's range [lo, hi) (itemScale
 // indices per tap).
-func (j *filterJob) part(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
+func (j *filterJob) Part(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.
 func (j *filterJob) taps(lo, hi int) {

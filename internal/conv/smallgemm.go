@@ -7,6 +7,7 @@ package conv
 
 import (
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/freelist"
 )
 
 // The thresholds of useSmallGemm, from BenchmarkSmallPaths (one
@@ -111,7 +112,7 @@ type smallJob struct {
 	c    int       // channels of a (batchCols)
 }
 
-var smallJobs jobList[smallJob, *smallJob]
+var smallJobs freelist.Jobs[smallJob, *smallJob]
 
 // smallPass runs pass over its units (rows of cols for the cols passes,
 // rows of W for passGather, else images), each moving per values, split over goroutines when they
@@ -128,18 +129,18 @@ func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
 	case passDataSum:
 		per = len(t.iR)
 	}
-	b := smallJobs.get()
-	b.job = smallJob{pass: pass, g: *g, t: t, m: m, a: a, c: c}
+	b := smallJobs.Get()
+	b.Job = smallJob{pass: pass, g: *g, t: t, m: m, a: a, c: c}
 	if units > 1 && units*per >= smallPassMin && flat.MaxThreads() > 1 {
 		minUnits := max(1, smallPassMin/2/max(per, 1))
-		flat.ParallelFor(units*itemScale, minUnits*itemScale, b.run)
+		flat.ParallelFor(units*itemScale, minUnits*itemScale, b.Run)
 	} else {
-		b.job.units(0, units)
+		b.Job.units(0, units)
 	}
-	smallJobs.put(b)
+	smallJobs.Put(b)
 }
 
-func (j *smallJob) part(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
+func (j *smallJob) Part(lo, hi int) { j.units(lo/itemScale, hi/itemScale) }
 
 // units runs j's pass on units [lo, hi).
 func (j *smallJob) units(lo, hi int) {
@@ -227,20 +228,20 @@ func smallGemmForward(y, x, w []float32, g *Geom) {
 		smallPass(passGather, g, t, *pw, w, 0)
 		K, a, live = L, *pw, t.live
 	}
-	b := smallFwdJobs.get()
-	b.job = smallFwdJob{g: *g, t: t, live: live, K: K, a: a, x: x, y: y}
+	b := smallFwdJobs.Get()
+	b.Job = smallFwdJob{g: *g, t: t, live: live, K: K, a: a, x: x, y: y}
 	if smallFwdByRows(g, K) {
 		// each goroutine builds cols and its rows of the product in a
 		// buffer of its own (rows)
-		b.job.byRows = true
-		flat.ParallelFor(g.Cout, smallRowsChunk, b.run)
+		b.Job.byRows = true
+		flat.ParallelFor(g.Cout, smallRowsChunk, b.Run)
 	} else {
 		p := scratch.Get(K*l + g.Cout*l)
-		b.job.cols, b.job.ym = (*p)[:K*l], (*p)[K*l:][:g.Cout*l]
-		forItems(g.N, g.Cout*K*ov, b.run)
+		b.Job.cols, b.Job.ym = (*p)[:K*l], (*p)[K*l:][:g.Cout*l]
+		forItems(g.N, g.Cout*K*ov, b.Run)
 		scratch.Put(p)
 	}
-	smallFwdJobs.put(b)
+	smallFwdJobs.Put(b)
 	if pw != nil {
 		scratch.Put(pw)
 	}
@@ -259,7 +260,7 @@ type smallFwdJob struct {
 	cols, ym []float32
 }
 
-var smallFwdJobs jobList[smallFwdJob, *smallFwdJob]
+var smallFwdJobs freelist.Jobs[smallFwdJob, *smallFwdJob]
 
 // smallGemmForward splits by output channels where there are at least
 // smallRowsMinRatio times as many as columns, in chunks of multiples of
@@ -278,9 +279,9 @@ func smallFwdByRows(g *Geom, K int) bool {
 	return g.Cout >= smallRowsMinRatio*l && g.Cout >= 2*smallRowsChunk && g.Cout*K*l >= 1<<18 && flat.MaxThreads() > 1
 }
 
-// part computes output channels [lo, hi) (split by rows) or the images
+// Part computes output channels [lo, hi) (split by rows) or the images
 // of ParallelFor's range [lo, hi).
-func (j *smallFwdJob) part(lo, hi int) {
+func (j *smallFwdJob) Part(lo, hi int) {
 	if !j.byRows {
 		lo, hi = lo/itemScale, hi/itemScale
 	}

@@ -8,7 +8,8 @@
 // of the module (flat, model, ode, the internal kernels) may use it for
 // the scratch its hot paths need instead of a sync.Pool or a getter of its
 // own. List holds any *T; Slices adds the sized get of a []E that most
-// scratch buffers want.
+// scratch buffers want; Jobs keeps the jobs a kernel splits over goroutines,
+// each with its Part method bound once.
 package freelist
 
 import (
