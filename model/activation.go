@@ -34,7 +34,7 @@ func (*FuncLayer) Init([]float32, *rand.Rand) {}
 // Apply returns f(x).
 func (l *FuncLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	if l.f == nil {
-		return fail(x, fmt.Errorf("model: %s: the function is nil", l.Name))
+		return fail(x, errorf("%s: the function is nil", l.Name))
 	}
 	return l.f(x)
 }
@@ -85,7 +85,7 @@ func Flatten() *FuncLayer { return Func("Flatten", flatten) }
 func flatten(x ad.Var) ad.Var {
 	s := x.Shape()
 	if len(s) == 0 {
-		return fail(x, fmt.Errorf("model: Flatten: input is a scalar, want (N, …)"))
+		return fail(x, errorf("Flatten: input is a scalar, want (N, …)"))
 	}
 	if len(s) == 2 {
 		return x

@@ -107,7 +107,7 @@ func (c *ChainLayer) Apply(ctx *Ctx, p, x ad.Var) ad.Var {
 // ok checks the configuration and the parameter Var's size on x's tape.
 func (r *ranges) ok(name string, p, x ad.Var) bool {
 	if r.err != nil {
-		fail(x, fmt.Errorf("model: %s: %w", name, r.err))
+		fail(x, errorf("%s: %w", name, r.err))
 		return false
 	}
 	return checkParams(name, p, x, r.param[len(r.param)-1])
@@ -189,7 +189,7 @@ func (s *SkipLayer) InitState(st []float32) { initStateEach([]Layer{s.layer}, s.
 // Apply returns combine(layer(x), x).
 func (s *SkipLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	if s.combine == nil {
-		return fail(x, fmt.Errorf("model: Skip: combine is nil"))
+		return fail(x, errorf("Skip: combine is nil"))
 	}
 	if !s.r.ok("Skip", p, x) {
 		return fail(x, nil)
@@ -225,7 +225,7 @@ func (q *ParallelLayer) Declare(b *layout.Builder) error {
 // Apply applies every branch to x and folds the outputs with combine.
 func (q *ParallelLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	if len(q.layers) == 0 || q.combine == nil && len(q.layers) > 1 {
-		return fail(x, fmt.Errorf("model: Parallel: no layers or nil combine"))
+		return fail(x, errorf("Parallel: no layers or nil combine"))
 	}
 	if !q.r.ok("Parallel", p, x) {
 		return fail(x, nil)

@@ -106,6 +106,11 @@ func TestApplyErrorsNameTheLayoutPath(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Count(err.Error(), "model:") != 1 {
 				t.Errorf("error %v, want one starting %q with the prefix once", err, tt.want)
 			}
+			// ode formats an error with an Unprefixed method without its
+			// prefix; a model error must keep "model: " there.
+			if _, ok := err.(interface{ Unprefixed() string }); ok {
+				t.Errorf("error %T has an Unprefixed method, want none", err)
+			}
 		})
 	}
 	t.Run("earlier error kept", func(t *testing.T) {

@@ -115,7 +115,7 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	}
 	d := l.d
 	if len(s) != 2+d || s[1] != l.inC {
-		return fail(x, fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.kernel, l.inC, l.outC, s, l.inC, d))
+		return fail(x, errorf("ConvTranspose(%v, %d, %d): input shape %v, want (N, %d, %d spatial axes)", l.kernel, l.inC, l.outC, s, l.inC, d))
 	}
 	var tsBuf [5]int
 	ts := tsBuf[:len(s)]
@@ -141,7 +141,7 @@ func (l *ConvTransposeLayer) target(ts, s []int) error {
 	for j := range l.d {
 		o := (s[2+j]-1)*l.stride[j] + l.extra[j]
 		if o-l.crop[j] < 1 {
-			return fmt.Errorf("model: ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.kernel, l.inC, l.outC, slices.Clone(s), o, j, l.crop[j]+1)
+			return errorf("ConvTranspose(%v, %d, %d): input shape %v gives output size %d on spatial axis %d, want ≥ %d (padding too large)", l.kernel, l.inC, l.outC, slices.Clone(s), o, j, l.crop[j]+1)
 		}
 		ts[2+j] = o - l.crop[j]
 	}

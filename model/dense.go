@@ -46,7 +46,7 @@ func (d *DenseLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	}
 	s := x.Shape()
 	if len(s) == 0 || s[len(s)-1] != d.inC {
-		return fail(x, fmt.Errorf("model: Dense(%d, %d): input shape %v, want (…, %d)", d.inC, d.outC, s, d.inC))
+		return fail(x, errorf("Dense(%d, %d): input shape %v, want (…, %d)", d.inC, d.outC, s, d.inC))
 	}
 	w := d.weight(p)
 	var y ad.Var

@@ -40,7 +40,7 @@ func (*DropoutLayer) Init([]float32, *rand.Rand) {}
 // Apply returns x·mask/(1 − p) in training mode and x otherwise.
 func (l *DropoutLayer) Apply(c *Ctx, _, x ad.Var) ad.Var {
 	if err := l.check(); err != nil {
-		return fail(x, fmt.Errorf("model: %w", err))
+		return fail(x, errorf("%w", err))
 	}
 	s := x.Shape()
 	if s == nil {
@@ -50,7 +50,7 @@ func (l *DropoutLayer) Apply(c *Ctx, _, x ad.Var) ad.Var {
 		return x
 	}
 	if c.RNG == nil {
-		return fail(x, fmt.Errorf("model: Dropout(%v): training mode needs Ctx.RNG to draw the mask; set it, e.g. RNG: rand.New(rand.NewPCG(seed1, seed2))", l.P))
+		return fail(x, errorf("Dropout(%v): training mode needs Ctx.RNG to draw the mask; set it, e.g. RNG: rand.New(rand.NewPCG(seed1, seed2))", l.P))
 	}
 	mask := x.Tape().Full(0, s...)
 	keep, scale := 1-float64(l.P), 1/(1-l.P)

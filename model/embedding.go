@@ -74,7 +74,7 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 		return fail(x, nil)
 	}
 	if len(s) > embedMaxRank {
-		return fail(x, fmt.Errorf("model: Embedding(%d, %d): input shape %v has rank %d, want at most %d", l.n, l.dim, s, len(s), embedMaxRank))
+		return fail(x, errorf("Embedding(%d, %d): input shape %v has rank %d, want at most %d", l.n, l.dim, s, len(s), embedMaxRank))
 	}
 	vals := x.Data()
 	k, dim := len(vals), l.dim
@@ -84,7 +84,7 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	for i, v := range vals {
 		j := int(v)
 		if float32(j) != v || j < 0 || j >= l.n || math.IsInf(float64(v), 0) {
-			return fail(x, fmt.Errorf("model: Embedding(%d, %d): input %s = %v, want an integer index 0 ≤ i < %d", l.n, l.dim, position(i, s), v, l.n))
+			return fail(x, errorf("Embedding(%d, %d): input %s = %v, want an integer index 0 ≤ i < %d", l.n, l.dim, position(i, s), v, l.n))
 		}
 		row := idx[i*dim : (i+1)*dim]
 		for c := range row {

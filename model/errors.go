@@ -1,11 +1,33 @@
 package model
 
 import (
+	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/flatkit/flatkit/ad"
 )
+
+// The package prefix. Every error of the package reads "model: " once,
+// then where and what: errorf makes an error that keeps its message
+// without the prefix and adds it in Error, so a container that names the
+// failing layer's path ("model: 1.0: Dense(4, 5): …") puts the path after
+// the prefix without cutting anything out of a string. Unlike ad's and
+// optimisers' errors (internal/pkgerr), a model error has no Unprefixed
+// method: a package that reports it inside its own words (ode's ad
+// right-hand side) keeps the "model: " that says which package failed.
+const prefix = "model: "
+
+// errorf is fmt.Errorf for the package's errors: format has no prefix.
+func errorf(format string, args ...any) error {
+	return &modelError{fmt.Errorf(format, args...)}
+}
+
+// modelError is an error made by errorf: err is the message without the
+// prefix and the chain of causes.
+type modelError struct{ err error }
+
+func (e *modelError) Error() string { return prefix + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
 
 // pathError is an error of the layer at a layout path inside containers
 // ("1.0"), so the message names the layer the way the layout names its
@@ -19,10 +41,14 @@ type pathError struct {
 }
 
 func (e *pathError) Error() string {
-	if e.applied {
-		return "model: " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "model: ")
+	if !e.applied {
+		return e.path + ": " + e.err.Error()
 	}
-	return e.path + ": " + e.err.Error()
+	msg := e.err.Error() // another package's error (an ad op's) keeps its prefix
+	if me, ok := e.err.(*modelError); ok {
+		msg = me.err.Error()
+	}
+	return prefix + e.path + ": " + msg
 }
 
 func (e *pathError) Unwrap() error { return e.err }

@@ -1,8 +1,6 @@
 package model
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
@@ -89,7 +87,7 @@ func ApplyChild(c *Ctx, child Layer, p, x ad.Var, stateLo, stateHi int) ad.Var {
 	base := c.LayerState()
 	if stateHi > len(base) {
 		if t := x.Tape(); t != nil {
-			return t.Fail(fmt.Errorf("model: the state buffer is too short: a layer needs state [%d, %d) of a range of %d floats (make Ctx.State with InitState(net))", stateLo, stateHi, len(base)))
+			return t.Fail(errorf("the state buffer is too short: a layer needs state [%d, %d) of a range of %d floats (make Ctx.State with InitState(net))", stateLo, stateHi, len(base)))
 		}
 		return x
 	}
@@ -106,7 +104,7 @@ func ApplyChild(c *Ctx, child Layer, p, x ad.Var, stateLo, stateHi int) ad.Var {
 func Layout(net Layer) (*layout.Layout, error) {
 	lay, err := build(net.Declare)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, errorf("%w", err)
 	}
 	return lay, nil
 }
@@ -123,7 +121,7 @@ func StateLayout(net Layer) (*layout.Layout, error) {
 	}
 	lay, err := build(declare)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, errorf("%w", err)
 	}
 	return lay, nil
 }
@@ -142,7 +140,7 @@ func build(declare func(*layout.Builder) error) (*layout.Layout, error) {
 // says otherwise) from rng.
 func Init(net Layer, rng *rand.Rand) ([]float32, error) {
 	if rng == nil {
-		return nil, errors.New("model: Init: rng is nil; pass rand.New(rand.NewPCG(seed1, seed2))")
+		return nil, errorf("Init: rng is nil; pass rand.New(rand.NewPCG(seed1, seed2))")
 	}
 	lay, err := Layout(net)
 	if err != nil {
@@ -203,7 +201,7 @@ func fail(x ad.Var, err error) ad.Var {
 // is the layer's failure; else checkParams decides.
 func canApply(err error, name string, p, x ad.Var, n int) bool {
 	if err != nil {
-		fail(x, fmt.Errorf("model: %w", err))
+		fail(x, errorf("%w", err))
 		return false
 	}
 	return checkParams(name, p, x, n)
@@ -215,11 +213,11 @@ func checkParams(name string, p, x ad.Var, n int) bool {
 		return true
 	}
 	if p.IsZero() {
-		fail(x, fmt.Errorf("model: %s: no parameter Var given; the layer needs %d parameters", name, n))
+		fail(x, errorf("%s: no parameter Var given; the layer needs %d parameters", name, n))
 		return false
 	}
 	if s := p.Shape(); len(s) != 1 || s[0] != n {
-		fail(x, fmt.Errorf("model: %s: parameter Var has shape %v, want (%d) (the layer's range of the layout)", name, s, n))
+		fail(x, errorf("%s: parameter Var has shape %v, want (%d) (the layer's range of the layout)", name, s, n))
 		return false
 	}
 	return true

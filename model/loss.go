@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -52,7 +51,7 @@ func lossReduction(name string, opts []LossOption) (reduction, error) {
 		}
 	}
 	if n > 1 {
-		return 0, fmt.Errorf("model: %s: %d reductions given, want at most 1", name, n)
+		return 0, errorf("%s: %d reductions given, want at most 1", name, n)
 	}
 	return red, nil
 }
@@ -100,7 +99,7 @@ func pair(name string, yhat, y ad.Var, opts []LossOption) (reduction, bool, erro
 		}
 		var err error
 		if (yhat.Tape() == nil) != (y.Tape() == nil) {
-			err = fmt.Errorf("model: %s: an input is the zero Var (no value)", name)
+			err = errorf("%s: an input is the zero Var (no value)", name)
 		}
 		return 0, false, err
 	}
@@ -109,7 +108,7 @@ func pair(name string, yhat, y ad.Var, opts []LossOption) (reduction, bool, erro
 		return 0, false, err
 	}
 	if a, b := yhat.Shape(), y.Shape(); !slices.Equal(a, b) {
-		return 0, false, fmt.Errorf("model: %s: prediction has shape %v, target has shape %v; want equal shapes", name, a, b)
+		return 0, false, errorf("%s: prediction has shape %v, target has shape %v; want equal shapes", name, a, b)
 	}
 	return red, true, nil
 }
@@ -153,7 +152,7 @@ func Huber(yhat, y ad.Var, delta float32, opts ...LossOption) ad.Var {
 		return failOn(err, yhat, y)
 	}
 	if !(delta > 0) || math.IsInf(float64(delta), 0) {
-		return failOn(fmt.Errorf("model: Huber: delta is %v, want a finite delta > 0", delta), yhat, y)
+		return failOn(errorf("Huber: delta is %v, want a finite delta > 0", delta), yhat, y)
 	}
 	d := ad.Sub(yhat, y)
 	q := ad.Clamp(d, -delta, delta)
@@ -198,7 +197,7 @@ func LogitBinaryCrossEntropy(z, y ad.Var, opts ...LossOption) ad.Var {
 func classShape(name string, x ad.Var) (samples, classes, inner int, err error) {
 	s := x.Shape()
 	if len(s) < 2 {
-		return 0, 0, 0, fmt.Errorf("model: %s: input has shape %v, want (N, C, spatial…) with classes on axis 1", name, s)
+		return 0, 0, 0, errorf("%s: input has shape %v, want (N, C, spatial…) with classes on axis 1", name, s)
 	}
 	inner = 1
 	for _, d := range s[2:] {
@@ -223,14 +222,14 @@ func gatherLabels(name string, x ad.Var, labels []int) (ad.Var, int, error) {
 	}
 	if len(labels) != samples {
 		s := x.Shape()
-		return ad.Var{}, 0, fmt.Errorf("model: %s: %d labels for input of shape %v, want %d (one per sample: N·prod(spatial) = %d·%d)", name, len(labels), s, samples, s[0], inner)
+		return ad.Var{}, 0, errorf("%s: %d labels for input of shape %v, want %d (one per sample: N·prod(spatial) = %d·%d)", name, len(labels), s, samples, s[0], inner)
 	}
 	buf := intScratch.Get(samples)
 	idx := *buf
 	for i, l := range labels {
 		if l < 0 || l >= classes {
 			intScratch.Put(buf)
-			return ad.Var{}, 0, fmt.Errorf("model: %s: label %d at position %d is out of range, want 0 ≤ label < %d (classes)", name, l, i, classes)
+			return ad.Var{}, 0, errorf("%s: label %d at position %d is out of range, want 0 ≤ label < %d (classes)", name, l, i, classes)
 		}
 		n, s := i/inner, i%inner
 		idx[i] = (n*classes+l)*inner + s

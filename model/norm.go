@@ -83,7 +83,7 @@ func initNorm(θ []float32, o *options, n int) {
 // on x's tape and returns a nil shape and the failed Var.
 func normInput(name string, err error, made bool, p, x ad.Var, n int) ([]int, ad.Var) {
 	if !made && err == nil { // a configuration error, if any, is reported first, by canApply
-		return nil, fail(x, fmt.Errorf("model: %s: the layer was not made by model.%s", name, name))
+		return nil, fail(x, errorf("%s: the layer was not made by model.%s", name, name))
 	}
 	if !canApply(err, name, p, x, n) {
 		return nil, fail(x, nil)
@@ -154,7 +154,7 @@ func (l *LayerNormLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	}
 	k, r := len(l.shape), len(s)
 	if r < k || !slices.Equal(s[r-k:], l.shape) {
-		return fail(x, fmt.Errorf("model: LayerNorm(%v): input shape %v, want (…, %s)", l.shape, s, shapeList(l.shape)))
+		return fail(x, errorf("LayerNorm(%v): input shape %v, want (…, %s)", l.shape, s, shapeList(l.shape)))
 	}
 	var keep [maxNormRank]int
 	copy(keep[:], s[:r-k])
@@ -282,21 +282,21 @@ func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	C := l.channels
 	r := len(s)
 	if r < 2 || r > maxNormRank || s[1] != C {
-		return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v, want (N, %d) or (N, %d, spatial…)", C, s, C, C))
+		return fail(x, errorf("BatchNorm(%d): input shape %v, want (N, %d) or (N, %d, spatial…)", C, s, C, C))
 	}
 	st := c.LayerState()
 	switch {
 	case c == nil || st == nil:
-		return fail(x, fmt.Errorf("model: BatchNorm(%d): no state for the running statistics; pass a Ctx with State from InitState: &model.Ctx{State: s} with s, _ := model.InitState(net)", C))
+		return fail(x, errorf("BatchNorm(%d): no state for the running statistics; pass a Ctx with State from InitState: &model.Ctx{State: s} with s, _ := model.InitState(net)", C))
 	case len(st) != 2*C:
-		return fail(x, fmt.Errorf("model: BatchNorm(%d): the layer's state range has %d floats, want %d (running_mean, running_var); make Ctx.State with model.InitState(net)", C, len(st), 2*C))
+		return fail(x, errorf("BatchNorm(%d): the layer's state range has %d floats, want %d (running_mean, running_var); make Ctx.State with model.InitState(net)", C, len(st), 2*C))
 	}
 	m := x.Size() / C // values per channel
 	t := x.Tape()
 	var y ad.Var
 	if c.Training() {
 		if m < 2 {
-			return fail(x, fmt.Errorf("model: BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
+			return fail(x, errorf("BatchNorm(%d): input shape %v has %d value per channel; training mode needs more than 1", C, s, m))
 		}
 		// One fused op (ad.BatchNorm): the statistics in one pass, the
 		// normalisation in another, and two passes backward.

@@ -101,7 +101,7 @@ func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	}
 	for i, k := range l.kernel {
 		if n := s[2+i] + l.geom.PadLo[i] + l.geom.PadHi[i]; n < k {
-			return fail(x, fmt.Errorf("model: %s(%v): input shape %v: spatial axis %d has size %d padded to %d, want ≥ the kernel %d", l.name, l.kernel, s, i, s[2+i], n, k))
+			return fail(x, errorf("%s(%v): input shape %v: spatial axis %d has size %d padded to %d, want ≥ the kernel %d", l.name, l.kernel, s, i, s[2+i], n, k))
 		}
 	}
 	if l.max {
@@ -156,14 +156,14 @@ func (l *AdaptiveMeanPoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 // returns a nil shape and the failed Var.
 func poolInput(err error, name string, size []int, x ad.Var) ([]int, ad.Var) {
 	if err != nil {
-		return nil, fail(x, fmt.Errorf("model: %w", err))
+		return nil, fail(x, errorf("%w", err))
 	}
 	s := x.Shape()
 	if s == nil {
 		return nil, deadInput(name, x)
 	}
 	if d := len(size); len(s) != 2+d {
-		return nil, fail(x, fmt.Errorf("model: %s(%v): input shape %v, want (N, C, %d spatial axes)", name, size, s, d))
+		return nil, fail(x, errorf("%s(%v): input shape %v, want (N, C, %d spatial axes)", name, size, s, d))
 	}
 	return s, ad.Var{}
 }
@@ -178,7 +178,7 @@ func GlobalMeanPool() *FuncLayer { return Func("GlobalMeanPool", ad.GlobalMeanPo
 // already holds an error.
 func deadInput(name string, x ad.Var) ad.Var {
 	if t := x.Tape(); t != nil && t.Err() == nil {
-		return t.Fail(fmt.Errorf("model: %s: the input is not a live value (the zero Var, or a Var from before Tape.Reset)", name))
+		return t.Fail(errorf("%s: the input is not a live value (the zero Var, or a Var from before Tape.Reset)", name))
 	}
 	return fail(x, nil)
 }
