@@ -3,6 +3,8 @@ package ode
 import (
 	"context"
 	"math"
+
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // Stats are the counters of one solve.
@@ -117,11 +119,7 @@ func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*
 
 func parseOptions(opts []Option) (options, error) {
 	o := defaultOptions()
-	for _, op := range opts {
-		if op != nil {
-			op(&o)
-		}
-	}
+	funcopt.Apply(&o, opts)
 	return o, o.err
 }
 

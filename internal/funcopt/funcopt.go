@@ -9,10 +9,16 @@ package funcopt
 // nil.
 func Collect[C any, O ~func(*C)](opts []O) C {
 	var cfg C
+	Apply(&cfg, opts)
+	return cfg
+}
+
+// Apply applies opts in order to cfg, for a configuration that starts from
+// defaults rather than from zero. A nil option is skipped, as in Collect.
+func Apply[C any, O ~func(*C)](cfg *C, opts []O) {
 	for _, o := range opts {
 		if o != nil {
-			o(&cfg)
+			o(cfg)
 		}
 	}
-	return cfg
 }
