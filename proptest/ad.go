@@ -10,6 +10,7 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // The AD checkers compare a function's derivatives computed by package ad
@@ -143,9 +144,7 @@ func configure(t T, check string, allow optScope, opts []Option) checkConfig {
 func configureAll(opts []Option) checkConfig {
 	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
-	for _, o := range opts {
-		o(&c)
-	}
+	funcopt.Apply(&c, opts)
 	if len(c.steps) == 0 {
 		c.steps = defaultSteps
 	}

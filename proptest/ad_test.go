@@ -193,7 +193,8 @@ func TestCheckersCatchWrongRulesAtEveryPoint(t *testing.T) {
 }
 
 // An option that does not apply to a check stops it with an error naming
-// the option and the check; the ones that apply pass.
+// the option and the check; the ones that apply pass, and a nil one is
+// skipped.
 func TestADCheckersRejectOptionsThatDoNotApply(t *testing.T) {
 	right := wrongcube.New(1, 1, 1)
 	θ := []float32{0.25, -0.375, 0.5, 0.125} // dyadic, for Exact
@@ -218,6 +219,7 @@ func TestADCheckersRejectOptionsThatDoNotApply(t *testing.T) {
 		{"Exact", proptest.Exact(), []string{"CheckTranspose"}},
 		{"Directions", proptest.Directions(2), all},
 		{"FullUpTo", proptest.FullUpTo(2), all},
+		{"nil", nil, all}, // skipped, as every package's options
 	}
 	for _, o := range options {
 		for name, check := range checks {
