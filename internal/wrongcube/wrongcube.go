@@ -1,7 +1,3 @@
-// Package wrongcube holds a user's own primitive, x³ elementwise, whose
-// derivative rules can be made wrong by a factor on purpose, for the tests
-// that check that proptest's checkers notice a wrong rule (proptest's own,
-// and model's through layer stacks). It imports ad only.
 package wrongcube
 
 import "github.com/flatkit/flatkit/ad"

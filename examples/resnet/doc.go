@@ -1,0 +1,25 @@
+// Package resnet is torchvision's ResNet-18 built from flatkit's model
+// layers, as code to copy: New returns the network, TorchName renames
+// torchvision's state_dict names to its layout paths, so a PyTorch
+// checkpoint loads by name with layout.LoadInto (parameters) and the same
+// rename into the state buffer (BatchNorm's running statistics).
+//
+// The network is torchvision.models.resnet18(num_classes=classes) layer
+// for layer: a 7×7/2 stem convolution without bias, BatchNorm, ReLU, a
+// 3×3/2 max pool with padding 1, four stages of two BasicBlocks (3×3
+// convolutions; the first block of stages 2–4 halves the plane with stride
+// 2 and a 1×1/2 downsampling convolution on its shortcut), a global mean
+// pool and a Dense layer. It is a Chain, so its paths are indices:
+//
+//	0        conv1            (stem convolution)
+//	1        bn1
+//	2, 3     relu, maxpool
+//	4 … 11   layer1.0 … layer4.1 (two blocks per stage)
+//	12, 13   avgpool, flatten
+//	14       fc
+//
+// and each block is Chain(Parallel(Add, main, shortcut), Relu) with main =
+// Chain(conv1, bn1, relu, conv2, bn2) and shortcut = Chain(conv, bn) or the
+// identity, so "layer2.0.conv2.weight" is "6.0.0.3.weight" and
+// "layer2.0.downsample.1.running_var" is "6.0.1.1.running_var".
+package resnet
