@@ -69,9 +69,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 2, Cin: 16, Cout: 16, Groups: 1,
-		In: [3]int{1, 6, 6}, K: [3]int{1, 3, 3}, Out: [3]int{1, 6, 6},
-		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
+	g := square(2, 16, 16, 6, 3, 1, 1)
 	x := make([]float32, g.N*g.Cin*g.InVol())
 	w := make([]float32, g.Cout*g.CinG()*g.KVol())
 	y := make([]float32, g.N*g.Cout*g.OutVol())

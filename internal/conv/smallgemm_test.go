@@ -101,9 +101,7 @@ func TestSmallGemmAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 4, Cin: 32, Cout: 32, Groups: 1,
-		In: [3]int{1, 3, 3}, K: [3]int{1, 3, 3}, Out: [3]int{1, 3, 3},
-		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
+	g := square(4, 32, 32, 3, 3, 1, 1)
 	if !useSmallGemm(g) {
 		t.Fatal("geometry should take the batched GEMM")
 	}
