@@ -14,42 +14,31 @@ var rsSoftmaxOps = []rsOp{
 	{"LogSumExp", rsAlongAxis(ad.LogSumExp)},
 	{"Softmax", rsAlongAxis(ad.Softmax)},
 	{"LogSoftmax", rsAlongAxis(ad.LogSoftmax)},
-	{"Softmax of LogSumExp", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var {
-			y := ad.LogSumExp(x, ax)
-			if len(y.Shape()) == 0 {
-				return ad.Mul(y, y)
-			}
-			return ad.Softmax(ad.Scale(y, 2), 0)
-		}
-	}},
-	{"LogSumExp of Max", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
-		ax := rsAxis(t, s)
-		return func(x ad.Var) ad.Var {
-			y := ad.Max(x, ax)
-			if len(y.Shape()) == 0 {
-				return ad.Mul(y, y)
-			}
-			return ad.LogSumExp(ad.Mul(y, y), -1)
-		}
-	}},
+	{"Softmax of LogSumExp", rsThen(ad.LogSumExp, func(y ad.Var) ad.Var { return ad.Softmax(ad.Scale(y, 2), 0) })},
+	{"LogSumExp of Max", rsThen(ad.Max, func(y ad.Var) ad.Var { return ad.LogSumExp(ad.Mul(y, y), -1) })},
 	{"Max of Softmax", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 		// Over the same axis: the softmax keeps the order of a line, so
 		// its maximum has no tie.
 		ax := rsAxis(t, s)
 		return func(x ad.Var) ad.Var { return ad.Max(ad.Softmax(x, ax), ax) }
 	}},
-	{"Softmax of Max", func(t *rapid.T, s []int) func(ad.Var) ad.Var {
+	{"Softmax of Max", rsThen(ad.Min, func(y ad.Var) ad.Var { return ad.Softmax(y, -1) })},
+}
+
+// rsThen is the op that reduces x along a drawn axis by first and applies
+// then to the result, or squares the result where the reduction leaves a
+// scalar (then wants an axis).
+func rsThen(first func(x ad.Var, axis int) ad.Var, then func(ad.Var) ad.Var) func(t *rapid.T, s []int) func(ad.Var) ad.Var {
+	return func(t *rapid.T, s []int) func(ad.Var) ad.Var {
 		ax := rsAxis(t, s)
 		return func(x ad.Var) ad.Var {
-			y := ad.Min(x, ax)
+			y := first(x, ax)
 			if len(y.Shape()) == 0 {
 				return ad.Mul(y, y)
 			}
-			return ad.Softmax(y, -1)
+			return then(y)
 		}
-	}},
+	}
 }
 
 // TestSoftmaxProperties checks the softmax family and its compositions

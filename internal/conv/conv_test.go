@@ -29,19 +29,19 @@ type kernels struct {
 	fwd, data, filter func(a, b, c []float32, g *Geom)
 }
 
-// check runs the three kernels at (x, w) and dy on outputs filled with 99
+// check runs the three kernels at c's operands on outputs filled with 99
 // (kernels must overwrite) and compares them with the float64 reference;
 // it returns the outputs.
-func (im kernels) check(rt *rapid.T, g *Geom, x, w, dy []float32, wantY, wantDx, wantDw []float64) (y, dx, dw []float32) {
-	y = fill(len(wantY), 99)
-	im.fwd(y, x, w, g)
-	near(rt, im.name+" y", y, wantY)
-	dx = fill(len(wantDx), 99)
-	im.data(dx, dy, w, g)
-	near(rt, im.name+" dx", dx, wantDx)
-	dw = fill(len(wantDw), 99)
-	im.filter(dw, x, dy, g)
-	near(rt, im.name+" dw", dw, wantDw)
+func (im kernels) check(rt *rapid.T, c refCase) (y, dx, dw []float32) {
+	y = fill(len(c.wantY), 99)
+	im.fwd(y, c.x, c.w, c.g)
+	near(rt, im.name+" y", y, c.wantY)
+	dx = fill(len(c.wantDx), 99)
+	im.data(dx, c.u, c.w, c.g)
+	near(rt, im.name+" dx", dx, c.wantDx)
+	dw = fill(len(c.wantDw), 99)
+	im.filter(dw, c.x, c.u, c.g)
+	near(rt, im.name+" dw", dw, c.wantDw)
 	return y, dx, dw
 }
 
@@ -51,16 +51,15 @@ func TestKernelsAgainstReference(t *testing.T) {
 	for _, big := range []bool{false, true} {
 		rapid.Check(t, func(rt *rapid.T) {
 			g := drawGeom(rt, big)
-			x, w, dy := drawOperands(rt, g, randData, "dy")
-			wantY, wantDx, wantDw := reference(x, w, dy, g)
+			c := drawRefCase(rt, g, randData, "dy")
 			for _, im := range []kernels{
 				{"direct", DirectForward, DirectData, DirectFilter},
 				{"gemm", GemmForward, GemmData, GemmFilter},
 				{"chosen", Forward, Data, Filter},
 			} {
-				im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
+				im.check(rt, c)
 			}
-			checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
+			checkEpilogue(rt, "ForwardBias y", g, c.wantY, func(y []float32, ep epilogue) { ForwardBias(y, c.x, c.w, ep.bias, ep.relu, g) })
 		})
 	}
 }
@@ -70,9 +69,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 2, Cin: 16, Cout: 16, Groups: 1,
-		In: [3]int{1, 6, 6}, K: [3]int{1, 3, 3}, Out: [3]int{1, 6, 6},
-		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
+	g := square(2, 16, 16, 6, 3, 1, 1)
 	x := make([]float32, g.N*g.Cin*g.InVol())
 	w := make([]float32, g.Cout*g.CinG()*g.KVol())
 	y := make([]float32, g.N*g.Cout*g.OutVol())
@@ -119,14 +116,12 @@ func drawLargerGeom(t *rapid.T) *Geom {
 // row-wise im2col.
 func TestKernelsLargerPlanes(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := drawLargerGeom(rt)
-		x, w, dy := drawOperands(rt, g, randData, "dy")
-		wantY, wantDx, wantDw := reference(x, w, dy, g)
+		c := drawRefCase(rt, drawLargerGeom(rt), randData, "dy")
 		for _, im := range []kernels{
 			{"direct", DirectForward, DirectData, DirectFilter},
 			{"gemm", GemmForward, GemmData, GemmFilter},
 		} {
-			im.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
+			im.check(rt, c)
 		}
 	})
 }

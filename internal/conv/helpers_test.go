@@ -79,6 +79,22 @@ func drawOperands(rt *rapid.T, g *Geom, draw func(*rapid.T, int, string) []float
 	return x, w, draw(rt, g.N*g.Cout*g.OutVol(), ulabel)
 }
 
+// refCase is a geometry g, an input x, a filter w and an output
+// cotangent u drawn for it, and the float64 reference's outputs there.
+type refCase struct {
+	g                     *Geom
+	x, w, u               []float32
+	wantY, wantDx, wantDw []float64
+}
+
+// drawRefCase draws the operands for g by drawOperands (by draw, u
+// labelled ulabel) and takes the reference at them.
+func drawRefCase(rt *rapid.T, g *Geom, draw func(*rapid.T, int, string) []float32, ulabel string) refCase {
+	x, w, u := drawOperands(rt, g, draw, ulabel)
+	wantY, wantDx, wantDw := reference(x, w, u, g)
+	return refCase{g: g, x: x, w: w, u: u, wantY: wantY, wantDx: wantDx, wantDw: wantDw}
+}
+
 // exactAdjoint checks convolution kernels by the adjoint identities
 // ⟨K(x,w),u⟩ = ⟨x,D(u,w)⟩ = ⟨w,F(x,u)⟩, exactly: its operands x, w and u
 // are dyadic, so that every product and sum is exact in float32. Each

@@ -164,16 +164,15 @@ func TestPointwise(t *testing.T) {
 		if f, d, fl := Paths(g); f != "pointwise" || d != "pointwise" || fl != "pointwise" {
 			rt.Fatalf("%+v: paths %s, %s, %s", *g, f, d, fl)
 		}
-		x, w, dy := drawOperands(rt, g, randData, "dy")
-		wantY, wantDx, wantDw := reference(x, w, dy, g)
-		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, g, x, w, dy, wantY, wantDx, wantDw)
-		y := checkEpilogue(rt, "ForwardBias y", g, wantY, func(y []float32, ep epilogue) { ForwardBias(y, x, w, ep.bias, ep.relu, g) })
+		rc := drawRefCase(rt, g, randData, "dy")
+		kernels{"pointwise", pointwiseForward, pointwiseData, pointwiseFilter}.check(rt, rc)
+		y := checkEpilogue(rt, "ForwardBias y", g, rc.wantY, func(y []float32, ep epilogue) { ForwardBias(y, rc.x, rc.w, ep.bias, ep.relu, g) })
 
-		xd, wd, u := dyadic(rt, len(x), "xd"), dyadic(rt, len(w), "wd"), dyadic(rt, len(dy), "u")
+		xd, wd, u := dyadic(rt, len(rc.x), "xd"), dyadic(rt, len(rc.w), "wd"), dyadic(rt, len(rc.u), "u")
 		Forward(y, xd, wd, g)
-		dx := make([]float32, len(x))
+		dx := make([]float32, len(rc.x))
 		Data(dx, u, wd, g)
-		dw := make([]float32, len(w))
+		dw := make([]float32, len(rc.w))
 		Filter(dw, xd, u, g)
 		a, b, c := dot64(y, u), dot64(xd, dx), dot64(wd, dw)
 		if a != b || b != c {

@@ -88,12 +88,8 @@ func BenchmarkSmallPaths(b *testing.B) {
 		{"n16 512-512 3x3 3x3", square(16, 512, 512, 3, 3, 1, 1)},
 	} {
 		g := c.g
-		x := make([]float32, g.N*g.Cin*g.InVol())
-		w := make([]float32, g.Cout*g.CinG()*g.KVol())
-		y := make([]float32, g.N*g.Cout*g.OutVol())
-		for i := range x {
-			x[i] = float32(i%7) - 3
-		}
+		x, w, y := benchOperands(g)
+		clear(w) // a zero filter, as the thresholds were measured with
 		for _, im := range []namedRun{
 			{"tables/forward", func() { smallForward(y, x, w, g) }},
 			{"gemm/forward", func() { smallGemmForward(y, x, w, g) }},

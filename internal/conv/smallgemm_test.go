@@ -39,16 +39,15 @@ func drawSmallGemmGeom(t *rapid.T) *Geom {
 func TestSmallGemmAgainstReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		g := drawSmallGemmGeom(rt)
-		x, w, u := drawOperands(rt, g, dyadic, "u")
-		wantY, wantDx, wantDw := reference(x, w, u, g)
+		c := drawRefCase(rt, g, dyadic, "u")
 		for _, im := range []kernels{
 			{"smallGemm", smallGemmForward, smallGemmData, smallGemmFilter},
 			{"chosen", Forward, Data, Filter},
 		} {
-			y, dx, dw := im.check(rt, g, x, w, u, wantY, wantDx, wantDw)
-			a, b, c := dot64(y, u), dot64(x, dx), dot64(w, dw)
-			if a != b || b != c {
-				rt.Fatalf("%+v: %s: ⟨F(x,w),u⟩ = %v, ⟨x,D(u,w)⟩ = %v, ⟨w,W(x,u)⟩ = %v", *g, im.name, a, b, c)
+			y, dx, dw := im.check(rt, c)
+			a, b, d := dot64(y, c.u), dot64(c.x, dx), dot64(c.w, dw)
+			if a != b || b != d {
+				rt.Fatalf("%+v: %s: ⟨F(x,w),u⟩ = %v, ⟨x,D(u,w)⟩ = %v, ⟨w,W(x,u)⟩ = %v", *g, im.name, a, b, d)
 			}
 		}
 	})
@@ -102,9 +101,7 @@ func TestSmallGemmAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
-	g := &Geom{N: 4, Cin: 32, Cout: 32, Groups: 1,
-		In: [3]int{1, 3, 3}, K: [3]int{1, 3, 3}, Out: [3]int{1, 3, 3},
-		Stride: [3]int{1, 1, 1}, PadLo: [3]int{0, 1, 1}, Dil: [3]int{1, 1, 1}}
+	g := square(4, 32, 32, 3, 3, 1, 1)
 	if !useSmallGemm(g) {
 		t.Fatal("geometry should take the batched GEMM")
 	}
