@@ -19,12 +19,7 @@ type resnetLayer struct {
 // resnet18Layers lists ResNet-18's distinct convolutions for a batch of n
 // images of side×side pixels.
 func resnet18Layers(n, side int) []resnetLayer {
-	conv := func(cin, cout, in, k, stride, pad int) *Geom {
-		o := (in+2*pad-k)/stride + 1
-		return &Geom{N: n, Cin: cin, Cout: cout, Groups: 1,
-			In: [3]int{1, in, in}, K: [3]int{1, k, k}, Out: [3]int{1, o, o},
-			Stride: [3]int{1, stride, stride}, PadLo: [3]int{0, pad, pad}, Dil: [3]int{1, 1, 1}}
-	}
+	conv := func(cin, cout, in, k, stride, pad int) *Geom { return square(n, cin, cout, in, k, stride, pad) }
 	s := (side+6-7)/2 + 1 // stem
 	ls := []resnetLayer{{"conv1 7x7/2", 1, conv(3, 64, side, 7, 2, 3)}}
 	s = (s+2-3)/2 + 1 // max pool
