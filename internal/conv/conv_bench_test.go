@@ -63,9 +63,7 @@ func BenchmarkForwardPaths(b *testing.B) {
 	for _, s := range []struct{ cin, cout, side int }{
 		{1, 16, 28}, {16, 32, 26}, {32, 32, 24}, {32, 64, 22}, {64, 64, 20}, {64, 64, 18},
 	} {
-		g := &Geom{N: 64, Cin: s.cin, Cout: s.cout, Groups: 1,
-			In: [3]int{1, s.side, s.side}, K: [3]int{1, 3, 3}, Out: [3]int{1, s.side - 2, s.side - 2},
-			Stride: [3]int{1, 1, 1}, Dil: [3]int{1, 1, 1}}
+		g := square(64, s.cin, s.cout, s.side, 3, 1, 0)
 		wd, _ := wideOf(g)
 		x, w, y := benchOperands(g)
 		for _, im := range []namedRun{
