@@ -406,7 +406,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 // and p at once (nothing at p when dp is nil).
 func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
-		return fmt.Errorf("JVP: jv has %d elements for %d states, v %d for %d, dp %d for %d parameters", len(jv), a.n, len(v), len(u), len(dp), len(p))
+		return fmt.Errorf("JVP: jv has %d elements, v %d, dp %d, want %d (the states), %d (len(u)) and %d (the parameters) or a nil dp", len(jv), len(v), len(dp), a.n, len(u), len(p))
 	}
 	w := a.get()
 	k := progJVP
@@ -442,7 +442,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 // one reverse sweep seeded with wt.
 func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
-		return fmt.Errorf("VJP: du has %d elements, w %d, for %d states; dp %d for %d parameters", len(du), len(wt), a.n, len(dp), len(p))
+		return fmt.Errorf("VJP: du has %d elements, w %d, dp %d, want %d and %d (the states) and %d (the parameters) or a nil dp", len(du), len(wt), len(dp), a.n, a.n, len(p))
 	}
 	w := a.get()
 	k, nw := progVJP, 2

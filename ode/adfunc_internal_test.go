@@ -50,3 +50,19 @@ func TestADDerivsReplayOrRecord(t *testing.T) {
 		a.put(wk)
 	}
 }
+
+// JVP and VJP with slices of the wrong lengths say which lengths they want.
+func TestADDerivsLengthErrors(t *testing.T) {
+	dense := model.Chain(model.Dense(2, 4), model.Tanh(), model.Dense(4, 2))
+	a := newADRHS(NeuralRHS(dense), 2, nil)
+	θ := make([]float32, 4*2+4+2*4+2)
+	u, v := []float32{0.5, -1}, []float32{1, 2}
+	err := a.evalJVP(make([]float32, 3), u, v, θ, nil, 0)
+	if want := "JVP: jv has 3 elements, v 2, dp 0, want 2 (the states), 2 (len(u)) and 22 (the parameters) or a nil dp"; err == nil || err.Error() != want {
+		t.Errorf("JVP: got %v, want %q", err, want)
+	}
+	err = a.evalVJP(make([]float32, 2), make([]float32, 5), v, u, θ, 0)
+	if want := "VJP: du has 2 elements, w 2, dp 5, want 2 and 2 (the states) and 22 (the parameters) or a nil dp"; err == nil || err.Error() != want {
+		t.Errorf("VJP: got %v, want %q", err, want)
+	}
+}

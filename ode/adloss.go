@@ -65,7 +65,7 @@ func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
 	y := a.f(ts, w.vs)
 	err := tp.Err()
 	if err == nil && (y.IsZero() || y.Tape() != tp) {
-		err = fmt.Errorf("the loss returned the zero Var or a Var of another tape")
+		err = fmt.Errorf("the loss returned the zero Var or a Var of another tape, want a Var computed from the states on their tape")
 	}
 	if err == nil {
 		err = tp.Backward(y)

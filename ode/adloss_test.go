@@ -86,3 +86,12 @@ func TestADLossErrorReachesGradient(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A loss that returns the zero Var fails the gradient with what was wanted.
+func TestADLossZeroVar(t *testing.T) {
+	bad := ode.ADLoss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var { return ad.Var{} })
+	_, err := ode.Gradient(context.Background(), lv32(), ode.Tsit5(), bad, ode.InterpolatingAdjoint{})
+	if want := "the loss returned the zero Var or a Var of another tape, want a Var computed from the states on their tape"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
+	}
+}

@@ -211,6 +211,10 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 	if _, err := ens.MergeGradients(parts[:2], len(batch), true); err == nil {
 		t.Error("a missing shard: no error")
 	}
+	beyond := ode.Shard{Lo: 6, Hi: 9, Seed: ens.Seed}
+	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, beyond, opts...); err == nil || !strings.Contains(err.Error(), "shard [6, 9) is not within the 8 positions, want 0 ≤ Lo ≤ Hi ≤ 8") {
+		t.Errorf("GradientShard beyond the positions: got %v", err)
+	}
 }
 
 // A trajectory that fails on its input (T1 = +Inf) adds no counters: the

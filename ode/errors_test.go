@@ -142,6 +142,7 @@ func TestInvalidInput(t *testing.T) {
 		{"bad tol", good, ode.Tsit5(), []ode.Option{ode.Tol(-1, 1e-8)}, "Tol(-1"},
 		{"zero abs tol", good, ode.Tsit5(), []ode.Option{ode.Tol(1e-6, 0)}, "abs > 0"},
 		{"SaveAt outside", good, ode.Tsit5(), []ode.Option{ode.SaveAt(0.5, 2)}, "SaveAt time 2"},
+		{"NaN SaveAt", good, ode.Tsit5(), []ode.Option{ode.SaveAt(0.5, math.NaN())}, "SaveAt: time NaN is not finite, want finite times"},
 		{"MaxSteps 0", good, ode.Tsit5(), []ode.Option{ode.MaxSteps(0)}, "MaxSteps(0)"},
 		{"RK4 without step", good, ode.RK4(), nil, "FixedStep"},
 		{"zero FixedStep", good, ode.RK4(), []ode.Option{ode.FixedStep(0)}, "FixedStep(0)"},

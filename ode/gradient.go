@@ -237,7 +237,7 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 		return nil, err
 	}
 	if len(prob.Events) > 0 {
-		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events, want none)", len(prob.Events))
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
@@ -345,7 +345,7 @@ func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], lo
 		return nil, errorf("Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
 	}
 	if len(prob.Events) > 0 {
-		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events)", len(prob.Events))
+		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events, want none)", len(prob.Events))
 	}
 	jvp, vjp := gs.prob.JVP, gs.prob.VJP
 	gs.prob = prob
@@ -378,7 +378,7 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 		return errorf("Loss: Saved and Point are both set, want at most one")
 	}
 	if (loss.Saved != nil || loss.Point != nil) && len(loss.At) == 0 {
-		return errorf("Loss: Saved or Point is set but At is empty")
+		return errorf("Loss: Saved or Point is set but At is empty, want at least one save time")
 	}
 	if loss.Running != nil && loss.RunningGrad == nil {
 		return errorf("Loss: Running is set but RunningGrad is nil")

@@ -21,6 +21,8 @@ func TestGradientErrors(t *testing.T) {
 	nanGrad.Saved = func(ts []float64, us, dl [][]float64) float64 { dl[0][1] = math.Inf(1); return 1 }
 	both := lvLoss()
 	both.Point = func(i int, t float64, u, dl []float64) float64 { return 0 }
+	noAt := lvLoss()
+	noAt.At = nil
 	outside := lvLoss()
 	outside.At = []float64{11}
 	noGrad := ode.Loss[float64]{Running: func(u []float64, p []float32, t float64) float64 { return u[0] }}
@@ -36,12 +38,13 @@ func TestGradientErrors(t *testing.T) {
 		opts []ode.Option
 		want string
 	}{
-		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "events are not supported"},
+		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "events are not supported yet (Problem has 1 events, want none)"},
 		{"discrete through Rodas5P", lvProblem(), ode.Rodas5P(), lvLoss(), ode.DiscreteAdjoint{}, nil, "DiscreteAdjoint supports the explicit"},
 		{"no U0FromVJP", noU0VJP, ode.Tsit5(), lvLoss(), nil, nil, "U0FromVJP is nil"},
 		{"NaN loss", lvProblem(), ode.Tsit5(), nanLoss, ode.InterpolatingAdjoint{}, nil, "the loss returned NaN"},
 		{"Inf dL/du", lvProblem(), ode.Tsit5(), nanGrad, ode.ForwardSensitivity{}, nil, "dL/du at t=10 (At[0]) has +Inf in component 1"},
 		{"Saved and Point", lvProblem(), ode.Tsit5(), both, nil, nil, "Saved and Point are both set"},
+		{"Saved without At", lvProblem(), ode.Tsit5(), noAt, nil, nil, "Saved or Point is set but At is empty, want at least one save time"},
 		{"At outside", lvProblem(), ode.Tsit5(), outside, nil, nil, "Loss.At time 11 is outside the span [0, 10]"},
 		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGrad is nil"},
 		{"SaveAt", lvProblem(), ode.Tsit5(), lvLoss(), nil, []ode.Option{ode.SaveAt(1)}, "ode: Gradient: option SaveAt applies to solves only"},

@@ -240,7 +240,7 @@ func sortedTimes(ts []float64) []float64 {
 func (o *options) finiteTimes(name string, ts []float64) bool {
 	for _, t := range ts {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			o.fail("%s: time %g is not finite", name, t)
+			o.fail("%s: time %g is not finite, want finite times", name, t)
 			return false
 		}
 	}

@@ -105,10 +105,14 @@ func (s State) Hyper(path, name string) (float64, error) {
 					return v, nil
 				}
 			}
-			return 0, errorf("Hyper: no rule training %q has a hyperparameter %q", path, name)
+			var names []string
+			for _, r := range gr.variants[m.variant] {
+				names = hyperNames(names, r.rule)
+			}
+			return 0, errorf("Hyper: no rule training %q has a hyperparameter %q%s", path, name, wantOneOf(names))
 		}
 	}
-	return 0, errorf("Hyper: leaf %q has no rule", path)
+	return 0, errorf("Hyper: leaf %q has no rule, want a leaf that a rule trains", path)
 }
 
 // adjusted returns the plan with h set in the rules of the members under the
@@ -179,7 +183,18 @@ func (p *plan) adjusted(h Hyper, under []string) (*plan, error) {
 		gr.compact()
 	}
 	if changed == 0 {
-		return nil, errorf("Adjust: no rule training the leaves under %s has a hyperparameter %q", quoteList(under), h.Name)
+		var names []string
+		for gi := range p.groups {
+			gr := &p.groups[gi]
+			for _, m := range gr.members {
+				if selected(m) {
+					for _, r := range gr.variants[m.variant] {
+						names = hyperNames(names, r.rule)
+					}
+				}
+			}
+		}
+		return nil, errorf("Adjust: no rule training the leaves under %s has a hyperparameter %q%s", quoteList(under), h.Name, wantOneOf(names))
 	}
 	return c, nil
 }
@@ -235,6 +250,16 @@ func (gr *group) compact() {
 		gr.members[mi].variant = used[gr.members[mi].variant]
 	}
 	gr.variants = vs
+}
+
+// wantOneOf is ", want one of: " and the sorted distinct names, or a note
+// that there are none: what a hyperparameter's name should have been.
+func wantOneOf(names []string) string {
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	if len(names) == 0 {
+		return " (they have none)"
+	}
+	return ", want one of: " + strings.Join(names, ", ")
 }
 
 func quoteList(paths []string) string {

@@ -163,7 +163,7 @@ func TestAdjustErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := by.Adjust(optimisers.Beta1(0.8), "1"); err == nil || !strings.Contains(err.Error(), `no rule training the leaves under "1" has a hyperparameter "beta1"`) {
+	if err := by.Adjust(optimisers.Beta1(0.8), "1"); err == nil || !strings.Contains(err.Error(), `no rule training the leaves under "1" has a hyperparameter "beta1", want one of: lr`) {
 		t.Errorf("Adjust of a name the rules under the path lack: %v", err)
 	}
 	if err := by.Adjust(optimisers.Beta1(0.8)); err != nil {
@@ -172,8 +172,8 @@ func TestAdjustErrors(t *testing.T) {
 	if _, err := opt.Hyper("0", "lr"); err == nil {
 		t.Errorf("Hyper of a group: no error")
 	}
-	if _, err := opt.Hyper("0.weight", "beta1"); err == nil {
-		t.Errorf("Hyper of a name the leaf's rules lack: no error")
+	if _, err := opt.Hyper("0.weight", "beta1"); err == nil || !strings.Contains(err.Error(), `Hyper: no rule training "0.weight" has a hyperparameter "beta1", want one of: alpha, eps, lr, max_norm, momentum`) {
+		t.Errorf("Hyper of a name the leaf's rules lack: %v", err)
 	}
 	if got, err := opt.Hyper("0.weight", "alpha"); err != nil || got != 0.9 {
 		t.Errorf("Hyper of a scheduled value = %v, %v; want 0.9", got, err)

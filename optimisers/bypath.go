@@ -69,11 +69,11 @@ func (r ByPathRule) Validate() error {
 		return errorf("ByPath: nil layout")
 	}
 	if len(r.rules) == 0 {
-		return errorf("ByPath: no PathRule")
+		return errorf("ByPath: no PathRule, want at least one")
 	}
 	for i, pr := range r.rules {
 		if pr.Pattern == "" {
-			return errorf("ByPath: rule %d has an empty pattern", i)
+			return errorf("ByPath: rule %d has an empty pattern, want a non-empty one", i)
 		}
 		if pr.Rule == nil {
 			return errorf("ByPath: rule %d (%q) is nil", i, pr.Pattern)
@@ -135,7 +135,7 @@ func (r ByPathRule) assign(lay *layout.Layout) ([]assignment, error) {
 		case i == len(r.rules)-1 && pr.Pattern == "*":
 			// A final catch-all may have nothing left to catch.
 		case !matched[i]:
-			return nil, errorf("ByPath: pattern %q (rule %d) matches no leaf of the layout", pr.Pattern, i)
+			return nil, errorf("ByPath: pattern %q (rule %d) matches no leaf of the layout, want at least one", pr.Pattern, i)
 		case len(as[i].leaves) == 0:
 			return nil, errorf("ByPath: pattern %q (rule %d) assigns no leaf: the leaves it matches are taken by earlier patterns (first by %q, rule %d)",
 				pr.Pattern, i, r.rules[takenBy[i]].Pattern, takenBy[i])

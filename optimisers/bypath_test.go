@@ -180,13 +180,13 @@ func TestByPathErrors(t *testing.T) {
 		{"unmatched leaf", []optimisers.PathRule{{"encoder.*", adam}, {"*.bias", adam}},
 			nil, `leaf "decoder.weight" matches no pattern`},
 		{"pattern matching nothing", []optimisers.PathRule{{"enocder.*", adam}, {"*", adam}},
-			nil, `pattern "enocder.*" (rule 0) matches no leaf`},
+			nil, `pattern "enocder.*" (rule 0) matches no leaf of the layout, want at least one`},
 		{"shadowed pattern", []optimisers.PathRule{{"*", adam}, {"*.bias", adam}},
 			nil, `pattern "*.bias" (rule 1) assigns no leaf: the leaves it matches are taken by earlier patterns (first by "*", rule 0)`},
 		{"bad rule", []optimisers.PathRule{{"*", optimisers.Adam(-1)}}, nil, `ByPath: rule 0 ("*"): Adam: LR = -1`},
 		{"nil rule", []optimisers.PathRule{{"*", nil}}, nil, `rule 0 ("*") is nil`},
-		{"empty pattern", []optimisers.PathRule{{"", adam}}, nil, "rule 0 has an empty pattern"},
-		{"no rules", nil, nil, "no PathRule"},
+		{"empty pattern", []optimisers.PathRule{{"", adam}}, nil, "rule 0 has an empty pattern, want a non-empty one"},
+		{"no rules", nil, nil, "no PathRule, want at least one"},
 		{"another layout", []optimisers.PathRule{{"*", adam}}, other, "ByPath was made for another layout"},
 		{"nested", []optimisers.PathRule{{"*", optimisers.Chain(optimisers.ByPath(lay, []optimisers.PathRule{{"*", adam}}))}},
 			nil, "ByPath must be the rule given to Setup"},
@@ -226,6 +226,9 @@ func TestByPathFrozenLeafWithoutRule(t *testing.T) {
 	}
 	if err := opt.Thaw(""); err == nil {
 		t.Errorf("Thaw of everything, one leaf without a rule: no error")
+	}
+	if _, err := opt.Hyper("emb", "lr"); err == nil || !strings.Contains(err.Error(), `Hyper: leaf "emb" has no rule, want a leaf that a rule trains`) {
+		t.Errorf("Hyper of a leaf without a rule: %v", err)
 	}
 	θ := []float32{1, 1, 1, 1, 1, 1, 1}
 	if err := opt.Update(θ, []float32{1, 1, 1, 1, 1, 1, 1}); err != nil {

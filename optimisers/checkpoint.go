@@ -368,7 +368,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 	raw := make([]byte, ml.Size())
 	for i, x := range data[ml.Offset:ml.End()] {
 		if x != float32(byte(x)) {
-			return fail("the checkpoint is corrupt: byte %d of tensor %q is %v", i, ckptMeta, x)
+			return fail("the checkpoint is corrupt: byte %d of tensor %q is %v, want an integer 0…255", i, ckptMeta, x)
 		}
 		raw[i] = byte(x)
 	}
@@ -394,7 +394,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 		return fail("the checkpoint has %d rules (one per ByPath pattern), the rule has %d", len(doc.Groups), len(p.groups))
 	}
 	if doc.Step < 0 || doc.Skipped < 0 {
-		return fail("the checkpoint is corrupt: step %d, skipped %d", doc.Step, doc.Skipped)
+		return fail("the checkpoint is corrupt: step %d, skipped %d, want both ≥ 0", doc.Step, doc.Skipped)
 	}
 	st := freshState(p)
 	st.Step, st.Skipped = doc.Step, doc.Skipped
@@ -434,7 +434,7 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 				for _, name := range slices.Sorted(maps.Keys(kv)) {
 					x, err := strconv.ParseFloat(kv[name], 64)
 					if err != nil {
-						return fail("%s: the checkpoint is corrupt: %s = %q", where, name, kv[name])
+						return fail("%s: the checkpoint is corrupt: %s = %q, want a number", where, name, kv[name])
 					}
 					var n int
 					if r, n = withHyper(r, name, x); n == 0 {
@@ -459,11 +459,11 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 				return fail("%s: leaf %d is %q in the checkpoint, %q with this rule and layout", where, mi, cm.Leaf, path)
 			}
 			if cm.Variant < 0 || cm.Variant >= len(variants) || len(cm.Counts) != len(gr.prims) {
-				return fail("%s: the checkpoint is corrupt: leaf %q has variant %d of %d and %d counts for %d rules", where, cm.Leaf, cm.Variant, len(variants), len(cm.Counts), len(gr.prims))
+				return fail("%s: the checkpoint is corrupt: leaf %q has variant %d of %d and %d counts for %d rules, want a variant in [0, %d) and one count per rule", where, cm.Leaf, cm.Variant, len(variants), len(cm.Counts), len(gr.prims), len(variants))
 			}
 			for _, c := range cm.Counts {
 				if c < 0 {
-					return fail("%s: the checkpoint is corrupt: leaf %q has a count of %d", where, cm.Leaf, c)
+					return fail("%s: the checkpoint is corrupt: leaf %q has a count of %d, want ≥ 0", where, cm.Leaf, c)
 				}
 			}
 			m.on, m.variant = cm.On, cm.Variant

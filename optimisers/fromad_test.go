@@ -83,8 +83,8 @@ func TestFromADErrors(t *testing.T) {
 		}, nil, "[3] and [4]"},
 		{"not a scalar", func(p ad.Var) ad.Var { return ad.Square(p) }, grad, "shape [3]; want a single number"},
 		{"not a scalar, no gradient", func(p ad.Var) ad.Var { return ad.Square(p) }, nil, "shape [3]; want a single number"},
-		{"zero Var", func(p ad.Var) ad.Var { return ad.Var{} }, grad, "zero Var"},
-		{"another tape", func(p ad.Var) ad.Var { return ad.NewTape().Scalar(1) }, grad, "another tape"},
+		{"zero Var", func(p ad.Var) ad.Var { return ad.Var{} }, grad, "f returned the zero Var, want a Var computed from its argument on its tape"},
+		{"another tape", func(p ad.Var) ad.Var { return ad.NewTape().Scalar(1) }, grad, "f returned a Var of another tape, want a Var computed from its argument on its tape"},
 		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2, want 3 (len(θ))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -82,7 +82,7 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 		return nil, errorf("Minimize: the objective fg is nil")
 	}
 	if len(θ) == 0 {
-		return nil, errorf("Minimize: θ is empty")
+		return nil, errorf("Minimize: θ is empty, want at least one parameter")
 	}
 	for i, v := range θ {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -356,9 +356,9 @@ func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64,
 	}
 	switch {
 	case y.Tape() == nil:
-		return 0, errorf("FromAD: f returned the zero Var")
+		return 0, errorf("FromAD: f returned the zero Var, want a Var computed from its argument on its tape")
 	case y.Tape() != t:
-		return 0, errorf("FromAD: f returned a Var of another tape")
+		return 0, errorf("FromAD: f returned a Var of another tape, want a Var computed from its argument on its tape")
 	case y.Size() != 1:
 		return 0, errorf("FromAD: f returned shape %v; want a single number (use ad.Sum or ad.Mean)", y.Shape())
 	}

@@ -266,7 +266,7 @@ func TestMinimizeErrors(t *testing.T) {
 		want     string
 	}{
 		{"nil fg", nil, []float32{1}, nil, nil, "fg is nil"},
-		{"empty θ", quad, []float32{}, nil, nil, "θ is empty"},
+		{"empty θ", quad, []float32{}, nil, nil, "θ is empty, want at least one parameter"},
 		{"NaN in θ", quad, []float32{1, float32(math.NaN())}, nil, nil, "θ[1] is NaN"},
 		{"Inf in θ", quad, []float32{float32(math.Inf(-1))}, nil, nil, "θ[0] is -Inf"},
 		{"two settings", quad, []float32{1}, nil, []*optimize.Settings{nil, nil}, "got 2 Settings"},

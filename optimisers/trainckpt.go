@@ -71,7 +71,7 @@ func (c *Checkpoint) check(op string, load bool) error {
 	case !load && c.Opt == nil:
 		return errorf("%s: nil Opt", op)
 	case c.StateLayout == nil && len(c.State) > 0:
-		return errorf("%s: State has %d floats but StateLayout is nil", op, len(c.State))
+		return errorf("%s: State has %d floats but StateLayout is nil, want a StateLayout for them (or no State)", op, len(c.State))
 	case c.StateLayout != nil && len(c.State) != c.StateLayout.Len():
 		return errorf("%s: State has %d floats, StateLayout wants %d", op, len(c.State), c.StateLayout.Len())
 	}

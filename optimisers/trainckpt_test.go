@@ -168,6 +168,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 		{"truncated", data[:len(data)-3], ckptRule(100), good(), "optimisers: ReadCheckpoint: layout: Load"},
 		{"an optimiser file", optFile.Bytes(), ckptRule(100), good(), "holds optimiser state (metadata \"flatkit.holds\"), want training checkpoint"},
 		{"short Params", data, ckptRule(100), optimisers.Checkpoint{Layout: lay, Params: make([]float32, 2)}, "Params has 2 floats, the layout wants 3"},
+		{"State without StateLayout", data, ckptRule(100), optimisers.Checkpoint{Layout: lay, Params: make([]float32, 3), State: make([]float32, 2)}, "State has 2 floats but StateLayout is nil, want a StateLayout for them (or no State)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p0 := slices.Clone(c.c.Params)
