@@ -499,7 +499,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		case data := <-results:
 			m, err := decodeResult(data)
 			if err == nil && (m.Req != q.ID || m.Index >= len(shards) || m.Kind != q.Kind || m.Prec != q.Prec) {
-				err = fmt.Errorf("result of %v %v shard %d of request %v", m.Prec, m.Kind, m.Index, m.Req)
+				err = fmt.Errorf("result of %v %v shard %d of request %v, want a %v %v shard < %d of request %v", m.Prec, m.Kind, m.Index, m.Req, q.Prec, q.Kind, len(shards), q.ID)
 			}
 			if err == nil {
 				if sh := shards[m.Index]; m.Lo != sh.Lo || m.Hi != sh.Hi || m.Seed != sh.Seed {

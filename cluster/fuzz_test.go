@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
@@ -129,6 +130,54 @@ func TestWireHostile(t *testing.T) {
 			t.Fatalf("decoding %d bytes allocated %d", len(c), a)
 		}
 	}
+}
+
+// A malformed message, or a result that does not fit its shard, is refused
+// with an error naming what came and what was wanted.
+func TestWireErrorsSayWhatWasWanted(t *testing.T) {
+	flagged := encodeShard(sampleShards()[0])
+	flagged[7] = 1 // the flags byte, after magic, version, kind and precision
+	status := encodeResult(sampleResults()[0])
+	status[7] = 9
+	grad := func(m *resultMsg) error {
+		_, err := gradPart(fuzzSpec[float64](), &request{Kind: KindGradient}, ode.Shard{Lo: 0, Hi: 2}, m)
+		return err
+	}
+	tests := []struct {
+		name      string
+		err       error
+		want      string
+		malformed bool // wraps ErrMalformed
+	}{
+		{"shard flags", decodeErr(decodeShard, flagged), "unknown flags 0x1, want 0", true},
+		{"shard hi < lo", decodeErr(decodeShard, encodeShard(&shardMsg{Kind: KindSolve, Prec: Float64, Lo: 5, Hi: 2})),
+			"shard [5, 2): hi < lo, want lo ≤ hi", true},
+		{"tolerances without Tol", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x", RelTol: 1})),
+			"tolerances 1, 0 without the Tol flag, want 0, 0", true},
+		{"indices without the flag", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindGradient, Prec: Float64, Name: "x", Indices: []int{1}})),
+			"1 indices without the Indices flag, want 0", true},
+		{"indices in a solve", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x", HasIndices: true})),
+			"Indices or PerTrajectoryU0 in a solve request, want a gradient request", true},
+		{"result status", decodeErr(decodeResult, status), "status 9, want 0 (ok), 1 (failed) or 2 (offloaded)", true},
+		{"errors past the shard", decodeErr(decodeResult, encodeResult(&resultMsg{Kind: KindSolve, Prec: Float64, Lo: 0, Hi: 1,
+			Errors: []wireErr{{Index: 0, Msg: "a"}, {Index: 0, Msg: "b"}}})), "2 errors in a shard of 1, want ≤ 1", true},
+		{"count and failures", grad(&resultMsg{P: make([]float64, 4), Count: 1}),
+			"count 1 and 0 failures in a shard of 2, want count + failures = 2", false},
+		{"NaN value", grad(&resultMsg{P: make([]float64, 4), Count: 2, Value: math.NaN()}),
+			"value NaN with count 2, want a number, 0 if the count is 0", false},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error with %q", tt.name, tt.err, tt.want)
+		} else if tt.malformed && !errors.Is(tt.err, ErrMalformed) {
+			t.Errorf("%s: %v does not wrap ErrMalformed", tt.name, tt.err)
+		}
+	}
+}
+
+func decodeErr[M any](decode func([]byte) (M, error), data []byte) error {
+	_, err := decode(data)
+	return err
 }
 
 // decodeAll decodes data as each message; a decoded one must re-encode to

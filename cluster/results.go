@@ -148,9 +148,9 @@ func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (
 	case m.NU0 != wantU0:
 		return nil, fmt.Errorf("%d dL/du0 values, want %d", m.NU0, wantU0)
 	case m.Count+len(m.Errors) != n:
-		return nil, fmt.Errorf("count %d and %d failures in a shard of %d", m.Count, len(m.Errors), n)
+		return nil, fmt.Errorf("count %d and %d failures in a shard of %d, want count + failures = %d", m.Count, len(m.Errors), n, n)
 	case math.IsNaN(m.Value) || m.Count == 0 && m.Value != 0:
-		return nil, fmt.Errorf("value %g with count %d", m.Value, m.Count)
+		return nil, fmt.Errorf("value %g with count %d, want a number, 0 if the count is 0", m.Value, m.Count)
 	}
 	p := &ode.GradShardResult[T]{Shard: sh, Value: m.Value, Count: m.Count, P: m.P, Stats: statsOf(m.Stats)}
 	if q.PerU0 {

@@ -308,7 +308,7 @@ func (r *reader) floats(field string, size int) (raw []byte, n int) {
 		return nil, 0
 	}
 	if n > len(r.b)/size {
-		r.fail("%s: %d values of %d bytes, %d bytes left", field, n, size, len(r.b))
+		r.fail("%s: %d values of %d bytes, %d bytes left, want ≥ %d", field, n, size, len(r.b), n*size)
 		return nil, 0
 	}
 	return r.take(n*size, field), n
@@ -339,7 +339,11 @@ func (r *reader) header(magic [4]byte, known uint8) (Kind, Precision, uint8) {
 	}
 	flags := r.u8("flags")
 	if r.err == nil && flags&^known != 0 {
-		r.fail("unknown flags %#x", flags)
+		want := fmt.Sprintf("only bits of %#x", known)
+		if known == 0 {
+			want = "0"
+		}
+		r.fail("unknown flags %#x, want %s", flags, want)
 	}
 	return k, p, flags
 }
@@ -447,7 +451,7 @@ func decodeRequest(b []byte) (*request, error) {
 		case q.HasTol && !(q.RelTol >= 0 && q.AbsTol > 0 && !math.IsInf(q.RelTol, 0) && !math.IsInf(q.AbsTol, 0)):
 			r.fail("Tol(%g, %g): want finite rel ≥ 0 and abs > 0", q.RelTol, q.AbsTol)
 		case !q.HasTol && (q.RelTol != 0 || q.AbsTol != 0):
-			r.fail("tolerances %g, %g without the Tol flag", q.RelTol, q.AbsTol)
+			r.fail("tolerances %g, %g without the Tol flag, want 0, 0", q.RelTol, q.AbsTol)
 		}
 	}
 	q.Shards = r.count("shards", MaxTrajectories)
@@ -455,11 +459,11 @@ func decodeRequest(b []byte) (*request, error) {
 	if r.err == nil {
 		switch {
 		case ni > len(r.b)/4:
-			r.fail("indices: %d, but %d bytes left", ni, len(r.b))
+			r.fail("indices: %d, but %d bytes left, want ≤ %d", ni, len(r.b), len(r.b)/4)
 		case q.Kind != KindGradient && (q.HasIndices || q.PerU0):
-			r.fail("Indices or PerTrajectoryU0 in a %v request", q.Kind)
+			r.fail("Indices or PerTrajectoryU0 in a %v request, want a %v request", q.Kind, KindGradient)
 		case !q.HasIndices && ni != 0:
-			r.fail("%d indices without the Indices flag", ni)
+			r.fail("%d indices without the Indices flag, want 0", ni)
 		}
 	}
 	if r.err == nil && q.HasIndices {
@@ -534,7 +538,7 @@ func decodeShard(b []byte) (*shardMsg, error) {
 	copy(s.ThetaHash[:], r.take(32, "θ hash"))
 	s.Index, s.Attempt, s.Lo, s.Hi, s.Seed = r.shardPos()
 	if r.err == nil && s.Hi < s.Lo {
-		r.fail("shard [%d, %d): hi < lo", s.Lo, s.Hi)
+		r.fail("shard [%d, %d): hi < lo, want lo ≤ hi", s.Lo, s.Hi)
 	}
 	r.end()
 	if r.err != nil {

@@ -124,14 +124,14 @@ func decodeResult(b []byte) (*resultMsg, error) {
 	m := &resultMsg{}
 	m.Kind, m.Prec, m.Status = r.header(magicResult, 0xff) // the flags byte is the status, checked below
 	if r.err == nil && m.Status != resOK && m.Status != resFailed && m.Status != resOffloaded {
-		r.fail("status %d", m.Status)
+		r.fail("status %d, want %d (ok), %d (failed) or %d (offloaded)", m.Status, resOK, resFailed, resOffloaded)
 	}
 	copy(m.Req[:], r.take(16, "request id"))
 	m.Index, m.Attempt, m.Lo, m.Hi, m.Seed = r.shardPos()
 	m.Delivered = r.count("delivered", MaxTrajectories)
 	m.Worker = r.str8("worker", MaxNameLen)
 	if r.err == nil && m.Hi < m.Lo {
-		r.fail("shard [%d, %d): hi < lo", m.Lo, m.Hi)
+		r.fail("shard [%d, %d): hi < lo, want lo ≤ hi", m.Lo, m.Hi)
 	}
 	switch m.Status {
 	case resFailed:
@@ -183,9 +183,9 @@ func decodeResult(b []byte) (*resultMsg, error) {
 	if r.err == nil {
 		switch {
 		case ne > m.Hi-m.Lo:
-			r.fail("%d errors in a shard of %d", ne, m.Hi-m.Lo)
+			r.fail("%d errors in a shard of %d, want ≤ %d", ne, m.Hi-m.Lo, m.Hi-m.Lo)
 		case ne > len(r.b)/minErrLen:
-			r.fail("%d errors, %d bytes left", ne, len(r.b))
+			r.fail("%d errors, %d bytes left, want ≤ %d", ne, len(r.b), len(r.b)/minErrLen)
 		}
 	}
 	if r.err == nil && ne > 0 {
@@ -195,7 +195,7 @@ func decodeResult(b []byte) (*resultMsg, error) {
 			e.Index = r.count("error index", MaxTrajectories)
 			f := r.u8("error flags")
 			if r.err == nil && f&^(errFlagODE|errFlagInner|errFlagPrefixed) != 0 {
-				r.fail("error %d: unknown flags %#x", k, f)
+				r.fail("error %d: unknown flags %#x, want only bits of %#x", k, f, errFlagODE|errFlagInner|errFlagPrefixed)
 			}
 			e.IsODE, e.HasInner, e.Prefixed = f&errFlagODE != 0, f&errFlagInner != 0, f&errFlagPrefixed != 0
 			e.Code = int8(r.u8("error code"))

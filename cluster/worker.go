@@ -279,7 +279,7 @@ func (w *Worker) handle(ctx context.Context, st *streams, name string, msg jetst
 	}
 	s, err := decodeShard(msg.Data())
 	if err == nil && msg.Subject() != w.cfg.shardSubject(name, s.Req) {
-		err = fmt.Errorf("cluster: shard of request %v on subject %q", s.Req, msg.Subject())
+		err = fmt.Errorf("cluster: shard of request %v on subject %q, want %q", s.Req, msg.Subject(), w.cfg.shardSubject(name, s.Req))
 	}
 	if err != nil {
 		w.refused.Add(1)
@@ -465,15 +465,15 @@ func (w *Worker) check(rs *reqState, s *shardMsg, name string) (ode.Shard, error
 	case q.Name != name:
 		return ode.Shard{}, fmt.Errorf("cluster: shard of %q on the subject of %q", q.Name, name)
 	case s.Kind != q.Kind || s.Prec != q.Prec:
-		return ode.Shard{}, fmt.Errorf("cluster: shard of a %v %v request, the request is %v %v", s.Prec, s.Kind, q.Prec, q.Kind)
+		return ode.Shard{}, fmt.Errorf("cluster: shard of a %v %v request, want %v %v (the request's)", s.Prec, s.Kind, q.Prec, q.Kind)
 	case s.ThetaHash != q.ThetaHash:
-		return ode.Shard{}, fmt.Errorf("cluster: refused: the shard names θ %x…, the request's θ hashes to %x…", s.ThetaHash[:6], q.ThetaHash[:6])
+		return ode.Shard{}, fmt.Errorf("cluster: refused: the shard names θ %x…, want %x… (the hash of the request's θ)", s.ThetaHash[:6], q.ThetaHash[:6])
 	case s.Index >= len(rs.shard):
-		return ode.Shard{}, fmt.Errorf("cluster: shard %d of a request of %d shards", s.Index, len(rs.shard))
+		return ode.Shard{}, fmt.Errorf("cluster: shard %d of a request of %d shards, want < %d", s.Index, len(rs.shard), len(rs.shard))
 	}
 	sh := ode.Shard{Lo: s.Lo, Hi: s.Hi, Seed: s.Seed}
 	if rs.shard[s.Index] != sh {
-		return ode.Shard{}, fmt.Errorf("cluster: shard %d is %+v, the ensemble's is %+v (the coordinator and the worker build different ensembles)", s.Index, sh, rs.shard[s.Index])
+		return ode.Shard{}, fmt.Errorf("cluster: shard %d is %+v, want %+v (the ensemble's: the coordinator and the worker build different ensembles)", s.Index, sh, rs.shard[s.Index])
 	}
 	return sh, nil
 }
@@ -529,7 +529,7 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 		return err
 	}
 	if q.ID != id {
-		return fmt.Errorf("cluster: request object %v holds request %v", id, q.ID)
+		return fmt.Errorf("cluster: request object %v holds request %v, want %v", id, q.ID, id)
 	}
 	raw, err := st.getObject(lctx, st.cfg.thetaObject(id), 4*q.ThetaLen, true)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -542,7 +542,7 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	w.thetaBytes.Add(int64(len(raw)))
 	theta := decodeTheta(raw)
 	if h := thetaHash(theta); h != q.ThetaHash {
-		return fmt.Errorf("cluster: refused: θ of request %v hashes to %x…, the request says %x…", id, h[:6], q.ThetaHash[:6])
+		return fmt.Errorf("cluster: refused: θ of request %v hashes to %x…, want %x… (the request's)", id, h[:6], q.ThetaHash[:6])
 	}
 	e, ok := lookup(q.Name)
 	if !ok {
@@ -558,7 +558,7 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	rs.q, rs.b = q, b
 	rs.shard = b.shards(q)
 	if len(rs.shard) != q.Shards {
-		return fmt.Errorf("cluster: the ensemble of %q here has %d shards, the coordinator's %d", q.Name, len(rs.shard), q.Shards)
+		return fmt.Errorf("cluster: the ensemble of %q here has %d shards, want %d (the coordinator's)", q.Name, len(rs.shard), q.Shards)
 	}
 	return nil
 }

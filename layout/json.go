@@ -64,7 +64,7 @@ func ParseJSON(data []byte) (*Layout, error) {
 		return nil, wrap("ParseJSON", err)
 	}
 	if l.n != d.Len {
-		return nil, fmt.Errorf("layout: ParseJSON: \"len\" is %d, the leaves hold %d floats", d.Len, l.n)
+		return nil, fmt.Errorf("layout: ParseJSON: \"len\" is %d, want %d (the floats the leaves hold)", d.Len, l.n)
 	}
 	return l, nil
 }

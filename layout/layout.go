@@ -162,7 +162,7 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 		// it are descendants: otherwise the group is not contiguous.
 		i := sort.Search(len(leaves), func(i int) bool { return leaves[i].Offset >= g.Lo })
 		if !l.boundary(g.Lo) || !l.boundary(g.Hi) {
-			return nil, fmt.Errorf("group %q has range [%d, %d), which splits a leaf", g.Path, g.Lo, g.Hi)
+			return nil, fmt.Errorf("group %q has range [%d, %d), which splits a leaf, want a range that starts and ends on leaf boundaries", g.Path, g.Lo, g.Hi)
 		}
 		for ; i < len(leaves) && leaves[i].Offset < g.Hi; i++ {
 			if !strings.HasPrefix(leaves[i].Path, g.Path+".") {

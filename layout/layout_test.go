@@ -284,18 +284,21 @@ func TestJSONRoundTrip(t *testing.T) {
 	if !back.Equal(lay) {
 		t.Errorf("JSON round trip differs:\n%s\n%v", js, &back)
 	}
-	bad := []string{
-		`{"len":3,"leaves":[{"path":"a","offset":1,"shape":[3]}]}`,                                       // gap
-		`{"len":4,"leaves":[{"path":"a","offset":0,"shape":[3]}]}`,                                       // wrong len
-		`{"len":2,"leaves":[{"path":"g.a","offset":0,"shape":[1]},{"path":"b","offset":1,"shape":[1]}]}`, // missing group
-		`{"len":3,"leaves":[{"path":"g.a","offset":0,"shape":[1]},{"path":"b","offset":1,"shape":[1]},{"path":"g.c","offset":2,"shape":[1]}],"groups":[{"path":"g","lo":0,"hi":3}]}`, // not contiguous
-		`{"len":2,"leaves":[{"path":"a","offset":0,"shape":[2]}],"groups":[{"path":"g","lo":1,"hi":1}]}`,                                                                             // splits a leaf
-		`{"len":1,"leaves":[{"path":"a","offset":0,"shape":[0]}]}`,                                                                                                                   // zero dim
-		`[1,2]`,
+	bad := []struct{ js, want string }{ // want: a fragment of the error, if checked
+		{`{"len":3,"leaves":[{"path":"a","offset":1,"shape":[3]}]}`, ""},                                                                                                                   // gap
+		{`{"len":4,"leaves":[{"path":"a","offset":0,"shape":[3]}]}`, `"len" is 4, want 3 (the floats the leaves hold)`},                                                                    // wrong len
+		{`{"len":2,"leaves":[{"path":"g.a","offset":0,"shape":[1]},{"path":"b","offset":1,"shape":[1]}]}`, ""},                                                                             // missing group
+		{`{"len":3,"leaves":[{"path":"g.a","offset":0,"shape":[1]},{"path":"b","offset":1,"shape":[1]},{"path":"g.c","offset":2,"shape":[1]}],"groups":[{"path":"g","lo":0,"hi":3}]}`, ""}, // not contiguous
+		{`{"len":2,"leaves":[{"path":"a","offset":0,"shape":[2]}],"groups":[{"path":"g","lo":1,"hi":1}]}`, "which splits a leaf, want a range that starts and ends on leaf boundaries"},    // splits a leaf
+		{`{"len":1,"leaves":[{"path":"a","offset":0,"shape":[0]}]}`, ""},                                                                                                                   // zero dim
+		{`[1,2]`, ""},
 	}
-	for _, s := range bad {
-		if _, err := layout.ParseJSON([]byte(s)); err == nil {
-			t.Errorf("ParseJSON(%s) accepted an invalid layout", s)
+	for _, tt := range bad {
+		_, err := layout.ParseJSON([]byte(tt.js))
+		if err == nil {
+			t.Errorf("ParseJSON(%s) accepted an invalid layout", tt.js)
+		} else if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseJSON(%s): error %q does not mention %q", tt.js, err, tt.want)
 		}
 	}
 }

@@ -22,7 +22,10 @@ package layout
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -45,6 +48,9 @@ var stDtypeBits = map[string]int{
 	"I64": 64, "U64": 64, "F64": 64, "C64": 64,
 	"F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
 }
+
+// stDtypeNames lists the dtypes of stDtypeBits, sorted, for an error message.
+var stDtypeNames = strings.Join(slices.Sorted(maps.Keys(stDtypeBits)), ", ")
 
 // stNativeLE reports whether float32 bits sit in memory little-endian, in
 // which case θ's bytes are the data section as they are.

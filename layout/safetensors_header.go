@@ -139,7 +139,7 @@ func stParseHeader(h []byte) (*stHeader, error) {
 	for _, t := range hd.tensors {
 		switch {
 		case t.begin < pos:
-			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] overlap tensor %q, which ends at %d", t.name, t.begin, t.end, prev, pos)
+			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] overlap tensor %q, which ends at %d, want a start at %d", t.name, t.begin, t.end, prev, pos, pos)
 		case t.begin > pos:
 			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] start at %d, want %d (bytes [%d, %d) belong to no tensor)", t.name, t.begin, t.end, t.begin, pos, pos, t.begin)
 		}
@@ -157,32 +157,32 @@ func stParseEntry(name string, raw json.RawMessage) (stTensor, error) {
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return t, fmt.Errorf("tensor %q: entry is %s, want an object with dtype, shape and data_offsets", name, stBrief(raw))
 	}
-	field := func(key string, v any) error {
+	field := func(key, want string, v any) error {
 		f, ok := m[key]
 		if !ok {
 			return fmt.Errorf("tensor %q: missing %q", name, key)
 		}
 		if stIsNull(f) {
-			return fmt.Errorf("tensor %q: %q is null", name, key)
+			return fmt.Errorf("tensor %q: %q is null, want %s", name, key, want)
 		}
 		if err := json.Unmarshal(f, v); err != nil {
-			return fmt.Errorf("tensor %q: %q is %s: %v", name, key, stBrief(f), err)
+			return fmt.Errorf("tensor %q: %q is %s, want %s: %v", name, key, stBrief(f), want, err)
 		}
 		return nil
 	}
 	var shape, offs []int64
-	if err := field("dtype", &t.dtype); err != nil {
+	if err := field("dtype", "a string such as \"F32\"", &t.dtype); err != nil {
 		return t, err
 	}
-	if err := field("shape", &shape); err != nil {
+	if err := field("shape", "an array of integers", &shape); err != nil {
 		return t, err
 	}
-	if err := field("data_offsets", &offs); err != nil {
+	if err := field("data_offsets", "an array [begin, end] of integers", &offs); err != nil {
 		return t, err
 	}
 	elemBits, ok := stDtypeBits[t.dtype]
 	if !ok {
-		return t, fmt.Errorf("tensor %q: unknown dtype %q", name, t.dtype)
+		return t, fmt.Errorf("tensor %q: unknown dtype %q, want one of %s", name, t.dtype, stDtypeNames)
 	}
 	t.shape = make([]int, len(shape))
 	var nelem uint64 = 1
@@ -191,7 +191,7 @@ func stParseEntry(name string, raw json.RawMessage) (stTensor, error) {
 			return t, fmt.Errorf("tensor %q: dimension %d of shape %v is %d, want >= 0", name, i, shape, d)
 		}
 		if uint64(d) > math.MaxInt {
-			return t, fmt.Errorf("tensor %q: dimension %d of shape %v is too large", name, i, shape)
+			return t, fmt.Errorf("tensor %q: dimension %d of shape %v is too large, want at most %d", name, i, shape, math.MaxInt)
 		}
 		t.shape[i] = int(d)
 		hi, lo := bits.Mul64(nelem, uint64(d))
@@ -205,10 +205,10 @@ func stParseEntry(name string, raw json.RawMessage) (stTensor, error) {
 	}
 	t.begin, t.end = offs[0], offs[1]
 	if t.begin < 0 || t.end < 0 {
-		return t, fmt.Errorf("tensor %q: data_offsets [%d, %d] are negative", name, t.begin, t.end)
+		return t, fmt.Errorf("tensor %q: data_offsets [%d, %d] are negative, want >= 0", name, t.begin, t.end)
 	}
 	if t.begin > t.end {
-		return t, fmt.Errorf("tensor %q: data_offsets [%d, %d] end before they begin", name, t.begin, t.end)
+		return t, fmt.Errorf("tensor %q: data_offsets [%d, %d] end before they begin, want begin <= end", name, t.begin, t.end)
 	}
 	hi, nbits := bits.Mul64(nelem, uint64(elemBits))
 	if hi != 0 || nbits/8 > math.MaxInt64 {

@@ -171,7 +171,7 @@ func (w *walkState) layout() (*Layout, []int, error) {
 		case shape == nil:
 			shape = []int{len(s)}
 		case s != nil && len(s) != product(shape):
-			return nil, nil, fmt.Errorf("field %s has %d floats, its tag says shape %v (%d floats)", r.path, len(s), shape, product(shape))
+			return nil, nil, fmt.Errorf("field %s has %d floats, want %d (its tag says shape %v)", r.path, len(s), product(shape), shape)
 		}
 		owner[i] = i
 		if len(s) > 0 {

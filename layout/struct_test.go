@@ -227,7 +227,7 @@ func TestUnsupportedFields(t *testing.T) {
 		{&badTag{}, []string{"A", `"x" is not a positive integer`}},
 		{&tagOnHyper{}, []string{"N", "holds no parameters"}},
 		{&emptyField{}, []string{"field A is an empty []float32"}},
-		{&wrongLen{A: []float32{1}}, []string{"field A has 1 floats", "shape [2 2]"}},
+		{&wrongLen{A: []float32{1}}, []string{"field A has 1 floats, want 4", "shape [2 2]"}},
 		{&overlap{A: buf[:2], B: buf[1:]}, []string{"fields A and B overlap"}},
 		{c, []string{"Next", "cycle"}},
 	}

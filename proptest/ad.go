@@ -248,7 +248,7 @@ func centralDiff(f func(ad.Var) ad.Var, θ, d []float32, h float32) ([]float64, 
 		return nil, err
 	}
 	if len(p) != len(m) {
-		return nil, fmt.Errorf("f has %d outputs at θ+hd but %d at θ−hd", len(p), len(m))
+		return nil, fmt.Errorf("f has %d outputs at θ+hd but %d at θ−hd, want the same number", len(p), len(m))
 	}
 	out := make([]float64, len(p))
 	for i := range p {

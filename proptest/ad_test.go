@@ -192,6 +192,22 @@ func TestCheckersCatchWrongRulesAtEveryPoint(t *testing.T) {
 	}
 }
 
+// A function whose number of outputs changes between θ+hd and θ−hd stops
+// CheckJVP with an error naming both counts and what was wanted.
+func TestCheckJVPOutputCountChanges(t *testing.T) {
+	f := func(v ad.Var) ad.Var {
+		if v.Data()[0] > 0 {
+			return v
+		}
+		return ad.Sum(v)
+	}
+	r := run(func(t proptest.T) { proptest.CheckJVP(t, f, []float32{0, 1}) })
+	want := "CheckJVP: f has 2 outputs at θ+hd but 1 at θ−hd, want the same number"
+	if !r.fatal || len(r.errors) != 1 || r.errors[0] != want {
+		t.Errorf("errors %q (fatal %t), want one fatal error %q", r.errors, r.fatal, want)
+	}
+}
+
 // An option that does not apply to a check stops it with an error naming
 // the option and the check; the ones that apply pass, and a nil one is
 // skipped.

@@ -40,5 +40,5 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// {N:1000 Seed:7 ShardSize:0 Spread:0.1 T1:10 Reduce:false DropOutputs:false FailEvery:0 MaxSteps:0} <nil>
-	// lv: drop without reduce keeps nothing
+	// lv: drop without reduce keeps nothing, want reduce with drop
 }

@@ -61,7 +61,7 @@ func Parse(b []byte) (Args, error) {
 	case a.T1 < 0:
 		return a, fmt.Errorf("lv: t1 = %g, want ≥ 0", a.T1)
 	case a.DropOutputs && !a.Reduce:
-		return a, fmt.Errorf("lv: drop without reduce keeps nothing")
+		return a, fmt.Errorf("lv: drop without reduce keeps nothing, want reduce with drop")
 	}
 	if a.Spread == 0 {
 		a.Spread = 0.1

@@ -42,7 +42,7 @@ func ints(s string) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad list %q", s)
+			return nil, fmt.Errorf("bad list %q, want integers ≥ 1 separated by commas", s)
 		}
 		v = append(v, n)
 	}
