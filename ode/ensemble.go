@@ -370,7 +370,7 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 		return nil, err
 	}
 	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
-		return nil, errorf("SolveShard: shard [%d, %d) is not within [0, %d), want 0 ≤ Lo ≤ Hi ≤ N = %d", s.Lo, s.Hi, e.N, e.N)
+		return nil, errorf("SolveShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ N = %d", s.Lo, s.Hi, e.N)
 	}
 	w, err := e.newWorker(c, m)
 	if err != nil {

@@ -217,7 +217,7 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 		return nil, err
 	}
 	if sh.Lo < 0 || sh.Hi < sh.Lo || sh.Hi > len(r.idx) {
-		return nil, errorf("GradientShard: shard [%d, %d) is not within the %d positions, want 0 ≤ Lo ≤ Hi ≤ %d", sh.Lo, sh.Hi, len(r.idx), len(r.idx))
+		return nil, errorf("GradientShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ %d (the positions)", sh.Lo, sh.Hi, len(r.idx))
 	}
 	n := len(e.Base.U0)
 	sr := &GradShardResult[T]{Shard: sh}

@@ -212,7 +212,7 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 		t.Error("a missing shard: no error")
 	}
 	beyond := ode.Shard{Lo: 6, Hi: 9, Seed: ens.Seed}
-	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, beyond, opts...); err == nil || !strings.Contains(err.Error(), "shard [6, 9) is not within the 8 positions, want 0 ≤ Lo ≤ Hi ≤ 8") {
+	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, beyond, opts...); err == nil || !strings.Contains(err.Error(), "shard [6, 9), want 0 ≤ Lo ≤ Hi ≤ 8 (the positions)") {
 		t.Errorf("GradientShard beyond the positions: got %v", err)
 	}
 }
