@@ -78,7 +78,7 @@ func bnShape(x []int) (int, error) {
 		return 0, fmt.Errorf("input shape %v, want (N, C) or (N, C, spatial…) of rank 2 to %d", slices.Clone(x), maxRank)
 	}
 	if x[0]*x[1] == 0 {
-		return 0, fmt.Errorf("input shape %v is empty", slices.Clone(x))
+		return 0, fmt.Errorf("input shape %v is empty, want N ≥ 1 and C ≥ 1", slices.Clone(x))
 	}
 	return x[1], nil
 }

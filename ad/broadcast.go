@@ -28,7 +28,7 @@ func broadcastShape(dst, a, b []int) ([]int, error) {
 		case da == 1:
 			dst = append(dst, db)
 		default:
-			return dst, fmt.Errorf("shapes %v and %v do not broadcast (axis %d: %d vs %d)", a, b, i, da, db)
+			return dst, fmt.Errorf("shapes %v and %v do not broadcast (axis %d: %d vs %d), want equal dimensions or one of them 1", a, b, i, da, db)
 		}
 	}
 	return dst, nil

@@ -187,7 +187,7 @@ func (c *convAttrs) geom(xs, ws []int) (conv.Geom, error) {
 	}
 	for i := range xs {
 		if xs[i] < 0 || ws[i] < 0 {
-			return g, fmt.Errorf("negative dimension in shapes %v and %v", xs, ws)
+			return g, fmt.Errorf("negative dimension in shapes %v and %v, want each ≥ 0", xs, ws)
 		}
 	}
 	for a := 0; a < 3; a++ {

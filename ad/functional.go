@@ -80,7 +80,7 @@ func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	if len(u) != y.Size() {
-		return nil, errorf("VJP: u has %d elements, f's output has %d (shape %v)", len(u), y.Size(), y.Shape())
+		return nil, errorf("VJP: u has %d elements, want %d (f's output, shape %v)", len(u), y.Size(), y.Shape())
 	}
 	g := make([]float32, len(θ))
 	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g}, false)
@@ -95,7 +95,7 @@ func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	if len(dir) != len(θ) {
-		return nil, errorf("JVP: dir has %d elements, θ has %d", len(dir), len(θ))
+		return nil, errorf("JVP: dir has %d elements, want %d (θ's length)", len(dir), len(θ))
 	}
 	tan := t.tangent(p, y, dir)
 	if t.err != nil {
@@ -153,7 +153,7 @@ func HVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 func recordGrad(name string, f func(Var) Var, θ, dir []float32) (t *Tape, p, g Var) {
 	t, p, y := record(f, θ)
 	if len(dir) != len(θ) && t.err == nil {
-		t.fail(errorf("%s: dir has %d elements, θ has %d", name, len(dir), len(θ)))
+		t.fail(errorf("%s: dir has %d elements, want %d (θ's length)", name, len(dir), len(θ)))
 	}
 	return t, p, t.gradVarOf(p, y)
 }
@@ -164,7 +164,7 @@ func recordGrad(name string, f func(Var) Var, θ, dir []float32) (t *Tape, p, g 
 // allocates nothing once warm.
 func (t *Tape) HVPOf(loss, p Var, dir []float32) ([]float32, error) {
 	if t.err == nil && t.check("HVPOf", p) && len(dir) != p.Size() {
-		t.fail(errorf("HVPOf: dir has %d elements, the Param %d", len(dir), p.Size()))
+		t.fail(errorf("HVPOf: dir has %d elements, want %d (the Param's size)", len(dir), p.Size()))
 	}
 	if t.err == nil && t.nodes[p.id].kind != kindParam {
 		t.fail(errorf("HVPOf: p is not a Param"))

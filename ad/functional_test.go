@@ -209,5 +209,5 @@ func TestViewPath(t *testing.T) {
 	}
 	tp.Reset()
 	ad.ViewPath(tp.Param(θ[:4]), lay, "0.bias")
-	wantErr(t, tp.Err(), "holds 4 floats", "6")
+	wantErr(t, tp.Err(), "holds 4 floats, want 6")
 }

@@ -112,7 +112,7 @@ func JVPVar(f func(Var) Var, x, dir Var) Var {
 		return t.failed()
 	}
 	if !slices.Equal(x.Shape(), dir.Shape()) {
-		return t.fail(errorf("JVPVar: dir has shape %v, x has %v", dir.Shape(), x.Shape()))
+		return t.fail(errorf("JVPVar: dir has shape %v, want %v (x's)", dir.Shape(), x.Shape()))
 	}
 	lo := int32(len(t.nodes))
 	xi := identity(x)

@@ -79,7 +79,7 @@ func checkIndexed(dst []int, a Attrs, in []int, gather bool) ([]int, error) {
 	}
 	for i, d := range shape {
 		if d < 0 {
-			return dst, fmt.Errorf("dimension %d of shape %v is negative", i, shape)
+			return dst, fmt.Errorf("dimension %d of shape %v is %d, want ≥ 0", i, shape, d)
 		}
 	}
 	n := sizeOf(shape)

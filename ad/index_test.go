@@ -96,7 +96,7 @@ func TestIndexErrors(t *testing.T) {
 		{"Gather count", func(v ad.Var) ad.Var { return ad.Gather(v, []int{0, 1, 2}, 2, 2) },
 			[]string{"Gather", "3 indices", "[2 2]", "want 4"}},
 		{"Gather negative dimension", func(v ad.Var) ad.Var { return ad.Gather(v, nil, -1) },
-			[]string{"Gather", "negative"}},
+			[]string{"Gather", "dimension 0 of shape [-1] is -1, want ≥ 0"}},
 		{"ScatterAdd index too large", func(v ad.Var) ad.Var { return ad.ScatterAdd(v, []int{0, 1, 2, 3, 4, 5}, 5) },
 			[]string{"ScatterAdd", "index 5", "[0, 5)", "[5]"}},
 		{"ScatterAdd count", func(v ad.Var) ad.Var { return ad.ScatterAdd(v, []int{0}, 5) },

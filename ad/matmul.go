@@ -99,9 +99,9 @@ func (*matmulPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	case !okA || !okB:
 		return dst, fmt.Errorf("want 2-D or 3-D inputs, got %v and %v", in[0], in[1])
 	case ka != kb:
-		return dst, fmt.Errorf("inner dimensions differ: %v%s · %v%s is (%d×%d)·(%d×%d)", in[0], tick(ta), in[1], tick(tb), m, ka, kb, n)
+		return dst, fmt.Errorf("inner dimensions differ: %v%s · %v%s is (%d×%d)·(%d×%d), want (%d×%d)·(%d×%d)", in[0], tick(ta), in[1], tick(tb), m, ka, kb, n, m, ka, ka, n)
 	case ba != bb && ba != 1 && bb != 1:
-		return dst, fmt.Errorf("batch sizes %d and %d differ (shapes %v and %v)", ba, bb, in[0], in[1])
+		return dst, fmt.Errorf("batch sizes %d and %d differ (shapes %v and %v), want equal sizes or one of them 1", ba, bb, in[0], in[1])
 	}
 	if len(in[0]) == 3 || len(in[1]) == 3 {
 		dst = append(dst, max(ba, bb))

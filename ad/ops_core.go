@@ -89,7 +89,7 @@ func (*viewPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 		return dst, err
 	}
 	if size := sizeOf(in[0]); off < 0 || off+n > size {
-		return dst, fmt.Errorf("range [%d, %d) for shape %v lies outside the input's %d elements (shape %v)", off, off+n, shape, size, in[0])
+		return dst, fmt.Errorf("range [%d, %d) for shape %v lies outside the input's %d elements (shape %v), want a range within [0, %d)", off, off+n, shape, size, in[0], size)
 	}
 	return append(dst, shape...), nil
 }
@@ -112,7 +112,7 @@ func ViewPath(p Var, lay *layout.Layout, path string) Var {
 		return Var{t: t, id: -1}
 	}
 	if got := p.Size(); got != lay.Len() {
-		return t.fail(errorf("ViewPath %q: the Var holds %d floats, the layout %d", path, got, lay.Len()))
+		return t.fail(errorf("ViewPath %q: the Var holds %d floats, want %d (the layout's length)", path, got, lay.Len()))
 	}
 	lf, ok := lay.Find(path)
 	if !ok {
@@ -129,7 +129,10 @@ func ViewPath(p Var, lay *layout.Layout, path string) Var {
 func Slice(v Var, lo, hi int) Var {
 	s := v.Shape()
 	if v.t != nil && v.t.err == nil && (len(s) == 0 || lo < 0 || hi > s[0] || lo > hi) {
-		return v.t.fail(errorf("Slice [%d, %d) of shape %v", lo, hi, s))
+		if len(s) == 0 {
+			return v.t.fail(errorf("Slice [%d, %d) of shape %v, want rank ≥ 1", lo, hi, s))
+		}
+		return v.t.fail(errorf("Slice [%d, %d) of shape %v, want 0 ≤ lo ≤ hi ≤ %d", lo, hi, s, s[0]))
 	}
 	if s == nil {
 		return View(v, 0)
@@ -180,7 +183,7 @@ func (*reshapePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			return dst, fmt.Errorf("shape %v: dimension %d is %d", a.Ints, i, d)
+			return dst, fmt.Errorf("shape %v: dimension %d is %d, want ≥ 0 (or -1 in one dimension)", a.Ints, i, d)
 		default:
 			known *= d
 		}
@@ -188,13 +191,13 @@ func (*reshapePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	dst = append(dst, a.Ints...)
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return dst, fmt.Errorf("cannot infer -1 in %v for %d elements (input %v)", a.Ints, n, in[0])
+			return dst, fmt.Errorf("cannot infer -1 in %v for %d elements (input %v), want the other dimensions' product (%d) nonzero and dividing %d", a.Ints, n, in[0], known, n)
 		}
 		dst[len(dst)-len(a.Ints)+infer] = n / known
 		return dst, nil
 	}
 	if known != n {
-		return dst, fmt.Errorf("input %v has %d elements, shape %v holds %d", in[0], n, a.Ints, known)
+		return dst, fmt.Errorf("input %v has %d elements, shape %v holds %d, want %d", in[0], n, a.Ints, known, n)
 	}
 	return dst, nil
 }
@@ -349,7 +352,7 @@ func checkBroadcastsTo(from, to []int) error {
 	var buf [maxRank]int
 	got, err := broadcastShape(buf[:0], from, to)
 	if err != nil || !slices.Equal(got, to) {
-		return fmt.Errorf("shape %v does not broadcast to %v", from, to)
+		return fmt.Errorf("shape %v does not broadcast to %v, want rank ≤ %d and each dimension, aligned at the end, 1 or the target's", from, to, len(to))
 	}
 	return nil
 }

@@ -339,8 +339,8 @@ func TestExtremaErrors(t *testing.T) {
 		axis  int
 		frags []string
 	}{
-		{"axis too large", []int{2, 3}, 2, []string{"Max", "axis 2", "[2 3]"}},
-		{"axis too negative", []int{2, 3}, -3, []string{"Max", "axis -3", "[2 3]"}},
+		{"axis too large", []int{2, 3}, 2, []string{"Max", "axis 2", "[2 3]", "want -2 ≤ axis < 2"}},
+		{"axis too negative", []int{2, 3}, -3, []string{"Max", "axis -3", "[2 3]", "want -2 ≤ axis < 2"}},
 		{"scalar", []int{}, 0, []string{"Max", "axis 0", "[]"}},
 		{"empty axis", []int{2, 0}, 1, []string{"Max", "axis 1", "[2 0]", "empty"}},
 	} {

@@ -66,7 +66,7 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 		return t.fail(errorf("Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
 	}
 	if len(data) != len(nd.data) {
-		return t.fail(errorf("Rebind: %d values for a %s of shape %v (%d values)", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
+		return t.fail(errorf("Rebind: %d values for a %s of shape %v (%d values), want %d", len(data), kindName(nd.kind), nd.shape, len(nd.data), len(nd.data))).t.err
 	}
 	if len(data) > 0 && &data[0] != &nd.data[0] {
 		// New memory: the plan's steps that read v, or views of it,
@@ -341,10 +341,10 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 	switch {
 	case !ok:
 	case len(out) != len(wrt):
-		t.fail(errorf("VJPOf: %d results for %d Params", len(out), len(wrt)))
+		t.fail(errorf("VJPOf: %d results for %d Params, want %d (one per Param)", len(out), len(wrt), len(wrt)))
 	case !t.check("VJPOf", w):
 	case !shapeEq(t.nodes[w.id].shape, t.nodes[y.id].shape):
-		t.fail(errorf("VJPOf: w has shape %v, y has %v", t.nodes[w.id].shape, t.nodes[y.id].shape))
+		t.fail(errorf("VJPOf: w has shape %v, want %v (y's)", t.nodes[w.id].shape, t.nodes[y.id].shape))
 	}
 	if t.err != nil {
 		return t.err
@@ -379,7 +379,7 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 	lo, ok := t.checkWrt("JVPOf", y, wrt)
 	if ok && len(dirs) != len(wrt) {
-		t.fail(errorf("JVPOf: %d directions for %d Params", len(dirs), len(wrt)))
+		t.fail(errorf("JVPOf: %d directions for %d Params, want %d (one per Param)", len(dirs), len(wrt), len(wrt)))
 		ok = false
 	}
 	for k := 0; ok && k < len(wrt); k++ {
@@ -388,7 +388,7 @@ func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 			continue
 		}
 		if ok = t.check("JVPOf", d); ok && !shapeEq(t.nodes[d.id].shape, t.nodes[wrt[k].id].shape) {
-			t.fail(errorf("JVPOf: dirs[%d] has shape %v, the Param %v", k, t.nodes[d.id].shape, t.nodes[wrt[k].id].shape))
+			t.fail(errorf("JVPOf: dirs[%d] has shape %v, want %v (the Param's)", k, t.nodes[d.id].shape, t.nodes[wrt[k].id].shape))
 			ok = false
 		}
 	}

@@ -145,7 +145,7 @@ func liveAxis(op string, x Var, axis int) (s []int, ax int, bad Var, ok bool) {
 	case len(s) > maxRank:
 		return nil, 0, x.t.fail(errRank(op, s)), false
 	case !ok:
-		return nil, 0, x.t.fail(errorf("%s: axis %d out of range for shape %v (rank %d)", op, axis, s, len(s))), false
+		return nil, 0, x.t.fail(errorf("%s: axis %d out of range for shape %v, want %d ≤ axis < %d", op, axis, s, -len(s), len(s))), false
 	}
 	return s, ax, Var{}, true
 }
@@ -196,7 +196,7 @@ func checkPads(a Attrs, s []int, crop bool) error {
 			return fmt.Errorf("%s %v for shape %v: axis %d has (%d, %d); want both ≥ 0", what, a.Ints, s, i, b, e)
 		}
 		if crop && b+e > d {
-			return fmt.Errorf("crops %v for shape %v: axis %d crops %d+%d of %d elements", a.Ints, s, i, b, e, d)
+			return fmt.Errorf("crops %v for shape %v: axis %d crops %d+%d of %d elements, want at most %d in all", a.Ints, s, i, b, e, d, d)
 		}
 	}
 	return nil

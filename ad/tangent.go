@@ -27,7 +27,7 @@ import (
 func (t *Tape) Tangent(y Var, wrt []Var, dirs [][]float32) ([]float32, error) {
 	lo, ok := t.checkWrt("Tangent", y, wrt)
 	if ok && len(dirs) != len(wrt) {
-		t.fail(errorf("Tangent: %d directions for %d Params", len(dirs), len(wrt)))
+		t.fail(errorf("Tangent: %d directions for %d Params, want %d (one per Param)", len(dirs), len(wrt), len(wrt)))
 		ok = false
 	}
 	ok = ok && t.checkPerParam("Tangent", "dirs", dirs, wrt)
@@ -81,10 +81,10 @@ func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
 	switch {
 	case !ok:
 	case len(dst) != len(wrt):
-		t.fail(errorf("AddVJP: %d destinations for %d Params", len(dst), len(wrt)))
+		t.fail(errorf("AddVJP: %d destinations for %d Params, want %d (one per Param)", len(dst), len(wrt), len(wrt)))
 		ok = false
 	case len(w) != y.Size():
-		t.fail(errorf("AddVJP: w has %d elements, y has %d (shape %v)", len(w), y.Size(), y.Shape()))
+		t.fail(errorf("AddVJP: w has %d elements, want %d (y's size, shape %v)", len(w), y.Size(), y.Shape()))
 		ok = false
 	}
 	ok = ok && t.checkPerParam("AddVJP", "dst", dst, wrt)
@@ -147,7 +147,7 @@ func (t *Tape) checkWrt(op string, y Var, wrt []Var) (int32, bool) {
 func (t *Tape) checkPerParam(what, name string, xs [][]float32, wrt []Var) bool {
 	for k, p := range wrt {
 		if d := xs[k]; d != nil && len(d) != p.Size() {
-			t.fail(errorf("%s: %s[%d] has %d elements, the Param %d", what, name, k, len(d), p.Size()))
+			t.fail(errorf("%s: %s[%d] has %d elements, want %d (the Param's size)", what, name, k, len(d), p.Size()))
 			return false
 		}
 	}

@@ -154,17 +154,17 @@ func TestTangentErrors(t *testing.T) {
 		{"direction count", func(tp *ad.Tape, u, p, y ad.Var) error {
 			_, err := tp.Tangent(y, []ad.Var{u, p}, [][]float32{{1, 2, 3}})
 			return err
-		}, "1 directions for 2"},
+		}, "1 directions for 2 Params, want 2"},
 		{"direction length", func(tp *ad.Tape, u, p, y ad.Var) error {
 			_, err := tp.Tangent(y, []ad.Var{u, p}, [][]float32{{1, 2}, nil})
 			return err
-		}, "dirs[0] has 2"},
+		}, "dirs[0] has 2 elements, want 3"},
 		{"w length", func(tp *ad.Tape, u, p, y ad.Var) error {
 			return tp.AddVJP(y, make([]float32, 4), []ad.Var{u}, [][]float32{make([]float32, 3)})
-		}, "w has 4"},
+		}, "w has 4 elements, want 5"},
 		{"destination length", func(tp *ad.Tape, u, p, y ad.Var) error {
 			return tp.AddVJP(y, make([]float32, 5), []ad.Var{u, p}, [][]float32{nil, make([]float32, 3)})
-		}, "dst[1] has 3"},
+		}, "dst[1] has 3 elements, want 4"},
 		{"stale y", func(tp *ad.Tape, u, p, y ad.Var) error {
 			tp.Reset()
 			q := tp.Param([]float32{1})

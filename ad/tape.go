@@ -228,8 +228,11 @@ func (t *Tape) Const(x flat.Tensor) Var {
 		return t.failed()
 	}
 	n, err := flat.SizeOf(x.Shape)
-	if err != nil || n != len(x.Data) {
-		return t.fail(errorf("Const: shape %v holds %d numbers, data has %d", x.Shape, n, len(x.Data)))
+	if err != nil {
+		return t.fail(errorf("Const: %v", err))
+	}
+	if n != len(x.Data) {
+		return t.fail(errorf("Const: shape %v holds %d numbers, data has %d, want %d", x.Shape, n, len(x.Data), n))
 	}
 	return t.push(node{kind: kindConst, shape: t.ints.copyOf(x.Shape), data: x.Data})
 }

@@ -14,7 +14,7 @@ func (*transposePrim) Name() string { return "Transpose" }
 func (*transposePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	s, perm := in[0], a.Ints
 	if len(perm) != len(s) || len(s) > maxRank {
-		return dst, fmt.Errorf("permutation %v for shape %v", perm, s)
+		return dst, fmt.Errorf("permutation %v for shape %v, want a permutation of its %d axes", perm, s, len(s))
 	}
 	var seen [maxRank]bool
 	for _, p := range perm {

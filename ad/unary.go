@@ -95,5 +95,5 @@ func errRank(op string, s []int) error {
 
 func errAxis(op string, axes, s []int) error {
 	// Copies, so that the callers' variadic axes need not escape.
-	return errorf("%s: axes %v out of range for shape %v", op, slices.Clone(axes), slices.Clone(s))
+	return errorf("%s: axes %v out of range for shape %v, want %d ≤ axis < %d for each", op, slices.Clone(axes), slices.Clone(s), -len(s), len(s))
 }

@@ -34,7 +34,7 @@ func ExampleFromSlice() {
 	fmt.Println(err)
 	// Output:
 	// Tensor[3×2] [[1 2] [3 4] [5 6]] <nil>
-	// flat: shape [2 2] holds 4 numbers, data has 3
+	// flat: shape [2 2] holds 4 numbers, data has 3, want 4
 }
 
 func ExampleSizeOf() {
@@ -44,7 +44,7 @@ func ExampleSizeOf() {
 	fmt.Println(err)
 	// Output:
 	// 16 <nil>
-	// flat: dimension 1 of shape [3 -1] is negative
+	// flat: dimension 1 of shape [3 -1] is -1, want ≥ 0
 }
 
 // Reshape gives a new view of the same numbers; -1 stands for the one
@@ -62,7 +62,7 @@ func ExampleTensor_Reshape() {
 	// Output:
 	// Tensor[3×2] [[0 1] [2 3] [4 5]] <nil>
 	// Tensor[2×3] [[0 1 2] [3 4 50]]
-	// flat: Reshape [2 3] (6 elements) to [4 -1]: no size for the -1 dimension
+	// flat: Reshape [2 3] (6 elements) to [4 -1]: no size for the -1 dimension, want the other dimensions' product (4) nonzero and dividing 6
 }
 
 func ExampleTensor_At() {

@@ -196,7 +196,7 @@ func stored(t bool, r, c int) (rows, cols int) {
 
 func checkGemm(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
-		gemmPanic("negative dimension: m = %d, n = %d, k = %d", m, n, k)
+		gemmPanic("negative dimension: m = %d, n = %d, k = %d, want each ≥ 0", m, n, k)
 	}
 	ar, ac := stored(tA, m, k)
 	br, bc := stored(tB, k, n)

@@ -444,8 +444,8 @@ func TestGemmPanics(t *testing.T) {
 		call func()
 		want string
 	}{
-		{"negative m", func() { Gemm(false, false, -1, 5, 4, 1, a, 4, b, 5, 0, c, 5) }, "negative dimension"},
-		{"negative k", func() { Gemm(false, false, 3, 5, -4, 1, a, 4, b, 5, 0, c, 5) }, "negative dimension"},
+		{"negative m", func() { Gemm(false, false, -1, 5, 4, 1, a, 4, b, 5, 0, c, 5) }, "negative dimension: m = -1, n = 5, k = 4, want each ≥ 0"},
+		{"negative k", func() { Gemm(false, false, 3, 5, -4, 1, a, 4, b, 5, 0, c, 5) }, "negative dimension: m = 3, n = 5, k = -4, want each ≥ 0"},
 		{"lda", func() { Gemm(false, false, 3, 5, 4, 1, a, 3, b, 5, 0, c, 5) }, "lda = 3, want ≥ 4"},
 		{"lda tA", func() { Gemm(true, false, 3, 5, 4, 1, a, 2, b, 5, 0, c, 5) }, "lda = 2, want ≥ 3"},
 		{"ldb", func() { Gemm(false, false, 3, 5, 4, 1, a, 4, b, 4, 0, c, 5) }, "ldb = 4, want ≥ 5"},

@@ -23,7 +23,7 @@ import "fmt"
 // alpha·op(A)·x is added with fused multiply-adds.
 func Gemv(tA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
 	if m < 0 || n < 0 {
-		panic(fmt.Sprintf("flat: Gemv: negative size m=%d n=%d", m, n))
+		panic(fmt.Sprintf("flat: Gemv: negative size m=%d n=%d, want both ≥ 0", m, n))
 	}
 	if lda < max(1, n) {
 		panic(fmt.Sprintf("flat: Gemv: lda %d < max(1, n=%d)", lda, n))

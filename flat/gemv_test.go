@@ -266,8 +266,8 @@ func TestGemvPanics(t *testing.T) {
 		f    func()
 		msg  string
 	}{
-		{"negative m", func() { Gemv(false, -1, 2, 1, a, 2, x, 0, y) }, "negative size"},
-		{"negative n", func() { Gemv(false, 2, -1, 1, a, 2, x, 0, y) }, "negative size"},
+		{"negative m", func() { Gemv(false, -1, 2, 1, a, 2, x, 0, y) }, "negative size m=-1 n=2, want both ≥ 0"},
+		{"negative n", func() { Gemv(false, 2, -1, 1, a, 2, x, 0, y) }, "negative size m=2 n=-1, want both ≥ 0"},
 		{"lda < n", func() { Gemv(false, 2, 3, 1, a, 2, x, 0, y) }, "lda 2 < max(1, n=3)"},
 		{"lda 0", func() { Gemv(false, 0, 0, 1, a, 0, x, 0, y) }, "lda 0"},
 		{"short x", func() { Gemv(false, 2, 4, 1, a, 4, x[:3], 0, y) }, "x has 3 elements, want 4"},

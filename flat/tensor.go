@@ -32,7 +32,7 @@ func FromSlice(data []float32, shape ...int) (Tensor, error) {
 		return Tensor{}, err
 	}
 	if n != len(data) {
-		return Tensor{}, fmt.Errorf("flat: shape %v holds %d numbers, data has %d", shape, n, len(data))
+		return Tensor{}, fmt.Errorf("flat: shape %v holds %d numbers, data has %d, want %d", shape, n, len(data), n)
 	}
 	return Tensor{Shape: shape, Data: data}, nil
 }
@@ -44,7 +44,7 @@ func SizeOf(shape []int) (int, error) {
 	n := 1
 	for i, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("flat: dimension %d of shape %v is negative", i, slices.Clone(shape))
+			return 0, fmt.Errorf("flat: dimension %d of shape %v is %d, want ≥ 0", i, slices.Clone(shape), d)
 		}
 		if d != 0 && n > maxInt/d {
 			return 0, fmt.Errorf("flat: shape %v holds more elements than an int can count", slices.Clone(shape))
@@ -77,7 +77,7 @@ func (t Tensor) Reshape(shape ...int) (Tensor, error) {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			return Tensor{}, fmt.Errorf("flat: Reshape %v to %v: dimension %d is %d", t.Shape, shape, i, d)
+			return Tensor{}, fmt.Errorf("flat: Reshape %v to %v: dimension %d is %d, want ≥ 0 (or -1 in one dimension)", t.Shape, shape, i, d)
 		case d != 0 && known > maxInt/d:
 			return Tensor{}, fmt.Errorf("flat: Reshape %v to %v: shape holds more elements than an int can count", t.Shape, shape)
 		default:
@@ -87,14 +87,14 @@ func (t Tensor) Reshape(shape ...int) (Tensor, error) {
 	n := len(t.Data)
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v: no size for the -1 dimension", t.Shape, n, shape)
+			return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v: no size for the -1 dimension, want the other dimensions' product (%d) nonzero and dividing %d", t.Shape, n, shape, known, n)
 		}
 		s := append([]int(nil), shape...)
 		s[infer] = n / known
 		return Tensor{Shape: s, Data: t.Data}, nil
 	}
 	if known != n {
-		return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v (%d elements)", t.Shape, n, shape, known)
+		return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v (%d elements), want a shape of %d elements", t.Shape, n, shape, known, n)
 	}
 	return Tensor{Shape: shape, Data: t.Data}, nil
 }
@@ -108,12 +108,12 @@ func (t Tensor) Set(v float32, idx ...int) { t.Data[t.offset(idx)] = v }
 
 func (t Tensor) offset(idx []int) int {
 	if len(idx) != len(t.Shape) {
-		panic(fmt.Sprintf("flat: index %v into shape %v", idx, t.Shape))
+		panic(fmt.Sprintf("flat: index %v into shape %v, want %d indices", idx, t.Shape, len(t.Shape)))
 	}
 	off := 0
 	for i, j := range idx {
 		if j < 0 || j >= t.Shape[i] {
-			panic(fmt.Sprintf("flat: index %v out of range for shape %v", idx, t.Shape))
+			panic(fmt.Sprintf("flat: index %v out of range for shape %v, want 0 ≤ index[%d] < %d", idx, t.Shape, i, t.Shape[i]))
 		}
 		off = off*t.Shape[i] + j
 	}

@@ -76,7 +76,7 @@ func TestNew(t *testing.T) {
 		})
 	}
 	t.Run("negative", func(t *testing.T) {
-		mustPanic(t, "dimension 1 of shape [2 -1] is negative", func() { New(2, -1) })
+		mustPanic(t, "dimension 1 of shape [2 -1] is -1, want ≥ 0", func() { New(2, -1) })
 	})
 }
 
@@ -96,8 +96,8 @@ func TestSizeOf(t *testing.T) {
 		{"zero then huge", []int{0, maxInt, maxInt}, 0, ""},
 		{"max", []int{maxInt}, maxInt, ""},
 		{"max by one", []int{1, maxInt, 1}, maxInt, ""},
-		{"negative", []int{2, -3}, 0, "dimension 1 of shape [2 -3] is negative"},
-		{"negative first", []int{-1}, 0, "dimension 0 of shape [-1] is negative"},
+		{"negative", []int{2, -3}, 0, "dimension 1 of shape [2 -3] is -3, want ≥ 0"},
+		{"negative first", []int{-1}, 0, "dimension 0 of shape [-1] is -1, want ≥ 0"},
 		{"overflow by 2", []int{maxInt/2 + 1, 2}, 0, "more elements than an int can count"},
 		{"overflow squares", []int{1 << 16, 1 << 16, 1 << 16, 1 << 16}, 0, "more elements than an int can count"},
 		{"overflow late", []int{3, 5, maxInt / 8}, 0, "more elements than an int can count"},
@@ -127,10 +127,10 @@ func TestFromSlice(t *testing.T) {
 		{"6", data, []int{6}, Tensor{Shape: []int{6}, Data: data}, ""},
 		{"scalar", data[:1], nil, Tensor{Data: data[:1]}, ""},
 		{"empty", []float32{}, []int{0, 3}, Tensor{Shape: []int{0, 3}, Data: []float32{}}, ""},
-		{"too few", data, []int{2, 4}, Tensor{}, "shape [2 4] holds 8 numbers, data has 6"},
-		{"too many", data, []int{5}, Tensor{}, "shape [5] holds 5 numbers, data has 6"},
-		{"scalar of nothing", nil, nil, Tensor{}, "shape [] holds 1 numbers, data has 0"},
-		{"negative", data, []int{-2, -3}, Tensor{}, "negative"},
+		{"too few", data, []int{2, 4}, Tensor{}, "shape [2 4] holds 8 numbers, data has 6, want 8"},
+		{"too many", data, []int{5}, Tensor{}, "shape [5] holds 5 numbers, data has 6, want 5"},
+		{"scalar of nothing", nil, nil, Tensor{}, "shape [] holds 1 numbers, data has 0, want 1"},
+		{"negative", data, []int{-2, -3}, Tensor{}, "dimension 0 of shape [-2 -3] is -2, want ≥ 0"},
 		{"overflow", data, []int{quarter, 4}, Tensor{}, "more elements than an int can count"},
 	}
 	for _, tc := range tests {
@@ -168,13 +168,13 @@ func TestReshape(t *testing.T) {
 		{"infer one", []int{1}, []int{-1, 1}, []int{1, 1}, ""},
 		{"infer zero", []int{0, 5}, []int{5, -1}, []int{5, 0}, ""},
 		{"empty", []int{0, 5}, []int{5, 0, 2}, []int{5, 0, 2}, ""},
-		{"size mismatch", []int{2, 3}, []int{4, 2}, nil, "[2 3] (6 elements) to [4 2] (8 elements)"},
-		{"scalar mismatch", []int{2}, nil, nil, "(2 elements) to [] (1 elements)"},
-		{"two -1", []int{2, 3, 4}, []int{-1, -1}, nil, "dimension 1 is -1"},
-		{"-2", []int{2, 3}, []int{-2, -3}, nil, "dimension 0 is -2"},
-		{"-1 and -2", []int{2, 3}, []int{-1, -2}, nil, "dimension 1 is -2"},
-		{"infer indivisible", []int{2, 3}, []int{4, -1}, nil, "no size for the -1 dimension"},
-		{"infer beside zero", []int{0, 5}, []int{0, -1}, nil, "no size for the -1 dimension"},
+		{"size mismatch", []int{2, 3}, []int{4, 2}, nil, "[2 3] (6 elements) to [4 2] (8 elements), want a shape of 6 elements"},
+		{"scalar mismatch", []int{2}, nil, nil, "(2 elements) to [] (1 elements), want a shape of 2 elements"},
+		{"two -1", []int{2, 3, 4}, []int{-1, -1}, nil, "dimension 1 is -1, want ≥ 0 (or -1 in one dimension)"},
+		{"-2", []int{2, 3}, []int{-2, -3}, nil, "dimension 0 is -2, want ≥ 0 (or -1 in one dimension)"},
+		{"-1 and -2", []int{2, 3}, []int{-1, -2}, nil, "dimension 1 is -2, want ≥ 0 (or -1 in one dimension)"},
+		{"infer indivisible", []int{2, 3}, []int{4, -1}, nil, "no size for the -1 dimension, want the other dimensions' product (4) nonzero and dividing 6"},
+		{"infer beside zero", []int{0, 5}, []int{0, -1}, nil, "no size for the -1 dimension, want the other dimensions' product (0) nonzero and dividing 0"},
 		{"overflow wraps to 4", []int{4}, []int{quarter + 1, 4}, nil, "more elements than an int can count"},
 		{"overflow wraps to 0", []int{0}, []int{quarter, 4}, nil, "more elements than an int can count"},
 		{"overflow with -1", []int{4}, []int{quarter + 1, -1, 4}, nil, "more elements than an int can count"},
@@ -287,13 +287,13 @@ func TestAtSet(t *testing.T) {
 		idx  []int
 		msg  string
 	}{
-		{"too few", []int{1, 2}, "index [1 2] into shape [2 3 4]"},
-		{"too many", []int{1, 2, 3, 0}, "index [1 2 3 0] into shape [2 3 4]"},
-		{"none", nil, "index [] into shape [2 3 4]"},
-		{"negative", []int{0, -1, 0}, "index [0 -1 0] out of range for shape [2 3 4]"},
-		{"past end", []int{0, 3, 0}, "index [0 3 0] out of range for shape [2 3 4]"},
+		{"too few", []int{1, 2}, "index [1 2] into shape [2 3 4], want 3 indices"},
+		{"too many", []int{1, 2, 3, 0}, "index [1 2 3 0] into shape [2 3 4], want 3 indices"},
+		{"none", nil, "index [] into shape [2 3 4], want 3 indices"},
+		{"negative", []int{0, -1, 0}, "index [0 -1 0] out of range for shape [2 3 4], want 0 ≤ index[1] < 3"},
+		{"past end", []int{0, 3, 0}, "index [0 3 0] out of range for shape [2 3 4], want 0 ≤ index[1] < 3"},
 		// In range as a flat offset (1*12+0*4+4 = 16) but not per axis.
-		{"wraps into next row", []int{1, 0, 4}, "out of range for shape [2 3 4]"},
+		{"wraps into next row", []int{1, 0, 4}, "out of range for shape [2 3 4], want 0 ≤ index[2] < 4"},
 	}
 	for _, tc := range panics {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,7 +315,7 @@ func TestScalar(t *testing.T) {
 	if got, want := s.String(), "Tensor[] 2.5"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	mustPanic(t, "index [0] into shape []", func() { s.At(0) })
+	mustPanic(t, "index [0] into shape [], want 0 indices", func() { s.At(0) })
 
 	v, err := s.Reshape(1)
 	if err != nil || v.At(0) != 2.5 || !sameArray(v.Data, s.Data) {

@@ -88,6 +88,6 @@ func Clone(x []float32) []float32 {
 
 func mustSameLen(op string, a, b int) {
 	if a != b {
-		panic("flat: " + op + ": lengths " + strconv.Itoa(a) + " and " + strconv.Itoa(b) + " differ")
+		panic("flat: " + op + ": lengths " + strconv.Itoa(a) + " and " + strconv.Itoa(b) + " differ, want equal lengths")
 	}
 }

@@ -366,13 +366,13 @@ func TestKernelsPanicOnLengthMismatch(t *testing.T) {
 		f    func()
 		msg  string
 	}{
-		{"Axpy/x short", func() { Axpy(1, a3, a4) }, "flat: Axpy: lengths 3 and 4 differ"},
-		{"Axpy/y short", func() { Axpy(1, a4, a3) }, "flat: Axpy: lengths 4 and 3 differ"},
-		{"Axpy/nil", func() { Axpy(1, nil, a3) }, "flat: Axpy: lengths 0 and 3 differ"},
-		{"Dot/x short", func() { Dot(a3, a4) }, "flat: Dot: lengths 3 and 4 differ"},
-		{"Dot/y short", func() { Dot(a4, a3) }, "flat: Dot: lengths 4 and 3 differ"},
-		{"Copy/dst short", func() { Copy(a3, a4) }, "flat: Copy: lengths 3 and 4 differ"},
-		{"Copy/src short", func() { Copy(a4, a3) }, "flat: Copy: lengths 4 and 3 differ"},
+		{"Axpy/x short", func() { Axpy(1, a3, a4) }, "flat: Axpy: lengths 3 and 4 differ, want equal lengths"},
+		{"Axpy/y short", func() { Axpy(1, a4, a3) }, "flat: Axpy: lengths 4 and 3 differ, want equal lengths"},
+		{"Axpy/nil", func() { Axpy(1, nil, a3) }, "flat: Axpy: lengths 0 and 3 differ, want equal lengths"},
+		{"Dot/x short", func() { Dot(a3, a4) }, "flat: Dot: lengths 3 and 4 differ, want equal lengths"},
+		{"Dot/y short", func() { Dot(a4, a3) }, "flat: Dot: lengths 4 and 3 differ, want equal lengths"},
+		{"Copy/dst short", func() { Copy(a3, a4) }, "flat: Copy: lengths 3 and 4 differ, want equal lengths"},
+		{"Copy/src short", func() { Copy(a4, a3) }, "flat: Copy: lengths 4 and 3 differ, want equal lengths"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

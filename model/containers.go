@@ -214,10 +214,10 @@ func Parallel(combine func(a, b ad.Var) ad.Var, layers ...Layer) *ParallelLayer 
 // Declare declares each branch's parameters in the group named by its index.
 func (q *ParallelLayer) Declare(b *layout.Builder) error {
 	if len(q.layers) == 0 {
-		return fmt.Errorf("Parallel: no layers")
+		return fmt.Errorf("Parallel: no layers, want at least 1")
 	}
 	if q.combine == nil && len(q.layers) > 1 {
-		return fmt.Errorf("Parallel: combine is nil")
+		return fmt.Errorf("Parallel: combine is nil, want one to fold the outputs of its %d layers (e.g. ad.Add)", len(q.layers))
 	}
 	return declareIndexed(b, q.layers, false)
 }

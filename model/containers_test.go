@@ -46,6 +46,8 @@ func TestConfigurationErrorsNameTheLayer(t *testing.T) {
 		{"stride values", model.Conv([]int{3, 3}, 1, 1, model.Stride(1, 2, 3)), []string{"Stride", "want 1 or 2"}},
 		{"negative pad", model.Conv([]int{3}, 1, 1, model.Pad(-1)), []string{"Pad", "want ≥ 0"}},
 		{"nil combine", model.Skip(model.Dense(1, 1), nil), []string{"Skip", "nil"}},
+		{"no branches", model.Parallel(ad.Add), []string{"Parallel", "no layers, want at least 1"}},
+		{"nil fold", model.Parallel(nil, model.Dense(1, 1), model.Dense(1, 1)), []string{"Parallel", "combine is nil, want one to fold the outputs of its 2 layers"}},
 		{"nil func", model.Func("mine", nil), []string{"mine"}},
 	}
 	for _, tt := range tests {

@@ -133,7 +133,7 @@ func runAdam(b *bencher) error {
 	}
 	for i := range θs[0] {
 		if math.Float32bits(θs[0][i]) != math.Float32bits(θs[1][i]) {
-			return fmt.Errorf("adam: θ[%d] after 3 steps is %v on 1 goroutine, %v on 2", i, θs[0][i], θs[1][i])
+			return fmt.Errorf("adam: θ[%d] after 3 steps is %v on 1 goroutine, %v on 2, want equal bit for bit", i, θs[0][i], θs[1][i])
 		}
 	}
 

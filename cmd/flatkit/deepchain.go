@@ -267,7 +267,7 @@ func runDeepchain(b *bencher) error {
 			pf[i] = float64(r.Faults)
 			touch[i] = r.TouchUS
 			if r.Checksum != sum {
-				return fmt.Errorf("N=%d: the child's gradient sums to %v, the steady state's to %v", n, r.Checksum, sum)
+				return fmt.Errorf("N=%d: the child's gradient sums to %v, want %v (the steady state's sum)", n, r.Checksum, sum)
 			}
 		}
 		slices.Sort(ts)

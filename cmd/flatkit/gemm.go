@@ -34,6 +34,10 @@ var (
 // peakIters is the length of one timed PeakFMALoop call: about 0.1-0.3 ms.
 const peakIters = 1 << 16
 
+// gemmTol is the largest relative difference from gonum that the Gemm and
+// Gemv checks accept.
+const gemmTol = 1e-5
+
 func runGemm(b *bencher) error {
 	isa := flat.ISA()
 	// The FMA peak of one core, widest registers first.
@@ -76,8 +80,8 @@ func runGemm(b *bencher) error {
 		// Check flat against gonum once per size.
 		flat.Gemm(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
 		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, ga, gb, 0, gc)
-		if d := relDiff(c, c2); d > 1e-5 {
-			return fmt.Errorf("Gemm %d³: flat and gonum differ, relative difference %.3g", n, d)
+		if d := relDiff(c, c2); d > gemmTol {
+			return fmt.Errorf("Gemm %d³: flat and gonum differ, relative difference %.3g, want ≤ %g", n, d, gemmTol)
 		}
 		flops := 2 * float64(n) * float64(n) * float64(n)
 		for _, t := range gemmThreads {
@@ -130,8 +134,8 @@ func runGemm(b *bencher) error {
 		gx, gy := blas32.Vector{N: gn, Inc: 1, Data: x}, blas32.Vector{N: gn, Inc: 1, Data: y2}
 		flat.Gemv(tA, gn, gn, 1, a, gn, x, 0, y)
 		blas32.Gemv(gt, 1, ga, gx, 0, gy)
-		if d := relDiff(y, y2); d > 1e-5 {
-			return fmt.Errorf("Gemv 256×256%s: flat and gonum differ, relative difference %.3g", tr, d)
+		if d := relDiff(y, y2); d > gemmTol {
+			return fmt.Errorf("Gemv 256×256%s: flat and gonum differ, relative difference %.3g, want ≤ %g", tr, d, gemmTol)
 		}
 		sf := b.measure(func() {
 			flat.Gemv(tA, gn, gn, 1, a, gn, x, 0, y)

@@ -133,6 +133,10 @@ func (pr *hvpProblem) hvpTape(tp *ad.Tape) ([]float32, error) {
 // Sinks keep the compiler from discarding the work being timed.
 var sinkHVP float32
 
+// hvpTol is the largest relative difference between two HVP methods that
+// runHVP accepts.
+const hvpTol = 1e-4
+
 func runHVP(b *bencher) error {
 	pr := newHVPProblem(1)
 	tp := ad.NewTape()
@@ -173,11 +177,11 @@ func runHVP(b *bencher) error {
 	if err != nil {
 		return err
 	}
-	if d := relDiff(hvF, hvR); d > 1e-4 {
-		return fmt.Errorf("HVP forward-over-reverse and reverse-over-reverse differ: relative difference %.3g", d)
+	if d := relDiff(hvF, hvR); d > hvpTol {
+		return fmt.Errorf("HVP forward-over-reverse and reverse-over-reverse differ: relative difference %.3g, want ≤ %g", d, hvpTol)
 	}
-	if d := relDiff(hvF, hvT); d > 1e-4 {
-		return fmt.Errorf("HVP forward-over-reverse and reused-tape reverse-over-reverse differ: relative difference %.3g", d)
+	if d := relDiff(hvF, hvT); d > hvpTol {
+		return fmt.Errorf("HVP forward-over-reverse and reused-tape reverse-over-reverse differ: relative difference %.3g, want ≤ %g", d, hvpTol)
 	}
 
 	shape := fmt.Sprintf("%d params, batch %d, loss %.4g", mlpParams, mlpBatch, loss)

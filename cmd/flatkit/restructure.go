@@ -214,7 +214,7 @@ func runRestructure(b *bencher) error {
 		return err
 	}
 	if hlay.NumLeaves() != 100 {
-		return fmt.Errorf("100-leaf struct has %d leaves", hlay.NumLeaves())
+		return fmt.Errorf("100-leaf struct has %d leaves, want 100", hlay.NumLeaves())
 	}
 	hb := make([]float32, len(ha))
 	uniform(rng, hb, 1)
@@ -242,7 +242,7 @@ func denseTapeFigures(b *bencher, θ, x []float32) error {
 		return err
 	}
 	if lay.Len() != len(θ) {
-		return fmt.Errorf("model.Dense(%d, %d) has %d params, the struct %d", denseN, denseN, lay.Len(), len(θ))
+		return fmt.Errorf("model.Dense(%d, %d) has %d params, want %d (the struct's)", denseN, denseN, lay.Len(), len(θ))
 	}
 	tp := ad.NewTape()
 	xshape := []int{1, denseN} // made once: a literal per call would escape with the View
