@@ -147,6 +147,10 @@ func TestErrorsSayWhatWasWanted(t *testing.T) {
 			[]string{"Transpose", "[0]", "want a permutation of its 2 axes"}},
 		{"Sum axes", func(tp *ad.Tape) ad.Var { return ad.Sum(m23(tp), 0, 5) },
 			[]string{"Sum", "axes [0 5]", "want -2 ≤ axis < 2 for each"}},
+		{"Sum axes of a scalar", func(tp *ad.Tape) ad.Var { return ad.Sum(tp.Scalar(1), 0) },
+			[]string{"Sum", "axes [0]", "shape [], want no axis: a scalar has none"}},
+		{"SliceAxis of a scalar", func(tp *ad.Tape) ad.Var { return ad.SliceAxis(tp.Scalar(1), 0, 0, 1) },
+			[]string{"SliceAxis", "axis 0", "shape [], want no axis: a scalar has none"}},
 		{"Const shape", func(tp *ad.Tape) ad.Var {
 			return tp.Const(flat.Tensor{Shape: []int{2, -1}, Data: make([]float32, 2)})
 		}, []string{"Const", "dimension 1 of shape [2 -1] is -1, want ≥ 0"}},

@@ -51,7 +51,7 @@ func axisShape(a Attrs, s []int) (int, error) {
 	}
 	ax, ok := normAxis(a.Ints[0], len(s))
 	if !ok {
-		return 0, fmt.Errorf("axis %d out of range for shape %v, want %d ≤ axis < %d", a.Ints[0], s, -len(s), len(s))
+		return 0, fmt.Errorf("axis %d out of range for shape %v, want %s", a.Ints[0], s, axisWant(len(s), false))
 	}
 	return ax, nil
 }

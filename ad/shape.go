@@ -145,7 +145,7 @@ func liveAxis(op string, x Var, axis int) (s []int, ax int, bad Var, ok bool) {
 	case len(s) > maxRank:
 		return nil, 0, x.t.fail(errRank(op, s)), false
 	case !ok:
-		return nil, 0, x.t.fail(errorf("%s: axis %d out of range for shape %v, want %d ≤ axis < %d", op, axis, s, -len(s), len(s))), false
+		return nil, 0, x.t.fail(errorf("%s: axis %d out of range for shape %v, want %s", op, axis, s, axisWant(len(s), false))), false
 	}
 	return s, ax, Var{}, true
 }

@@ -1,6 +1,7 @@
 package ad
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/flatkit/flatkit/internal/vmath"
@@ -93,7 +94,19 @@ func errRank(op string, s []int) error {
 	return errorf("%s: rank of %v exceeds %d", op, s, maxRank)
 }
 
+// axisWant says which axes a shape of the given rank has, for an error
+// (negative axes count from the end); a scalar has none.
+func axisWant(rank int, each bool) string {
+	switch {
+	case rank == 0:
+		return "no axis: a scalar has none"
+	case each:
+		return fmt.Sprintf("%d ≤ axis < %d for each", -rank, rank)
+	}
+	return fmt.Sprintf("%d ≤ axis < %d", -rank, rank)
+}
+
 func errAxis(op string, axes, s []int) error {
 	// Copies, so that the callers' variadic axes need not escape.
-	return errorf("%s: axes %v out of range for shape %v, want %d ≤ axis < %d for each", op, slices.Clone(axes), slices.Clone(s), -len(s), len(s))
+	return errorf("%s: axes %v out of range for shape %v, want %s", op, slices.Clone(axes), slices.Clone(s), axisWant(len(s), true))
 }
