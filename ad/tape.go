@@ -229,7 +229,7 @@ func (t *Tape) Const(x flat.Tensor) Var {
 	}
 	n, err := flat.SizeOf(x.Shape)
 	if err != nil {
-		return t.fail(errorf("Const: %v", err))
+		return t.fail(errorf("Const: %w", err))
 	}
 	if n != len(x.Data) {
 		return t.fail(errorf("Const: shape %v holds %d numbers, data has %d, want %d", x.Shape, n, len(x.Data), n))
@@ -254,7 +254,7 @@ func (t *Tape) Full(x float32, shape ...int) Var {
 	}
 	n, err := flat.SizeOf(shape)
 	if err != nil {
-		return t.fail(errorf("Full: %v", err))
+		return t.fail(errorf("Full: %w", err))
 	}
 	d := t.f32.alloc(n)
 	flat.Fill(d, x)
