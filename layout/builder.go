@@ -86,7 +86,7 @@ func splitName(name string) ([]string, error) {
 func (b *Builder) Add(name string, shape ...int) *Builder {
 	segs, err := splitName(name)
 	if err != nil {
-		b.fail(fmt.Errorf("Add under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Add under %q: %w", b.prefix, err))
 		return b
 	}
 	for i, d := range shape {
@@ -119,7 +119,7 @@ func (b *Builder) Add(name string, shape ...int) *Builder {
 func (b *Builder) Group(name string) *Builder {
 	segs, err := splitName(name)
 	if err != nil {
-		b.fail(fmt.Errorf("Group under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Group under %q: %w", b.prefix, err))
 		return &Builder{s: b.s, node: &bnode{byName: map[string]*bnode{}}, prefix: b.prefix + name + "."}
 	}
 	g := b.walk("Group", name, segs)
@@ -136,7 +136,7 @@ func (b *Builder) Group(name string) *Builder {
 func (b *Builder) Tie(path, existing string) *Builder {
 	for _, p := range []string{path, existing} {
 		if _, err := splitName(p); err != nil {
-			b.fail(fmt.Errorf("Tie %q to %q under %q: %v", path, existing, b.prefix, err))
+			b.fail(fmt.Errorf("Tie %q to %q under %q: %w", path, existing, b.prefix, err))
 			return b
 		}
 	}
@@ -148,7 +148,7 @@ func (b *Builder) Tie(path, existing string) *Builder {
 // frozen: optimisers skip it unless told otherwise.
 func (b *Builder) Freeze(path string) *Builder {
 	if _, err := splitName(path); err != nil {
-		b.fail(fmt.Errorf("Freeze under %q: %v", b.prefix, err))
+		b.fail(fmt.Errorf("Freeze under %q: %w", b.prefix, err))
 		return b
 	}
 	b.s.freezes = append(b.s.freezes, b.prefix+path)

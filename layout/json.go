@@ -45,7 +45,7 @@ func (l *Layout) MarshalJSON() ([]byte, error) {
 func ParseJSON(data []byte) (*Layout, error) {
 	var d layoutJSON
 	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("layout: ParseJSON: %v", err)
+		return nil, fmt.Errorf("layout: ParseJSON: %w", err)
 	}
 	leaves := make([]Leaf, len(d.Leaves))
 	for i, lf := range d.Leaves {

@@ -101,7 +101,7 @@ func newLayout(leaves []Leaf, groups []Group) (*Layout, error) {
 			}
 		}
 		if _, err := flat.SizeOf(lf.Shape); err != nil {
-			return nil, fmt.Errorf("leaf %q: %v", lf.Path, err)
+			return nil, fmt.Errorf("leaf %q: %w", lf.Path, err)
 		}
 		if lf.Offset != l.n {
 			return nil, fmt.Errorf("leaf %q starts at %d, want %d (leaves must tile the buffer in order)", lf.Path, lf.Offset, l.n)

@@ -132,7 +132,7 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) (*typePlan, 
 		}
 		opts, err := parseTag(tag)
 		if err != nil {
-			return nil, fmt.Errorf("field %s.%s: %v", t, sf.Name, err)
+			return nil, fmt.Errorf("field %s.%s: %w", t, sf.Name, err)
 		}
 		f := planField{name: sf.Name, offset: sf.Offset, shape: opts.shape, frozen: opts.frozen}
 		ft := sf.Type

@@ -64,7 +64,7 @@ func stObject(data []byte, fn func(key string, raw json.RawMessage) error) error
 		seen[key] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("value of %q: %v", key, err)
+			return fmt.Errorf("value of %q: %w", key, err)
 		}
 		if err := fn(key, raw); err != nil {
 			return err
@@ -75,7 +75,7 @@ func stObject(data []byte, fn func(key string, raw json.RawMessage) error) error
 	}
 	if tok, err := dec.Token(); err != io.EOF {
 		if err != nil {
-			return fmt.Errorf("after the object: %v", err)
+			return fmt.Errorf("after the object: %w", err)
 		}
 		return fmt.Errorf("unexpected %v after the object", tok)
 	}
@@ -112,7 +112,7 @@ func stParseHeader(h []byte) (*stHeader, error) {
 				return nil
 			}
 			if err := json.Unmarshal(raw, &hd.meta); err != nil {
-				return fmt.Errorf("%q must map strings to strings: %v", stMetaKey, err)
+				return fmt.Errorf("%q must map strings to strings: %w", stMetaKey, err)
 			}
 			return nil
 		}
@@ -124,7 +124,7 @@ func stParseHeader(h []byte) (*stHeader, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("header: %v", err)
+		return nil, fmt.Errorf("header: %w", err)
 	}
 	sort.SliceStable(hd.tensors, func(i, j int) bool {
 		a, b := hd.tensors[i], hd.tensors[j]

@@ -160,7 +160,7 @@ func stLayoutOf(hd *stHeader) (*Layout, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %v", stKeyTies, err)
+			return nil, fmt.Errorf("metadata %q: %w", stKeyTies, err)
 		}
 	}
 	var groups []Group
