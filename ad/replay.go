@@ -66,7 +66,7 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 		return t.fail(errorf("Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
 	}
 	if len(data) != len(nd.data) {
-		return t.fail(errorf("Rebind: %d values for a %s of shape %v (%d values), want %d", len(data), kindName(nd.kind), nd.shape, len(nd.data), len(nd.data))).t.err
+		return t.fail(errorf("Rebind: %d values for a %s of shape %v, want %d", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
 	}
 	if len(data) > 0 && &data[0] != &nd.data[0] {
 		// New memory: the plan's steps that read v, or views of it,

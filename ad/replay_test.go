@@ -275,7 +275,7 @@ func TestRebindErrors(t *testing.T) {
 	tp := NewTape()
 	p := tp.Param([]float32{1, 2, 3})
 	y := Tanh(p)
-	if err := tp.Rebind(p, []float32{1, 2}); err == nil || !strings.Contains(err.Error(), "2 values for a Param of shape [3] (3 values), want 3") {
+	if err := tp.Rebind(p, []float32{1, 2}); err == nil || !strings.Contains(err.Error(), "Rebind: 2 values for a Param of shape [3], want 3") {
 		t.Errorf("Rebind with 2 values for 3: %v", err)
 	}
 	tp.Reset()
