@@ -166,7 +166,7 @@ func stParseEntry(name string, raw json.RawMessage) (stTensor, error) {
 			return fmt.Errorf("tensor %q: %q is null, want %s", name, key, want)
 		}
 		if err := json.Unmarshal(f, v); err != nil {
-			return fmt.Errorf("tensor %q: %q is %s, want %s: %v", name, key, stBrief(f), want, err)
+			return fmt.Errorf("tensor %q: %q is %s, want %s: %w", name, key, stBrief(f), want, err)
 		}
 		return nil
 	}
