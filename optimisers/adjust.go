@@ -105,11 +105,7 @@ func (s State) Hyper(path, name string) (float64, error) {
 					return v, nil
 				}
 			}
-			var names []string
-			for _, r := range gr.variants[m.variant] {
-				names = hyperNames(names, r.rule)
-			}
-			return 0, errorf("Hyper: no rule training %q has a hyperparameter %q%s", path, name, wantOneOf(names))
+			return 0, errorf("Hyper: no rule training %q has a hyperparameter %q%s", path, name, wantOneOf(gr.variantHyperNames(nil, m)))
 		}
 	}
 	return 0, errorf("Hyper: leaf %q has no rule, want a leaf that a rule trains", path)
@@ -126,7 +122,7 @@ func (p *plan) adjusted(h Hyper, under []string) (*plan, error) {
 			}
 		}
 	}
-	known = slices.Compact(slices.Sorted(slices.Values(known)))
+	known = sortedUnique(known)
 	if !slices.Contains(known, h.Name) {
 		return nil, errorf("Adjust: no rule has a hyperparameter %q (the rules have: %s)", h.Name, strings.Join(known, ", "))
 	}
@@ -185,12 +181,9 @@ func (p *plan) adjusted(h Hyper, under []string) (*plan, error) {
 	if changed == 0 {
 		var names []string
 		for gi := range p.groups {
-			gr := &p.groups[gi]
-			for _, m := range gr.members {
+			for _, m := range p.groups[gi].members {
 				if selected(m) {
-					for _, r := range gr.variants[m.variant] {
-						names = hyperNames(names, r.rule)
-					}
+					names = p.groups[gi].variantHyperNames(names, m)
 				}
 			}
 		}
@@ -255,7 +248,7 @@ func (gr *group) compact() {
 // wantOneOf is ", want one of: " and the sorted distinct names, or a note
 // that there are none: what a hyperparameter's name should have been.
 func wantOneOf(names []string) string {
-	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	names = sortedUnique(names)
 	if len(names) == 0 {
 		return " (they have none)"
 	}

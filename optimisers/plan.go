@@ -249,6 +249,20 @@ func hyperFields(t reflect.Type, name string) []int {
 	return idx
 }
 
+// variantHyperNames appends the hyperparameter names of the rules that
+// train member m (its variant's rules) to dst.
+func (gr *group) variantHyperNames(dst []string, m member) []string {
+	for _, r := range gr.variants[m.variant] {
+		dst = hyperNames(dst, r.rule)
+	}
+	return dst
+}
+
+// sortedUnique sorts names and drops repeats, for a message listing them.
+func sortedUnique(names []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(names)))
+}
+
 // hyperNames appends the hyperparameter names of r (chains and wrappers
 // included) to dst.
 func hyperNames(dst []string, r Rule) []string {

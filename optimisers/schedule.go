@@ -297,7 +297,7 @@ func (r ScheduledRule) Validate() error {
 		return errorf("Scheduled %q: %w", r.Name, err)
 	}
 	if _, ok := hyper(r.Rule, r.Name); !ok {
-		names := slices.Compact(slices.Sorted(slices.Values(hyperNames(nil, r.Rule))))
+		names := sortedUnique(hyperNames(nil, r.Rule))
 		return errorf("Scheduled %q: no rule inside has a hyperparameter %q (it has: %s)", r.Name, r.Name, strings.Join(names, ", "))
 	}
 	first, _ := withHyper(r.Rule, r.Name, r.Schedule.At(1))
