@@ -295,9 +295,7 @@ func TestCheckpointErrors(t *testing.T) {
 	start := len(data) - 4*clay.Len() + 4*meta.Offset
 	bad := slices.Clone(data)
 	bad[start+4*3+1] = 0x7f
-	if err := load(bad, rule, lay); err == nil || !strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "want an integer 0…255") {
-		t.Errorf("a non-byte value: %v", err)
-	}
+	wanterr.Mentions(t, load(bad, rule, lay), "corrupt", "want an integer 0…255") // a non-byte value
 	bad = slices.Clone(data)
 	bad[start] = '['
 	if err := load(bad, rule, lay); err == nil || !strings.Contains(err.Error(), "corrupt") {
