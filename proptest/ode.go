@@ -317,7 +317,10 @@ type ODEGradCheck struct {
 //     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m) against
 //     the others on the adaptive solve at rtol Tol, with steps landing on
 //     the save times (TStops): against DiscreteAdjoint when m is explicit,
-//     else against ForwardSensitivity.
+//     else against ForwardSensitivity. ForwardSensitivity builds its
+//     right-hand side from VJP rows or Jac and ParamJac when it can, so
+//     with prob.JVP set it also runs once on prob without VJP and
+//     ParamJac ("JVP columns"), so that a wrong JVP cannot pass unused.
 //
 // Each comparison is ‖a − b‖∞ ≤ tol·max(‖b‖∞, 1e-2) over (dL/dp, dL/du0).
 func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], c ODEGradCheck) {
@@ -354,30 +357,44 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	opts := append([]ode.Option{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.Options...)
 	var ref []float64
 	var refName string
-	methods := []ode.Sensitivity{}
+	type method struct {
+		name string
+		s    ode.Sensitivity
+		prob ode.Problem[F]
+	}
+	methods := []method{}
+	add := func(s ode.Sensitivity, p ode.Problem[F], suffix string) {
+		methods = append(methods, method{s.Name() + suffix, s, p})
+	}
 	if explicit && prob.VJP != nil {
-		methods = append(methods, ode.DiscreteAdjoint{})
+		add(ode.DiscreteAdjoint{}, prob, "")
 	}
 	if prob.JVP != nil {
-		methods = append(methods, ode.ForwardSensitivity{})
+		add(ode.ForwardSensitivity{}, prob, "")
+		if prob.VJP != nil || prob.ParamJac != nil {
+			columns := prob
+			columns.VJP, columns.ParamJac = nil, nil
+			add(ode.ForwardSensitivity{}, columns, " (JVP columns)")
+		}
 	}
 	if prob.VJP != nil {
-		methods = append(methods, ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 4})
+		add(ode.InterpolatingAdjoint{}, prob, "")
+		add(ode.InterpolatingAdjoint{Checkpoints: 4}, prob, " (4 checkpoints)")
 	}
 	for _, s := range methods {
-		g, err := ode.Gradient(ctx, prob, m, loss, s, opts...)
+		g, err := ode.Gradient(ctx, s.prob, m, loss, s.s, opts...)
 		if err != nil {
-			t.Fatalf("CheckODEGradient: %s with %s: %v", s.Name(), m.Name(), err)
+			t.Fatalf("CheckODEGradient: %s with %s: %v", s.name, m.Name(), err)
 			return
 		}
 		v := flatGrad(g)
 		if ref == nil {
-			ref, refName = v, s.Name()
+			ref, refName = v, s.name
 			continue
 		}
 		if e := relInf(v, ref); e > agree*tol {
 			t.Errorf("CheckODEGradient: %s and %s (%s, rtol %g) differ by %.3g relative (> %g):\n  %s %v\n  %s %v",
-				s.Name(), refName, m.Name(), tol, e, agree*tol, s.Name(), v, refName, ref)
+				s.name, refName, m.Name(), tol, e, agree*tol, s.name, v, refName, ref)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package proptest_test
 
 import (
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -67,6 +68,92 @@ func TestODEGradientsOfRecordedProblems(t *testing.T) {
 			t.Fatal(err)
 		}
 		proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+	}
+}
+
+// A derivative off by 1e-4 relative, in the state or parameter part of the
+// VJP or the JVP, is reported: the finite differences catch a wrong VJP,
+// the agreement between methods a wrong JVP (which ForwardSensitivity of
+// this one-state problem uses only when made to: "JVP columns").
+func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
+	const off = 1 + 1e-4
+	scaled := func(xs []float64) {
+		for i := range xs {
+			xs[i] *= off
+		}
+	}
+	tests := []struct {
+		name  string
+		wrong func(ode.Problem[float64]) ode.Problem[float64]
+		want  string
+	}{
+		{"VJP, state part", func(p ode.Problem[float64]) ode.Problem[float64] {
+			vjp := p.VJP
+			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
+				d := make([]float64, len(du))
+				vjp(d, dp, w, u, q, t)
+				scaled(d)
+				for i := range du {
+					du[i] += d[i]
+				}
+			}
+			return p
+		}, "finite differences"},
+		{"VJP, parameter part", func(p ode.Problem[float64]) ode.Problem[float64] {
+			vjp := p.VJP
+			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
+				var d []float64
+				if dp != nil {
+					d = make([]float64, len(dp))
+				}
+				vjp(du, d, w, u, q, t)
+				scaled(d)
+				for k := range d {
+					dp[k] += d[k]
+				}
+			}
+			return p
+		}, "finite differences"},
+		{"JVP, state part", func(p ode.Problem[float64]) ode.Problem[float64] {
+			jvp := p.JVP
+			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
+				v = append([]float64(nil), v...)
+				scaled(v)
+				jvp(jv, u, v, q, dp, t)
+			}
+			return p
+		}, "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
+		{"JVP, parameter part", func(p ode.Problem[float64]) ode.Problem[float64] {
+			jvp := p.JVP
+			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
+				if dp != nil {
+					dp = append([]float64(nil), dp...)
+					scaled(dp)
+				}
+				jvp(jv, u, v, q, dp, t)
+			}
+			return p
+		}, "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
+	}
+	c := recordedODECase
+	right := run(func(t proptest.T) {
+		proptest.CheckODEGradient(t, c.Problem64(), ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+	})
+	if len(right.errors) > 0 {
+		t.Fatalf("the right rules failed: %v", right.errors)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(func(t proptest.T) {
+				proptest.CheckODEGradient(t, tt.wrong(c.Problem64()), ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+			})
+			if len(r.errors) == 0 {
+				t.Fatal("a derivative off by 1e-4 passed")
+			}
+			if !strings.Contains(strings.Join(r.errors, "\n"), tt.want) {
+				t.Errorf("no report names %q: %v", tt.want, r.errors)
+			}
+		})
 	}
 }
 
