@@ -59,16 +59,24 @@ func TestODEGradientsOfRecordedProblems(t *testing.T) {
 		for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.DP5()} {
 			proptest.CheckODEGradient(t, c.Problem64(), m, proptest.Loss[float64](c), proptest.ODEGradCheck{})
 		}
-		u0 := make([]float32, c.N)
-		for i, v := range c.U0 {
-			u0[i] = float32(v)
-		}
-		prob, err := ode.ADProblem(c.RHS(), u0, 0, c.T1, c.P)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+		checkAsADProblem(t, c)
 	}
+}
+
+// checkAsADProblem checks c written with ad ops (ode.ADProblem, float32
+// state) with Tsit5.
+func checkAsADProblem(t proptest.T, c proptest.ODECase) {
+	t.Helper()
+	u0 := make([]float32, c.N)
+	for i, v := range c.U0 {
+		u0[i] = float32(v)
+	}
+	prob, err := ode.ADProblem(c.RHS(), u0, 0, c.T1, c.P)
+	if err != nil {
+		t.Fatalf("ADProblem: %v", err)
+		return
+	}
+	proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
 }
 
 // A derivative off by 1e-4 relative, in the state or parameter part of the
@@ -77,9 +85,46 @@ func TestODEGradientsOfRecordedProblems(t *testing.T) {
 // this one-state problem uses only when made to: "JVP columns").
 func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 	const off = 1 + 1e-4
-	scaled := func(xs []float64) {
-		for i := range xs {
-			xs[i] *= off
+	scaled := func(xs []float64, by float64) []float64 {
+		if xs == nil {
+			return nil
+		}
+		ys := make([]float64, len(xs))
+		for i, x := range xs {
+			ys[i] = x * by
+		}
+		return ys
+	}
+	// wrongVJP scales the VJP's state part by su and its parameter part
+	// by sp; wrongJVP the JVP's state direction by sv and parameter
+	// direction by sp.
+	wrongVJP := func(su, sp float64) func(ode.Problem[float64]) ode.Problem[float64] {
+		return func(p ode.Problem[float64]) ode.Problem[float64] {
+			vjp := p.VJP
+			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
+				d := make([]float64, len(du))
+				var e []float64
+				if dp != nil {
+					e = make([]float64, len(dp))
+				}
+				vjp(d, e, w, u, q, t)
+				for i, x := range scaled(d, su) {
+					du[i] += x
+				}
+				for k, x := range scaled(e, sp) {
+					dp[k] += x
+				}
+			}
+			return p
+		}
+	}
+	wrongJVP := func(sv, sp float64) func(ode.Problem[float64]) ode.Problem[float64] {
+		return func(p ode.Problem[float64]) ode.Problem[float64] {
+			jvp := p.JVP
+			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
+				jvp(jv, u, scaled(v, sv), q, scaled(dp, sp), t)
+			}
+			return p
 		}
 	}
 	tests := []struct {
@@ -87,60 +132,20 @@ func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 		wrong func(ode.Problem[float64]) ode.Problem[float64]
 		want  string
 	}{
-		{"VJP, state part", func(p ode.Problem[float64]) ode.Problem[float64] {
-			vjp := p.VJP
-			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
-				d := make([]float64, len(du))
-				vjp(d, dp, w, u, q, t)
-				scaled(d)
-				for i := range du {
-					du[i] += d[i]
-				}
-			}
-			return p
-		}, "finite differences"},
-		{"VJP, parameter part", func(p ode.Problem[float64]) ode.Problem[float64] {
-			vjp := p.VJP
-			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
-				var d []float64
-				if dp != nil {
-					d = make([]float64, len(dp))
-				}
-				vjp(du, d, w, u, q, t)
-				scaled(d)
-				for k := range d {
-					dp[k] += d[k]
-				}
-			}
-			return p
-		}, "finite differences"},
-		{"JVP, state part", func(p ode.Problem[float64]) ode.Problem[float64] {
-			jvp := p.JVP
-			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
-				v = append([]float64(nil), v...)
-				scaled(v)
-				jvp(jv, u, v, q, dp, t)
-			}
-			return p
-		}, "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
-		{"JVP, parameter part", func(p ode.Problem[float64]) ode.Problem[float64] {
-			jvp := p.JVP
-			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
-				if dp != nil {
-					dp = append([]float64(nil), dp...)
-					scaled(dp)
-				}
-				jvp(jv, u, v, q, dp, t)
-			}
-			return p
-		}, "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
+		{"VJP, state part", wrongVJP(off, 1), "finite differences"},
+		{"VJP, parameter part", wrongVJP(1, off), "finite differences"},
+		{"JVP, state part", wrongJVP(off, 1), "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
+		{"JVP, parameter part", wrongJVP(1, off), "ForwardSensitivity (JVP columns) and DiscreteAdjoint"},
 	}
 	c := recordedODECase
-	right := run(func(t proptest.T) {
-		proptest.CheckODEGradient(t, c.Problem64(), ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
-	})
-	if len(right.errors) > 0 {
-		t.Fatalf("the right rules failed: %v", right.errors)
+	// The wrappers with factors 1 pass: what is caught is the factor.
+	for _, right := range []ode.Problem[float64]{c.Problem64(), wrongVJP(1, 1)(c.Problem64()), wrongJVP(1, 1)(c.Problem64())} {
+		r := run(func(t proptest.T) {
+			proptest.CheckODEGradient(t, right, ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+		})
+		if len(r.errors) > 0 {
+			t.Fatalf("the right rules failed: %v", r.errors)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,16 +180,7 @@ func TestODEGradientsOfRandomProblemsRosenbrock(t *testing.T) {
 // finite differences, to float32 accuracy.
 func TestODEGradientsOfRandomADProblems(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := proptest.ODECases().Draw(t, "case")
-		u0 := make([]float32, c.N)
-		for i, v := range c.U0 {
-			u0[i] = float32(v)
-		}
-		prob, err := ode.ADProblem(c.RHS(), u0, 0, c.T1, c.P)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+		checkAsADProblem(t, proptest.ODECases().Draw(t, "case"))
 	})
 }
 
