@@ -253,3 +253,27 @@ func TestADCheckersRejectOptionsThatDoNotApply(t *testing.T) {
 		}
 	}
 }
+
+// f = 1000·Σθ³ at θ = 0 has a zero gradient, but its central differences
+// along a coordinate are 1000·h², 0.1 and 0.009 at the default steps, both
+// outside the tolerance: only the Richardson extrapolation of the two,
+// exact for a cubic, agrees. A wrong VJP (×1.5, at θ = 0.05) still fails,
+// and the report gives the extrapolation too.
+func TestCheckGradExtrapolatesPastALargeThirdDerivative(t *testing.T) {
+	steep := func(c *wrongcube.Cube) func(ad.Var) ad.Var {
+		return func(p ad.Var) ad.Var { return ad.Scale(ad.Sum(ad.Apply(c, ad.Attrs{}, p)), 1000) }
+	}
+	zero := []float32{0, 0, 0}
+	if r := run(func(t proptest.T) { proptest.CheckGrad(t, steep(wrongcube.New(1, 1, 1)), zero) }); len(r.errors) > 0 {
+		t.Errorf("a right gradient failed: %v", r.errors)
+	}
+	r := run(func(t proptest.T) { proptest.CheckGrad(t, steep(wrongcube.New(1.5, 1, 1)), []float32{0.05, 0.05, 0.05}) })
+	if len(r.errors) == 0 {
+		t.Fatal("a VJP scaled by 1.5 passed")
+	}
+	for _, want := range []string{"at step 0.01", "at step 0.003", "Richardson extrapolation"} {
+		if !strings.Contains(r.errors[0], want) {
+			t.Errorf("the report %q does not mention %q", r.errors[0], want)
+		}
+	}
+}
