@@ -267,7 +267,9 @@ func TestCheckGradExtrapolatesPastALargeThirdDerivative(t *testing.T) {
 	if r := run(func(t proptest.T) { proptest.CheckGrad(t, steep(wrongcube.New(1, 1, 1)), zero) }); len(r.errors) > 0 {
 		t.Errorf("a right gradient failed: %v", r.errors)
 	}
-	r := run(func(t proptest.T) { proptest.CheckGrad(t, steep(wrongcube.New(1.5, 1, 1)), []float32{0.05, 0.05, 0.05}) })
+	r := run(func(t proptest.T) {
+		proptest.CheckGrad(t, steep(wrongcube.New(1.5, 1, 1)), []float32{0.05, 0.05, 0.05})
+	})
 	if len(r.errors) == 0 {
 		t.Fatal("a VJP scaled by 1.5 passed")
 	}
