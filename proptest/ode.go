@@ -291,8 +291,9 @@ type ODEGradCheck struct {
 	// (default 64); FDTol its tolerance, relative to the largest gradient
 	// component (default 1e-6 for float64 states, 3e-3 for float32). A
 	// float32 solve's rounding, about ε₃₂·|L|/δ, is in its finite
-	// differences: over 8 000 random ad problems and networks they were
-	// up to 8.2e-4 from DiscreteAdjoint. In a case 4.7e-4 apart,
+	// differences: with these defaults, 2 300 random ad problems and
+	// 2 300 networks were up to 3.2e-4 and 8.5e-4 from DiscreteAdjoint
+	// (medians 2.2e-5 and 5.8e-5). In a case 4.7e-4 apart,
 	// DiscreteAdjoint was within 2e-7 of the float64 gradient and the
 	// finite differences 1.2e-3 off in one component.
 	Steps int
