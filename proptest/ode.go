@@ -322,6 +322,8 @@ type ODEGradCheck struct {
 //     right-hand side from VJP rows or Jac and ParamJac when it can, so
 //     with prob.JVP set it also runs once on prob without VJP and
 //     ParamJac ("JVP columns"), so that a wrong JVP cannot pass unused.
+//     A problem that supports fewer than two methods is a fatal error:
+//     there would be nothing to compare.
 //
 // Each comparison is ‖a − b‖∞ ≤ tol·max(‖b‖∞, 1e-2) over (dL/dp, dL/du0).
 func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], c ODEGradCheck) {
@@ -381,6 +383,16 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	if prob.VJP != nil {
 		add(ode.InterpolatingAdjoint{}, prob, "")
 		add(ode.InterpolatingAdjoint{Checkpoints: 4}, prob, " (4 checkpoints)")
+	}
+	if len(methods) < 2 {
+		// Only reachable with a stiff m (an explicit one needed VJP for
+		// DiscreteAdjoint above): one method, or none, checks nothing.
+		have := "no sensitivity method"
+		if len(methods) == 1 {
+			have = "only " + methods[0].name
+		}
+		t.Fatalf("CheckODEGradient: with %s this problem supports %s, so there is nothing to check it against; want Problem.VJP too (ode.ADDerivs and ode.ADProblem give JVP and VJP)", m.Name(), have)
+		return
 	}
 	for _, s := range methods {
 		g, err := ode.Gradient(ctx, s.prob, m, loss, s.s, opts...)

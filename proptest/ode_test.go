@@ -162,6 +162,38 @@ func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 	}
 }
 
+// With a stiff method, a problem without VJP supports one sensitivity
+// method or none: the check is a fatal error naming what is missing, not
+// a pass that compared nothing.
+func TestCheckODEGradientNeedsTwoMethods(t *testing.T) {
+	c := recordedODECase
+	tests := []struct {
+		name  string
+		strip func(*ode.Problem[float64])
+		want  string
+	}{
+		{"JVP only", func(p *ode.Problem[float64]) { p.VJP = nil }, "supports only ForwardSensitivity"},
+		{"neither product", func(p *ode.Problem[float64]) { p.VJP, p.JVP = nil, nil }, "supports no sensitivity method"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prob := c.Problem64()
+			tt.strip(&prob)
+			r := run(func(t proptest.T) {
+				proptest.CheckODEGradient(t, prob, ode.Rodas5P(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+			})
+			if !r.fatal || len(r.errors) != 1 {
+				t.Fatalf("want one fatal error, got fatal=%v %q", r.fatal, r.errors)
+			}
+			for _, want := range []string{tt.want, "want Problem.VJP"} {
+				if !strings.Contains(r.errors[0], want) {
+					t.Errorf("the error %q does not say %q", r.errors[0], want)
+				}
+			}
+		})
+	}
+}
+
 // Stiff methods: ForwardSensitivity and InterpolatingAdjoint (with and
 // without checkpoints) agree with Rodas5P within 30× rtol: the largest
 // difference seen over 10 000 cases was 17× (1.75e-7 at rtol 1e-8); Rodas5P
