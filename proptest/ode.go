@@ -526,7 +526,7 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		lp, a = at(δ / 2)
 		lm, b = at(-δ / 2)
 		d2 := (lp - lm) / (a - b)
-		return (4*d2 - d1) / 3
+		return richardson(d1, d2, 2)
 	}
 	// The starting step suits the loss's rounding, not its curvature: a
 	// loss that bends sharply (dL/du0 = 50 on L ≈ 1) is off by 1e-3 at
