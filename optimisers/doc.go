@@ -111,10 +111,12 @@
 //
 // # Minimize
 //
-// Minimize runs gonum/optimize on a float32 objective (FromAD adapts one
-// written with ad ops). A failed line search at a minimum that float32
-// cannot improve is status Float32Converged with a nil error; the default
-// stopping rule is Float32Converge.
+// Minimize runs gonum/optimize on a float32 Objective (FromAD adapts one
+// written with ad ops). An objective returns an error when it fails; the
+// error stops the run and is the cause of Minimize's error. A failed line
+// search at a minimum that float32 cannot improve is status
+// Float32Converged with a nil error; the default stopping rule is
+// Float32Converge.
 //
 // # Training loop and speed
 //

@@ -3,32 +3,36 @@ package optimisers
 import (
 	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"weak"
 
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/flatkit/flatkit/ad"
 )
 
+// Objective is a loss over the flat parameter vector θ, the form Minimize
+// takes. It returns the loss at θ and, when grad is non-nil, fills grad
+// (of len(θ)) with the gradient. Gradient-free methods (NelderMead,
+// CmaEsChol, GuessAndCheck) pass a nil grad, so an objective used with them
+// must allow one; FromAD's does, and then skips the backward sweep. An
+// objective must not keep θ or grad: Minimize reuses both buffers for every
+// evaluation. Minimize calls it from one goroutine at a time, though not
+// necessarily the caller's. A non-nil error means the evaluation failed;
+// the loss is then ignored.
+type Objective func(θ, grad []float32) (float64, error)
+
 // Minimize minimises an objective over the flat parameter vector θ with a
 // gonum/optimize method (LBFGS, BFGS, CG, NelderMead, …) and writes the best
 // point found into θ.
 //
-// fg(θ, grad) returns the loss at θ and, when grad is non-nil, fills grad
-// (of len(θ)) with the gradient. Gradient-free methods (NelderMead,
-// CmaEsChol, GuessAndCheck) call fg with grad == nil, so an objective used
-// with them must allow a nil grad; FromAD's does, and then skips the
-// backward sweep. fg must not keep θ or grad: they are buffers that Minimize
-// reuses for every evaluation. fg is called from one goroutine at a time,
-// though not necessarily the caller's.
+// fg is called as the Objective type says. An error of fg stops the run:
+// Minimize returns it, wrapped with the number of the evaluation, so
+// errors.Is and errors.As reach it. Minimize stops the run through gonum's
+// Problem.Status hook, which gonum checks after every evaluation.
 //
 // method nil means &optimize.LBFGS{}. A method value carries its run's
-// state, so do not share one between concurrent calls. settings holds at
-// most one *optimize.Settings; none, or nil, means gonum's defaults.
+// state, so do not share one between concurrent calls. settings nil means
+// gonum's defaults; Minimize never modifies *settings.
 // Settings.Concurrent above 1 is an error: fg is not assumed to be safe for
 // concurrent use. A method that needs more than a gradient (optimize.Newton
 // needs a Hessian) is an error.
@@ -63,9 +67,10 @@ import (
 // objective.
 //
 // Result: Minimize returns gonum's Result (X, F and Gradient in float64,
-// Stats, Status) and gonum's error, unchanged, except that a NaN loss, or a
-// NaN or infinite entry of the gradient at a finite loss, stops the run with
-// an error naming the evaluation (and the index) that produced it.
+// Stats, Status) and gonum's error, unchanged, except that an error of fg,
+// a NaN loss, or a NaN or infinite entry of the gradient at a finite loss,
+// stops the run with an error naming the evaluation (and the index) that
+// produced it.
 //
 // θ after the run: whenever gonum reports a point with a finite loss
 // (Result.F and Result.X finite), θ holds Result.X rounded to float32: the
@@ -77,7 +82,7 @@ import (
 // the start, θ is unchanged. Errors found before the run (nil fg, empty or non-finite θ,
 // bad settings, an unsuited method) leave θ unchanged and return a nil
 // Result.
-func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize.Method, settings ...*optimize.Settings) (*optimize.Result, error) {
+func Minimize(fg Objective, θ []float32, method optimize.Method, settings *optimize.Settings) (*optimize.Result, error) {
 	if fg == nil {
 		return nil, errorf("Minimize: the objective fg is nil")
 	}
@@ -89,17 +94,10 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 			return nil, errorf("Minimize: θ[%d] is %v; the start must be finite", i, v)
 		}
 	}
-	var set *optimize.Settings
-	switch len(settings) {
-	case 0:
-	case 1:
-		set = settings[0]
-	default:
-		return nil, errorf("Minimize: got %d Settings; want at most one", len(settings))
+	if settings != nil && settings.Concurrent > 1 {
+		return nil, errorf("Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", settings.Concurrent)
 	}
-	if set != nil && set.Concurrent > 1 {
-		return nil, errorf("Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
-	}
+	set := settings
 	if set == nil || set.Converger == nil {
 		s := optimize.Settings{}
 		if set != nil {
@@ -198,7 +196,7 @@ func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64
 // the loss and then the gradient at the same point; the gradient computed
 // with the loss is cached with its point and handed out on the second call.
 type minimizeBridge struct {
-	fg     func(θ, grad []float32) float64
+	fg     Objective
 	x32    []float32 // the point, as fg sees it
 	g32    []float32 // fg's gradient; nil for a gradient-free method
 	x64    []float64 // the point of the cached gradient
@@ -208,22 +206,25 @@ type minimizeBridge struct {
 	err    error     // the first failure of the objective; stops the run
 }
 
+// loss evaluates fg at x. After a failure it records the error, which
+// status hands to gonum, and returns NaN as a placeholder: gonum checks
+// status after the evaluation and stops before a method sees the value.
 func (b *minimizeBridge) loss(x []float64) float64 {
 	b.evals++
 	b.cached = false
 	for i, v := range x {
 		b.x32[i] = float32(v)
 	}
-	f := b.fg(b.x32, b.g32)
+	f, err := b.fg(b.x32, b.g32)
 	if b.err != nil {
 		return f // already failing; gonum stops at the next status check
 	}
+	if err != nil {
+		b.err = errorf("Minimize: the objective failed at evaluation %d: %w", b.evals, err)
+		return math.NaN()
+	}
 	if math.IsNaN(f) {
-		if e := fromADFailure(f); e != nil {
-			b.err = e // the tape's error, as FromAD's error function has it
-		} else {
-			b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
-		}
+		b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
 		return f
 	}
 	if b.g32 == nil {
@@ -264,85 +265,28 @@ func minimizeNotFinite(v float64) bool { return !minimizeFinite(v) }
 
 // FromAD adapts f, a function of the flat parameter vector written with ad
 // ops that returns a scalar (a single number, e.g. from ad.Sum or ad.Mean),
-// to the objective form that Minimize takes.
+// to an Objective.
 //
-// fg records f on one tape made when FromAD is called, and per evaluation
-// does Param, the forward pass, Backward (only when grad is non-nil; a nil
-// grad, as gradient-free methods pass, skips it), copies the gradient into
-// grad and Resets the tape. Once the tape's arenas have grown to f's size an
-// evaluation allocates nothing. fg is not safe for concurrent use.
+// The objective records f on one tape made when FromAD is called, and per
+// evaluation does Param, the forward pass, Backward (only when grad is
+// non-nil; a nil grad, as gradient-free methods pass, skips it), copies the
+// gradient into grad and Resets the tape. Once the tape's arenas have grown
+// to f's size an evaluation allocates nothing. The objective is not safe
+// for concurrent use.
 //
-// fg returns only a float64, so a failure inside it (an error recorded on
-// the tape, such as mismatched shapes; f returning a non-scalar, the zero
-// Var or a Var of another tape; len(grad) != len(θ)) makes it return NaN,
-// and err reports the reason: err returns the first such error of any
-// evaluation so far, or nil. The NaN is marked (in its payload bits) as
-// coming from this fg, so Minimize, which stops at the first NaN, returns
-// that error itself rather than "the objective returned NaN"; err is for
-// other callers of fg.
-func FromAD(f func(ad.Var) ad.Var) (fg func(θ, grad []float32) float64, err func() error) {
+// An evaluation fails with an error, and a zero loss, when the tape records
+// an error (such as mismatched shapes; the tape's error is the cause), when
+// f returns a non-scalar, the zero Var or a Var of another tape, or when
+// len(grad) != len(θ). The tape is reset after a failure, so the objective
+// can be called again.
+func FromAD(f func(ad.Var) ad.Var) Objective {
 	t := ad.NewTape()
-	st := &fromADState{id: fromADNext.Add(1)}
-	fromADFailures.Store(st.id, weak.Make(st))
-	runtime.AddCleanup(st, func(id uint32) { fromADFailures.Delete(id) }, st.id)
-	nan := math.Float64frombits(fromADNaN | uint64(st.id))
-	fg = func(θ, grad []float32) float64 {
+	return func(θ, grad []float32) (float64, error) {
 		t.Reset() // also recovers the tape if an earlier f panicked
-		loss, e := fromADEval(t, f, θ, grad)
+		loss, err := fromADEval(t, f, θ, grad)
 		t.Reset()
-		if e != nil {
-			st.fail(e)
-			return nan
-		}
-		return loss
+		return loss, err
 	}
-	return fg, st.first
-}
-
-// A FromAD objective that fails returns a quiet NaN whose payload carries
-// fromADTag and the objective's id, so that Minimize can find the error.
-const fromADNaN = 0x7ff8_f1a7_0000_0000
-
-var (
-	fromADNext     atomic.Uint32
-	fromADFailures sync.Map // id → weak.Pointer[fromADState]
-)
-
-type fromADState struct {
-	id  uint32
-	mu  sync.Mutex
-	err error
-}
-
-func (s *fromADState) fail(e error) {
-	s.mu.Lock()
-	if s.err == nil {
-		s.err = e
-	}
-	s.mu.Unlock()
-}
-
-func (s *fromADState) first() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// fromADFailure returns the error behind a NaN that a FromAD objective
-// returned, or nil for any other NaN.
-func fromADFailure(f float64) error {
-	bits := math.Float64bits(f)
-	if bits&^0xffff_ffff != fromADNaN {
-		return nil
-	}
-	w, ok := fromADFailures.Load(uint32(bits))
-	if !ok {
-		return nil
-	}
-	if st := w.(weak.Pointer[fromADState]).Value(); st != nil {
-		return st.first()
-	}
-	return nil
 }
 
 func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {
