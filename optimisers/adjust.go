@@ -19,24 +19,8 @@ type Hyper struct {
 // Set returns the setting of the hyperparameter name to v, for any name a
 // rule carries: "lr", "beta1", "beta2", "eps", "weight_decay", "momentum",
 // "dampening", "alpha", "rho", "max_norm", "clip_value", "ema_decay", ….
+// It is the one way to name a hyperparameter for Adjust.
 func Set(name string, v float64) Hyper { return Hyper{name, v} }
-
-// LR sets the learning rate ("lr") of every rule that has one.
-func LR(v float64) Hyper { return Hyper{"lr", v} }
-
-// Beta1 sets "beta1", the decay of Adam-like first moments.
-func Beta1(v float64) Hyper { return Hyper{"beta1", v} }
-
-// Beta2 sets "beta2", the decay of Adam-like second moments.
-func Beta2(v float64) Hyper { return Hyper{"beta2", v} }
-
-// Eps sets "eps", the term added to a denominator.
-func Eps(v float64) Hyper { return Hyper{"eps", v} }
-
-// WeightDecayRate sets "weight_decay": WeightDecay's λ and AdamW's and
-// Lion's decoupled decay. (For SGD's momentum factor use
-// Set("momentum", v); Momentum is the rule.)
-func WeightDecayRate(v float64) Hyper { return Hyper{"weight_decay", v} }
 
 // Adjust sets a hyperparameter of the running optimiser without touching its
 // state: in every rule that has it (every rule of a chain, of every PathRule),
@@ -45,8 +29,8 @@ func WeightDecayRate(v float64) Hyper { return Hyper{"weight_decay", v} }
 // The moments, counts and step counter carry on; the next update uses the
 // new value:
 //
-//	opt.Adjust(optimisers.LR(1e-4))                 // everywhere
-//	opt.Adjust(optimisers.LR(1e-5), "encoder")      // only the encoder's leaves
+//	opt.Adjust(optimisers.Set("lr", 1e-4))            // everywhere
+//	opt.Adjust(optimisers.Set("lr", 1e-5), "encoder") // only the encoder's leaves
 //	opt.Adjust(optimisers.Set("weight_decay", 0), "0.bias", "1.bias")
 //
 // Errors, which leave the optimiser as it was: a name no rule has (listing

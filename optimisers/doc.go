@@ -81,7 +81,7 @@
 //
 // opt.Freeze(path) and opt.Thaw(path) stop and resume training a leaf or a
 // group, keeping its state; Thaw also trains leaves the layout marks
-// frozen. opt.Adjust(optimisers.LR(1e-4)) changes a hyperparameter by its
+// frozen. opt.Adjust(optimisers.Set("lr", 1e-4)) changes a hyperparameter by its
 // tag name in every rule that has it, or with paths only under them, without
 // touching the moments. State has functional Freeze, Thaw and Adjust.
 //
