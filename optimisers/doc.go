@@ -31,7 +31,8 @@
 //	optimisers.Chain(optimisers.ClipGlobalNorm(1), optimisers.WeightDecay(1e-4), optimisers.Adam(1e-3))
 //
 // PyTorch's weight_decay argument is Chain(WeightDecay(λ), rule); AdamW's
-// decoupled decay is its own field.
+// and Lion's decoupled decay is a field of the rule. Weight decay has one
+// name: the field WeightDecay, the hyperparameter "weight_decay".
 //
 // # Hyperparameters
 //

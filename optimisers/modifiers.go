@@ -9,20 +9,20 @@ import (
 
 var inf = math.Inf(1)
 
-// WeightDecayRule adds L2 weight decay to the update: dx += Lambda·θ. In a
-// chain before a descent rule it is PyTorch's (coupled) weight_decay
+// WeightDecayRule adds L2 weight decay to the update: dx += WeightDecay·θ.
+// In a chain before a descent rule it is PyTorch's (coupled) weight_decay
 // argument: Chain(WeightDecay(λ), Adam(lr)) is torch.optim.Adam(lr,
 // weight_decay=λ).
 type WeightDecayRule struct {
-	Lambda float64 `hyper:"weight_decay"`
+	WeightDecay float64 `hyper:"weight_decay"`
 }
 
 // WeightDecay returns L2 weight decay with coefficient λ.
-func WeightDecay(λ float64) WeightDecayRule { return WeightDecayRule{Lambda: λ} }
+func WeightDecay(λ float64) WeightDecayRule { return WeightDecayRule{WeightDecay: λ} }
 
 func (r WeightDecayRule) Validate() error {
 	c := checks{rule: "WeightDecay"}
-	c.nonNeg("Lambda", r.Lambda)
+	c.nonNeg("WeightDecay", r.WeightDecay)
 	return c.err
 }
 
@@ -30,25 +30,25 @@ func (WeightDecayRule) Slots() int                          { return 0 }
 func (WeightDecayRule) Init(state [][]float32, θ []float32) {}
 
 func (r WeightDecayRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	λ := float32(r.Lambda)
+	λ := float32(r.WeightDecay)
 	θ = θ[:len(dx)]
 	for i := range dx {
 		dx[i] += λ * θ[i]
 	}
 }
 
-// SignDecayRule adds Lambda·sign(θ) to the update, the gradient of an L1
+// SignDecayRule adds SignDecay·sign(θ) to the update, the gradient of an L1
 // penalty (Optimisers.jl's SignDecay).
 type SignDecayRule struct {
-	Lambda float64 `hyper:"sign_decay"`
+	SignDecay float64 `hyper:"sign_decay"`
 }
 
 // SignDecay returns L1 decay with coefficient λ.
-func SignDecay(λ float64) SignDecayRule { return SignDecayRule{Lambda: λ} }
+func SignDecay(λ float64) SignDecayRule { return SignDecayRule{SignDecay: λ} }
 
 func (r SignDecayRule) Validate() error {
 	c := checks{rule: "SignDecay"}
-	c.nonNeg("Lambda", r.Lambda)
+	c.nonNeg("SignDecay", r.SignDecay)
 	return c.err
 }
 
@@ -56,7 +56,7 @@ func (SignDecayRule) Slots() int                          { return 0 }
 func (SignDecayRule) Init(state [][]float32, θ []float32) {}
 
 func (r SignDecayRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	λ := float32(r.Lambda)
+	λ := float32(r.SignDecay)
 	θ = θ[:len(dx)]
 	for i := range dx {
 		dx[i] += λ * sign32(θ[i])

@@ -81,10 +81,10 @@ type AdamWRule struct {
 	AMSGrad     bool    // keep the maximum of v (one more slot)
 }
 
-// AdamW returns AdamW with learning rate lr, decoupled weight decay wd
-// (PyTorch's default is 1e-2) and β = (0.9, 0.999), ε = 1e-8.
-func AdamW(lr, wd float64) AdamWRule {
-	return AdamWRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd}
+// AdamW returns AdamW with learning rate lr, decoupled weight decay
+// weightDecay (PyTorch's default is 1e-2) and β = (0.9, 0.999), ε = 1e-8.
+func AdamW(lr, weightDecay float64) AdamWRule {
+	return AdamWRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: weightDecay}
 }
 
 func (r AdamWRule) Validate() error {
