@@ -104,10 +104,11 @@
 // up and its schedules' values, which Load compares with its rule: a
 // changed schedule or hyperparameter is an error naming it.
 //
-// SaveCheckpoint(path, Checkpoint{Layout, Params, Opt, StateLayout, State})
+// SaveCheckpoint(w, Checkpoint{Layout, Params, Opt, StateLayout, State})
 // writes θ, the optimiser and optionally the model's state (BatchNorm's
-// running statistics) in one atomic safetensors file ("params.*",
-// "optimiser.*", "state.*"); LoadCheckpoint reads it back. Train numbers its
+// running statistics) in one safetensors file ("params.*", "optimiser.*",
+// "state.*"); LoadCheckpoint(r, …) reads it back. SaveCheckpointFile and
+// LoadCheckpointFile take a path, and SaveCheckpointFile writes atomically. Train numbers its
 // steps on from the optimiser's, so a resumed run continues its numbering.
 //
 // # Minimize

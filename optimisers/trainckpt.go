@@ -29,32 +29,33 @@ type Checkpoint struct {
 	State       []float32
 }
 
-// SaveCheckpoint writes c to the file at path in one atomic write
-// (layout.SaveFile: temp file, fsync, rename), so the parameters, the
-// optimiser and the state always come from the same step. The file is
-// safetensors, readable by any safetensors tool: "params.<path>" is θ by
-// its layout paths, "optimiser.slot<k>.<path>" the optimiser's state
-// vectors, "optimiser.optimiser" its document (step, rule, hyperparameters,
+// SaveCheckpoint writes c to w as a safetensors file, readable by any
+// safetensors tool: "params.<path>" is θ by its layout paths,
+// "optimiser.slot<k>.<path>" the optimiser's state vectors,
+// "optimiser.optimiser" its document (step, rule, hyperparameters,
 // schedules; see Load), and "state.<path>" the model state.
-func SaveCheckpoint(path string, c Checkpoint) error {
-	clay, data, err := c.encode("SaveCheckpoint")
-	if err != nil {
-		return err
-	}
-	if err := layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return errorf("SaveCheckpoint: %w", err)
-	}
-	return nil
+func SaveCheckpoint(w io.Writer, c Checkpoint) error { return c.save(w, "SaveCheckpoint", "") }
+
+// SaveCheckpointFile writes c to the file at path as SaveCheckpoint does,
+// in one atomic write (layout.SaveFile: temp file, fsync, rename), so the
+// parameters, the optimiser and the state always come from the same step.
+func SaveCheckpointFile(path string, c Checkpoint) error {
+	return c.save(nil, "SaveCheckpointFile", path)
 }
 
-// WriteCheckpoint writes c to w as SaveCheckpoint writes its file.
-func WriteCheckpoint(w io.Writer, c Checkpoint) error {
-	clay, data, err := c.encode("WriteCheckpoint")
+// save writes c to w, or to the file at path if w is nil.
+func (c Checkpoint) save(w io.Writer, op, path string) error {
+	clay, data, err := c.encode(op)
 	if err != nil {
 		return err
 	}
-	if err := layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return errorf("WriteCheckpoint: %w", err)
+	if w == nil {
+		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint))
+	} else {
+		err = layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint))
+	}
+	if err != nil {
+		return errorf("%s: %w", op, err)
 	}
 	return nil
 }
@@ -129,24 +130,24 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 	return clay, data, nil
 }
 
-// LoadCheckpoint reads a checkpoint written by SaveCheckpoint: θ into
-// c.Params (laid out by c.Layout), the model state into c.State if
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint from r: θ
+// into c.Params (laid out by c.Layout), the model state into c.State if
 // c.StateLayout is set, and returns the optimiser for rule, which continues
 // exactly where the saved one was (see Load: the same rule, hyperparameters
 // and schedules, or an error naming what differs). Errors name what differs
 // or what is wrong; on error c.Params and c.State are unchanged.
-func LoadCheckpoint(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errorf("LoadCheckpoint: %w", err)
-	}
-	defer f.Close()
-	return readCheckpoint(f, "LoadCheckpoint "+path, rule, c)
+func LoadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
+	return readCheckpoint(r, "LoadCheckpoint", rule, c)
 }
 
-// ReadCheckpoint is LoadCheckpoint from r.
-func ReadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
-	return readCheckpoint(r, "ReadCheckpoint", rule, c)
+// LoadCheckpointFile is LoadCheckpoint of the file at path.
+func LoadCheckpointFile(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errorf("LoadCheckpointFile: %w", err)
+	}
+	defer f.Close()
+	return readCheckpoint(f, "LoadCheckpointFile "+path, rule, c)
 }
 
 func readCheckpoint(r io.Reader, op string, rule Rule, c Checkpoint) (*Optimiser, error) {
