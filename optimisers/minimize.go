@@ -11,77 +11,67 @@ import (
 )
 
 // Objective is a loss over the flat parameter vector θ, the form Minimize
-// takes. It returns the loss at θ and, when grad is non-nil, fills grad
-// (of len(θ)) with the gradient. Gradient-free methods (NelderMead,
-// CmaEsChol, GuessAndCheck) pass a nil grad, so an objective used with them
-// must allow one; FromAD's does, and then skips the backward sweep. An
-// objective must not keep θ or grad: Minimize reuses both buffers for every
-// evaluation. Minimize calls it from one goroutine at a time, though not
-// necessarily the caller's. A non-nil error means the evaluation failed;
-// the loss is then ignored.
+// takes. It returns the loss at θ. When grad is non-nil, it also fills grad
+// with the gradient; grad has len(θ). Gradient-free methods such as
+// NelderMead pass a nil grad, so an objective used with them must allow
+// one. FromAD's does, and then skips the backward sweep.
+//
+// An objective must not keep θ or grad: Minimize reuses both buffers for
+// every evaluation. Minimize calls it from one goroutine at a time, though
+// not necessarily the caller's. A non-nil error means the evaluation
+// failed, and the loss is then ignored.
 type Objective func(θ, grad []float32) (float64, error)
 
-// Minimize minimises an objective over the flat parameter vector θ with a
-// gonum/optimize method (LBFGS, BFGS, CG, NelderMead, …) and writes the best
-// point found into θ.
+// Minimize minimises fg over the flat parameter vector θ with a
+// gonum/optimize method and writes the best point found into θ. Methods
+// include LBFGS, BFGS, CG and NelderMead.
 //
-// fg is called as the Objective type says. An error of fg stops the run:
-// Minimize returns it, wrapped with the number of the evaluation, so
-// errors.Is and errors.As reach it. Minimize stops the run through gonum's
-// Problem.Status hook, which gonum checks after every evaluation.
+// An error of fg stops the run. Minimize returns it wrapped with the number
+// of the evaluation, so errors.Is and errors.As reach it. The run stops
+// through gonum's Problem.Status hook, which gonum checks after every
+// evaluation; fg is not called again.
 //
 // method nil means &optimize.LBFGS{}. A method value carries its run's
 // state, so do not share one between concurrent calls. settings nil means
-// gonum's defaults; Minimize never modifies *settings.
-// Settings.Concurrent above 1 is an error: fg is not assumed to be safe for
-// concurrent use. A method that needs more than a gradient (optimize.Newton
-// needs a Hessian) is an error.
+// the defaults below; Minimize never modifies *settings.
+// Settings.Concurrent above 1 is an error, because fg need not be safe for
+// concurrent use. A method that needs a Hessian, such as optimize.Newton,
+// is an error.
 //
 // Precision: gonum works in float64. Minimize rounds each point to float32
-// for fg, and widens the loss and the gradient back; the conversion buffers
+// for fg and widens the loss and the gradient back. The conversion buffers
 // are allocated once per call, so an evaluation allocates nothing beyond
-// gonum's own bookkeeping. gonum evaluates the loss and the gradient at a
-// point as two requests; Minimize answers both from one call of fg.
+// gonum's own bookkeeping. gonum asks for the loss and the gradient at a
+// point separately; Minimize answers both from one call of fg.
 //
-// Stopping at float32 precision: gonum's default stopping rules (a gradient
-// norm below 1e-12, or no decrease of 1e-10 in 100 iterations) are beyond a
-// float32 objective's reach. So when settings has no Converger (or there
-// are no settings), Minimize uses Float32Converge instead: converged when
-// the loss has not fallen by a relative 1e-6 in 20 iterations. And a run
-// of a gradient method that gonum ends with a failed line search
-// (optimize.ErrLinesearcherFailure or ErrNoProgress) is judged at its last
-// point x: Minimize evaluates the gradient once more at x + δ, δᵢ = ±2⁻¹¹·
-// max(|xᵢ|, 1) (about √ε of float32, the precision to which float32 can
-// locate a minimum), and if ‖∇f(x)‖∞ is no larger than ‖∇f(x+δ) − ∇f(x)‖∞
-// (the gradient is within what moving x by δ changes: x is within δ of the
-// minimum, and no decrease float32 can represent is left to find), the
-// run has converged: Result.Status is Float32Converged and the error nil.
-// Otherwise, far from an optimum (a wrong gradient, a discontinuity), the
-// line-search error stays, with the gradient sizes added. With no
-// settings, the 10-D Rosenbrock function from (−1.2, 1, −1.2, 1, …) (in
-// float32 ad ops through FromAD, or in float64 at the float32 point) and a
-// noise-free 3-parameter exponential least-squares fit both end this way,
-// within 5e-7 of the optimum (see ExampleMinimize_float32); set
-// Settings.GradientThreshold to stop earlier, with status
-// GradientThreshold, at a gradient size that float32 resolves for the
-// objective.
+// Stopping at float32 precision: gonum's default stopping rules are beyond
+// a float32 objective's reach. So when settings has no Converger, Minimize
+// uses Float32Converge instead. A gradient method may also end with a failed
+// line search, optimize.ErrLinesearcherFailure or ErrNoProgress. Minimize
+// then judges the last point x. It evaluates the gradient once more at
+// x + δ, with δᵢ = ±2⁻¹¹·max(|xᵢ|, 1), about √ε of float32. If ‖∇f(x)‖∞ is
+// no larger than ‖∇f(x+δ) − ∇f(x)‖∞, x is within δ of the minimum. No
+// decrease that float32 can represent is left to find, so the run has
+// converged: Result.Status is Float32Converged and the error is nil.
+// Otherwise x is far from an optimum, say by a wrong gradient or a
+// discontinuity. The line-search error then stays, with the gradient sizes
+// added. TestMinimizeFloat32ConvergedAtOptimum holds runs that end this way
+// at the optimum. To stop earlier, set Settings.GradientThreshold to a
+// gradient size that float32 resolves for the objective.
 //
-// Result: Minimize returns gonum's Result (X, F and Gradient in float64,
-// Stats, Status) and gonum's error, unchanged, except that an error of fg,
-// a NaN loss, or a NaN or infinite entry of the gradient at a finite loss,
-// stops the run with an error naming the evaluation (and the index) that
-// produced it.
+// Result: Minimize returns gonum's Result and gonum's error unchanged, with
+// one exception. An error of fg, a NaN loss, or a non-finite gradient at a
+// finite loss stops the run with an error that names the evaluation.
 //
-// θ after the run: whenever gonum reports a point with a finite loss
-// (Result.F and Result.X finite), θ holds Result.X rounded to float32: the
-// point of the last major iteration (for gonum's line-search methods the last
-// accepted step, for NelderMead the best vertex), whose loss is never above
-// the start's. This holds whether or not the run converged (Result.Status
-// may be a limit such as IterationLimit) and also when an error ended it, so
-// a failed run keeps its progress. Otherwise, when the objective failed at
-// the start, θ is unchanged. Errors found before the run (nil fg, empty or non-finite θ,
-// bad settings, an unsuited method) leave θ unchanged and return a nil
-// Result.
+// θ after the run: whenever gonum reports a point with a finite loss, θ
+// holds Result.X rounded to float32. That is the point of the last major
+// iteration, whose loss is never above the start's. For gonum's line-search
+// methods it is the last accepted step; for NelderMead, the best vertex.
+// This holds whether or not the run converged, and also when an error ended
+// it, so a failed run keeps its progress. When the objective failed at the
+// start, θ is unchanged. Errors found before the run leave θ unchanged and
+// return a nil Result: a nil fg, an empty or non-finite θ, bad settings, or
+// an unsuited method.
 func Minimize(fg Objective, θ []float32, method optimize.Method, settings *optimize.Settings) (*optimize.Result, error) {
 	if fg == nil {
 		return nil, errorf("Minimize: the objective fg is nil")
@@ -156,22 +146,22 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 }
 
 // Float32Converged is the Status of a gradient-method run whose line search
-// failed because float32 rounding left no decrease to find: the last point
-// is a minimum at float32 precision (see Minimize).
+// failed because float32 rounding left no decrease to find. The last point
+// is a minimum at float32 precision; see Minimize.
 var Float32Converged = optimize.NewStatus("Float32Converged", false, nil)
 
 // Float32Converge returns the stopping rule Minimize uses when settings
-// have no Converger: converged when the loss has not fallen by a relative
-// 1e-6 (about 8 float32 roundings; absolute 1e-30 for a loss that goes to
-// zero) in 20 major iterations.
+// have no Converger. The run has converged when the loss has not fallen by
+// a relative 1e-6 in 20 major iterations, about 8 float32 roundings. The
+// absolute 1e-30 serves a loss that goes to zero.
 func Float32Converge() *optimize.FunctionConverge {
 	return &optimize.FunctionConverge{Relative: 1e-6, Absolute: 1e-30, Iterations: 20}
 }
 
-// float32Resolution evaluates the gradient at x + δ (δᵢ = ±2⁻¹¹·max(|xᵢ|, 1),
-// signs alternating) and reports ‖g‖∞, ‖∇f(x+δ) − g‖∞, and whether the first
-// is within the second: x is then as close to a minimum as a float32
-// objective can tell.
+// float32Resolution evaluates the gradient at x + δ, with
+// δᵢ = ±2⁻¹¹·max(|xᵢ|, 1) and alternating signs. It reports ‖g‖∞,
+// ‖∇f(x+δ) − g‖∞, and whether the first is within the second. If so, x is
+// as close to a minimum as a float32 objective can tell.
 func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64, ok bool) {
 	xd := make([]float64, len(x))
 	for i, v := range x {
@@ -263,22 +253,20 @@ func (b *minimizeBridge) status() (optimize.Status, error) {
 func minimizeFinite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 func minimizeNotFinite(v float64) bool { return !minimizeFinite(v) }
 
-// FromAD adapts f, a function of the flat parameter vector written with ad
-// ops that returns a scalar (a single number, e.g. from ad.Sum or ad.Mean),
-// to an Objective.
+// FromAD adapts f to an Objective. f is a function of the flat parameter
+// vector written with ad ops, and returns a single number, for example from
+// ad.Sum or ad.Mean.
 //
-// The objective records f on one tape made when FromAD is called, and per
-// evaluation does Param, the forward pass, Backward (only when grad is
-// non-nil; a nil grad, as gradient-free methods pass, skips it), copies the
-// gradient into grad and Resets the tape. Once the tape's arenas have grown
-// to f's size an evaluation allocates nothing. The objective is not safe
-// for concurrent use.
+// The objective records f on one tape, made when FromAD is called. Per
+// evaluation it does Param, the forward pass and Backward, copies the
+// gradient into grad and Resets the tape. A nil grad skips Backward. Once
+// the tape's arenas have grown to f's size, an evaluation allocates
+// nothing. The objective is not safe for concurrent use.
 //
-// An evaluation fails with an error, and a zero loss, when the tape records
-// an error (such as mismatched shapes; the tape's error is the cause), when
-// f returns a non-scalar, the zero Var or a Var of another tape, or when
-// len(grad) != len(θ). The tape is reset after a failure, so the objective
-// can be called again.
+// An evaluation fails with an error and a zero loss in these cases: the
+// tape records an error, which is then the cause; f returns a non-scalar,
+// the zero Var or a Var of another tape; or len(grad) != len(θ). The tape
+// is reset after a failure, so the objective can be called again.
 func FromAD(f func(ad.Var) ad.Var) Objective {
 	t := ad.NewTape()
 	return func(θ, grad []float32) (float64, error) {

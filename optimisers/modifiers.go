@@ -10,9 +10,9 @@ import (
 var inf = math.Inf(1)
 
 // WeightDecayRule adds L2 weight decay to the update: dx += WeightDecay·θ.
-// In a chain before a descent rule it is PyTorch's (coupled) weight_decay
-// argument: Chain(WeightDecay(λ), Adam(lr)) is torch.optim.Adam(lr,
-// weight_decay=λ).
+// In a chain before a descent rule it is PyTorch's coupled weight_decay
+// argument. So Chain(WeightDecay(λ), Adam(lr)) is
+// torch.optim.Adam(lr, weight_decay=λ).
 type WeightDecayRule struct {
 	WeightDecay float64 `hyper:"weight_decay"`
 }
@@ -38,7 +38,7 @@ func (r WeightDecayRule) Apply(state [][]float32, θ, dx []float32, t int) {
 }
 
 // SignDecayRule adds SignDecay·sign(θ) to the update, the gradient of an L1
-// penalty (Optimisers.jl's SignDecay).
+// penalty. It is Optimisers.jl's SignDecay.
 type SignDecayRule struct {
 	SignDecay float64 `hyper:"sign_decay"`
 }
@@ -146,11 +146,15 @@ func (r ClipNormRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	}
 }
 
-// ClipGlobalNormRule rescales the whole update (every range the rule serves)
-// when its Euclidean norm exceeds Max, as torch.nn.utils.clip_grad_norm_ over
-// all parameters: dx *= Max/(‖dx‖ + 1e-6). It costs one extra pass to compute
-// the norm. The sum of squares is taken in float64. A non-finite norm leaves
-// the update alone; put SkipNonFinite in the chain to drop such steps.
+// ClipGlobalNormRule rescales the whole update when its Euclidean norm
+// exceeds Max. The whole update is every range the rule serves, as
+// torch.nn.utils.clip_grad_norm_ over all parameters:
+//
+//	dx *= Max/(‖dx‖ + 1e-6)
+//
+// It costs one extra pass to compute the norm. The sum of squares is taken
+// in float64. A non-finite norm leaves the update alone; put SkipNonFinite
+// in the chain to drop such steps.
 type ClipGlobalNormRule struct {
 	Max float64 `hyper:"max_norm"`
 }
@@ -224,11 +228,12 @@ func (r AccumGradRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	}
 }
 
-// SkipNonFiniteRule drops any update whose gradient holds a NaN or an Inf: θ,
-// the state and every counter but the optimiser's Skipped stay as they were.
-// Wherever it stands in a chain, the optimiser checks the incoming gradient g
-// (over the ranges the chain trains) before any rule runs, so rules before it
-// cannot have changed their state; by hand (ChainRule.Apply) it does nothing.
+// SkipNonFiniteRule drops any update whose gradient holds a NaN or an Inf.
+// θ, the state and every counter but the optimiser's Skipped stay as they
+// were. Wherever the rule stands in a chain, the optimiser checks the
+// incoming gradient g over the chain's ranges before any rule runs. So
+// rules before it cannot have changed their state. Used by hand, through
+// ChainRule.Apply, it does nothing.
 type SkipNonFiniteRule struct{}
 
 // SkipNonFinite returns the rule that skips non-finite gradients.

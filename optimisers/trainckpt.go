@@ -16,11 +16,11 @@ import (
 const HoldsTrainingCheckpoint = "training checkpoint"
 
 // Checkpoint is what a training checkpoint holds: the parameters θ laid out
-// by Layout, the optimiser (its state vectors, step and skip counters,
-// per-leaf counts, hyperparameters and schedules, as Optimiser.Save), and
-// optionally the model's own state (BatchNorm's running statistics, say:
-// model.StateLayout and the state buffer). SaveCheckpoint reads every field;
-// LoadCheckpoint fills Params and State and returns the optimiser.
+// by Layout, the optimiser, and optionally the model's own state. The
+// optimiser is saved as Optimiser.Save saves it. The model state is a
+// buffer and its layout, such as BatchNorm's running statistics under
+// model.StateLayout. SaveCheckpoint reads every field; LoadCheckpoint fills
+// Params and State and returns the optimiser.
 type Checkpoint struct {
 	Layout      *layout.Layout
 	Params      []float32
@@ -130,11 +130,11 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 	return clay, data, nil
 }
 
-// LoadCheckpoint reads a checkpoint written by SaveCheckpoint from r: θ
-// into c.Params (laid out by c.Layout), the model state into c.State if
-// c.StateLayout is set, and returns the optimiser for rule, which continues
-// exactly where the saved one was (see Load: the same rule, hyperparameters
-// and schedules, or an error naming what differs). Errors name what differs
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint from r. It
+// reads θ into c.Params, laid out by c.Layout, and the model state into
+// c.State if c.StateLayout is set. It returns the optimiser for rule, which
+// continues exactly where the saved one was. As for Load, rule must have
+// the saved rule's hyperparameters and schedules. Errors name what differs
 // or what is wrong; on error c.Params and c.State are unchanged.
 func LoadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
 	return readCheckpoint(r, "LoadCheckpoint", rule, c)
