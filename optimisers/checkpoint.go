@@ -290,10 +290,17 @@ func (s State) save(w io.Writer, op, path string) error {
 	for i, c := range meta {
 		data[p.slots*n+i] = float32(c)
 	}
+	return saveTo(w, path, op, clay, data, HoldsOptimiserState)
+}
+
+// saveTo writes data laid out by lay, marked as holding holds, to w with
+// layout.Save, or to the file at path with layout.SaveFile if w is nil.
+func saveTo(w io.Writer, path, op string, lay *layout.Layout, data []float32, holds string) error {
+	var err error
 	if w == nil {
-		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsOptimiserState))
+		err = layout.SaveFile(path, lay, data, layout.Holds(holds))
 	} else {
-		err = layout.Save(w, clay, data, layout.Holds(HoldsOptimiserState))
+		err = layout.Save(w, lay, data, layout.Holds(holds))
 	}
 	if err != nil {
 		return errorf("%s: %w", op, err)

@@ -314,17 +314,7 @@ func TestMinimizeErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "NaN at evaluation 30") {
 			t.Fatalf("error %v; want the NaN at evaluation 30 named", err)
 		}
-		if res == nil || math.IsNaN(res.F) {
-			t.Fatalf("result %+v; want the best point before the NaN", res)
-		}
-		for i, v := range res.X {
-			if θ[i] != float32(v) {
-				t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
-			}
-		}
-		if f := minRosenbrock64(θ, nil); !(f < f0) {
-			t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
-		}
+		minKeptProgress(t, θ, res, f0)
 	})
 
 	t.Run("non-finite gradient", func(t *testing.T) {
@@ -413,18 +403,26 @@ func TestMinimizeObjectiveError(t *testing.T) {
 			if calls != 30 {
 				t.Errorf("fg called %d times; want 30 (none after the error)", calls)
 			}
-			if res == nil || math.IsNaN(res.F) {
-				t.Fatalf("result %+v; want the best point before the error", res)
-			}
-			for i, v := range res.X {
-				if θ[i] != float32(v) {
-					t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
-				}
-			}
-			if f := minRosenbrock64(θ, nil); !(f < f0) {
-				t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
-			}
+			minKeptProgress(t, θ, res, f0)
 		})
+	}
+}
+
+// minKeptProgress checks that a run of the Rosenbrock function from a start
+// with loss f0, ended by a failure, left its best point before the failure
+// in θ and in res.
+func minKeptProgress(t *testing.T, θ []float32, res *optimize.Result, f0 float64) {
+	t.Helper()
+	if res == nil || math.IsNaN(res.F) {
+		t.Fatalf("result %+v; want the best point before the failure", res)
+	}
+	for i, v := range res.X {
+		if θ[i] != float32(v) {
+			t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
+		}
+	}
+	if f := minRosenbrock64(θ, nil); !(f < f0) {
+		t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
 	}
 }
 

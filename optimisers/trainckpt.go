@@ -49,15 +49,7 @@ func (c Checkpoint) save(w io.Writer, op, path string) error {
 	if err != nil {
 		return err
 	}
-	if w == nil {
-		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint))
-	} else {
-		err = layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint))
-	}
-	if err != nil {
-		return errorf("%s: %w", op, err)
-	}
-	return nil
+	return saveTo(w, path, op, clay, data, HoldsTrainingCheckpoint)
 }
 
 func (c *Checkpoint) check(op string, load bool) error {
