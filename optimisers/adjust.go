@@ -9,8 +9,9 @@ import (
 
 // This file: Adjust, which changes a hyperparameter of a running optimiser.
 
-// Hyper is a hyperparameter setting for Adjust: the name a rule's field is
-// tagged with (`hyper:"lr"`, PyTorch's names) and its new value.
+// Hyper is a hyperparameter setting for Adjust: a name and its new value.
+// The name is the one a rule's field is tagged with, such as `hyper:"lr"`;
+// the tags use PyTorch's names.
 type Hyper struct {
 	Name  string
 	Value float64
@@ -19,42 +20,30 @@ type Hyper struct {
 // Set returns the setting of the hyperparameter name to v, for any name a
 // rule carries: "lr", "beta1", "beta2", "eps", "weight_decay", "momentum",
 // "dampening", "alpha", "rho", "max_norm", "clip_value", "ema_decay", ….
+// It is the one way to name a hyperparameter for Adjust.
 func Set(name string, v float64) Hyper { return Hyper{name, v} }
 
-// LR sets the learning rate ("lr") of every rule that has one.
-func LR(v float64) Hyper { return Hyper{"lr", v} }
-
-// Beta1 sets "beta1", the decay of Adam-like first moments.
-func Beta1(v float64) Hyper { return Hyper{"beta1", v} }
-
-// Beta2 sets "beta2", the decay of Adam-like second moments.
-func Beta2(v float64) Hyper { return Hyper{"beta2", v} }
-
-// Eps sets "eps", the term added to a denominator.
-func Eps(v float64) Hyper { return Hyper{"eps", v} }
-
-// WeightDecayRate sets "weight_decay": WeightDecay's λ and AdamW's and
-// Lion's decoupled decay. (For SGD's momentum factor use
-// Set("momentum", v); Momentum is the rule.)
-func WeightDecayRate(v float64) Hyper { return Hyper{"weight_decay", v} }
-
-// Adjust sets a hyperparameter of the running optimiser without touching its
-// state: in every rule that has it (every rule of a chain, of every PathRule),
-// or, given paths, only in the rules training the leaves under them (a leaf,
-// a tied path or a group each), which then get their own copy of the rule.
-// The moments, counts and step counter carry on; the next update uses the
-// new value:
+// Adjust sets a hyperparameter of the running optimiser without touching
+// its state. With no paths it changes every rule that has the name: every
+// rule of a chain, and of every PathRule. Given paths, it changes only the
+// rules training the leaves under them, which then get their own copy of
+// the rule. Each path names a leaf, a tied path or a group. The moments,
+// counts and step counter carry on, and the next update uses the new
+// value:
 //
-//	opt.Adjust(optimisers.LR(1e-4))                 // everywhere
-//	opt.Adjust(optimisers.LR(1e-5), "encoder")      // only the encoder's leaves
+//	opt.Adjust(optimisers.Set("lr", 1e-4))            // everywhere
+//	opt.Adjust(optimisers.Set("lr", 1e-5), "encoder") // only the encoder's leaves
 //	opt.Adjust(optimisers.Set("weight_decay", 0), "0.bias", "1.bias")
 //
-// Errors, which leave the optimiser as it was: a name no rule has (listing
-// the names there are), a negative or NaN value (naming it), a value the
-// rule rejects (naming the rule and field), an unknown path, no rule under
-// the paths having the name, a hyperparameter that a Scheduled wrapper
-// drives, and a change that would add or remove state (RMSProp's Momentum
-// between zero and non-zero, which adds a buffer: set the rule up that way).
+// An error leaves the optimiser as it was. These are errors:
+//   - a name no rule has; the error lists the names there are;
+//   - a negative or NaN value;
+//   - a value the rule rejects; the error names the rule and the field;
+//   - an unknown path, or no rule under the paths having the name;
+//   - a hyperparameter that a Scheduled wrapper drives;
+//   - a change that would add or remove state, such as RMSProp's Momentum
+//     between zero and non-zero, which adds a buffer. Set the rule up that
+//     way instead.
 func (o *Optimiser) Adjust(h Hyper, under ...string) error {
 	p, err := o.st.plan.adjusted(h, under)
 	if err != nil {
@@ -70,10 +59,11 @@ func (s State) Adjust(h Hyper, under ...string) (State, error) {
 	return s.replan("Adjust", func(p *plan) (*plan, error) { return p.adjusted(h, under) })
 }
 
-// Hyper returns the value of the hyperparameter name in the first rule (in
-// chain order) that has it among the rules training the leaf at path (a
-// leaf or tied path), as the next update will use it: after Adjust, and for
-// a scheduled one the schedule's value at that update.
+// Hyper returns the value of the hyperparameter name as the next update
+// will use it. It looks in the rules training the leaf at path, a leaf or
+// tied path, and takes the first rule in chain order that has the name.
+// The value reflects Adjust; for a scheduled hyperparameter it is the
+// schedule's value at that update.
 func (o *Optimiser) Hyper(path, name string) (float64, error) { return o.st.Hyper(path, name) }
 
 // Hyper is Optimiser.Hyper on s.

@@ -27,13 +27,13 @@ func TestAdjustKeepsMoments(t *testing.T) {
 	r := optimisers.Adam(1e-2)
 	for step := 1; step <= 8; step++ {
 		if step == 4 {
-			if err := opt.Adjust(optimisers.LR(3e-3)); err != nil {
+			if err := opt.Adjust(optimisers.Set("lr", 3e-3)); err != nil {
 				t.Fatal(err)
 			}
 			r.LR = 3e-3
 		}
 		if step == 6 {
-			if err := opt.Adjust(optimisers.Beta2(0.99)); err != nil {
+			if err := opt.Adjust(optimisers.Set("beta2", 0.99)); err != nil {
 				t.Fatal(err)
 			}
 			r.Beta2 = 0.99
@@ -75,21 +75,21 @@ func TestAdjustUnderPath(t *testing.T) {
 	for step := 1; step <= 6; step++ {
 		switch step {
 		case 2:
-			if err := opt.Adjust(optimisers.LR(1e-3), "0"); err != nil {
+			if err := opt.Adjust(optimisers.Set("lr", 1e-3), "0"); err != nil {
 				t.Fatal(err)
 			}
 			for li, lf := range lay.Leaves() {
 				if strings.HasPrefix(lf.Path, "0.") {
-					refs[li].opt.Adjust(optimisers.LR(1e-3))
+					refs[li].opt.Adjust(optimisers.Set("lr", 1e-3))
 				}
 			}
 		case 3:
-			if err := opt.Adjust(optimisers.WeightDecayRate(0), "0.bias", "1.bias"); err != nil {
+			if err := opt.Adjust(optimisers.Set("weight_decay", 0), "0.bias", "1.bias"); err != nil {
 				t.Fatal(err)
 			}
 			for li, lf := range lay.Leaves() {
 				if strings.HasSuffix(lf.Path, ".bias") {
-					refs[li].opt.Adjust(optimisers.WeightDecayRate(0))
+					refs[li].opt.Adjust(optimisers.Set("weight_decay", 0))
 				}
 			}
 		case 5:
@@ -144,10 +144,10 @@ func TestAdjustErrors(t *testing.T) {
 		want  string
 	}{
 		{optimisers.Set("beta3", 0.1), nil, `no rule has a hyperparameter "beta3" (the rules have: alpha, eps, lr, max_norm, momentum)`},
-		{optimisers.LR(math.NaN()), nil, "lr = NaN, want a value ≥ 0"},
-		{optimisers.LR(-1e-3), nil, "lr = -0.001, want a value ≥ 0"},
-		{optimisers.LR(math.Inf(1)), nil, "RMSProp: LR = +Inf"},
-		{optimisers.LR(1e-3), []string{"2.weight"}, `"2.weight": unknown path`},
+		{optimisers.Set("lr", math.NaN()), nil, "lr = NaN, want a value ≥ 0"},
+		{optimisers.Set("lr", -1e-3), nil, "lr = -0.001, want a value ≥ 0"},
+		{optimisers.Set("lr", math.Inf(1)), nil, "RMSProp: LR = +Inf"},
+		{optimisers.Set("lr", 1e-3), []string{"2.weight"}, `"2.weight": unknown path`},
 		{optimisers.Set("momentum", 0.9), nil, "momentum = 0.9 would change optimisers.RMSPropRule's state from 1 slots to 2"},
 		{optimisers.Set("alpha", 0.5), nil, "alpha of optimisers.RMSPropRule follows a schedule"},
 	} {
@@ -165,8 +165,8 @@ func TestAdjustErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Adjust of a name the rules under the path lack.
-	wanterr.Mentions(t, by.Adjust(optimisers.Beta1(0.8), "1"), `no rule training the leaves under "1" has a hyperparameter "beta1", want one of: lr`)
-	if err := by.Adjust(optimisers.Beta1(0.8)); err != nil {
+	wanterr.Mentions(t, by.Adjust(optimisers.Set("beta1", 0.8), "1"), `no rule training the leaves under "1" has a hyperparameter "beta1", want one of: lr`)
+	if err := by.Adjust(optimisers.Set("beta1", 0.8)); err != nil {
 		t.Errorf("Adjust of a name one PathRule has: %v", err)
 	}
 	if _, err := opt.Hyper("0", "lr"); err == nil {
@@ -180,7 +180,7 @@ func TestAdjustErrors(t *testing.T) {
 	}
 	// The functional form leaves its State alone.
 	s := opt.State()
-	s2, err := s.Adjust(optimisers.LR(5e-3))
+	s2, err := s.Adjust(optimisers.Set("lr", 5e-3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +199,14 @@ func TestAdjustRepeatedly(t *testing.T) {
 	opt := mustSetup(t, optimisers.Adam(1e-2), lay)
 	θ := ramp(lay.Len(), 0.5, 1)
 	for k := range 50 {
-		if err := opt.Adjust(optimisers.LR(float64(k+1)*1e-4), "0.weight"); err != nil {
+		if err := opt.Adjust(optimisers.Set("lr", float64(k+1)*1e-4), "0.weight"); err != nil {
 			t.Fatal(err)
 		}
 		if err := opt.Update(θ, ramp(lay.Len(), 1, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := opt.Adjust(optimisers.LR(1e-3)); err != nil {
+	if err := opt.Adjust(optimisers.Set("lr", 1e-3)); err != nil {
 		t.Fatal(err)
 	}
 	for _, lf := range lay.Leaves() {
@@ -222,7 +222,7 @@ func ExampleOptimiser_Adjust() {
 	θ := []float32{1, 1, 1, 1}
 	g := []float32{1, 1, 1, 1}
 	_ = opt.Update(θ, g)
-	_ = opt.Adjust(optimisers.LR(0.01), "encoder") // only the encoder's rate
+	_ = opt.Adjust(optimisers.Set("lr", 0.01), "encoder") // only the encoder's rate
 	_ = opt.Update(θ, g)
 	fmt.Printf("%.2f\n", θ)
 	// Output: [0.89 0.89 0.80 0.80]

@@ -1,9 +1,9 @@
 package optimisers
 
-// Compile-time checks, gonum style: every rule implements Rule and the
-// optional interfaces the optimiser finds by type assertion (Fused, Global,
-// Gate, Observer, Leafwise, Validator), so a mistyped method is a build
-// error rather than a fast path or a check silently skipped.
+// Compile-time checks, gonum style. Every rule implements Rule and the
+// optional interfaces the optimiser finds by type assertion: Fused, Global,
+// Gate, Observer, Leafwise and Validator. So a mistyped method is a build
+// error, not a fast path or a check silently skipped.
 var (
 	_ Rule      = AccumGradRule{}
 	_ Gate      = AccumGradRule{}

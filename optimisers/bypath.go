@@ -17,8 +17,8 @@ type PathRule struct {
 
 // ByPathRule trains each leaf of a layout with the rule of the first
 // PathRule whose pattern matches it. Make one with ByPath and give it to
-// Setup (it cannot sit inside a Chain or Scheduled; each PathRule's rule can
-// be any chain).
+// Setup. It cannot sit inside a Chain or Scheduled, but each PathRule's
+// rule can be any chain.
 type ByPathRule struct {
 	lay   *layout.Layout
 	rules []PathRule
@@ -33,25 +33,31 @@ type ByPathRule struct {
 //		{"*", optimisers.Chain(optimisers.WeightDecay(1e-4), optimisers.Adam(1e-3))},
 //	})
 //
-// Patterns are globs over dotted layout paths: `*` matches any run of
-// characters, dots included (so "*.bias" is every bias at any depth and "*"
-// alone is every leaf), `?` matches one character, and every other character
-// matches itself. A pattern matches a leaf if it matches the leaf's path,
-// one of its tied paths (aliases count as the leaf's own), or the path of a
-// group holding either (so "encoder" matches everything under the group
-// encoder, as "encoder.*" does).
+// Patterns are globs over dotted layout paths. `*` matches any run of
+// characters, dots included, so "*.bias" is every bias at any depth and
+// "*" alone is every leaf. `?` matches one character, and every other
+// character matches itself. A pattern matches a leaf if it matches the
+// leaf's path or one of its tied paths; aliases count as the leaf's own. It
+// also matches a leaf if it matches the path of a group holding either. So
+// "encoder" matches everything under the group encoder, as "encoder.*"
+// does.
 //
-// Setup reports as errors: a leaf that is not frozen and that no pattern
-// matches (naming the leaf), a pattern that matches no leaf at all, and a
-// pattern that assigns no leaf because earlier patterns took every leaf it
-// matches (naming both), as well as a layout other than lay. A final
-// catch-all "*" may assign no leaf. A frozen leaf that no pattern matches has no rule:
-// Thaw of it is an error. Each PathRule's rule keeps its state and counts for
-// its own leaves, side by side in the same slots; a global rule such as
-// ClipGlobalNorm in one of them sees only that rule's leaves.
+// Setup reports these errors:
+//   - a leaf that is not frozen and that no pattern matches, naming the
+//     leaf;
+//   - a pattern that matches no leaf at all;
+//   - a pattern that assigns no leaf because earlier patterns took every
+//     leaf it matches, naming both;
+//   - a layout other than lay.
 //
-// By hand (outside an optimiser), Slots is the most any rule needs, and
-// Init and Apply take θ and dx of the whole layout and apply each trained
+// A final catch-all "*" may assign no leaf. A frozen leaf that no pattern
+// matches has no rule, and Thaw of it is an error. Each PathRule's rule
+// keeps its state and counts for its own leaves, side by side in the same
+// slots. A global rule such as ClipGlobalNorm in one of them sees only that
+// rule's leaves.
+//
+// By hand, outside an optimiser, Slots is the most any rule needs. Init and
+// Apply then take θ and dx of the whole layout and apply each trained
 // leaf's rule to that leaf's range.
 func ByPath(lay *layout.Layout, rules []PathRule) ByPathRule {
 	return ByPathRule{lay: lay, rules: slices.Clone(rules)}

@@ -1,17 +1,19 @@
 package optimisers
 
 // ChainRule applies its rules one after the other to the same update, as
-// Optimisers.jl's OptimiserChain does: Chain(ClipGlobalNorm(1),
-// WeightDecay(1e-4), Adam(1e-3)) clips the gradient, adds the decay term and
-// hands the result to Adam. The state slots of the rules are concatenated in
-// order.
+// Optimisers.jl's OptimiserChain does. For example, this chain clips the
+// gradient, adds the decay term and hands the result to Adam:
 //
-// Under an Optimiser a chain is flattened (chains inside chains included) and
-// each rule keeps its own count, so gates, global rules, observers and a
+//	Chain(ClipGlobalNorm(1), WeightDecay(1e-4), Adam(1e-3))
+//
+// The state slots of the rules are concatenated in order.
+//
+// Under an Optimiser a chain is flattened, chains inside chains included,
+// and each rule keeps its own count, so gates, global rules, observers and a
 // fused last rule all work as documented on their interfaces. Apply on a
-// ChainRule, for use by hand, runs the rules in order with the same t, treats
-// its range as everything for global rules, and zeroes dx when a gate holds
-// the update back.
+// ChainRule, for use by hand, runs the rules in order with the same t,
+// treats its range as everything for global rules, and zeroes dx when a gate
+// holds the update back.
 type ChainRule struct {
 	Rules []Rule
 }

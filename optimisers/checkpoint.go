@@ -81,8 +81,9 @@ type ckptSchedule struct {
 	Values []string `json:"values"`
 }
 
-// ckptSampleSteps are the steps at which schedules are compared: dense at
-// the start (warm-up, peaks), then about three per decade to 10⁷ (lengths).
+// ckptSampleSteps are the steps at which schedules are compared. They are
+// dense at the start, for warm-ups and peaks, then about three per decade
+// up to 10⁷, for lengths.
 var ckptSampleSteps = func() []int {
 	var s []int
 	for d := 1; d <= 10_000_000; d *= 10 {
@@ -289,10 +290,17 @@ func (s State) save(w io.Writer, op, path string) error {
 	for i, c := range meta {
 		data[p.slots*n+i] = float32(c)
 	}
+	return saveTo(w, path, op, clay, data, HoldsOptimiserState)
+}
+
+// saveTo writes data laid out by lay, marked as holding holds, to w with
+// layout.Save, or to the file at path with layout.SaveFile if w is nil.
+func saveTo(w io.Writer, path, op string, lay *layout.Layout, data []float32, holds string) error {
+	var err error
 	if w == nil {
-		err = layout.SaveFile(path, clay, data, layout.Holds(HoldsOptimiserState))
+		err = layout.SaveFile(path, lay, data, layout.Holds(holds))
 	} else {
-		err = layout.Save(w, clay, data, layout.Holds(HoldsOptimiserState))
+		err = layout.Save(w, lay, data, layout.Holds(holds))
 	}
 	if err != nil {
 		return errorf("%s: %w", op, err)
@@ -318,16 +326,19 @@ func slotOffsets(clay, lay *layout.Layout, k int) error {
 }
 
 // Load reads a checkpoint written by Save and returns an optimiser that
-// continues exactly where the saved one was: the same state vectors, step
-// and skip counters, per-leaf counts, frozen and thawed leaves, and the
-// hyperparameter values Adjust had set (the checkpoint's values win over
-// rule's). rule and lay must be those the saved optimiser was set up with:
-// the same rule types in the same chains (and ByPath assignment), with the
-// same non-hyperparameter fields (AMSGrad, AccumGrad's N, which schedules
-// drive what), with the same hyperparameters as set up (before Adjust) and
-// schedules that give the same values (compared at steps from 1 to 10⁷, so
-// a schedule of another length or peak is caught), and a layout with the
-// same leaves. Workers are not saved: the optimiser starts with 1.
+// continues exactly where the saved one was. It restores the state vectors,
+// the step and skip counters, the per-leaf counts and the frozen leaves. It
+// also restores the hyperparameter values Adjust had set; these win over
+// rule's.
+//
+// rule and lay must be those the saved optimiser was set up with. That
+// means the same rule types in the same chains and ByPath assignment, and
+// the same fields that are not hyperparameters, such as AMSGrad or
+// AccumGrad's N. The hyperparameters as set up, before Adjust, must be the
+// same. The schedules must drive the same names and give the same values;
+// Load compares them at steps from 1 to 10⁷, so a schedule of another
+// length or peak is caught. The layout must have the same leaves. Workers
+// are not saved: the optimiser starts with 1.
 //
 // Errors name what differs or what is wrong with the file: a truncated or
 // corrupt file, a file that is not an optimiser checkpoint, another layout,

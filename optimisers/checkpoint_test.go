@@ -42,7 +42,7 @@ func (op scenarioOp) apply(o *optimisers.Optimiser) error {
 	case "thaw":
 		return o.Thaw(op.path)
 	case "adjust":
-		return o.Adjust(optimisers.LR(op.lr), op.path)
+		return o.Adjust(optimisers.Set("lr", op.lr), op.path)
 	}
 	return nil
 }
@@ -58,7 +58,7 @@ func (op scenarioOp) applyState(s optimisers.State) (optimisers.State, error) {
 	case "thaw":
 		s2, err = s.Thaw(op.path)
 	case "adjust":
-		s2, err = s.Adjust(optimisers.LR(op.lr), op.path)
+		s2, err = s.Adjust(optimisers.Set("lr", op.lr), op.path)
 	default:
 		return s, nil
 	}

@@ -2,20 +2,21 @@ package optimisers
 
 // This file: Freeze and Thaw, which change which leaves an optimiser trains.
 
-// Freeze stops training the leaf or group at path (a tied path names its
-// leaf; "" is the whole layout): the optimiser skips its leaves until Thaw,
-// keeping their state and their counts. Freezing a frozen leaf does nothing.
-// An unknown path is an error naming it.
+// Freeze stops training the leaf or group at path. A tied path names its
+// leaf, and "" is the whole layout. The optimiser skips the leaves until
+// Thaw, keeping their state and their counts. Freezing a frozen leaf does
+// nothing. An unknown path is an error naming it.
 func (o *Optimiser) Freeze(path string) error { return o.setTrained("Freeze", path, false) }
 
-// Thaw starts (or resumes) training the leaf or group at path, including
+// Thaw starts or resumes training the leaf or group at path, including
 // leaves the layout marks frozen. A leaf trained before resumes with the
-// state and counts it had when frozen; a leaf never trained starts afresh:
-// each rule initialises its state at the leaf's first update and counts that
-// update as its first (so Adam's bias correction starts at t = 1 for it, as
-// in PyTorch for a parameter that had no gradient until then). It is an
-// error if path is unknown or a leaf under it has no rule (a frozen leaf no
-// ByPath pattern matched); then nothing changes.
+// state and counts it had when frozen. A leaf never trained starts afresh:
+// each rule initialises its state at the leaf's first update and counts
+// that update as its first. So Adam's bias correction starts at t = 1 for
+// it, as in PyTorch for a parameter that had no gradient until then.
+//
+// It is an error if path is unknown, or if a leaf under it has no rule
+// because no ByPath pattern matched it; then nothing changes.
 func (o *Optimiser) Thaw(path string) error { return o.setTrained("Thaw", path, true) }
 
 // Freeze is Optimiser.Freeze on a copy of s.

@@ -1,6 +1,7 @@
 package optimisers
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -12,28 +13,25 @@ import (
 
 func TestFromADMatchesValueAndGrad(t *testing.T) {
 	θ := []float32{0.3, -0.7, 1.1, 0.2, -1.4}
-	fg, fgErr := FromAD(minRosenbrockAD)
+	fg := FromAD(minRosenbrockAD)
 	grad := make([]float32, len(θ))
-	got := fg(θ, grad)
+	got, gotErr := fg(θ, grad)
 	wantV, wantG, err := ad.ValueAndGrad(minRosenbrockAD, θ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != float64(wantV) || !slices.Equal(grad, wantG) {
-		t.Errorf("fg = %v, %v; want %v, %v", got, grad, wantV, wantG)
+	if got != float64(wantV) || !slices.Equal(grad, wantG) || gotErr != nil {
+		t.Errorf("fg = %v, %v, %v; want %v, %v, nil", got, grad, gotErr, wantV, wantG)
 	}
-	if v := fg(θ, nil); v != float64(wantV) {
-		t.Errorf("fg with nil grad = %v; want %v", v, wantV)
-	}
-	if err := fgErr(); err != nil {
-		t.Errorf("error after good evaluations: %v", err)
+	if v, err := fg(θ, nil); v != float64(wantV) || err != nil {
+		t.Errorf("fg with nil grad = %v, %v; want %v, nil", v, err, wantV)
 	}
 }
 
 func TestFromADAllocatesNothing(t *testing.T) {
 	θ := minRosenbrockStart(10)
 	grad := make([]float32, len(θ))
-	fg, _ := FromAD(minRosenbrockAD)
+	fg := FromAD(minRosenbrockAD)
 	fg(θ, grad) // grow the tape's arenas
 	if n := testing.AllocsPerRun(100, func() { fg(θ, grad) }); n != 0 {
 		t.Errorf("FromAD evaluation allocates %v times; want 0", n)
@@ -48,7 +46,7 @@ func TestMinimizeBridgeAllocatesNothing(t *testing.T) {
 	// same point, and the status check.
 	q := newMinQuadratic(6)
 	n := 6
-	b := &minimizeBridge{fg: q.fg, x32: make([]float32, n), g32: make([]float32, n),
+	b := &minimizeBridge{fg: minPlain(q.fg), x32: make([]float32, n), g32: make([]float32, n),
 		x64: make([]float64, n), g64: make([]float64, n)}
 	x := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}
 	g := make([]float64, n)
@@ -88,52 +86,63 @@ func TestFromADErrors(t *testing.T) {
 		{"grad length", func(p ad.Var) ad.Var { return ad.Sum(p) }, make([]float32, 2), "grad has length 2, want 3 (len(θ))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fg, fgErr := FromAD(c.f)
-			if v := fg(θ, c.grad); !math.IsNaN(v) {
-				t.Errorf("fg = %v; want NaN", v)
-			}
-			err := fgErr()
+			fg := FromAD(c.f)
+			v, err := fg(θ, c.grad)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "optimisers: FromAD: ") {
 				t.Fatalf("error %v; want one containing %q", err, c.want)
 			}
-			// The first error is kept; the tape is reusable afterwards.
-			fg(θ, c.grad)
-			if fgErr() != err {
-				t.Errorf("a second failure replaced the first error")
+			if v != 0 {
+				t.Errorf("loss %v with an error; want 0", v)
+			}
+			// The tape is reusable afterwards: the same failure again.
+			if _, err2 := fg(θ, c.grad); err2 == nil || err2.Error() != err.Error() {
+				t.Errorf("second call: error %v; want %v again", err2, err)
 			}
 		})
 	}
 
-	// Minimize stops at the NaN with the tape's error itself (it used to
-	// say only "the objective returned NaN"); θ is unchanged (no finite
-	// point was reached).
-	fg, fgErr := FromAD(func(p ad.Var) ad.Var {
-		return ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+	// Minimize stops with the tape's error as the cause; θ is unchanged (no
+	// finite point was reached).
+	var tapeErr error
+	fg := FromAD(func(p ad.Var) ad.Var {
+		y := ad.Sum(ad.Add(p, p.Tape().Const(flat.Tensor{Shape: []int{4}, Data: make([]float32, 4)})))
+		tapeErr = p.Tape().Err()
+		return y
 	})
 	θ0 := slices.Clone(θ)
-	_, err := Minimize(fg, θ, nil)
-	if err == nil || err != fgErr() || !strings.Contains(err.Error(), "optimisers: FromAD: ") || !strings.Contains(err.Error(), "[3] and [4]") {
-		t.Errorf("Minimize error %v; want FromAD's error %v", err, fgErr())
+	_, err := Minimize(fg, θ, nil, nil)
+	if tapeErr == nil || !errors.Is(err, tapeErr) {
+		t.Errorf("Minimize error %v; want one wrapping the tape's error %v", err, tapeErr)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "optimisers: Minimize: the objective failed at evaluation 1: FromAD: ad: ") || !strings.Contains(err.Error(), "[3] and [4]") {
+		t.Errorf("Minimize error %v; want the evaluation, FromAD and the tape's message", err)
 	}
 	if !slices.Equal(θ, θ0) {
 		t.Errorf("θ = %v after failing at the start; want it unchanged %v", θ, θ0)
 	}
 
-	// Failing later, through a wrapper that passes the loss on: the same.
+	// Failing later, through a wrapper that passes the result on: the same.
 	calls := 0
-	fg2, fgErr2 := FromAD(func(p ad.Var) ad.Var {
+	var last error
+	fg2 := FromAD(func(p ad.Var) ad.Var {
 		if calls++; calls == 12 {
 			return ad.Square(p) // not a scalar
 		}
 		return minRosenbrockAD(p)
 	})
-	wrapped := func(θ, grad []float32) float64 { return fg2(θ, grad) }
-	_, err = Minimize(wrapped, minRosenbrockStart(4), nil)
-	if err == nil || err != fgErr2() || !strings.Contains(err.Error(), "want a single number") {
-		t.Errorf("Minimize error %v; want FromAD's error %v", err, fgErr2())
+	wrapped := func(θ, grad []float32) (float64, error) {
+		v, err := fg2(θ, grad)
+		if err != nil {
+			last = err
+		}
+		return v, err
 	}
-	// Any other NaN is still named by its evaluation.
-	_, err = Minimize(func(θ, grad []float32) float64 { return math.NaN() }, []float32{1}, nil)
+	_, err = Minimize(wrapped, minRosenbrockStart(4), nil, nil)
+	if last == nil || !errors.Is(err, last) || !strings.Contains(err.Error(), "evaluation 12: FromAD: f returned shape [4]; want a single number") {
+		t.Errorf("Minimize error %v; want one wrapping FromAD's error %v", err, last)
+	}
+	// A NaN loss with no error is still named by its evaluation.
+	_, err = Minimize(minPlain(func(θ, grad []float32) float64 { return math.NaN() }), []float32{1}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "the objective returned NaN at evaluation 1") {
 		t.Errorf("a plain NaN: %v", err)
 	}

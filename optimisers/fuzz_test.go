@@ -90,17 +90,17 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-// FuzzReadCheckpoint: ReadCheckpoint never panics on a hostile or
+// FuzzLoadCheckpoint: LoadCheckpoint never panics on a hostile or
 // truncated file, leaves Params and State alone when it fails, and what it
 // accepts writes back to a file that reads to the same values.
-func FuzzReadCheckpoint(f *testing.F) {
+func FuzzLoadCheckpoint(f *testing.F) {
 	slay, err := layout.NewBuilder().Add("running_mean", 2).Build()
 	if err != nil {
 		f.Fatal(err)
 	}
 	for _, s := range fuzzSeeds(f, func(opt *optimisers.Optimiser, θ []float32) []byte {
 		var buf bytes.Buffer
-		if err := optimisers.WriteCheckpoint(&buf, optimisers.Checkpoint{Layout: opt.Layout(), Params: θ, Opt: opt, StateLayout: slay, State: []float32{0.5, -2}}); err != nil {
+		if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: opt.Layout(), Params: θ, Opt: opt, StateLayout: slay, State: []float32{0.5, -2}}); err != nil {
 			f.Fatal(err)
 		}
 		return buf.Bytes()
@@ -110,7 +110,7 @@ func FuzzReadCheckpoint(f *testing.F) {
 	rule, lay := fuzzSetup(f)
 	f.Fuzz(func(t *testing.T, file []byte) {
 		c := optimisers.Checkpoint{Layout: lay, Params: []float32{7, 7, 7}, StateLayout: slay, State: []float32{7, 7}}
-		opt, err := optimisers.ReadCheckpoint(bytes.NewReader(file), rule, c)
+		opt, err := optimisers.LoadCheckpoint(bytes.NewReader(file), rule, c)
 		if err != nil {
 			if !slices.Equal(c.Params, []float32{7, 7, 7}) || !slices.Equal(c.State, []float32{7, 7}) {
 				t.Fatalf("Params %v, State %v changed by a failed read: %v", c.Params, c.State, err)
@@ -119,13 +119,13 @@ func FuzzReadCheckpoint(f *testing.F) {
 		}
 		c.Opt = opt
 		var buf bytes.Buffer
-		if err := optimisers.WriteCheckpoint(&buf, c); err != nil {
-			t.Fatalf("WriteCheckpoint of an accepted checkpoint: %v", err)
+		if err := optimisers.SaveCheckpoint(&buf, c); err != nil {
+			t.Fatalf("SaveCheckpoint of an accepted checkpoint: %v", err)
 		}
 		c2 := optimisers.Checkpoint{Layout: lay, Params: make([]float32, 3), StateLayout: slay, State: make([]float32, 2)}
-		back, err := optimisers.ReadCheckpoint(bytes.NewReader(buf.Bytes()), rule, c2)
+		back, err := optimisers.LoadCheckpoint(bytes.NewReader(buf.Bytes()), rule, c2)
 		if err != nil {
-			t.Fatalf("ReadCheckpoint of its own write: %v", err)
+			t.Fatalf("LoadCheckpoint of its own write: %v", err)
 		}
 		if !bitwise.Equal(c.Params, c2.Params) || !bitwise.Equal(c.State, c2.State) || back.Steps() != opt.Steps() {
 			t.Fatalf("round trip changed Params %v → %v, State %v → %v, step %d → %d", c.Params, c2.Params, c.State, c2.State, opt.Steps(), back.Steps())

@@ -11,13 +11,13 @@ func TestWithHyper(t *testing.T) {
 	c := Chain(WeightDecay(1e-4), Chain(ClipNorm(1), AdamW(1e-3, 1e-2)), EMA(0.9))
 	got, n := withHyper(c, "weight_decay", 0.5)
 	if n != 2 {
-		t.Fatalf("set %d fields, want 2 (WeightDecay.Lambda, AdamW.WeightDecay)", n)
+		t.Fatalf("set %d fields, want 2 (WeightDecay.WeightDecay, AdamW.WeightDecay)", n)
 	}
 	gc := got.(ChainRule)
-	if gc.Rules[0].(WeightDecayRule).Lambda != 0.5 || gc.Rules[1].(ChainRule).Rules[1].(AdamWRule).WeightDecay != 0.5 {
+	if gc.Rules[0].(WeightDecayRule).WeightDecay != 0.5 || gc.Rules[1].(ChainRule).Rules[1].(AdamWRule).WeightDecay != 0.5 {
 		t.Errorf("not set: %+v", gc)
 	}
-	if c.Rules[0].(WeightDecayRule).Lambda != 1e-4 || c.Rules[1].(ChainRule).Rules[1].(AdamWRule).WeightDecay != 1e-2 {
+	if c.Rules[0].(WeightDecayRule).WeightDecay != 1e-4 || c.Rules[1].(ChainRule).Rules[1].(AdamWRule).WeightDecay != 1e-2 {
 		t.Errorf("the original changed: %+v", c)
 	}
 	if _, n := withHyper(c, "momentum", 0.9); n != 0 {

@@ -3,81 +3,76 @@ package optimisers
 import (
 	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"weak"
 
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/flatkit/flatkit/ad"
 )
 
-// Minimize minimises an objective over the flat parameter vector θ with a
-// gonum/optimize method (LBFGS, BFGS, CG, NelderMead, …) and writes the best
-// point found into θ.
+// Objective is a loss over the flat parameter vector θ, the form Minimize
+// takes. It returns the loss at θ. When grad is non-nil, it also fills grad
+// with the gradient; grad has len(θ). Gradient-free methods such as
+// NelderMead pass a nil grad, so an objective used with them must allow
+// one. FromAD's does, and then skips the backward sweep.
 //
-// fg(θ, grad) returns the loss at θ and, when grad is non-nil, fills grad
-// (of len(θ)) with the gradient. Gradient-free methods (NelderMead,
-// CmaEsChol, GuessAndCheck) call fg with grad == nil, so an objective used
-// with them must allow a nil grad; FromAD's does, and then skips the
-// backward sweep. fg must not keep θ or grad: they are buffers that Minimize
-// reuses for every evaluation. fg is called from one goroutine at a time,
-// though not necessarily the caller's.
+// An objective must not keep θ or grad: Minimize reuses both buffers for
+// every evaluation. Minimize calls it from one goroutine at a time, though
+// not necessarily the caller's. A non-nil error means the evaluation
+// failed, and the loss is then ignored.
+type Objective func(θ, grad []float32) (float64, error)
+
+// Minimize minimises fg over the flat parameter vector θ with a
+// gonum/optimize method and writes the best point found into θ. Methods
+// include LBFGS, BFGS, CG and NelderMead.
+//
+// An error of fg stops the run. Minimize returns it wrapped with the number
+// of the evaluation, so errors.Is and errors.As reach it. The run stops
+// through gonum's Problem.Status hook, which gonum checks after every
+// evaluation; fg is not called again.
 //
 // method nil means &optimize.LBFGS{}. A method value carries its run's
-// state, so do not share one between concurrent calls. settings holds at
-// most one *optimize.Settings; none, or nil, means gonum's defaults.
-// Settings.Concurrent above 1 is an error: fg is not assumed to be safe for
-// concurrent use. A method that needs more than a gradient (optimize.Newton
-// needs a Hessian) is an error.
+// state, so do not share one between concurrent calls. settings nil means
+// the defaults below; Minimize never modifies *settings.
+// Settings.Concurrent above 1 is an error, because fg need not be safe for
+// concurrent use. A method that needs a Hessian, such as optimize.Newton,
+// is an error.
 //
 // Precision: gonum works in float64. Minimize rounds each point to float32
-// for fg, and widens the loss and the gradient back; the conversion buffers
+// for fg and widens the loss and the gradient back. The conversion buffers
 // are allocated once per call, so an evaluation allocates nothing beyond
-// gonum's own bookkeeping. gonum evaluates the loss and the gradient at a
-// point as two requests; Minimize answers both from one call of fg.
+// gonum's own bookkeeping. gonum asks for the loss and the gradient at a
+// point separately; Minimize answers both from one call of fg.
 //
-// Stopping at float32 precision: gonum's default stopping rules (a gradient
-// norm below 1e-12, or no decrease of 1e-10 in 100 iterations) are beyond a
-// float32 objective's reach. So when settings has no Converger (or there
-// are no settings), Minimize uses Float32Converge instead: converged when
-// the loss has not fallen by a relative 1e-6 in 20 iterations. And a run
-// of a gradient method that gonum ends with a failed line search
-// (optimize.ErrLinesearcherFailure or ErrNoProgress) is judged at its last
-// point x: Minimize evaluates the gradient once more at x + δ, δᵢ = ±2⁻¹¹·
-// max(|xᵢ|, 1) (about √ε of float32, the precision to which float32 can
-// locate a minimum), and if ‖∇f(x)‖∞ is no larger than ‖∇f(x+δ) − ∇f(x)‖∞
-// (the gradient is within what moving x by δ changes: x is within δ of the
-// minimum, and no decrease float32 can represent is left to find), the
-// run has converged: Result.Status is Float32Converged and the error nil.
-// Otherwise, far from an optimum (a wrong gradient, a discontinuity), the
-// line-search error stays, with the gradient sizes added. With no
-// settings, the 10-D Rosenbrock function from (−1.2, 1, −1.2, 1, …) (in
-// float32 ad ops through FromAD, or in float64 at the float32 point) and a
-// noise-free 3-parameter exponential least-squares fit both end this way,
-// within 5e-7 of the optimum (see ExampleMinimize_float32); set
-// Settings.GradientThreshold to stop earlier, with status
-// GradientThreshold, at a gradient size that float32 resolves for the
-// objective.
+// Stopping at float32 precision: gonum's default stopping rules are beyond
+// a float32 objective's reach. So when settings has no Converger, Minimize
+// uses Float32Converge instead. A gradient method may also end with a failed
+// line search, optimize.ErrLinesearcherFailure or ErrNoProgress. Minimize
+// then judges the last point x. It evaluates the gradient once more at
+// x + δ, with δᵢ = ±2⁻¹¹·max(|xᵢ|, 1), about √ε of float32. If ‖∇f(x)‖∞ is
+// no larger than ‖∇f(x+δ) − ∇f(x)‖∞, x is within δ of the minimum. No
+// decrease that float32 can represent is left to find, so the run has
+// converged: Result.Status is Float32Converged and the error is nil.
+// Otherwise x is far from an optimum, say by a wrong gradient or a
+// discontinuity. The line-search error then stays, with the gradient sizes
+// added. TestMinimizeFloat32ConvergedAtOptimum holds runs that end this way
+// at the optimum. To stop earlier, set Settings.GradientThreshold to a
+// gradient size that float32 resolves for the objective.
 //
-// Result: Minimize returns gonum's Result (X, F and Gradient in float64,
-// Stats, Status) and gonum's error, unchanged, except that a NaN loss, or a
-// NaN or infinite entry of the gradient at a finite loss, stops the run with
-// an error naming the evaluation (and the index) that produced it.
+// Result: Minimize returns gonum's Result and gonum's error unchanged, with
+// one exception. An error of fg, a NaN loss, or a non-finite gradient at a
+// finite loss stops the run with an error that names the evaluation.
 //
-// θ after the run: whenever gonum reports a point with a finite loss
-// (Result.F and Result.X finite), θ holds Result.X rounded to float32: the
-// point of the last major iteration (for gonum's line-search methods the last
-// accepted step, for NelderMead the best vertex), whose loss is never above
-// the start's. This holds whether or not the run converged (Result.Status
-// may be a limit such as IterationLimit) and also when an error ended it, so
-// a failed run keeps its progress. Otherwise, when the objective failed at
-// the start, θ is unchanged. Errors found before the run (nil fg, empty or non-finite θ,
-// bad settings, an unsuited method) leave θ unchanged and return a nil
-// Result.
-func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize.Method, settings ...*optimize.Settings) (*optimize.Result, error) {
+// θ after the run: whenever gonum reports a point with a finite loss, θ
+// holds Result.X rounded to float32. That is the point of the last major
+// iteration, whose loss is never above the start's. For gonum's line-search
+// methods it is the last accepted step; for NelderMead, the best vertex.
+// This holds whether or not the run converged, and also when an error ended
+// it, so a failed run keeps its progress. When the objective failed at the
+// start, θ is unchanged. Errors found before the run leave θ unchanged and
+// return a nil Result: a nil fg, an empty or non-finite θ, bad settings, or
+// an unsuited method.
+func Minimize(fg Objective, θ []float32, method optimize.Method, settings *optimize.Settings) (*optimize.Result, error) {
 	if fg == nil {
 		return nil, errorf("Minimize: the objective fg is nil")
 	}
@@ -89,17 +84,10 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 			return nil, errorf("Minimize: θ[%d] is %v; the start must be finite", i, v)
 		}
 	}
-	var set *optimize.Settings
-	switch len(settings) {
-	case 0:
-	case 1:
-		set = settings[0]
-	default:
-		return nil, errorf("Minimize: got %d Settings; want at most one", len(settings))
+	if settings != nil && settings.Concurrent > 1 {
+		return nil, errorf("Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", settings.Concurrent)
 	}
-	if set != nil && set.Concurrent > 1 {
-		return nil, errorf("Minimize: Settings.Concurrent is %d; want 0 or 1 (fg is called from one goroutine at a time)", set.Concurrent)
-	}
+	set := settings
 	if set == nil || set.Converger == nil {
 		s := optimize.Settings{}
 		if set != nil {
@@ -158,22 +146,22 @@ func Minimize(fg func(θ, grad []float32) float64, θ []float32, method optimize
 }
 
 // Float32Converged is the Status of a gradient-method run whose line search
-// failed because float32 rounding left no decrease to find: the last point
-// is a minimum at float32 precision (see Minimize).
+// failed because float32 rounding left no decrease to find. The last point
+// is a minimum at float32 precision; see Minimize.
 var Float32Converged = optimize.NewStatus("Float32Converged", false, nil)
 
 // Float32Converge returns the stopping rule Minimize uses when settings
-// have no Converger: converged when the loss has not fallen by a relative
-// 1e-6 (about 8 float32 roundings; absolute 1e-30 for a loss that goes to
-// zero) in 20 major iterations.
+// have no Converger. The run has converged when the loss has not fallen by
+// a relative 1e-6 in 20 major iterations, about 8 float32 roundings. The
+// absolute 1e-30 serves a loss that goes to zero.
 func Float32Converge() *optimize.FunctionConverge {
 	return &optimize.FunctionConverge{Relative: 1e-6, Absolute: 1e-30, Iterations: 20}
 }
 
-// float32Resolution evaluates the gradient at x + δ (δᵢ = ±2⁻¹¹·max(|xᵢ|, 1),
-// signs alternating) and reports ‖g‖∞, ‖∇f(x+δ) − g‖∞, and whether the first
-// is within the second: x is then as close to a minimum as a float32
-// objective can tell.
+// float32Resolution evaluates the gradient at x + δ, with
+// δᵢ = ±2⁻¹¹·max(|xᵢ|, 1) and alternating signs. It reports ‖g‖∞,
+// ‖∇f(x+δ) − g‖∞, and whether the first is within the second. If so, x is
+// as close to a minimum as a float32 objective can tell.
 func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64, ok bool) {
 	xd := make([]float64, len(x))
 	for i, v := range x {
@@ -198,7 +186,7 @@ func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64
 // the loss and then the gradient at the same point; the gradient computed
 // with the loss is cached with its point and handed out on the second call.
 type minimizeBridge struct {
-	fg     func(θ, grad []float32) float64
+	fg     Objective
 	x32    []float32 // the point, as fg sees it
 	g32    []float32 // fg's gradient; nil for a gradient-free method
 	x64    []float64 // the point of the cached gradient
@@ -208,22 +196,25 @@ type minimizeBridge struct {
 	err    error     // the first failure of the objective; stops the run
 }
 
+// loss evaluates fg at x. After a failure it records the error, which
+// status hands to gonum, and returns NaN as a placeholder: gonum checks
+// status after the evaluation and stops before a method sees the value.
 func (b *minimizeBridge) loss(x []float64) float64 {
 	b.evals++
 	b.cached = false
 	for i, v := range x {
 		b.x32[i] = float32(v)
 	}
-	f := b.fg(b.x32, b.g32)
+	f, err := b.fg(b.x32, b.g32)
 	if b.err != nil {
 		return f // already failing; gonum stops at the next status check
 	}
+	if err != nil {
+		b.err = errorf("Minimize: the objective failed at evaluation %d: %w", b.evals, err)
+		return math.NaN()
+	}
 	if math.IsNaN(f) {
-		if e := fromADFailure(f); e != nil {
-			b.err = e // the tape's error, as FromAD's error function has it
-		} else {
-			b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
-		}
+		b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
 		return f
 	}
 	if b.g32 == nil {
@@ -262,87 +253,28 @@ func (b *minimizeBridge) status() (optimize.Status, error) {
 func minimizeFinite(v float64) bool    { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 func minimizeNotFinite(v float64) bool { return !minimizeFinite(v) }
 
-// FromAD adapts f, a function of the flat parameter vector written with ad
-// ops that returns a scalar (a single number, e.g. from ad.Sum or ad.Mean),
-// to the objective form that Minimize takes.
+// FromAD adapts f to an Objective. f is a function of the flat parameter
+// vector written with ad ops, and returns a single number, for example from
+// ad.Sum or ad.Mean.
 //
-// fg records f on one tape made when FromAD is called, and per evaluation
-// does Param, the forward pass, Backward (only when grad is non-nil; a nil
-// grad, as gradient-free methods pass, skips it), copies the gradient into
-// grad and Resets the tape. Once the tape's arenas have grown to f's size an
-// evaluation allocates nothing. fg is not safe for concurrent use.
+// The objective records f on one tape, made when FromAD is called. Per
+// evaluation it does Param, the forward pass and Backward, copies the
+// gradient into grad and Resets the tape. A nil grad skips Backward. Once
+// the tape's arenas have grown to f's size, an evaluation allocates
+// nothing. The objective is not safe for concurrent use.
 //
-// fg returns only a float64, so a failure inside it (an error recorded on
-// the tape, such as mismatched shapes; f returning a non-scalar, the zero
-// Var or a Var of another tape; len(grad) != len(θ)) makes it return NaN,
-// and err reports the reason: err returns the first such error of any
-// evaluation so far, or nil. The NaN is marked (in its payload bits) as
-// coming from this fg, so Minimize, which stops at the first NaN, returns
-// that error itself rather than "the objective returned NaN"; err is for
-// other callers of fg.
-func FromAD(f func(ad.Var) ad.Var) (fg func(θ, grad []float32) float64, err func() error) {
+// An evaluation fails with an error and a zero loss in these cases: the
+// tape records an error, which is then the cause; f returns a non-scalar,
+// the zero Var or a Var of another tape; or len(grad) != len(θ). The tape
+// is reset after a failure, so the objective can be called again.
+func FromAD(f func(ad.Var) ad.Var) Objective {
 	t := ad.NewTape()
-	st := &fromADState{id: fromADNext.Add(1)}
-	fromADFailures.Store(st.id, weak.Make(st))
-	runtime.AddCleanup(st, func(id uint32) { fromADFailures.Delete(id) }, st.id)
-	nan := math.Float64frombits(fromADNaN | uint64(st.id))
-	fg = func(θ, grad []float32) float64 {
+	return func(θ, grad []float32) (float64, error) {
 		t.Reset() // also recovers the tape if an earlier f panicked
-		loss, e := fromADEval(t, f, θ, grad)
+		loss, err := fromADEval(t, f, θ, grad)
 		t.Reset()
-		if e != nil {
-			st.fail(e)
-			return nan
-		}
-		return loss
+		return loss, err
 	}
-	return fg, st.first
-}
-
-// A FromAD objective that fails returns a quiet NaN whose payload carries
-// fromADTag and the objective's id, so that Minimize can find the error.
-const fromADNaN = 0x7ff8_f1a7_0000_0000
-
-var (
-	fromADNext     atomic.Uint32
-	fromADFailures sync.Map // id → weak.Pointer[fromADState]
-)
-
-type fromADState struct {
-	id  uint32
-	mu  sync.Mutex
-	err error
-}
-
-func (s *fromADState) fail(e error) {
-	s.mu.Lock()
-	if s.err == nil {
-		s.err = e
-	}
-	s.mu.Unlock()
-}
-
-func (s *fromADState) first() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// fromADFailure returns the error behind a NaN that a FromAD objective
-// returned, or nil for any other NaN.
-func fromADFailure(f float64) error {
-	bits := math.Float64bits(f)
-	if bits&^0xffff_ffff != fromADNaN {
-		return nil
-	}
-	w, ok := fromADFailures.Load(uint32(bits))
-	if !ok {
-		return nil
-	}
-	if st := w.(weak.Pointer[fromADState]).Value(); st != nil {
-		return st.first()
-	}
-	return nil
 }
 
 func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64, error) {

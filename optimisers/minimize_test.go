@@ -54,6 +54,11 @@ func minRosenbrock64(θ, grad []float32) float64 {
 	return f
 }
 
+// minPlain makes an Objective of a loss that cannot fail.
+func minPlain(f func(θ, grad []float32) float64) Objective {
+	return func(θ, grad []float32) (float64, error) { return f(θ, grad), nil }
+}
+
 // minRosenbrockAD is the same function written with ad ops (float32 throughout).
 func minRosenbrockAD(p ad.Var) ad.Var {
 	n := p.Size()
@@ -83,12 +88,12 @@ func minOnes(n int) []float64 {
 }
 
 func TestMinimizeRosenbrockLBFGS(t *testing.T) {
-	fgAD, fgErr := FromAD(minRosenbrockAD)
+	fgAD := FromAD(minRosenbrockAD)
 	for _, c := range []struct {
 		name string
-		fg   func(θ, grad []float32) float64
+		fg   Objective
 	}{
-		{"plain Go, float64 loss", minRosenbrock64},
+		{"plain Go, float64 loss", minPlain(minRosenbrock64)},
 		{"ad via FromAD, float32", fgAD},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,9 +118,6 @@ func TestMinimizeRosenbrockLBFGS(t *testing.T) {
 				}
 			}
 		})
-	}
-	if err := fgErr(); err != nil {
-		t.Errorf("FromAD error: %v", err)
 	}
 }
 
@@ -182,7 +184,7 @@ func TestMinimizeQuadratic(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			q := newMinQuadratic(6)
 			θ := make([]float32, 6)
-			res, err := Minimize(q.fg, θ, c.method, &optimize.Settings{GradientThreshold: 1e-5})
+			res, err := Minimize(minPlain(q.fg), θ, c.method, &optimize.Settings{GradientThreshold: 1e-5})
 			if err != nil {
 				t.Fatalf("Minimize: %v", err)
 			}
@@ -209,7 +211,7 @@ func TestMinimizeNelderMead(t *testing.T) {
 		return x*x + 4*y*y + x*y + x*x*x*x
 	}
 	θ := []float32{-3, 3}
-	res, err := Minimize(fg, θ, &optimize.NelderMead{})
+	res, err := Minimize(minPlain(fg), θ, &optimize.NelderMead{}, nil)
 	if err != nil {
 		t.Fatalf("Minimize: %v", err)
 	}
@@ -222,13 +224,13 @@ func TestMinimizeNelderMead(t *testing.T) {
 	t.Logf("status %v, %d evaluations, θ = %v", res.Status, res.FuncEvaluations, θ)
 
 	// FromAD's objective takes a nil grad too, and then skips the backward sweep.
-	fgAD, fgErr := FromAD(func(p ad.Var) ad.Var {
+	fgAD := FromAD(func(p ad.Var) ad.Var {
 		d := ad.Sub(p, p.Tape().Const(flat.Tensor{Shape: []int{2}, Data: []float32{1, -2}}))
 		return ad.Sum(ad.Mul(ad.Square(d), p.Tape().Const(flat.Tensor{Shape: []int{2}, Data: []float32{1, 4}})))
 	})
 	θ = []float32{-3, 3}
-	if _, err := Minimize(fgAD, θ, &optimize.NelderMead{}); err != nil {
-		t.Fatalf("Minimize(FromAD): %v (FromAD: %v)", err, fgErr())
+	if _, err := Minimize(fgAD, θ, &optimize.NelderMead{}, nil); err != nil {
+		t.Fatalf("Minimize(FromAD): %v", err)
 	}
 	if e := minMaxErr(θ, []float64{1, -2}); e > 1e-4 {
 		t.Errorf("FromAD: θ = %v; want (1, −2) (max error %g)", θ, e)
@@ -238,7 +240,7 @@ func TestMinimizeNelderMead(t *testing.T) {
 func TestMinimizeLeastSquares(t *testing.T) {
 	// Noise-free exponential decay y = a·exp(−k·t) + c, fitted with ad ops.
 	const a, k, c = minExpA, minExpK, minExpC
-	fg, fgErr := FromAD(minExpFit())
+	fg := FromAD(minExpFit())
 	θ := []float32{1, 1, 0}
 	// A float32 loss near its minimum (f ≈ 1e-11) has gradient rounding
 	// noise near 1e-6: a threshold there is at the mercy of summation order
@@ -246,7 +248,7 @@ func TestMinimizeLeastSquares(t *testing.T) {
 	// to about 4e-6).
 	res, err := Minimize(fg, θ, nil, &optimize.Settings{GradientThreshold: 1e-4})
 	if err != nil {
-		t.Fatalf("Minimize: %v (FromAD: %v)", err, fgErr())
+		t.Fatalf("Minimize: %v", err)
 	}
 	e := minMaxErr(θ, []float64{a, k, c})
 	t.Logf("θ = %v, max error %.3g, f = %.3g, %d iterations", θ, e, res.F, res.MajorIterations)
@@ -256,26 +258,25 @@ func TestMinimizeLeastSquares(t *testing.T) {
 }
 
 func TestMinimizeErrors(t *testing.T) {
-	quad := func(θ, grad []float32) float64 { return newMinQuadratic(len(θ)).fg(θ, grad) }
+	quad := minPlain(func(θ, grad []float32) float64 { return newMinQuadratic(len(θ)).fg(θ, grad) })
 	for _, c := range []struct {
 		name     string
-		fg       func(θ, grad []float32) float64
+		fg       Objective
 		θ        []float32
 		method   optimize.Method
-		settings []*optimize.Settings
+		settings *optimize.Settings
 		want     string
 	}{
 		{"nil fg", nil, []float32{1}, nil, nil, "fg is nil"},
 		{"empty θ", quad, []float32{}, nil, nil, "θ is empty, want at least one parameter"},
 		{"NaN in θ", quad, []float32{1, float32(math.NaN())}, nil, nil, "θ[1] is NaN"},
 		{"Inf in θ", quad, []float32{float32(math.Inf(-1))}, nil, nil, "θ[0] is -Inf"},
-		{"two settings", quad, []float32{1}, nil, []*optimize.Settings{nil, nil}, "got 2 Settings"},
-		{"concurrent", quad, []float32{1}, &optimize.GuessAndCheck{}, []*optimize.Settings{{Concurrent: 4}}, "Concurrent is 4"},
+		{"concurrent", quad, []float32{1}, &optimize.GuessAndCheck{}, &optimize.Settings{Concurrent: 4}, "Concurrent is 4"},
 		{"needs a Hessian", quad, []float32{1}, &optimize.Newton{}, nil, "*optimize.Newton cannot run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			θ0 := slices.Clone(c.θ)
-			res, err := Minimize(c.fg, c.θ, c.method, c.settings...)
+			res, err := Minimize(c.fg, c.θ, c.method, c.settings)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v; want one containing %q", err, c.want)
 			}
@@ -290,7 +291,7 @@ func TestMinimizeErrors(t *testing.T) {
 
 	t.Run("NaN at the start", func(t *testing.T) {
 		θ := []float32{1, 2}
-		_, err := Minimize(func(θ, grad []float32) float64 { return math.NaN() }, θ, nil)
+		_, err := Minimize(minPlain(func(θ, grad []float32) float64 { return math.NaN() }), θ, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "the objective returned NaN at evaluation 1") {
 			t.Errorf("error %v; want the NaN named", err)
 		}
@@ -309,21 +310,11 @@ func TestMinimizeErrors(t *testing.T) {
 			}
 			return minRosenbrock64(θ, grad)
 		}
-		res, err := Minimize(fg, θ, nil)
+		res, err := Minimize(minPlain(fg), θ, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "NaN at evaluation 30") {
 			t.Fatalf("error %v; want the NaN at evaluation 30 named", err)
 		}
-		if res == nil || math.IsNaN(res.F) {
-			t.Fatalf("result %+v; want the best point before the NaN", res)
-		}
-		for i, v := range res.X {
-			if θ[i] != float32(v) {
-				t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
-			}
-		}
-		if f := minRosenbrock64(θ, nil); !(f < f0) {
-			t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
-		}
+		minKeptProgress(t, θ, res, f0)
 	})
 
 	t.Run("non-finite gradient", func(t *testing.T) {
@@ -335,7 +326,7 @@ func TestMinimizeErrors(t *testing.T) {
 			grad[2] = float32(math.Inf(1))
 			return 1
 		}
-		_, err := Minimize(fg, θ, nil)
+		_, err := Minimize(minPlain(fg), θ, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "gradient is +Inf at index 2 (evaluation 1") {
 			t.Errorf("error %v; want the Inf named with its index", err)
 		}
@@ -344,7 +335,7 @@ func TestMinimizeErrors(t *testing.T) {
 	t.Run("iteration limit keeps progress", func(t *testing.T) {
 		θ := minRosenbrockStart(10)
 		f0 := minRosenbrock64(θ, nil)
-		res, err := Minimize(minRosenbrock64, θ, nil, &optimize.Settings{MajorIterations: 5})
+		res, err := Minimize(minPlain(minRosenbrock64), θ, nil, &optimize.Settings{MajorIterations: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,24 +348,126 @@ func TestMinimizeErrors(t *testing.T) {
 	})
 }
 
+// minFailure is an error type an objective returns, for errors.As.
+type minFailure struct{ eval int }
+
+func (e *minFailure) Error() string { return fmt.Sprintf("solver diverged at evaluation %d", e.eval) }
+
+// An objective's error stops the run and comes back as Minimize's error,
+// its cause reachable with errors.Is and errors.As; fg is not called again.
+func TestMinimizeObjectiveError(t *testing.T) {
+	errStart := errors.New("no data at the start")
+	t.Run("at the start", func(t *testing.T) {
+		θ := []float32{1, 2}
+		calls := 0
+		fg := func(θ, grad []float32) (float64, error) { calls++; return 0, errStart }
+		res, err := Minimize(fg, θ, nil, nil)
+		if !errors.Is(err, errStart) {
+			t.Fatalf("error %v; want one wrapping %v", err, errStart)
+		}
+		if want := "optimisers: Minimize: the objective failed at evaluation 1: no data at the start"; err.Error() != want {
+			t.Errorf("error %q; want %q", err, want)
+		}
+		if calls != 1 {
+			t.Errorf("fg called %d times; want 1 (the run stops at the first error)", calls)
+		}
+		if res == nil || res.Status != optimize.Failure {
+			t.Errorf("result %+v; want status Failure", res)
+		}
+		if !slices.Equal(θ, []float32{1, 2}) {
+			t.Errorf("θ = %v; want unchanged", θ)
+		}
+	})
+	for _, m := range []struct {
+		name   string
+		method optimize.Method
+	}{{"LBFGS", nil}, {"NelderMead", &optimize.NelderMead{}}} {
+		t.Run("later, "+m.name, func(t *testing.T) {
+			θ := minRosenbrockStart(4)
+			f0 := minRosenbrock64(θ, nil)
+			calls := 0
+			fg := func(θ, grad []float32) (float64, error) {
+				if calls++; calls >= 30 {
+					return 0, &minFailure{calls}
+				}
+				return minRosenbrock64(θ, grad), nil
+			}
+			res, err := Minimize(fg, θ, m.method, nil)
+			var mf *minFailure
+			if !errors.As(err, &mf) || mf.eval != 30 {
+				t.Fatalf("error %v; want one wrapping *minFailure of evaluation 30", err)
+			}
+			if !strings.Contains(err.Error(), "failed at evaluation 30: solver diverged") {
+				t.Errorf("error %q does not name the evaluation and the cause", err)
+			}
+			if calls != 30 {
+				t.Errorf("fg called %d times; want 30 (none after the error)", calls)
+			}
+			minKeptProgress(t, θ, res, f0)
+		})
+	}
+}
+
+// minKeptProgress checks that a run of the Rosenbrock function from a start
+// with loss f0, ended by a failure, left its best point before the failure
+// in θ and in res.
+func minKeptProgress(t *testing.T, θ []float32, res *optimize.Result, f0 float64) {
+	t.Helper()
+	if res == nil || math.IsNaN(res.F) {
+		t.Fatalf("result %+v; want the best point before the failure", res)
+	}
+	for i, v := range res.X {
+		if θ[i] != float32(v) {
+			t.Fatalf("θ = %v; want res.X = %v", θ, res.X)
+		}
+	}
+	if f := minRosenbrock64(θ, nil); !(f < f0) {
+		t.Errorf("f(θ) = %v; want below the start's %v", f, f0)
+	}
+}
+
+// nil settings are the defaults: the same run as the zero Settings, and
+// Minimize's Float32Converge in place of gonum's converger.
+func TestMinimizeNilSettings(t *testing.T) {
+	θa, θb := minRosenbrockStart(10), minRosenbrockStart(10)
+	ra, erra := Minimize(minPlain(minRosenbrock64), θa, nil, nil)
+	zero := &optimize.Settings{}
+	rb, errb := Minimize(minPlain(minRosenbrock64), θb, nil, zero)
+	if erra != nil || errb != nil {
+		t.Fatalf("errors %v (nil settings), %v (zero settings); want nil", erra, errb)
+	}
+	if !slices.Equal(θa, θb) || ra.Status != rb.Status || ra.FuncEvaluations != rb.FuncEvaluations {
+		t.Errorf("nil settings: θ = %v, status %v, %d evaluations; zero settings: θ = %v, status %v, %d evaluations; want the same run",
+			θa, ra.Status, ra.FuncEvaluations, θb, rb.Status, rb.FuncEvaluations)
+	}
+	if *zero != (optimize.Settings{}) {
+		t.Errorf("Minimize changed the caller's zero Settings to %+v", *zero)
+	}
+	// gonum's own default converger (no decrease of 1e-10 in 100
+	// iterations) would not stop this run with Float32Converged.
+	if ra.Status != Float32Converged {
+		t.Errorf("status %v with nil settings; want Float32Converged (Minimize's defaults)", ra.Status)
+	}
+}
+
 // With default settings, float32 rounding ends these runs in a failed line
 // search at the optimum: Minimize reports Float32Converged with a nil error
 // (before, gonum's "linesearch: failed to converge" came back as an error).
 func TestMinimizeFloat32ConvergedAtOptimum(t *testing.T) {
-	fgAD, fgErr := FromAD(minRosenbrockAD)
+	fgAD := FromAD(minRosenbrockAD)
 	for _, c := range []struct {
 		name string
-		fg   func(θ, grad []float32) float64
+		fg   Objective
 		n    int
 	}{
-		{"Rosenbrock 10-D, float64 loss", minRosenbrock64, 10},
+		{"Rosenbrock 10-D, float64 loss", minPlain(minRosenbrock64), 10},
 		{"Rosenbrock 10-D, FromAD", fgAD, 10},
-		{"Rosenbrock 20-D, float64 loss", minRosenbrock64, 20},
+		{"Rosenbrock 20-D, float64 loss", minPlain(minRosenbrock64), 20},
 		{"Rosenbrock 20-D, FromAD", fgAD, 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			θ := minRosenbrockStart(c.n)
-			res, err := Minimize(c.fg, θ, nil)
+			res, err := Minimize(c.fg, θ, nil, nil)
 			if err != nil {
 				t.Fatalf("error %v; want nil at the optimum", err)
 			}
@@ -386,14 +479,11 @@ func TestMinimizeFloat32ConvergedAtOptimum(t *testing.T) {
 			}
 		})
 	}
-	if err := fgErr(); err != nil {
-		t.Fatal(err)
-	}
 
 	// The least-squares fit of TestMinimizeLeastSquares, with no settings.
-	fg, _ := FromAD(minExpFit())
+	fg := FromAD(minExpFit())
 	θ := []float32{1, 1, 0}
-	res, err := Minimize(fg, θ, nil)
+	res, err := Minimize(fg, θ, nil, nil)
 	if err != nil {
 		t.Fatalf("least squares: error %v; want nil", err)
 	}
@@ -438,7 +528,7 @@ func TestMinimizeLineSearchFailureFarFromOptimumStaysError(t *testing.T) {
 		return f
 	}
 	θ := minRosenbrockStart(10)
-	res, err := Minimize(wrong, θ, nil)
+	res, err := Minimize(minPlain(wrong), θ, nil, nil)
 	if err == nil || !(errors.Is(err, optimize.ErrLinesearcherFailure) || errors.Is(err, optimize.ErrNoProgress)) {
 		t.Fatalf("error %v; want gonum's line-search error", err)
 	}
@@ -454,14 +544,14 @@ func TestMinimizeLineSearchFailureFarFromOptimumStaysError(t *testing.T) {
 func TestMinimizeKeepsCallersSettings(t *testing.T) {
 	set := &optimize.Settings{GradientThreshold: 1e-4}
 	θ := minRosenbrockStart(10)
-	if _, err := Minimize(minRosenbrock64, θ, nil, set); err != nil {
+	if _, err := Minimize(minPlain(minRosenbrock64), θ, nil, set); err != nil {
 		t.Fatal(err)
 	}
 	if set.Converger != nil {
 		t.Errorf("Minimize set the caller's Converger to %v", set.Converger)
 	}
 	never := &optimize.Settings{Converger: optimize.NeverTerminate{}, MajorIterations: 7}
-	res, err := Minimize(minRosenbrock64, minRosenbrockStart(10), nil, never)
+	res, err := Minimize(minPlain(minRosenbrock64), minRosenbrockStart(10), nil, never)
 	if err != nil || res.Status != optimize.IterationLimit {
 		t.Errorf("with NeverTerminate and 7 iterations: status %v, error %v; want IterationLimit", res.Status, err)
 	}
@@ -482,12 +572,8 @@ func ExampleMinimize() {
 		pred := ad.Add(ad.Mul(a, ad.Exp(ad.Neg(ad.Mul(k, t)))), c)
 		return ad.Sum(ad.Square(ad.Sub(pred, y)))
 	}
-	fg, fgErr := FromAD(loss)
 	θ := []float32{1, 1, 0} // a, k, c
-	_, err := Minimize(fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-6})
-	if e := fgErr(); e != nil {
-		err = e // why the objective returned NaN
-	}
+	_, err := Minimize(FromAD(loss), θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-6})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -506,12 +592,8 @@ func ExampleMinimize_float32() {
 		one := p.Tape().Scalar(1)
 		return ad.Sum(ad.Add(ad.Scale(ad.Square(ad.Sub(y, ad.Square(x))), 100), ad.Square(ad.Sub(one, x))))
 	}
-	fg, fgErr := FromAD(rosenbrock)
 	θ := []float32{-1.2, 1, -1.2, 1, -1.2, 1, -1.2, 1, -1.2, 1}
-	res, err := Minimize(fg, θ, nil)
-	if e := fgErr(); e != nil {
-		err = e
-	}
+	res, err := Minimize(FromAD(rosenbrock), θ, nil, nil)
 	fmt.Println(res.Status, err)
 	fmt.Printf("%.4f\n", θ)
 	// Output:

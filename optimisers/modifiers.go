@@ -9,20 +9,20 @@ import (
 
 var inf = math.Inf(1)
 
-// WeightDecayRule adds L2 weight decay to the update: dx += Lambda·θ. In a
-// chain before a descent rule it is PyTorch's (coupled) weight_decay
-// argument: Chain(WeightDecay(λ), Adam(lr)) is torch.optim.Adam(lr,
-// weight_decay=λ).
+// WeightDecayRule adds L2 weight decay to the update: dx += WeightDecay·θ.
+// In a chain before a descent rule it is PyTorch's coupled weight_decay
+// argument. So Chain(WeightDecay(λ), Adam(lr)) is
+// torch.optim.Adam(lr, weight_decay=λ).
 type WeightDecayRule struct {
-	Lambda float64 `hyper:"weight_decay"`
+	WeightDecay float64 `hyper:"weight_decay"`
 }
 
 // WeightDecay returns L2 weight decay with coefficient λ.
-func WeightDecay(λ float64) WeightDecayRule { return WeightDecayRule{Lambda: λ} }
+func WeightDecay(λ float64) WeightDecayRule { return WeightDecayRule{WeightDecay: λ} }
 
 func (r WeightDecayRule) Validate() error {
 	c := checks{rule: "WeightDecay"}
-	c.nonNeg("Lambda", r.Lambda)
+	c.nonNeg("WeightDecay", r.WeightDecay)
 	return c.err
 }
 
@@ -30,25 +30,25 @@ func (WeightDecayRule) Slots() int                          { return 0 }
 func (WeightDecayRule) Init(state [][]float32, θ []float32) {}
 
 func (r WeightDecayRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	λ := float32(r.Lambda)
+	λ := float32(r.WeightDecay)
 	θ = θ[:len(dx)]
 	for i := range dx {
 		dx[i] += λ * θ[i]
 	}
 }
 
-// SignDecayRule adds Lambda·sign(θ) to the update, the gradient of an L1
-// penalty (Optimisers.jl's SignDecay).
+// SignDecayRule adds SignDecay·sign(θ) to the update, the gradient of an L1
+// penalty. It is Optimisers.jl's SignDecay.
 type SignDecayRule struct {
-	Lambda float64 `hyper:"sign_decay"`
+	SignDecay float64 `hyper:"sign_decay"`
 }
 
 // SignDecay returns L1 decay with coefficient λ.
-func SignDecay(λ float64) SignDecayRule { return SignDecayRule{Lambda: λ} }
+func SignDecay(λ float64) SignDecayRule { return SignDecayRule{SignDecay: λ} }
 
 func (r SignDecayRule) Validate() error {
 	c := checks{rule: "SignDecay"}
-	c.nonNeg("Lambda", r.Lambda)
+	c.nonNeg("SignDecay", r.SignDecay)
 	return c.err
 }
 
@@ -56,7 +56,7 @@ func (SignDecayRule) Slots() int                          { return 0 }
 func (SignDecayRule) Init(state [][]float32, θ []float32) {}
 
 func (r SignDecayRule) Apply(state [][]float32, θ, dx []float32, t int) {
-	λ := float32(r.Lambda)
+	λ := float32(r.SignDecay)
 	θ = θ[:len(dx)]
 	for i := range dx {
 		dx[i] += λ * sign32(θ[i])
@@ -146,11 +146,15 @@ func (r ClipNormRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	}
 }
 
-// ClipGlobalNormRule rescales the whole update (every range the rule serves)
-// when its Euclidean norm exceeds Max, as torch.nn.utils.clip_grad_norm_ over
-// all parameters: dx *= Max/(‖dx‖ + 1e-6). It costs one extra pass to compute
-// the norm. The sum of squares is taken in float64. A non-finite norm leaves
-// the update alone; put SkipNonFinite in the chain to drop such steps.
+// ClipGlobalNormRule rescales the whole update when its Euclidean norm
+// exceeds Max. The whole update is every range the rule serves, as
+// torch.nn.utils.clip_grad_norm_ over all parameters:
+//
+//	dx *= Max/(‖dx‖ + 1e-6)
+//
+// It costs one extra pass to compute the norm. The sum of squares is taken
+// in float64. A non-finite norm leaves the update alone; put SkipNonFinite
+// in the chain to drop such steps.
 type ClipGlobalNormRule struct {
 	Max float64 `hyper:"max_norm"`
 }
@@ -224,11 +228,12 @@ func (r AccumGradRule) Apply(state [][]float32, θ, dx []float32, t int) {
 	}
 }
 
-// SkipNonFiniteRule drops any update whose gradient holds a NaN or an Inf: θ,
-// the state and every counter but the optimiser's Skipped stay as they were.
-// Wherever it stands in a chain, the optimiser checks the incoming gradient g
-// (over the ranges the chain trains) before any rule runs, so rules before it
-// cannot have changed their state; by hand (ChainRule.Apply) it does nothing.
+// SkipNonFiniteRule drops any update whose gradient holds a NaN or an Inf.
+// θ, the state and every counter but the optimiser's Skipped stay as they
+// were. Wherever the rule stands in a chain, the optimiser checks the
+// incoming gradient g over the chain's ranges before any rule runs. So
+// rules before it cannot have changed their state. Used by hand, through
+// ChainRule.Apply, it does nothing.
 type SkipNonFiniteRule struct{}
 
 // SkipNonFinite returns the rule that skips non-finite gradients.

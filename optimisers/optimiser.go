@@ -12,12 +12,12 @@ import (
 // vectors and the counters. It is a value: State() hands out a copy, Step
 // returns a new one, and nothing changes a State a caller holds.
 //
-// Slots[k] is laid out like θ (so lay.View(s.Slots[k], path) is the k-th
-// state vector of a leaf). Where several rules share the buffer (one per
-// path), slot k of a range belongs to the rule that range is assigned to;
-// ranges that no rule has trained stay zero. Besides Step and Skipped a State
-// keeps, unexported, each leaf's count of updates per rule, which leaves are
-// frozen, and the hyperparameters Adjust has set.
+// Slots[k] is laid out like θ, so lay.View(s.Slots[k], path) is the k-th
+// state vector of a leaf. Where several rules share the buffer, one per
+// path, slot k of a range belongs to the rule that range is assigned to.
+// Ranges that no rule has trained stay zero. Besides Step and Skipped a
+// State keeps, unexported, each leaf's count of updates per rule, which
+// leaves are frozen, and the hyperparameters Adjust has set.
 type State struct {
 	Step    int         // updates that changed θ: not skipped, not held back by a gate
 	Skipped int         // updates that SkipNonFinite rejected
@@ -106,14 +106,14 @@ type Optimiser struct {
 }
 
 // Setup validates rule and returns an optimiser for parameters laid out by
-// lay. Every leaf that is not frozen is trained with rule (or, for a ByPath
-// rule, with the rule its path matches), and each leaf is a range of its own
-// (so ClipNorm is per leaf); frozen leaves are skipped until Thaw, and their
-// state stays zero until then. State vectors start at zero and each rule
+// lay. Every leaf that is not frozen is trained with rule; under a ByPath
+// rule, with the rule its path matches. Each leaf is a range of its own, so
+// ClipNorm is per leaf. Frozen leaves are skipped until Thaw, and their
+// state stays zero until then. State vectors start at zero, and each rule
 // initialises a leaf's state just before its first update of that leaf.
 //
-// Invalid hyperparameters (negative, NaN, a β outside [0, 1), …) are an error
-// naming the rule, the field and its value.
+// An invalid hyperparameter is an error naming the rule, the field and its
+// value: a negative or NaN value, or a β outside [0, 1).
 func Setup(rule Rule, lay *layout.Layout) (*Optimiser, error) {
 	p, err := setupPlan("Setup", rule, lay)
 	if err != nil {
@@ -247,8 +247,8 @@ func (s State) check(op string) error {
 // pass to Step or Resume, or save.
 func (o *Optimiser) State() State { return o.st.clone() }
 
-// Steps returns the number of updates that changed θ (State().Step, without
-// the copy).
+// Steps returns the number of updates that changed θ. It is State().Step
+// without the copy.
 func (o *Optimiser) Steps() int { return o.st.Step }
 
 // Skipped returns the number of updates SkipNonFinite rejected.
@@ -257,21 +257,22 @@ func (o *Optimiser) Skipped() int { return o.st.Skipped }
 // Layout returns the layout the optimiser was set up for.
 func (o *Optimiser) Layout() *layout.Layout { return o.st.plan.lay }
 
-// Rule returns the rule the optimiser was set up with (as given to Setup;
-// Adjust does not change it).
+// Rule returns the rule the optimiser was set up with, as given to Setup.
+// Adjust does not change it.
 func (o *Optimiser) Rule() Rule { return o.st.plan.rule }
 
 // Average is State.Average on the optimiser's own state, without the copy.
 func (o *Optimiser) Average(dst []float32) error { return o.st.Average(dst) }
 
-// SetWorkers sets how many goroutines one Update may use (at least 1; the
-// default is 1) and returns the previous setting. Each rule's pass over a
-// group of leaves is split into chunks of at least 32 768 floats (whole
-// leaves for a chain with a Leafwise rule such as ClipNorm) run through
-// flat.ParallelFor, whose thread limit (GOMAXPROCS, or flat.SetMaxThreads)
-// also applies. Every rule treats elements independently, and global
-// reductions (ClipGlobalNorm's norm) always run on one goroutine in buffer
-// order, so θ and the state are bit for bit the same for any setting.
+// SetWorkers sets how many goroutines one Update may use and returns the
+// previous setting. n is at least 1, and the default is 1. Each rule's pass
+// over a group of leaves is split into chunks of at least 32 768 floats,
+// run through flat.ParallelFor. A chain with a Leafwise rule such as
+// ClipNorm is split into whole leaves instead. flat.ParallelFor's thread
+// limit also applies; see flat.SetMaxThreads. Every rule treats elements
+// independently, and global reductions such as ClipGlobalNorm's norm run on
+// one goroutine in buffer order. So θ and the state are bit for bit the
+// same for any setting.
 func (o *Optimiser) SetWorkers(n int) int {
 	old := o.workers
 	n = max(n, 1)

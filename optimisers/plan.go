@@ -51,9 +51,9 @@ type prim struct {
 	sched        []schedEntry // schedules driving its hyperparameters, outer first
 }
 
-// member is one leaf assigned to a group: a range of θ with its own update
-// counts (one per prim, State.counts[c0:c0+len(prims)]), its hyperparameter
-// variant, and whether it is trained now (not frozen).
+// member is one leaf assigned to a group. It holds a range of θ, its
+// hyperparameter variant and whether it is trained now, that is not frozen.
+// Its update counts, one per prim, are State.counts[c0:c0+len(prims)].
 type member struct {
 	lo, hi  int
 	leaf    int // index into the layout's leaves

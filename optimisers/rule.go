@@ -9,9 +9,9 @@ import (
 )
 
 // Rule is one step of an optimisation rule, written as a loop over a range of
-// the flat buffer. It is the whole contract a rule must meet; the optional
-// interfaces below (Fused, Global, Gate, Observer, Leafwise, Validator) let a rule do
-// more, or do it faster.
+// the flat buffer. It is the whole contract a rule must meet. The optional
+// interfaces below let a rule do more, or do it faster: Fused, Global,
+// Gate, Observer, Leafwise and Validator.
 //
 // A rule keeps Slots() state vectors. Each is laid out like θ: the state of
 // θ[i] is state[k][i], so an optimiser's state shares the parameters' layout
@@ -27,17 +27,18 @@ import (
 //     Adam replaces it by the step it wants to take. After the last rule of a
 //     chain the optimiser sets θ -= dx. Apply must not write θ.
 //
-// t is the rule's own count of updates, 1 for its first: a rule that runs
-// only every n-th call (after AccumGrad) or was skipped (SkipNonFinite) sees
-// only the updates it took part in, which is what bias corrections need.
+// t is the rule's own count of updates, 1 for its first. A rule behind
+// AccumGrad runs only every n-th call, and SkipNonFinite may skip an
+// update. Either way the rule sees only the updates it took part in, which
+// is what bias corrections need.
 //
 // Apply, Fuse, Init and Observe must treat the elements of their range
-// independently, unless the rule implements Leafwise: an optimiser may hand
-// them any part of a leaf (a chunk of a large leaf for another goroutine, say)
-// and must hand a Leafwise rule one whole leaf per call.
+// independently, unless the rule implements Leafwise. An optimiser may hand
+// them any part of a leaf, say a chunk of a large leaf for another
+// goroutine. It hands a Leafwise rule one whole leaf per call.
 //
-// Rules are values: the hyperparameters are exported fields (tagged
-// `hyper:"name"`, the name PyTorch uses), and a rule never changes itself
+// Rules are values. The hyperparameters are exported fields, tagged
+// `hyper:"name"` with the name PyTorch uses. A rule never changes itself
 // while it runs, so one rule can serve several optimisers at once.
 type Rule interface {
 	Slots() int
@@ -45,20 +46,21 @@ type Rule interface {
 	Apply(state [][]float32, θ, dx []float32, t int)
 }
 
-// Leafwise is implemented by rules whose Apply needs one whole leaf per call
-// because it looks at the leaf as a whole (ClipNorm rescales by the leaf's
-// norm).
+// Leafwise is implemented by rules whose Apply needs one whole leaf per
+// call, because it looks at the leaf as a whole. ClipNorm, for one,
+// rescales by the leaf's norm.
 type Leafwise interface {
 	Rule
 	Leafwise()
 }
 
 // Fused is implemented by descent rules that can update θ directly from the
-// gradient in one pass: Fuse(state, θ, g, t) has the effect of
-// Apply(state, θ, dx, t) followed by θ -= dx with dx a copy of g (up to
-// rounding), without the copy and without writing g. The optimiser calls Fuse instead of Apply when
-// the rule is the last one of its chain that changes the update, so Adam on
-// its own is a single pass reading θ, g, m, v and writing θ, m, v.
+// gradient in one pass. Fuse(state, θ, g, t) has the effect of Apply with
+// dx a copy of g, followed by θ -= dx, up to rounding. It does so without
+// the copy and without writing g. The optimiser calls Fuse instead of
+// Apply when the rule is the last one of its chain that changes the
+// update. So Adam on its own is a single pass that reads θ, g, m, v and
+// writes θ, m, v.
 type Fused interface {
 	Rule
 	Fuse(state [][]float32, θ, g []float32, t int)
@@ -66,31 +68,32 @@ type Fused interface {
 
 // Global is implemented by rules that need one quantity computed over every
 // range they serve before they can apply to any of them, such as the global
-// norm. The optimiser first folds Reduce over all ranges (acc starts at 0)
-// with the update as it stands at the rule's position in the chain, then
-// calls ApplyGlobal on each range with the total. It costs one extra pass over
-// the update. Apply on its own behaves as if its range were everything.
+// norm. The optimiser first folds Reduce over all ranges, with acc starting
+// at 0 and the update as it stands at the rule's position in the chain. It
+// then calls ApplyGlobal on each range with the total. It costs one extra
+// pass over the update. Apply on its own behaves as if its range were
+// everything.
 type Global interface {
 	Rule
 	Reduce(acc float64, θ, dx []float32) float64
 	ApplyGlobal(state [][]float32, θ, dx []float32, t int, total float64)
 }
 
-// Gate is implemented by rules that decide, from their count t alone, whether
-// the rules after them run in this update (AccumGrad). When Pass(t) is false
-// the gate's Apply still runs (it may absorb dx into its state), but no later
-// rule runs, θ does not change, and only the rules up to the gate count the
-// update.
+// Gate is implemented by rules that decide, from their count t alone,
+// whether the rules after them run in this update; AccumGrad is one. When
+// Pass(t) is false, the gate's Apply still runs and may absorb dx into its
+// state. But no later rule runs, θ does not change, and only the rules up
+// to the gate count the update.
 type Gate interface {
 	Rule
 	Pass(t int) bool
 }
 
 // Observer is implemented by rules that watch the parameters rather than
-// change the update (EMA). Wherever it stands in a chain, an optimiser calls
-// Observe with each range of θ after that range has been updated, and not at
-// all for updates that changed nothing. Its Apply, used when a chain is
-// applied by hand, observes θ - dx and leaves dx alone.
+// change the update, such as EMA. Wherever it stands in a chain, an
+// optimiser calls Observe with each range of θ after that range has been
+// updated, and not at all for updates that changed nothing. Its Apply, used
+// when a chain is applied by hand, observes θ - dx and leaves dx alone.
 type Observer interface {
 	Rule
 	Observe(state [][]float32, θ []float32, t int)

@@ -81,10 +81,11 @@ type AdamWRule struct {
 	AMSGrad     bool    // keep the maximum of v (one more slot)
 }
 
-// AdamW returns AdamW with learning rate lr, decoupled weight decay wd
-// (PyTorch's default is 1e-2) and β = (0.9, 0.999), ε = 1e-8.
-func AdamW(lr, wd float64) AdamWRule {
-	return AdamWRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd}
+// AdamW returns AdamW with learning rate lr, decoupled weight decay
+// weightDecay, β = (0.9, 0.999) and ε = 1e-8. PyTorch's default weight
+// decay is 1e-2.
+func AdamW(lr, weightDecay float64) AdamWRule {
+	return AdamWRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: weightDecay}
 }
 
 func (r AdamWRule) Validate() error {
@@ -103,10 +104,13 @@ func (r AdamWRule) Fuse(state [][]float32, θ, g []float32, t int) {
 }
 
 // adam holds the float32 coefficients of one Adam step. PyTorch computes
-// the step as LR/(1-β₁ᵗ) · m / (√v/√(1-β₂ᵗ) + ε), two divisions per element;
-// multiplying through by √(1-β₂ᵗ) gives the same step with one,
-// a·m/(√v + e), which is most of the difference in speed for a scalar loop.
-// It rounds differently from PyTorch by an ulp or so.
+// the step with two divisions per element:
+//
+//	LR/(1-β₁ᵗ) · m / (√v/√(1-β₂ᵗ) + ε)
+//
+// Multiplying through by √(1-β₂ᵗ) gives the same step with one division,
+// a·m/(√v + e), which makes a scalar loop faster. It rounds differently
+// from PyTorch by an ulp or so.
 type adam struct {
 	b1, c1, b2, c2 float32 // β₁, 1-β₁, β₂, 1-β₂
 	a              float32 // LR·√(1-β₂ᵗ)/(1-β₁ᵗ)
@@ -259,9 +263,10 @@ func (r RAdamRule) Fuse(state [][]float32, θ, g []float32, t int) {
 	}
 }
 
-// NAdamRule is Adam with Nesterov momentum (Dozat 2016) as torch.optim.NAdam,
-// including its momentum schedule μₜ = β₁(1 - ½·0.96^(t·MomentumDecay)):
+// NAdamRule is Adam with Nesterov momentum (Dozat 2016) as
+// torch.optim.NAdam, including its momentum schedule μₜ:
 //
+//	μₜ = β₁(1 - ½·0.96^(t·MomentumDecay))
 //	m = β₁m + (1-β₁)g;  v = β₂v + (1-β₂)g²;  d = √(v/(1-β₂ᵗ)) + Eps
 //	θ -= LR(1-μₜ)/(1-Πᵢ≤ₜμᵢ) · g/d  +  LR·μₜ₊₁/(1-Πᵢ≤ₜ₊₁μᵢ) · m/d
 //
@@ -277,8 +282,8 @@ type NAdamRule struct {
 	memo *nadamMemo // running product of μ, shared by copies; nil computes it afresh
 }
 
-// NAdam returns NAdam with learning rate lr (PyTorch's default is 2e-3),
-// β = (0.9, 0.999), ε = 1e-8 and momentum decay 4e-3.
+// NAdam returns NAdam with learning rate lr, β = (0.9, 0.999), ε = 1e-8 and
+// momentum decay 4e-3. PyTorch's default lr is 2e-3.
 func NAdam(lr float64) NAdamRule {
 	return NAdamRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MomentumDecay: 4e-3, memo: new(nadamMemo)}
 }
@@ -393,8 +398,8 @@ type AdaMaxRule struct {
 	Eps   float64 `hyper:"eps"`   // AdaMax sets 1e-8
 }
 
-// AdaMax returns AdaMax with learning rate lr (PyTorch's default is 2e-3),
-// β = (0.9, 0.999), ε = 1e-8.
+// AdaMax returns AdaMax with learning rate lr, β = (0.9, 0.999) and
+// ε = 1e-8. PyTorch's default lr is 2e-3.
 func AdaMax(lr float64) AdaMaxRule { return AdaMaxRule{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
 
 func (r AdaMaxRule) Validate() error { return adamChecks("AdaMax", r.LR, r.Beta1, r.Beta2, r.Eps, 0) }

@@ -232,10 +232,10 @@ func (r AdaDeltaRule) Fuse(state [][]float32, θ, g []float32, t int) {
 }
 
 // RpropRule is resilient backpropagation (Riedmiller & Braun 1993) as
-// torch.optim.Rprop: each coordinate has its own step size, multiplied by
-// EtaPlus while the gradient keeps its sign and by EtaMinus when it flips
-// (and then that coordinate does not move and forgets its gradient), clamped
-// to [StepMin, StepMax]; θ -= sign(g)·step.
+// torch.optim.Rprop. Each coordinate has its own step size, clamped to
+// [StepMin, StepMax], and θ -= sign(g)·step. The step size is multiplied by
+// EtaPlus while the gradient keeps its sign, and by EtaMinus when it flips.
+// After a flip, that coordinate does not move and forgets its gradient.
 //
 // Slots: the previous gradient, the step sizes (which start at LR).
 type RpropRule struct {
@@ -246,8 +246,8 @@ type RpropRule struct {
 	StepMax  float64 `hyper:"step_max"`  // Rprop sets 50
 }
 
-// Rprop returns Rprop with initial step lr (PyTorch's default is 1e-2),
-// η = (0.5, 1.2) and steps clamped to [1e-6, 50].
+// Rprop returns Rprop with initial step lr, η = (0.5, 1.2) and steps
+// clamped to [1e-6, 50]. PyTorch's default lr is 1e-2.
 func Rprop(lr float64) RpropRule {
 	return RpropRule{LR: lr, EtaMinus: 0.5, EtaPlus: 1.2, StepMin: 1e-6, StepMax: 50}
 }
@@ -329,7 +329,7 @@ func (r RpropRule) Fuse(state [][]float32, θ, g []float32, t int) {
 //
 // One slot: m.
 type LionRule struct {
-	LR          float64 `hyper:"lr"`           // learning rate; Lion's are typically 3-10× smaller than Adam's
+	LR          float64 `hyper:"lr"`           // learning rate; the paper suggests 3-10× smaller than Adam's
 	Beta1       float64 `hyper:"beta1"`        // interpolation for the step; Lion sets 0.9
 	Beta2       float64 `hyper:"beta2"`        // decay of the momentum; Lion sets 0.99
 	WeightDecay float64 `hyper:"weight_decay"` // decoupled, multiplied by LR; default 0

@@ -10,15 +10,16 @@ import (
 // hyperparameter with one.
 
 // Schedule gives the value of a hyperparameter at each update. step is the
-// 1-based count of the update being made: the optimiser asks for At(Step+1)
-// just before its update number Step+1 (State.Step counts the updates that
-// changed θ, so behind AccumGrad(n) the schedule moves once per n calls).
+// 1-based count of the update being made. The optimiser asks for
+// At(Step+1) just before its update number Step+1. State.Step counts the
+// updates that changed θ, so behind AccumGrad(n) the schedule moves once
+// per n calls.
 //
 // The schedules below are written in k = step − 1, the number of updates
-// already made, so At(1) is the starting value: the same values as a
-// PyTorch lr_scheduler stepped once after every optimiser step (its epoch
-// counter is k). At must be a pure function of step, cheap, and must not
-// allocate: it runs in every update.
+// already made, so At(1) is the starting value. They give the same values
+// as a PyTorch lr_scheduler stepped once after every optimiser step, whose
+// epoch counter is k. At must be a pure function of step, cheap, and must
+// not allocate: it runs in every update.
 type Schedule interface {
 	At(step int) float64
 }
@@ -79,10 +80,13 @@ type cosine struct {
 	n        int
 }
 
-// Cosine anneals from v to floor over n updates along half a cosine,
-// floor + (v − floor)·(1 + cos(πk/n))/2, and stays at floor after
-// (torch.optim.lr_scheduler.CosineAnnealingLR with T_max = n, eta_min =
-// floor, which for k > n would rise again).
+// Cosine anneals from v to floor over n updates along half a cosine, and
+// stays at floor after:
+//
+//	floor + (v − floor)·(1 + cos(πk/n))/2
+//
+// It is torch.optim.lr_scheduler.CosineAnnealingLR with T_max = n and
+// eta_min = floor, except that PyTorch's would rise again for k > n.
 func Cosine(v, floor float64, n int) Schedule { return cosine{v, floor, n} }
 
 func (s cosine) At(step int) float64 { return cosineAt(s.v, s.floor, step-1, s.n) }
@@ -106,9 +110,12 @@ type linear struct {
 	n        int
 }
 
-// Linear goes from `from` to `to` in a straight line over n updates,
-// from + (to − from)·k/n, and stays at `to` after (PyTorch's LinearLR, with
-// values instead of factors).
+// Linear goes from `from` to `to` in a straight line over n updates, and
+// stays at `to` after:
+//
+//	from + (to − from)·k/n
+//
+// It is PyTorch's LinearLR, with values instead of factors.
 func Linear(from, to float64, n int) Schedule { return linear{from, to, n} }
 
 func (s linear) At(step int) float64 {
@@ -257,16 +264,18 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// ScheduledRule drives the hyperparameter Name (a `hyper` tag, such as "lr")
-// of every rule inside Rule with Schedule: under an optimiser, before each
-// update the hyperparameter is set to Schedule.At(Step+1) in each of those
-// rules, without touching their state. The rule's own value of Name is
-// ignored. Wrappers may nest (a schedule for "lr" around a chain holding one
-// for "weight_decay"); where two schedule the same name, the inner one wins.
+// ScheduledRule drives the hyperparameter Name of every rule inside Rule
+// with Schedule. Name is a `hyper` tag, such as "lr". Under an optimiser,
+// before each update, the hyperparameter is set to Schedule.At(Step+1) in
+// each of those rules, without touching their state. The rule's own value
+// of Name is ignored. Wrappers may nest, say a schedule for "lr" around a
+// chain holding one for "weight_decay". Where two schedule the same name,
+// the inner one wins.
 //
-// A value the rule does not accept (a negative rate, NaN) makes Update
-// return an error naming the step, and changes nothing; so does a value that
-// would change the rule's state slots (RMSProp's momentum through zero).
+// A value the rule does not accept, such as a negative rate or NaN, makes
+// Update return an error naming the step, and changes nothing. So does a
+// value that would change the rule's state slots, such as RMSProp's
+// momentum through zero.
 // Adjust refuses to set a hyperparameter that a schedule drives.
 //
 // By hand, Apply uses its t as the step and copies the rule to set the

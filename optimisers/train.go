@@ -8,27 +8,33 @@ import (
 	"github.com/flatkit/flatkit/ad"
 )
 
-// Train runs the training loop: for each batch it records θ on a tape,
-// computes loss(p, batch) (p is θ's Var: view it by range or by path with
-// ad.View and ad.ViewPath), takes the gradient, updates θ with opt and
-// resets the tape for the next batch. One tape serves every step, so the
-// loop itself allocates nothing once the tape's arenas have grown: a step
-// costs what the loss function allocates (and batches, producing the next
-// batch).
+// Train runs the training loop. For each batch it records θ on a tape and
+// computes loss(p, batch), where p is θ's Var; view it by range or by path
+// with ad.View and ad.ViewPath. It then takes the gradient, updates θ with
+// opt and resets the tape for the next batch. One tape serves every step,
+// so the loop itself allocates nothing once the tape's arenas have grown.
+// A step costs what the loss function and batches allocate.
 //
-// Steps are numbered on from the optimiser's count of updates when Train
-// starts (opt.Steps()): 1, 2, … for a new optimiser, and after a resume
-// (Load, LoadCheckpoint) the numbering continues where the saved run was,
-// so the callback's cadence and the step numbers in errors match an
-// uninterrupted run. (Behind AccumGrad(n) the optimiser counts one update
-// per n batches, Train one step per batch.) Every `every` steps (steps
-// every, 2·every, …; never if every ≤ 0 or callback is nil) it calls
-// callback with the number of the step just taken and that step's loss,
-// taken before its update. Train returns when batches ends (nil), and stops with an error,
-// naming the step, when ctx is done before a step (the error wraps
-// ctx.Err()), the callback returns an error (wrapped), the tape records an
-// error, the loss is NaN or infinite (that step's update is not made), or the
-// update fails. Steps before the one that stopped it keep their updates.
+// Steps are numbered on from opt.Steps() when Train starts: 1, 2, … for a
+// new optimiser. After a resume by Load or LoadCheckpoint, the numbering
+// continues where the saved run was. So the callback's cadence and the
+// step numbers in errors match an uninterrupted run. Train counts one step
+// per batch, even behind AccumGrad(n), where the optimiser counts one
+// update per n batches.
+//
+// Every `every` steps, Train calls callback with the number of the step
+// just taken and that step's loss, taken before its update. It never calls
+// it if every ≤ 0 or callback is nil.
+//
+// Train returns nil when batches ends. It stops with an error naming the
+// step in these cases:
+//   - ctx is done before a step; the error wraps ctx.Err();
+//   - the callback returns an error, which is wrapped;
+//   - the tape records an error;
+//   - the loss is NaN or infinite; that step's update is not made;
+//   - the update fails.
+//
+// Steps before the one that stopped it keep their updates.
 func Train[B any](ctx context.Context, opt *Optimiser, θ []float32, batches iter.Seq[B],
 	loss func(p ad.Var, batch B) ad.Var, every int, callback func(step int, loss float32) error) error {
 	switch {

@@ -16,11 +16,11 @@ import (
 const HoldsTrainingCheckpoint = "training checkpoint"
 
 // Checkpoint is what a training checkpoint holds: the parameters θ laid out
-// by Layout, the optimiser (its state vectors, step and skip counters,
-// per-leaf counts, hyperparameters and schedules, as Optimiser.Save), and
-// optionally the model's own state (BatchNorm's running statistics, say:
-// model.StateLayout and the state buffer). SaveCheckpoint reads every field;
-// LoadCheckpoint fills Params and State and returns the optimiser.
+// by Layout, the optimiser, and optionally the model's own state. The
+// optimiser is saved as Optimiser.Save saves it. The model state is a
+// buffer and its layout, such as BatchNorm's running statistics under
+// model.StateLayout. SaveCheckpoint reads every field; LoadCheckpoint fills
+// Params and State and returns the optimiser.
 type Checkpoint struct {
 	Layout      *layout.Layout
 	Params      []float32
@@ -29,34 +29,27 @@ type Checkpoint struct {
 	State       []float32
 }
 
-// SaveCheckpoint writes c to the file at path in one atomic write
-// (layout.SaveFile: temp file, fsync, rename), so the parameters, the
-// optimiser and the state always come from the same step. The file is
-// safetensors, readable by any safetensors tool: "params.<path>" is θ by
-// its layout paths, "optimiser.slot<k>.<path>" the optimiser's state
-// vectors, "optimiser.optimiser" its document (step, rule, hyperparameters,
+// SaveCheckpoint writes c to w as a safetensors file, readable by any
+// safetensors tool: "params.<path>" is θ by its layout paths,
+// "optimiser.slot<k>.<path>" the optimiser's state vectors,
+// "optimiser.optimiser" its document (step, rule, hyperparameters,
 // schedules; see Load), and "state.<path>" the model state.
-func SaveCheckpoint(path string, c Checkpoint) error {
-	clay, data, err := c.encode("SaveCheckpoint")
-	if err != nil {
-		return err
-	}
-	if err := layout.SaveFile(path, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return errorf("SaveCheckpoint: %w", err)
-	}
-	return nil
+func SaveCheckpoint(w io.Writer, c Checkpoint) error { return c.save(w, "SaveCheckpoint", "") }
+
+// SaveCheckpointFile writes c to the file at path as SaveCheckpoint does,
+// in one atomic write (layout.SaveFile: temp file, fsync, rename), so the
+// parameters, the optimiser and the state always come from the same step.
+func SaveCheckpointFile(path string, c Checkpoint) error {
+	return c.save(nil, "SaveCheckpointFile", path)
 }
 
-// WriteCheckpoint writes c to w as SaveCheckpoint writes its file.
-func WriteCheckpoint(w io.Writer, c Checkpoint) error {
-	clay, data, err := c.encode("WriteCheckpoint")
+// save writes c to w, or to the file at path if w is nil.
+func (c Checkpoint) save(w io.Writer, op, path string) error {
+	clay, data, err := c.encode(op)
 	if err != nil {
 		return err
 	}
-	if err := layout.Save(w, clay, data, layout.Holds(HoldsTrainingCheckpoint)); err != nil {
-		return errorf("WriteCheckpoint: %w", err)
-	}
-	return nil
+	return saveTo(w, path, op, clay, data, HoldsTrainingCheckpoint)
 }
 
 func (c *Checkpoint) check(op string, load bool) error {
@@ -129,24 +122,24 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 	return clay, data, nil
 }
 
-// LoadCheckpoint reads a checkpoint written by SaveCheckpoint: θ into
-// c.Params (laid out by c.Layout), the model state into c.State if
-// c.StateLayout is set, and returns the optimiser for rule, which continues
-// exactly where the saved one was (see Load: the same rule, hyperparameters
-// and schedules, or an error naming what differs). Errors name what differs
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint from r. It
+// reads θ into c.Params, laid out by c.Layout, and the model state into
+// c.State if c.StateLayout is set. It returns the optimiser for rule, which
+// continues exactly where the saved one was. As for Load, rule must have
+// the saved rule's hyperparameters and schedules. Errors name what differs
 // or what is wrong; on error c.Params and c.State are unchanged.
-func LoadCheckpoint(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errorf("LoadCheckpoint: %w", err)
-	}
-	defer f.Close()
-	return readCheckpoint(f, "LoadCheckpoint "+path, rule, c)
+func LoadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
+	return readCheckpoint(r, "LoadCheckpoint", rule, c)
 }
 
-// ReadCheckpoint is LoadCheckpoint from r.
-func ReadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
-	return readCheckpoint(r, "ReadCheckpoint", rule, c)
+// LoadCheckpointFile is LoadCheckpoint of the file at path.
+func LoadCheckpointFile(path string, rule Rule, c Checkpoint) (*Optimiser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errorf("LoadCheckpointFile: %w", err)
+	}
+	defer f.Close()
+	return readCheckpoint(f, "LoadCheckpointFile "+path, rule, c)
 }
 
 func readCheckpoint(r io.Reader, op string, rule Rule, c Checkpoint) (*Optimiser, error) {

@@ -76,13 +76,13 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 	}
 	state := []float32{1, 2, 3, 4, 5, 6}
 	path := filepath.Join(t.TempDir(), "run.safetensors")
-	if err := optimisers.SaveCheckpoint(path, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
+	if err := optimisers.SaveCheckpointFile(path, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
 		t.Fatal(err)
 	}
 
 	θ2 := make([]float32, lay.Len())
 	state2 := make([]float32, slay.Len())
-	opt2, err := optimisers.LoadCheckpoint(path, ckptRule(n), optimisers.Checkpoint{Layout: lay, Params: θ2, StateLayout: slay, State: state2})
+	opt2, err := optimisers.LoadCheckpointFile(path, ckptRule(n), optimisers.Checkpoint{Layout: lay, Params: θ2, StateLayout: slay, State: state2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 	}
 	state := []float32{1, 2, 3, 4, 5, 6}
 	var buf bytes.Buffer
-	if err := optimisers.WriteCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
+	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -139,7 +139,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 	}
 
 	read := func(d []byte, rule optimisers.Rule, c optimisers.Checkpoint) error {
-		_, err := optimisers.ReadCheckpoint(bytes.NewReader(d), rule, c)
+		_, err := optimisers.LoadCheckpoint(bytes.NewReader(d), rule, c)
 		return err
 	}
 	good := func() optimisers.Checkpoint {
@@ -165,7 +165,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 		{"schedule length", data, ckptRule(101), good(), "the schedule of lr differs"},
 		{"other layout", data, ckptRule(100), optimisers.Checkpoint{Layout: other, Params: make([]float32, 4), StateLayout: slay, State: make([]float32, 6)}, "the parameters are for another layout"},
 		{"state not asked for", data, ckptRule(100), noState, "holds model state"},
-		{"truncated", data[:len(data)-3], ckptRule(100), good(), "optimisers: ReadCheckpoint: layout: Load"},
+		{"truncated", data[:len(data)-3], ckptRule(100), good(), "optimisers: LoadCheckpoint: layout: Load"},
 		{"an optimiser file", optFile.Bytes(), ckptRule(100), good(), "holds optimiser state (metadata \"flatkit.holds\"), want training checkpoint"},
 		{"short Params", data, ckptRule(100), optimisers.Checkpoint{Layout: lay, Params: make([]float32, 2)}, "Params has 2 floats, the layout wants 3"},
 		{"State without StateLayout", data, ckptRule(100), optimisers.Checkpoint{Layout: lay, Params: make([]float32, 3), State: make([]float32, 2)}, "State has 2 floats but StateLayout is nil, want a StateLayout for them (or no State)"},
@@ -183,7 +183,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 	}
 	// Without model state, on both sides.
 	buf.Reset()
-	if err := optimisers.WriteCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt}); err != nil {
+	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt}); err != nil {
 		t.Fatal(err)
 	}
 	if err := read(buf.Bytes(), ckptRule(100), noState); err != nil {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -139,18 +138,18 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 	}
 	res := &result{}
 	var spent time.Duration
-	fg := func(θ, grad []float32) float64 {
+	fg := func(θ, grad []float32) (float64, error) {
 		start := time.Now()
 		g, err := gs.Gradient(ctx, θ, loss)
 		spent += time.Since(start)
 		res.Gradients++
 		if err != nil {
-			return math.NaN() // Minimize reports a NaN objective as an error
+			return 0, err // stops Minimize, which returns it as the cause
 		}
 		for i, v := range g.P {
 			grad[i] = float32(v)
 		}
-		return g.Value
+		return g.Value, nil
 	}
 	r, err := optimisers.Minimize(fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-4})
 	if r == nil {

@@ -38,11 +38,11 @@ func polish(ctx context.Context, w io.Writer, f *fitter, θ []float32, cfg confi
 	start := flat.Clone(θ)
 	var fgErr error
 	f0 := math.NaN() // the loss at the start
-	fg := func(x, grad []float32) float64 {
+	fg := func(x, grad []float32) (float64, error) {
 		v, err := f.gradient(ctx, x, grad, nSaved, whole())
 		if err != nil {
 			// A trajectory failed at this point (a step too far): an
-			// infinite loss makes the line search back off.
+			// infinite loss, not an error, makes the line search back off.
 			fgErr = err
 			v = math.Inf(1)
 		}
@@ -50,7 +50,7 @@ func polish(ctx context.Context, w io.Writer, f *fitter, θ []float32, cfg confi
 			f0 = v
 			s.LBFGSLoss = append(s.LBFGSLoss, v)
 		}
-		return v
+		return v, nil
 	}
 	fmt.Fprintf(w, "L-BFGS (memory %d): at most %d iterations on all %d whole trajectories\n", lbfgsM, cfg.lbfgs, nTrain)
 	bar := newProgress(w, "L-BFGS", 0, cfg.lbfgs)
