@@ -109,7 +109,7 @@ type Report struct {
 // error is a *NoWorkerError if nothing serves the name, and wraps ctx's
 // error on cancellation or deadline.
 func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleResult[T], Report, error) {
-	spec, q, err := prepare[T](ctx, c, req, KindSolve)
+	spec, q, err := prepare[T](ctx, c, req, kindSolve)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -145,7 +145,7 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 // would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
 // to the in-process gradient bit for bit. Errors as Solve's.
 func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
-	spec, q, err := prepare[T](ctx, c, req, KindGradient)
+	spec, q, err := prepare[T](ctx, c, req, kindGradient)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -201,7 +201,7 @@ func nans[T ode.Float](n int) []T {
 
 // prepare builds the request's Spec here, checks it (the ensemble, the
 // options, Indices) and makes the request descriptor.
-func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind Kind) (*Spec[T], *request, error) {
+func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k kind) (*Spec[T], *request, error) {
 	if ctx == nil {
 		return nil, nil, errors.New("cluster: nil context")
 	}
@@ -217,7 +217,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 		return nil, nil, fmt.Errorf("cluster: Request.Theta has %d values, want ≤ %d", len(req.Theta), MaxTheta)
 	case len(req.Indices) > MaxIndices:
 		return nil, nil, fmt.Errorf("cluster: Request.Indices has %d positions, want ≤ %d", len(req.Indices), MaxIndices)
-	case kind == KindSolve && (req.Indices != nil || req.PerTrajectoryU0):
+	case k == kindSolve && (req.Indices != nil || req.PerTrajectoryU0):
 		return nil, nil, errors.New("cluster: Solve: Indices and PerTrajectoryU0 are for Gradient only")
 	}
 	b, err := lookupTyped[T](req.Name)
@@ -228,7 +228,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	if err != nil {
 		return nil, nil, err
 	}
-	q := &request{Kind: kind, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
+	q := &request{Kind: k, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
 		ThetaHash: thetaHash(req.Theta), ThetaLen: len(req.Theta), PerU0: req.PerTrajectoryU0}
 	if req.RelTol != 0 || req.AbsTol != 0 {
 		q.HasTol, q.RelTol, q.AbsTol = true, req.RelTol, req.AbsTol
@@ -246,10 +246,10 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	}
 	// Check everything the shards will check, on an empty shard.
 	empty := ode.Shard{Seed: spec.Ensemble.Seed}
-	switch kind {
-	case KindSolve:
+	switch k {
+	case kindSolve:
 		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, spec.options(q)...)
-	case KindGradient:
+	case kindGradient:
 		if spec.LossFor == nil {
 			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
 		}
@@ -271,13 +271,13 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 			}
 			return nil
 		}
-		switch kind {
-		case KindSolve:
+		switch k {
+		case kindSolve:
 			if !spec.Ensemble.DropOutputs {
 				err = check("outputs", n*spec.outputSize())
 			}
 			err = cmp.Or(err, check("sums", spec.Ensemble.ReduceSize))
-		case KindGradient:
+		case kindGradient:
 			err = check("gradient values", len(spec.Ensemble.Base.P))
 			if q.PerU0 {
 				err = cmp.Or(err, check("dL/du0 values", n*len(spec.Ensemble.Base.U0)))

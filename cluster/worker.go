@@ -548,8 +548,8 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	if !ok {
 		return &UnknownNameError{Name: q.Name}
 	}
-	if e.precision() != q.Prec {
-		return fmt.Errorf("cluster: %q is registered here for %v, the request is for %v", q.Name, e.precision(), q.Prec)
+	if e.prec() != q.Prec {
+		return fmt.Errorf("cluster: %q is registered here for %v, the request is for %v", q.Name, e.prec(), q.Prec)
 	}
 	b, err := e.build(q.Args, theta)
 	if err != nil {
