@@ -23,9 +23,13 @@ type Spec[T ode.Float] struct {
 	Ensemble ode.Ensemble[T]
 	// Method integrates the trajectories (nil: ode.Tsit5()).
 	Method ode.Method
-	// Options are the solver options besides the request's tolerances (which
-	// come after them, so they win): MaxSteps, SaveAt, Checkpoints, … Not
-	// Workers, Indices or PerTrajectoryU0.
+	// Options are the solver options of the name's solves and gradients:
+	// Tol, MaxSteps, TStops, InitialStep or FixedStep. The request's
+	// tolerances come after them, so those win. SaveAt, Dense and
+	// SaveEveryStep fail a gradient, so a name that serves gradients leaves
+	// them out. Workers, Indices and PerTrajectoryU0 come from the request
+	// and the worker, never from here. Checkpoints is a field of
+	// ode.InterpolatingAdjoint: set it in Sensitivity.
 	Options []ode.Option
 	// GradientOptions are added after Options for gradients only (QuadTol,
 	// which a solve refuses).
