@@ -592,9 +592,3 @@ func indices(n int) []int {
 	}
 	return s
 }
-
-// Positive draws n values in [lo, hi] with lo > 0, for functions defined on
-// the positive reals (Log, Sqrt, Pow).
-func Positive(n int, lo, hi float32) *rapid.Generator[[]float32] {
-	return rapid.SliceOfN(rapid.Float32Range(lo, hi), n, n)
-}

@@ -4,7 +4,7 @@
 // Generators draw random layouts (nested and empty groups, ties, frozen
 // leaves, odd shapes), parameter vectors for a layout, random Go struct
 // types and values built at run time with reflect.StructOf, inputs away
-// from kinks and ties (NoTies, Positive), and random valid layer stacks of
+// from kinks and ties (NoTies), and random valid layer stacks of
 // package model (Stacks: every layer kind, random geometry, nested Chain,
 // Skip and Parallel, with the tracked output shape; InputFor, ParamsFor).
 //

@@ -163,8 +163,6 @@ func (s Stack) Ctx(train bool) *model.Ctx {
 	return &model.Ctx{Train: train, State: st, RNG: rand.New(rand.NewPCG(1, 2))}
 }
 
-// Has reports whether the stack holds a layer of kind k.
-func (s Stack) Has(k Kind) bool { return slices.Contains(s.Kinds, k) }
 func Stacks(opts StackOptions) *rapid.Generator[Stack] {
 	o := opts
 	if o.MaxDepth == 0 {
