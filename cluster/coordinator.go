@@ -27,8 +27,9 @@ type Coordinator struct {
 	corruptTheta bool // tests: store a θ other than the one hashed
 }
 
-// NewCoordinator makes a coordinator on connection nc (which the caller owns
-// and closes), making or updating the streams and the object store of cfg.
+// NewCoordinator makes a coordinator on connection nc, which the caller
+// owns and closes. It makes or updates the streams and the object store of
+// cfg.
 func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinator, error) {
 	if nc == nil {
 		return nil, errors.New("cluster: NewCoordinator: nil connection")
@@ -63,8 +64,8 @@ type Request struct {
 	Indices []int
 	// PerTrajectoryU0 (gradients) keeps each position's dL/du0.
 	PerTrajectoryU0 bool
-	// Progress, if set, is called after each shard is done (from the
-	// goroutine of Solve or Gradient).
+	// Progress, if set, is called after each shard is done, from the
+	// goroutine of Solve or Gradient.
 	Progress func(Progress)
 }
 
@@ -87,27 +88,28 @@ type Report struct {
 	Failed      int // shards given up, reported as failed trajectories
 	Redelivered int // shards whose result came from a redelivery (a worker lost, a nak)
 	// DuplicatesDropped are results dropped by the coordinator's table
-	// because their shard was already done (a redelivered shard computed
-	// twice and published after the server's de-duplication window, or
-	// a second publication).
+	// because their shard was already done. Such a result comes from a
+	// redelivered shard computed twice and published after the server's
+	// de-duplication window, or from a second publication.
 	DuplicatesDropped int
 	Invalid           int // results refused (malformed, wrong shape, flags not as in-process)
 	Republished       int // shards published again after an invalid result
-	// Offloaded are results that came through the object store (larger
-	// than the server's max payload); each object is removed once read.
+	// Offloaded are results that came through the object store, being
+	// larger than the server's max payload. Each object is removed once
+	// read.
 	Offloaded  int
 	Workers    int // distinct workers whose results were used
 	ThetaBytes int
 	Elapsed    time.Duration
 }
 
-// Solve runs the registered ensemble req.Name as Ensemble.Solve would, on
-// the workers: the result (outputs, Reduce sums, failures, counters) equals
-// Solve's in one process bit for bit, and so does the error (an
-// *ode.EnsembleError when trajectories failed). A shard that no worker
-// finishes is reported as failed trajectories (ShardFailedError). The
-// error is a *NoWorkerError if nothing serves the name, and wraps ctx's
-// error on cancellation or deadline.
+// Solve runs the registered ensemble req.Name on the workers, as
+// Ensemble.Solve would. The result equals Solve's in one process bit for
+// bit: the outputs, the Reduce sums, the failures and the counters. So
+// does the error, an *ode.EnsembleError when trajectories failed. A shard
+// that no worker finishes is reported as failed trajectories, each with a
+// ShardFailedError. The error is a *NoWorkerError if nothing serves the
+// name, and wraps ctx's error on cancellation or deadline.
 func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleResult[T], Report, error) {
 	spec, q, err := prepare[T](ctx, c, req, kindSolve)
 	if err != nil {
@@ -141,9 +143,10 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 	return res, rep, err
 }
 
-// Gradient runs the registered ensemble's gradient as Ensemble.Gradient
-// would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
-// to the in-process gradient bit for bit. Errors as Solve's.
+// Gradient runs the registered ensemble's gradient on the workers, as
+// Ensemble.Gradient would with req.Indices and req.PerTrajectoryU0. The
+// result equals the in-process gradient bit for bit. Errors are as
+// Solve's.
 func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
 	spec, q, err := prepare[T](ctx, c, req, kindGradient)
 	if err != nil {
@@ -199,8 +202,8 @@ func nans[T ode.Float](n int) []T {
 	return x
 }
 
-// prepare builds the request's Spec here, checks it (the ensemble, the
-// options, Indices) and makes the request descriptor.
+// prepare builds the request's Spec here, checks its ensemble, options and
+// Indices, and makes the request descriptor.
 func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k kind) (*Spec[T], *request, error) {
 	if ctx == nil {
 		return nil, nil, errors.New("cluster: nil context")
@@ -320,10 +323,10 @@ type maxDeliveries struct {
 // run publishes the shards of q and feeds the results to accept until every
 // shard is accepted or failed.
 //
-// bound(j) is the most bytes shard j's result can have, by what the request
-// implies (its arrays' sizes, and at most one error of the longest message
-// per trajectory): a result stored as an object is refused, unread, if it
-// says it is larger.
+// bound(j) is the most bytes shard j's result can have, by what the
+// request implies: its arrays' sizes, and at most one error of the longest
+// message per trajectory. A result stored as an object is refused, unread,
+// if it says it is larger.
 func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
 	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError), bound func(j int) int) (Report, error) {
 	start := time.Now()
