@@ -27,8 +27,9 @@ type Coordinator struct {
 	corruptTheta bool // tests: store a θ other than the one hashed
 }
 
-// NewCoordinator makes a coordinator on connection nc (which the caller owns
-// and closes), making or updating the streams and the object store of cfg.
+// NewCoordinator makes a coordinator on connection nc, which the caller
+// owns and closes. It makes or updates the streams and the object store of
+// cfg.
 func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinator, error) {
 	if nc == nil {
 		return nil, errors.New("cluster: NewCoordinator: nil connection")
@@ -63,8 +64,8 @@ type Request struct {
 	Indices []int
 	// PerTrajectoryU0 (gradients) keeps each position's dL/du0.
 	PerTrajectoryU0 bool
-	// Progress, if set, is called after each shard is done (from the
-	// goroutine of Solve or Gradient).
+	// Progress, if set, is called after each shard is done, from the
+	// goroutine of Solve or Gradient.
 	Progress func(Progress)
 }
 
@@ -87,29 +88,30 @@ type Report struct {
 	Failed      int // shards given up, reported as failed trajectories
 	Redelivered int // shards whose result came from a redelivery (a worker lost, a nak)
 	// DuplicatesDropped are results dropped by the coordinator's table
-	// because their shard was already done (a redelivered shard computed
-	// twice and published after the server's de-duplication window, or
-	// a second publication).
+	// because their shard was already done. Such a result comes from a
+	// redelivered shard computed twice and published after the server's
+	// de-duplication window, or from a second publication.
 	DuplicatesDropped int
 	Invalid           int // results refused (malformed, wrong shape, flags not as in-process)
 	Republished       int // shards published again after an invalid result
-	// Offloaded are results that came through the object store (larger
-	// than the server's max payload); each object is removed once read.
+	// Offloaded are results that came through the object store, being
+	// larger than the server's max payload. Each object is removed once
+	// read.
 	Offloaded  int
 	Workers    int // distinct workers whose results were used
 	ThetaBytes int
 	Elapsed    time.Duration
 }
 
-// Solve runs the registered ensemble req.Name as Ensemble.Solve would, on
-// the workers: the result (outputs, Reduce sums, failures, counters) equals
-// Solve's in one process bit for bit, and so does the error (an
-// *ode.EnsembleError when trajectories failed). A shard that no worker
-// finishes is reported as failed trajectories (ShardFailedError). The
-// error is a *NoWorkerError if nothing serves the name, and wraps ctx's
-// error on cancellation or deadline.
+// Solve runs the registered ensemble req.Name on the workers, as
+// Ensemble.Solve would. The result equals Solve's in one process bit for
+// bit: the outputs, the Reduce sums, the failures and the counters. So
+// does the error, an *ode.EnsembleError when trajectories failed. A shard
+// that no worker finishes is reported as failed trajectories, each with a
+// ShardFailedError. The error is a *NoWorkerError if nothing serves the
+// name, and wraps ctx's error on cancellation or deadline.
 func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleResult[T], Report, error) {
-	spec, q, err := prepare[T](ctx, c, req, KindSolve)
+	spec, q, err := prepare[T](ctx, c, req, kindSolve)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -141,11 +143,12 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 	return res, rep, err
 }
 
-// Gradient runs the registered ensemble's gradient as Ensemble.Gradient
-// would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
-// to the in-process gradient bit for bit. Errors as Solve's.
+// Gradient runs the registered ensemble's gradient on the workers, as
+// Ensemble.Gradient would with req.Indices and req.PerTrajectoryU0. The
+// result equals the in-process gradient bit for bit. Errors are as
+// Solve's.
 func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
-	spec, q, err := prepare[T](ctx, c, req, KindGradient)
+	spec, q, err := prepare[T](ctx, c, req, kindGradient)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -199,9 +202,9 @@ func nans[T ode.Float](n int) []T {
 	return x
 }
 
-// prepare builds the request's Spec here, checks it (the ensemble, the
-// options, Indices) and makes the request descriptor.
-func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind Kind) (*Spec[T], *request, error) {
+// prepare builds the request's Spec here, checks its ensemble, options and
+// Indices, and makes the request descriptor.
+func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k kind) (*Spec[T], *request, error) {
 	if ctx == nil {
 		return nil, nil, errors.New("cluster: nil context")
 	}
@@ -217,7 +220,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 		return nil, nil, fmt.Errorf("cluster: Request.Theta has %d values, want ≤ %d", len(req.Theta), MaxTheta)
 	case len(req.Indices) > MaxIndices:
 		return nil, nil, fmt.Errorf("cluster: Request.Indices has %d positions, want ≤ %d", len(req.Indices), MaxIndices)
-	case kind == KindSolve && (req.Indices != nil || req.PerTrajectoryU0):
+	case k == kindSolve && (req.Indices != nil || req.PerTrajectoryU0):
 		return nil, nil, errors.New("cluster: Solve: Indices and PerTrajectoryU0 are for Gradient only")
 	}
 	b, err := lookupTyped[T](req.Name)
@@ -228,7 +231,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	if err != nil {
 		return nil, nil, err
 	}
-	q := &request{Kind: kind, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
+	q := &request{Kind: k, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
 		ThetaHash: thetaHash(req.Theta), ThetaLen: len(req.Theta), PerU0: req.PerTrajectoryU0}
 	if req.RelTol != 0 || req.AbsTol != 0 {
 		q.HasTol, q.RelTol, q.AbsTol = true, req.RelTol, req.AbsTol
@@ -246,10 +249,10 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	}
 	// Check everything the shards will check, on an empty shard.
 	empty := ode.Shard{Seed: spec.Ensemble.Seed}
-	switch kind {
-	case KindSolve:
+	switch k {
+	case kindSolve:
 		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, spec.options(q)...)
-	case KindGradient:
+	case kindGradient:
 		if spec.LossFor == nil {
 			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
 		}
@@ -271,13 +274,13 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 			}
 			return nil
 		}
-		switch kind {
-		case KindSolve:
+		switch k {
+		case kindSolve:
 			if !spec.Ensemble.DropOutputs {
 				err = check("outputs", n*spec.outputSize())
 			}
 			err = cmp.Or(err, check("sums", spec.Ensemble.ReduceSize))
-		case KindGradient:
+		case kindGradient:
 			err = check("gradient values", len(spec.Ensemble.Base.P))
 			if q.PerU0 {
 				err = cmp.Or(err, check("dL/du0 values", n*len(spec.Ensemble.Base.U0)))
@@ -320,10 +323,10 @@ type maxDeliveries struct {
 // run publishes the shards of q and feeds the results to accept until every
 // shard is accepted or failed.
 //
-// bound(j) is the most bytes shard j's result can have, by what the request
-// implies (its arrays' sizes, and at most one error of the longest message
-// per trajectory): a result stored as an object is refused, unread, if it
-// says it is larger.
+// bound(j) is the most bytes shard j's result can have, by what the
+// request implies: its arrays' sizes, and at most one error of the longest
+// message per trajectory. A result stored as an object is refused, unread,
+// if it says it is larger.
 func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
 	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError), bound func(j int) int) (Report, error) {
 	start := time.Now()

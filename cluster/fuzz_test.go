@@ -16,31 +16,31 @@ import (
 
 func sampleRequests() []*request {
 	return []*request{
-		{ID: reqID{1, 2, 3}, Kind: KindSolve, Prec: Float64, Name: "lv", Args: []byte(`{"n":1000}`), ThetaHash: thetaHash([]float32{1, 2}), ThetaLen: 2, Shards: 63},
-		{ID: reqID{9}, Kind: KindGradient, Prec: Float32, Name: "a-b_C", Args: nil, ThetaLen: 0, HasTol: true, RelTol: 1e-6, AbsTol: 1e-8,
+		{ID: reqID{1, 2, 3}, Kind: kindSolve, Prec: precFloat64, Name: "lv", Args: []byte(`{"n":1000}`), ThetaHash: thetaHash([]float32{1, 2}), ThetaLen: 2, Shards: 63},
+		{ID: reqID{9}, Kind: kindGradient, Prec: precFloat32, Name: "a-b_C", Args: nil, ThetaLen: 0, HasTol: true, RelTol: 1e-6, AbsTol: 1e-8,
 			HasIndices: true, Indices: []int{3, 0, 3, 7}, PerU0: true, Shards: 1},
-		{ID: reqID{4}, Kind: KindGradient, Prec: Float64, Name: "x", HasIndices: true, Indices: []int{}},
+		{ID: reqID{4}, Kind: kindGradient, Prec: precFloat64, Name: "x", HasIndices: true, Indices: []int{}},
 	}
 }
 
 func sampleShards() []*shardMsg {
 	return []*shardMsg{
-		{Req: reqID{1}, Kind: KindSolve, Prec: Float64, ThetaHash: [32]byte{7}, Index: 3, Lo: 48, Hi: 64, Seed: 42},
-		{Req: reqID{2}, Kind: KindGradient, Prec: Float32, Index: 0, Attempt: 2, Lo: 0, Hi: 0, Seed: math.MaxUint64},
+		{Req: reqID{1}, Kind: kindSolve, Prec: precFloat64, ThetaHash: [32]byte{7}, Index: 3, Lo: 48, Hi: 64, Seed: 42},
+		{Req: reqID{2}, Kind: kindGradient, Prec: precFloat32, Index: 0, Attempt: 2, Lo: 0, Hi: 0, Seed: math.MaxUint64},
 	}
 }
 
 func sampleResults() []*resultMsg {
 	u := floatBytes([]float64{1, 2, math.NaN(), math.NaN(), 5, 6})
 	return []*resultMsg{
-		{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Index: 1, Lo: 16, Hi: 19, Seed: 5, Delivered: 1, Worker: "w1",
+		{Req: reqID{1}, Kind: kindSolve, Prec: precFloat64, Index: 1, Lo: 16, Hi: 19, Seed: 5, Delivered: 1, Worker: "w1",
 			Stats: [5]int64{10, 0, 0, 5, 1}, U: u, NU: 6, Acc: []float64{1.5, -2},
 			Errors: []wireErr{{Index: 17, IsODE: true, Code: int8(ode.MaxStepsReached), T: 3, Dt: 1e-3, Component: -1, Msg: (&ode.Error{Code: ode.MaxStepsReached, T: 3, Dt: 1e-3}).Error()}}},
-		{Req: reqID{2}, Kind: KindGradient, Prec: Float32, Index: 0, Lo: 0, Hi: 2, Delivered: 3, Worker: "w2",
+		{Req: reqID{2}, Kind: kindGradient, Prec: precFloat32, Index: 0, Lo: 0, Hi: 2, Delivered: 3, Worker: "w2",
 			Value: 0.25, Count: 1, P: []float64{0.1, 0.2, 0.3, 0.4}, U0: floatBytes([]float32{1, 2, float32(math.NaN()), float32(math.NaN())}), NU0: 4,
 			Errors: []wireErr{{Index: 9, Msg: "Gradient: the loss returned NaN", Prefixed: true, Component: -1}, {Index: 3, IsODE: true, HasInner: true, Inner: "singular", Msg: "x"}}[:1]},
-		{Req: reqID{3}, Kind: KindSolve, Prec: Float64, Status: resFailed, Index: 2, Lo: 4, Hi: 6, Delivered: 5, Worker: "w3", Reason: "refused: θ"},
-		{Req: reqID{4}, Kind: KindGradient, Prec: Float32, Status: resOffloaded, Index: 7, Attempt: 1, Lo: 70, Hi: 80, Delivered: 2, Worker: "w4",
+		{Req: reqID{3}, Kind: kindSolve, Prec: precFloat64, Status: resFailed, Index: 2, Lo: 4, Hi: 6, Delivered: 5, Worker: "w3", Reason: "refused: θ"},
+		{Req: reqID{4}, Kind: kindGradient, Prec: precFloat32, Status: resOffloaded, Index: 7, Attempt: 1, Lo: 70, Hi: 80, Delivered: 2, Worker: "w4",
 			Blob: [16]byte{0xab, 1}, BlobSize: 3 << 20, BlobSum: [32]byte{9, 8, 7}},
 	}
 }
@@ -99,13 +99,13 @@ func TestWireHostile(t *testing.T) {
 		inputs = append(inputs, encodeResult(m))
 	}
 	// Counts claiming 2²⁶ values, 2²⁴ indices, 2³¹ errors, with no body.
-	huge := encodeResult(&resultMsg{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Lo: 0, Hi: 1 << 30})
+	huge := encodeResult(&resultMsg{Req: reqID{1}, Kind: kindSolve, Prec: precFloat64, Lo: 0, Hi: 1 << 30})
 	binary.LittleEndian.PutUint32(huge[len(huge)-12:], MaxValues)
 	inputs = append(inputs, huge)
-	hreq := encodeRequest(&request{Kind: KindGradient, Prec: Float64, Name: "x", HasIndices: true})
+	hreq := encodeRequest(&request{Kind: kindGradient, Prec: precFloat64, Name: "x", HasIndices: true})
 	binary.LittleEndian.PutUint32(hreq[len(hreq)-4:], MaxIndices)
 	inputs = append(inputs, hreq)
-	hreq2 := encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x"})
+	hreq2 := encodeRequest(&request{Kind: kindSolve, Prec: precFloat64, Name: "x"})
 	binary.LittleEndian.PutUint32(hreq2[8+16+2:], MaxArgs) // the args length
 	inputs = append(inputs, hreq2)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -140,7 +140,7 @@ func TestWireErrorsSayWhatWasWanted(t *testing.T) {
 	status := encodeResult(sampleResults()[0])
 	status[7] = 9
 	grad := func(m *resultMsg) error {
-		_, err := gradPart(fuzzSpec[float64](), &request{Kind: KindGradient}, ode.Shard{Lo: 0, Hi: 2}, m)
+		_, err := gradPart(fuzzSpec[float64](), &request{Kind: kindGradient}, ode.Shard{Lo: 0, Hi: 2}, m)
 		return err
 	}
 	tests := []struct {
@@ -150,16 +150,16 @@ func TestWireErrorsSayWhatWasWanted(t *testing.T) {
 		malformed bool // wraps ErrMalformed
 	}{
 		{"shard flags", decodeErr(decodeShard, flagged), "unknown flags 0x1, want 0", true},
-		{"shard hi < lo", decodeErr(decodeShard, encodeShard(&shardMsg{Kind: KindSolve, Prec: Float64, Lo: 5, Hi: 2})),
+		{"shard hi < lo", decodeErr(decodeShard, encodeShard(&shardMsg{Kind: kindSolve, Prec: precFloat64, Lo: 5, Hi: 2})),
 			"shard [5, 2): hi < lo, want lo ≤ hi", true},
-		{"tolerances without Tol", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x", RelTol: 1})),
+		{"tolerances without Tol", decodeErr(decodeRequest, encodeRequest(&request{Kind: kindSolve, Prec: precFloat64, Name: "x", RelTol: 1})),
 			"tolerances 1, 0 without the Tol flag, want 0, 0", true},
-		{"indices without the flag", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindGradient, Prec: Float64, Name: "x", Indices: []int{1}})),
+		{"indices without the flag", decodeErr(decodeRequest, encodeRequest(&request{Kind: kindGradient, Prec: precFloat64, Name: "x", Indices: []int{1}})),
 			"1 indices without the Indices flag, want 0", true},
-		{"indices in a solve", decodeErr(decodeRequest, encodeRequest(&request{Kind: KindSolve, Prec: Float64, Name: "x", HasIndices: true})),
+		{"indices in a solve", decodeErr(decodeRequest, encodeRequest(&request{Kind: kindSolve, Prec: precFloat64, Name: "x", HasIndices: true})),
 			"Indices or PerTrajectoryU0 in a solve request, want a gradient request", true},
 		{"result status", decodeErr(decodeResult, status), "status 9, want 0 (ok), 1 (failed) or 2 (offloaded)", true},
-		{"errors past the shard", decodeErr(decodeResult, encodeResult(&resultMsg{Kind: KindSolve, Prec: Float64, Lo: 0, Hi: 1,
+		{"errors past the shard", decodeErr(decodeResult, encodeResult(&resultMsg{Kind: kindSolve, Prec: precFloat64, Lo: 0, Hi: 1,
 			Errors: []wireErr{{Index: 0, Msg: "a"}, {Index: 0, Msg: "b"}}})), "2 errors in a shard of 1, want ≤ 1", true},
 		{"count and failures", grad(&resultMsg{P: make([]float64, 4), Count: 1}),
 			"count 1 and 0 failures in a shard of 2, want count + failures = 2", false},
@@ -199,14 +199,14 @@ func decodeAll(t testing.TB, data []byte) {
 		return
 	}
 	switch {
-	case m.Kind == KindSolve && m.Prec == Float64:
+	case m.Kind == kindSolve && m.Prec == precFloat64:
 		solvePart(fuzzSpec[float64](), 2, sh, m)
-	case m.Kind == KindSolve:
+	case m.Kind == kindSolve:
 		solvePart(fuzzSpec[float32](), 2, sh, m)
-	case m.Prec == Float64:
-		gradPart(fuzzSpec[float64](), &request{Kind: KindGradient, PerU0: true}, sh, m)
+	case m.Prec == precFloat64:
+		gradPart(fuzzSpec[float64](), &request{Kind: kindGradient, PerU0: true}, sh, m)
 	default:
-		gradPart(fuzzSpec[float32](), &request{Kind: KindGradient, HasIndices: true, Indices: make([]int, sh.Hi)}, sh, m)
+		gradPart(fuzzSpec[float32](), &request{Kind: kindGradient, HasIndices: true, Indices: make([]int, sh.Hi)}, sh, m)
 	}
 }
 
@@ -286,7 +286,7 @@ func FuzzOpenStored(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, msg []byte, fix bool) {
 		ref, err := decodeResult(msg)
 		if err != nil {
-			ref = &resultMsg{Req: reqID{1}, Kind: KindSolve, Prec: Float64, Hi: 4}
+			ref = &resultMsg{Req: reqID{1}, Kind: kindSolve, Prec: precFloat64, Hi: 4}
 		}
 		ref.Status, ref.Blob, ref.BlobSize = resOffloaded, [16]byte{7}, len(data)
 		ref.BlobSum = sha256.Sum256(data)

@@ -23,9 +23,13 @@ type Spec[T ode.Float] struct {
 	Ensemble ode.Ensemble[T]
 	// Method integrates the trajectories (nil: ode.Tsit5()).
 	Method ode.Method
-	// Options are the solver options besides the request's tolerances (which
-	// come after them, so they win): MaxSteps, SaveAt, Checkpoints, … Not
-	// Workers, Indices or PerTrajectoryU0.
+	// Options are the solver options of the name's solves and gradients:
+	// Tol, MaxSteps, TStops, InitialStep or FixedStep. The request's
+	// tolerances come after them, so those win. SaveAt, Dense and
+	// SaveEveryStep fail a gradient, so a name that serves gradients leaves
+	// them out. Workers, Indices and PerTrajectoryU0 come from the request
+	// and the worker, never from here. Checkpoints is a field of
+	// ode.InterpolatingAdjoint: set it in Sensitivity.
 	Options []ode.Option
 	// GradientOptions are added after Options for gradients only (QuadTol,
 	// which a solve refuses).
@@ -44,7 +48,7 @@ type Builder[T ode.Float] func(args []byte, theta []float32) (*Spec[T], error)
 
 // entry is a registered name, typed by its precision.
 type entry interface {
-	precision() Precision
+	prec() precision
 	build(args []byte, theta []float32) (built, error)
 }
 
@@ -119,14 +123,14 @@ func lookupTyped[T ode.Float](name string) (Builder[T], error) {
 	}
 	te, ok := e.(typedEntry[T])
 	if !ok {
-		return nil, fmt.Errorf("cluster: %q is registered for %v, asked for %v", name, e.precision(), precisionOf[T]())
+		return nil, fmt.Errorf("cluster: %q is registered for %v, asked for %v", name, e.prec(), precisionOf[T]())
 	}
 	return te.b, nil
 }
 
 type typedEntry[T ode.Float] struct{ b Builder[T] }
 
-func (typedEntry[T]) precision() Precision { return precisionOf[T]() }
+func (typedEntry[T]) prec() precision { return precisionOf[T]() }
 
 func (e typedEntry[T]) build(args []byte, theta []float32) (built, error) {
 	s, err := buildSpec(e.b, args, theta)
@@ -170,7 +174,7 @@ func (s *Spec[T]) options(q *request) []ode.Option {
 	if q.HasTol {
 		opts = append(opts, ode.Tol(q.RelTol, q.AbsTol))
 	}
-	if q.Kind == KindGradient {
+	if q.Kind == kindGradient {
 		opts = append(opts, s.GradientOptions...)
 		if q.HasIndices {
 			opts = append(opts, ode.Indices(q.Indices...))
@@ -199,7 +203,7 @@ func (s *Spec[T]) outputSize() int {
 }
 
 func (s *Spec[T]) shardList(q *request) []ode.Shard {
-	if q.Kind == KindGradient {
+	if q.Kind == kindGradient {
 		return s.Ensemble.GradientShards(s.positions(q))
 	}
 	return s.Ensemble.Shards()
@@ -218,7 +222,7 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 	s := b.s
 	opts := s.options(q)
 	switch q.Kind {
-	case KindSolve:
+	case kindSolve:
 		sr, err := s.Ensemble.SolveShard(ctx, s.Method, sh, opts...)
 		if err != nil {
 			return err
@@ -227,7 +231,7 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 		m.Acc = sr.Acc
 		m.Stats = statsArray(sr.Stats)
 		m.Errors = wireErrs(sr.Errors)
-	case KindGradient:
+	case kindGradient:
 		if s.LossFor == nil {
 			return fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", q.Name)
 		}

@@ -50,51 +50,51 @@ const (
 	maxCount = 1 << 53
 )
 
-// Kind is what a request computes.
-type Kind uint8
+// kind is what a request computes.
+type kind uint8
 
 const (
-	KindSolve    Kind = 1 // Ensemble.Solve: outputs and/or Reduce sums
-	KindGradient Kind = 2 // Ensemble.Gradient
+	kindSolve    kind = 1 // Ensemble.Solve: outputs and/or Reduce sums
+	kindGradient kind = 2 // Ensemble.Gradient
 )
 
-func (k Kind) String() string {
+func (k kind) String() string {
 	switch k {
-	case KindSolve:
+	case kindSolve:
 		return "solve"
-	case KindGradient:
+	case kindGradient:
 		return "gradient"
 	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
+	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Precision is the state type of an ensemble: the size of T in bytes.
-type Precision uint8
+// precision is the state type of an ensemble: the size of T in bytes.
+type precision uint8
 
 const (
-	Float32 Precision = 4
-	Float64 Precision = 8
+	precFloat32 precision = 4
+	precFloat64 precision = 8
 )
 
-func (p Precision) String() string {
+func (p precision) String() string {
 	switch p {
-	case Float32:
+	case precFloat32:
 		return "float32"
-	case Float64:
+	case precFloat64:
 		return "float64"
 	}
-	return fmt.Sprintf("Precision(%d)", uint8(p))
+	return fmt.Sprintf("precision(%d)", uint8(p))
 }
 
 // float is ode.Float.
 type float interface{ ~float32 | ~float64 }
 
-func precisionOf[T float]() Precision {
+func precisionOf[T float]() precision {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
-		return Float32
+		return precFloat32
 	}
-	return Float64
+	return precFloat64
 }
 
 // ErrMalformed is wrapped by every error of decoding a message.
@@ -172,7 +172,7 @@ func (w *writer) str16(s string) {
 	w.b = append(w.b, s...)
 }
 
-func (w *writer) header(magic [4]byte, k Kind, p Precision, flags uint8) {
+func (w *writer) header(magic [4]byte, k kind, p precision, flags uint8) {
 	w.raw(magic[:])
 	w.u8(wireVersion)
 	w.u8(uint8(k))
@@ -202,7 +202,7 @@ func writeFloats[T float](w *writer, v []T) {
 }
 
 func writeValues[T float](w *writer, v []T) {
-	if precisionOf[T]() == Float32 {
+	if precisionOf[T]() == precFloat32 {
 		for _, x := range v {
 			w.u32(math.Float32bits(float32(x)))
 		}
@@ -317,7 +317,7 @@ func (r *reader) floats(field string, size int) (raw []byte, n int) {
 // header reads a message's magic, version, kind, precision and flags
 // byte, failing on flags outside known (a result's flags byte is its
 // status, which decodeResult checks itself).
-func (r *reader) header(magic [4]byte, known uint8) (Kind, Precision, uint8) {
+func (r *reader) header(magic [4]byte, known uint8) (kind, precision, uint8) {
 	m := r.take(4, "magic")
 	if r.err != nil {
 		return 0, 0, 0
@@ -329,12 +329,12 @@ func (r *reader) header(magic [4]byte, known uint8) (Kind, Precision, uint8) {
 	if v := r.u8("version"); r.err == nil && v != wireVersion {
 		r.fail("version %d, want %d", v, wireVersion)
 	}
-	k := Kind(r.u8("kind"))
-	if r.err == nil && k != KindSolve && k != KindGradient {
-		r.fail("kind %d, want %d (solve) or %d (gradient)", k, KindSolve, KindGradient)
+	k := kind(r.u8("kind"))
+	if r.err == nil && k != kindSolve && k != kindGradient {
+		r.fail("kind %d, want %d (solve) or %d (gradient)", k, kindSolve, kindGradient)
 	}
-	p := Precision(r.u8("precision"))
-	if r.err == nil && p != Float32 && p != Float64 {
+	p := precision(r.u8("precision"))
+	if r.err == nil && p != precFloat32 && p != precFloat64 {
 		r.fail("precision %d, want 4 (float32) or 8 (float64)", p)
 	}
 	flags := r.u8("flags")
@@ -361,7 +361,7 @@ func rawToFloats[T float](raw []byte, n int) []T {
 		return nil
 	}
 	v := make([]T, n)
-	if precisionOf[T]() == Float32 {
+	if precisionOf[T]() == precFloat32 {
 		for i := range v {
 			v[i] = T(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
 		}
@@ -379,8 +379,8 @@ func rawToFloats[T float](raw []byte, n int) []T {
 // beside θ.
 type request struct {
 	ID         reqID
-	Kind       Kind
-	Prec       Precision
+	Kind       kind
+	Prec       precision
 	Name       string
 	Args       []byte
 	ThetaHash  [32]byte
@@ -460,8 +460,8 @@ func decodeRequest(b []byte) (*request, error) {
 		switch {
 		case ni > len(r.b)/4:
 			r.fail("indices: %d, but %d bytes left, want ≤ %d", ni, len(r.b), len(r.b)/4)
-		case q.Kind != KindGradient && (q.HasIndices || q.PerU0):
-			r.fail("Indices or PerTrajectoryU0 in a %v request, want a %v request", q.Kind, KindGradient)
+		case q.Kind != kindGradient && (q.HasIndices || q.PerU0):
+			r.fail("Indices or PerTrajectoryU0 in a %v request, want a %v request", q.Kind, kindGradient)
 		case !q.HasIndices && ni != 0:
 			r.fail("%d indices without the Indices flag, want 0", ni)
 		}
@@ -489,8 +489,8 @@ func decodeRequest(b []byte) (*request, error) {
 // the hash of its θ.
 type shardMsg struct {
 	Req       reqID
-	Kind      Kind
-	Prec      Precision
+	Kind      kind
+	Prec      precision
 	ThetaHash [32]byte
 	Index     int // the shard's number in the request's shard list
 	Attempt   int // the coordinator's publication of it (0, then 1, … after invalid results)

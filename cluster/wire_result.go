@@ -29,8 +29,8 @@ const (
 // store, or a worker's report that it gave up on the shard.
 type resultMsg struct {
 	Req       reqID
-	Kind      Kind
-	Prec      Precision
+	Kind      kind
+	Prec      precision
 	Status    uint8
 	Index     int
 	Attempt   int
@@ -91,11 +91,11 @@ func encodeResult(m *resultMsg) []byte {
 		w.u64(uint64(s))
 	}
 	switch m.Kind {
-	case KindSolve:
+	case kindSolve:
 		w.u32(uint32(m.NU))
 		w.raw(m.U)
 		writeFloats(w, m.Acc)
-	case KindGradient:
+	case kindGradient:
 		w.f64(m.Value)
 		w.u32(uint32(m.Count))
 		writeFloats(w, m.P)
@@ -164,13 +164,13 @@ func decodeResult(b []byte) (*resultMsg, error) {
 	}
 	size := int(m.Prec)
 	switch m.Kind {
-	case KindSolve:
+	case kindSolve:
 		m.U, m.NU = r.floats("outputs", max(size, 1))
 		raw, na := r.floats("accumulator", 8)
 		if r.err == nil {
 			m.Acc = rawToFloats[float64](raw, na)
 		}
-	case KindGradient:
+	case kindGradient:
 		m.Value = r.f64("value")
 		m.Count = r.count("count", MaxTrajectories)
 		raw, np := r.floats("dL/dθ", 8)

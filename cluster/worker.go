@@ -22,16 +22,17 @@ import (
 // WorkerConfig configures a Worker.
 type WorkerConfig struct {
 	Config
-	// Names are the registered names to serve (default: all of them, as
-	// registered when Run starts).
+	// Names are the registered names to serve. The default is all of
+	// them, as registered when Run starts.
 	Names []string
-	// Concurrency is how many shards the worker computes at once (default
-	// runtime.GOMAXPROCS(0)).
+	// Concurrency is how many shards the worker computes at once. The
+	// default is runtime.GOMAXPROCS(0).
 	Concurrency int
-	// ID names the worker in results and logs (default host-pid-random).
+	// ID names the worker in results and logs. The default is
+	// host-pid-random.
 	ID string
-	// Logf, if set, receives one line per notable event (a shard refused,
-	// given up, a redelivery).
+	// Logf, if set, receives one line per notable event, such as a shard
+	// refused or given up, or a redelivery.
 	Logf func(format string, args ...any)
 }
 
@@ -45,16 +46,16 @@ type WorkerStats struct {
 	ServerDuplicates int64 // results the server dropped as duplicates (Nats-Msg-Id)
 	InProgress       int64 // in-progress acks sent
 	// Loads are the requests whose descriptor and θ this worker fetched
-	// from the object store: once per request it serves (while the request
-	// stays in its cache of the last few), never per shard.
+	// from the object store. It fetches once per request it serves, while
+	// the request stays in its cache of the last few; never per shard.
 	Loads      int64
 	ThetaBytes int64 // bytes of θ fetched, in all
 	Offloaded  int64 // results larger than the max payload, stored as objects
 }
 
-// Worker pulls shards of the names it serves, computes them with the
-// in-process runner (SolveShard, GradientShard), publishes each partial
-// result and then acks the shard.
+// Worker pulls shards of the names it serves and computes them with the
+// in-process runner's SolveShard and GradientShard. It publishes each
+// partial result and then acks the shard.
 type Worker struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
@@ -108,8 +109,8 @@ type reqState struct {
 
 const workerCache = 8
 
-// NewWorker makes a worker on connection nc (which the caller owns and
-// closes). Run starts it.
+// NewWorker makes a worker on connection nc, which the caller owns and
+// closes. Run starts it.
 func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if nc == nil {
 		return nil, errors.New("cluster: NewWorker: nil connection")
@@ -165,9 +166,9 @@ func (w *Worker) logf(format string, args ...any) {
 	}
 }
 
-// Run serves shards until ctx is done (then it returns nil) or the
+// Run serves shards until ctx is done, and then returns nil, or until the
 // resources cannot be set up. A shard being computed when ctx ends is
-// handed back (nak) for another worker.
+// handed back by a nak, for another worker.
 func (w *Worker) Run(ctx context.Context) error {
 	names := w.cfg.Names
 	if len(names) == 0 {
@@ -234,9 +235,9 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 }
 
-// pollWait is how long one pull waits for a shard; a worker serving several
-// names asks each in turn, pollWait/len(names) each, while it finds no work,
-// and keeps pulling the same name while it does.
+// pollWait is how long one pull waits for a shard. While it finds no work,
+// a worker serving several names asks each in turn, for pollWait/len(names)
+// each. While it finds work, it keeps pulling the same name.
 const pollWait = time.Second
 
 func (w *Worker) loop(ctx context.Context, st *streams, names []string, cons []jetstream.Consumer, j int) {
@@ -479,8 +480,8 @@ func (w *Worker) check(rs *reqState, s *shardMsg, name string) (ode.Shard, error
 }
 
 // request returns the cached state of request id, loading it on first use:
-// the descriptor, θ (its SHA-256 checked against the descriptor's) and the
-// built Spec.
+// the descriptor, θ and the built Spec. θ's SHA-256 is checked against the
+// descriptor's.
 func (w *Worker) request(ctx context.Context, st *streams, id reqID) *reqState {
 	w.mu.Lock()
 	rs, ok := w.reqs[id]
@@ -548,8 +549,8 @@ func (w *Worker) load(ctx context.Context, st *streams, id reqID, rs *reqState) 
 	if !ok {
 		return &UnknownNameError{Name: q.Name}
 	}
-	if e.precision() != q.Prec {
-		return fmt.Errorf("cluster: %q is registered here for %v, the request is for %v", q.Name, e.precision(), q.Prec)
+	if e.prec() != q.Prec {
+		return fmt.Errorf("cluster: %q is registered here for %v, the request is for %v", q.Name, e.prec(), q.Prec)
 	}
 	b, err := e.build(q.Args, theta)
 	if err != nil {

@@ -15,9 +15,9 @@ type FuncLayer struct {
 	relu bool // made by Relu: Chain may fuse it into the Conv before it
 }
 
-// Func wraps a function of one Var as a parameter-free layer (Lux's
-// WrappedFunction): model.Func("square", ad.Square). The name appears in
-// error messages.
+// Func wraps a function of one Var as a parameter-free layer, as Lux's
+// WrappedFunction does: model.Func("square", ad.Square). The name appears
+// in error messages.
 func Func(name string, f func(ad.Var) ad.Var) *FuncLayer { return &FuncLayer{Name: name, f: f} }
 
 // Declare declares nothing; a nil function is a configuration error.
@@ -48,13 +48,14 @@ func Tanh() *FuncLayer { return Func("Tanh", ad.Tanh) }
 // Sigmoid is the layer 1/(1 + e^−x).
 func Sigmoid() *FuncLayer { return Func("Sigmoid", ad.Sigmoid) }
 
-// Gelu is the layer x·Φ(x) with the exact normal CDF (PyTorch's default GELU).
+// Gelu is the layer x·Φ(x) with the exact normal CDF Φ, PyTorch's default
+// GELU.
 func Gelu() *FuncLayer { return Func("Gelu", ad.Gelu) }
 
 // Softplus is the layer log(1 + e^x).
 func Softplus() *FuncLayer { return Func("Softplus", ad.Softplus) }
 
-// Swish is the layer x·sigmoid(x) (SiLU).
+// Swish is the layer x·sigmoid(x), also called SiLU.
 func Swish() *FuncLayer { return Func("Swish", ad.Swish) }
 
 // LeakyRelu is the layer max(x, slope·x) for 0 ≤ slope ≤ 1.
@@ -67,8 +68,8 @@ func Elu(alpha float32) *FuncLayer {
 	return Func("Elu", func(x ad.Var) ad.Var { return ad.Elu(x, alpha) })
 }
 
-// Softmax is the layer softmax over axis (1 for (N, C, …) inputs; negative
-// counts from the end).
+// Softmax is the layer softmax over axis. For inputs (N, C, …) the axis is
+// usually 1; a negative axis counts from the end.
 func Softmax(axis int) *FuncLayer {
 	return Func("Softmax", func(x ad.Var) ad.Var { return ad.Softmax(x, axis) })
 }
@@ -78,8 +79,8 @@ func LogSoftmax(axis int) *FuncLayer {
 	return Func("LogSoftmax", func(x ad.Var) ad.Var { return ad.LogSoftmax(x, axis) })
 }
 
-// Flatten is the layer that reshapes (N, …) to (N, prod(…)), like
-// PyTorch's nn.Flatten().
+// Flatten is the layer that reshapes each sample to one axis, like
+// PyTorch's nn.Flatten: (N, d1, …, dk) becomes (N, d1·…·dk).
 func Flatten() *FuncLayer { return Func("Flatten", flatten) }
 
 func flatten(x ad.Var) ad.Var {

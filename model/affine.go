@@ -32,7 +32,7 @@ func (a *affine) nParams() int {
 	return a.nw + a.out
 }
 
-// declare declares "weight" and, unless NoBias, "bias" (out).
+// declare declares "weight" and, unless NoBias, "bias" of out values.
 func (a *affine) declare(b *layout.Builder) error {
 	if a.err != nil {
 		return a.err
@@ -53,8 +53,8 @@ func (a *affine) init(θ []float32, rng *rand.Rand, fanIn, fanOut int) {
 // weight returns the Var of the weight in the layer's parameters p.
 func (a *affine) weight(p ad.Var) ad.Var { return ad.View(p, 0, a.wShape...) }
 
-// finish adds the bias to y along axis 1 followed by spatial axes of size
-// 1 ((N, out) when spatial is 0) and applies the fused activation.
+// finish adds the bias to y along axis 1, followed by spatial axes of size
+// 1, and applies the fused activation. With spatial 0, y is (N, out).
 func (a *affine) finish(y, p ad.Var, spatial int) ad.Var {
 	if !a.opt.noBias {
 		bs := [4]int{a.out, 1, 1, 1}

@@ -1,8 +1,9 @@
 package model
 
 // Compile-time checks, gonum style: every layer type implements Layer, and
-// those that keep state implement Stateful (StateLayout finds it by type
-// assertion, so a mistyped DeclareState would silently drop the state).
+// those that keep state implement Stateful. StateLayout finds Stateful by
+// type assertion, so a mistyped DeclareState would silently drop the
+// state.
 var (
 	_ Layer    = (*AdaptiveMeanPoolLayer)(nil)
 	_ Stateful = (*BatchNormLayer)(nil)

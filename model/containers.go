@@ -39,7 +39,7 @@ type indexed struct {
 
 func newIndexed(layers []Layer) indexed { return indexed{layers: layers, r: rangesOf(layers)} }
 
-// Layers returns the child layers (not a copy: do not modify it).
+// Layers returns the child layers. It is not a copy: do not modify it.
 func (c *indexed) Layers() []Layer { return c.layers }
 
 // DeclareState declares each layer's state in the group named by its index.
@@ -64,12 +64,12 @@ type ChainLayer struct {
 }
 
 // Chain returns the layers applied in order, like PyTorch's nn.Sequential
-// and Flux's Chain. Layer i's parameters are the group "i" ("0.weight",
-// "3.bias"); a layer without parameters still takes its index. A chain of
-// any depth is a slice: applying it costs one parameter view per layer
-// with parameters, nothing more. A Conv with a bias followed by Relu() is
-// applied as one op (ad.ConvBiasRelu), which spares a pass over the
-// activations; parameters and paths are unchanged.
+// and Flux's Chain. Layer i's parameters are the group "i", as in
+// "0.weight" and "3.bias". A layer without parameters still takes its
+// index. A chain of any depth is a slice: applying it costs one parameter
+// view per layer with parameters, nothing more. A Conv with a bias
+// followed by Relu() is applied as one op, ad.ConvBiasRelu, which spares a
+// pass over the activations. Parameters and paths are unchanged.
 func Chain(layers ...Layer) *ChainLayer {
 	c := &ChainLayer{indexed: newIndexed(layers), fused: make([]bool, len(layers))}
 	for i := 0; i+1 < len(layers); i++ {
@@ -157,9 +157,10 @@ type SkipLayer struct {
 	r       ranges
 }
 
-// Skip returns a skip connection (Flux's SkipConnection): combine(layer(x),
-// x), for example a residual block with combine = ad.Add. The layer's
-// parameters keep their own paths (Skip adds no group).
+// Skip returns a skip connection, Flux's SkipConnection: it applies
+// combine to the layer's output and x. With combine = ad.Add it is a
+// residual block. The layer's parameters keep their own paths: Skip adds
+// no group.
 func Skip(layer Layer, combine func(a, b ad.Var) ad.Var) *SkipLayer {
 	return &SkipLayer{layer: layer, combine: combine, r: rangesOf([]Layer{layer})}
 }
@@ -205,8 +206,9 @@ type ParallelLayer struct {
 }
 
 // Parallel returns the layers applied to the same input, their outputs
-// folded from the left with combine: combine(combine(l0(x), l1(x)), l2(x)).
-// Layer i's parameters are the group "i", as in Chain.
+// folded from the left with combine. For three layers the output is
+// combine(combine(y0, y1), y2), where yi is layer i's output. Layer i's
+// parameters are the group "i", as in Chain.
 func Parallel(combine func(a, b ad.Var) ad.Var, layers ...Layer) *ParallelLayer {
 	return &ParallelLayer{newIndexed(layers), combine}
 }

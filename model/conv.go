@@ -18,12 +18,13 @@ type ConvLayer struct {
 	geom ad.ConvGeom
 }
 
-// Conv returns a convolution layer with the given kernel size (one entry per
-// spatial axis, 1 to 3) from in to out channels, PyTorch's Conv1d/2d/3d:
-// x is (N, in, spatial…), the weight is (out, in/groups, kernel…), the bias
-// (out). Options: Stride, Pad, PadSides, Dilation, Groups, NoBias,
-// WeightInit, BiasInit, Activation. Default initialisation is PyTorch's:
-// uniform on ±1/√fanIn with fanIn = in/groups·prod(kernel).
+// Conv returns a convolution layer from in to out channels, PyTorch's
+// Conv1d/2d/3d. kernel has one entry per spatial axis, 1 to 3 of them.
+// The input x is (N, in, spatial…). The weight is (out, in/groups,
+// kernel…) and the bias has out values. Options: Stride, Pad, PadSides,
+// Dilation, Groups, NoBias, WeightInit, BiasInit, Activation. The default
+// initialisation is PyTorch's: uniform on ±1/√fanIn, where fanIn is
+// in/groups times the kernel's volume.
 func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
 	l := &ConvLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
 	o := funcopt.Collect(opts)
@@ -77,11 +78,12 @@ func convGeom(name string, o *options, kernel []int, in, out int, allowed optKin
 	return g, nil
 }
 
-// Declare declares "weight" (out, in/groups, kernel…) and, unless NoBias,
-// "bias" (out).
+// Declare declares "weight" of shape (out, in/groups, kernel…) and, unless
+// NoBias, "bias" of out values.
 func (l *ConvLayer) Declare(b *layout.Builder) error { return l.declare(b) }
 
-// Init draws the weight and bias (PyTorch's defaults unless overridden).
+// Init draws the weight and bias, with PyTorch's defaults unless an option
+// overrides them.
 func (l *ConvLayer) Init(θ []float32, rng *rand.Rand) {
 	l.init(θ, rng, l.nw/l.outC, l.nw/(l.inC/l.geom.Groups))
 }
@@ -95,8 +97,8 @@ func (l *ConvLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var { return l.apply(p, x, fal
 // comes between.
 func (l *ConvLayer) fusesRelu() bool { return l.err == nil && l.opt.act == nil && !l.opt.noBias }
 
-// apply is Apply followed by Relu when relu is set (Chain fuses a Conv and
-// the Relu layer after it into one op, ad.ConvBiasRelu).
+// apply is Apply followed by Relu when relu is set. Chain fuses a Conv and
+// the Relu layer after it into one op, ad.ConvBiasRelu.
 func (l *ConvLayer) apply(p, x ad.Var, relu bool) ad.Var {
 	if !canApply(l.err, "Conv", p, x, l.nParams()) {
 		return fail(x, nil)

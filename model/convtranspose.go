@@ -18,31 +18,32 @@ type ConvTransposeLayer struct {
 	affine
 	d int // spatial axes
 	// geom is the geometry of the convolution from Out to In channels
-	// that this layer transposes, with PadHi lowered by OutputPad where
-	// that padding allows (see ConvTranspose).
+	// that this layer transposes. Its PadHi is lowered by OutputPad where
+	// that padding allows; see ConvTranspose.
 	geom ad.ConvGeom
-	// per spatial axis: the output size is (i−1)·stride + extra[j], and
-	// the last crop[j] output rows (unreachable from the input) are
+	// per spatial axis: the output size is (i−1)·stride + extra[j]. The
+	// last crop[j] output rows are unreachable from the input; they are
 	// zeros added after the transposed convolution.
 	stride, extra, crop [3]int
 	cropped             bool
 }
 
-// ConvTranspose returns a transposed convolution layer (PyTorch's
-// ConvTranspose1d/2d/3d) with the given kernel size (one entry per spatial
-// axis, 1 to 3) from in to out channels: x is (N, in, spatial…), the weight
-// is (in, out/groups, kernel…) (PyTorch's layout), the bias (out). It is the
-// adjoint of a convolution from out to in channels with the same weight, so
-// it upsamples by the stride: along each spatial axis of size i the output
-// has size
+// ConvTranspose returns a transposed convolution layer from in to out
+// channels, PyTorch's ConvTranspose1d/2d/3d. kernel has one entry per
+// spatial axis, 1 to 3 of them. The input x is (N, in, spatial…). The
+// weight is (in, out/groups, kernel…), PyTorch's layout, and the bias has
+// out values. The layer is the adjoint of a convolution from out to in
+// channels with the same weight, so it upsamples by the stride. Along
+// each spatial axis of size i the output has size
 //
 //	(i − 1)·stride − padLo − padHi + dilation·(kernel − 1) + outputPad + 1.
 //
-// Options: Stride, Pad, PadSides, Dilation, Groups, OutputPad (each value
-// smaller than the stride or the dilation of its axis, PyTorch's rule),
-// NoBias, WeightInit, BiasInit, Activation. Default initialisation is
-// PyTorch's: uniform on ±1/√fanIn with fanIn = out/groups·prod(kernel),
-// PyTorch's fan-in of a weight of this shape.
+// Options: Stride, Pad, PadSides, Dilation, Groups, OutputPad, NoBias,
+// WeightInit, BiasInit, Activation. By PyTorch's rule, each OutputPad
+// value is smaller than the stride or the dilation of its axis. The
+// default initialisation is PyTorch's: uniform on ±1/√fanIn, where fanIn
+// is out/groups times the kernel's volume, PyTorch's fan-in of a weight
+// of this shape.
 func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
 	l := &ConvTransposeLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
 	l.affine.opt = funcopt.Collect(opts)
@@ -90,13 +91,13 @@ func (l *ConvTransposeLayer) setup() error {
 	return nil
 }
 
-// Declare declares "weight" (in, out/groups, kernel…) and, unless NoBias,
-// "bias" (out).
+// Declare declares "weight" of shape (in, out/groups, kernel…) and, unless
+// NoBias, "bias" of out values.
 func (l *ConvTransposeLayer) Declare(b *layout.Builder) error { return l.declare(b) }
 
-// Init draws the weight and bias (PyTorch's defaults unless overridden):
-// fan-in is out/groups·prod(kernel) and fan-out in·prod(kernel), computed
-// from the weight's shape as PyTorch does.
+// Init draws the weight and bias, with PyTorch's defaults unless an option
+// overrides them. As in PyTorch, the fans come from the weight's shape:
+// fan-in is out/groups times the kernel's volume, fan-out in times it.
 func (l *ConvTransposeLayer) Init(θ []float32, rng *rand.Rand) {
 	fanIn := l.nw / l.inC
 	fanOut := l.nw / (l.outC / l.geom.Groups)
@@ -133,9 +134,9 @@ func (l *ConvTransposeLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	return l.finish(y, p, d)
 }
 
-// target writes into ts (len(s)) the shape (N, out, size − crop…) that
-// ad.ConvTranspose computes for an input of shape s; the zeros added after
-// it make the output.
+// target writes into ts, of len(s), the shape that ad.ConvTranspose
+// computes for an input of shape s: (N, out, size − crop…). The zeros
+// added after it make the output.
 func (l *ConvTransposeLayer) target(ts, s []int) error {
 	ts[0], ts[1] = s[0], l.outC
 	for j := range l.d {

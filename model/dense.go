@@ -15,11 +15,11 @@ type DenseLayer struct {
 	affine
 }
 
-// Dense returns the affine layer y = x·Wᵀ + b (PyTorch's Linear) with
-// weight W (out, in) and bias b (out), applied to the last axis of x: x is
-// (…, in) and y is (…, out). Options: NoBias, WeightInit, BiasInit,
-// Activation. Default initialisation is PyTorch's: both uniform on
-// ±1/√in.
+// Dense returns the affine layer y = x·Wᵀ + b, PyTorch's Linear. The
+// weight W is (out, in) and the bias b has out values. It applies to the
+// last axis of x: x is (…, in) and y is (…, out). Options: NoBias,
+// WeightInit, BiasInit, Activation. The default initialisation is
+// PyTorch's: both uniform on ±1/√in.
 func Dense(in, out int, opts ...Option) *DenseLayer {
 	l := &DenseLayer{inC: in, outC: out}
 	o := funcopt.Collect(opts)
@@ -33,10 +33,12 @@ func Dense(in, out int, opts ...Option) *DenseLayer {
 	return l
 }
 
-// Declare declares "weight" (out, in) and, unless NoBias, "bias" (out).
+// Declare declares "weight" of shape (out, in) and, unless NoBias, "bias"
+// of out values.
 func (d *DenseLayer) Declare(b *layout.Builder) error { return d.declare(b) }
 
-// Init draws the weight and bias (PyTorch's defaults unless overridden).
+// Init draws the weight and bias, with PyTorch's defaults unless an option
+// overrides them.
 func (d *DenseLayer) Init(θ []float32, rng *rand.Rand) { d.init(θ, rng, d.inC, d.outC) }
 
 // Apply returns x·Wᵀ + b over the last axis of x.

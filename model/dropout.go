@@ -15,13 +15,14 @@ type DropoutLayer struct {
 	P float32
 }
 
-// Dropout returns PyTorch's Dropout with drop probability p in [0, 1). In
-// training mode (Ctx.Train) each element of the input is kept with
-// probability 1 − p and then scaled by 1/(1 − p), zeroed otherwise, with a
-// fresh mask drawn from Ctx.RNG at every Apply; the mask is a constant of
+// Dropout returns PyTorch's Dropout with drop probability p in [0, 1).
+//
+// In training mode, when Ctx.Train is set, each element of the input is
+// kept with probability 1 − p and scaled by 1/(1 − p), or else zeroed.
+// Every Apply draws a fresh mask from Ctx.RNG. The mask is a constant of
 // the tape, so derivatives are those of x·mask. In test mode, or with a
 // nil Ctx, the layer is the identity. Training mode without Ctx.RNG is an
-// error (p = 0 needs none: it is the identity in both modes).
+// error, except for p = 0, which is the identity in both modes.
 func Dropout(p float32) *DropoutLayer { return &DropoutLayer{P: p} }
 
 func (l *DropoutLayer) check() error {

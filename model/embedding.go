@@ -21,14 +21,15 @@ type EmbeddingLayer struct {
 	err    error
 }
 
-// Embedding returns PyTorch's Embedding: a learnable table "weight" (n,
-// dim) whose rows are looked up by index. The input holds class indices
-// as float32 values (integers in [0, n)) of any shape up to rank 7,
-// usually a constant (Tape.Const); the output has the input's shape plus a
-// last axis of dim. The input is not differentiated (its derivative is
-// zero); the gradient of the table adds up over repeated indices. Options:
-// WeightInit (default: normal with mean 0 and standard deviation 1, as
-// PyTorch; an initialiser sees fan-in dim and fan-out n).
+// Embedding returns PyTorch's Embedding: a learnable table "weight" of
+// shape (n, dim) whose rows are looked up by index. The input holds class
+// indices as float32 values, integers in [0, n), of any shape up to rank
+// 7. It is usually a constant from Tape.Const. The output has the input's
+// shape plus a last axis of dim. The input is not differentiated: its
+// derivative is zero. The gradient of the table adds up over repeated
+// indices. The option WeightInit replaces the default, PyTorch's normal
+// distribution of mean 0 and standard deviation 1. An initialiser sees
+// fan-in dim and fan-out n.
 func Embedding(n, dim int, opts ...Option) *EmbeddingLayer {
 	l := &EmbeddingLayer{n: n, dim: dim, opt: funcopt.Collect(opts)}
 	l.err = l.validate()
@@ -63,8 +64,8 @@ func (l *EmbeddingLayer) Init(θ []float32, rng *rand.Rand) {
 	wi(rng, θ[:l.n*l.dim], l.dim, l.n)
 }
 
-// Apply returns the rows of the table at the indices in x: shape
-// x.shape + (dim).
+// Apply returns the rows of the table at the indices in x. The output has
+// x's shape plus a last axis of dim.
 func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	if !canApply(l.err, "Embedding", p, x, l.n*l.dim) {
 		return fail(x, nil)
@@ -97,8 +98,8 @@ func (l *EmbeddingLayer) Apply(_ *Ctx, p, x ad.Var) ad.Var {
 	return ad.Gather(ad.View(p, 0, l.n, dim), idx, shape[:len(s)+1]...)
 }
 
-// position formats flat position i of a tensor of shape s as
-// "x[a b c] (flat position i)" (row-major), "x[] …" for a scalar.
+// position formats flat position i of a tensor of shape s, in row-major
+// order, as "x[a b c] (flat position i)", or "x[] …" for a scalar.
 func position(i int, s []int) string {
 	at, rest := make([]int, len(s)), i
 	for d := len(s) - 1; d >= 0; d-- {

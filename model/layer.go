@@ -16,14 +16,14 @@ import (
 // goroutines at once, each with its own tape and Ctx.
 type Layer interface {
 	// Declare adds the layer's parameters to b under paths relative to the
-	// layer ("weight", "bias", or "0.weight" inside a Chain). It returns an
+	// layer: "weight", "bias", or "0.weight" inside a Chain. It returns an
 	// error naming what is wrong if the configuration is invalid.
 	Declare(b *layout.Builder) error
-	// Init writes initial values into θ, the layer's own range (as long as
-	// its declared layout), drawing from rng.
+	// Init writes initial values into θ, drawing from rng. θ is the
+	// layer's own range, as long as its declared layout.
 	Init(θ []float32, rng *rand.Rand)
 	// Apply returns the layer's output for the input x. p is the Var of the
-	// layer's own parameter range (shape (n)), or the zero Var for a layer
+	// layer's own parameter range, of rank 1, or the zero Var for a layer
 	// without parameters. c may be nil: inference, no state.
 	Apply(c *Ctx, p, x ad.Var) ad.Var
 }
@@ -76,10 +76,11 @@ func (c *Ctx) LayerState() []float32 {
 	}
 }
 
-// ApplyChild applies child to x for a container layer: p is the child's
-// parameter Var (the zero Var if it has none), and [stateLo, stateHi) is
-// the child's range of the container's own state (see LayerState). It
-// records an error on x's tape if the state is shorter than that range.
+// ApplyChild applies child to x for a container layer. p is the child's
+// parameter Var, or the zero Var if it has none. [stateLo, stateHi) is the
+// child's range of the container's own state, as LayerState returns it.
+// ApplyChild records an error on x's tape if the state is shorter than
+// that range.
 func ApplyChild(c *Ctx, child Layer, p, x ad.Var, stateLo, stateHi int) ad.Var {
 	if c == nil || stateLo == stateHi && !c.entered && c.State == nil {
 		return child.Apply(c, p, x)
@@ -99,8 +100,8 @@ func ApplyChild(c *Ctx, child Layer, p, x ad.Var, stateLo, stateHi int) ad.Var {
 }
 
 // Layout returns the layout of net's parameters, with PyTorch-style paths
-// ("0.weight", "3.bias"). It validates the configuration of every layer;
-// the error names the layer by its path.
+// such as "0.weight" and "3.bias". It validates the configuration of every
+// layer; the error names the layer by its path.
 func Layout(net Layer) (*layout.Layout, error) {
 	lay, err := build(net.Declare)
 	if err != nil {
@@ -109,9 +110,9 @@ func Layout(net Layer) (*layout.Layout, error) {
 	return lay, nil
 }
 
-// StateLayout returns the layout of net's state buffer (BatchNorm running
-// statistics, with paths like "1.running_mean"). A network without state
-// has an empty layout (Len 0).
+// StateLayout returns the layout of net's state buffer, such as
+// BatchNorm's running statistics at paths like "1.running_mean". A network
+// without state has an empty layout, of Len 0.
 func StateLayout(net Layer) (*layout.Layout, error) {
 	// A network without state declares none, but its configuration is
 	// still checked.
@@ -135,9 +136,9 @@ func build(declare func(*layout.Builder) error) (*layout.Layout, error) {
 	return b.Build()
 }
 
-// Init returns a new parameter buffer for net, laid out by Layout(net) and
-// filled by each layer's initialiser (PyTorch's defaults unless an option
-// says otherwise) from rng.
+// Init returns a new parameter buffer for net, laid out by Layout(net). Each
+// layer's initialiser fills its range from rng. The initialisers are
+// PyTorch's defaults unless an option says otherwise.
 func Init(net Layer, rng *rand.Rand) ([]float32, error) {
 	if rng == nil {
 		return nil, errorf("Init: rng is nil; pass rand.New(rand.NewPCG(seed1, seed2))")
@@ -152,8 +153,9 @@ func Init(net Layer, rng *rand.Rand) ([]float32, error) {
 }
 
 // InitState returns a new state buffer for net, laid out by
-// StateLayout(net) and set to each layer's initial state (BatchNorm: mean 0,
-// variance 1). It is empty for a network without state.
+// StateLayout(net) and set to each layer's initial state. BatchNorm's
+// starts at mean 0 and variance 1. It is empty for a network without
+// state.
 func InitState(net Layer) ([]float32, error) {
 	lay, err := StateLayout(net)
 	if err != nil {
@@ -183,8 +185,8 @@ func sizes(l Layer) (params, state int, err error) {
 	return params, state, nil
 }
 
-// fail records err on x's tape (a nil err keeps the error already
-// recorded) and returns a failed Var.
+// fail records err on x's tape and returns a failed Var. A nil err keeps
+// the error already recorded.
 func fail(x ad.Var, err error) ad.Var {
 	t := x.Tape()
 	if t == nil {
@@ -196,9 +198,9 @@ func fail(x ad.Var, err error) ad.Var {
 	return t.Fail(err)
 }
 
-// canApply reports on x's tape whether a layer with the configuration error
-// err (nil for none) and n parameters can apply to x with p: err, wrapped,
-// is the layer's failure; else checkParams decides.
+// canApply reports on x's tape whether a layer with n parameters and the
+// configuration error err, or nil, can apply to x with p. A non-nil err,
+// wrapped, is the layer's failure; otherwise checkParams decides.
 func canApply(err error, name string, p, x ad.Var, n int) bool {
 	if err != nil {
 		fail(x, errorf("%w", err))

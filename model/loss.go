@@ -9,8 +9,8 @@ import (
 )
 
 // A LossOption configures a loss. The losses take their options last,
-// after the prediction and the target (and Huber's delta), as Flux's
-// keyword arguments (mse(ŷ, y; agg = sum)) and PyTorch's reduction=:
+// after the prediction, the target and Huber's delta. They play the part
+// of Flux's keyword agg and PyTorch's reduction=:
 //
 //	model.MSE(ŷ, y)                           // the mean of the terms
 //	model.MSE(ŷ, y, model.SumReduction())     // their sum
@@ -31,14 +31,15 @@ const (
 	sumReduction
 )
 
-// MeanReduction makes a loss average its terms: over every element for
-// the elementwise losses (MSE, L1, Huber, the binary cross-entropies), over
-// every sample position, N·prod(spatial), for the cross-entropies
-// (PyTorch's reduction="mean" without class weights). It is the default.
+// MeanReduction makes a loss average its terms, as PyTorch's
+// reduction="mean" without class weights does. It is the default. The
+// elementwise losses average over every element: MSE, L1, Huber and the
+// binary cross-entropies. The cross-entropies average over every sample
+// position, N times the spatial volume.
 func MeanReduction() LossOption { return LossOption{red: meanReduction, set: true} }
 
-// SumReduction makes a loss add its terms up (PyTorch's reduction="sum",
-// Flux's agg = sum).
+// SumReduction makes a loss add its terms up, as PyTorch's reduction="sum"
+// and Flux's agg = sum do.
 func SumReduction() LossOption { return LossOption{red: sumReduction, set: true} }
 
 // lossReduction reads the options of the loss name and returns its
@@ -57,19 +58,19 @@ func lossReduction(name string, opts []LossOption) (reduction, error) {
 }
 
 // ProbEps is the lower bound that CrossEntropy, CrossEntropyOneHot and
-// BinaryCrossEntropy clamp probabilities to before taking their log (and
-// the upper bound 1 − ProbEps for the 1 − p of BinaryCrossEntropy).
+// BinaryCrossEntropy clamp probabilities to before taking their log.
+// BinaryCrossEntropy also clamps p to at most 1 − ProbEps.
 //
-// Clamping rather than adding ε (as Flux does) keeps the loss exactly
-// −log p for every p ≥ ProbEps, so it agrees with PyTorch there, and
-// keeps it finite (at most −log ProbEps ≈ 16.1) and its gradient bounded
-// (by 1/ProbEps) where p underflows to 0. The price is a zero gradient
-// for p < ProbEps; use the logit losses, which need no clamp, when
-// predictions can be that confident and wrong.
+// Flux adds ε instead; clamping keeps the loss exactly −log p for every p ≥
+// ProbEps, so it agrees with PyTorch there. Where p underflows to 0, the
+// loss stays finite, at most −log ProbEps ≈ 16.1, and its gradient stays
+// within 1/ProbEps. The price is a zero gradient for p < ProbEps. Use the
+// logit losses, which need no clamp, when predictions can be that
+// confident and wrong.
 const ProbEps = 1e-7
 
-// failOn records err (nil: keep the recorded one) on the tape of the
-// first of vs that has one, and returns the failed Var.
+// failOn records err on the tape of the first of vs that has one, and
+// returns the failed Var. A nil err keeps the recorded one.
 func failOn(err error, vs ...ad.Var) ad.Var {
 	for _, v := range vs {
 		if v.Tape() != nil {
@@ -79,8 +80,9 @@ func failOn(err error, vs ...ad.Var) ad.Var {
 	return ad.Var{}
 }
 
-// live reports whether every v is a value (not failed or zero). When one
-// is not, an error is already recorded or the caller passed the zero Var.
+// live reports whether every v is a value, neither failed nor zero. When
+// one is not, an error is already recorded or the caller passed the zero
+// Var.
 func live(vs ...ad.Var) bool {
 	for _, v := range vs {
 		if v.Shape() == nil {
@@ -122,7 +124,8 @@ func reduce(v ad.Var, red reduction) ad.Var {
 }
 
 // MSE returns the mean squared error between the prediction ŷ and the
-// target y, of equal shapes: reduce((ŷ − y)²) (PyTorch's mse_loss).
+// target y, of equal shapes: the reduction of (ŷ − y)², as PyTorch's
+// mse_loss.
 func MSE(yhat, y ad.Var, opts ...LossOption) ad.Var {
 	red, ok, err := pair("MSE", yhat, y, opts)
 	if !ok {
@@ -131,8 +134,9 @@ func MSE(yhat, y ad.Var, opts ...LossOption) ad.Var {
 	return reduce(ad.Square(ad.Sub(yhat, y)), red)
 }
 
-// L1 returns the mean absolute error between ŷ and y, of equal shapes:
-// reduce(|ŷ − y|) (PyTorch's l1_loss). Its derivative at ŷ = y is 0.
+// L1 returns the mean absolute error between ŷ and y, of equal shapes: the
+// reduction of |ŷ − y|, as PyTorch's l1_loss. Its derivative at ŷ = y is
+// 0.
 func L1(yhat, y ad.Var, opts ...LossOption) ad.Var {
 	red, ok, err := pair("L1", yhat, y, opts)
 	if !ok {
@@ -142,10 +146,10 @@ func L1(yhat, y ad.Var, opts ...LossOption) ad.Var {
 }
 
 // Huber returns the Huber loss between ŷ and y, of equal shapes, with
-// threshold delta > 0 (PyTorch's huber_loss): with d = ŷ − y, each term is
-// d²/2 where |d| ≤ delta and delta·(|d| − delta/2) elsewhere. It is
-// computed as q²/2 + delta·|d − q| with q = clamp(d, −delta, delta), so
-// its second derivative is 1 inside and 0 outside.
+// threshold delta > 0, as PyTorch's huber_loss. With d = ŷ − y, each term
+// is d²/2 where |d| ≤ delta and delta·(|d| − delta/2) elsewhere. It is
+// computed as q²/2 + delta·|d − q|, where q is d clamped to [−delta,
+// delta]. So its second derivative is 1 inside and 0 outside.
 func Huber(yhat, y ad.Var, delta float32, opts ...LossOption) ad.Var {
 	red, ok, err := pair("Huber", yhat, y, opts)
 	if !ok {
@@ -161,10 +165,10 @@ func Huber(yhat, y ad.Var, delta float32, opts ...LossOption) ad.Var {
 }
 
 // BinaryCrossEntropy returns the binary cross-entropy of probabilities p
-// against targets y in [0, 1], of equal shapes (PyTorch's
-// binary_cross_entropy): each term is −y·log p − (1 − y)·log(1 − p), with p
-// clamped to [ProbEps, 1 − ProbEps] (see ProbEps). Prefer
-// LogitBinaryCrossEntropy on the logits, which is stable.
+// against targets y in [0, 1], of equal shapes, as PyTorch's
+// binary_cross_entropy. Each term is −y·log p − (1 − y)·log(1 − p), with p
+// clamped to [ProbEps, 1 − ProbEps]. Prefer LogitBinaryCrossEntropy on the
+// logits, which is stable.
 func BinaryCrossEntropy(p, y ad.Var, opts ...LossOption) ad.Var {
 	red, ok, err := pair("BinaryCrossEntropy", p, y, opts)
 	if !ok {
@@ -179,11 +183,11 @@ func BinaryCrossEntropy(p, y ad.Var, opts ...LossOption) ad.Var {
 	return ad.Neg(reduce(terms, red))
 }
 
-// LogitBinaryCrossEntropy returns the binary cross-entropy of
-// sigmoid(z) against targets y, of equal shapes, from the logits z
-// (PyTorch's binary_cross_entropy_with_logits), in the stable form
-// softplus(z) − z·y: no overflow for any z and exact derivatives
-// sigmoid(z) − y.
+// LogitBinaryCrossEntropy returns the binary cross-entropy of sigmoid(z)
+// against targets y, of equal shapes, from the logits z. It is PyTorch's
+// binary_cross_entropy_with_logits. It computes the stable form
+// softplus(z) − z·y, which overflows for no z. Its derivatives are
+// exactly sigmoid(z) − y.
 func LogitBinaryCrossEntropy(z, y ad.Var, opts ...LossOption) ad.Var {
 	red, ok, err := pair("LogitBinaryCrossEntropy", z, y, opts)
 	if !ok {
@@ -192,8 +196,8 @@ func LogitBinaryCrossEntropy(z, y ad.Var, opts ...LossOption) ad.Var {
 	return reduce(ad.Sub(ad.Softplus(z), ad.Mul(z, y)), red)
 }
 
-// classShape checks x of shape (N, C, spatial…) and returns N·prod(spatial)
-// (the number of samples), C and prod(spatial).
+// classShape checks x of shape (N, C, spatial…). It returns the number of
+// samples, N times the spatial volume; C; and the spatial volume.
 func classShape(name string, x ad.Var) (samples, classes, inner int, err error) {
 	s := x.Shape()
 	if len(s) < 2 {
@@ -207,14 +211,14 @@ func classShape(name string, x ad.Var) (samples, classes, inner int, err error) 
 }
 
 // intScratch holds index scratch for ad.Gather, which copies its indices
-// onto the tape: reusing them keeps the loss and Embedding allocation-free
-// in steady state while layers stay safe for concurrent use. (A sync.Pool
-// would allocate now and then, when goroutines move between processors.)
+// onto the tape. Reusing them keeps the loss and Embedding allocation-free
+// in steady state, while layers stay safe for concurrent use. A sync.Pool
+// would allocate now and then, when goroutines move between processors.
 var intScratch freelist.Slices[int]
 
-// gatherLabels returns the (samples) values of x (N, C, spatial…) at the
-// labelled classes, x[n, labels[n·S + s], s], or an error naming a wrong
-// label count or a label out of range.
+// gatherLabels returns the values of x at the labelled classes, one per
+// sample: x[n, labels[n·S + s], s]. x is (N, C, spatial…). The error names
+// a wrong label count or a label out of range.
 func gatherLabels(name string, x ad.Var, labels []int) (ad.Var, int, error) {
 	samples, classes, inner, err := classShape(name, x)
 	if err != nil {
@@ -247,10 +251,10 @@ func ceReduce(total ad.Var, samples int, red reduction) ad.Var {
 	return ad.Scale(total, 1/float32(samples))
 }
 
-// labelCE is a cross-entropy of x (probabilities or logits, (N, C,
-// spatial…)) against class indices labels: it checks the inputs, gathers
-// x at the labels, and reduces total(gathered), the sum of the terms, over
-// the samples.
+// labelCE is a cross-entropy of x against class indices labels. x holds
+// probabilities or logits of shape (N, C, spatial…). labelCE checks the
+// inputs, gathers x at the labels, and reduces total(gathered), the sum
+// of the terms, over the samples.
 func labelCE(name string, x ad.Var, labels []int, opts []LossOption, total func(g ad.Var) ad.Var) ad.Var {
 	if !live(x) {
 		return fail(x, nil)
@@ -266,9 +270,10 @@ func labelCE(name string, x ad.Var, labels []int, opts []LossOption, total func(
 	return ceReduce(total(g), samples, red)
 }
 
-// oneHotCE is a cross-entropy of x (probabilities or logits, (N, C,
-// spatial…)) against target distributions of the same shape: it checks
-// the inputs and reduces total(), the sum of the terms, over the samples.
+// oneHotCE is a cross-entropy of x against target distributions of the
+// same shape. x holds probabilities or logits of shape (N, C, spatial…).
+// oneHotCE checks the inputs and reduces total(), the sum of the terms,
+// over the samples.
 func oneHotCE(name string, x, target ad.Var, opts []LossOption, total func() ad.Var) ad.Var {
 	red, ok, err := pair(name, x, target, opts)
 	if !ok {
@@ -281,25 +286,24 @@ func oneHotCE(name string, x, target ad.Var, opts []LossOption, total func() ad.
 	return ceReduce(total(), samples, red)
 }
 
-// CrossEntropy returns the cross-entropy of probabilities probs (N, C,
-// spatial…), classes on axis 1, against class indices labels (one per
-// sample, N·prod(spatial), in row-major order of (N, spatial…)): the
-// terms are −log probs[n, labels[n, s], s], with the probabilities
-// clamped below at ProbEps (see ProbEps), reduced over the samples. It
-// has no ignore_index and no class weights. Prefer LogitCrossEntropy on
-// the logits, which is stable.
+// CrossEntropy returns the cross-entropy of probabilities probs against
+// class indices labels. probs is (N, C, spatial…), with the classes on axis
+// 1. labels holds one class per sample, N times the spatial volume, in
+// row-major order over N and the spatial axes. The terms are −log
+// probs[n, labels[n, s], s], reduced over the samples. The probabilities
+// are clamped below at ProbEps. It has no ignore_index and no class
+// weights. Prefer LogitCrossEntropy on the logits, which is stable.
 func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
 	return labelCE("CrossEntropy", probs, labels, opts, func(g ad.Var) ad.Var {
 		return ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float32(math.Inf(1))))))
 	})
 }
 
-// CrossEntropyOneHot returns the cross-entropy of probabilities probs (N,
-// C, spatial…) against target distributions of the same shape (one-hot or
-// soft labels, summing to 1 over axis 1): the terms are
-// −Σ_c target[n, c, s]·log probs[n, c, s], with the probabilities clamped
-// below at ProbEps (see ProbEps), reduced over the N·prod(spatial)
-// samples.
+// CrossEntropyOneHot returns the cross-entropy of probabilities probs
+// against target distributions of the same shape, (N, C, spatial…). The
+// targets are one-hot or soft labels that sum to 1 over axis 1. The terms
+// are −Σ_c target[n, c, s]·log probs[n, c, s], reduced over the samples.
+// The probabilities are clamped below at ProbEps.
 func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
 	return oneHotCE("CrossEntropyOneHot", probs, target, opts, func() ad.Var {
 		lp := ad.Log(ad.Clamp(probs, ProbEps, float32(math.Inf(1))))
@@ -307,23 +311,24 @@ func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
 	})
 }
 
-// LogitCrossEntropy returns the cross-entropy of softmax(logits) over axis
-// 1 against class indices labels, for logits (N, C, spatial…) and one
-// label per sample (N·prod(spatial), row-major over (N, spatial…)):
-// PyTorch's cross_entropy (without ignore_index or weights). Each term is
-// logsumexp(logits[n, :, s]) − logits[n, labels[n, s], s], stable for any
-// logits. It allocates nothing in steady state.
+// LogitCrossEntropy returns the cross-entropy of the softmax of logits over
+// axis 1 against class indices labels. It is PyTorch's cross_entropy,
+// without ignore_index or weights. logits is (N, C, spatial…). labels
+// holds one class per sample, in row-major order over N and the spatial
+// axes. Each term is logsumexp(logits[n, :, s]) − logits[n, labels[n, s],
+// s], stable for any logits. It allocates nothing in steady state.
 func LogitCrossEntropy(logits ad.Var, labels []int, opts ...LossOption) ad.Var {
 	return labelCE("LogitCrossEntropy", logits, labels, opts, func(g ad.Var) ad.Var {
 		return ad.Sub(ad.Sum(ad.LogSumExp(logits, 1)), ad.Sum(g))
 	})
 }
 
-// LogitCrossEntropyOneHot returns the cross-entropy of softmax(logits)
-// over axis 1 against target distributions of the same shape (N, C,
-// spatial…), one-hot or soft: the terms are −Σ_c target·logsoftmax(logits)
-// (PyTorch's cross_entropy with probability targets), stable for any
-// logits, reduced over the N·prod(spatial) samples.
+// LogitCrossEntropyOneHot returns the cross-entropy of the softmax of
+// logits over axis 1 against target distributions of the same shape, (N,
+// C, spatial…). It is PyTorch's cross_entropy with probability targets.
+// The targets are one-hot or soft. The terms are −Σ_c
+// target·logsoftmax(logits), stable for any logits, reduced over the
+// samples.
 func LogitCrossEntropyOneHot(logits, target ad.Var, opts ...LossOption) ad.Var {
 	return oneHotCE("LogitCrossEntropyOneHot", logits, target, opts, func() ad.Var {
 		return ad.Neg(ad.Sum(ad.Mul(target, ad.LogSoftmax(logits, 1))))

@@ -11,8 +11,8 @@ import (
 	"github.com/flatkit/flatkit/layout"
 )
 
-// maxNormRank is the highest input rank the normalisation layers accept
-// (ad's own limit on ranks).
+// maxNormRank is the highest input rank the normalisation layers accept:
+// ad's own limit on ranks.
 const maxNormRank = 8
 
 // defaultEps is the normalisation layers' default NormEps (PyTorch's).
@@ -31,8 +31,8 @@ func normEps(name string, o *options) (float32, error) {
 }
 
 // normalise returns (x − mean) / √(var + eps) with the biased variance,
-// both over the axes where keep is 1 (kept as size-1 axes), and the mean
-// and variance themselves (shape keep).
+// both over the axes where keep is 1. Those axes stay, with size 1. It
+// also returns the mean and the variance, of shape keep.
 func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.Var) {
 	inv := 1 / float32(n)
 	mean = ad.Scale(ad.SumTo(x, keep...), inv)
@@ -42,8 +42,9 @@ func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.V
 	return ad.Div(xc, std), mean, variance
 }
 
-// A normalisation layer's learnable parameters, unless NoAffine: "weight"
-// (ones) and "bias" (zeros), each of n values (of the given shape).
+// A normalisation layer's learnable parameters, unless NoAffine, are
+// "weight" and "bias". Each has n values of the given shape. The weight
+// starts at ones and the bias at zeros.
 
 // normParams is the layer's number of parameters, 2n or none.
 func normParams(o *options, n int) int {
@@ -77,10 +78,11 @@ func initNorm(θ []float32, o *options, n int) {
 	clear(θ[n : 2*n])
 }
 
-// normInput returns x's shape if the normalisation layer name, with the
-// configuration error err (nil for none), made by its constructor (made)
-// and with n parameters, can apply to x with p. Otherwise it records why
-// on x's tape and returns a nil shape and the failed Var.
+// normInput returns x's shape if the normalisation layer name can apply to
+// x with p. err is the layer's configuration error or nil, made tells
+// whether its constructor made it, and n is its number of parameters.
+// Otherwise normInput records why on x's tape and returns a nil shape and
+// the failed Var.
 func normInput(name string, err error, made bool, p, x ad.Var, n int) ([]int, ad.Var) {
 	if !made && err == nil { // a configuration error, if any, is reported first, by canApply
 		return nil, fail(x, errorf("%s: the layer was not made by model.%s", name, name))
@@ -104,12 +106,12 @@ type LayerNormLayer struct {
 	err   error
 }
 
-// LayerNorm returns PyTorch's LayerNorm over the last len(shape) axes of
-// the input, whose trailing dimensions must equal shape: each slice x over
-// those axes becomes (x − mean) / √(var + eps) · weight + bias, with the
-// biased variance. Options: NormEps (default 1e-5), NoAffine (no weight and
-// bias). The learnable "weight" (ones) and "bias" (zeros) have the given
-// shape.
+// LayerNorm returns PyTorch's LayerNorm over the trailing axes of the
+// input, whose dimensions must equal shape. Each slice x over those axes
+// becomes (x − mean) / √(var + eps) · weight + bias, with the biased
+// variance. Options: NormEps, default 1e-5; NoAffine, which leaves out
+// the weight and bias. The learnable "weight" and "bias" have the given
+// shape; the weight starts at ones and the bias at zeros.
 func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
 	l := &LayerNormLayer{shape: slices.Clone(shape), opt: funcopt.Collect(opts)}
 	l.err = l.validate()
@@ -192,28 +194,30 @@ type BatchNormLayer struct {
 	made bool
 }
 
-// BatchNorm returns PyTorch's BatchNorm1d/2d/3d for inputs (N, C) or (N,
-// C, spatial…) with C = channels.
+// BatchNorm returns PyTorch's BatchNorm1d/2d/3d for inputs of shape (N, C)
+// or (N, C, spatial…), where C = channels.
 //
-// In training mode (Ctx.Train) each channel is normalised with the batch
-// mean and biased variance over (N, spatial…), and the running statistics
-// in the Ctx's state are updated in place, as PyTorch does:
-// running = (1 − m)·running + m·batch, with the unbiased batch variance
-// for running_var and momentum m (default 0.1, option BNMomentum). The
-// update is a side effect of applying the layer, outside the tape: a
-// derivative sweep does not repeat it, but every Apply in training mode
-// does, so a function that is evaluated several times (finite differences,
-// ad.HVP) should get a fresh copy of the state each time. In test mode
-// the running statistics are constants.
+// In training mode, when Ctx.Train is set, each channel is normalised
+// with the batch mean and biased variance over the batch and spatial
+// axes. The running statistics in the Ctx's state are updated in place,
+// as PyTorch does: running = (1 − m)·running + m·batch. running_var takes
+// the unbiased batch variance. The momentum m is 0.1 unless BNMomentum
+// sets it. The update is a side effect of applying the layer, outside the
+// tape. A derivative sweep does not repeat it, but every Apply in training
+// mode does. So a function evaluated several times, as by finite
+// differences or ad.HVP, should get a fresh copy of the state each time.
+// In test mode the running statistics are constants.
 //
-// The layer is Stateful: its state is "running_mean" (zeros) and
-// "running_var" (ones), both (C), so it needs a Ctx whose State comes from
-// InitState(net), in both modes. PyTorch's num_batches_tracked is not
-// kept (it only matters for momentum=None, the cumulative average, which
-// is not supported); layout.LoadInto reports it as skipped.
+// The layer is Stateful. Its state is "running_mean", starting at zeros,
+// and "running_var", starting at ones, each of C values. So it needs a Ctx
+// whose State comes from InitState(net), in both modes. PyTorch's
+// num_batches_tracked is not kept: it matters only for momentum=None, the
+// cumulative average, which is not supported. layout.LoadInto reports it
+// as skipped.
 //
-// Options: NormEps (default 1e-5), BNMomentum (default 0.1, in [0, 1]),
-// NoAffine. The learnable "weight" (ones) and "bias" (zeros) are (C).
+// Options: NormEps, default 1e-5; BNMomentum, default 0.1, in [0, 1];
+// NoAffine. The learnable "weight" and "bias" have C values each; the
+// weight starts at ones and the bias at zeros.
 func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
 	l := &BatchNormLayer{channels: channels, opt: funcopt.Collect(opts), made: true}
 	l.err = l.validate()
@@ -243,12 +247,12 @@ func (l *BatchNormLayer) validate() error {
 
 func (l *BatchNormLayer) nParams() int { return normParams(&l.opt, l.channels) }
 
-// Declare declares "weight" (C) and "bias" (C), unless NoAffine.
+// Declare declares "weight" and "bias", C values each, unless NoAffine.
 func (l *BatchNormLayer) Declare(b *layout.Builder) error {
 	return declareNorm(b, l.err, &l.opt, l.channels)
 }
 
-// DeclareState declares "running_mean" (C) and "running_var" (C).
+// DeclareState declares "running_mean" and "running_var", C values each.
 func (l *BatchNormLayer) DeclareState(b *layout.Builder) error {
 	if l.err != nil {
 		return l.err
@@ -271,9 +275,9 @@ func (l *BatchNormLayer) InitState(s []float32) {
 	}
 }
 
-// Apply normalises x per channel: with the batch's statistics in training
-// mode (updating the running ones), with the running statistics in test
-// mode.
+// Apply normalises x per channel. Training mode uses the batch's
+// statistics and updates the running ones; test mode uses the running
+// statistics.
 func (l *BatchNormLayer) Apply(c *Ctx, p, x ad.Var) ad.Var {
 	s, failed := normInput("BatchNorm", l.err, l.made, p, x, l.nParams())
 	if s == nil {

@@ -67,7 +67,8 @@ func (o *options) check(layer string, allowed optKind) error {
 }
 
 // Stride sets the step between windows: one value for every spatial axis
-// or one per axis. Default 1 (convolutions) or the kernel size (pooling).
+// or one per axis. A convolution's default is 1; a pooling layer's is its
+// kernel size.
 func Stride(s ...int) Option {
 	return func(o *options) { o.set |= optStride; o.stride = s }
 }
@@ -78,8 +79,8 @@ func Pad(p ...int) Option {
 	return func(o *options) { o.set |= optPad; o.padLo, o.padHi = p, p }
 }
 
-// PadSides adds lo zeros before and hi zeros after each spatial axis (one
-// value for every axis or one per axis), for asymmetric padding.
+// PadSides adds lo zeros before and hi zeros after each spatial axis, for
+// asymmetric padding. Each takes one value for every axis or one per axis.
 func PadSides(lo, hi []int) Option {
 	return func(o *options) { o.set |= optPad; o.padLo, o.padHi = lo, hi }
 }
@@ -95,9 +96,10 @@ func Groups(g int) Option {
 	return func(o *options) { o.set |= optGroups; o.groups = g }
 }
 
-// OutputPad adds rows at the high end of a ConvTranspose's output (one value
-// for every axis or one per axis), PyTorch's output_padding: it picks among
-// the input sizes that a strided convolution maps to the same output size.
+// OutputPad adds rows at the high end of a ConvTranspose's output, as
+// PyTorch's output_padding does: one value for every axis or one per axis.
+// It picks among the input sizes that a strided convolution maps to the
+// same output size.
 func OutputPad(p ...int) Option {
 	return func(o *options) { o.set |= optOutputPad; o.outputPad = p }
 }
@@ -122,15 +124,16 @@ func BiasInit(f Initializer) Option {
 	return func(o *options) { o.set |= optBiasInit; o.biasInit = f }
 }
 
-// Activation fuses an activation into a layer: its output is f(layer(x)).
-// A fused activation takes no index in a Chain's paths; to mirror a PyTorch
-// nn.Sequential exactly, write activations as their own layers.
+// Activation fuses an activation f into a layer, whose output becomes f
+// of the layer's. A fused activation takes no index in a Chain's paths. To
+// mirror a PyTorch nn.Sequential exactly, write activations as their own
+// layers.
 func Activation(f func(ad.Var) ad.Var) Option {
 	return func(o *options) { o.set |= optActivation; o.act = f }
 }
 
-// NormEps sets the small constant a normalisation layer (LayerNorm,
-// BatchNorm) adds to the variance. Default 1e-5.
+// NormEps sets the small constant that LayerNorm and BatchNorm add to the
+// variance. Default 1e-5.
 func NormEps(eps float32) Option {
 	return func(o *options) { o.set |= optEps; o.eps = eps }
 }
@@ -141,9 +144,9 @@ func BNMomentum(m float32) Option {
 	return func(o *options) { o.set |= optMomentum; o.momentum = m }
 }
 
-// An Initializer fills w, a weight of the given fan-in and fan-out
-// (PyTorch's: fan-in = in·prod(kernel) per group, fan-out = out·prod(kernel)
-// per group), drawing from rng.
+// An Initializer fills w, a weight of the given fan-in and fan-out,
+// drawing from rng. Fans are PyTorch's: per group, fan-in is in times the
+// kernel's volume and fan-out is out times it.
 type Initializer func(rng *rand.Rand, w []float32, fanIn, fanOut int)
 
 // Uniform draws from the uniform distribution on [lo, hi).
@@ -175,9 +178,9 @@ func ConstantInit(v float32) Initializer {
 }
 
 // KaimingUniform is He initialisation for a leaky-ReLU of negative slope a:
-// uniform on ±√(6 / ((1 + a²)·fanIn)). PyTorch's default weight
-// initialiser for Linear and Conv is KaimingUniform(√5), which is
-// uniform on ±1/√fanIn.
+// it draws uniformly on ±b, where b² = 6 / ((1 + a²)·fanIn). PyTorch's
+// default weight initialiser for Linear and Conv is KaimingUniform(√5),
+// which is uniform on ±1/√fanIn.
 func KaimingUniform(a float64) Initializer {
 	return func(rng *rand.Rand, w []float32, fanIn, _ int) {
 		b := math.Sqrt(6 / ((1 + a*a) * float64(max(fanIn, 1))))
@@ -185,15 +188,16 @@ func KaimingUniform(a float64) Initializer {
 	}
 }
 
-// KaimingNormal is He initialisation with a normal distribution: standard
-// deviation √(2 / ((1 + a²)·fanIn)).
+// KaimingNormal is He initialisation for a leaky-ReLU of negative slope a,
+// with a normal distribution: its variance is 2 / ((1 + a²)·fanIn).
 func KaimingNormal(a float64) Initializer {
 	return func(rng *rand.Rand, w []float32, fanIn, _ int) {
 		Normal(0, math.Sqrt(2/((1+a*a)*float64(max(fanIn, 1)))))(rng, w, 0, 0)
 	}
 }
 
-// GlorotUniform (Xavier) draws uniformly on ±gain·√(6 / (fanIn + fanOut)).
+// GlorotUniform is Xavier initialisation: it draws uniformly on ±gain·b,
+// where b² = 6 / (fanIn + fanOut).
 func GlorotUniform(gain float64) Initializer {
 	return func(rng *rand.Rand, w []float32, fanIn, fanOut int) {
 		b := gain * math.Sqrt(6/float64(max(fanIn+fanOut, 1)))
@@ -201,8 +205,8 @@ func GlorotUniform(gain float64) Initializer {
 	}
 }
 
-// GlorotNormal (Xavier) draws from a normal distribution of standard
-// deviation gain·√(2 / (fanIn + fanOut)).
+// GlorotNormal is Xavier initialisation with a normal distribution: its
+// standard deviation is gain·s, where s² = 2 / (fanIn + fanOut).
 func GlorotNormal(gain float64) Initializer {
 	return func(rng *rand.Rand, w []float32, fanIn, fanOut int) {
 		Normal(0, gain*math.Sqrt(2/float64(max(fanIn+fanOut, 1))))(rng, w, 0, 0)

@@ -21,22 +21,24 @@ type PoolLayer struct {
 	err    error
 }
 
-// MaxPool returns the layer that takes the maximum of x (N, C, spatial…)
-// over each window of the given kernel size (one entry per spatial axis, 1
-// to 3), PyTorch's MaxPool1d/2d/3d with ceil_mode = False. Padded cells
-// never win. The derivative flows to each window's maximum (the first in
-// row-major order on a tie). Options: Stride (default: the kernel size),
-// Pad, PadSides (each side smaller than the kernel).
+// MaxPool returns the layer that takes the maximum of x over each window
+// of the given kernel size: PyTorch's MaxPool1d/2d/3d with ceil_mode =
+// False. x is (N, C, spatial…), and kernel has one entry per spatial axis,
+// 1 to 3 of them. Padded cells never win. The derivative flows to each
+// window's maximum; on a tie, to the first in row-major order. Options:
+// Stride, whose default is the kernel size; Pad and PadSides, each side
+// smaller than the kernel.
 func MaxPool(kernel []int, opts ...Option) *PoolLayer {
 	return newPool("MaxPool", true, kernel, opts)
 }
 
-// MeanPool returns the layer that averages x (N, C, spatial…) over each
-// window of the given kernel size (one entry per spatial axis, 1 to 3),
-// PyTorch's AvgPool1d/2d/3d with ceil_mode = False and count_include_pad =
-// True: padded cells count as zeros and the divisor is always
-// prod(kernel). Options: Stride (default: the kernel size), Pad, PadSides
-// (each side smaller than the kernel).
+// MeanPool returns the layer that averages x over each window of the
+// given kernel size: PyTorch's AvgPool1d/2d/3d with ceil_mode = False and
+// count_include_pad = True. x is (N, C, spatial…), and kernel has one
+// entry per spatial axis, 1 to 3 of them. Padded cells count as zeros, and
+// the divisor is always the kernel's volume. Options: Stride, whose
+// default is the kernel size; Pad and PadSides, each side smaller than the
+// kernel.
 func MeanPool(kernel []int, opts ...Option) *PoolLayer {
 	return newPool("MeanPool", false, kernel, opts)
 }
@@ -91,9 +93,8 @@ func (l *PoolLayer) Declare(*layout.Builder) error { return l.err }
 // Init does nothing: the layer has no parameters.
 func (*PoolLayer) Init([]float32, *rand.Rand) {}
 
-// Apply returns the pooled x, (N, C, out…) with
-// out = (size + padLo + padHi − kernel)/stride + 1 per spatial axis,
-// rounded down.
+// Apply returns the pooled x, of shape (N, C, out…). On each spatial axis,
+// out is ⌊(size + padLo + padHi − kernel)/stride⌋ + 1.
 func (l *PoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 	s, failed := poolInput(l.err, l.name, l.kernel, x)
 	if s == nil {
@@ -117,10 +118,11 @@ type AdaptiveMeanPoolLayer struct {
 	err     error
 }
 
-// AdaptiveMeanPool returns the layer that averages x (N, C, spatial…) over
-// windows chosen to give the spatial output size outSize (one entry per
-// spatial axis, 1 to 3), PyTorch's AdaptiveAvgPool1d/2d/3d: along an axis
-// of size L, output i averages the cells [⌊i·L/out⌋, ⌈(i+1)·L/out⌉).
+// AdaptiveMeanPool returns the layer that averages x over windows chosen
+// to give the spatial output size outSize: PyTorch's
+// AdaptiveAvgPool1d/2d/3d. x is (N, C, spatial…), and outSize has one
+// entry per spatial axis, 1 to 3 of them. Along an axis of size L, output
+// i averages the cells from ⌊i·L/out⌋ up to ⌈(i+1)·L/out⌉, exclusive.
 // AdaptiveMeanPool(1, 1) of a 2-D input is GlobalMeanPool.
 func AdaptiveMeanPool(outSize ...int) *AdaptiveMeanPoolLayer {
 	l := &AdaptiveMeanPoolLayer{outSize: slices.Clone(outSize)}
@@ -150,10 +152,10 @@ func (l *AdaptiveMeanPoolLayer) Apply(_ *Ctx, _, x ad.Var) ad.Var {
 }
 
 // poolInput returns x's shape if a pooling layer with the configuration
-// error err (nil for none) can apply to it: x must be (N, C, spatial…) with
-// one spatial axis per entry of size, the kernel or output size that the
-// layer's errors name it by. Otherwise it records why on x's tape and
-// returns a nil shape and the failed Var.
+// error err, or nil, can apply to it. x must be (N, C, spatial…), with one
+// spatial axis per entry of size. size is the kernel or output size that
+// the layer's errors name it by. Otherwise poolInput records why on x's
+// tape and returns a nil shape and the failed Var.
 func poolInput(err error, name string, size []int, x ad.Var) ([]int, ad.Var) {
 	if err != nil {
 		return nil, fail(x, errorf("%w", err))
@@ -168,14 +170,14 @@ func poolInput(err error, name string, size []int, x ad.Var) ([]int, ad.Var) {
 	return s, ad.Var{}
 }
 
-// GlobalMeanPool is the layer that averages x (N, C, spatial…) over all its
-// spatial axes, giving (N, C, 1, …, 1) like PyTorch's AdaptiveAvgPool with
-// output size 1; follow it with Flatten for (N, C).
+// GlobalMeanPool is the layer that averages x over all its spatial axes,
+// like PyTorch's AdaptiveAvgPool with output size 1. It maps (N, C,
+// spatial…) to (N, C, 1, …, 1); follow it with Flatten for (N, C).
 func GlobalMeanPool() *FuncLayer { return Func("GlobalMeanPool", ad.GlobalMeanPool) }
 
 // deadInput records that a layer was given an input that is not a live
-// value (the zero Var, or one from before Tape.Reset), unless the tape
-// already holds an error.
+// value, unless the tape already holds an error. The zero Var and a Var
+// from before Tape.Reset are not live.
 func deadInput(name string, x ad.Var) ad.Var {
 	if t := x.Tape(); t != nil && t.Err() == nil {
 		return t.Fail(errorf("%s: the input is not a live value (the zero Var, or a Var from before Tape.Reset)", name))

@@ -17,7 +17,7 @@ import (
 )
 
 // Derivatives through random stacks of layers (proptest.Stacks) and
-// through the fixed networks of the issue: the gradient against finite
+// through fixed networks: the gradient against finite
 // differences, forward mode against finite differences and against
 // reverse mode, and second derivatives forward-over-reverse against
 // reverse-over-reverse against finite differences of the gradient. Each

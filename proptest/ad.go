@@ -15,25 +15,25 @@ import (
 
 // The AD checkers compare a function's derivatives computed by package ad
 // with finite differences and with each other, in the style of JAX's
-// check_grads: central differences with float32-safe steps, both modes,
-// orders 1 and 2. One random direction misses a wrong rule whenever the
-// error happens to be nearly orthogonal to it, so every check runs along
-// several directions: all coordinate directions (the full gradient, the
-// full Jacobian) when θ is small, several random directions otherwise.
-// Random directions are drawn from a generator seeded by θ, so a failing
-// case replays exactly.
+// check_grads. They take central differences with float32-safe steps, in
+// both modes, at orders 1 and 2. One random direction misses a wrong rule
+// whenever the error happens to be nearly orthogonal to it. So every check
+// runs along several directions. When θ is small these are all coordinate
+// directions, for the full gradient or Jacobian; otherwise several random
+// directions. Random directions are drawn from a generator seeded by θ, so
+// a failing case replays exactly.
 
-// Option adjusts a derivative check (CheckGrad, CheckJVP, CheckTranspose,
-// CheckHVP): its finite-difference steps, its tolerance and its directions.
-// Tolerances are options of a check, never package variables. An option
-// that does not apply to the check it is given to is a fatal error naming
-// both: Steps and Tol apply to the finite-difference checks (CheckGrad,
-// CheckJVP, CheckHVP), TransposeTol and Exact to CheckTranspose only;
-// Directions and FullUpTo to every check.
+// Option adjusts a derivative check: CheckGrad, CheckJVP, CheckTranspose or
+// CheckHVP. It sets the check's finite-difference steps, its tolerance or
+// its directions. Tolerances are options of a check, never package
+// variables. An option that does not apply to the check it is given to is
+// a fatal error naming both. Steps and Tol apply to the finite-difference
+// checks: CheckGrad, CheckJVP and CheckHVP. TransposeTol and Exact apply
+// to CheckTranspose only. Directions and FullUpTo apply to every check.
 type Option func(*checkConfig)
 
-// optScope is the checks an option applies to, when not all of them: the
-// finite-difference checks (optFD) or CheckTranspose (optTranspose).
+// optScope is the checks an option applies to, when not all of them:
+// optFD for the finite-difference checks, optTranspose for CheckTranspose.
 type optScope uint8
 
 const (
@@ -68,52 +68,54 @@ const (
 // defaultSteps are the finite-difference steps tried, largest first.
 var defaultSteps = []float32{1e-2, 3e-3}
 
-// Steps sets the finite-difference steps tried, largest first (default
-// 1e-2 and 3e-3): a derivative passes if it agrees with the central
-// difference at any of them, so a function whose curvature spoils one step
-// or whose rounding spoils the other is still checked fairly, or with the
-// Richardson extrapolation of the first two, which cancels the h² error
-// that a large third derivative along the direction leaves at both.
+// Steps sets the finite-difference steps tried, largest first. The default
+// is 1e-2 and 3e-3. A derivative passes if it agrees with the central
+// difference at any of them. So a function whose curvature spoils one step,
+// or whose rounding spoils the other, is still checked fairly. It also
+// passes if it agrees with the Richardson extrapolation of the first two.
+// The extrapolation cancels the h² error that a large third derivative
+// along the direction leaves at both.
 func Steps(h ...float32) Option {
 	return func(c *checkConfig) { c.mark(optFD, "Steps"); c.steps = append([]float32(nil), h...) }
 }
 
-// Tol sets the tolerance of the comparisons (default 2e-2 and 2e-3): |ad −
-// fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1 plus
-// the size of the values involved.
+// Tol sets the tolerance of the comparisons; the default is 2e-2 and 2e-3.
+// |ad − fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1
+// plus the size of the values involved.
 func Tol(rel, abs float64) Option {
 	return func(c *checkConfig) { c.mark(optFD, "Tol"); c.rel, c.abs = rel, abs }
 }
 
 // Directions sets how many random directions are checked when θ is larger
-// than FullUpTo (default 4).
+// than FullUpTo. The default is 4.
 func Directions(n int) Option {
 	return func(c *checkConfig) { c.dirs = n }
 }
 
-// FullUpTo sets the largest θ checked along every coordinate direction, so
-// that each component of the gradient (each column of the Jacobian, of the
-// Hessian) is compared on its own (default 16). Above it the check runs
-// along random directions, which catch an error spread over many
-// components but may miss one confined to a single component of a large θ:
-// pass FullUpTo(len(θ)) to check every component.
+// FullUpTo sets the largest θ checked along every coordinate direction; the
+// default is 16. Up to it, each component of the gradient is compared on
+// its own, as is each column of the Jacobian or Hessian. Above it the
+// check runs along random directions. They catch an error spread over many
+// components, but may miss one confined to a single component of a large
+// θ. Pass FullUpTo(len(θ)) to check every component.
 func FullUpTo(n int) Option {
 	return func(c *checkConfig) { c.full = n }
 }
 
-// TransposeTol sets CheckTranspose's tolerance (default 1e-4 and 1e-6):
-// |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs, where scale is
-// Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|, the size of the terms summed.
+// TransposeTol sets CheckTranspose's tolerance; the default is 1e-4 and
+// 1e-6. |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is
+// the size of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
 func TransposeTol(rel, abs float64) Option {
 	return func(c *checkConfig) { c.mark(optTranspose, "TransposeTol"); c.trel, c.tabs = rel, abs }
 }
 
-// Exact makes CheckTranspose demand ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ exactly, for ops
-// whose derivatives only copy, gather, scale by powers of two and add (or
-// that multiply a few such numbers): the random directions u (and v, above
-// FullUpTo) are then dyadic, multiples of 1/8 in [−8, 8], so that with a
-// dyadic θ both sides are computed without rounding and any difference is
-// a wrong rule, however small. It applies to CheckTranspose only.
+// Exact makes CheckTranspose demand ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ exactly. It suits
+// ops whose derivatives only copy, gather, scale by powers of two and add,
+// or multiply a few such numbers. The random directions u are then dyadic:
+// multiples of 1/8 in [−8, 8]. So are the random v, above FullUpTo. With a
+// dyadic θ both sides are then computed without rounding, and any
+// difference is a wrong rule, however small. It applies to CheckTranspose
+// only.
 func Exact() Option {
 	return func(c *checkConfig) { c.mark(optTranspose, "Exact"); c.exact = true }
 }
@@ -128,8 +130,8 @@ func (c *checkConfig) mark(s optScope, name string) {
 	}
 }
 
-// configure applies opts for the check named check, which accepts the
-// options of scope allow (and those of every check); an option of another
+// configure applies opts for the check named check. The check accepts the
+// options of scope allow and those of every check. An option of another
 // scope is a fatal error.
 func configure(t T, check string, allow optScope, opts []Option) checkConfig {
 	t.Helper()
@@ -162,8 +164,8 @@ type probe struct {
 }
 
 // probes returns the directions of a check of θ: the coordinate
-// directions if θ is small, else random ones drawn with the given salt
-// (dyadic ones for an Exact CheckTranspose).
+// directions if θ is small, else random ones drawn with the given salt.
+// An Exact CheckTranspose draws dyadic ones.
 func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 	n := len(θ)
 	if n <= c.full {
@@ -192,9 +194,9 @@ func (c *checkConfig) direction(θ []float32, salt uint64, n int) []float32 {
 	return directionFor(θ, salt, n)
 }
 
-// rngFor is a generator seeded by the bits of θ (FNV-1a) and salt: the same
-// θ gives the same directions in every process, so a failure replays
-// exactly.
+// rngFor is a generator seeded by an FNV-1a hash of θ's bits and by salt.
+// The same θ gives the same directions in every process, so a failure
+// replays exactly.
 func rngFor(θ []float32, salt uint64) *rand.Rand {
 	h := uint64(14695981039346656037)
 	for _, x := range θ {
@@ -239,7 +241,8 @@ func shifted(θ, d []float32, h float32) []float32 {
 	return x
 }
 
-// centralDiff returns (f(θ+hd) − f(θ−hd)) / 2h in float64, elementwise.
+// centralDiff returns the central difference of f along d with step h,
+// elementwise and in float64.
 func centralDiff(f func(ad.Var) ad.Var, θ, d []float32, h float32) ([]float64, error) {
 	p, err := evalAt(f, shifted(θ, d, h))
 	if err != nil {
@@ -281,10 +284,11 @@ func absMax(x []float32) float64 {
 
 func norm64(x []float32) float64 { return math.Sqrt(dot64(x, x)) }
 
-// compare reports whether want (AD, per output) matches the central
-// difference of f along d at one of the steps, or the Richardson
-// extrapolation of the first two. If not, it returns a report naming the
-// worst output, the values at every step, and the tolerance.
+// compare reports whether want matches the central difference of f along
+// d at one of the steps, or the Richardson extrapolation of the first two.
+// want holds AD's value per output. If none matches, compare returns a
+// report naming the worst output, the values at every step, and the
+// tolerance.
 func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []float32, scale float64) (report string, err error) {
 	var parts []string
 	worstAt := -1
@@ -398,8 +402,8 @@ func (d *disagreements) report(n int) string {
 }
 
 // CheckGrad checks the reverse-mode gradient of the scalar function f at θ
-// against central finite differences: component by component when θ has at
-// most FullUpTo elements (default 16), else along several random
+// against central finite differences. It checks component by component
+// when θ has at most FullUpTo elements, else along several random
 // directions. A failure names the component or direction, the direction's
 // size, the steps and the tolerance.
 func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
@@ -407,9 +411,9 @@ func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	gradChecked(t, "CheckGrad", f, θ, opts, "")
 }
 
-// gradChecked configures the check name (which takes the finite-difference
-// options) and checks f's gradient at θ as CheckGrad does, reporting a
-// wrong one as "name: " + wrong + the report; it returns the configuration
+// gradChecked configures the check name, which takes the finite-difference
+// options. It checks f's gradient at θ as CheckGrad does, and reports a
+// wrong one as "name: " + wrong + the report. It returns the configuration
 // and whether the gradient was right.
 func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []Option, wrong string) (checkConfig, bool) {
 	t.Helper()
@@ -425,9 +429,9 @@ func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []O
 }
 
 // CheckJVP checks the forward-mode derivative J·d of f at θ, for any output
-// shape, against central finite differences: along every coordinate
-// direction (each column of J) when θ has at most FullUpTo elements, else
-// along several random directions.
+// shape, against central finite differences. When θ has at most FullUpTo
+// elements it checks along every coordinate direction, each column of J.
+// Otherwise it checks along several random directions.
 func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
 	c := configure(t, "CheckJVP", optFD, opts)
@@ -456,9 +460,10 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 }
 
 // CheckTranspose checks that reverse mode is the transpose of forward mode:
-// ⟨J v, u⟩ = ⟨v, Jᵀ u⟩, for v along every coordinate direction when θ has
-// at most FullUpTo elements (else several random v), each with a random u,
-// to the tolerance of TransposeTol, or exactly with Exact.
+// ⟨J v, u⟩ = ⟨v, Jᵀ u⟩. When θ has at most FullUpTo elements, v runs along
+// every coordinate direction; otherwise v is several random directions.
+// Each v meets a random u. The check holds to the tolerance of
+// TransposeTol, or exactly with Exact.
 func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
 	c := configure(t, "CheckTranspose", optTranspose, opts)
@@ -491,11 +496,12 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 
 // CheckHVP checks second derivatives of the scalar f at θ. It checks the
 // gradient first, as CheckGrad does, and stops with a first-order report
-// if that is wrong. Then, along every coordinate direction when θ has at
-// most FullUpTo elements (each column of the Hessian), else along several
-// random directions, it compares the forward-over-reverse HVP with
-// reverse-over-reverse and with central differences of the gradient, and
-// checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every pair of directions.
+// if that is wrong. Then it compares the forward-over-reverse HVP with
+// reverse-over-reverse and with central differences of the gradient. It
+// checks along every coordinate direction when θ has at most FullUpTo
+// elements, each column of the Hessian; otherwise along several random
+// directions. It also checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every
+// pair of directions.
 func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 	t.Helper()
 	c, ok := gradChecked(t, "CheckHVP", f, θ, opts, "the first derivative is wrong, so the second was not checked: ")
@@ -567,8 +573,8 @@ func absDot64(a, b []float32) float64 {
 }
 
 // NoTies draws n values in ±[0.1, 2] whose magnitudes differ pairwise by at
-// least 0.19/n and which stay 0.1 away from zero: inputs for which no max
-// has a tie and no ReLU, abs or clamp at 0 sits on its kink.
+// least 0.19/n, and which stay 0.1 away from zero. They are inputs for
+// which no max has a tie, and no ReLU, abs or clamp at 0 sits on its kink.
 func NoTies(n int) *rapid.Generator[[]float32] {
 	return rapid.Custom(func(t *rapid.T) []float32 {
 		perm := rapid.Permutation(indices(n)).Draw(t, "order")
@@ -591,10 +597,4 @@ func indices(n int) []int {
 		s[i] = i
 	}
 	return s
-}
-
-// Positive draws n values in [lo, hi] with lo > 0, for functions defined on
-// the positive reals (Log, Sqrt, Pow).
-func Positive(n int, lo, hi float32) *rapid.Generator[[]float32] {
-	return rapid.SliceOfN(rapid.Float32Range(lo, hi), n, n)
 }

@@ -11,11 +11,11 @@ import (
 
 // Kinks records the decisions that the non-smooth layers of a Stack take
 // on each forward pass: which inputs of a Relu, LeakyRelu or Elu are
-// positive, which inputs of a MaxPool win. A finite difference is only
-// valid if every pass it makes takes the same decisions as the pass at
-// the point itself; Crossed tells whether some pass since Reset did not,
-// in which case a derivative check that failed is inconclusive, not
-// wrong. A Kinks is safe for concurrent use.
+// positive, and which inputs of a MaxPool win. A finite difference is
+// valid only if every pass it makes takes the same decisions as the pass
+// at the point itself. Crossed tells whether some pass since Reset did
+// not. Then a derivative check that failed is inconclusive, not wrong. A
+// Kinks is safe for concurrent use.
 type Kinks struct {
 	mu      sync.Mutex
 	first   []uint64 // per watched layer: the decisions of its first pass
@@ -80,9 +80,10 @@ func positiveHash(x []float32) uint64 {
 	return h.Sum64()
 }
 
-// winnersHash hashes which input won each window of a max-pool: per
-// (n, c) plane and output, the first position of the plane of x that holds
-// the output's value (the winner itself when the plane has no ties).
+// winnersHash hashes which input won each window of a max-pool. For each
+// plane and output it takes the first position of the plane of x that
+// holds the output's value. That is the winner itself when the plane has
+// no ties.
 func winnersHash(x, y []float32, planes int) uint64 {
 	h := fnv.New64a()
 	if planes == 0 || len(x)%planes != 0 || len(y)%planes != 0 {
@@ -128,18 +129,3 @@ func (w *watchedPool) Apply(c *model.Ctx, p, x ad.Var) ad.Var {
 	}
 	return y
 }
-
-// Stacks draws random valid networks: a model.Chain of Dense, Conv and
-// ConvTranspose (1-3 D, random kernel, stride, per-side padding, dilation,
-// output padding and groups, depthwise included), MaxPool, MeanPool,
-// AdaptiveMeanPool, GlobalMeanPool, Flatten, LayerNorm (over 1 to all but
-// the batch axis), BatchNorm, Dropout and activation layers, nested
-// Chains, Skip connections (ad.Add around a shape-preserving chain) and
-// Parallel branches (of equal output shapes, combined with ad.Add).
-//
-// The generator tracks the activation's shape, so every stack applies to
-// its In without error and gives Out, in test and in training mode (with
-// a Ctx from Stack.Ctx). Tensors stay small (MaxElems) so that derivative
-// checks through the stacks are fast. LayerNorm and BatchNorm normalise
-// groups of at least four values with Eps 0.1 or 0.5, so that finite
-// differences resolve them.

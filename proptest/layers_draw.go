@@ -20,9 +20,9 @@ type stackGen struct {
 	kinks *Kinks
 }
 
-// drawn is a drawn layer: make builds it (again, with the same geometry and
-// fresh watchers: Parallel uses one drawn tail on every branch), out is its
-// output shape.
+// drawn is a drawn layer. make builds it, again if called again, with the
+// same geometry and fresh watchers: Parallel uses one drawn tail on every
+// branch. out is its output shape.
 type drawn struct {
 	make func() model.Layer
 	out  []int
@@ -62,9 +62,9 @@ func (g *stackGen) input(d int) []int {
 	return s
 }
 
-// candidates lists the kinds that apply to shape s; with preserve, only
-// those that keep the spatial shape (channels may change: the chain
-// restores them).
+// candidates lists the kinds that apply to shape s. With preserve it lists
+// only those that keep the spatial shape. Channels may change, since the
+// chain restores them.
 func (g *stackGen) candidates(s []int, depth int, preserve bool) []Kind {
 	var out []Kind
 	spatial := len(s) > 2
@@ -135,9 +135,8 @@ func (g *stackGen) chain(in []int, depth int, preserve bool) drawn {
 	}
 }
 
-// restore maps cur back to in; they differ only in the channels (axis 1),
-// which only a Dense (on (N, features)), a Conv or a ConvTranspose
-// changed.
+// restore maps cur back to in. They differ only in the channels, axis 1,
+// which only a Conv, a ConvTranspose or a Dense on (N, features) changed.
 func (g *stackGen) restore(cur, in []int) drawn {
 	if len(cur) == 2 {
 		a, b := cur[1], in[1]
@@ -266,16 +265,16 @@ func (g *stackGen) dense(s []int, preserve bool) drawn {
 }
 
 // normEps are the Eps of the normalisation layers drawn, and minNormGroup
-// the fewest values they normalise together: a group of two or three
-// values, or of nearly equal ones with PyTorch's eps of 1e-5, makes the
-// layer's derivatives vary on a scale that float32 finite differences
-// cannot resolve (the rules are the same for any eps and group).
+// the fewest values they normalise together. A group of two or three
+// values makes the layer's derivatives vary on a scale that float32 finite
+// differences cannot resolve. So does a group of nearly equal values with
+// PyTorch's eps of 1e-5. The rules are the same for any eps and group.
 var normEps = []float32{0.1, 0.5}
 
 const minNormGroup = 4
 
 // weights make the layers that change shapes and hold parameters more
-// frequent than the eight activations; a kind not listed has weight 1.
+// frequent than the eight activations. A kind not listed has weight 1.
 var weights = map[Kind]int{Dense: 4, Conv: 6, ConvTranspose: 3, MeanPool: 2, MaxPool: 2, Skip: 2, Parallel: 2}
 
 // weighted repeats each kind of c by its weight, for a uniform draw.
@@ -300,9 +299,9 @@ func divisors(n int) []int {
 	return d
 }
 
-// conv draws a convolution (or, with transpose, a transposed convolution)
-// on s = (N, C, spatial…): kernel 1-3, stride 1-2, per-side padding,
-// dilation 1-2, output padding, groups (depthwise sometimes). With
+// conv draws a convolution on s = (N, C, spatial…), or a transposed one
+// with transpose. It draws kernel 1-3, stride 1-2, per-side padding,
+// dilation 1-2, output padding and groups, sometimes depthwise. With
 // preserve the stride is 1 and the padding keeps the spatial size.
 func (g *stackGen) conv(s []int, preserve, transpose bool) drawn {
 	t := g.t
@@ -410,9 +409,10 @@ func (g *stackGen) conv(s []int, preserve, transpose bool) drawn {
 	return drawn{func() model.Layer { return model.Conv(kernel, cin, cout, opts...) }, out, desc}
 }
 
-// pool draws a max- or mean-pool on s: kernel 1-3 (at most the size),
-// stride 1 to the kernel, padding on each side smaller than the kernel.
-// With preserve the stride is 1 and the padding keeps the spatial size.
+// pool draws a max- or mean-pool on s. It draws a kernel of 1-3, at most
+// the size; a stride from 1 to the kernel; and padding on each side
+// smaller than the kernel. With preserve the stride is 1 and the padding
+// keeps the spatial size.
 func (g *stackGen) pool(k Kind, s []int, preserve bool) drawn {
 	t := g.t
 	d := len(s) - 2
@@ -449,9 +449,9 @@ func (g *stackGen) pool(k Kind, s []int, preserve bool) drawn {
 	}, out, desc}
 }
 
-// parallel draws 2 or 3 branches on s. Each is a shape-preserving chain,
-// followed (unless preserve) by a tail of one drawn geometry, made anew
-// for each branch, so that the branches' outputs have equal shapes.
+// parallel draws 2 or 3 branches on s. Each is a shape-preserving chain.
+// Unless preserve, each is followed by a tail of one drawn geometry, made
+// anew for each branch, so that the branches' outputs have equal shapes.
 func (g *stackGen) parallel(s []int, depth int, preserve bool) drawn {
 	t := g.t
 	n := rapid.IntRange(2, 3).Draw(t, "branches")

@@ -27,10 +27,10 @@ type LayoutSpec struct {
 
 func (s LayoutSpec) String() string { return strings.Join(s.Calls, "; ") }
 
-// Layouts draws random layouts: up to three levels of groups (some of them
-// empty), PyTorch-like index names and word names, leaves of rank 0 to 4 with
-// dimensions from 1 to 7 (primes and ones included), a few ties and frozen
-// marks.
+// Layouts draws random layouts. They have up to three levels of groups,
+// some of them empty, with PyTorch-like index names and word names. Leaves
+// have rank 0 to 4, with dimensions from 1 to 7, primes and ones included.
+// There are a few ties and frozen marks.
 func Layouts() *rapid.Generator[*layout.Layout] {
 	return rapid.Map(LayoutSpecs(), func(s LayoutSpec) *layout.Layout { return s.Layout })
 }
@@ -106,8 +106,9 @@ func Floats(n int) *rapid.Generator[[]float32] {
 	}), n, n)
 }
 
-// AnyFloats draws n arbitrary float32 bit patterns, NaN payloads, infinities
-// and subnormals included: for checks that must be bit-exact.
+// AnyFloats draws n arbitrary float32 bit patterns, NaN payloads,
+// infinities and subnormals included. It serves checks that must be
+// bit-exact.
 func AnyFloats(n int) *rapid.Generator[[]float32] {
 	return rapid.SliceOfN(rapid.Map(rapid.Uint32(), math.Float32frombits), n, n)
 }

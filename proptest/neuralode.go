@@ -12,11 +12,11 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// NeuralODECase is a drawn neural ODE u' = Net(u; θ) with a loss: a small
-// network of smooth layers (Dense with tanh, sigmoid, softplus, gelu or
-// swish between), weights from model.Init scaled so the solution stays
-// bounded over the short span, and L = Σ_i ‖u(t_i)‖²·w_i at 1–3 save
-// times. Use it with CheckODEGradient:
+// NeuralODECase is a drawn neural ODE u' = Net(u; θ) with a loss. Net is a
+// small network of smooth layers: Dense layers with tanh, sigmoid,
+// softplus, gelu or swish between. Its weights come from model.Init,
+// scaled so the solution stays bounded over the short span. The loss is L
+// = Σ_i ‖u(t_i)‖²·w_i at 1–3 save times. Use it with CheckODEGradient:
 //
 //	c := proptest.NeuralODECases().Draw(t, "case")
 //	prob, err := c.Problem()

@@ -10,12 +10,13 @@ import (
 )
 
 // Structs draws pointers to values of random struct types made at run time
-// with reflect.StructOf. The types mix []float32 fields (with and without
-// shape tags, some frozen, some tagged "-"), nested structs, pointers to
-// structs (some nil), slices and arrays of structs and of pointers, and
-// hyperparameters that must be left alone (ints, strings, float64s, maps,
-// funcs, []string). Some []float32 fields share one backing array, which
-// Destructure must turn into a tied leaf. Every drawn value destructures.
+// with reflect.StructOf. The types mix []float32 fields, nested structs,
+// pointers to structs, some nil, and slices and arrays of structs and of
+// pointers. Some []float32 fields have shape tags, some are frozen, some
+// are tagged "-". The types also hold hyperparameters that must be left
+// alone: ints, strings, float64s, maps, funcs and []string. Some []float32
+// fields share one backing array, which Destructure must turn into a tied
+// leaf. Every drawn value destructures.
 func Structs() *rapid.Generator[any] {
 	return rapid.Custom(func(t *rapid.T) any {
 		g := &structGen{t: t}

@@ -5,8 +5,12 @@
 //	args, _ := json.Marshal(lv.Args{N: 1000, Seed: 7})
 //	res, rep, err := cluster.Solve[float64](ctx, coord, cluster.Request{Name: "lv", Args: args, Theta: lv.Theta()})
 //
-// Trajectory i solves u' = (θ0·u0 − θ1·u0·u1, −θ2·u1 + θ3·u0·u1) on [0, T1]
-// from u0 = (1, 1) + Spread·(N(0, 1), N(0, 1)) drawn from its own generator; its loss
-// (for gradients) is Σ over t = T1/2 and T1 of ‖u(t) − target_i‖²/2 with
-// target_i = 1 + 0.01·(i mod 100).
+// Trajectory i solves
+//
+//	u0' = θ0·u0 − θ1·u0·u1,   u1' = −θ2·u1 + θ3·u0·u1
+//
+// on [0, T1]. Its initial state is (1, 1) plus Spread times two standard
+// normal draws from its own generator. For gradients, its loss is the sum
+// over t = T1/2 and T1 of ‖u(t) − target_i‖²/2, where target_i is 1 +
+// 0.01·(i mod 100).
 package lv

@@ -12,7 +12,7 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Args are the arguments of the registered ensembles (JSON).
+// Args are the arguments of the registered ensembles, in JSON.
 type Args struct {
 	N         int     `json:"n"`
 	Seed      uint64  `json:"seed,omitempty"`
@@ -23,21 +23,22 @@ type Args struct {
 	Reduce bool `json:"reduce,omitempty"`
 	// DropOutputs keeps no per-trajectory outputs (with Reduce).
 	DropOutputs bool `json:"drop,omitempty"`
-	// FailEvery > 0 makes every trajectory i with i % FailEvery == FailEvery−1
-	// fail (T1 = +Inf: an invalid problem), to test failure reports.
+	// FailEvery > 0 makes every trajectory i with i % FailEvery ==
+	// FailEvery−1 fail, to test failure reports. Such a trajectory gets T1
+	// = +Inf, an invalid problem.
 	FailEvery int `json:"fail_every,omitempty"`
 	// MaxSteps, if > 0, is ode.MaxSteps.
 	MaxSteps int `json:"max_steps,omitempty"`
 }
 
-// Theta is the default parameter vector (1.5, 1, 3, 1). θ may be longer: the
-// values after the first four are carried but unused (to test large θ).
+// Theta is the default parameter vector (1.5, 1, 3, 1). θ may be longer, to
+// test large θ: the values after the first four are carried but unused.
 func Theta() []float32 { return []float32{1.5, 1, 3, 1} }
 
 var once sync.Once
 
-// Register registers "lv" (float64) and "lv32" (float32); calling it again
-// does nothing.
+// Register registers "lv", of float64 states, and "lv32", of float32
+// states. Calling it again does nothing.
 func Register() {
 	once.Do(func() {
 		cluster.Register("lv", Build[float64])

@@ -12,7 +12,7 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Args are the arguments of "node" (JSON).
+// Args are the arguments of "node", in JSON.
 type Args struct {
 	N         int     `json:"n"`                // trajectories
 	Hidden    int     `json:"hidden,omitempty"` // width of the hidden layers (default 16)
@@ -33,7 +33,8 @@ const (
 
 var once sync.Once
 
-// Register registers "node" (float32); calling it again does nothing.
+// Register registers "node", of float32 states. Calling it again does
+// nothing.
 func Register() {
 	once.Do(func() { cluster.Register("node", Build) })
 }

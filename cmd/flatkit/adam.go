@@ -16,14 +16,15 @@ import (
 // on 1 and 2 goroutines, beside a plain copy that moves the same bytes.
 // Adam reads θ, g, m and v and writes θ, m and v: 7 × 4 MB over four 4 MB
 // arrays. The copy baseline moves exactly that through four arrays of its
-// own: per 64 KB block, θ ← m, m ← v, v ← g with Go's copy (reads θ (the
-// stores' cache lines), m, v, g; writes θ, m, v), chunked across goroutines
-// as the optimiser is. A second figure copies three arrays into three
-// others and sums a fourth, 4 MB at a time: the same byte counts, but seven
-// arrays (28 MB) and memmove's non-temporal stores for blocks over 1 MB, so
-// it measures the path to memory rather than to cache. Peer: scenario "e"
-// of ../shared/peers/torch_bench.py (torch.optim.Adam on one flat tensor of
-// 1 000 000 with p.grad set, case one_flat_1M).
+// own. Per 64 KB block it copies θ ← m, m ← v and v ← g with Go's copy,
+// chunked across goroutines as the optimiser is. So it reads θ's cache
+// lines for the stores, m, v and g, and writes θ, m and v. A second figure
+// copies three arrays into three others and sums a fourth, 4 MB at a time.
+// The byte counts are the same, but over seven arrays of 28 MB in all.
+// memmove uses non-temporal stores for blocks over 1 MB, so this figure
+// measures the path to memory rather than to cache. Peer: scenario "e" of
+// ../shared/peers/torch_bench.py, case one_flat_1M: torch.optim.Adam on one
+// flat tensor of 1 000 000 with p.grad set.
 
 func init() {
 	register(scenario{

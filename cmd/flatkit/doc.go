@@ -7,9 +7,11 @@
 //
 //	{"scenario":"restructure","case":"Restructure Dense 256->256","median":41.2,"min":40.8,"max":45.1,"unit":"ns","allocs":0,...}
 //
-// and an aligned table of the same figures on standard error. Steady-state
-// figures are measured as ../shared/peers/torch_bench.py measures its own:
-// warm-up, batches of calls lasting at least 2 ms, at least 21 batches;
-// median, min and max are over the per-call means of the batches, and allocs
-// is the heap allocations per call (runtime.MemStats.Mallocs).
+// and an aligned table of the same figures on standard error.
+//
+// Steady-state figures are measured as ../shared/peers/torch_bench.py
+// measures its own. After a warm-up, the calls run in batches lasting at
+// least 2 ms, at least 21 batches. median, min and max are over the
+// per-call means of the batches. allocs is the heap allocations per call,
+// from runtime.MemStats.Mallocs.
 package main

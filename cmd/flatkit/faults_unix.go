@@ -17,9 +17,10 @@ func minorFaults() int64 {
 }
 
 // pageTouchCost maps 64 fresh anonymous pages, writes one byte to each and
-// returns the time per page in microseconds: what a first touch of fresh
-// memory costs on this machine (about 0.5 µs on bare metal; far more on
-// some virtual machines, where it dominates a fresh process's first call).
+// returns the time per page in microseconds. That is what a first touch of
+// fresh memory costs on this machine. On some virtual machines it costs
+// far more than on bare metal, and it dominates a fresh process's first
+// call.
 func pageTouchCost() float64 {
 	const pages = 64
 	size := pages * syscall.Getpagesize()

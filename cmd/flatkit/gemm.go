@@ -31,7 +31,8 @@ var (
 	sinkGemm    float32
 )
 
-// peakIters is the length of one timed PeakFMALoop call: about 0.1-0.3 ms.
+// peakIters is the length of one timed PeakFMALoop call, short enough to
+// repeat in a batch.
 const peakIters = 1 << 16
 
 // gemmTol is the largest relative difference from gonum that the Gemm and

@@ -10,10 +10,11 @@ import (
 )
 
 // Scenario hvp: an MLP 8→64→64→1 with tanh at batch 32 and the loss
-// sum(out²), its parameters one flat []float32 read through ad.View, as
-// scenario "d" of ../shared/peers/torch_bench.py builds it (views of one flat
-// tensor, F.linear, (out*out).sum()). Figures: the forward pass, the gradient
-// on a reused tape, Hessian-vector products both ways, and a JVP.
+// sum(out²). Its parameters are one flat []float32 read through ad.View.
+// Scenario "d" of ../shared/peers/torch_bench.py builds it the same way,
+// from views of one flat tensor, F.linear and (out*out).sum(). Figures: the
+// forward pass, the gradient on a reused tape, Hessian-vector products both
+// ways, and a JVP.
 
 func init() {
 	register(scenario{
@@ -46,10 +47,11 @@ func (l mlpLeaf) size() int {
 	return n
 }
 
-// mlpLeaves lists the parameters in the order of the peer's MLP_SHAPES
-// (PyTorch's nn.Sequential order, paths as in Sequential(Linear, Tanh,
-// Linear, Tanh, Linear)): per layer the weight (out, in) row-major, then the
-// bias. mlpParams is the length of the flat buffer (4801).
+// mlpLeaves lists the parameters in the order of the peer's MLP_SHAPES.
+// That is PyTorch's nn.Sequential order, with paths as in a Sequential of
+// Linear, Tanh, Linear, Tanh and Linear. Each layer has its weight, of
+// shape (out, in) and row-major, then its bias. mlpParams is the length of
+// the flat buffer, 4801.
 var mlpLeaves, mlpParams = func() ([]mlpLeaf, int) {
 	var ls []mlpLeaf
 	off := 0
@@ -73,9 +75,9 @@ type hvpProblem struct {
 	dirT   flat.Tensor // dir as a tensor, for Tape.Const
 }
 
-// newHVPProblem draws the parameters with PyTorch's default Linear init
-// (weight and bias from U(-1/√fan_in, 1/√fan_in)), the input and the
-// direction from N(0, 1), all from a PCG with the given seed.
+// newHVPProblem draws the parameters with PyTorch's default Linear init:
+// weight and bias uniform on ±1/√fan_in. It draws the input and the
+// direction from N(0, 1). All come from a PCG with the given seed.
 func newHVPProblem(seed uint64) *hvpProblem {
 	rng := rand.New(rand.NewPCG(seed, 0x4856_50))
 	θ := make([]float32, mlpParams)

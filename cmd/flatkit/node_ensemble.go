@@ -11,14 +11,15 @@ import (
 )
 
 // The ensemble case of scenario node: the gradient of Σ_i L_i over 1000
-// spiral trajectories, trajectory i starting at u0 = (2, 0) + 0.1·N(0, 1)
-// (two draws from its own generator, ode.TrajectoryRand(seed, i)) and
-// compared with data from the true dynamics from that u0 (float32 RK4, 50
-// steps per save interval, as the single-trajectory data), with model.Init's
-// weights, Tsit5 at rtol 1e-3, atol 1e-6, InterpolatingAdjoint, on 1 and on
-// 2 workers. The two results must be equal bit for bit (the case fails
-// otherwise); the 2-worker line carries speedup_vs_1 = median(1 worker) /
-// median(2 workers), whose goal is ≥ 1.8 on 2 cores.
+// spiral trajectories. Trajectory i starts at u0 = (2, 0) + 0.1·N(0, 1),
+// two draws from its own generator, ode.TrajectoryRand(seed, i). It is
+// compared with data from the true dynamics from that u0, made as the
+// single-trajectory data is: float32 RK4, 50 steps per save interval. The
+// weights come from model.Init. The gradient is by InterpolatingAdjoint
+// with Tsit5 at rtol 1e-3 and atol 1e-6, on 1 and on 2 workers. The two
+// results must be equal bit for bit, or the case fails. The 2-worker line
+// carries speedup_vs_1, the 1-worker median over the 2-worker one. Its
+// goal is at least 1.8 on 2 cores.
 const (
 	nodeEnsembleN      = 1000
 	nodeEnsembleQuick  = 64 // trajectories in -quick mode

@@ -19,19 +19,21 @@ import (
 //	G = ‖1 − u(10)‖²/2,
 //
 // at rtol 1e-6, atol 1e-8, by each sensitivity method with Tsit5 and with
-// Vern7 (which solver pays depends on the method: ForwardSensitivity's 14
-// states, with the sensitivities in the error control, take half the steps
-// with the 7th-order pair), each in one reused ode.GradientSolver
-// (gs.Gradient per call; the peer re-inits its CVODES memory between
-// repetitions). The derivative products are
-// exact callbacks (F, JVP, VJP, Jac, ParamJac), as the peer's are
-// (its f, fS, fB, fQB): ForwardSensitivity forms S' = J·S + [Jp 0] from
-// Jac and ParamJac as the peer's fS does, the adjoints call the VJP. Each line carries
-// max_rel_err, the largest relative error over the 6 gradient components
-// dG/dp and dG/du0 against the issue's reference (as the peer reports its
-// own), the error of G, the step counts of the forward and backward
-// solves and the gradient itself. One more line times the plain forward
-// solve per solver (Integrator Reinit + Run, same tolerances) for scale.
+// Vern7. Which solver pays depends on the method. ForwardSensitivity's 14
+// states, with the sensitivities in the error control, take fewer steps
+// with the 7th-order pair. Each method runs in one reused
+// ode.GradientSolver, with gs.Gradient per call; the peer re-inits its
+// CVODES memory between repetitions. The derivative products are exact
+// callbacks, F, JVP, VJP, Jac and ParamJac, as the peer's f, fS, fB and
+// fQB are. ForwardSensitivity forms S' = J·S + [Jp 0] from Jac and
+// ParamJac, as the peer's fS does; the adjoints call the VJP.
+//
+// Each line carries max_rel_err: the largest relative error over the 6
+// gradient components dG/dp and dG/du0, against the CVODES reference, as
+// the peer reports its own. It also carries the error of G, the step
+// counts of the forward and backward solves and the gradient itself. One
+// more line times the plain forward solve per solver, by Integrator
+// Reinit + Run at the same tolerances, for scale.
 
 func init() {
 	register(scenario{
@@ -41,8 +43,8 @@ func init() {
 	})
 }
 
-// The reference gradient (issue 12: CVODES forward sensitivities at rtol
-// 1e-12, good to about 1e-9; the same as in ode/gradient_lv_test.go).
+// The reference gradient: CVODES forward sensitivities at rtol 1e-12, good
+// to about 1e-9. ode/gradient_lv_test.go holds the same values.
 var (
 	sensRefG  = 0.00442487407340801
 	sensRefP  = []float64{0.621961585551281, 0.0680014041508743, 0.169176463995893, 0.272560693950007}

@@ -37,11 +37,12 @@ func universal(net model.Layer) func(u, p ad.Var, t float64) ad.Var {
 
 // fitter holds the problem, the data and the solver options.
 //
-// The ensemble's members are windows of the training trajectories: member
-// i·nSaved + s of trajectory i starts at observation s (s = 0: at t = 0
-// from the known initial condition; s ≥ 1: at obsTimes[s−1] from the noisy
-// observation there) and is compared with the next W observations. With
-// W = nSaved and s = 0 a member is the whole trajectory.
+// The ensemble's members are windows of the training trajectories. Member
+// i·nSaved + s of trajectory i starts at observation s, and is compared
+// with the next W observations. For s = 0 it starts at t = 0 from the known
+// initial condition. For s ≥ 1 it starts at obsTimes[s−1] from the noisy
+// observation there. With W = nSaved and s = 0 a member is the whole
+// trajectory.
 type fitter struct {
 	net   model.Layer
 	lay   *layout.Layout
@@ -168,8 +169,8 @@ func (f *fitter) predict(ctx context.Context, θ, u0 []float32) ([][]float32, er
 }
 
 // heldOutRMS is the RMS error of the fitted model against the true paths of
-// the held-out initial conditions over the dense times (both components);
-// it also returns the fitted paths.
+// the held-out initial conditions, over both components at the dense
+// times. It also returns the fitted paths.
 func (f *fitter) heldOutRMS(ctx context.Context, θ []float32) (float64, [][][]float32, error) {
 	var ss float64
 	var n int
@@ -192,7 +193,7 @@ func (f *fitter) heldOutRMS(ctx context.Context, θ []float32) (float64, [][][]f
 }
 
 // interaction returns the learned interaction terms NN(u; θ) at the states
-// pts (u1, u2 interleaved), all in one batch.
+// pts, all in one batch. pts holds u1 and u2 interleaved.
 func (f *fitter) interaction(θ, pts []float32) []float32 {
 	tape := ad.NewTape()
 	u := ad.Scale(tape.Const(flat.Tensor{Shape: []int{len(pts) / 2, 2}, Data: pts}), inScale)
@@ -201,9 +202,10 @@ func (f *fitter) interaction(θ, pts []float32) []float32 {
 }
 
 // interactionError compares NN(u; θ) with the true interaction terms
-// (−β u1 u2, γ u1 u2) where the training data are: at every training
-// trajectory's true state at the dense times (32 × 61 points). It returns
-// ‖NN − true‖ / ‖true‖ over all those points, a relative RMS error.
+// −β u1 u2 and γ u1 u2 where the training data are. Those are the 32 × 61
+// points of every training trajectory's true state at the dense times. It
+// returns ‖NN − true‖ / ‖true‖ over all those points, a relative RMS
+// error.
 func (f *fitter) interactionError(θ []float32) float64 {
 	var pts []float32
 	for _, tr := range f.data.train {

@@ -9,9 +9,9 @@ import (
 )
 
 // progress is a progress bar with the loss. On a terminal it redraws one
-// line in place (at most ten times a second); on anything else (a file, a
-// pipe, a test's buffer) it prints a plain line at every tenth of the run
-// and at its end, so logs stay readable.
+// line in place, at most ten times a second. On anything else, such as a
+// file, a pipe or a test's buffer, it prints a plain line at every tenth
+// of the run and at its end, so logs stay readable.
 type progress struct {
 	w            io.Writer
 	name         string
@@ -24,8 +24,8 @@ type progress struct {
 	lastLoss     float64
 }
 
-// isTerminal reports whether w is a character device (and TERM is not
-// "dumb").
+// isTerminal reports whether w is a character device and TERM is not
+// "dumb".
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok || os.Getenv("TERM") == "dumb" {
@@ -75,8 +75,8 @@ func (p *progress) line(i int, loss float64, el time.Duration) {
 	p.shown = i
 }
 
-// done ends the bar: its line on a terminal; elsewhere it prints the last
-// step if that was not printed yet (a run that ended early).
+// done ends the bar's line on a terminal. Elsewhere it prints the last
+// step if that was not printed yet, as after a run that ended early.
 func (p *progress) done() {
 	if !p.tty && p.last > p.shown {
 		p.line(p.last, p.lastLoss, time.Since(p.start))

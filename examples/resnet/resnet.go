@@ -16,10 +16,10 @@ var Blocks18 = [4]int{2, 2, 2, 2}
 func ResNet18(classes int) model.Layer { return New(64, Blocks18, classes) }
 
 // New returns a ResNet of BasicBlocks whose stages have width, 2·width,
-// 4·width and 8·width channels and blocks[i] blocks each (torchvision's
-// ResNet(BasicBlock, blocks) has width 64), ending in a Dense layer to
-// classes outputs. A small width gives the same architecture at a fraction
-// of the cost, for tests.
+// 4·width and 8·width channels, and blocks[i] blocks each. It ends in a
+// Dense layer to classes outputs. torchvision's ResNet(BasicBlock, blocks)
+// has width 64. A small width gives the same architecture at a fraction of
+// the cost, for tests.
 func New(width int, blocks [4]int, classes int) model.Layer {
 	k3, k1, k7 := []int{3, 3}, []int{1, 1}, []int{7, 7}
 	layers := []model.Layer{
@@ -74,12 +74,13 @@ var blockPart = map[string]string{
 	"downsample.1": "0.1.1",
 }
 
-// TorchName returns the layout path (in New's parameter or state layout)
-// of a torchvision ResNet state_dict name for the blocks per stage of the
-// network, or "" for a name to skip: BatchNorm's num_batches_tracked,
-// which flatkit does not keep, and names that are not ResNet's. Use it as
-// layout.Rename(func(n string) string { return resnet.TorchName(n,
-// resnet.Blocks18) }).
+// TorchName returns the layout path of a torchvision ResNet state_dict
+// name, in New's parameter or state layout, for the blocks per stage of
+// the network. It returns "" for a name to skip: BatchNorm's
+// num_batches_tracked, which flatkit does not keep, and names that are not
+// ResNet's. Use it with layout.Rename:
+//
+//	layout.Rename(func(n string) string { return resnet.TorchName(n, resnet.Blocks18) })
 func TorchName(name string, blocks [4]int) string {
 	dot := strings.LastIndexByte(name, '.')
 	if dot < 0 {

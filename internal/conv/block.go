@@ -1,17 +1,17 @@
 package conv
 
 // The blocked direct forward, for stride 1 with AVX-512 and output channels
-// per group a multiple of 8: in the wide layout (see wideGeom) output
-// channel co of an image is
+// per group a multiple of 8. In the wide layout of wideGeom, output channel
+// co of an image is
 //
 //	y_co[j] = Σ_t w[co, t]·src[offs[t]+j]   (t = ci·KVol + k, j < l)
 //
-// with offs[t] = ci·pitch + shift(k), so eight output channels share every
-// load of the input: acc8 keeps 8×48 sums in registers while it runs
-// through all CinG·KVol taps, reads each tap's 48 inputs once and
+// with offs[t] = ci·pitch + shift(k). So eight output channels share every
+// load of the input. acc8 keeps 8×48 sums in registers while it runs
+// through all CinG·KVol taps. It reads each tap's 48 inputs once and
 // broadcasts the tap's eight weights. There is no im2col copy and no
-// packing: the kernel reads the eight channels' weights in place, eight
-// rows of w (wblock).
+// packing: the kernel reads the eight channels' weights in place, as
+// eight rows of w; see wblock.
 
 import (
 	"slices"
@@ -22,8 +22,8 @@ import (
 )
 
 // tapSet is a list of tap offsets with its smallest and largest, found
-// once, so that the kernels check their range per call in constant time
-// (a loop over the offsets was 1% of the batch-64 convchain's forward).
+// once. So the kernels check their range per call in constant time,
+// instead of in a loop over the offsets.
 type tapSet struct {
 	offs   []int
 	lo, hi int
@@ -38,9 +38,10 @@ func newTapSet(offs []int) tapSet {
 }
 
 // epilogue is what the forward kernels apply to each output channel's sums
-// before storing them: a bias (one value per output channel, nil for none)
-// added first, then ReLU if relu. The blocked kernel does both in
-// registers; the others in one pass over the output (epilogue.apply).
+// before storing them. A bias of one value per output channel, or nil for
+// none, is added first, then ReLU if relu. The blocked kernel does both in
+// registers. The others do both in one pass over the output, by
+// epilogue.apply.
 type epilogue struct {
 	bias []float32
 	relu bool
@@ -56,8 +57,8 @@ func (ep epilogue) block(co int) epilogue {
 
 // wblock is the weights of acc8's eight rows where they lie: row r's
 // weight of tap t is w[r·rs + t·ts]. The forward pass reads a block of
-// eight rows of the weight tensor (rs = CinG·KVol, ts = 1); the data
-// gradient its own reordering (rs = 1, ts = 8).
+// eight rows of the weight tensor, with rs = CinG·KVol and ts = 1. The
+// data gradient reads its own reordering, with rs = 1 and ts = 8.
 type wblock struct {
 	w      []float32
 	rs, ts int
@@ -71,11 +72,11 @@ func (wb wblock) fits(nt int) bool {
 	return nt == 0 || wb.rs >= 0 && wb.ts >= 0 && 7*wb.rs+(nt-1)*wb.ts < len(wb.w)
 }
 
-// acc8 sets acc[r·ld+j] = bias[r] + Σ_t wb.at(r, t)·src[offs[t]+j] for r < 8,
-// j < n (the sums start at the bias; without one at zero), then applies
-// ReLU if ep.relu. With each tap's inputs it prefetches those pf values
-// further on (the same tap some channels ahead: see prefetchAhead): the
-// hardware prefetchers miss the jumps between planes.
+// acc8 sets acc[r·ld+j] = bias[r] + Σ_t wb.at(r, t)·src[offs[t]+j] for r < 8
+// and j < n, then applies ReLU if ep.relu. Without a bias the sums start at
+// zero. With each tap's inputs it prefetches those pf values further on:
+// the same tap some channels ahead, as prefetchAhead computes. The hardware
+// prefetchers miss the jumps between planes.
 func acc8(acc []float32, ld, n int, src []float32, ts tapSet, wb wblock, pf int, ep epilogue) {
 	offs := ts.offs
 	if n <= 0 {
@@ -120,10 +121,10 @@ func acc8Go(acc []float32, ld, n int, src []float32, offs []int, wb wblock, ep e
 	}
 }
 
-// acc8c is acc8 storing into rows of dense outputs: the 16 sums of
-// columns 16v…16v+15 go, for each row r, to acc[r·ld+tbl[4v]+i] for the
-// lanes i in mask tbl[4v+1] and to acc[r·ld+tbl[4v+2]+i] for those in mask
-// tbl[4v+3] (see storeTable). AVX-512 only.
+// acc8c is acc8 storing into rows of dense outputs, by storeTable's tbl.
+// For each row r, the 16 sums of columns 16v…16v+15 go to
+// acc[r·ld+tbl[4v]+i] for the lanes i in mask tbl[4v+1]. Those in mask
+// tbl[4v+3] go to acc[r·ld+tbl[4v+2]+i]. It runs on AVX-512 only.
 func acc8c(acc []float32, ld, n, ov int, src []float32, ts tapSet, wb wblock, pf int, tbl []int, ep epilogue) {
 	offs := ts.offs
 	if n <= 0 || len(offs) == 0 {
@@ -138,10 +139,11 @@ func acc8c(acc []float32, ld, n, ov int, src []float32, ts tapSet, wb wblock, pf
 	acc8cAsm(acc, ld, n, src, offs, wb, pf, tbl, ep)
 }
 
-// storeTable fills tbl (4 entries per vector of 16 wide columns, for the
-// l wide columns) with the dense output columns acc8c stores them to, and
-// reports whether every vector's outputs form at most two runs (rows of at
-// least 16 wide columns); tbl's columns are all inside [0, OutVol).
+// storeTable fills tbl with the dense output columns that acc8c stores the
+// l wide columns to: 4 entries per vector of 16 wide columns. It reports
+// whether every vector's outputs form at most two runs, which holds for
+// rows of at least 16 wide columns. tbl's columns are all inside [0,
+// OutVol).
 func storeTable(tbl []int, g *Geom, wd *wideGeom) bool {
 	for v := 0; 16*v < wd.l; v++ {
 		e := tbl[4*v:][:4]
@@ -169,18 +171,18 @@ func storeTable(tbl []int, g *Geom, wd *wideGeom) bool {
 	return true
 }
 
-// useBlock reports whether a forward takes blockForward: for strides above
-// 1 over the phase planes of phasedOf, which BenchmarkStridedPaths has
-// ahead of im2col and one GEMM on ResNet-18's stem (3.5 against 7.9 ms)
-// and its 3×3/2 convolutions (2.6 against 3.5 ms, 3.3 against 4.4).
+// useBlock reports whether a forward takes blockForward. For strides above
+// 1 it runs over the phase planes of phasedOf. BenchmarkStridedPaths
+// compares that with im2col and one GEMM on ResNet-18's stem and 3×3/2
+// convolutions, where blockForward leads.
 func useBlock(g *Geom) bool {
 	return haveAVX512 && g.CoutG()%8 == 0
 }
 
 // blockForward is Forward by acc8 over blocks of eight output channels, in
-// the wide layout wd (phasedOf's for strides above 1). Batch items are independent, so large batches are split over
-// goroutines with flat.ParallelFor (each item's sums are the same whichever
-// goroutine computes them).
+// the wide layout wd; for strides above 1, phasedOf's. Batch items are
+// independent, so flat.ParallelFor splits large batches over goroutines.
+// Each item's sums are the same whichever goroutine computes them.
 func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	b := blockJobs.Get()
 	ck := g.CinG() * g.KVol()
@@ -195,9 +197,10 @@ func blockForward(y, x, w []float32, g *Geom, wd *wideGeom, ep epilogue) {
 	direct := wd.sparse && haveAVX512 && ck > 0 && storeTable(tbl, g, wd)
 	// g and wd are copied: storing the caller's pointers in the shared job
 	// would move them to the heap on every call.
-	// Fewer batch items than goroutines (inference on one image): each
-	// item's blocks of eight output channels are cut into chunks, each
-	// computed whole by one goroutine, so the bits do not depend on the cut.
+	// With fewer batch items than goroutines, as in inference on one
+	// image, each item's blocks of eight output channels are cut into
+	// chunks. One goroutine computes each chunk whole, so the bits do not
+	// depend on the cut.
 	chunks := 1
 	if p := flat.MaxThreads(); g.N < p {
 		chunks = max(1, min(g.Cout/8, (p+g.N-1)/g.N))
@@ -225,31 +228,31 @@ type blockJob struct {
 }
 
 // prefetchTaps is how many taps ahead the blocked kernels prefetch their
-// inputs: about 600 cycles of multiply-adds, enough to cover a miss to
-// memory when a batch item's planes are read for the first time. Measured
-// on the batch-64 convchain's layers (3×3 kernels), prefetching the same
-// tap 1 channel ahead ran at 66-68 GMAC/s, 2 at 70-73, 4 at 77-78, 6 at
-// 79-80 and 8 at 77-80.
+// inputs. It is about 600 cycles of multiply-adds, enough to cover a miss
+// to memory when a batch item's planes are read for the first time.
+// On the batch-64 convchain's layers, which BenchmarkForwardPaths runs,
+// the rate rises up to 4 to 6 channels ahead and falls after.
 const prefetchTaps = 48
 
-// prefetchAhead returns acc8's prefetch distance in values for taps laid
-// out channel by channel (kvol taps each, channels pitch values apart):
-// the same tap about prefetchTaps taps ahead.
+// prefetchAhead returns acc8's prefetch distance in values: the same tap
+// about prefetchTaps taps ahead. The taps are laid out channel by channel,
+// kvol taps each, with channels pitch values apart.
 func prefetchAhead(pitch, kvol int) int {
 	return pitch * ((prefetchTaps + kvol - 1) / kvol)
 }
 
 var blockJobs freelist.Jobs[blockJob, *blockJob]
 
-// itemScale is how ParallelFor's index space counts one batch item:
-// ParallelFor cuts its range at multiples of 16 (for vector passes), so
-// batch items are given 16 indices each and any batch of two or more splits.
+// itemScale is how ParallelFor's index space counts one batch item.
+// ParallelFor cuts its range at multiples of 16, for vector passes. So
+// batch items are given 16 indices each, and any batch of two or more
+// splits.
 const itemScale = 16
 
-// forItems runs part (a job's bound part method) over n independent batch
-// items of work multiply-adds each: split over goroutines when there is more
-// than one item and each is worth a hand-off (≥ 2^18 multiply-adds), else
-// on the caller.
+// forItems runs part, a job's bound Part method, over n independent batch
+// items of work multiply-adds each. It splits them over goroutines when
+// there is more than one item and each is worth a hand-off, at least 2^18
+// multiply-adds. Otherwise part runs on the caller.
 func forItems(n, work int, part func(lo, hi int)) {
 	if n > 1 && work >= 1<<18 {
 		flat.ParallelFor(n*itemScale, itemScale, part)
@@ -307,10 +310,10 @@ func useBlockData(g *Geom) bool {
 }
 
 // blockData is Data for stride 1 by acc8 over blocks of eight input
-// channels: as wideData, each input channel's wide plane is the sum over
-// (output channel, tap) of the weight times the output channel's plane,
-// laid out with a margin of zeros, shifted back by the tap; acc8 shares
-// each load of those planes among eight input channels.
+// channels. As in wideData, each input channel's wide plane is a sum over
+// output channels and taps. Each term is the weight times the output
+// channel's plane, laid out with a margin of zeros and shifted back by the
+// tap. acc8 shares each load of those planes among eight input channels.
 func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	b := dataJobs.Get()
 	kv := g.KVol()
@@ -319,8 +322,8 @@ func blockData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	nt := cog * kv
 	pw := scratch.Get(g.Cin * nt)
 	wp := *pw
-	// wp holds, per block of eight input channels, tap-major (over the
-	// group's (output channel, tap) pairs) the weights of the eight.
+	// wp holds, per block of eight input channels, the weights of the
+	// eight, tap-major over the group's output channel and tap pairs.
 	for c := 0; c < g.Cin; c++ {
 		b, r := c/8, c%8
 		grp, ci := c/cig, c%cig

@@ -6,21 +6,22 @@ import (
 )
 
 // The wide im2col forward, for stride 1 on every axis. In the wide layout
-// (see wideGeom) row r = ci·KVol + k of a group's im2col matrix is the
-// channel's plane read from offset shift(k) for l values: one contiguous
-// copy per row, where the dense im2col makes one per (row, output row).
-// The product
+// of wideGeom, row r = ci·KVol + k of a group's im2col matrix is the
+// channel's plane read from offset shift(k) for l values. That is one
+// contiguous copy per row, where the dense im2col makes one per row and
+// output row. The product
 //
 //	Y (CoutG × l) = W (CoutG × CinG·KVol) · cols (CinG·KVol × l)
 //
-// is then one flat.Gemm per (image, group) of depth CinG·KVol, where the
-// tap-GEMM path (tapGemmForward) makes KVol products of depth CinG, each
-// reading and writing all of Y. W is passed transposed, (CinG·KVol ×
-// CoutG), which flat.Gemm packs by copying runs rather than by
-// interleaving rows, once per call of the kernel instead of once per image.
+// is then one flat.Gemm of depth CinG·KVol per image and group. The
+// tap-GEMM path of tapGemmForward instead makes KVol products of depth
+// CinG, each reading and writing all of Y. W is passed transposed, as
+// CinG·KVol × CoutG. flat.Gemm packs that by copying runs rather than by
+// interleaving rows, once per call of the kernel instead of once per
+// image.
 
-// ColsMaxFloats bounds the im2col matrix of the wide forward path
-// (CinG·KVol·l floats, reused across images and groups): larger ones take
+// ColsMaxFloats bounds the im2col matrix of the wide forward path, of
+// CinG·KVol·l floats, reused across images and groups. Larger ones take
 // the tap-GEMM path, which needs no such copy.
 const ColsMaxFloats = 1 << 20
 
@@ -31,7 +32,7 @@ func useCols(g *Geom, wd *wideGeom) bool {
 }
 
 // colGemmForward is GemmForward for stride 1 by a wide im2col and one GEMM
-// per (image, group).
+// per image and group.
 func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	ov, l := g.OutVol(), wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
@@ -68,7 +69,8 @@ func colGemmForward(y, x, w []float32, g *Geom, wd *wideGeom) {
 	scratch.Put(ps)
 }
 
-// transposeTo writes the transpose of a (m × n, row-major) into at (n × m).
+// transposeTo writes the transpose of a, m × n and row-major, into at, n ×
+// m.
 func transposeTo(at, a []float32, m, n int) {
 	at = at[:m*n]
 	for i := 0; i < m; i++ {
@@ -78,22 +80,22 @@ func transposeTo(at, a []float32, m, n int) {
 	}
 }
 
-// colGemmFilter is Filter by the wide im2col: per (image, group), dW +=
-// dY (CoutG × l) · colsᵀ, one GEMM of depth l, the images summed in order.
-// dY is read in the wide layout (zeros at the wide indices that are not
-// outputs, so the columns of cols there add nothing). For strides above 1
-// the rows of cols come from phasedOf's phase planes, one contiguous copy
-// per (channel, tap) where im2col gathers every s-th value per output row.
+// colGemmFilter is Filter by the wide im2col. Per image and group it adds
+// dY · colsᵀ into dW, one GEMM of depth l, the images summed in order. dY,
+// CoutG × l, is read in the wide layout. It holds zeros at the wide indices
+// that are not outputs, so the columns of cols there add nothing. For
+// strides above 1 the rows of cols come from phasedOf's phase planes. That
+// is one contiguous copy per channel and tap, where im2col gathers every
+// s-th value per output row.
 //
-// Ungrouped, on several goroutines, dW's columns (the rows of cols: input
-// channel and tap) are split instead (colFilterJob): each goroutine builds
-// only its rows of cols and goes through the whole batch, so every sum is
-// accumulated in the same order on any number of goroutines and the bits
-// are the same. Each pads the input planes and widens dY's planes of every
-// image for itself; the pass is bound by those copies as much as by its
-// products, so two goroutines save 15–23 %, not half (BenchmarkResNet18Layers
-// at 16×96², 2 goroutines: conv1 6.8 → 5.3–6.0 ms, layer2.0.conv1 2.8 →
-// 2.3–2.5, layer3.0.conv1 2.8 → 2.1–2.4).
+// Ungrouped, on several goroutines, colFilterJob splits dW's columns
+// instead: the rows of cols, by input channel and tap. Each goroutine
+// builds only its rows of cols and goes through the whole batch. So every
+// sum is accumulated in the same order on any number of goroutines, and
+// the bits are the same. Each goroutine pads the input planes and widens
+// dY's planes of every image for itself. The pass is bound by those copies
+// as much as by its products, so two goroutines save less than half.
+// BenchmarkResNet18Layers measures it, and COSTS.md records the figures.
 func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	l := wd.l
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
@@ -112,10 +114,9 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 		return
 	}
 	// The images' products add into dW in order, so they cannot split
-	// the batch; split by flat, each image's product ran slower on two
-	// goroutines than on one (the stride-2 layers of a 16×3×96² step, per-op
-	// timing: conv1 7.2 → 11.6 ms, layer2.0.conv1 2.9 → 4.8, layer3.0.conv1
-	// 3.2 → 4.6), so a grouped batch keeps them on the calling goroutine.
+	// the batch. Split by flat, each image's product ran slower on two
+	// goroutines than on one; COSTS.md records the stride-2 layers'
+	// figures. So a grouped batch keeps them on the calling goroutine.
 	// One image has nothing else to split.
 	nc := ck * l
 	np, nd := wd.scratchSizes(g.Cin, g.Cout*l)
@@ -145,7 +146,7 @@ func colGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 }
 
 // colFilterSplits reports whether colGemmFilter splits dW's columns over
-// goroutines: ungrouped, with two chunks of 16 columns or more, 2^18
+// goroutines. It needs no groups, two chunks of 16 columns or more, 2^18
 // multiply-adds a chunk, and more than one goroutine allowed.
 func colFilterSplits(g *Geom, wd *wideGeom) bool {
 	ck := g.CinG() * g.KVol()
@@ -162,8 +163,8 @@ type colFilterJob struct {
 
 var colFilterJobs freelist.Jobs[colFilterJob, *colFilterJob]
 
-// Part computes columns [r0, r1) of dW (rows of cols) over the whole
-// batch, the images in order.
+// Part computes columns [r0, r1) of dW, which are rows of cols, over the
+// whole batch, the images in order.
 func (j *colFilterJob) Part(r0, r1 int) {
 	if r0 >= r1 {
 		return
@@ -189,10 +190,10 @@ func (j *colFilterJob) Part(r0, r1 int) {
 	scratch.Put(ps)
 }
 
-// colGemmData is Data by the wide im2col's adjoint: per (image, group),
-// dcols = Wᵀ · dY (one GEMM of depth CoutG), then each row of dcols added
-// into its channel's (padded, or phase) planes at its tap's offset, one
-// contiguous axpy per (channel, tap), the rows in order.
+// colGemmData is Data by the wide im2col's adjoint. Per image and group it
+// computes dcols = Wᵀ · dY, one GEMM of depth CoutG. Then it adds each row
+// of dcols into its channel's padded or phase planes at its tap's offset.
+// That is one contiguous axpy per channel and tap, the rows in order.
 func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	po, offs, _ := wd.inputOffsets(g)
 	b := colDataJobs.Get()
@@ -203,12 +204,11 @@ func colGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 }
 
 // colDataJob is one colGemmData call, shared by the goroutines that
-// compute its images: each image's dx is its own, so the batch splits
-// (forItems) with each goroutine's products on that goroutine
-// (flat.GemmSerial), and every image's sums are the same wherever they
-// run. Split per image by flat instead, the products ran slower on two
-// goroutines than on one (the stride-2 layers of a 16×3×96² step: 2.95 →
-// 3.93 ms and 4.27 → 4.52 ms, per-op timing).
+// compute its images. Each image's dx is its own, so forItems splits the
+// batch. Each goroutine's products stay on that goroutine, by
+// flat.GemmSerial, and every image's sums are the same wherever they run.
+// Split per image by flat instead, the products ran slower on two
+// goroutines than on one; COSTS.md records the figures.
 type colDataJob struct {
 	dx, dy, w []float32
 	g         Geom

@@ -9,10 +9,10 @@ import (
 	"github.com/flatkit/flatkit/internal/vmath"
 )
 
-// Geom is a convolution's geometry with the spatial axes padded to three:
-// a 1-D or 2-D convolution has leading spatial axes of size 1 (kernel 1,
-// stride 1, no padding, dilation 1). The high-side padding is implied by
-// Out and is not needed by the kernels.
+// Geom is a convolution's geometry with the spatial axes padded to three.
+// A 1-D or 2-D convolution has leading spatial axes of size 1, with kernel
+// 1, stride 1, no padding and dilation 1. Out implies the high-side
+// padding, which the kernels do not need.
 type Geom struct {
 	N, Cin, Cout, Groups int
 	In, K, Out           [3]int
@@ -28,8 +28,8 @@ func (g *Geom) CoutG() int { return g.Cout / g.Groups }
 // KVol returns the number of kernel taps.
 func (g *Geom) KVol() int { return g.K[0] * g.K[1] * g.K[2] }
 
-// tap returns the kernel position (k0, k1, k2) of tap k, in KVol's
-// row-major order.
+// tap returns the kernel position k0, k1, k2 of tap k, in KVol's row-major
+// order.
 func (g *Geom) tap(k int) (k0, k1, k2 int) {
 	return k / (g.K[1] * g.K[2]), k / g.K[2] % g.K[1], k % g.K[2]
 }
@@ -40,12 +40,12 @@ func (g *Geom) InVol() int { return g.In[0] * g.In[1] * g.In[2] }
 // OutVol returns the number of output spatial positions.
 func (g *Geom) OutVol() int { return g.Out[0] * g.Out[1] * g.Out[2] }
 
-// The cost rule's thresholds (see UseGemm).
+// The cost rule's thresholds; see UseGemm.
 const (
-	// GemmMinInner and GemmMinCout: the least inner dimension
-	// Cin/Groups·prod(k) and output channels per group for GEMM, for
-	// strides other than 1 (or without AVX-512), against the per-row direct
-	// loops.
+	// GemmMinInner and GemmMinCout are the least inner dimension and
+	// output channels per group for GEMM, against the per-row direct
+	// loops. The inner dimension is Cin/Groups times the kernel's volume.
+	// They apply to strides other than 1, and to stride 1 without AVX-512.
 	GemmMinInner = 32
 	GemmMinCout  = 8
 	// TapGemmMinInner and TapGemmMinCout: the same for stride 1 with
@@ -55,16 +55,16 @@ const (
 )
 
 // UseGemm is the cost rule between the two families. Outputs of at most
-// SmallMaxOut positions always take the direct small path: even 64→64
+// SmallMaxOut positions always take the direct small path. Even 64→64
 // channels on a 2×2 image run faster there than through im2col and a GEMM
-// that has four columns. For stride 1 with AVX-512, the direct tap
-// kernels stream every plane once per output channel at about a third of
-// GEMM's speed per multiply-add but without its packing, so GEMM pays only
-// with enough depth and rows: BenchmarkKernels has the direct kernels
-// ahead on 4→4, 4→16 and 8→8 (2-6× on 16×16 planes) and GEMM ahead from
-// 16→32 (batch-64 convchain), 64→64 by far. Otherwise the direct kernels
-// are scalar per-row loops or one axpy per tap, and GEMM takes over at an
-// inner dimension of 32 and 8 output channels.
+// that has four columns. For stride 1 with AVX-512, the direct tap kernels
+// stream every plane once per output channel. They are slower than GEMM
+// per multiply-add but skip its packing, so GEMM pays only with enough
+// depth and rows. BenchmarkKernels measures the crossing: the direct
+// kernels lead on few channels, such as 4→4, 4→16 and 8→8, and GEMM from
+// 16→32 on. Otherwise the direct kernels are scalar per-row loops or one
+// axpy per tap. GEMM takes over at an inner dimension of 32 and 8 output
+// channels.
 func UseGemm(g *Geom) bool {
 	inner, cog := g.CinG()*g.KVol(), g.CoutG()
 	if small(g) {
@@ -76,18 +76,19 @@ func UseGemm(g *Geom) bool {
 	return inner >= GemmMinInner && cog >= GemmMinCout
 }
 
-// Forward writes y = conv(x, w). For stride 1 with AVX-512 and output
-// channels per group a multiple of 8 (outputs of more than SmallMaxOut
-// positions), the blocked direct kernel (blockForward) runs ahead of both
-// families: BenchmarkForwardPaths has it 15-45% ahead of the GEMM paths on
-// the batch-64 convchain's layers, and ahead of the direct tap kernels on
-// its first (1→16).
+// Forward writes y = conv(x, w). The blocked direct kernel blockForward
+// runs ahead of both families where it applies. That is stride 1 with
+// AVX-512, output channels per group a multiple of 8, and outputs of more
+// than SmallMaxOut positions. BenchmarkForwardPaths compares it with the
+// GEMM paths and the direct tap kernels on the batch-64 convchain's
+// layers.
 func Forward(y, x, w []float32, g *Geom) { forward(y, x, w, g, epilogue{}) }
 
-// ForwardBias writes y = conv(x, w) + bias, the bias (Cout values, or nil
-// for none) added along the channel axis, then y = max(y, 0) if relu. The
-// blocked kernel starts its sums at the bias and applies ReLU in registers
-// before it stores them; the other paths add both in one pass over y.
+// ForwardBias writes y = conv(x, w) + bias, then y = max(y, 0) if relu.
+// The bias has Cout values, added along the channel axis, or is nil for
+// none. The blocked kernel starts its sums at the bias and applies ReLU in
+// registers before it stores them. The other paths add both in one pass
+// over y.
 func ForwardBias(y, x, w, bias []float32, relu bool, g *Geom) {
 	if bias != nil && len(bias) != g.Cout {
 		panic(fmt.Sprintf("conv: ForwardBias: bias has %d values, want Cout = %d", len(bias), g.Cout))
@@ -142,10 +143,10 @@ func (ep epilogue) apply(y []float32, g *Geom) {
 	}
 }
 
-// Data writes dx = convᵀ(dy, w), the data gradient (transposed
-// convolution). As in Forward, for stride 1 with AVX-512 and input channels
-// per group a multiple of 8, the blocked direct kernel (blockData) runs
-// ahead of both families.
+// Data writes the data gradient dx = convᵀ(dy, w), a transposed
+// convolution. As in Forward, the blocked direct kernel blockData runs
+// ahead of both families for stride 1 with AVX-512 and input channels per
+// group a multiple of 8.
 func Data(dx, dy, w []float32, g *Geom) {
 	if usePointwise(g) {
 		pointwiseData(dx, dy, w, g)

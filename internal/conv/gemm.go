@@ -1,16 +1,17 @@
 package conv
 
-// The GEMM family: im2col (or the wide cols) and one GEMM, or one GEMM
-// per kernel tap over strided views (tap-GEMM).
+// The GEMM family: im2col or the wide cols and one GEMM, or else tap-GEMM,
+// one GEMM per kernel tap over strided views.
 
 import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
 )
 
-// GemmForward is Forward by GEMM: for stride 1 by the wide im2col and one
-// GEMM per image (colGemmForward), or per kernel tap where that matrix
-// would be too large (tapGemmForward); by im2col and one GEMM otherwise.
+// GemmForward is Forward by GEMM. For stride 1, colGemmForward makes the
+// wide im2col and one GEMM per image. Where that matrix would be too
+// large, tapGemmForward makes one GEMM per kernel tap. Other strides take
+// im2col and one GEMM.
 func GemmForward(y, x, w []float32, g *Geom) {
 	if wd, ok := wideOf(g); ok {
 		if useCols(g, &wd) {
@@ -35,16 +36,16 @@ func GemmForward(y, x, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmData is Data by GEMM: per kernel tap for stride 1 (tapGemm); for
-// larger strides by one GEMM and the wide col2im over phase planes
-// (colGemmData), or col2im where the wide matrix would exceed
-// ColsMaxFloats.
+// GemmData is Data by GEMM. For stride 1, tapGemm makes one GEMM per
+// kernel tap. For larger strides, colGemmData makes one GEMM and the wide
+// col2im over phase planes. Where the wide matrix would exceed
+// ColsMaxFloats, plain col2im takes over.
 func GemmData(dx, dy, w []float32, g *Geom) {
 	gemmGrad(modeData, dy, dx[:g.N*g.Cin*g.InVol()], w, g)
 }
 
-// gemmGrad runs GemmData (modeData) or GemmFilter (modeFilter) by their
-// common choice of path, the operands in tapLoop's order.
+// gemmGrad runs GemmData for modeData or GemmFilter for modeFilter, by
+// their common choice of path. The operands are in tapLoop's order.
 func gemmGrad(mode int, y, x, w []float32, g *Geom) {
 	wd, wide := wideOf(g)
 	if !wide {
@@ -67,7 +68,7 @@ func gemmGrad(mode int, y, x, w []float32, g *Geom) {
 	}
 }
 
-// im2colData is GemmData by one GEMM and col2im per (image, group).
+// im2colData is GemmData by one GEMM and col2im per image and group.
 func im2colData(dx, dy, w []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
 	cig, cog, ck := g.CinG(), g.CoutG(), g.CinG()*g.KVol()
@@ -85,10 +86,10 @@ func im2colData(dx, dy, w []float32, g *Geom) {
 	scratch.Put(p)
 }
 
-// GemmFilter is Filter by GEMM: per kernel tap for stride 1 (tapGemm); for
-// larger strides by the wide im2col over phase planes and one GEMM
-// (colGemmFilter), or im2col where that matrix would exceed
-// ColsMaxFloats.
+// GemmFilter is Filter by GEMM. For stride 1, tapGemm makes one GEMM per
+// kernel tap. For larger strides, colGemmFilter makes the wide im2col over
+// phase planes and one GEMM. Where that matrix would exceed ColsMaxFloats,
+// plain im2col takes over.
 func GemmFilter(dw, x, dy []float32, g *Geom) {
 	dw = dw[:g.Cout*g.CinG()*g.KVol()]
 	if g.N == 0 {
@@ -98,7 +99,7 @@ func GemmFilter(dw, x, dy []float32, g *Geom) {
 	gemmGrad(modeFilter, dy, x, dw, g)
 }
 
-// im2colFilter is GemmFilter by im2col and one GEMM per (image, group),
+// im2colFilter is GemmFilter by im2col and one GEMM per image and group,
 // for N ≥ 1.
 func im2colFilter(dw, x, dy []float32, g *Geom) {
 	iv, ov := g.InVol(), g.OutVol()
@@ -129,13 +130,14 @@ func im2colFilter(dw, x, dy []float32, g *Geom) {
 //	dX_k (Cin × l)   += W_kᵀ · dY (Cout × l)      (dX_k: the planes at shift(k))
 //	dW_k (Cout × Cin) = dY · X_kᵀ
 //
-// where W_k = w[:, :, k] is repacked once per call (tap-major), and X_k and
-// dX_k are the (padded) input planes read from offset shift(k) with the
-// plane as leading dimension: strided views, not copies. Each is one GEMM
-// per (image, group, tap), of depth Cin, Cout and l: the copy that im2col
-// makes (and reads back) of prod(k) times the input is gone.
+// where W_k = w[:, :, k] is repacked tap-major once per call. X_k and dX_k
+// are the padded input planes read from offset shift(k), with the plane as
+// leading dimension: strided views, not copies. Each line is one GEMM per
+// image, group and tap, of depth Cin, Cout and l. So the copy that im2col
+// makes and reads back, KVol times the input, is gone.
 
-// packTaps writes w (Cout, CinG, KVol) tap-major into wt (KVol, Cout, CinG).
+// packTaps writes w, of shape (Cout, CinG, KVol), tap-major into wt, of
+// shape (KVol, Cout, CinG).
 func packTaps(wt, w []float32, g *Geom) {
 	cig, kv := g.CinG(), g.KVol()
 	for co := 0; co < g.Cout; co++ {
@@ -225,13 +227,14 @@ func tapGemmData(dx, dy, w []float32, g *Geom, wd *wideGeom) {
 	scratch.Put(ps)
 }
 
-// tapGemmFilter is GemmFilter for stride 1: per batch item, one product
-// per kernel tap of the (wide) output cotangent with the input shifted by
-// the tap, accumulated over the batch into a tap-major buffer. The taps'
-// sums are disjoint, so large filters split the taps over goroutines
-// (flat.ParallelFor), each going through the whole batch for its own taps:
-// every sum is accumulated in the same order on any number of goroutines,
-// so the result has the same bits.
+// tapGemmFilter is GemmFilter for stride 1. Per batch item, it makes one
+// product per kernel tap, of the wide output cotangent with the input
+// shifted by the tap. The products accumulate over the batch into a
+// tap-major buffer. The taps' sums are disjoint, so large filters split
+// the taps over goroutines with flat.ParallelFor. Each goroutine goes
+// through the whole batch for its own taps. So every sum is accumulated in
+// the same order on any number of goroutines, and the result has the same
+// bits.
 func tapGemmFilter(dw, x, dy []float32, g *Geom, wd *wideGeom) {
 	kv := g.KVol()
 	cig, cog := g.CinG(), g.CoutG()
@@ -280,8 +283,8 @@ type filterJob struct {
 
 var filterJobs freelist.Jobs[filterJob, *filterJob]
 
-// Part computes the taps of ParallelFor's range [lo, hi) (itemScale
-// indices per tap).
+// Part computes the taps of ParallelFor's range [lo, hi), with itemScale
+// indices per tap.
 func (j *filterJob) Part(lo, hi int) { j.taps(lo/itemScale, hi/itemScale) }
 
 // taps accumulates the tap-major sums of taps [lo, hi) over the batch.

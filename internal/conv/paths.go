@@ -1,16 +1,21 @@
 package conv
 
 // Paths names the kernel each of Forward, Data and Filter runs for g, in
-// the words of the package documentation: "block" (the blocked AVX-512
-// kernels), "pointwise" (1×1 kernels by one GEMM over the channels),
-// "small" (the small-output tables), "smallgemm" (small outputs by one
-// GEMM over the batch), "wide" (the direct tap
-// kernels over wide planes), "rows" (the per-row direct loops), "cols"
-// (wide im2col, over phase planes for strides above 1, and one GEMM per
-// image), "tapgemm" (one GEMM per kernel
-// tap) and "im2col" (im2col or col2im and one GEMM). It restates the
-// rules of Forward, Data and Filter (keep the two in step), so that a
-// profile can be read per layer.
+// the words of the package documentation:
+//
+//   - "block": the blocked AVX-512 kernels.
+//   - "pointwise": 1×1 kernels by one GEMM over the channels.
+//   - "small": the small-output tables.
+//   - "smallgemm": small outputs by one GEMM over the batch.
+//   - "wide": the direct tap kernels over wide planes.
+//   - "rows": the per-row direct loops.
+//   - "cols": the wide im2col and one GEMM per image; for strides above 1,
+//     over phase planes.
+//   - "tapgemm": one GEMM per kernel tap.
+//   - "im2col": im2col or col2im and one GEMM.
+//
+// It restates the rules of Forward, Data and Filter, so that a profile can
+// be read per layer. Keep the two in step.
 func Paths(g *Geom) (forward, data, filter string) {
 	wd, wide := wideOf(g)
 	pd := phasedOf(g)

@@ -8,10 +8,10 @@ import (
 
 // TestResNet18Paths logs the kernel Forward, Data and Filter choose for
 // every distinct convolution of ResNet-18 at the three shapes of
-// `flatkit bench resnet` (run with -v to read the table; doc.go quotes
-// it). It fails if a layer of the last stages (a small output plane with
-// hundreds of channels) falls to the per-element small tables, the rule
-// issue 16 found sending most of a training step there, or if a 1×1
+// `flatkit bench resnet`. Run it with -v to read the table, which COSTS.md
+// quotes. It fails if a layer of the last stages, a small output plane
+// with hundreds of channels, falls to the per-element small tables: that
+// rule once sent most of a training step there. It also fails if a 1×1
 // convolution is not routed to the pointwise or batched GEMM.
 func TestResNet18Paths(t *testing.T) {
 	var b strings.Builder

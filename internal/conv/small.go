@@ -6,23 +6,25 @@ package conv
 import "sync/atomic"
 
 // SmallMaxOut is the largest number of output positions for which the
-// direct kernels take the small path. On planes this small (deepchain's
-// 2×2 images) the vector kernels would work on rows of a few values and a
-// dense im2col matrix would be mostly padding, so the small path walks a
-// cached list of the (kernel tap, output, input) triples that exist
-// (smallTable) and keeps the sums of four output channels in registers.
+// direct kernels take the small path. Planes this small are like
+// deepchain's 2×2 images. There the vector kernels would work on rows of a
+// few values, and a dense im2col matrix would be mostly padding. So the
+// small path walks smallTable, a cached list of the kernel tap, output and
+// input triples that exist. It keeps the sums of four output channels in
+// registers.
 const SmallMaxOut = 16
 
 // small reports whether g takes the small path.
 func small(g *Geom) bool { return g.OutVol() <= SmallMaxOut }
 
-// smallTable lists, for a small geometry, every triple (r, o, i) of a
-// group's im2col row r = ci·KVol + k, output position o and input offset
-// i = ci·InVol + spatial that the convolution multiplies (taps in the
-// padding are left out), three times, sorted for each kernel: by o for the
-// forward pass (oR, oI: the rows and inputs of output o at
-// oStart[o]:oStart[o+1]), by i for the data gradient (iR, iO) and by r for
-// the filter gradient (rO, rI). It depends on the geometry only, not on N.
+// smallTable lists, for a small geometry, every triple r, o, i that the
+// convolution multiplies. r = ci·KVol + k is a group's im2col row, o an
+// output position and i = ci·InVol + spatial an input offset. Taps in the
+// padding are left out. The list is held three times, sorted for each
+// kernel. The forward pass reads it by o: oR and oI hold the rows and
+// inputs of output o at oStart[o]:oStart[o+1]. The data gradient reads it
+// by i, in iR and iO, and the filter gradient by r, in rO and rI. The
+// table depends on the geometry only, not on N.
 type smallTable struct {
 	key            Geom // the geometry with N = 0
 	oStart, oR, oI []int32

@@ -1,49 +1,38 @@
 package conv
 
-// The small path by GEMM: for outputs of at most SmallMaxOut positions
-// with many channels (ResNet's last stages: 2×2 to 4×4 planes, 128 to 512
-// channels), one GEMM over the whole batch, its images side by side in the
-// columns.
+// The small path by GEMM serves outputs of at most SmallMaxOut positions
+// with many channels, such as ResNet's last stages. It makes one GEMM over
+// the whole batch, its images side by side in the columns.
 
 import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
 )
 
-// The thresholds of useSmallGemm, from BenchmarkSmallPaths (one
-// goroutine, AVX-512; µs for forward / data / filter, tables → GEMM):
-//
-//	n1 4→4 2×2 3×3 (deepchain)    0.2 / 0.4 / 0.3 → 0.9 / 0.7 / 1.1
-//	n4 8→8 2×2 3×3                1.9 / 4.5 / 5.8 → 2.5 / 4.3 / 5.8
-//	n4 16→16 2×2 3×3              12 / 30 / 77 → 6.5 / 11 / 7.6
-//	n1 64→64 2×2 3×3              49 / 78 / 80 → 61 / 20 / 14
-//	n16 32→64 8×8 1×1/2           164 / 2330 / 339 → 21 / 106 / 30
-//	n16 512→512 3×3 3×3           66400 / 161000 / 140000 → 5700 / 4930 / 4460
-//
-// The tables win only below 16 output channels; GEMM's packing is paid
-// back from 16 channels and an inner dimension of 32 (the 1×1 case), with
-// any number of columns (the 64→64 2×2 case loses 20% in the forward pass
-// on 4 columns and gains 4-6× in both gradients).
+// The thresholds of useSmallGemm. BenchmarkSmallPaths measures the tables
+// against the batched GEMM, and COSTS.md records its figures. The tables
+// win only below 16 output channels. GEMM's packing is paid back from 16
+// channels and an inner dimension of 32, with any number of columns.
 const (
 	SmallGemmMinCout  = 16
 	SmallGemmMinInner = 32
 )
 
-// useSmallGemm reports whether a small geometry takes the batched GEMM
-// (smallGemmForward, smallGemmData, smallGemmFilter) rather than the
+// useSmallGemm reports whether a small geometry takes the batched GEMM of
+// smallGemmForward, smallGemmData and smallGemmFilter rather than the
 // tables. It depends on the geometry alone, so the choice is the same on
 // every run.
 func useSmallGemm(g *Geom) bool {
 	return small(g) && g.Groups == 1 && g.Cout >= SmallGemmMinCout && g.Cin*g.KVol() >= SmallGemmMinInner
 }
 
-// smallCols fills rows [q0, q1) and images [n0, n1) of cols (Cin·KVol ×
-// N·OutVol, or L × N·OutVol over the live rows), the batch's im2col
-// matrix: image n's columns are [n·OutVol, (n+1)·OutVol), and the table's
-// triples place every input value that a tap multiplies; the rest (the
-// padding) is zero. Row q of cols is im2col row live[q] when live is
-// given, else row q. It writes each row's part from start to end (the
-// triples of a row are in output order).
+// smallCols fills rows [q0, q1) and images [n0, n1) of cols, the batch's
+// im2col matrix. cols is Cin·KVol × N·OutVol, or L × N·OutVol over the
+// live rows. Image n's columns are [n·OutVol, (n+1)·OutVol). The table's
+// triples place every input value that a tap multiplies; the rest, the
+// padding, is zero. Row q of cols is im2col row live[q] when live is
+// given, else row q. smallCols writes each row's part from start to end,
+// since the triples of a row are in output order.
 func smallCols(cols, x []float32, g *Geom, t *smallTable, live []int32, q0, q1, n0, n1 int) {
 	iv, ov := g.InVol(), g.OutVol()
 	ld := g.N * ov
@@ -68,8 +57,8 @@ func smallCols(cols, x []float32, g *Geom, t *smallTable, live []int32, q0, q1, 
 	}
 }
 
-// batchCols copies images [n0, n1) of a (N, C, OutVol) tensor into the
-// (C × N·OutVol) matrix m, or back if back.
+// batchCols copies images [n0, n1) of a tensor of shape (N, C, OutVol)
+// into the C × N·OutVol matrix m, or back if back.
 func batchCols(m, a []float32, g *Geom, c int, back bool, n0, n1 int) {
 	ov := g.OutVol()
 	ld := g.N * ov
@@ -85,13 +74,13 @@ func batchCols(m, a []float32, g *Geom, c int, back bool, n0, n1 int) {
 	}
 }
 
-// The small GEMM's passes around its product (building cols, copying
-// between the planes and the batch matrices, gathering live weights,
-// summing dcols into dx) are copies over independent images or weight
-// rows: smallPass runs one over goroutines when it moves at least
-// smallPassMin values, so that on two goroutines they do not stay serial
-// around the split product. They only move values (or sum each one in a
-// fixed order), so the bits do not depend on the split.
+// The small GEMM's passes around its product are copies over independent
+// images or weight rows. They build cols, copy between the planes and the
+// batch matrices, gather live weights and sum dcols into dx. smallPass
+// runs one over goroutines when it moves at least smallPassMin values. So
+// on two goroutines the passes do not stay serial around the split
+// product. They only move values, or sum each one in a fixed order, so the
+// bits do not depend on the split.
 const smallPassMin = 1 << 15
 
 const (
@@ -114,9 +103,10 @@ type smallJob struct {
 
 var smallJobs freelist.Jobs[smallJob, *smallJob]
 
-// smallPass runs pass over its units (rows of cols for the cols passes,
-// rows of W for passGather, else images), each moving per values, split over goroutines when they
-// add up to smallPassMin or more.
+// smallPass runs pass over its units, each moving per values. It splits
+// them over goroutines when they add up to smallPassMin or more. The units
+// are rows of cols for the cols passes, rows of W for passGather, and
+// images otherwise.
 func smallPass(pass int, g *Geom, t *smallTable, m, a []float32, c int) {
 	units, per := g.N, 0
 	switch pass {
@@ -180,9 +170,9 @@ func (j *smallJob) units(lo, hi int) {
 }
 
 // smallGemmScratch takes from scratch the two matrices the small GEMM
-// passes work in: cols (Cin·KVol × N·OutVol, the im2col matrix or its
-// gradient) and m (Cout × N·OutVol, the output or its gradient), one
-// buffer for both; the caller puts p back.
+// passes work in, one buffer for both. cols is the im2col matrix or its
+// gradient, of Cin·KVol × N·OutVol. m is the output or its gradient, of
+// Cout × N·OutVol. The caller puts p back.
 func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 	ck, l := g.Cin*g.KVol(), g.N*g.OutVol()
 	p = scratch.Get(ck*l + g.Cout*l)
@@ -191,29 +181,29 @@ func smallGemmScratch(g *Geom) (cols, m []float32, p *[]float32) {
 
 // smallGemmForward is Forward for useSmallGemm geometries: y = W · cols
 // for the whole batch, then each image's columns copied to its planes.
-// Rows of cols that read only padding (a 3×3 kernel on a 1×1 plane has one
-// live tap in nine) are left out when there are any, W's live columns
-// gathered row by row into wc (Cout × L) first: where few rows live (one
-// tap in nine on ResNet-18's 1×1 planes at 16×3×32²) the GEMM and its
-// packing of W shrink by the same factor; at 4 of 9 (layer4.0.conv1 there)
-// the gather costs about what it saves (BenchmarkResNet18Layers, COSTS.md).
-// A dead row's products are exact zeros, and a float32 sum is unchanged by
-// adding +0 except that −0 + +0 = +0, so y is what the full GEMM gives but
-// for the sign of zero sums (and for NaN or Inf weights on dead taps, which
-// the full GEMM would spread as 0·Inf = NaN and this one ignores, as the
-// convolution's definition does).
+// Some rows of cols may read only padding: a 3×3 kernel on a 1×1 plane
+// has one live tap in nine. Those rows are left out, and W's live columns
+// are first gathered row by row into wc, of Cout × L. Where few rows live,
+// the GEMM and its packing of W shrink by the same factor. Where about
+// half live, the gather costs about what it saves. BenchmarkResNet18Layers
+// measures both cases, and COSTS.md records the figures. A dead row's
+// products are exact zeros. A float32 sum is unchanged by adding +0,
+// except that −0 + +0 = +0. So y is what the full GEMM gives, but for the
+// sign of zero sums. NaN or Inf weights on dead taps differ too: the full
+// GEMM would spread them as 0·Inf = NaN, and this one ignores them, as the
+// convolution's definition does.
 //
-// On several goroutines the batch is split (forItems): each goroutine
-// builds its images' columns of cols, multiplies them (flat.GemmSerial)
-// and copies them to its images' planes, so that each core works on the
-// part of the matrices it wrote. Each goroutine then packs all of W, which
-// costs more than the product where W has many more rows (output
-// channels) than cols has columns (ResNet's last stages on small inputs:
-// 512 channels, 16 columns). There the output channels are split instead
-// (smallFwdJob.rows): each goroutine builds all of cols, which is small,
-// in its own buffer and multiplies its rows of W. Every element's sum is
-// the same whichever product computes it: the same bits on any number of
-// goroutines and either split.
+// On several goroutines, forItems splits the batch. Each goroutine builds
+// its images' columns of cols, multiplies them with flat.GemmSerial and
+// copies them to its images' planes. So each core works on the part of the
+// matrices it wrote. Each goroutine then packs all of W. That costs more
+// than the product where W has many more rows, the output channels, than
+// cols has columns. ResNet's last stages on small inputs are such a case.
+// There smallFwdJob.rows splits the output channels instead. Each
+// goroutine builds all of cols, which is small, in its own buffer and
+// multiplies its rows of W. Every element's sum is the same whichever
+// product computes it. So the bits are the same on any number of
+// goroutines and for either split.
 func smallGemmForward(y, x, w []float32, g *Geom) {
 	ck, l, ov := g.Cin*g.KVol(), g.N*g.OutVol(), g.OutVol()
 	t := tableFor(g)
@@ -272,15 +262,16 @@ const (
 
 // smallFwdByRows reports whether smallGemmForward splits g's output
 // channels over goroutines rather than its images, for a product of depth
-// K: on more than one goroutine, with at least smallRowsMinRatio times as
-// many channels as columns, two chunks of them and 2^18 multiply-adds.
+// K. It needs more than one goroutine, two chunks of channels, 2^18
+// multiply-adds, and at least smallRowsMinRatio times as many channels as
+// columns.
 func smallFwdByRows(g *Geom, K int) bool {
 	l := g.N * g.OutVol()
 	return g.Cout >= smallRowsMinRatio*l && g.Cout >= 2*smallRowsChunk && g.Cout*K*l >= 1<<18 && flat.MaxThreads() > 1
 }
 
-// Part computes output channels [lo, hi) (split by rows) or the images
-// of ParallelFor's range [lo, hi).
+// Part computes output channels [lo, hi) when split by rows, or else the
+// images of ParallelFor's range [lo, hi).
 func (j *smallFwdJob) Part(lo, hi int) {
 	if !j.byRows {
 		lo, hi = lo/itemScale, hi/itemScale
@@ -295,8 +286,8 @@ func (j *smallFwdJob) Part(lo, hi int) {
 	}
 }
 
-// rows computes output channels [c0, c1) (not empty) of every image, with
-// all of cols built in a buffer of its own.
+// rows computes output channels [c0, c1) of every image, with all of cols
+// built in a buffer of its own. The range is not empty.
 func (j *smallFwdJob) rows(c0, c1 int) {
 	g := &j.g
 	ov := g.OutVol()

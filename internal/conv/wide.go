@@ -5,19 +5,21 @@ package conv
 
 import "github.com/flatkit/flatkit/flat"
 
-// The wide-plane layout of the direct kernels, for stride 1 on every axis
-// (any padding and dilation). Each channel's input is laid out in a plane
-// of the padded extent e = In + PadLo + PadHi on every axis (the input
-// itself when there is no padding, a zero-padded copy otherwise), and each
-// output position (o0, o1, o2) is given the wide index o0·p0 + o1·p1 + o2
-// with the plane's pitches p1 = e2, p0 = e1·e2. Then the input value that
-// tap k multiplies into the output at wide index j is at j + shift(k) of the
-// plane, for every j: one kernel tap over a whole channel is one axpy (or
-// dot) of length l, the wide index of the last output + 1, between the
-// output and the input plane shifted by shift(k). The wide indices between
-// rows (o2 ≥ Out2, and rows o1 ≥ Out1 in 3-D) are outputs that do not
-// exist: forward computes them into a scratch plane and drops them
-// (compact), and the adjoints read them as zeros (expand).
+// The wide-plane layout of the direct kernels, for stride 1 on every axis,
+// with any padding and dilation. Each channel's input is laid out in a
+// plane of the padded extent e = In + PadLo + PadHi on every axis. That is
+// the input itself when there is no padding, and a zero-padded copy
+// otherwise. Output position o0, o1, o2 is given the wide index o0·p0 +
+// o1·p1 + o2, with the plane's pitches p1 = e2 and p0 = e1·e2.
+//
+// Then the input value that tap k multiplies into the output at wide index
+// j is at j + shift(k) of the plane, for every j. So one kernel tap over a
+// whole channel is one axpy or dot between the output and the input plane
+// shifted by shift(k). Its length l is the wide index of the last output
+// plus 1. The wide indices between rows are outputs that do not exist:
+// o2 ≥ Out2, and in 3-D also rows o1 ≥ Out1. Forward computes them into a
+// scratch plane and drops them by compactPlane. The adjoints read them as
+// zeros, by expandPlanes.
 type wideGeom struct {
 	e             [3]int    // padded extent per axis (per phase: see phasedOf)
 	p0, p1, plane int       // pitches of axes 0 and 1; e0·e1·e2

@@ -14,7 +14,7 @@ const (
 	AVX512
 )
 
-// String returns "go", "avx2" or "avx512" (what flat.ISA reports).
+// String returns "go", "avx2" or "avx512", as flat.ISA reports it.
 func (l Level) String() string {
 	switch l {
 	case AVX2:
@@ -46,6 +46,6 @@ func (f Features) Level() Level {
 // lower their own copies of it, never this.
 var Best = detected().Level()
 
-// HasAVX reports AVX (without AVX2), which flat's GEMM packing routines
-// need: they run on every CPU with AVX, whatever Best is.
+// HasAVX reports AVX, with or without AVX2. flat's GEMM packing routines
+// need it: they run on every CPU with AVX, whatever Best is.
 var HasAVX = detected().AVX

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Loop runs fn b.N times on a locked thread and reports its CPU
-// nanoseconds per call ("cpu-ns/op") beside the wall time.
+// Loop runs fn b.N times on a locked thread. It reports the CPU
+// nanoseconds per call, "cpu-ns/op", beside the wall time.
 func Loop(b *testing.B, fn func()) {
 	b.Helper()
 	runtime.LockOSThread()
@@ -19,10 +19,11 @@ func Loop(b *testing.B, fn func()) {
 	b.ReportMetric(float64(Thread()-c0)/float64(b.N), "cpu-ns/op")
 }
 
-// Warm runs step once before the timing, so that its first call's growth
-// of a reused tape and of the scratch pools is not timed nor counted, and
-// then b.N times, reporting wall time and allocations (no CPU-time metric,
-// no locked thread: the benchmarks that use it may spread over goroutines).
+// Warm runs step once before the timing and then b.N times. So the first
+// call's growth of a reused tape and of the scratch pools is neither timed
+// nor counted. It reports wall time and allocations. It locks no thread and
+// reports no CPU time, because the benchmarks that use it may spread over
+// goroutines.
 func Warm(b *testing.B, step func()) {
 	b.Helper()
 	step()

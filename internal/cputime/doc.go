@@ -1,5 +1,6 @@
-// Package cputime measures benchmarks in the calling thread's CPU time,
-// which on a shared machine moves less than wall time when other processes
-// take the cores, and holds the wall-time loop the other benchmarks share.
-// It is a leaf utility for the benchmarks of any package.
+// Package cputime measures benchmarks in the calling thread's CPU time. On
+// a shared machine, CPU time moves less than wall time when other
+// processes take the cores. The package also holds the wall-time loop the
+// other benchmarks share. It is a leaf utility for the benchmarks of any
+// package.
 package cputime

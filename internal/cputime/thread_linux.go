@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Thread is the calling thread's CPU time (RUSAGE_THREAD), or zero if the
-// call fails.
+// Thread is the calling thread's CPU time from RUSAGE_THREAD, or zero if
+// the call fails.
 func Thread() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(1, &ru); err != nil { // 1 = RUSAGE_THREAD

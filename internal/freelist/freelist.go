@@ -9,11 +9,11 @@ import (
 // makes a new zero T when it is empty.
 type List[T any] struct {
 	// busy is a spin lock. A sync.Mutex that two goroutines contend for
-	// parks one of them on a semaphore, and parking takes a runtime sudog,
-	// which the runtime now and then allocates: a kernel splitting its work
-	// over goroutines allocated about once in 40 steps. The critical
-	// sections are a few instructions, so yielding until the lock is free
-	// costs nothing measurable.
+	// parks one of them on a semaphore. Parking takes a runtime sudog,
+	// which the runtime now and then allocates, so a kernel that split its
+	// work over goroutines allocated in some steps. The critical sections
+	// are a few instructions, so yielding until the lock is free costs
+	// nothing measurable.
 	busy  atomic.Bool
 	items []*T
 }
@@ -55,12 +55,13 @@ type Slices[E any] struct{ l List[[]E] }
 
 // Get returns a slice of length n from the list: the shortest one whose
 // capacity holds n, else the longest, reallocated to n. Its contents are
-// whatever its last user left: callers overwrite (or clear) what they read.
+// whatever its last user left, so callers overwrite or clear what they
+// read.
 //
 // It searches rather than taking the top item because one list serves
-// several sizes: two goroutines putting back a short and a long buffer in
-// turn would otherwise hand the long request the short one at every step,
-// and reallocate it every time.
+// several sizes. Say two goroutines put back a short and a long buffer in
+// turn. Taking the top item would hand the long request the short buffer
+// at every step, and reallocate it every time.
 func (s *Slices[E]) Get(n int) *[]E {
 	l := &s.l
 	l.lock()

@@ -1,9 +1,9 @@
 package freelist
 
-// Jobs is a free list of parallel jobs: the operands of one call, shared
-// by the goroutines that compute it, each job with its Part method bound
-// once, when the job is made (a method value made per call would
-// allocate). The zero Jobs is empty and ready to use.
+// Jobs is a free list of parallel jobs. A job holds the operands of one
+// call, shared by the goroutines that compute it. Its Part method is bound
+// once, when the job is made, because a method value made per call would
+// allocate. The zero Jobs is empty and ready to use.
 type Jobs[J any, P interface {
 	*J
 	Part(lo, hi int)

@@ -27,10 +27,10 @@ func Axes(dst []int, field string, v []int, def int) error {
 	return nil
 }
 
-// Pads writes the padding before (lo) and after (hi) each spatial axis:
-// padLo by Axes with default 0, and padHi likewise, except that an empty
-// padHi repeats lo (symmetric padding). loField and hiField name the
-// fields in errors.
+// Pads writes into lo and hi the padding before and after each spatial
+// axis. It expands padLo by Axes with default 0, and padHi likewise, except
+// that an empty padHi repeats lo: symmetric padding. loField and hiField
+// name the fields in errors.
 func Pads(lo, hi []int, loField, hiField string, padLo, padHi []int) error {
 	if err := Axes(lo, loField, padLo, 0); err != nil {
 		return err

@@ -5,7 +5,8 @@
 //
 //	u1' = p1 u1 − p2 u1 u2,  u2' = −p3 u2 + p4 u1 u2
 //
-// The functions have the signatures of ode.Problem's fields (F, JVP, VJP,
-// Jac, ParamJac) and read only p[0:4], so a θ may carry more after the rates. The
-// package imports nothing, so that ode's internal tests can use it too.
+// The functions have the signatures of ode.Problem's fields F, JVP, VJP,
+// Jac and ParamJac. They read only p[0:4], so a θ may carry more after the
+// rates. The package imports nothing, so that ode's internal tests can use
+// it too.
 package lotkavolterra

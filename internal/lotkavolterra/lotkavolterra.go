@@ -10,7 +10,7 @@ func F[T Float](du, u []T, p []float32, _ float64) {
 	du[1] = -p2*u[1] + p3*u[0]*u[1]
 }
 
-// JVP writes ∂F/∂u·v + ∂F/∂p·dp into jv (∂F/∂u·v alone if dp is nil).
+// JVP writes ∂F/∂u·v + ∂F/∂p·dp into jv, or ∂F/∂u·v alone if dp is nil.
 func JVP[T Float](jv, u, v []T, p []float32, dp []T, _ float64) {
 	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
 	jv[0] = (p0-p1*u[1])*v[0] - p1*u[0]*v[1]
@@ -22,7 +22,7 @@ func JVP[T Float](jv, u, v []T, p []float32, dp []T, _ float64) {
 	}
 }
 
-// VJP adds wᵀ∂F/∂u into du and wᵀ∂F/∂p into dp (when dp is not nil).
+// VJP adds wᵀ∂F/∂u into du and, when dp is not nil, wᵀ∂F/∂p into dp.
 func VJP[T Float](du, dp, w, u []T, p []float32, _ float64) {
 	p0, p1, p2, p3 := T(p[0]), T(p[1]), T(p[2]), T(p[3])
 	du[0] += w[0]*(p0-p1*u[1]) + w[1]*p3*u[1]
@@ -42,19 +42,18 @@ func Jac[T Float](J, u []T, p []float32, _ float64) {
 	J[2], J[3] = p3*u[1], -p2+p3*u[0]
 }
 
-// ParamJac writes ∂F/∂p (2×4), row-major, into Jp.
+// ParamJac writes ∂F/∂p, 2×4 and row-major, into Jp.
 func ParamJac[T Float](Jp, u []T, _ []float32, _ float64) {
 	Jp[0], Jp[1], Jp[2], Jp[3] = u[0], -u[0]*u[1], 0, 0
 	Jp[4], Jp[5], Jp[6], Jp[7] = 0, 0, -u[1], u[0]*u[1]
 }
 
-// The float64 instances as plain functions: a func value of F[float64]
-// calls through an instantiation wrapper to the generic body, one call
-// more in a solver's inner loop (about 3 % of an adjoint gradient of this
-// problem). Jac64 and ParamJac64 inline the generic body; F64, JVP64 and
-// VJP64 are written out with one bounds check per slice (the same
-// operations, hence the same bits as F, JVP and VJP[float64]:
-// TestFloat64Instances).
+// The float64 instances as plain functions. A func value of F[float64]
+// calls through an instantiation wrapper to the generic body: one call
+// more in a solver's inner loop. Jac64 and ParamJac64 inline the generic
+// body. F64, JVP64 and VJP64 are written out with one bounds check per
+// slice. They do the same operations as F, JVP and VJP[float64], hence
+// give the same bits; TestFloat64Instances pins it.
 
 // F64 is F[float64].
 func F64(du, u []float64, p []float32, _ float64) {

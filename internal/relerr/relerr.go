@@ -6,9 +6,10 @@ import (
 )
 
 // Check returns nil if got has want's length and every got[i] is within
-// tol·(1 + |want[i]|) of want[i] (a NaN compares as within, as the
-// expression's > is false), or else an error naming what and the first
-// index that is not: "what[i] = got, want want".
+// tol·(1 + |want[i]|) of want[i]. A NaN compares as within, because the
+// comparison's > is false for it. Otherwise Check returns an error naming
+// what and the first index that is not within: "what[i] = got, want
+// want".
 func Check(what string, got []float32, want []float64, tol float64) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%s: %d values, want %d", what, len(got), len(want))

@@ -8,8 +8,8 @@ import (
 )
 
 // LoadInto opens the safetensors file at path and loads it into θ by
-// lay's paths, as layout.LoadInto with opts, failing t on an error; it
-// returns the report.
+// lay's paths, as layout.LoadInto does with opts. It fails t on an error
+// and returns the report.
 func LoadInto(t testing.TB, path string, lay *layout.Layout, θ []float32, opts ...layout.LoadOption) layout.LoadReport {
 	t.Helper()
 	f, err := os.Open(path)

@@ -1,12 +1,12 @@
 package vmath
 
-// MaxPoolRows max-pools n windows laid out along rows: window j covers the
-// cells x[r*ld + col0 + s*j + t] for rows r < rows and taps t < k, and its
-// winner is the first NaN in row-major (r, t) order if there is one, else
-// the first largest value (so −0 and +0 tie, and the first wins). It sets
-// out[j] to the winner and arg[j] to base plus the winner's index in x.
-// This is ad's MaxPool rule on the windows of a 2-D pool that lie wholly
-// inside the plane.
+// MaxPoolRows max-pools n windows laid out along rows. Window j covers the
+// cells x[r*ld + col0 + s*j + t] for rows r < rows and taps t < k. Its
+// winner is the first NaN in row-major order over r and t, if there is
+// one. Otherwise it is the first largest value: −0 and +0 tie, and the
+// first wins. MaxPoolRows sets out[j] to the winner and arg[j] to base
+// plus the winner's index in x. This is ad's MaxPool rule on the windows
+// of a 2-D pool that lie wholly inside the plane.
 //
 // It reports whether it ran: only the AVX-512 kernel exists, for s = 1 or
 // 2, rows, k and n ≥ 1 and indices below 2³¹; otherwise it does nothing

@@ -1,14 +1,14 @@
 package vmath
 
-// Relu, MaskPositive, Indicator and Mul: the elementwise kernels of a ReLU
-// layer's forward pass (max(x, 0)) and its derivative rules (the cotangent
-// or tangent kept where x > 0, in one pass), and of masks in general, over
-// whole slices. Each is exact (a selection, a comparison, one rounded
-// product), so every kernel set agrees bit for bit with the scalar
-// definitions below.
+// Relu, MaskPositive, Indicator and Mul are elementwise kernels over whole
+// slices. They serve a ReLU layer's forward pass, max(x, 0), and its
+// derivative rules, which keep the cotangent or tangent where x > 0 in one
+// pass. They serve masks in general too. Each is exact: a selection, a
+// comparison or one rounded product. So every kernel set agrees bit for
+// bit with the scalar definitions below.
 
 // ReluScalar is max(x, 0) with ReLU's conventions: +0 for every x that is
-// not greater than 0 (−0 and NaN included).
+// not greater than 0, −0 and NaN included.
 func ReluScalar(x float32) float32 {
 	if x > 0 {
 		return x
@@ -16,7 +16,7 @@ func ReluScalar(x float32) float32 {
 	return 0
 }
 
-// IndicatorScalar is 1 if lo < x < hi, else 0 (NaN included).
+// IndicatorScalar is 1 if lo < x < hi, else 0, also for a NaN x.
 func IndicatorScalar(x, lo, hi float32) float32 {
 	if lo < x && x < hi {
 		return 1
@@ -24,11 +24,11 @@ func IndicatorScalar(x, lo, hi float32) float32 {
 	return 0
 }
 
-// MaskPositiveScalar is c if y > 0, else +0 (NaN y included): ReLU's
-// derivative applied to c, as PyTorch's threshold_backward computes it. c
-// passes through unchanged, whatever its bits; where y is not positive the
-// result is +0 even for a NaN or infinite c, where a product c·[y > 0]
-// would give NaN.
+// MaskPositiveScalar is c if y > 0, else +0, also for a NaN y. It is
+// ReLU's derivative applied to c, as PyTorch's threshold_backward computes
+// it. c passes through unchanged, whatever its bits. Where y is not
+// positive the result is +0 even for a NaN or infinite c, where a product
+// c·[y > 0] would give NaN.
 func MaskPositiveScalar(c, y float32) float32 {
 	if y > 0 {
 		return c
@@ -37,15 +37,15 @@ func MaskPositiveScalar(c, y float32) float32 {
 }
 
 // Relu sets dst[i] = ReluScalar(src[i]). dst and src may be the same slice
-// but must not otherwise overlap. It panics if len(dst) != len(src).
+// but must not otherwise overlap. It panics if their lengths differ.
 func Relu(dst, src []float32) {
 	mustSameLen("Relu", len(dst), len(src))
 	relu(dst, src)
 }
 
 // Indicator sets dst[i] = IndicatorScalar(src[i], lo, hi). dst and src may
-// be the same slice but must not otherwise overlap. It panics if
-// len(dst) != len(src).
+// be the same slice but must not otherwise overlap. It panics if their
+// lengths differ.
 func Indicator(dst, src []float32, lo, hi float32) {
 	mustSameLen("Indicator", len(dst), len(src))
 	indicator(dst, src, lo, hi)

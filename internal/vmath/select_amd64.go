@@ -6,9 +6,10 @@ import "github.com/flatkit/flatkit/internal/cpu"
 
 //go:generate sh -c "python3 gen/select_amd64.py > select_amd64.s"
 
-// Assembly kernels (select_amd64.s), with the conventions of
-// vmath_amd64.go: the AVX-512 kernels take any length (masked tail), the
-// AVX2 kernels a multiple of 8, the rest going to the Go kernels.
+// Assembly kernels of select_amd64.s, with the conventions of
+// vmath_amd64.go. The AVX-512 kernels take any length, with a masked
+// tail. The AVX2 kernels take a multiple of 8, the rest going to the Go
+// kernels.
 
 //go:noescape
 func reluAVX512(dst, src []float32)

@@ -6,18 +6,18 @@ import (
 	"github.com/flatkit/flatkit/internal/cpu"
 )
 
-// isa is the kernel set in use. It is chosen once at start-up (detectISA);
-// only tests change it, to run every kernel set the machine supports.
+// isa is the kernel set in use. detectISA chooses it once at start-up.
+// Only tests change it, to run every kernel set the machine supports.
 var isa = detectISA()
 
 // detectISA is the kernel set internal/cpu chooses for this machine. The
-// AVX2 kernels use no FMA, but the one rule asks for it (no x86 CPU has
-// AVX2 without FMA).
+// AVX2 kernels use no FMA, but the one rule asks for it. No x86 CPU has
+// AVX2 without FMA.
 func detectISA() cpu.Level { return cpu.Best }
 
 // Tanh sets dst[i] = tanh(src[i]) for every i, as TanhScalar does, bit for
 // bit. dst and src may be the same slice but must not otherwise overlap. It
-// panics if len(dst) != len(src).
+// panics if their lengths differ.
 func Tanh(dst, src []float32) {
 	mustSameLen("Tanh", len(dst), len(src))
 	tanh(dst, src)
@@ -25,7 +25,7 @@ func Tanh(dst, src []float32) {
 
 // Sigmoid sets dst[i] = 1/(1 + e^−src[i]) for every i, as SigmoidScalar
 // does, bit for bit. dst and src may be the same slice but must not
-// otherwise overlap. It panics if len(dst) != len(src).
+// otherwise overlap. It panics if their lengths differ.
 func Sigmoid(dst, src []float32) {
 	mustSameLen("Sigmoid", len(dst), len(src))
 	sigmoid(dst, src)
@@ -37,8 +37,8 @@ func mustSameLen(op string, nd, ns int) {
 	}
 }
 
-// The constants of TanhScalar. The assembly kernels hold the same values,
-// as float32 bit patterns (vmath_amd64.s).
+// The constants of TanhScalar. The assembly kernels in vmath_amd64.s hold
+// the same values, as float32 bit patterns.
 const (
 	// tanhClamp is where the rational approximation reaches ±1.
 	tanhClamp = 7.90531110763549805
@@ -58,21 +58,22 @@ const (
 	tanhB6  = 1.19825839466702e-06
 )
 
-// TanhScalar is a float32 tanh by a rational approximation, the 13/6-degree
-// odd/even polynomials that Eigen uses, clamped at ±7.9053111 where the
-// approximation reaches ±1. It is the reference that Tanh's kernels match
-// bit for bit. tanh(±Inf) = ±1, tanh(±0) = ±0, tanh(NaN) = NaN.
+// TanhScalar is a float32 tanh by a rational approximation: the
+// 13/6-degree odd/even polynomials that Eigen uses. It is clamped at
+// ±7.9053111, where the approximation reaches ±1. It is the reference that
+// Tanh's kernels match bit for bit. tanh(±Inf) = ±1, tanh(±0) = ±0, and
+// tanh(NaN) = NaN.
 //
-// Against math.Tanh its error over every float32 input is at most
-// 3.44 × 2⁻²³ relative to the result, or 6.9 units in the last place of the
-// float32 result (TestTanhAccuracy -exhaustive; 2.7 × 2⁻²³ on the grid of
-// step 10⁻⁴ that ad's tests used). The largest errors in ulps are for
-// 4 < |x| < 9, where tanh x is just below 1 and float32 values there are
-// spaced 2⁻²⁴: the polynomials lose a few bits near 1, and the clamp
-// returns ±1 from 7.9 on, where float32 tanh reaches ±1 only at 9.01.
+// Against math.Tanh its error over every float32 input is at most 3.44 ×
+// 2⁻²³ relative to the result, or 6.9 units in the last place of the
+// float32 result. TestTanhAccuracy with -exhaustive pins both bounds. The
+// largest errors in ulps are for 4 < |x| < 9. There tanh x is just below
+// 1, and float32 values are spaced 2⁻²⁴. The polynomials lose a few bits
+// near 1, and the clamp returns ±1 from 7.9 on, where float32 tanh reaches
+// ±1 only at 9.01.
 //
-// Every product and sum is rounded to float32 on its own (the explicit
-// conversions forbid fused multiply-adds), so the result is the same on
+// Every product and sum is rounded to float32 on its own: the explicit
+// conversions forbid fused multiply-adds. So the result is the same on
 // every architecture and kernel set.
 func TanhScalar(x float32) float32 {
 	if x > tanhClamp {
@@ -102,9 +103,10 @@ func TanhScalar(x float32) float32 {
 	return p / q
 }
 
-// The constants of SigmoidScalar's exp, Cephes' expf: e^y = 2ⁿ·e^r with
-// n = round(y·log₂e) and r = y − n·ln 2, ln 2 = expC1 + expC2 in two parts
-// (n·expC1 is exact), and e^r = 1 + r + r²·P(r) on |r| ≤ ln(2)/2.
+// The constants of SigmoidScalar's exp, Cephes' expf. It computes e^y =
+// 2ⁿ·e^r, where n = round(y·log₂e) and r = y − n·ln 2. ln 2 is split in two
+// parts, expC1 + expC2, so that n·expC1 is exact. On |r| ≤ ln(2)/2,
+// e^r = 1 + r + r²·P(r).
 const (
 	expLog2e = 1.44269504088896341
 	expC1    = 0.693359375
@@ -120,23 +122,22 @@ const (
 	expLow = -104
 )
 
-// SigmoidScalar is a float32 logistic function, 1/(1 + e⁻ˣ): with
-// e = e^−|x|, it is 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0, so nothing
-// cancels and the result keeps its relative accuracy however close to 0 it
-// is, down to the subnormals. e^−|x| is Cephes' expf, scaled by 2ⁿ in two
-// steps so that a subnormal result is rounded once. It is the reference that
-// Sigmoid's kernels match bit for bit. Sigmoid(+Inf) = 1, Sigmoid(−Inf) = 0,
-// Sigmoid(±0) = 0.5, Sigmoid(NaN) = NaN.
+// SigmoidScalar is a float32 logistic function, 1/(1 + e⁻ˣ). With e =
+// e^−|x|, it is 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0. So nothing
+// cancels, and the result keeps its relative accuracy however close to 0
+// it is, down to the subnormals. e^−|x| is Cephes' expf, scaled by 2ⁿ in
+// two steps so that a subnormal result is rounded once. It is the
+// reference that Sigmoid's kernels match bit for bit. Sigmoid(+Inf) = 1,
+// Sigmoid(−Inf) = 0, Sigmoid(±0) = 0.5, and Sigmoid(NaN) = NaN.
 //
 // Against a float64 sigmoid its error over every float32 input is at most
-// 2.4 units in the last place of the float32 result for x < 0 and 1.5 for
-// x ≥ 0 (TestSigmoidAccuracy -exhaustive; the exp alone is within 1 ulp).
-// 0.5 + 0.5·tanh(x/2), the other way to vectorise it, loses the relative
-// accuracy for x below about −1.5: 10 ulps at x = −2, 200 at −5, every
-// digit by −16.
+// 2.4 units in the last place of the float32 result for x < 0, and 1.5
+// for x ≥ 0. TestSigmoidAccuracy with -exhaustive pins both bounds. The
+// other way to vectorise it, 0.5 + 0.5·tanh(x/2), loses the relative
+// accuracy for x below about −1.5, and every digit by −16.
 //
-// Every product and sum is rounded to float32 on its own (the explicit
-// conversions forbid fused multiply-adds), so the result is the same on
+// Every product and sum is rounded to float32 on its own: the explicit
+// conversions forbid fused multiply-adds. So the result is the same on
 // every architecture and kernel set.
 func SigmoidScalar(x float32) float32 {
 	if x != x { // NaN
@@ -169,8 +170,9 @@ func SigmoidScalar(x float32) float32 {
 	return num / (1 + e)
 }
 
-// tanhGo and sigmoidGo are the pure-Go kernels: the noasm build's, and on
-// amd64 the AVX2 kernels' tails and the pure-Go kernel set of the tests.
+// tanhGo and sigmoidGo are the pure-Go kernels. They serve the noasm
+// build and, on amd64, the AVX2 kernels' tails and the tests' pure-Go
+// kernel set.
 
 func tanhGo(dst, src []float32) {
 	dst = dst[:len(src)]

@@ -6,7 +6,7 @@ import "github.com/flatkit/flatkit/internal/cpu"
 
 //go:generate sh -c "python3 gen/vmath_amd64.py > vmath_amd64.s"
 
-// Assembly kernels (vmath_amd64.s). They read len(src) elements of src and
+// Assembly kernels of vmath_amd64.s. They read len(src) elements of src and
 // write as many to dst, whose length the callers have checked. The AVX-512
 // kernels take any length, finishing with a masked load and store; the AVX2
 // kernels take a multiple of 8 and leave the rest to the Go kernels.

@@ -3,15 +3,15 @@ package wrongcube
 import "github.com/flatkit/flatkit/ad"
 
 // Cube is x³ elementwise with rules written with ad ops, so that they have
-// derivatives too: its VJP is scaled by VJPScale and its JVP by JVPScale
-// (1 for the right rules), and both go through its derivative Deriv.
+// derivatives too. Its VJP is scaled by VJPScale and its JVP by JVPScale;
+// 1 gives the right rules. Both go through its derivative Deriv.
 type Cube struct {
 	VJPScale, JVPScale float32
 	Deriv              *Square3
 }
 
-// Square3 is 3x², the derivative of Cube, itself a primitive whose own
-// derivative (6x) is scaled by Second (1 for right).
+// Square3 is 3x², the derivative of Cube. It is a primitive too, whose own
+// derivative 6x is scaled by Second; 1 is right.
 type Square3 struct{ Second float32 }
 
 // New is a Cube with the given scales of its VJP, its JVP and its
