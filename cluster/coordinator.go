@@ -248,12 +248,12 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 	empty := ode.Shard{Seed: spec.Ensemble.Seed}
 	switch kind {
 	case KindSolve:
-		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, spec.options(q)...)
+		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, ode.OptionsFor[ode.SolveOption](spec.options(q))...)
 	case KindGradient:
 		if spec.LossFor == nil {
 			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
 		}
-		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.options(q)...)
+		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.gradientOptions(q)...)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: %q: %w", req.Name, err)

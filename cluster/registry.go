@@ -23,13 +23,11 @@ type Spec[T ode.Float] struct {
 	Ensemble ode.Ensemble[T]
 	// Method integrates the trajectories (nil: ode.Tsit5()).
 	Method ode.Method
-	// Options are the solver options besides the request's tolerances (which
-	// come after them, so they win): MaxSteps, SaveAt, Checkpoints, … Not
-	// Workers, Indices or PerTrajectoryU0.
+	// Options are the options of every solve and gradient besides the
+	// request's tolerances, which come after them and so win: MaxSteps,
+	// TStops, FixedStep, … A gradient's own settings (QuadTol, AdjointTol,
+	// Checkpoints) are fields of Sensitivity.
 	Options []ode.Option
-	// GradientOptions are added after Options for gradients only (QuadTol,
-	// which a solve refuses).
-	GradientOptions []ode.Option
 	// LossFor is trajectory i's loss, for gradients; nil if the name serves
 	// solves only.
 	LossFor func(i int) ode.Loss[T]
@@ -158,26 +156,28 @@ func buildSpec[T ode.Float](b Builder[T], args []byte, theta []float32) (s *Spec
 		c.Sensitivity = ode.InterpolatingAdjoint{}
 	}
 	c.Options = slices.Clone(c.Options)
-	c.GradientOptions = slices.Clone(c.GradientOptions)
 	return &c, nil
 }
 
 // options are the ode options of request q: the Spec's, then the
-// tolerances, then (gradients) GradientOptions, Indices and
-// PerTrajectoryU0.
+// tolerances.
 func (s *Spec[T]) options(q *request) []ode.Option {
 	opts := slices.Clone(s.Options)
 	if q.HasTol {
 		opts = append(opts, ode.Tol(q.RelTol, q.AbsTol))
 	}
-	if q.Kind == KindGradient {
-		opts = append(opts, s.GradientOptions...)
-		if q.HasIndices {
-			opts = append(opts, ode.Indices(q.Indices...))
-		}
-		if q.PerU0 {
-			opts = append(opts, ode.PerTrajectoryU0())
-		}
+	return opts
+}
+
+// gradientOptions are the options of gradient request q: options, then
+// Indices and PerTrajectoryU0.
+func (s *Spec[T]) gradientOptions(q *request) []ode.GradientShardOption {
+	opts := ode.OptionsFor[ode.GradientShardOption](s.options(q))
+	if q.HasIndices {
+		opts = append(opts, ode.Indices(q.Indices...))
+	}
+	if q.PerU0 {
+		opts = append(opts, ode.PerTrajectoryU0())
 	}
 	return opts
 }
@@ -216,10 +216,9 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 		}
 	}()
 	s := b.s
-	opts := s.options(q)
 	switch q.Kind {
 	case KindSolve:
-		sr, err := s.Ensemble.SolveShard(ctx, s.Method, sh, opts...)
+		sr, err := s.Ensemble.SolveShard(ctx, s.Method, sh, ode.OptionsFor[ode.SolveOption](s.options(q))...)
 		if err != nil {
 			return err
 		}
@@ -231,7 +230,7 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 		if s.LossFor == nil {
 			return fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", q.Name)
 		}
-		gr, err := s.Ensemble.GradientShard(ctx, s.Method, s.LossFor, s.Sensitivity, sh, opts...)
+		gr, err := s.Ensemble.GradientShard(ctx, s.Method, s.LossFor, s.Sensitivity, sh, s.gradientOptions(q)...)
 		if err != nil {
 			return err
 		}

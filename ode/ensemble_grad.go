@@ -11,33 +11,23 @@ import (
 	"unsafe"
 )
 
-// Indices (for Ensemble.Gradient and GradientShard only) makes
-// Ensemble.Gradient differentiate only the trajectories
-// idx (a minibatch), in this order: shards are cut over positions in the
-// list, so any subset needs no new ensemble, and each trajectory's
-// generator is still seeded by its own index. Repeats are allowed (a
-// trajectory then counts as often as it is listed).
-func Indices(idx ...int) Option {
+// Indices makes Ensemble.Gradient differentiate only the trajectories idx
+// (a minibatch), in this order: shards are cut over positions in the list,
+// so any subset needs no new ensemble, and each trajectory's generator is
+// still seeded by its own index. Repeats are allowed (a trajectory then
+// counts as often as it is listed).
+func Indices(idx ...int) BatchOption {
 	c := slices.Clone(idx)
 	return func(o *options) {
-		o.markEnsOnly("Indices")
 		o.indices, o.indicesSet = c, true
 	}
 }
 
 // PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGrad.U0). It applies to Ensemble.Gradient and GradientShard
-// only.
-func PerTrajectoryU0() Option {
+// (EnsembleGrad.U0).
+func PerTrajectoryU0() BatchOption {
 	return func(o *options) {
-		o.markEnsOnly("PerTrajectoryU0")
 		o.perU0 = true
-	}
-}
-
-func (o *options) markEnsOnly(name string) {
-	if o.ensOnly == "" {
-		o.ensOnly = name
 	}
 }
 
@@ -79,11 +69,12 @@ type EnsembleGrad[T Float] struct {
 // *EnsembleError. lossFor and Modify are called concurrently from the
 // workers. Each worker keeps one GradientSolver, so trajectories allocate
 // nothing once the workers are warm (lossFor's own allocations aside).
-func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...Option) (*EnsembleGrad[T], error) {
+func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...EnsembleGradientOption) (*EnsembleGrad[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan("Ensemble.Gradient", m, lossFor, s, opts, gradOpts|ensGradOpts|workersOpt)
+	o, optErr := parseOptions(opts)
+	r, err := e.gradPlan(m, lossFor, s, o, optErr)
 	if err != nil {
 		return nil, err
 	}
@@ -131,30 +122,29 @@ func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
 	return nil
 }
 
-// gradPlan checks an ensemble gradient's input (the options of call, which
-// accepts the option groups allow) and cuts its shards.
-func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option, allow optGroup) (*gradRun[T], options, error) {
+// gradPlan checks an ensemble gradient's input (optErr is the options'
+// error) and cuts its shards.
+func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivity, o options, optErr error) (*gradRun[T], error) {
 	if lossFor == nil {
-		return nil, options{}, errorf("Ensemble.Gradient: lossFor is nil")
+		return nil, errorf("Ensemble.Gradient: lossFor is nil")
 	}
 	if m == nil {
-		return nil, options{}, errorf("Ensemble.Gradient: method is nil")
+		return nil, errorf("Ensemble.Gradient: method is nil")
 	}
 	if e.N < 0 {
-		return nil, options{}, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
+		return nil, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
 	}
 	if err := e.Base.validate(); err != nil {
-		return nil, options{}, errorf("Ensemble.Base: %w", err)
+		return nil, errorf("Ensemble.Base: %w", err)
 	}
 	if e.ShardSize < 0 {
-		return nil, options{}, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+		return nil, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
-	o, err := parseOptions(opts)
-	if err != nil {
-		return nil, o, err
+	if optErr != nil {
+		return nil, optErr
 	}
-	if err := o.notFor(call, allow); err != nil {
-		return nil, o, err
+	if err := o.setSensitivity(s); err != nil {
+		return nil, err
 	}
 	idx := o.indices
 	if !o.indicesSet {
@@ -165,16 +155,16 @@ func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T]
 	}
 	for p, i := range idx {
 		if i < 0 || i >= e.N {
-			return nil, o, errorf("Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
+			return nil, errorf("Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
 		}
 	}
 	so := o // the solvers' options: not the ensemble's
-	so.workers, so.ensOnly, so.indices, so.indicesSet, so.perU0 = 0, "", nil, false, false
+	so.workers, so.indices, so.indicesSet, so.perU0 = 0, nil, false, false
 	np := len(e.Base.P)
 	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: e.gradShards(len(idx)), np: np}
 	r.errs = make([][]TrajectoryError, len(r.shards))
 	r.init(2+np, len(r.shards))
-	return r, o, nil
+	return r, nil
 }
 
 func (e Ensemble[T]) gradShards(positions int) []Shard {
@@ -205,14 +195,15 @@ type GradShardResult[T Float] struct {
 
 // GradientShard computes one shard's partial of Ensemble.Gradient in a new
 // GradientSolver: what a remote runner executes. opts must be those of the
-// whole gradient (the same Indices), without Workers (an error here). Failed
-// trajectories are in the result's Errors; the error is for invalid input
-// and cancellation.
-func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...Option) (*GradShardResult[T], error) {
+// whole gradient (the same Indices), without Workers. Failed trajectories
+// are in the result's Errors; the error is for invalid input and
+// cancellation.
+func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...GradientShardOption) (*GradShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan("GradientShard", m, lossFor, s, opts, gradOpts|ensGradOpts)
+	o, optErr := parseOptions(opts)
+	r, err := e.gradPlan(m, lossFor, s, o, optErr)
 	if err != nil {
 		return nil, err
 	}

@@ -40,13 +40,13 @@ func lvEnsemble(n int) (ode.Ensemble[float64], func(i int) ode.Loss[float64]) {
 func TestEnsembleGradientSumsTrajectories(t *testing.T) {
 	ctx := context.Background()
 	ens, lossFor := lvEnsemble(10)
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
+	tol := ode.Tol(1e-8, 1e-10)
 	var want [4]float64
 	var wantV float64
 	var shardP [4]float64
 	var shardV float64
 	for i := 0; i < ens.N; i++ {
-		g, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.InterpolatingAdjoint{}, opts...)
+		g, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.InterpolatingAdjoint{}, tol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestEnsembleGradientSumsTrajectories(t *testing.T) {
 	}
 	var first *ode.EnsembleGrad[float64]
 	for _, w := range []int{1, 2, 3} {
-		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(w), ode.PerTrajectoryU0())...)
+		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, tol, ode.Workers(w), ode.PerTrajectoryU0())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,23 +169,14 @@ func TestEnsembleGradientParameterSlicesAndFailures(t *testing.T) {
 	}
 }
 
-func TestEnsembleOnlyOptions(t *testing.T) {
-	if _, err := ode.Solve(context.Background(), lvProblem(), ode.Tsit5(), ode.Indices(1)); err == nil || !strings.Contains(err.Error(), "ode: Solve: option Indices applies to Ensemble.Gradient") {
-		t.Errorf("Solve with Indices: %v", err)
-	}
-	if _, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), lvLoss(), nil, ode.PerTrajectoryU0()); err == nil {
-		t.Error("Gradient with PerTrajectoryU0: no error")
-	}
-}
-
 // GradientShard and MergeGradients, in any order, equal Gradient bit for
 // bit: the contract a remote runner relies on.
 func TestEnsembleGradientShardsMerge(t *testing.T) {
 	ctx := context.Background()
 	ens, lossFor := lvEnsemble(11)
 	batch := []int{10, 0, 4, 4, 7, 1, 2, 9}
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10), ode.Indices(batch...), ode.PerTrajectoryU0()}
-	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	opts := []ode.GradientShardOption{ode.Tol(1e-8, 1e-10), ode.Indices(batch...), ode.PerTrajectoryU0()}
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts[0], opts[1], opts[2])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,14 +222,14 @@ func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
 			p.T1 = math.Inf(1)
 		}
 	}
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
-	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(1))...)
+	tol := ode.Tol(1e-8, 1e-10)
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, tol, ode.Workers(1))
 	if err == nil || len(want.Errors) != 3 {
 		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
 	}
 	var parts []*ode.GradShardResult[float64]
 	for _, sh := range ens.GradientShards(ens.N) {
-		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, opts...)
+		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, tol)
 		if err != nil {
 			t.Fatal(err)
 		}

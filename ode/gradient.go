@@ -17,11 +17,16 @@ import (
 //
 // With a stiff method (Rosenbrock23, Rodas5P) the Jacobian of the system
 // integrated is built from Problem.Jac (or from the products) as the
-// method's doc says. A missing product is an error naming it, unless
-// FiniteDiffDerivatives is given.
+// method's doc says. A missing product is an error naming it, unless the
+// method's FiniteDiff field is set: then it is taken by central
+// differences.
+//
+// A method's settings are fields of its value, zero meaning the default:
+// Checkpoints, the tolerances AdjointTol and QuadTol (see Tolerance), and
+// FiniteDiff.
 type Sensitivity interface {
 	Name() string
-	sensitivity() // seals the interface: methods are defined in this package
+	settings() sensSettings // seals the interface: methods are defined in this package
 }
 
 // ForwardSensitivity solves the sensitivity equations s_k' = ∂F/∂u·s_k +
@@ -58,6 +63,10 @@ type ForwardSensitivity struct {
 	// control (CVODES's errconS = false): fewer steps, less accurate
 	// gradients.
 	NoErrorControl bool
+	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.JVP by finite differences.
+	FiniteDiff bool
 }
 
 // InterpolatingAdjoint solves the adjoint λ' = −(∂F/∂u)ᵀλ − ∂g/∂uᵀ and the
@@ -81,6 +90,11 @@ type InterpolatingAdjoint struct {
 	// segments) states, for one more forward pass at the cost of its
 	// steps alone.
 	Checkpoints int
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances (zero: the forward solve's).
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
 }
 
 // BacksolveAdjoint solves the state backwards together with the adjoint,
@@ -90,7 +104,13 @@ type InterpolatingAdjoint struct {
 // the forward problem is stiff or dissipative: on Robertson it fails
 // (see the tests) with an error from the backward solve. Use it only as
 // an explicit choice, on problems known to be reversible.
-type BacksolveAdjoint struct{}
+type BacksolveAdjoint struct {
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances (zero: the forward solve's).
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
 
 // DiscreteAdjoint is reverse mode through the steps the forward solve
 // took, with the step sizes held as constants: the exact gradient of the
@@ -106,16 +126,32 @@ type DiscreteAdjoint struct {
 	// but the last (s·n values per step for an s-stage method), so that
 	// the reverse pass evaluates no F on steps without a save time inside.
 	Checkpoints int
+	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
 }
 
 func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
 func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
 func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
 func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
-func (ForwardSensitivity) sensitivity()   {}
-func (InterpolatingAdjoint) sensitivity() {}
-func (BacksolveAdjoint) sensitivity()     {}
-func (DiscreteAdjoint) sensitivity()      {}
+
+func (s ForwardSensitivity) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s InterpolatingAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s BacksolveAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s DiscreteAdjoint) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
 
 // ForwardSensitivityLimit is the number of parameters plus states below
 // which a nil Sensitivity means ForwardSensitivity (SciMLSensitivity's
@@ -211,14 +247,13 @@ type gradMethod[T Float] interface {
 // sensitivity method s (nil: ForwardSensitivity below
 // ForwardSensitivityLimit parameters plus states, else
 // InterpolatingAdjoint). opts are the forward solve's options (Tol,
-// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops) and the
-// gradient's (AdjointTol, QuadTol, FiniteDiffDerivatives); the save times
-// come from loss.At, so SaveAt, Dense and SaveEveryStep do not apply.
+// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops); the save
+// times come from loss.At. The gradient's own settings are fields of s.
 //
 // It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
 // failed; events are not supported yet (an error).
-func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...Option) (*GradResult[T], error) {
+func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
 		return nil, err
@@ -229,7 +264,7 @@ func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss
 // NewGradientSolver prepares gradients of solves of prob (see Gradient for
 // the arguments). It checks that the method and the sensitivity fit and
 // that prob has the derivative products they need.
-func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...Option) (*GradientSolver[T], error) {
+func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...GradientOption) (*GradientSolver[T], error) {
 	if m == nil {
 		return nil, errorf("Gradient: method is nil")
 	}
@@ -241,9 +276,6 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.notFor("Gradient", gradOpts); err != nil {
 		return nil, err
 	}
 	return newGradientSolver(prob, m, s, o)
@@ -262,6 +294,9 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 		} else {
 			s = InterpolatingAdjoint{}
 		}
+	}
+	if err := o.setSensitivity(s); err != nil {
+		return nil, err
 	}
 	gs := &GradientSolver[T]{prob: prob, method: m, sens: s, o: o}
 	if err := gs.fillDerivatives(); err != nil {
@@ -296,13 +331,13 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}

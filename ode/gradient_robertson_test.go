@@ -79,7 +79,7 @@ func robLoss() ode.Loss[float64] {
 }
 
 func TestRobertsonGradientReference(t *testing.T) {
-	opts := []ode.Option{ode.TolPerComponent(1e-8, []float64{1e-10, 1e-16, 1e-8}), ode.MaxSteps(1e6)}
+	opts := []ode.GradientOption{ode.TolPerComponent(1e-8, []float64{1e-10, 1e-16, 1e-8}), ode.MaxSteps(1e6)}
 	jacs := robProblem()
 	jacs.JVP, jacs.VJP, jacs.ParamJac = nil, nil, robParamJac
 	for _, tc := range []struct {

@@ -3,8 +3,6 @@ package ode
 import (
 	"context"
 	"math"
-
-	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // Stats are the counters of one solve.
@@ -95,12 +93,7 @@ type Integrator[T Float] struct {
 // Init prepares an integrator for prob with method m; it checks the problem
 // and the options and evaluates F at the start (and once more for the
 // initial step size). Run or Step then integrate.
-func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], error) {
-	return initCall("Init", prob, m, opts)
-}
-
-// initCall is Init for the exported call named call (Init, Solve).
-func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*Integrator[T], error) {
+func Init[T Float](prob Problem[T], m Method, opts ...SolveOption) (*Integrator[T], error) {
 	if m == nil {
 		return nil, errorf("method is nil")
 	}
@@ -111,16 +104,7 @@ func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := o.notFor(call, solveOpts); err != nil {
-		return nil, err
-	}
 	return initWith(prob, m, o)
-}
-
-func parseOptions(opts []Option) (options, error) {
-	o := defaultOptions()
-	funcopt.Apply(&o, opts)
-	return o, o.err
 }
 
 // initWith is Init with parsed options; prob has been validated.

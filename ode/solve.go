@@ -13,8 +13,8 @@ import "context"
 //
 // Solve allocates its result; the Integrator (Init, Reinit, Run) is the
 // allocation-free form for repeated solves.
-func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...Option) (*Solution[T], error) {
-	it, err := initCall("Solve", prob, m, opts)
+func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...SolveOption) (*Solution[T], error) {
+	it, err := Init(prob, m, opts...)
 	if err != nil {
 		return nil, err
 	}

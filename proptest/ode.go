@@ -304,7 +304,7 @@ type ODEGradCheck struct {
 	FDParams int
 	// Options are further options of every solve (MaxSteps, a vector
 	// tolerance: it replaces Tol's).
-	Options []ode.Option
+	Options []ode.GradientOption
 }
 
 // CheckODEGradient checks the gradient of loss through a solve of prob with
@@ -352,12 +352,12 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	explicit := isExplicit(m)
 	if explicit {
 		h := math.Abs(prob.T1-prob.T0) / float64(steps)
-		opts := append(append([]ode.Option(nil), c.Options...), ode.FixedStep(h))
+		opts := append(append([]ode.GradientOption(nil), c.Options...), ode.FixedStep(h))
 		checkDiscreteAgainstFD(t, prob, m, loss, opts, fdTol, isF32, c.FDParams)
 	}
 	// Steps land on the save times, so that no method's figure rests on
 	// the interpolant (whose error and derivative are an order worse).
-	opts := append([]ode.Option{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.Options...)
+	opts := append([]ode.GradientOption{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.Options...)
 	var ref []float64
 	var refName string
 	type method struct {
@@ -480,7 +480,7 @@ func relInf(a, b []float64) float64 {
 	return d / max(s, 1e-2)
 }
 
-func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts []ode.Option, fdTol float64, isF32 bool, fdParams int) {
+func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts []ode.GradientOption, fdTol float64, isF32 bool, fdParams int) {
 	t.Helper()
 	ctx := context.Background()
 	gs, err := ode.NewGradientSolver(prob, m, ode.DiscreteAdjoint{}, opts...)

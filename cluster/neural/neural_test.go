@@ -64,15 +64,14 @@ func start(t *testing.T, k int) (*cluster.Coordinator, *nats.Conn, []*cluster.Wo
 }
 
 // inProcess is Ensemble.Gradient in this process with the Spec's options
-// as a worker applies them: Options, GradientOptions, then Indices and
-// PerTrajectoryU0.
+// as a worker applies them: Options, then Indices and PerTrajectoryU0.
 func inProcess(t *testing.T, args []byte, θ []float32, idx []int, perU0 bool) *ode.EnsembleGrad[float32] {
 	t.Helper()
 	s, err := neural.Build(args, θ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := append(s.Options, s.GradientOptions...)
+	opts := ode.OptionsFor[ode.EnsembleGradientOption](s.Options)
 	if idx != nil {
 		opts = append(opts, ode.Indices(idx...))
 	}
