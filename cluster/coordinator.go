@@ -144,7 +144,7 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 // Gradient runs the registered ensemble's gradient as Ensemble.Gradient
 // would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
 // to the in-process gradient bit for bit. Errors as Solve's.
-func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
+func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGradientResult[T], Report, error) {
 	spec, q, err := prepare[T](ctx, c, req, KindGradient)
 	if err != nil {
 		return nil, Report{}, err
@@ -152,11 +152,13 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 	ens := &spec.Ensemble
 	positions := spec.positions(q)
 	shards := spec.shardList(q)
-	parts := make([]*ode.GradShardResult[T], len(shards))
-	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradShardResult[T], error) { return gradPart[T](spec, q, shards[j], m) })
+	parts := make([]*ode.GradientShardResult[T], len(shards))
+	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradientShardResult[T], error) {
+		return gradPart[T](spec, q, shards[j], m)
+	})
 	fail := func(j int, fe *ShardFailedError) {
 		sh := shards[j]
-		p := &ode.GradShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
+		p := &ode.GradientShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
 		if q.PerU0 {
 			p.U0 = nans[T]((sh.Hi - sh.Lo) * len(ens.Base.U0))
 		}

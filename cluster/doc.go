@@ -27,7 +27,7 @@
 //	err = w.Run(ctx)
 //
 // res is an *ode.EnsembleResult (outputs, Reduce sums, failed trajectories,
-// counters) and g an *ode.EnsembleGrad, equal to Ensemble.Solve and
+// counters) and g an *ode.EnsembleGradientResult, equal to Ensemble.Solve and
 // Ensemble.Gradient in one process, and so is the error (an
 // *ode.EnsembleError listing failed trajectories, whose errors keep their
 // messages and, for solver failures, their *ode.Error and Retcode).

@@ -127,7 +127,7 @@ func TestSolveFaults(t *testing.T) {
 func TestGradientFaults(t *testing.T) {
 	args := lvArgs(t, lv.Args{N: 1000, Seed: 12, ShardSize: 16})
 	θ := lv.Theta()
-	var got *ode.EnsembleGrad[float64]
+	var got *ode.EnsembleGradientResult[float64]
 	runFaults(t, func(ctx context.Context, c *cluster.Coordinator, progress func(cluster.Progress)) (cluster.Report, error) {
 		var rep cluster.Report
 		var err error

@@ -177,7 +177,7 @@ func sameSolve[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleRe
 	}
 }
 
-func sameGrad[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleGrad[T]) {
+func sameGrad[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleGradientResult[T]) {
 	t.Helper()
 	if !sameBits(got.Value, want.Value) || got.Count != want.Count {
 		t.Errorf("%s: value %v count %d, want %v %d", what, got.Value, got.Count, want.Value, want.Count)

@@ -21,7 +21,7 @@ func TestInterpCheckpointReplay(t *testing.T) {
 		dl[0], dl[1] = u[0], u[1]
 		return (u[0]*u[0] + u[1]*u[1]) / 2
 	}}
-	run := func(s InterpolatingAdjoint, opts ...GradientOption) (*interpAdjoint[float64], GradResult[float64]) {
+	run := func(s InterpolatingAdjoint, opts ...GradientOption) (*interpAdjoint[float64], GradientResult[float64]) {
 		gs, err := NewGradientSolver(prob, Tsit5(), s, opts...)
 		if err != nil {
 			t.Fatal(err)

@@ -97,12 +97,12 @@
 //	g, err := ode.Gradient(ctx, prob, ode.Tsit5(), loss, ode.InterpolatingAdjoint{}, ode.Tol(1e-8, 1e-10))
 //	// g.Value, g.P (dL/dθ), g.U0, g.T0, g.T1
 //
-// A GradientSolver (NewGradientSolver, then Gradient or GradientOf) is the
+// A GradientSolver (NewGradientSolver, then Gradient or GradientFor) is the
 // reusable form: once warm a gradient allocates nothing.
 //
 // # Repeated solves
 //
-// Solve allocates its Solution. An Integrator (Init, then Reinit or
+// Solve allocates its Solution. An Integrator (NewIntegrator, then Reinit or
 // ReinitProblem and Run, or Step by step) reuses all its buffers: a warm
 // Reinit+Run allocates nothing, and reads its results through U, T, Saved
 // and Stats.
@@ -122,11 +122,11 @@
 //
 // Each call takes an interface that the kinds it accepts satisfy:
 //
-//	SolveOption             Solve, Init, SolveShard          Option, SaveOption
-//	EnsembleSolveOption     Ensemble.Solve                   Option, SaveOption, WorkersOption
-//	GradientOption          Gradient, NewGradientSolver      Option
-//	GradientShardOption     GradientShard                    Option, BatchOption
-//	EnsembleGradientOption  Ensemble.Gradient                Option, WorkersOption, BatchOption
+//	SolveOption             Solve, NewIntegrator, SolveShard  Option, SaveOption
+//	EnsembleSolveOption     Ensemble.Solve                    Option, SaveOption, WorkersOption
+//	GradientOption          Gradient, NewGradientSolver       Option
+//	GradientShardOption     GradientShard                     Option, BatchOption
+//	EnsembleGradientOption  Ensemble.Gradient                 Option, WorkersOption, BatchOption
 //
 // A stored list of Options passes to any call through OptionsFor.
 //

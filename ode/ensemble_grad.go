@@ -24,18 +24,18 @@ func Indices(idx ...int) BatchOption {
 }
 
 // PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGrad.U0).
+// (EnsembleGradientResult.U0).
 func PerTrajectoryU0() BatchOption {
 	return func(o *options) {
 		o.perU0 = true
 	}
 }
 
-// EnsembleGrad is the result of Ensemble.Gradient: sums over the
+// EnsembleGradientResult is the result of Ensemble.Gradient: sums over the
 // trajectories that succeeded, taken shard by shard in position order and
 // the shards in order, so they are identical, bit for bit, for any number
 // of workers.
-type EnsembleGrad[T Float] struct {
+type EnsembleGradientResult[T Float] struct {
 	// Value is the sum of the trajectories' losses.
 	Value float64
 	// P is Σ dL/dθ, len(Base.P), accumulated in float64: trajectory i's
@@ -69,7 +69,7 @@ type EnsembleGrad[T Float] struct {
 // *EnsembleError. lossFor and Modify are called concurrently from the
 // workers. Each worker keeps one GradientSolver, so trajectories allocate
 // nothing once the workers are warm (lossFor's own allocations aside).
-func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...EnsembleGradientOption) (*EnsembleGrad[T], error) {
+func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...EnsembleGradientOption) (*EnsembleGradientResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -78,7 +78,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	if err != nil {
 		return nil, err
 	}
-	res := &EnsembleGrad[T]{}
+	res := &EnsembleGradientResult[T]{}
 	n := len(e.Base.U0)
 	if o.perU0 {
 		r.u0s = make([]T, len(r.idx)*n)
@@ -108,7 +108,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 }
 
 // finish fills res from the merged total and returns the ensemble's error.
-func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
+func (r *gradRun[T]) finish(res *EnsembleGradientResult[T]) error {
 	res.Value, res.Count = r.total[0], int(r.total[1])
 	res.P = make([]T, r.np)
 	for k, v := range r.total[2:] {
@@ -180,10 +180,10 @@ func (e Ensemble[T]) gradShards(positions int) []Shard {
 // Indices given, or N) into the shards of Ensemble.Gradient.
 func (e Ensemble[T]) GradientShards(positions int) []Shard { return e.gradShards(positions) }
 
-// GradShardResult is one shard's partial of Ensemble.Gradient: the sums
+// GradientShardResult is one shard's partial of Ensemble.Gradient: the sums
 // over its positions (in float64, in position order), the per-position
 // dL/du0 with PerTrajectoryU0, its failures and counters.
-type GradShardResult[T Float] struct {
+type GradientShardResult[T Float] struct {
 	Shard  Shard
 	Value  float64
 	Count  int
@@ -198,7 +198,7 @@ type GradShardResult[T Float] struct {
 // whole gradient (the same Indices), without Workers. Failed trajectories
 // are in the result's Errors; the error is for invalid input and
 // cancellation.
-func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...GradientShardOption) (*GradShardResult[T], error) {
+func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...GradientShardOption) (*GradientShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -211,7 +211,7 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 		return nil, errorf("GradientShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ %d (the positions)", sh.Lo, sh.Hi, len(r.idx))
 	}
 	n := len(e.Base.U0)
-	sr := &GradShardResult[T]{Shard: sh}
+	sr := &GradientShardResult[T]{Shard: sh}
 	if o.perU0 {
 		r.u0s = make([]T, len(r.idx)*n) // positions outside the shard stay unused
 	}
@@ -240,15 +240,15 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 // in shard order: the result, and the error, equal Gradient's. positions
 // is the number of positions (len of the Indices given, or N); perU0 says
 // whether the shards kept dL/du0.
-func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, perU0 bool) (*EnsembleGrad[T], error) {
+func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T], positions int, perU0 bool) (*EnsembleGradientResult[T], error) {
 	want := e.gradShards(positions)
-	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradShardResult[T]) int { return p.Shard.Lo })
+	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradientShardResult[T]) int { return p.Shard.Lo })
 	if err != nil {
 		return nil, err
 	}
 	np, n := len(e.Base.P), len(e.Base.U0)
 	total := make([]float64, 2+np)
-	res := &EnsembleGrad[T]{}
+	res := &EnsembleGradientResult[T]{}
 	if perU0 {
 		res.U0 = rows(make([]T, positions*n), positions, n)
 	}
@@ -385,7 +385,7 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 			fail(errorf("Ensemble.Gradient: trajectory's P has len %d, want %d as the others", len(w.prob.P), w.np))
 			continue
 		}
-		g, err := w.gs.GradientOf(ctx, w.prob, r.lossFor(i))
+		g, err := w.gs.GradientFor(ctx, w.prob, r.lossFor(i))
 		w.stats.addCounts(w.gs.res.Forward) // also a failed gradient's counters
 		w.stats.addCounts(w.gs.res.Backward)
 		if err != nil {

@@ -62,7 +62,7 @@ func TestEnsembleGradientSumsTrajectories(t *testing.T) {
 			shardV, shardP = 0, [4]float64{}
 		}
 	}
-	var first *ode.EnsembleGrad[float64]
+	var first *ode.EnsembleGradientResult[float64]
 	for _, w := range []int{1, 2, 3} {
 		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, tol, ode.Workers(w), ode.PerTrajectoryU0())
 		if err != nil {
@@ -181,13 +181,13 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	shards := ens.GradientShards(len(batch))
-	parts := make([]*ode.GradShardResult[float64], len(shards))
+	parts := make([]*ode.GradientShardResult[float64], len(shards))
 	for k := len(shards) - 1; k >= 0; k-- {
 		if parts[k], err = ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[k], opts...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := ens.MergeGradients([]*ode.GradShardResult[float64]{parts[2], parts[0], parts[1]}, len(batch), true)
+	got, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[2], parts[0], parts[1]}, len(batch), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
 	if err == nil || len(want.Errors) != 3 {
 		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
 	}
-	var parts []*ode.GradShardResult[float64]
+	var parts []*ode.GradientShardResult[float64]
 	for _, sh := range ens.GradientShards(ens.N) {
 		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, tol)
 		if err != nil {

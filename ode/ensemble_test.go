@@ -137,12 +137,12 @@ func TestEnsembleMatchesSolve(t *testing.T) {
 	}
 	var stats ode.Stats
 	for i := range ens.N {
-		it, err := ode.Init(ens.Problem(i), ode.Tsit5(), ensOpts...)
+		it, err := ode.NewIntegrator(ens.Problem(i), ode.Tsit5(), ensOpts...)
 		if err == nil {
 			err = it.Run(bg)
 		}
 		if (err != nil) != failed[i] {
-			t.Fatalf("trajectory %d: Init+Run error %v, ensemble failed %v", i, err, failed[i])
+			t.Fatalf("trajectory %d: NewIntegrator+Run error %v, ensemble failed %v", i, err, failed[i])
 		}
 		if err == nil {
 			_, us := it.Saved()
@@ -464,7 +464,7 @@ func TestEnsembleStiff(t *testing.T) {
 		}
 		sameResult(t, m.Name()+" 3 workers vs 1", b, a)
 		for _, i := range []int{0, 7, 23} {
-			it, err := ode.Init(ens.Problem(i), m)
+			it, err := ode.NewIntegrator(ens.Problem(i), m)
 			if err == nil {
 				err = it.Run(bg)
 			}

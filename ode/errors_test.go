@@ -159,7 +159,7 @@ func TestInvalidInput(t *testing.T) {
 }
 
 func TestStepAfterDone(t *testing.T) {
-	it, err := ode.Init(ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1}, ode.Tsit5())
+	it, err := ode.NewIntegrator(ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1}, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)
 	}

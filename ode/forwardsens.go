@@ -345,7 +345,7 @@ func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 
 func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	quad := gs.loss.Running != nil
-	// GradientOf's problem may lack the products or the Jacobians; the
+	// GradientFor's problem may lack the products or the Jacobians; the
 	// choice is made before build, whose integrator evaluates the system.
 	fs.jacs = gs.prob.Jac != nil && gs.prob.ParamJac != nil
 	fs.rows = fs.jacs || useRows(fs.n, fs.m, gs.prob.VJP != nil)

@@ -34,7 +34,7 @@ type Sensitivity interface {
 // u0 (CVODES's simultaneous corrector, SciMLSensitivity's
 // ForwardSensitivity). Cost grows with len(p)+n; the choice for small
 // problems. It also gives the sensitivity matrices at the save times
-// (GradResult.Sens).
+// (GradientResult.Sens).
 //
 // The sensitivities' right-hand side takes one JVP per column, or, when
 // the problem has a VJP and 2n ≤ len(p)+n, n VJPs (the rows of [∂F/∂u
@@ -183,12 +183,12 @@ type Loss[T Float] struct {
 
 var nanLoss = math.NaN()
 
-// GradResult is the result of a gradient: the loss and its derivatives
+// GradientResult is the result of a gradient: the loss and its derivatives
 // with respect to the parameters, the initial state and the ends of the
 // span. A save time equal to T1 moves with T1; one equal to T0 is u0
 // itself. The slices are owned by the GradientSolver and overwritten by
 // its next call.
-type GradResult[T Float] struct {
+type GradientResult[T Float] struct {
 	Value float64
 	P     []T // dL/dθ, len(Problem.P), in θ's layout (through U0FromVJP too)
 	U0    []T // dL/du0, len n
@@ -219,7 +219,7 @@ type GradientSolver[T Float] struct {
 	sens   Sensitivity
 	o      options
 	impl   gradMethod[T]
-	res    GradResult[T]
+	res    GradientResult[T]
 
 	// the loss being differentiated and its buffers
 	loss   *Loss[T]
@@ -253,12 +253,12 @@ type gradMethod[T Float] interface {
 // It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
 // failed; events are not supported yet (an error).
-func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradResult[T], error) {
+func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return gs.GradientOf(ctx, prob, loss)
+	return gs.GradientFor(ctx, prob, loss)
 }
 
 // NewGradientSolver prepares gradients of solves of prob (see Gradient for
@@ -348,7 +348,7 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 }
 
 // currentF is the F of the problem being differentiated: the finite
-// differences call it, so that GradientOf with another F differentiates
+// differences call it, so that GradientFor with another F differentiates
 // that one.
 func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
 	gs.prob.F(du, u, p, t)
@@ -357,16 +357,16 @@ func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
 // Gradient differentiates the loss of a solve of the solver's problem with
 // parameters θ (which replace Problem.P; len(θ) must stay the same). The
 // result is owned by the solver until its next call.
-func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradResult[T], error) {
+func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradientResult[T], error) {
 	prob := gs.prob
 	prob.P = θ
-	return gs.GradientOf(ctx, prob, loss)
+	return gs.GradientFor(ctx, prob, loss)
 }
 
-// GradientOf differentiates the loss of a solve of prob, which must have
+// GradientFor differentiates the loss of a solve of prob, which must have
 // the solver's dimension and len(P); F, the derivative products, U0, P and
 // the span may differ (an ensemble's trajectories).
-func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradResult[T], error) {
+func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradientResult[T], error) {
 	// The counters first: a call that fails on its input has done no work,
 	// and Ensemble.Gradient adds a failed call's counters to its Stats.
 	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}

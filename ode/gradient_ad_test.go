@@ -19,7 +19,7 @@ func lvLoss32() ode.Loss[float32] {
 // lvMaxRelErr32 is the largest relative error over the components of the
 // gradient (dG/dp, dG/du0, dG/dT0, dG/dT1); the loss value itself is a small
 // difference, 1.4e-3 off at rtol 1e-5 in the forward solve alone.
-func lvMaxRelErr32(g *ode.GradResult[float32]) float64 {
+func lvMaxRelErr32(g *ode.GradientResult[float32]) float64 {
 	var e float64
 	for i, w := range lvRefP {
 		e = max(e, math.Abs(float64(g.P[i])-w)/math.Abs(w))

@@ -56,7 +56,7 @@ func TestFloat32State(t *testing.T) {
 func TestReinitMatchesSolve(t *testing.T) {
 	prob := ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}
 	opts := []ode.SolveOption{ode.Tol(1e-7, 1e-9), ode.SaveAt(1, 2, 3), ode.Dense()}
-	it, err := ode.Init(prob, ode.Tsit5(), opts...)
+	it, err := ode.NewIntegrator(prob, ode.Tsit5(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestReinitProblemAndParameters(t *testing.T) {
 	// parameters come from the flat float32 buffer (lvF reads p)
 	θ := []float32{1.5, 1, 3, 1}
 	prob := ode.Problem[float64]{F: lvF, U0: []float64{1, 1}, T1: 10, P: θ}
-	it, err := ode.Init(prob, ode.Tsit5())
+	it, err := ode.NewIntegrator(prob, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestReinitProblemAndParameters(t *testing.T) {
 
 func TestStepByStepAndAtInto(t *testing.T) {
 	prob := ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}
-	it, err := ode.Init(prob, ode.DP5())
+	it, err := ode.NewIntegrator(prob, ode.DP5())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestIntegratorAllocatesNothing(t *testing.T) {
 		{"Tsit5 events", ode.Problem[float64]{F: fall, U0: []float64{1, 0}, T1: 4, Events: ball}, ode.Tsit5(), nil},
 	}
 	for _, c := range cases {
-		it, err := ode.Init(c.prob, c.m, c.opts...)
+		it, err := ode.NewIntegrator(c.prob, c.m, c.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestIntegratorAllocatesNothing(t *testing.T) {
 	// a cancellable context is checked without allocating
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	it, _ := ode.Init(cases[0].prob, ode.Tsit5())
+	it, _ := ode.NewIntegrator(cases[0].prob, ode.Tsit5())
 	run := func() {
 		_ = it.Reinit([]float64{1, 1}, 0, 10, nil)
 		if err := it.Run(ctx); err != nil {

@@ -24,8 +24,8 @@ type WorkersOption func(*options)
 // trajectories are differentiated and what is kept of each.
 type BatchOption func(*options)
 
-// SolveOption is an option of Solve, Init and SolveShard. Every SolveOption
-// is an EnsembleSolveOption.
+// SolveOption is an option of Solve, NewIntegrator and SolveShard. Every
+// SolveOption is an EnsembleSolveOption.
 type SolveOption interface {
 	EnsembleSolveOption
 	solveOption()

@@ -27,8 +27,8 @@ type optionUse struct {
 }
 
 var (
-	everyCall    = []string{"Solve", "Init", "SolveShard", "Ensemble.Solve", "Gradient", "NewGradientSolver", "GradientShard", "Ensemble.Gradient"}
-	solveCalls   = []string{"Solve", "Init", "SolveShard", "Ensemble.Solve"}
+	everyCall    = []string{"Solve", "NewIntegrator", "SolveShard", "Ensemble.Solve", "Gradient", "NewGradientSolver", "GradientShard", "Ensemble.Gradient"}
+	solveCalls   = []string{"Solve", "NewIntegrator", "SolveShard", "Ensemble.Solve"}
 	workersCalls = []string{"Ensemble.Solve", "Ensemble.Gradient"}
 	batchCalls   = []string{"GradientShard", "Ensemble.Gradient"}
 )
@@ -53,7 +53,7 @@ func optionUses() []optionUse {
 // callSources are the calls as Go source, the option in place of %s.
 var callSources = map[string]string{
 	"Solve":             "ode.Solve(ctx, prob, ode.Tsit5(), %s)",
-	"Init":              "ode.Init(prob, ode.Tsit5(), %s)",
+	"NewIntegrator":     "ode.NewIntegrator(prob, ode.Tsit5(), %s)",
 	"SolveShard":        "ens.SolveShard(ctx, ode.Tsit5(), ode.Shard{}, %s)",
 	"Ensemble.Solve":    "ens.Solve(ctx, ode.Tsit5(), %s)",
 	"Gradient":          "ode.Gradient(ctx, prob, ode.Tsit5(), loss, nil, %s)",
@@ -72,8 +72,8 @@ func TestOptionsThatApply(t *testing.T) {
 			_, err := ode.Solve(ctx, lvProblem(), ode.Tsit5(), o.(ode.SolveOption))
 			return err
 		},
-		"Init": func(o any) error {
-			_, err := ode.Init(lvProblem(), ode.Tsit5(), o.(ode.SolveOption))
+		"NewIntegrator": func(o any) error {
+			_, err := ode.NewIntegrator(lvProblem(), ode.Tsit5(), o.(ode.SolveOption))
 			return err
 		},
 		"SolveShard": func(o any) error {

@@ -439,7 +439,7 @@ func isExplicit(m ode.Method) bool {
 }
 
 // flatGrad is (dL/dp, dL/du0) in float64.
-func flatGrad[F ode.Float](g *ode.GradResult[F]) []float64 {
+func flatGrad[F ode.Float](g *ode.GradientResult[F]) []float64 {
 	v := make([]float64, 0, len(g.P)+len(g.U0))
 	for _, x := range g.P {
 		v = append(v, float64(x))
@@ -506,7 +506,7 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		t.Fatalf("CheckODEGradient: %v", err)
 		return
 	}
-	g, err := gs.GradientOf(ctx, prob, loss)
+	g, err := gs.GradientFor(ctx, prob, loss)
 	if err != nil {
 		t.Fatalf("CheckODEGradient: DiscreteAdjoint with %s, fixed steps: %v", m.Name(), err)
 		return
@@ -528,7 +528,7 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 	}
 	adj = append(adj, all[len(prob.P):]...)
 	value := func(pr ode.Problem[F]) float64 {
-		g, err := gs.GradientOf(ctx, pr, loss)
+		g, err := gs.GradientFor(ctx, pr, loss)
 		if err != nil {
 			t.Fatalf("CheckODEGradient: a perturbed solve failed: %v", err)
 			return math.NaN()

@@ -263,7 +263,7 @@ type nodeResult struct {
 func (b *bencher) emitNode(r nodeResult) { b.emitExtra(&r.result, &r) }
 
 // nodeFlat appends (dL/dθ, dL/du0) of g to dst as float64.
-func nodeFlat(dst []float64, g *ode.GradResult[float32]) []float64 {
+func nodeFlat(dst []float64, g *ode.GradientResult[float32]) []float64 {
 	dst = dst[:0]
 	for _, x := range g.P {
 		dst = append(dst, float64(x))
@@ -317,7 +317,7 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 
 	// The loss alone: a reused Integrator, Reinit + Run + the loss of the
 	// saved states (the peer's forward under no_grad).
-	it, err := ode.Init(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
+	it, err := ode.NewIntegrator(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
 	if err != nil {
 		return err
 	}
@@ -353,7 +353,7 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 		return err
 	}
 	settleGC()
-	g, grad, err := measured(b.measure, "gradient", func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+	g, grad, err := measured(b.measure, "gradient", func() (*ode.GradientResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
 	if err != nil {
 		return err
 	}
@@ -403,7 +403,7 @@ func runNodeTsit5(ctx context.Context, b *bencher) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		settleGC()
-		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+		g, sm, err := measured(b.measure, name, func() (*ode.GradientResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
 		if err != nil {
 			return err
 		}

@@ -212,7 +212,7 @@ func TestNodeGradientAllocatesNothing(t *testing.T) {
 	}
 	check("RK4 DiscreteAdjoint", gs, s, 20)
 
-	it, err := ode.Init(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
+	it, err := ode.NewIntegrator(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
 	if err != nil {
 		t.Fatal(err)
 	}
