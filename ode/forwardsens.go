@@ -279,7 +279,7 @@ func (fs *forwardSens[T]) quadRHS(dY, Y []T, p []float32, t float64) {
 	dY[q] = T(l.Running(u, p, t))
 	clear(fs.gu)
 	clear(fs.gp)
-	l.RunningGrad(fs.gu, fs.gp, u, p, t)
+	l.RunningGradient(fs.gu, fs.gp, u, p, t)
 	for k := 0; k < m; k++ {
 		s := Y[n+k*n : n+(k+1)*n]
 		var d T
@@ -334,7 +334,7 @@ func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 		q := n * (1 + m)
 		clear(fs.gu)
 		clear(fs.gp)
-		fs.gs.loss.RunningGrad(fs.gu, fs.gp, u, p, t)
+		fs.gs.loss.RunningGradient(fs.gu, fs.gp, u, p, t)
 		copy(JA[q*N:q*N+n], fs.gu)
 		for k := 0; k < m; k++ {
 			row := (q + 1 + k) * N

@@ -173,10 +173,10 @@ type Loss[T Float] struct {
 	// us[i], dLdus[i]), each call writing its own dL/du (zeroed).
 	Point func(i int, t float64, u, dLdu []T) float64
 	// Running, if set, adds the running cost ∫ g(u, p, t) dt over the
-	// span. RunningGrad must then add ∂g/∂u into du and ∂g/∂p into dp
+	// span. RunningGradient must then add ∂g/∂u into du and ∂g/∂p into dp
 	// (len(p)).
-	Running     func(u []T, p []float32, t float64) float64
-	RunningGrad func(du, dp, u []T, p []float32, t float64)
+	Running         func(u []T, p []float32, t float64) float64
+	RunningGradient func(du, dp, u []T, p []float32, t float64)
 
 	errOf func() error // ADLoss: the error behind a NaN value
 }
@@ -415,8 +415,8 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	if (loss.Saved != nil || loss.Point != nil) && len(loss.At) == 0 {
 		return errorf("Loss: Saved or Point is set but At is empty, want at least one save time")
 	}
-	if loss.Running != nil && loss.RunningGrad == nil {
-		return errorf("Loss: Running is set but RunningGrad is nil")
+	if loss.Running != nil && loss.RunningGradient == nil {
+		return errorf("Loss: Running is set but RunningGradient is nil")
 	}
 	t0, t1 := gs.prob.T0, gs.prob.T1
 	lo, hi := min(t0, t1), max(t0, t1)

@@ -46,7 +46,7 @@ func TestGradientErrors(t *testing.T) {
 		{"Saved and Point", lvProblem(), ode.Tsit5(), both, nil, nil, "Saved and Point are both set"},
 		{"Saved without At", lvProblem(), ode.Tsit5(), noAt, nil, nil, "Saved or Point is set but At is empty, want at least one save time"},
 		{"At outside", lvProblem(), ode.Tsit5(), outside, nil, nil, "Loss.At time 11 is outside the span [0, 10]"},
-		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGrad is nil"},
+		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGradient is nil"},
 		{"AdjointTol below 0", lvProblem(), ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{AdjointTol: ode.Tolerance{Rel: -1, Abs: 1e-8}},
 			nil, "ode: Gradient: InterpolatingAdjoint.AdjointTol = {Rel:-1 Abs:1e-08}, want a finite Rel ≥ 0 and a finite Abs > 0, or the zero Tolerance"},
 		{"AdjointTol infinite", lvProblem(), ode.Tsit5(), lvLoss(), ode.BacksolveAdjoint{AdjointTol: ode.Tolerance{Rel: 1e-6, Abs: math.Inf(1)}},

@@ -73,8 +73,8 @@ func robProblem() ode.Problem[float64] {
 
 func robLoss() ode.Loss[float64] {
 	return ode.Loss[float64]{
-		Running:     func(u []float64, p []float32, t float64) float64 { return u[2] },
-		RunningGrad: func(du, dp, u []float64, p []float32, t float64) { du[2] += 1 },
+		Running:         func(u []float64, p []float32, t float64) float64 { return u[2] },
+		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[2] += 1 },
 	}
 }
 

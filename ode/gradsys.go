@@ -61,7 +61,7 @@ func (s *fwdSystem[T]) f(du, u []T, p []float32, t float64) {
 func (s *fwdSystem[T]) runningGrad(u []T, p []float32, t float64) {
 	clear(s.gu)
 	clear(s.gp)
-	s.gs.loss.RunningGrad(s.gu, s.gp, u, p, t)
+	s.gs.loss.RunningGradient(s.gu, s.gp, u, p, t)
 }
 
 // vjp adds wᵀ∂f/∂u into du and wᵀ∂f/∂p into dp (nil: not wanted).

@@ -264,7 +264,7 @@ func Loss[F ode.Float](c ODECase) ode.Loss[F] {
 			x := float64(u[0])
 			return float64(p[0]) * x * x
 		}
-		l.RunningGrad = func(du, dp, u []F, p []float32, t float64) {
+		l.RunningGradient = func(du, dp, u []F, p []float32, t float64) {
 			x := float64(u[0])
 			du[0] += F(2 * float64(p[0]) * x)
 			if dp != nil {

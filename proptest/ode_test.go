@@ -264,9 +264,9 @@ func TestODEGradientsBackwardsInTime(t *testing.T) {
 			loss.At[i] = T - s
 		}
 		if loss.Running != nil {
-			g, gg := loss.Running, loss.RunningGrad
+			g, gg := loss.Running, loss.RunningGradient
 			loss.Running = func(u []float64, p []float32, t float64) float64 { return -g(u, p, t) }
-			loss.RunningGrad = func(du, dp, u []float64, p []float32, t float64) {
+			loss.RunningGradient = func(du, dp, u []float64, p []float32, t float64) {
 				d1, d2 := make([]float64, len(du)), make([]float64, len(dp))
 				gg(d1, d2, u, p, t)
 				for i := range du {
