@@ -150,7 +150,6 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 		return nil, Report{}, err
 	}
 	ens := &spec.Ensemble
-	positions := spec.positions(q)
 	shards := spec.shardList(q)
 	parts := make([]*ode.GradientShardResult[T], len(shards))
 	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradientShardResult[T], error) {
@@ -176,7 +175,7 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 	if err != nil {
 		return nil, rep, err
 	}
-	res, err := ens.MergeGradients(parts, positions, q.PerU0)
+	res, err := ens.MergeGradients(parts)
 	return res, rep, err
 }
 
@@ -247,7 +246,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 		return nil, nil, fmt.Errorf("cluster: Ensemble.N = %d, want ≤ %d", spec.Ensemble.N, MaxTrajectories)
 	}
 	// Check everything the shards will check, on an empty shard.
-	empty := ode.Shard{Seed: spec.Ensemble.Seed}
+	empty := ode.Shard{N: spec.Ensemble.N, Seed: spec.Ensemble.Seed}
 	switch kind {
 	case KindSolve:
 		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, ode.OptionsFor[ode.SolveOption](spec.options(q))...)
@@ -255,6 +254,7 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, kind
 		if spec.LossFor == nil {
 			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
 		}
+		empty.N = spec.positions(q)
 		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.gradientOptions(q)...)
 	}
 	if err != nil {

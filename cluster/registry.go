@@ -200,7 +200,7 @@ func (s *Spec[T]) outputSize() int {
 
 func (s *Spec[T]) shardList(q *request) []ode.Shard {
 	if q.Kind == KindGradient {
-		return s.Ensemble.GradientShards(s.positions(q))
+		return s.Ensemble.GradientShards(s.gradientOptions(q)...)
 	}
 	return s.Ensemble.Shards()
 }

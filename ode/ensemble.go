@@ -77,11 +77,14 @@ type Ensemble[T Float] struct {
 	ShardSize int
 }
 
-// Shard is a range [Lo, Hi) of trajectory indices of an ensemble, with the
-// ensemble's master seed: everything a runner needs besides the ensemble
-// itself (which is code) to compute the shard's partial results.
+// Shard is a range [Lo, Hi) of the N trajectory indices of an ensemble (or
+// of the N positions of a gradient's list), with the ensemble's master
+// seed: everything a runner needs besides the ensemble itself (which is
+// code) and the call's options to compute the shard's partial results.
+// Shards and GradientShards make them.
 type Shard struct {
 	Lo, Hi int
+	N      int // the trajectories (Shards) or positions (GradientShards) cut into shards
 	Seed   uint64
 }
 
@@ -237,7 +240,7 @@ func (e Ensemble[T]) Shards() []Shard {
 	size := cmp.Or(max(e.ShardSize, 0), DefaultShardSize)
 	s := make([]Shard, 0, (max(e.N, 0)+size-1)/size)
 	for lo := 0; lo < e.N; lo += size {
-		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), Seed: e.Seed})
+		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), N: e.N, Seed: e.Seed})
 	}
 	return s
 }
@@ -372,6 +375,9 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 	}
 	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
 		return nil, errorf("SolveShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ N = %d", s.Lo, s.Hi, e.N)
+	}
+	if s.N != e.N {
+		return nil, errorf("SolveShard: shard [%d, %d) of N = %d, want the ensemble's N = %d", s.Lo, s.Hi, s.N, e.N)
 	}
 	w, err := e.newWorker(c, m)
 	if err != nil {

@@ -171,14 +171,23 @@ func (e Ensemble[T]) gradShards(positions int) []Shard {
 	size := cmp.Or(e.ShardSize, DefaultShardSize)
 	var shards []Shard
 	for lo := 0; lo < positions; lo += size {
-		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, positions), Seed: e.Seed})
+		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, positions), N: positions, Seed: e.Seed})
 	}
 	return shards
 }
 
-// GradientShards cuts the positions of the list asked for (the number of
-// Indices given, or N) into the shards of Ensemble.Gradient.
-func (e Ensemble[T]) GradientShards(positions int) []Shard { return e.gradShards(positions) }
+// GradientShards cuts the positions of the list asked for by opts (those of
+// GradientShard: the Indices given, or else all N trajectories) into the
+// shards of Ensemble.Gradient. Options other than Indices do not change
+// the shards.
+func (e Ensemble[T]) GradientShards(opts ...GradientShardOption) []Shard {
+	o, _ := parseOptions(opts) // an invalid option is GradientShard's error
+	positions := e.N
+	if o.indicesSet {
+		positions = len(o.indices)
+	}
+	return e.gradShards(positions)
+}
 
 // GradientShardResult is one shard's partial of Ensemble.Gradient: the sums
 // over its positions (in float64, in position order), the per-position
@@ -210,6 +219,9 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 	if sh.Lo < 0 || sh.Hi < sh.Lo || sh.Hi > len(r.idx) {
 		return nil, errorf("GradientShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ %d (the positions)", sh.Lo, sh.Hi, len(r.idx))
 	}
+	if sh.N != len(r.idx) {
+		return nil, errorf("GradientShard: shard [%d, %d) of N = %d, want N = %d (the positions)", sh.Lo, sh.Hi, sh.N, len(r.idx))
+	}
 	n := len(e.Base.U0)
 	sr := &GradientShardResult[T]{Shard: sh}
 	if o.perU0 {
@@ -237,16 +249,25 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 
 // MergeGradients combines the partials of every shard of GradientShards
 // (in any order; they are sorted by Lo) as Ensemble.Gradient does, summing
-// in shard order: the result, and the error, equal Gradient's. positions
-// is the number of positions (len of the Indices given, or N); perU0 says
-// whether the shards kept dL/du0.
-func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T], positions int, perU0 bool) (*EnsembleGradientResult[T], error) {
+// in shard order: the result, and the error, equal Gradient's. The shards
+// hold the number of positions (Shard.N) and whether they kept dL/du0
+// (U0), so nothing else is needed. Without parts the result is that of no
+// positions.
+func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T]) (*EnsembleGradientResult[T], error) {
+	positions := 0
+	for _, p := range parts {
+		if p != nil {
+			positions = p.Shard.N
+			break
+		}
+	}
 	want := e.gradShards(positions)
 	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradientShardResult[T]) int { return p.Shard.Lo })
 	if err != nil {
 		return nil, err
 	}
 	np, n := len(e.Base.P), len(e.Base.U0)
+	perU0 := len(ps) > 0 && ps[0].U0 != nil
 	total := make([]float64, 2+np)
 	res := &EnsembleGradientResult[T]{}
 	if perU0 {
@@ -255,10 +276,14 @@ func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T], positions i
 	acc := make([]float64, 2+np)
 	for k, p := range ps {
 		if p.Shard != want[k] {
-			return nil, errorf("MergeGradients: shard %d is [%d, %d), want [%d, %d)", k, p.Shard.Lo, p.Shard.Hi, want[k].Lo, want[k].Hi)
+			return nil, errorf("MergeGradients: shard %d is [%d, %d) of N = %d, want [%d, %d) of N = %d", k, p.Shard.Lo, p.Shard.Hi, p.Shard.N, want[k].Lo, want[k].Hi, want[k].N)
 		}
 		if len(p.P) != np {
 			return nil, errorf("MergeGradients: shard [%d, %d) has %d gradient values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.P), np)
+		}
+		if (p.U0 != nil) != perU0 {
+			return nil, errorf("MergeGradients: shard [%d, %d) has %d dL/du0 values and shard [%d, %d) %d, want them in every shard (PerTrajectoryU0) or in none",
+				p.Shard.Lo, p.Shard.Hi, len(p.U0), ps[0].Shard.Lo, ps[0].Shard.Hi, len(ps[0].U0))
 		}
 		acc[0], acc[1] = p.Value, float64(p.Count)
 		copy(acc[2:], p.P)

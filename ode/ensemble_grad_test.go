@@ -180,14 +180,14 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shards := ens.GradientShards(len(batch))
+	shards := ens.GradientShards(opts...)
 	parts := make([]*ode.GradientShardResult[float64], len(shards))
 	for k := len(shards) - 1; k >= 0; k-- {
 		if parts[k], err = ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[k], opts...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[2], parts[0], parts[1]}, len(batch), true)
+	got, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[2], parts[0], parts[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +199,26 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 			t.Errorf("position %d: dL/du0 %v, want %v", q, got.U0[q], want.U0[q])
 		}
 	}
-	if _, err := ens.MergeGradients(parts[:2], len(batch), true); err == nil {
+	if _, err := ens.MergeGradients(parts[:2]); err == nil {
 		t.Error("a missing shard: no error")
 	}
-	beyond := ode.Shard{Lo: 6, Hi: 9, Seed: ens.Seed}
+	if _, err := ens.MergeGradients(parts[1:]); err == nil || !strings.Contains(err.Error(), "2 shard results, want 3") {
+		t.Errorf("the first shard missing: got %v", err)
+	}
+	noU0 := *parts[1]
+	noU0.U0 = nil
+	if _, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[0], &noU0, parts[2]}); err == nil || !strings.Contains(err.Error(), "shard [3, 6) has 0 dL/du0 values and shard [0, 3) 6, want them in every shard (PerTrajectoryU0) or in none") {
+		t.Errorf("a shard without dL/du0: got %v", err)
+	}
+	other := *parts[2]
+	other.Shard.N = 9
+	if _, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[0], parts[1], &other}); err == nil || !strings.Contains(err.Error(), "shard 2 is [6, 8) of N = 9, want [6, 8) of N = 8") {
+		t.Errorf("a shard of another list: got %v", err)
+	}
+	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[0], ode.Tol(1e-8, 1e-10)); err == nil || !strings.Contains(err.Error(), "shard [0, 3) of N = 8, want N = 11 (the positions)") {
+		t.Errorf("GradientShard without the Indices its shard was cut with: got %v", err)
+	}
+	beyond := ode.Shard{Lo: 6, Hi: 9, N: 8, Seed: ens.Seed}
 	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, beyond, opts...); err == nil || !strings.Contains(err.Error(), "shard [6, 9), want 0 ≤ Lo ≤ Hi ≤ 8 (the positions)") {
 		t.Errorf("GradientShard beyond the positions: got %v", err)
 	}
@@ -228,14 +244,14 @@ func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
 		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
 	}
 	var parts []*ode.GradientShardResult[float64]
-	for _, sh := range ens.GradientShards(ens.N) {
+	for _, sh := range ens.GradientShards() {
 		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, tol)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, p)
 	}
-	got, _ := ens.MergeGradients(parts, ens.N, false)
+	got, _ := ens.MergeGradients(parts)
 	if got.Stats != want.Stats {
 		t.Errorf("merged shards' Stats %+v, Gradient's %+v", got.Stats, want.Stats)
 	}

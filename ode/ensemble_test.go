@@ -214,7 +214,7 @@ func TestEnsembleShardsMerge(t *testing.T) {
 	ens.ShardSize = 10
 	want, wantErr := ens.Solve(bg, ode.Tsit5(), ensSolveOpts(ode.Workers(2))...)
 	shards := ens.Shards()
-	if len(shards) != 9 || shards[8] != (ode.Shard{Lo: 80, Hi: 83, Seed: 42}) {
+	if len(shards) != 9 || shards[8] != (ode.Shard{Lo: 80, Hi: 83, N: 83, Seed: 42}) {
 		t.Fatalf("Shards() = %v", shards)
 	}
 	var parts []*ode.ShardResult[float64]
@@ -233,8 +233,11 @@ func TestEnsembleShardsMerge(t *testing.T) {
 	if _, err := ens.Merge(parts[1:]); err == nil {
 		t.Error("Merge with a shard missing: no error")
 	}
-	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 80, Hi: 84}); err == nil || !strings.Contains(err.Error(), "shard [80, 84), want 0 ≤ Lo ≤ Hi ≤ N = 83") {
+	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 80, Hi: 84, N: 83}); err == nil || !strings.Contains(err.Error(), "shard [80, 84), want 0 ≤ Lo ≤ Hi ≤ N = 83") {
 		t.Errorf("SolveShard beyond N: got %v", err)
+	}
+	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 0, Hi: 10, N: 90}); err == nil || !strings.Contains(err.Error(), "shard [0, 10) of N = 90, want the ensemble's N = 83") {
+		t.Errorf("SolveShard of another ensemble's shard: got %v", err)
 	}
 }
 

@@ -93,7 +93,7 @@ func TestOptionsThatApply(t *testing.T) {
 			return err
 		},
 		"GradientShard": func(o any) error {
-			_, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, nil, ode.Shard{Lo: 0, Hi: 1, Seed: ens.Seed}, o.(ode.GradientShardOption))
+			_, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, nil, ens.GradientShards(o.(ode.GradientShardOption))[0], o.(ode.GradientShardOption))
 			return err
 		},
 		"Ensemble.Gradient": func(o any) error {
