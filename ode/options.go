@@ -98,7 +98,8 @@ func (BatchOption) ensembleGradientOption()   {}
 
 // OptionsFor returns common options as options of the call that takes O,
 // which must be one of the option interfaces (SolveOption, …): a stored
-// list of Options then passes to any call.
+// list of Options then passes to any call. Another O is a bug: OptionsFor
+// panics.
 //
 //	res, err := ens.Solve(ctx, m, append(ode.OptionsFor[ode.EnsembleSolveOption](opts), ode.Workers(4))...)
 func OptionsFor[O any](opts []Option) []O {
