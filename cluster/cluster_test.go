@@ -36,7 +36,7 @@ func TestSolveRoundTrip(t *testing.T) {
 	θ := lv.Theta()
 	got, rep, err := cluster.Solve[float64](context.Background(), c, cluster.Request{Name: "lv", Args: args, Theta: θ, RelTol: 1e-8, AbsTol: 1e-10})
 	spec := inProcess[float64](t, args, θ)
-	want, werr := spec.Ensemble.Solve(context.Background(), spec.Method, append(spec.Options, ode.Tol(1e-8, 1e-10))...)
+	want, werr := spec.Ensemble.Solve(context.Background(), spec.Method, solveOpts(spec.Options, ode.Tol(1e-8, 1e-10))...)
 	sameErr(t, "solve", err, werr)
 	sameSolve(t, "solve", got, want)
 	if rep.Completed != rep.Shards || rep.Shards != 63 || rep.DuplicatesDropped != 0 || rep.Failed != 0 || rep.Workers != 3 {
@@ -60,7 +60,7 @@ func TestSolveFloat32ReduceAndFailures(t *testing.T) {
 		args := lvArgs(t, a)
 		got, _, err := cluster.Solve[float32](context.Background(), c, cluster.Request{Name: "lv32", Args: args, Theta: lv.Theta()})
 		spec := inProcess[float32](t, args, lv.Theta())
-		want, werr := spec.Ensemble.Solve(context.Background(), spec.Method, spec.Options...)
+		want, werr := spec.Ensemble.Solve(context.Background(), spec.Method, solveOpts(spec.Options)...)
 		sameErr(t, string(args), err, werr)
 		if got == nil {
 			t.Fatalf("%s: no result: %v", args, err)
@@ -103,7 +103,7 @@ func TestGradientRoundTrip(t *testing.T) {
 		req := cluster.Request{Name: "lv", Args: args, Theta: θ, RelTol: 1e-7, AbsTol: 1e-9, Indices: tc.idx, PerTrajectoryU0: tc.perU0}
 		got, rep, err := cluster.Gradient[float64](ctx, c, req)
 		spec := inProcess[float64](t, args, θ)
-		opts := append(spec.Options, ode.Tol(1e-7, 1e-9))
+		opts := gradOpts(spec.Options, ode.Tol(1e-7, 1e-9))
 		if tc.idx != nil {
 			opts = append(opts, ode.Indices(tc.idx...))
 		}
@@ -124,7 +124,7 @@ func TestGradientRoundTrip(t *testing.T) {
 	args := lvArgs(t, lv.Args{N: 50, Seed: 1, ShardSize: 8})
 	got, _, err := cluster.Gradient[float32](ctx, c, cluster.Request{Name: "lv32", Args: args, Theta: θ})
 	spec := inProcess[float32](t, args, θ)
-	want, werr := spec.Ensemble.Gradient(ctx, spec.Method, spec.LossFor, spec.Sensitivity, spec.Options...)
+	want, werr := spec.Ensemble.Gradient(ctx, spec.Method, spec.LossFor, spec.Sensitivity, gradOpts(spec.Options)...)
 	sameErr(t, "float32", err, werr)
 	sameGrad(t, "float32", got, want)
 }

@@ -143,23 +143,23 @@ func Solve[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.
 	return res, rep, err
 }
 
-// Gradient runs the registered ensemble's gradient on the workers, as
-// Ensemble.Gradient would with req.Indices and req.PerTrajectoryU0. The
-// result equals the in-process gradient bit for bit. Errors are as
-// Solve's.
-func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGrad[T], Report, error) {
+// Gradient runs the registered ensemble's gradient as Ensemble.Gradient
+// would (with req.Indices and req.PerTrajectoryU0), on the workers: equal
+// to the in-process gradient bit for bit. Errors as Solve's.
+func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*ode.EnsembleGradientResult[T], Report, error) {
 	spec, q, err := prepare[T](ctx, c, req, kindGradient)
 	if err != nil {
 		return nil, Report{}, err
 	}
 	ens := &spec.Ensemble
-	positions := spec.positions(q)
 	shards := spec.shardList(q)
-	parts := make([]*ode.GradShardResult[T], len(shards))
-	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradShardResult[T], error) { return gradPart[T](spec, q, shards[j], m) })
+	parts := make([]*ode.GradientShardResult[T], len(shards))
+	accept := acceptInto(parts, func(j int, m *resultMsg) (*ode.GradientShardResult[T], error) {
+		return gradPart[T](spec, q, shards[j], m)
+	})
 	fail := func(j int, fe *ShardFailedError) {
 		sh := shards[j]
-		p := &ode.GradShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
+		p := &ode.GradientShardResult[T]{Shard: sh, P: make([]float64, len(ens.Base.P))}
 		if q.PerU0 {
 			p.U0 = nans[T]((sh.Hi - sh.Lo) * len(ens.Base.U0))
 		}
@@ -177,7 +177,7 @@ func Gradient[T ode.Float](ctx context.Context, c *Coordinator, req Request) (*o
 	if err != nil {
 		return nil, rep, err
 	}
-	res, err := ens.MergeGradients(parts, positions, q.PerU0)
+	res, err := ens.MergeGradients(parts)
 	return res, rep, err
 }
 
@@ -248,15 +248,16 @@ func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k ki
 		return nil, nil, fmt.Errorf("cluster: Ensemble.N = %d, want ≤ %d", spec.Ensemble.N, MaxTrajectories)
 	}
 	// Check everything the shards will check, on an empty shard.
-	empty := ode.Shard{Seed: spec.Ensemble.Seed}
+	empty := ode.Shard{N: spec.Ensemble.N, Seed: spec.Ensemble.Seed}
 	switch k {
 	case kindSolve:
-		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, spec.options(q)...)
+		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, ode.OptionsFor[ode.SolveOption](spec.options(q))...)
 	case kindGradient:
 		if spec.LossFor == nil {
 			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
 		}
-		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.options(q)...)
+		empty.N = spec.positions(q)
+		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.gradientOptions(q)...)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: %q: %w", req.Name, err)

@@ -26,7 +26,7 @@
 //	w, err := cluster.NewWorker(nc, cluster.WorkerConfig{})
 //	err = w.Run(ctx)
 //
-// res is an *ode.EnsembleResult and g an *ode.EnsembleGrad, equal to
+// res is an *ode.EnsembleResult and g an *ode.EnsembleGradientResult, equal to
 // Ensemble.Solve's and Ensemble.Gradient's in one process. res holds the
 // outputs, the Reduce sums, the failed trajectories and the counters. The
 // error is equal too. An *ode.EnsembleError lists the failed trajectories.

@@ -114,7 +114,7 @@ func TestSolveFaults(t *testing.T) {
 		return rep, err
 	})
 	spec := inProcess[float64](t, args, θ)
-	want, err := spec.Ensemble.Solve(context.Background(), spec.Method, spec.Options...)
+	want, err := spec.Ensemble.Solve(context.Background(), spec.Method, solveOpts(spec.Options)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSolveFaults(t *testing.T) {
 func TestGradientFaults(t *testing.T) {
 	args := lvArgs(t, lv.Args{N: 1000, Seed: 12, ShardSize: 16})
 	θ := lv.Theta()
-	var got *ode.EnsembleGrad[float64]
+	var got *ode.EnsembleGradientResult[float64]
 	runFaults(t, func(ctx context.Context, c *cluster.Coordinator, progress func(cluster.Progress)) (cluster.Report, error) {
 		var rep cluster.Report
 		var err error
@@ -135,7 +135,7 @@ func TestGradientFaults(t *testing.T) {
 		return rep, err
 	})
 	spec := inProcess[float64](t, args, θ)
-	want, err := spec.Ensemble.Gradient(context.Background(), spec.Method, spec.LossFor, spec.Sensitivity, append(spec.Options, ode.PerTrajectoryU0())...)
+	want, err := spec.Ensemble.Gradient(context.Background(), spec.Method, spec.LossFor, spec.Sensitivity, gradOpts(spec.Options, ode.PerTrajectoryU0())...)
 	if err != nil {
 		t.Fatal(err)
 	}

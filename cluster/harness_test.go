@@ -121,6 +121,17 @@ func inProcess[T ode.Float](t testing.TB, args []byte, theta []float32) *cluster
 	return s
 }
 
+// solveOpts is a Spec's options, then more, as options of Ensemble.Solve.
+func solveOpts(spec []ode.Option, more ...ode.EnsembleSolveOption) []ode.EnsembleSolveOption {
+	return append(ode.OptionsFor[ode.EnsembleSolveOption](spec), more...)
+}
+
+// gradOpts is a Spec's options, then more, as options of
+// Ensemble.Gradient.
+func gradOpts(spec []ode.Option, more ...ode.EnsembleGradientOption) []ode.EnsembleGradientOption {
+	return append(ode.OptionsFor[ode.EnsembleGradientOption](spec), more...)
+}
+
 func sameBits[T ode.Float](a, b T) bool {
 	return math.Float64bits(float64(a)) == math.Float64bits(float64(b)) || (math.IsNaN(float64(a)) && math.IsNaN(float64(b)))
 }
@@ -166,7 +177,7 @@ func sameSolve[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleRe
 	}
 }
 
-func sameGrad[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleGrad[T]) {
+func sameGrad[T ode.Float](t testing.TB, what string, got, want *ode.EnsembleGradientResult[T]) {
 	t.Helper()
 	if !sameBits(got.Value, want.Value) || got.Count != want.Count {
 		t.Errorf("%s: value %v count %d, want %v %d", what, got.Value, got.Count, want.Value, want.Count)

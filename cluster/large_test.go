@@ -42,7 +42,7 @@ func TestStoredResults(t *testing.T) {
 	args := lvArgs(t, lv.Args{N: 300, Seed: 2, ShardSize: 16, Reduce: true, FailEvery: 41})
 	got, rep, err := cluster.Solve[float64](ctx, c, cluster.Request{Name: "lv", Args: args, Theta: θ})
 	spec := inProcess[float64](t, args, θ)
-	want, werr := spec.Ensemble.Solve(ctx, spec.Method, spec.Options...)
+	want, werr := spec.Ensemble.Solve(ctx, spec.Method, solveOpts(spec.Options)...)
 	sameErr(t, "solve", err, werr)
 	sameSolve(t, "solve", got, want)
 	if rep.Offloaded != rep.Shards || rep.Completed != rep.Shards || rep.Invalid != 0 {
@@ -54,7 +54,7 @@ func TestStoredResults(t *testing.T) {
 	idx := []int{5, 12, 12, 99, 0, 25, 38, 3, 3, 3, 64, 77, 51, 26}
 	ggot, grep, err := cluster.Gradient[float64](ctx, c, cluster.Request{Name: "lv", Args: gargs, Theta: θ, Indices: idx, PerTrajectoryU0: true})
 	gspec := inProcess[float64](t, gargs, θ)
-	gwant, werr := gspec.Ensemble.Gradient(ctx, gspec.Method, gspec.LossFor, gspec.Sensitivity, append(gspec.Options, ode.Indices(idx...), ode.PerTrajectoryU0())...)
+	gwant, werr := gspec.Ensemble.Gradient(ctx, gspec.Method, gspec.LossFor, gspec.Sensitivity, gradOpts(gspec.Options, ode.Indices(idx...), ode.PerTrajectoryU0())...)
 	sameErr(t, "gradient", err, werr)
 	sameGrad(t, "gradient", ggot, gwant)
 	if grep.Offloaded != grep.Shards || grep.Completed != grep.Shards {
@@ -74,7 +74,7 @@ func TestStoredResultFaults(t *testing.T) {
 	args := lvArgs(t, lv.Args{N: 40, Seed: 6, ShardSize: 10, Reduce: true})
 	θ := lv.Theta()
 	spec := inProcess[float64](t, args, θ)
-	want, err := spec.Ensemble.Solve(context.Background(), spec.Method, spec.Options...)
+	want, err := spec.Ensemble.Solve(context.Background(), spec.Method, solveOpts(spec.Options)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,15 +25,11 @@ type Spec[T ode.Float] struct {
 	Method ode.Method
 	// Options are the solver options of the name's solves and gradients:
 	// Tol, MaxSteps, TStops, InitialStep or FixedStep. The request's
-	// tolerances come after them, so those win. SaveAt, Dense and
-	// SaveEveryStep fail a gradient, so a name that serves gradients leaves
-	// them out. Workers, Indices and PerTrajectoryU0 come from the request
-	// and the worker, never from here. Checkpoints is a field of
-	// ode.InterpolatingAdjoint: set it in Sensitivity.
+	// tolerances come after them, so those win. Workers, Indices and
+	// PerTrajectoryU0 come from the request and the worker, never from
+	// here. A gradient's own settings (QuadTol, AdjointTol, Checkpoints)
+	// are fields of Sensitivity.
 	Options []ode.Option
-	// GradientOptions are added after Options for gradients only (QuadTol,
-	// which a solve refuses).
-	GradientOptions []ode.Option
 	// LossFor is trajectory i's loss, for gradients; nil if the name serves
 	// solves only.
 	LossFor func(i int) ode.Loss[T]
@@ -162,26 +158,28 @@ func buildSpec[T ode.Float](b Builder[T], args []byte, theta []float32) (s *Spec
 		c.Sensitivity = ode.InterpolatingAdjoint{}
 	}
 	c.Options = slices.Clone(c.Options)
-	c.GradientOptions = slices.Clone(c.GradientOptions)
 	return &c, nil
 }
 
 // options are the ode options of request q: the Spec's, then the
-// tolerances, then (gradients) GradientOptions, Indices and
-// PerTrajectoryU0.
+// tolerances.
 func (s *Spec[T]) options(q *request) []ode.Option {
 	opts := slices.Clone(s.Options)
 	if q.HasTol {
 		opts = append(opts, ode.Tol(q.RelTol, q.AbsTol))
 	}
-	if q.Kind == kindGradient {
-		opts = append(opts, s.GradientOptions...)
-		if q.HasIndices {
-			opts = append(opts, ode.Indices(q.Indices...))
-		}
-		if q.PerU0 {
-			opts = append(opts, ode.PerTrajectoryU0())
-		}
+	return opts
+}
+
+// gradientOptions are the options of gradient request q: options, then
+// Indices and PerTrajectoryU0.
+func (s *Spec[T]) gradientOptions(q *request) []ode.GradientShardOption {
+	opts := ode.OptionsFor[ode.GradientShardOption](s.options(q))
+	if q.HasIndices {
+		opts = append(opts, ode.Indices(q.Indices...))
+	}
+	if q.PerU0 {
+		opts = append(opts, ode.PerTrajectoryU0())
 	}
 	return opts
 }
@@ -204,7 +202,7 @@ func (s *Spec[T]) outputSize() int {
 
 func (s *Spec[T]) shardList(q *request) []ode.Shard {
 	if q.Kind == kindGradient {
-		return s.Ensemble.GradientShards(s.positions(q))
+		return s.Ensemble.GradientShards(s.gradientOptions(q)...)
 	}
 	return s.Ensemble.Shards()
 }
@@ -220,10 +218,9 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 		}
 	}()
 	s := b.s
-	opts := s.options(q)
 	switch q.Kind {
 	case kindSolve:
-		sr, err := s.Ensemble.SolveShard(ctx, s.Method, sh, opts...)
+		sr, err := s.Ensemble.SolveShard(ctx, s.Method, sh, ode.OptionsFor[ode.SolveOption](s.options(q))...)
 		if err != nil {
 			return err
 		}
@@ -235,7 +232,7 @@ func (b *typedBuilt[T]) compute(ctx context.Context, q *request, sh ode.Shard, m
 		if s.LossFor == nil {
 			return fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", q.Name)
 		}
-		gr, err := s.Ensemble.GradientShard(ctx, s.Method, s.LossFor, s.Sensitivity, sh, opts...)
+		gr, err := s.Ensemble.GradientShard(ctx, s.Method, s.LossFor, s.Sensitivity, sh, s.gradientOptions(q)...)
 		if err != nil {
 			return err
 		}

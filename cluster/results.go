@@ -135,7 +135,7 @@ func solvePart[T ode.Float](s *Spec[T], k int, sh ode.Shard, m *resultMsg) (*ode
 // gradPart checks a gradient result against its shard and converts it: the
 // sizes, Count + failures = positions, the failures' indices in position
 // order, NaN dL/du0 for failed positions.
-func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (*ode.GradShardResult[T], error) {
+func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (*ode.GradientShardResult[T], error) {
 	ens := &s.Ensemble
 	n, dim := sh.Hi-sh.Lo, len(ens.Base.U0)
 	wantU0 := 0
@@ -152,7 +152,7 @@ func gradPart[T ode.Float](s *Spec[T], q *request, sh ode.Shard, m *resultMsg) (
 	case math.IsNaN(m.Value) || m.Count == 0 && m.Value != 0:
 		return nil, fmt.Errorf("value %g with count %d, want a number, 0 if the count is 0", m.Value, m.Count)
 	}
-	p := &ode.GradShardResult[T]{Shard: sh, Value: m.Value, Count: m.Count, P: m.P, Stats: statsOf(m.Stats)}
+	p := &ode.GradientShardResult[T]{Shard: sh, Value: m.Value, Count: m.Count, P: m.P, Stats: statsOf(m.Stats)}
 	if q.PerU0 {
 		p.U0 = rawToFloats[T](m.U0, m.NU0)
 	}

@@ -472,7 +472,8 @@ func (w *Worker) check(rs *reqState, s *shardMsg, name string) (ode.Shard, error
 	case s.Index >= len(rs.shard):
 		return ode.Shard{}, fmt.Errorf("cluster: shard %d of a request of %d shards, want < %d", s.Index, len(rs.shard), len(rs.shard))
 	}
-	sh := ode.Shard{Lo: s.Lo, Hi: s.Hi, Seed: s.Seed}
+	// The message does not carry N: both sides take it from the request.
+	sh := ode.Shard{Lo: s.Lo, Hi: s.Hi, N: rs.shard[s.Index].N, Seed: s.Seed}
 	if rs.shard[s.Index] != sh {
 		return ode.Shard{}, fmt.Errorf("cluster: shard %d is %+v, want %+v (the ensemble's: the coordinator and the worker build different ensembles)", s.Index, sh, rs.shard[s.Index])
 	}

@@ -21,7 +21,7 @@ func TestInterpCheckpointReplay(t *testing.T) {
 		dl[0], dl[1] = u[0], u[1]
 		return (u[0]*u[0] + u[1]*u[1]) / 2
 	}}
-	run := func(s InterpolatingAdjoint, opts ...Option) (*interpAdjoint[float64], GradResult[float64]) {
+	run := func(s InterpolatingAdjoint, opts ...GradientOption) (*interpAdjoint[float64], GradientResult[float64]) {
 		gs, err := NewGradientSolver(prob, Tsit5(), s, opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func TestInterpCheckpointReplay(t *testing.T) {
 		r.P, r.U0 = slices.Clone(g.P), slices.Clone(g.U0)
 		return gs.impl.(*interpAdjoint[float64]), r
 	}
-	for _, opts := range [][]Option{{Tol(1e-6, 1e-8)}, {Tol(1e-9, 1e-11), TStops(2.5, 7)}} {
+	for _, opts := range [][]GradientOption{{Tol(1e-6, 1e-8)}, {Tol(1e-9, 1e-11), TStops(2.5, 7)}} {
 		full, gf := run(InterpolatingAdjoint{}, opts...)
 		for _, budget := range []int{2, 4, 10, 1000} {
 			ck, gc := run(InterpolatingAdjoint{Checkpoints: budget}, opts...)

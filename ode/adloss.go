@@ -22,7 +22,7 @@ import (
 // safe for concurrent use and allocates nothing once warm if f's ops do
 // not. An error recorded on the tape (a shape mismatch) makes Gradient
 // return it. Add a running cost by setting the result's Running and
-// RunningGrad.
+// RunningGradient.
 func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32] {
 	a := &adLoss{f: f}
 	l := Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved}

@@ -24,7 +24,7 @@ func BenchmarkLotkaVolterraSolve(b *testing.B) {
 // Integrator and returns it as the last run left it, for the caller's
 // metrics.
 func benchSolve(b *testing.B, prob ode.Problem[float64], m ode.Method, rtol, atol float64) *ode.Integrator[float64] {
-	it, err := ode.Init(prob, m, ode.Tol(rtol, atol))
+	it, err := ode.NewIntegrator(prob, m, ode.Tol(rtol, atol))
 	if err != nil {
 		b.Fatal(err)
 	}

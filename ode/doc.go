@@ -87,9 +87,9 @@
 // They need derivative products of F: Problem.JVP (forward) or Problem.VJP
 // (adjoints), exact from ADDerivs or ADProblem for a right-hand side written
 // with ad ops, written by hand for plain Go code, or by finite differences
-// when FiniteDiffDerivatives is given. Checkpoints bound the adjoints'
-// memory; AdjointTol and QuadTol set the backward solve's and the
-// quadratures' tolerances; TolPerComponent sets a vector absolute
+// when the method's FiniteDiff field is set. Checkpoints bound the adjoints'
+// memory; the fields AdjointTol and QuadTol set the backward solve's and
+// the quadratures' tolerances; TolPerComponent sets a vector absolute
 // tolerance. The stiff methods work with ForwardSensitivity and the
 // continuous adjoints; DiscreteAdjoint needs an explicit method.
 //
@@ -97,26 +97,43 @@
 //	g, err := ode.Gradient(ctx, prob, ode.Tsit5(), loss, ode.InterpolatingAdjoint{}, ode.Tol(1e-8, 1e-10))
 //	// g.Value, g.P (dL/dθ), g.U0, g.T0, g.T1
 //
-// A GradientSolver (NewGradientSolver, then Gradient or GradientOf) is the
+// A GradientSolver (NewGradientSolver, then Gradient or GradientFor) is the
 // reusable form: once warm a gradient allocates nothing.
 //
 // # Repeated solves
 //
-// Solve allocates its Solution. An Integrator (Init, then Reinit or
+// Solve allocates its Solution. An Integrator (NewIntegrator, then Reinit or
 // ReinitProblem and Run, or Step by step) reuses all its buffers: a warm
 // Reinit+Run allocates nothing, and reads its results through U, T, Saved
 // and Stats.
 //
 // # Options
 //
-// Every call takes functional options (Tol, SaveAt, Workers, AdjointTol, …),
-// the same values for float32 and float64 problems. An option that does not
-// apply to the call it is given to is an error naming the option and the
-// call, never silently ignored: Workers given to Solve, AdjointTol given to
-// Solve, SaveAt given to Gradient, Indices given to Ensemble.Solve. Each
-// option's comment says where it applies. What an Ensemble computes (its
-// trajectories, Seed, ShardSize, which fix the shards and so the bits of
-// every sum) are fields; how one call runs (tolerances, Workers, a
-// minibatch of Indices) are options. Zero fields of the structs (Ensemble,
-// the sensitivity methods) mean documented defaults.
+// Every call takes functional options (Tol, SaveAt, Workers, …), the same
+// values for float32 and float64 problems. Their types say where they
+// apply, so an option that does not apply to a call does not compile:
+// Workers given to Solve, SaveAt given to Gradient, Indices given to
+// Ensemble.Solve. There are four kinds of option:
+//
+//	Option         Tol, TolPerComponent, MaxSteps, TStops, InitialStep, FixedStep: every call
+//	SaveOption     SaveAt, Dense, SaveEveryStep: the solves (a gradient's save times are Loss.At)
+//	WorkersOption  Workers: the two calls that run shards on goroutines
+//	BatchOption    Indices, PerTrajectoryU0: the ensemble gradients
+//
+// Each call takes an interface that the kinds it accepts satisfy:
+//
+//	SolveOption             Solve, NewIntegrator, SolveShard  Option, SaveOption
+//	EnsembleSolveOption     Ensemble.Solve                    Option, SaveOption, WorkersOption
+//	GradientOption          Gradient, NewGradientSolver       Option
+//	GradientShardOption     GradientShard                     Option, BatchOption
+//	EnsembleGradientOption  Ensemble.Gradient                 Option, WorkersOption, BatchOption
+//
+// A stored list of Options passes to any call through OptionsFor.
+//
+// A method's settings are fields of its value, zero meaning a documented
+// default, as in gonum: InterpolatingAdjoint{Checkpoints: 100,
+// QuadTol: ode.Tolerance{Rel: 1e-6, Abs: math.Inf(1)}}. What an Ensemble
+// computes (its trajectories, Seed, ShardSize, which fix the shards and so
+// the bits of every sum) are fields too; how one call runs (tolerances,
+// Workers, a minibatch of Indices) are options.
 package ode

@@ -77,11 +77,14 @@ type Ensemble[T Float] struct {
 	ShardSize int
 }
 
-// Shard is a range [Lo, Hi) of trajectory indices of an ensemble, with the
-// ensemble's master seed: everything a runner needs besides the ensemble
-// itself (which is code) to compute the shard's partial results.
+// Shard is a range [Lo, Hi) of the N trajectory indices of an ensemble (or
+// of the N positions of a gradient's list), with the ensemble's master
+// seed: everything a runner needs besides the ensemble itself (which is
+// code) and the call's options to compute the shard's partial results.
+// Shards and GradientShards make them.
 type Shard struct {
 	Lo, Hi int
+	N      int // the trajectories (Shards) or positions (GradientShards) cut into shards
 	Seed   uint64
 }
 
@@ -146,9 +149,8 @@ type EnsembleResult[T Float] struct {
 
 // Workers sets how many goroutines Ensemble.Solve and Ensemble.Gradient
 // run shards on (default runtime.GOMAXPROCS(0)); the results do not depend
-// on it. It applies to those two calls only: given to Solve, Init,
-// Gradient, SolveShard or GradientShard it is an error.
-func Workers(n int) Option {
+// on it.
+func Workers(n int) WorkersOption {
 	return func(o *options) {
 		if n < 1 {
 			o.fail("Workers(%d): want n ≥ 1", n)
@@ -188,9 +190,8 @@ type ensConfig struct {
 	o           options // the solves' options (without Workers)
 }
 
-// config checks the ensemble and the options of call, which accepts the
-// option groups allow.
-func (e *Ensemble[T]) config(call string, opts []Option, allow optGroup) (ensConfig, error) {
+// config checks the ensemble and takes the parsed options o.
+func (e *Ensemble[T]) config(o options) (ensConfig, error) {
 	var c ensConfig
 	if e.N < 0 {
 		return c, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
@@ -216,17 +217,21 @@ func (e *Ensemble[T]) config(call string, opts []Option, allow optGroup) (ensCon
 		return c, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
 	c.shard = cmp.Or(e.ShardSize, DefaultShardSize)
-	o, err := parseOptions(opts)
-	if err != nil {
-		return c, err
-	}
-	if err := o.notFor(call, allow); err != nil {
-		return c, err
-	}
 	c.workers = cmp.Or(o.workers, runtime.GOMAXPROCS(0))
 	o.workers = 0
 	c.o = o
 	return c, nil
+}
+
+// parseConfig is config of the options opts; the ensemble's errors come
+// before the options'.
+func parseConfig[T Float, O applier](e *Ensemble[T], opts []O) (ensConfig, error) {
+	o, optErr := parseOptions(opts)
+	c, err := e.config(o)
+	if err != nil {
+		return c, err
+	}
+	return c, optErr
 }
 
 // Shards cuts the trajectories into shards of ShardSize (the last one may be
@@ -235,7 +240,7 @@ func (e Ensemble[T]) Shards() []Shard {
 	size := cmp.Or(max(e.ShardSize, 0), DefaultShardSize)
 	s := make([]Shard, 0, (max(e.N, 0)+size-1)/size)
 	for lo := 0; lo < e.N; lo += size {
-		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), Seed: e.Seed})
+		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), N: e.N, Seed: e.Seed})
 	}
 	return s
 }
@@ -253,8 +258,7 @@ func (e Ensemble[T]) Problem(i int) Problem[T] {
 }
 
 // Solve solves the N trajectories with method m and the options opts (those
-// of Solve, plus Workers) and returns their outputs and reduction. The
-// gradient options are an error.
+// of Solve, plus Workers) and returns their outputs and reduction.
 //
 // If some trajectories fail (max steps, dt underflow, NaN/Inf, or a problem
 // that Modify left invalid), the others still finish: Solve returns the
@@ -267,11 +271,11 @@ func (e Ensemble[T]) Problem(i int) Problem[T] {
 // Solve allocates its result and one Integrator per worker; the
 // trajectories themselves allocate nothing (unless Modify, Output or
 // Reduce do).
-func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...Option) (*EnsembleResult[T], error) {
+func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...EnsembleSolveOption) (*EnsembleResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := e.config("Ensemble.Solve", opts, solveOpts|workersOpt)
+	c, err := parseConfig(&e, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -358,19 +362,22 @@ type ShardResult[T Float] struct {
 }
 
 // SolveShard computes one shard's partial result in a new Integrator: what
-// a remote runner executes. opts are Solve's (Workers does not apply).
+// a remote runner executes. opts are Solve's.
 // Failed trajectories are in the result's Errors; the error is for invalid
 // input and cancellation.
-func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...Option) (*ShardResult[T], error) {
+func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...SolveOption) (*ShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := e.config("SolveShard", opts, solveOpts)
+	c, err := parseConfig(&e, opts)
 	if err != nil {
 		return nil, err
 	}
 	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
 		return nil, errorf("SolveShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ N = %d", s.Lo, s.Hi, e.N)
+	}
+	if s.N != e.N {
+		return nil, errorf("SolveShard: shard [%d, %d) of N = %d, want the ensemble's N = %d", s.Lo, s.Hi, s.N, e.N)
 	}
 	w, err := e.newWorker(c, m)
 	if err != nil {
@@ -395,7 +402,7 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 // order; they are sorted by Lo) into the ensemble's result, summing the
 // accumulators in shard order: the result, and the error, equal Solve's.
 func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) {
-	c, err := e.config("Merge", nil, 0)
+	c, err := e.config(defaultOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -11,41 +11,31 @@ import (
 	"unsafe"
 )
 
-// Indices (for Ensemble.Gradient and GradientShard only) makes
-// Ensemble.Gradient differentiate only the trajectories
-// idx (a minibatch), in this order: shards are cut over positions in the
-// list, so any subset needs no new ensemble, and each trajectory's
-// generator is still seeded by its own index. Repeats are allowed (a
-// trajectory then counts as often as it is listed).
-func Indices(idx ...int) Option {
+// Indices makes Ensemble.Gradient differentiate only the trajectories idx
+// (a minibatch), in this order: shards are cut over positions in the list,
+// so any subset needs no new ensemble, and each trajectory's generator is
+// still seeded by its own index. Repeats are allowed (a trajectory then
+// counts as often as it is listed).
+func Indices(idx ...int) BatchOption {
 	c := slices.Clone(idx)
 	return func(o *options) {
-		o.markEnsOnly("Indices")
 		o.indices, o.indicesSet = c, true
 	}
 }
 
 // PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGrad.U0). It applies to Ensemble.Gradient and GradientShard
-// only.
-func PerTrajectoryU0() Option {
+// (EnsembleGradientResult.U0).
+func PerTrajectoryU0() BatchOption {
 	return func(o *options) {
-		o.markEnsOnly("PerTrajectoryU0")
 		o.perU0 = true
 	}
 }
 
-func (o *options) markEnsOnly(name string) {
-	if o.ensOnly == "" {
-		o.ensOnly = name
-	}
-}
-
-// EnsembleGrad is the result of Ensemble.Gradient: sums over the
+// EnsembleGradientResult is the result of Ensemble.Gradient: sums over the
 // trajectories that succeeded, taken shard by shard in position order and
 // the shards in order, so they are identical, bit for bit, for any number
 // of workers.
-type EnsembleGrad[T Float] struct {
+type EnsembleGradientResult[T Float] struct {
 	// Value is the sum of the trajectories' losses.
 	Value float64
 	// P is Σ dL/dθ, len(Base.P), accumulated in float64: trajectory i's
@@ -79,15 +69,16 @@ type EnsembleGrad[T Float] struct {
 // *EnsembleError. lossFor and Modify are called concurrently from the
 // workers. Each worker keeps one GradientSolver, so trajectories allocate
 // nothing once the workers are warm (lossFor's own allocations aside).
-func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...Option) (*EnsembleGrad[T], error) {
+func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...EnsembleGradientOption) (*EnsembleGradientResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan("Ensemble.Gradient", m, lossFor, s, opts, gradOpts|ensGradOpts|workersOpt)
+	o, optErr := parseOptions(opts)
+	r, err := e.gradPlan(m, lossFor, s, o, optErr)
 	if err != nil {
 		return nil, err
 	}
-	res := &EnsembleGrad[T]{}
+	res := &EnsembleGradientResult[T]{}
 	n := len(e.Base.U0)
 	if o.perU0 {
 		r.u0s = make([]T, len(r.idx)*n)
@@ -117,7 +108,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 }
 
 // finish fills res from the merged total and returns the ensemble's error.
-func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
+func (r *gradRun[T]) finish(res *EnsembleGradientResult[T]) error {
 	res.Value, res.Count = r.total[0], int(r.total[1])
 	res.P = make([]T, r.np)
 	for k, v := range r.total[2:] {
@@ -131,30 +122,29 @@ func (r *gradRun[T]) finish(res *EnsembleGrad[T]) error {
 	return nil
 }
 
-// gradPlan checks an ensemble gradient's input (the options of call, which
-// accepts the option groups allow) and cuts its shards.
-func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts []Option, allow optGroup) (*gradRun[T], options, error) {
+// gradPlan checks an ensemble gradient's input (optErr is the options'
+// error) and cuts its shards.
+func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivity, o options, optErr error) (*gradRun[T], error) {
 	if lossFor == nil {
-		return nil, options{}, errorf("Ensemble.Gradient: lossFor is nil")
+		return nil, errorf("Ensemble.Gradient: lossFor is nil")
 	}
 	if m == nil {
-		return nil, options{}, errorf("Ensemble.Gradient: method is nil")
+		return nil, errorf("Ensemble.Gradient: method is nil")
 	}
 	if e.N < 0 {
-		return nil, options{}, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
+		return nil, errorf("Ensemble.N = %d, want N ≥ 0", e.N)
 	}
 	if err := e.Base.validate(); err != nil {
-		return nil, options{}, errorf("Ensemble.Base: %w", err)
+		return nil, errorf("Ensemble.Base: %w", err)
 	}
 	if e.ShardSize < 0 {
-		return nil, options{}, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
+		return nil, errorf("Ensemble.ShardSize = %d, want ≥ 0 (0: DefaultShardSize)", e.ShardSize)
 	}
-	o, err := parseOptions(opts)
-	if err != nil {
-		return nil, o, err
+	if optErr != nil {
+		return nil, optErr
 	}
-	if err := o.notFor(call, allow); err != nil {
-		return nil, o, err
+	if err := o.setSensitivity(s); err != nil {
+		return nil, err
 	}
 	idx := o.indices
 	if !o.indicesSet {
@@ -165,35 +155,44 @@ func (e Ensemble[T]) gradPlan(call string, m Method, lossFor func(i int) Loss[T]
 	}
 	for p, i := range idx {
 		if i < 0 || i >= e.N {
-			return nil, o, errorf("Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
+			return nil, errorf("Ensemble.Gradient: Indices[%d] = %d, want 0 ≤ i < N = %d", p, i, e.N)
 		}
 	}
 	so := o // the solvers' options: not the ensemble's
-	so.workers, so.ensOnly, so.indices, so.indicesSet, so.perU0 = 0, "", nil, false, false
+	so.workers, so.indices, so.indicesSet, so.perU0 = 0, nil, false, false
 	np := len(e.Base.P)
 	r := &gradRun[T]{e: &e, m: m, s: s, o: so, lossFor: lossFor, idx: idx, shards: e.gradShards(len(idx)), np: np}
 	r.errs = make([][]TrajectoryError, len(r.shards))
 	r.init(2+np, len(r.shards))
-	return r, o, nil
+	return r, nil
 }
 
 func (e Ensemble[T]) gradShards(positions int) []Shard {
 	size := cmp.Or(e.ShardSize, DefaultShardSize)
 	var shards []Shard
 	for lo := 0; lo < positions; lo += size {
-		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, positions), Seed: e.Seed})
+		shards = append(shards, Shard{Lo: lo, Hi: min(lo+size, positions), N: positions, Seed: e.Seed})
 	}
 	return shards
 }
 
-// GradientShards cuts the positions of the list asked for (the number of
-// Indices given, or N) into the shards of Ensemble.Gradient.
-func (e Ensemble[T]) GradientShards(positions int) []Shard { return e.gradShards(positions) }
+// GradientShards cuts the positions of the list asked for by opts (those of
+// GradientShard: the Indices given, or else all N trajectories) into the
+// shards of Ensemble.Gradient. Options other than Indices do not change
+// the shards.
+func (e Ensemble[T]) GradientShards(opts ...GradientShardOption) []Shard {
+	o, _ := parseOptions(opts) // an invalid option is GradientShard's error
+	positions := e.N
+	if o.indicesSet {
+		positions = len(o.indices)
+	}
+	return e.gradShards(positions)
+}
 
-// GradShardResult is one shard's partial of Ensemble.Gradient: the sums
+// GradientShardResult is one shard's partial of Ensemble.Gradient: the sums
 // over its positions (in float64, in position order), the per-position
 // dL/du0 with PerTrajectoryU0, its failures and counters.
-type GradShardResult[T Float] struct {
+type GradientShardResult[T Float] struct {
 	Shard  Shard
 	Value  float64
 	Count  int
@@ -205,22 +204,26 @@ type GradShardResult[T Float] struct {
 
 // GradientShard computes one shard's partial of Ensemble.Gradient in a new
 // GradientSolver: what a remote runner executes. opts must be those of the
-// whole gradient (the same Indices), without Workers (an error here). Failed
-// trajectories are in the result's Errors; the error is for invalid input
-// and cancellation.
-func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...Option) (*GradShardResult[T], error) {
+// whole gradient (the same Indices), without Workers. Failed trajectories
+// are in the result's Errors; the error is for invalid input and
+// cancellation.
+func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...GradientShardOption) (*GradientShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, o, err := e.gradPlan("GradientShard", m, lossFor, s, opts, gradOpts|ensGradOpts)
+	o, optErr := parseOptions(opts)
+	r, err := e.gradPlan(m, lossFor, s, o, optErr)
 	if err != nil {
 		return nil, err
 	}
 	if sh.Lo < 0 || sh.Hi < sh.Lo || sh.Hi > len(r.idx) {
 		return nil, errorf("GradientShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ %d (the positions)", sh.Lo, sh.Hi, len(r.idx))
 	}
+	if sh.N != len(r.idx) {
+		return nil, errorf("GradientShard: shard [%d, %d) of N = %d, want N = %d (the positions)", sh.Lo, sh.Hi, sh.N, len(r.idx))
+	}
 	n := len(e.Base.U0)
-	sr := &GradShardResult[T]{Shard: sh}
+	sr := &GradientShardResult[T]{Shard: sh}
 	if o.perU0 {
 		r.u0s = make([]T, len(r.idx)*n) // positions outside the shard stay unused
 	}
@@ -246,28 +249,41 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 
 // MergeGradients combines the partials of every shard of GradientShards
 // (in any order; they are sorted by Lo) as Ensemble.Gradient does, summing
-// in shard order: the result, and the error, equal Gradient's. positions
-// is the number of positions (len of the Indices given, or N); perU0 says
-// whether the shards kept dL/du0.
-func (e Ensemble[T]) MergeGradients(parts []*GradShardResult[T], positions int, perU0 bool) (*EnsembleGrad[T], error) {
+// in shard order: the result, and the error, equal Gradient's. The shards
+// hold the number of positions (Shard.N) and whether they kept dL/du0
+// (U0), so nothing else is needed. Without parts the result is that of no
+// positions.
+func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T]) (*EnsembleGradientResult[T], error) {
+	positions := 0
+	for _, p := range parts {
+		if p != nil {
+			positions = p.Shard.N
+			break
+		}
+	}
 	want := e.gradShards(positions)
-	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradShardResult[T]) int { return p.Shard.Lo })
+	ps, err := sortedParts("MergeGradients", parts, len(want), func(p *GradientShardResult[T]) int { return p.Shard.Lo })
 	if err != nil {
 		return nil, err
 	}
 	np, n := len(e.Base.P), len(e.Base.U0)
+	perU0 := len(ps) > 0 && ps[0].U0 != nil
 	total := make([]float64, 2+np)
-	res := &EnsembleGrad[T]{}
+	res := &EnsembleGradientResult[T]{}
 	if perU0 {
 		res.U0 = rows(make([]T, positions*n), positions, n)
 	}
 	acc := make([]float64, 2+np)
 	for k, p := range ps {
 		if p.Shard != want[k] {
-			return nil, errorf("MergeGradients: shard %d is [%d, %d), want [%d, %d)", k, p.Shard.Lo, p.Shard.Hi, want[k].Lo, want[k].Hi)
+			return nil, errorf("MergeGradients: shard %d is [%d, %d) of N = %d, want [%d, %d) of N = %d", k, p.Shard.Lo, p.Shard.Hi, p.Shard.N, want[k].Lo, want[k].Hi, want[k].N)
 		}
 		if len(p.P) != np {
 			return nil, errorf("MergeGradients: shard [%d, %d) has %d gradient values, want %d", p.Shard.Lo, p.Shard.Hi, len(p.P), np)
+		}
+		if (p.U0 != nil) != perU0 {
+			return nil, errorf("MergeGradients: shard [%d, %d) has %d dL/du0 values and shard [%d, %d) %d, want them in every shard (PerTrajectoryU0) or in none",
+				p.Shard.Lo, p.Shard.Hi, len(p.U0), ps[0].Shard.Lo, ps[0].Shard.Hi, len(ps[0].U0))
 		}
 		acc[0], acc[1] = p.Value, float64(p.Count)
 		copy(acc[2:], p.P)
@@ -394,7 +410,7 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 			fail(errorf("Ensemble.Gradient: trajectory's P has len %d, want %d as the others", len(w.prob.P), w.np))
 			continue
 		}
-		g, err := w.gs.GradientOf(ctx, w.prob, r.lossFor(i))
+		g, err := w.gs.GradientFor(ctx, w.prob, r.lossFor(i))
 		w.stats.addCounts(w.gs.res.Forward) // also a failed gradient's counters
 		w.stats.addCounts(w.gs.res.Backward)
 		if err != nil {

@@ -40,13 +40,13 @@ func lvEnsemble(n int) (ode.Ensemble[float64], func(i int) ode.Loss[float64]) {
 func TestEnsembleGradientSumsTrajectories(t *testing.T) {
 	ctx := context.Background()
 	ens, lossFor := lvEnsemble(10)
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
+	tol := ode.Tol(1e-8, 1e-10)
 	var want [4]float64
 	var wantV float64
 	var shardP [4]float64
 	var shardV float64
 	for i := 0; i < ens.N; i++ {
-		g, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.InterpolatingAdjoint{}, opts...)
+		g, err := ode.Gradient(ctx, ens.Problem(i), ode.Tsit5(), lossFor(i), ode.InterpolatingAdjoint{}, tol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,9 +62,9 @@ func TestEnsembleGradientSumsTrajectories(t *testing.T) {
 			shardV, shardP = 0, [4]float64{}
 		}
 	}
-	var first *ode.EnsembleGrad[float64]
+	var first *ode.EnsembleGradientResult[float64]
 	for _, w := range []int{1, 2, 3} {
-		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(w), ode.PerTrajectoryU0())...)
+		g, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, tol, ode.Workers(w), ode.PerTrajectoryU0())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,34 +169,25 @@ func TestEnsembleGradientParameterSlicesAndFailures(t *testing.T) {
 	}
 }
 
-func TestEnsembleOnlyOptions(t *testing.T) {
-	if _, err := ode.Solve(context.Background(), lvProblem(), ode.Tsit5(), ode.Indices(1)); err == nil || !strings.Contains(err.Error(), "ode: Solve: option Indices applies to Ensemble.Gradient") {
-		t.Errorf("Solve with Indices: %v", err)
-	}
-	if _, err := ode.Gradient(context.Background(), lvProblem(), ode.Tsit5(), lvLoss(), nil, ode.PerTrajectoryU0()); err == nil {
-		t.Error("Gradient with PerTrajectoryU0: no error")
-	}
-}
-
 // GradientShard and MergeGradients, in any order, equal Gradient bit for
 // bit: the contract a remote runner relies on.
 func TestEnsembleGradientShardsMerge(t *testing.T) {
 	ctx := context.Background()
 	ens, lossFor := lvEnsemble(11)
 	batch := []int{10, 0, 4, 4, 7, 1, 2, 9}
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10), ode.Indices(batch...), ode.PerTrajectoryU0()}
-	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	opts := []ode.GradientShardOption{ode.Tol(1e-8, 1e-10), ode.Indices(batch...), ode.PerTrajectoryU0()}
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts[0], opts[1], opts[2])
 	if err != nil {
 		t.Fatal(err)
 	}
-	shards := ens.GradientShards(len(batch))
-	parts := make([]*ode.GradShardResult[float64], len(shards))
+	shards := ens.GradientShards(opts...)
+	parts := make([]*ode.GradientShardResult[float64], len(shards))
 	for k := len(shards) - 1; k >= 0; k-- {
 		if parts[k], err = ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[k], opts...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := ens.MergeGradients([]*ode.GradShardResult[float64]{parts[2], parts[0], parts[1]}, len(batch), true)
+	got, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[2], parts[0], parts[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +199,26 @@ func TestEnsembleGradientShardsMerge(t *testing.T) {
 			t.Errorf("position %d: dL/du0 %v, want %v", q, got.U0[q], want.U0[q])
 		}
 	}
-	if _, err := ens.MergeGradients(parts[:2], len(batch), true); err == nil {
+	if _, err := ens.MergeGradients(parts[:2]); err == nil {
 		t.Error("a missing shard: no error")
 	}
-	beyond := ode.Shard{Lo: 6, Hi: 9, Seed: ens.Seed}
+	if _, err := ens.MergeGradients(parts[1:]); err == nil || !strings.Contains(err.Error(), "2 shard results, want 3") {
+		t.Errorf("the first shard missing: got %v", err)
+	}
+	noU0 := *parts[1]
+	noU0.U0 = nil
+	if _, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[0], &noU0, parts[2]}); err == nil || !strings.Contains(err.Error(), "shard [3, 6) has 0 dL/du0 values and shard [0, 3) 6, want them in every shard (PerTrajectoryU0) or in none") {
+		t.Errorf("a shard without dL/du0: got %v", err)
+	}
+	other := *parts[2]
+	other.Shard.N = 9
+	if _, err := ens.MergeGradients([]*ode.GradientShardResult[float64]{parts[0], parts[1], &other}); err == nil || !strings.Contains(err.Error(), "shard 2 is [6, 8) of N = 9, want [6, 8) of N = 8") {
+		t.Errorf("a shard of another list: got %v", err)
+	}
+	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, shards[0], ode.Tol(1e-8, 1e-10)); err == nil || !strings.Contains(err.Error(), "shard [0, 3) of N = 8, want N = 11 (the positions)") {
+		t.Errorf("GradientShard without the Indices its shard was cut with: got %v", err)
+	}
+	beyond := ode.Shard{Lo: 6, Hi: 9, N: 8, Seed: ens.Seed}
 	if _, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, beyond, opts...); err == nil || !strings.Contains(err.Error(), "shard [6, 9), want 0 ≤ Lo ≤ Hi ≤ 8 (the positions)") {
 		t.Errorf("GradientShard beyond the positions: got %v", err)
 	}
@@ -231,20 +238,20 @@ func TestEnsembleGradientStatsOfFailedTrajectories(t *testing.T) {
 			p.T1 = math.Inf(1)
 		}
 	}
-	opts := []ode.Option{ode.Tol(1e-8, 1e-10)}
-	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, append(opts, ode.Workers(1))...)
+	tol := ode.Tol(1e-8, 1e-10)
+	want, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, tol, ode.Workers(1))
 	if err == nil || len(want.Errors) != 3 {
 		t.Fatalf("Gradient: %v, %d failed trajectories; want an error and 3", err, len(want.Errors))
 	}
-	var parts []*ode.GradShardResult[float64]
-	for _, sh := range ens.GradientShards(ens.N) {
-		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, opts...)
+	var parts []*ode.GradientShardResult[float64]
+	for _, sh := range ens.GradientShards() {
+		p, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, sh, tol)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, p)
 	}
-	got, _ := ens.MergeGradients(parts, ens.N, false)
+	got, _ := ens.MergeGradients(parts)
 	if got.Stats != want.Stats {
 		t.Errorf("merged shards' Stats %+v, Gradient's %+v", got.Stats, want.Stats)
 	}

@@ -65,7 +65,16 @@ func testEnsemble(n int) (ode.Ensemble[float64], []float32) {
 	}, θ
 }
 
-var ensOpts = []ode.Option{ode.Tol(1e-7, 1e-9), ode.SaveAt(0, 2)}
+var ensOpts = []ode.SolveOption{ode.Tol(1e-7, 1e-9), ode.SaveAt(0, 2)}
+
+// ensSolveOpts is ensOpts and then more, as options of Ensemble.Solve.
+func ensSolveOpts(more ...ode.EnsembleSolveOption) []ode.EnsembleSolveOption {
+	opts := make([]ode.EnsembleSolveOption, 0, len(ensOpts)+len(more))
+	for _, o := range ensOpts {
+		opts = append(opts, o)
+	}
+	return append(opts, more...)
+}
 
 func sameResult(t *testing.T, what string, got, want *ode.EnsembleResult[float64]) {
 	t.Helper()
@@ -99,7 +108,7 @@ func TestEnsembleIdenticalForAnyWorkers(t *testing.T) {
 		ens.ShardSize = shard
 		var ref *ode.EnsembleResult[float64]
 		for _, w := range []int{1, 2, 3, 7} {
-			res, err := ens.Solve(bg, ode.Tsit5(), append(ensOpts, ode.Workers(w))...)
+			res, err := ens.Solve(bg, ode.Tsit5(), ensSolveOpts(ode.Workers(w))...)
 			var ee *ode.EnsembleError
 			if !errors.As(err, &ee) || len(ee.Errors) != len(res.Errors) {
 				t.Fatalf("shard %d, %d workers: err = %v, want an *EnsembleError listing res.Errors", shard, w, err)
@@ -121,19 +130,19 @@ func TestEnsembleIdenticalForAnyWorkers(t *testing.T) {
 // Problem(i) reproduces what Modify saw.
 func TestEnsembleMatchesSolve(t *testing.T) {
 	ens, _ := testEnsemble(120)
-	res, _ := ens.Solve(bg, ode.Tsit5(), append(ensOpts, ode.Workers(3))...)
+	res, _ := ens.Solve(bg, ode.Tsit5(), ensSolveOpts(ode.Workers(3))...)
 	failed := map[int]bool{}
 	for _, te := range res.Errors {
 		failed[te.Index] = true
 	}
 	var stats ode.Stats
 	for i := range ens.N {
-		it, err := ode.Init(ens.Problem(i), ode.Tsit5(), ensOpts...)
+		it, err := ode.NewIntegrator(ens.Problem(i), ode.Tsit5(), ensOpts...)
 		if err == nil {
 			err = it.Run(bg)
 		}
 		if (err != nil) != failed[i] {
-			t.Fatalf("trajectory %d: Init+Run error %v, ensemble failed %v", i, err, failed[i])
+			t.Fatalf("trajectory %d: NewIntegrator+Run error %v, ensemble failed %v", i, err, failed[i])
 		}
 		if err == nil {
 			_, us := it.Saved()
@@ -155,7 +164,7 @@ func TestEnsembleMatchesSolve(t *testing.T) {
 
 func TestEnsembleFailures(t *testing.T) {
 	ens, _ := testEnsemble(100)
-	res, err := ens.Solve(bg, ode.Tsit5(), append(ensOpts, ode.Workers(2))...)
+	res, err := ens.Solve(bg, ode.Tsit5(), ensSolveOpts(ode.Workers(2))...)
 	wantIdx := []int{7, 11, 48, 64, 89}
 	var got []int
 	for _, te := range res.Errors {
@@ -203,9 +212,9 @@ func TestEnsembleFailures(t *testing.T) {
 func TestEnsembleShardsMerge(t *testing.T) {
 	ens, _ := testEnsemble(83)
 	ens.ShardSize = 10
-	want, wantErr := ens.Solve(bg, ode.Tsit5(), append(ensOpts, ode.Workers(2))...)
+	want, wantErr := ens.Solve(bg, ode.Tsit5(), ensSolveOpts(ode.Workers(2))...)
 	shards := ens.Shards()
-	if len(shards) != 9 || shards[8] != (ode.Shard{Lo: 80, Hi: 83, Seed: 42}) {
+	if len(shards) != 9 || shards[8] != (ode.Shard{Lo: 80, Hi: 83, N: 83, Seed: 42}) {
 		t.Fatalf("Shards() = %v", shards)
 	}
 	var parts []*ode.ShardResult[float64]
@@ -224,8 +233,11 @@ func TestEnsembleShardsMerge(t *testing.T) {
 	if _, err := ens.Merge(parts[1:]); err == nil {
 		t.Error("Merge with a shard missing: no error")
 	}
-	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 80, Hi: 84}); err == nil || !strings.Contains(err.Error(), "shard [80, 84), want 0 ≤ Lo ≤ Hi ≤ N = 83") {
+	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 80, Hi: 84, N: 83}); err == nil || !strings.Contains(err.Error(), "shard [80, 84), want 0 ≤ Lo ≤ Hi ≤ N = 83") {
 		t.Errorf("SolveShard beyond N: got %v", err)
+	}
+	if _, err := ens.SolveShard(bg, ode.Tsit5(), ode.Shard{Lo: 0, Hi: 10, N: 90}); err == nil || !strings.Contains(err.Error(), "shard [0, 10) of N = 90, want the ensemble's N = 83") {
+		t.Errorf("SolveShard of another ensemble's shard: got %v", err)
 	}
 }
 
@@ -287,7 +299,7 @@ func TestEnsembleCancel(t *testing.T) {
 	ens, _ := testEnsemble(400)
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	if res, err := ens.Solve(ctx, ode.Tsit5(), ensOpts...); res != nil || !errors.Is(err, context.Canceled) {
+	if res, err := ens.Solve(ctx, ode.Tsit5(), ensSolveOpts()...); res != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled before: %v, %v", res, err)
 	}
 	// Cancelled from inside, at trajectory 50: Solve returns promptly with
@@ -302,7 +314,7 @@ func TestEnsembleCancel(t *testing.T) {
 			inner(i, rng, p)
 		}
 		start := time.Now()
-		res, err := ens.Solve(ctx, ode.Tsit5(), append(ensOpts, ode.Workers(w))...)
+		res, err := ens.Solve(ctx, ode.Tsit5(), ensSolveOpts(ode.Workers(w))...)
 		if res != nil || !errors.Is(err, context.Canceled) {
 			t.Errorf("%d workers, cancelled inside: %v, %v", w, res, err)
 		}
@@ -323,7 +335,7 @@ func TestEnsembleInvalid(t *testing.T) {
 	out := func(out []float64, _ int, _ *ode.Integrator[float64]) {}
 	for _, c := range []struct {
 		ens  ode.Ensemble[float64]
-		opts []ode.Option
+		opts []ode.EnsembleSolveOption
 		want string
 	}{
 		{ode.Ensemble[float64]{Base: base, N: -1}, nil, "N = -1"},
@@ -333,8 +345,8 @@ func TestEnsembleInvalid(t *testing.T) {
 		{ode.Ensemble[float64]{Base: base, N: 3, Reduce: red}, nil, "ReduceSize = 0"},
 		{ode.Ensemble[float64]{Base: base, N: 3, ReduceSize: 2}, nil, "ReduceSize = 2"},
 		{ode.Ensemble[float64]{Base: base, N: 3, ShardSize: -2}, nil, "ShardSize = -2"},
-		{ode.Ensemble[float64]{Base: base, N: 3}, []ode.Option{ode.Workers(0)}, "Workers(0)"},
-		{ode.Ensemble[float64]{Base: base, N: 3}, []ode.Option{ode.Tol(-1, 1)}, "Tol"},
+		{ode.Ensemble[float64]{Base: base, N: 3}, []ode.EnsembleSolveOption{ode.Workers(0)}, "Workers(0)"},
+		{ode.Ensemble[float64]{Base: base, N: 3}, []ode.EnsembleSolveOption{ode.Tol(-1, 1)}, "Tol"},
 	} {
 		res, err := c.ens.Solve(bg, ode.Tsit5(), c.opts...)
 		if res != nil || err == nil || !strings.Contains(err.Error(), c.want) {
@@ -455,7 +467,7 @@ func TestEnsembleStiff(t *testing.T) {
 		}
 		sameResult(t, m.Name()+" 3 workers vs 1", b, a)
 		for _, i := range []int{0, 7, 23} {
-			it, err := ode.Init(ens.Problem(i), m)
+			it, err := ode.NewIntegrator(ens.Problem(i), m)
 			if err == nil {
 				err = it.Run(bg)
 			}

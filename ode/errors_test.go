@@ -131,7 +131,7 @@ func TestInvalidInput(t *testing.T) {
 		name string
 		prob ode.Problem[float64]
 		m    ode.Method
-		opts []ode.Option
+		opts []ode.SolveOption
 		want string
 	}{
 		{"nil F", ode.Problem[float64]{U0: []float64{1}, T1: 1}, ode.Tsit5(), nil, "F is nil"},
@@ -139,13 +139,13 @@ func TestInvalidInput(t *testing.T) {
 		{"NaN U0", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, math.NaN()}, T1: 1}, ode.Tsit5(), nil, "U0[1]"},
 		{"Inf T1", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: math.Inf(1)}, ode.Tsit5(), nil, "not finite"},
 		{"nil method", good, nil, nil, "method is nil"},
-		{"bad tol", good, ode.Tsit5(), []ode.Option{ode.Tol(-1, 1e-8)}, "Tol(-1"},
-		{"zero abs tol", good, ode.Tsit5(), []ode.Option{ode.Tol(1e-6, 0)}, "abs > 0"},
-		{"SaveAt outside", good, ode.Tsit5(), []ode.Option{ode.SaveAt(0.5, 2)}, "SaveAt time 2"},
-		{"NaN SaveAt", good, ode.Tsit5(), []ode.Option{ode.SaveAt(0.5, math.NaN())}, "SaveAt: time NaN is not finite, want finite times"},
-		{"MaxSteps 0", good, ode.Tsit5(), []ode.Option{ode.MaxSteps(0)}, "MaxSteps(0)"},
+		{"bad tol", good, ode.Tsit5(), []ode.SolveOption{ode.Tol(-1, 1e-8)}, "Tol(-1"},
+		{"zero abs tol", good, ode.Tsit5(), []ode.SolveOption{ode.Tol(1e-6, 0)}, "abs > 0"},
+		{"SaveAt outside", good, ode.Tsit5(), []ode.SolveOption{ode.SaveAt(0.5, 2)}, "SaveAt time 2"},
+		{"NaN SaveAt", good, ode.Tsit5(), []ode.SolveOption{ode.SaveAt(0.5, math.NaN())}, "SaveAt: time NaN is not finite, want finite times"},
+		{"MaxSteps 0", good, ode.Tsit5(), []ode.SolveOption{ode.MaxSteps(0)}, "MaxSteps(0)"},
 		{"RK4 without step", good, ode.RK4(), nil, "FixedStep"},
-		{"zero FixedStep", good, ode.RK4(), []ode.Option{ode.FixedStep(0)}, "FixedStep(0)"},
+		{"zero FixedStep", good, ode.RK4(), []ode.SolveOption{ode.FixedStep(0)}, "FixedStep(0)"},
 		{"nil G", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1, Events: []ode.Event[float64]{{}}}, ode.Tsit5(), nil, "Events[0].G"},
 		{"bad direction", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1,
 			Events: []ode.Event[float64]{{G: func([]float64, float64) float64 { return 1 }, Direction: 2}}}, ode.Tsit5(), nil, "Direction = 2"},
@@ -159,7 +159,7 @@ func TestInvalidInput(t *testing.T) {
 }
 
 func TestStepAfterDone(t *testing.T) {
-	it, err := ode.Init(ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1}, ode.Tsit5())
+	it, err := ode.NewIntegrator(ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 1}, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)
 	}

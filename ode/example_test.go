@@ -43,7 +43,7 @@ func ExampleIntegrator() {
 		du[0] = 1.5*u[0] - u[0]*u[1]
 		du[1] = -3*u[1] + u[0]*u[1]
 	}
-	it, err := ode.Init(ode.Problem[float64]{F: lv, U0: []float64{1, 1}, T1: 10}, ode.Tsit5())
+	it, err := ode.NewIntegrator(ode.Problem[float64]{F: lv, U0: []float64{1, 1}, T1: 10}, ode.Tsit5())
 	if err != nil {
 		fmt.Println(err)
 		return

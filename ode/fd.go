@@ -3,7 +3,8 @@ package ode
 import "math"
 
 // Derivative products of a plain Go right-hand side by finite differences,
-// for FiniteDiffDerivatives when the Problem has no JVP or VJP.
+// for a sensitivity method with FiniteDiff set when the Problem has no JVP
+// or VJP.
 //
 // Every difference is central: its truncation error is O(δ²)·F''' instead
 // of a forward difference's O(δ)·F'', at twice the evaluations, and the

@@ -26,7 +26,7 @@ func TestFixedStepTStops(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prob := ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T0: c.t0, T1: c.t1}
-			it, err := ode.Init(prob, c.m, ode.FixedStep(dt), ode.TStops(c.stops...))
+			it, err := ode.NewIntegrator(prob, c.m, ode.FixedStep(dt), ode.TStops(c.stops...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -279,7 +279,7 @@ func (fs *forwardSens[T]) quadRHS(dY, Y []T, p []float32, t float64) {
 	dY[q] = T(l.Running(u, p, t))
 	clear(fs.gu)
 	clear(fs.gp)
-	l.RunningGrad(fs.gu, fs.gp, u, p, t)
+	l.RunningGradient(fs.gu, fs.gp, u, p, t)
 	for k := 0; k < m; k++ {
 		s := Y[n+k*n : n+(k+1)*n]
 		var d T
@@ -334,7 +334,7 @@ func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 		q := n * (1 + m)
 		clear(fs.gu)
 		clear(fs.gp)
-		fs.gs.loss.RunningGrad(fs.gu, fs.gp, u, p, t)
+		fs.gs.loss.RunningGradient(fs.gu, fs.gp, u, p, t)
 		copy(JA[q*N:q*N+n], fs.gu)
 		for k := 0; k < m; k++ {
 			row := (q + 1 + k) * N
@@ -345,7 +345,7 @@ func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 
 func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	quad := gs.loss.Running != nil
-	// GradientOf's problem may lack the products or the Jacobians; the
+	// GradientFor's problem may lack the products or the Jacobians; the
 	// choice is made before build, whose integrator evaluates the system.
 	fs.jacs = gs.prob.Jac != nil && gs.prob.ParamJac != nil
 	fs.rows = fs.jacs || useRows(fs.n, fs.m, gs.prob.VJP != nil)

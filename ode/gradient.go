@@ -17,11 +17,16 @@ import (
 //
 // With a stiff method (Rosenbrock23, Rodas5P) the Jacobian of the system
 // integrated is built from Problem.Jac (or from the products) as the
-// method's doc says. A missing product is an error naming it, unless
-// FiniteDiffDerivatives is given.
+// method's doc says. A missing product is an error naming it, unless the
+// method's FiniteDiff field is set: then it is taken by central
+// differences.
+//
+// A method's settings are fields of its value, zero meaning the default:
+// Checkpoints, the tolerances AdjointTol and QuadTol (see Tolerance), and
+// FiniteDiff.
 type Sensitivity interface {
 	Name() string
-	sensitivity() // seals the interface: methods are defined in this package
+	settings() sensSettings // seals the interface: methods are defined in this package
 }
 
 // ForwardSensitivity solves the sensitivity equations s_k' = ∂F/∂u·s_k +
@@ -29,7 +34,7 @@ type Sensitivity interface {
 // u0 (CVODES's simultaneous corrector, SciMLSensitivity's
 // ForwardSensitivity). Cost grows with len(p)+n; the choice for small
 // problems. It also gives the sensitivity matrices at the save times
-// (GradResult.Sens).
+// (GradientResult.Sens).
 //
 // The sensitivities' right-hand side takes one JVP per column, or, when
 // the problem has a VJP and 2n ≤ len(p)+n, n VJPs (the rows of [∂F/∂u
@@ -58,6 +63,10 @@ type ForwardSensitivity struct {
 	// control (CVODES's errconS = false): fewer steps, less accurate
 	// gradients.
 	NoErrorControl bool
+	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.JVP by finite differences.
+	FiniteDiff bool
 }
 
 // InterpolatingAdjoint solves the adjoint λ' = −(∂F/∂u)ᵀλ − ∂g/∂uᵀ and the
@@ -81,6 +90,11 @@ type InterpolatingAdjoint struct {
 	// segments) states, for one more forward pass at the cost of its
 	// steps alone.
 	Checkpoints int
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances (zero: the forward solve's).
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
 }
 
 // BacksolveAdjoint solves the state backwards together with the adjoint,
@@ -90,7 +104,13 @@ type InterpolatingAdjoint struct {
 // the forward problem is stiff or dissipative: on Robertson it fails
 // (see the tests) with an error from the backward solve. Use it only as
 // an explicit choice, on problems known to be reversible.
-type BacksolveAdjoint struct{}
+type BacksolveAdjoint struct {
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances (zero: the forward solve's).
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
 
 // DiscreteAdjoint is reverse mode through the steps the forward solve
 // took, with the step sizes held as constants: the exact gradient of the
@@ -106,16 +126,32 @@ type DiscreteAdjoint struct {
 	// but the last (s·n values per step for an s-stage method), so that
 	// the reverse pass evaluates no F on steps without a save time inside.
 	Checkpoints int
+	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
 }
 
 func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
 func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
 func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
 func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
-func (ForwardSensitivity) sensitivity()   {}
-func (InterpolatingAdjoint) sensitivity() {}
-func (BacksolveAdjoint) sensitivity()     {}
-func (DiscreteAdjoint) sensitivity()      {}
+
+func (s ForwardSensitivity) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s InterpolatingAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s BacksolveAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s DiscreteAdjoint) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
 
 // ForwardSensitivityLimit is the number of parameters plus states below
 // which a nil Sensitivity means ForwardSensitivity (SciMLSensitivity's
@@ -137,22 +173,22 @@ type Loss[T Float] struct {
 	// us[i], dLdus[i]), each call writing its own dL/du (zeroed).
 	Point func(i int, t float64, u, dLdu []T) float64
 	// Running, if set, adds the running cost ∫ g(u, p, t) dt over the
-	// span. RunningGrad must then add ∂g/∂u into du and ∂g/∂p into dp
+	// span. RunningGradient must then add ∂g/∂u into du and ∂g/∂p into dp
 	// (len(p)).
-	Running     func(u []T, p []float32, t float64) float64
-	RunningGrad func(du, dp, u []T, p []float32, t float64)
+	Running         func(u []T, p []float32, t float64) float64
+	RunningGradient func(du, dp, u []T, p []float32, t float64)
 
 	errOf func() error // ADLoss: the error behind a NaN value
 }
 
 var nanLoss = math.NaN()
 
-// GradResult is the result of a gradient: the loss and its derivatives
+// GradientResult is the result of a gradient: the loss and its derivatives
 // with respect to the parameters, the initial state and the ends of the
 // span. A save time equal to T1 moves with T1; one equal to T0 is u0
 // itself. The slices are owned by the GradientSolver and overwritten by
 // its next call.
-type GradResult[T Float] struct {
+type GradientResult[T Float] struct {
 	Value float64
 	P     []T // dL/dθ, len(Problem.P), in θ's layout (through U0FromVJP too)
 	U0    []T // dL/du0, len n
@@ -183,7 +219,7 @@ type GradientSolver[T Float] struct {
 	sens   Sensitivity
 	o      options
 	impl   gradMethod[T]
-	res    GradResult[T]
+	res    GradientResult[T]
 
 	// the loss being differentiated and its buffers
 	loss   *Loss[T]
@@ -211,25 +247,24 @@ type gradMethod[T Float] interface {
 // sensitivity method s (nil: ForwardSensitivity below
 // ForwardSensitivityLimit parameters plus states, else
 // InterpolatingAdjoint). opts are the forward solve's options (Tol,
-// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops) and the
-// gradient's (AdjointTol, QuadTol, FiniteDiffDerivatives); the save times
-// come from loss.At, so SaveAt, Dense and SaveEveryStep do not apply.
+// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops); the save
+// times come from loss.At. The gradient's own settings are fields of s.
 //
 // It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
 // failed; events are not supported yet (an error).
-func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...Option) (*GradResult[T], error) {
+func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return gs.GradientOf(ctx, prob, loss)
+	return gs.GradientFor(ctx, prob, loss)
 }
 
 // NewGradientSolver prepares gradients of solves of prob (see Gradient for
 // the arguments). It checks that the method and the sensitivity fit and
 // that prob has the derivative products they need.
-func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...Option) (*GradientSolver[T], error) {
+func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...GradientOption) (*GradientSolver[T], error) {
 	if m == nil {
 		return nil, errorf("Gradient: method is nil")
 	}
@@ -241,9 +276,6 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := o.notFor("Gradient", gradOpts); err != nil {
 		return nil, err
 	}
 	return newGradientSolver(prob, m, s, o)
@@ -262,6 +294,9 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 		} else {
 			s = InterpolatingAdjoint{}
 		}
+	}
+	if err := o.setSensitivity(s); err != nil {
+		return nil, err
 	}
 	gs := &GradientSolver[T]{prob: prob, method: m, sens: s, o: o}
 	if err := gs.fillDerivatives(); err != nil {
@@ -296,13 +331,13 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or pass FiniteDiffDerivatives()", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}
@@ -313,7 +348,7 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 }
 
 // currentF is the F of the problem being differentiated: the finite
-// differences call it, so that GradientOf with another F differentiates
+// differences call it, so that GradientFor with another F differentiates
 // that one.
 func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
 	gs.prob.F(du, u, p, t)
@@ -322,16 +357,16 @@ func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
 // Gradient differentiates the loss of a solve of the solver's problem with
 // parameters θ (which replace Problem.P; len(θ) must stay the same). The
 // result is owned by the solver until its next call.
-func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradResult[T], error) {
+func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradientResult[T], error) {
 	prob := gs.prob
 	prob.P = θ
-	return gs.GradientOf(ctx, prob, loss)
+	return gs.GradientFor(ctx, prob, loss)
 }
 
-// GradientOf differentiates the loss of a solve of prob, which must have
+// GradientFor differentiates the loss of a solve of prob, which must have
 // the solver's dimension and len(P); F, the derivative products, U0, P and
 // the span may differ (an ensemble's trajectories).
-func (gs *GradientSolver[T]) GradientOf(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradResult[T], error) {
+func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradientResult[T], error) {
 	// The counters first: a call that fails on its input has done no work,
 	// and Ensemble.Gradient adds a failed call's counters to its Stats.
 	gs.res.Forward, gs.res.Backward = Stats{}, Stats{}
@@ -380,8 +415,8 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	if (loss.Saved != nil || loss.Point != nil) && len(loss.At) == 0 {
 		return errorf("Loss: Saved or Point is set but At is empty, want at least one save time")
 	}
-	if loss.Running != nil && loss.RunningGrad == nil {
-		return errorf("Loss: Running is set but RunningGrad is nil")
+	if loss.Running != nil && loss.RunningGradient == nil {
+		return errorf("Loss: Running is set but RunningGradient is nil")
 	}
 	t0, t1 := gs.prob.T0, gs.prob.T1
 	lo, hi := min(t0, t1), max(t0, t1)

@@ -19,7 +19,7 @@ func lvLoss32() ode.Loss[float32] {
 // lvMaxRelErr32 is the largest relative error over the components of the
 // gradient (dG/dp, dG/du0, dG/dT0, dG/dT1); the loss value itself is a small
 // difference, 1.4e-3 off at rtol 1e-5 in the forward solve alone.
-func lvMaxRelErr32(g *ode.GradResult[float32]) float64 {
+func lvMaxRelErr32(g *ode.GradientResult[float32]) float64 {
 	var e float64
 	for i, w := range lvRefP {
 		e = max(e, math.Abs(float64(g.P[i])-w)/math.Abs(w))
@@ -58,20 +58,24 @@ func TestLotkaVolterraGradientAD(t *testing.T) {
 	}
 }
 
-// Plain Go F with finite-difference products (FiniteDiffDerivatives):
+// Plain Go F with finite-difference products (the methods' FiniteDiff):
 // float64 state at rtol 1e-10, within the documented accuracy (the
 // parameter columns ~1e-5 relative at worst; LV is linear in p, so its
 // central differences are exact to rounding).
 func TestLotkaVolterraGradientFiniteDiff(t *testing.T) {
 	prob := ode.Problem[float64]{F: lvF, U0: []float64{1, 1}, T1: 10, P: []float32{1.5, 1, 3, 1}}
-	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.DiscreteAdjoint{}} {
-		t.Run(s.Name(), func(t *testing.T) {
-			if _, err := ode.Gradient(context.Background(), prob, ode.Tsit5(), lvLoss(), s); err == nil {
-				t.Fatal("no JVP/VJP and no FiniteDiffDerivatives: want an error naming the missing product")
+	for _, c := range []struct{ s, fd ode.Sensitivity }{
+		{ode.ForwardSensitivity{}, ode.ForwardSensitivity{FiniteDiff: true}},
+		{ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{FiniteDiff: true}},
+		{ode.DiscreteAdjoint{}, ode.DiscreteAdjoint{FiniteDiff: true}},
+	} {
+		t.Run(c.s.Name(), func(t *testing.T) {
+			if _, err := ode.Gradient(context.Background(), prob, ode.Tsit5(), lvLoss(), c.s); err == nil {
+				t.Fatal("no JVP/VJP and no FiniteDiff: want an error naming the missing product")
 			} else {
 				t.Log(err)
 			}
-			g, err := ode.Gradient(context.Background(), prob, ode.Tsit5(), lvLoss(), s, ode.Tol(1e-10, 1e-12), ode.FiniteDiffDerivatives())
+			g, err := ode.Gradient(context.Background(), prob, ode.Tsit5(), lvLoss(), c.fd, ode.Tol(1e-10, 1e-12))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,7 +35,7 @@ func TestGradientErrors(t *testing.T) {
 		m    ode.Method
 		loss ode.Loss[float64]
 		s    ode.Sensitivity
-		opts []ode.Option
+		opts []ode.GradientOption
 		want string
 	}{
 		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "events are not supported yet (Problem has 1 events, want none)"},
@@ -46,8 +46,15 @@ func TestGradientErrors(t *testing.T) {
 		{"Saved and Point", lvProblem(), ode.Tsit5(), both, nil, nil, "Saved and Point are both set"},
 		{"Saved without At", lvProblem(), ode.Tsit5(), noAt, nil, nil, "Saved or Point is set but At is empty, want at least one save time"},
 		{"At outside", lvProblem(), ode.Tsit5(), outside, nil, nil, "Loss.At time 11 is outside the span [0, 10]"},
-		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGrad is nil"},
-		{"SaveAt", lvProblem(), ode.Tsit5(), lvLoss(), nil, []ode.Option{ode.SaveAt(1)}, "ode: Gradient: option SaveAt applies to solves only"},
+		{"Running without its gradient", lvProblem(), ode.Tsit5(), noGrad, nil, nil, "RunningGradient is nil"},
+		{"AdjointTol below 0", lvProblem(), ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{AdjointTol: ode.Tolerance{Rel: -1, Abs: 1e-8}},
+			nil, "ode: Gradient: InterpolatingAdjoint.AdjointTol = {Rel:-1 Abs:1e-08}, want a finite Rel ≥ 0 and a finite Abs > 0, or the zero Tolerance"},
+		{"AdjointTol infinite", lvProblem(), ode.Tsit5(), lvLoss(), ode.BacksolveAdjoint{AdjointTol: ode.Tolerance{Rel: 1e-6, Abs: math.Inf(1)}},
+			nil, "BacksolveAdjoint.AdjointTol = {Rel:1e-06 Abs:+Inf}, want"},
+		{"QuadTol without Abs", lvProblem(), ode.Tsit5(), lvLoss(), ode.ForwardSensitivity{QuadTol: ode.Tolerance{Rel: 1e-6}},
+			nil, "ForwardSensitivity.QuadTol = {Rel:1e-06 Abs:0}, want a finite Rel ≥ 0 and Abs > 0"},
+		{"QuadTol NaN", lvProblem(), ode.Tsit5(), lvLoss(), ode.DiscreteAdjoint{QuadTol: ode.Tolerance{Rel: math.NaN(), Abs: 1}},
+			nil, "DiscreteAdjoint.QuadTol = {Rel:NaN Abs:1}"},
 		{"forward blows up", blowUp, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "the forward solve: dt underflow at t="},
 		{"nil method", lvProblem(), nil, lvLoss(), nil, nil, "method is nil"},
 	}
@@ -62,8 +69,14 @@ func TestGradientErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ode.Init(lvProblem(), ode.Tsit5(), ode.AdjointTol(1e-6, 1e-8)); err == nil || !strings.Contains(err.Error(), "ode: Init: option AdjointTol applies to gradients only") {
-		t.Errorf("Init with AdjointTol: got %v", err)
+	quadOut := ode.InterpolatingAdjoint{AdjointTol: ode.Tolerance{Rel: 1e-6, Abs: 1e-6}, QuadTol: ode.Tolerance{Rel: 1e-6, Abs: math.Inf(1)}}
+	if _, err := ode.Gradient(ctx, lvProblem(), ode.Tsit5(), lvLoss(), quadOut); err != nil {
+		t.Errorf("QuadTol with Abs +Inf (out of the error control): %v", err)
+	}
+	ens, lossFor := lvEnsemble(4)
+	bad := ode.InterpolatingAdjoint{QuadTol: ode.Tolerance{Rel: -1, Abs: 1}}
+	if _, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, bad); err == nil || !strings.Contains(err.Error(), "InterpolatingAdjoint.QuadTol = {Rel:-1 Abs:1}") {
+		t.Errorf("Ensemble.Gradient with a bad QuadTol: got %v", err)
 	}
 	gs, err := ode.NewGradientSolver(lvProblem(), ode.Tsit5(), nil)
 	if err != nil {

@@ -45,7 +45,7 @@ func lvLoss() ode.Loss[float64] {
 
 // maxRelErr is the largest relative error of got against want over all
 // components of the gradient.
-func lvMaxRelErr(g *ode.GradResult[float64]) float64 {
+func lvMaxRelErr(g *ode.GradientResult[float64]) float64 {
 	e := math.Abs(g.Value-lvRefG) / lvRefG
 	for i, w := range lvRefP {
 		e = max(e, math.Abs(g.P[i]-w)/math.Abs(w))
@@ -139,7 +139,7 @@ func TestForwardSensitivityMatrices(t *testing.T) {
 // one JVP per column: each against the reference, and against the JVPs'.
 func TestLotkaVolterraForwardSensitivityRowsAndJVPs(t *testing.T) {
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.Rodas5P()} {
-		var gs [3]*ode.GradResult[float64]
+		var gs [3]*ode.GradientResult[float64]
 		for k, how := range []string{"JVPs", "VJP rows", "Jac and ParamJac"} {
 			prob := lvProblem()
 			switch how {

@@ -73,13 +73,13 @@ func robProblem() ode.Problem[float64] {
 
 func robLoss() ode.Loss[float64] {
 	return ode.Loss[float64]{
-		Running:     func(u []float64, p []float32, t float64) float64 { return u[2] },
-		RunningGrad: func(du, dp, u []float64, p []float32, t float64) { du[2] += 1 },
+		Running:         func(u []float64, p []float32, t float64) float64 { return u[2] },
+		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[2] += 1 },
 	}
 }
 
 func TestRobertsonGradientReference(t *testing.T) {
-	opts := []ode.Option{ode.TolPerComponent(1e-8, []float64{1e-10, 1e-16, 1e-8}), ode.MaxSteps(1e6)}
+	opts := []ode.GradientOption{ode.TolPerComponent(1e-8, []float64{1e-10, 1e-16, 1e-8}), ode.MaxSteps(1e6)}
 	jacs := robProblem()
 	jacs.JVP, jacs.VJP, jacs.ParamJac = nil, nil, robParamJac
 	for _, tc := range []struct {

@@ -2,71 +2,73 @@ package ode
 
 import "math"
 
-// AdjointTol sets the tolerances of an adjoint method's backward solve of
-// λ (default: those of the forward solve). Adjoint states scale
-// differently from the state (Robertson's λ reaches ~4e7), so an absolute
-// tolerance chosen for u is often wrong for λ. It applies to gradients only
-// (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard).
-func AdjointTol(rel, abs float64) Option {
-	return func(o *options) {
-		o.markGradOnly("AdjointTol")
-		if !(rel >= 0) || !(abs > 0) || math.IsInf(rel, 0) || math.IsInf(abs, 0) {
-			o.fail("AdjointTol(%g, %g): want finite rel ≥ 0 and abs > 0", rel, abs)
-			return
+// Tolerance is a pair of error tolerances, as Tol takes them, for a part of
+// the systems a gradient integrates. The zero Tolerance means the forward
+// solve's tolerances. Otherwise Rel must be finite and ≥ 0 and Abs > 0.
+//
+// The sensitivity methods hold two as fields. AdjointTol (the continuous
+// adjoints) is for the backward solve of the adjoint λ. QuadTol (every
+// method) is for the quadratures integrated beside the state: the running
+// cost ∫g dt and, in the adjoint methods, the parameter gradient μ. Adjoint states scale differently from the state
+// (Robertson's λ reaches ~4e7), so an absolute tolerance chosen for u is
+// often wrong for λ. A QuadTol.Abs of +Inf leaves the quadratures out of
+// the step-size control (CVODES's default); they are then as accurate as
+// the steps chosen for the rest make them.
+type Tolerance struct {
+	Rel, Abs float64
+}
+
+// sensSettings are the settings that several sensitivity methods share.
+type sensSettings struct {
+	adjTol, quadTol Tolerance
+	finiteDiff      bool
+}
+
+// check returns an error naming the field name of method s when t is
+// neither zero nor valid; infAbs allows an Abs of +Inf.
+func (t Tolerance) check(s Sensitivity, name string, infAbs bool) error {
+	if t == (Tolerance{}) {
+		return nil
+	}
+	if !(t.Rel >= 0) || math.IsInf(t.Rel, 0) || !(t.Abs > 0) || (math.IsInf(t.Abs, 0) && !infAbs) {
+		abs := "a finite Abs > 0"
+		if infAbs {
+			abs = "Abs > 0"
 		}
-		o.adjRtol, o.adjAtol = rel, abs
+		return errorf("Gradient: %s.%s = %+v, want a finite Rel ≥ 0 and %s, or the zero Tolerance (the forward solve's)", s.Name(), name, t, abs)
 	}
+	return nil
 }
 
-// QuadTol sets the tolerances of the quadratures a gradient integrates
-// beside the state: the running cost ∫g dt and, in the adjoint methods,
-// the parameter gradient μ (default: those of the forward solve). An abs
-// of +Inf leaves the quadratures out of the step-size control (CVODES's
-// default); they are then as accurate as the steps chosen for the rest
-// make them. It applies to gradients only (Gradient,
-// NewGradientSolver, Ensemble.Gradient, GradientShard).
-func QuadTol(rel, abs float64) Option {
-	return func(o *options) {
-		o.markGradOnly("QuadTol")
-		if !(rel >= 0) || !(abs > 0) || math.IsInf(rel, 0) {
-			o.fail("QuadTol(%g, %g): want a finite rel ≥ 0 and abs > 0", rel, abs)
-			return
-		}
-		o.quadRtol, o.quadAtol = rel, abs
+// setSensitivity checks the settings of s and copies them into o. A nil s
+// (the default method) has none.
+func (o *options) setSensitivity(s Sensitivity) error {
+	if s == nil {
+		return nil
 	}
-}
-
-// FiniteDiffDerivatives lets Gradient take the derivative products a
-// sensitivity method needs (Problem.JVP, Problem.VJP) by finite
-// differences where the Problem does not give them. Without it a missing
-// product is an error naming it. See finiteDiffJVP for the steps and the
-// accuracy. It applies to gradients only (Gradient,
-// NewGradientSolver, Ensemble.Gradient, GradientShard).
-func FiniteDiffDerivatives() Option {
-	return func(o *options) {
-		o.markGradOnly("FiniteDiffDerivatives")
-		o.finiteDiff = true
+	st := s.settings()
+	if err := st.adjTol.check(s, "AdjointTol", false); err != nil {
+		return err
 	}
-}
-
-func (o *options) markGradOnly(name string) {
-	if o.gradOnly == "" {
-		o.gradOnly = name
+	if err := st.quadTol.check(s, "QuadTol", true); err != nil {
+		return err
 	}
+	o.adjTol, o.quadTol, o.finiteDiff = st.adjTol, st.quadTol, st.finiteDiff
+	return nil
 }
 
 // adjointTols returns the backward solve's (rel, abs).
 func (o *options) adjointTols() (float64, float64) {
-	if o.adjAtol > 0 {
-		return o.adjRtol, o.adjAtol
+	if o.adjTol.Abs > 0 {
+		return o.adjTol.Rel, o.adjTol.Abs
 	}
 	return o.rtol, o.atol
 }
 
 // quadTols returns the quadratures' (rel, abs).
 func (o *options) quadTols() (float64, float64) {
-	if o.quadAtol > 0 {
-		return o.quadRtol, o.quadAtol
+	if o.quadTol.Abs > 0 {
+		return o.quadTol.Rel, o.quadTol.Abs
 	}
 	return o.rtol, o.atol
 }

@@ -61,7 +61,7 @@ func (s *fwdSystem[T]) f(du, u []T, p []float32, t float64) {
 func (s *fwdSystem[T]) runningGrad(u []T, p []float32, t float64) {
 	clear(s.gu)
 	clear(s.gp)
-	s.gs.loss.RunningGrad(s.gu, s.gp, u, p, t)
+	s.gs.loss.RunningGradient(s.gu, s.gp, u, p, t)
 }
 
 // vjp adds wᵀ∂f/∂u into du and wᵀ∂f/∂p into dp (nil: not wanted).
@@ -137,7 +137,7 @@ func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64,
 func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T], sys *fwdSystem[T], y0 []T, ck *checkpoints[T], budget int, u1 []T) error {
 	n := sys.n
 	it.o.saveAt = gs.at
-	it.prob.F = sys.rhs() // prob.F may differ from the last call's (GradientOf)
+	it.prob.F = sys.rhs() // prob.F may differ from the last call's (GradientFor)
 	it.quadratures(len(y0) - n)
 	clear(y0)
 	copy(y0, gs.initialState())

@@ -3,8 +3,6 @@ package ode
 import (
 	"context"
 	"math"
-
-	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // Stats are the counters of one solve.
@@ -17,13 +15,13 @@ type Stats struct {
 	Retcode  Retcode // how the solve ended
 }
 
-// Integrator is the allocation-free form of Solve for repeated solves: Init
-// allocates every buffer once; Reinit (or ReinitProblem) starts a new solve
-// in the same buffers; Run integrates to T1; Step advances one accepted step
-// at a time. Once warm (after a solve that saved as many points as the next
+// Integrator is the allocation-free form of Solve for repeated solves:
+// NewIntegrator allocates every buffer once; Reinit (or ReinitProblem)
+// starts a new solve in the same buffers; Run integrates to T1; Step
+// advances one accepted step at a time. Once warm (after a solve that saved as many points as the next
 // will), Reinit followed by Run allocates nothing.
 //
-//	it, err := ode.Init(prob, ode.Tsit5(), ode.Tol(1e-6, 1e-8))
+//	it, err := ode.NewIntegrator(prob, ode.Tsit5(), ode.Tol(1e-6, 1e-8))
 //	for _, u0 := range starts {
 //		if err := it.Reinit(u0, 0, 10, θ); err != nil { … }
 //		if err := it.Run(ctx); err != nil { … }
@@ -92,15 +90,10 @@ type Integrator[T Float] struct {
 	onAccept func()
 }
 
-// Init prepares an integrator for prob with method m; it checks the problem
-// and the options and evaluates F at the start (and once more for the
-// initial step size). Run or Step then integrate.
-func Init[T Float](prob Problem[T], m Method, opts ...Option) (*Integrator[T], error) {
-	return initCall("Init", prob, m, opts)
-}
-
-// initCall is Init for the exported call named call (Init, Solve).
-func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*Integrator[T], error) {
+// NewIntegrator prepares an integrator for prob with method m; it checks
+// the problem and the options and evaluates F at the start (and once more
+// for the initial step size). Run or Step then integrate.
+func NewIntegrator[T Float](prob Problem[T], m Method, opts ...SolveOption) (*Integrator[T], error) {
 	if m == nil {
 		return nil, errorf("method is nil")
 	}
@@ -111,19 +104,10 @@ func initCall[T Float](call string, prob Problem[T], m Method, opts []Option) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := o.notFor(call, solveOpts); err != nil {
-		return nil, err
-	}
 	return initWith(prob, m, o)
 }
 
-func parseOptions(opts []Option) (options, error) {
-	o := defaultOptions()
-	funcopt.Apply(&o, opts)
-	return o, o.err
-}
-
-// initWith is Init with parsed options; prob has been validated.
+// initWith is NewIntegrator with parsed options; prob has been validated.
 func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], error) {
 	inf := m.info()
 	fixed := o.fixed
@@ -208,8 +192,8 @@ func (it *Integrator[T]) growEvents(k int) {
 
 // Reinit starts a new solve from u0 on [t0, t1] with parameters p (which
 // replace Problem.P; nil means none), keeping F, Jac, Events, the method, the
-// options and every buffer. u0 is copied. Like Init it evaluates F at the
-// start; a NaN or Inf there is reported by the next Run or Step.
+// options and every buffer. u0 is copied. Like NewIntegrator it evaluates F
+// at the start; a NaN or Inf there is reported by the next Run or Step.
 func (it *Integrator[T]) Reinit(u0 []T, t0, t1 float64, p []float32) error {
 	if len(u0) != it.n {
 		return errorf("Reinit: len(u0) = %d, want %d", len(u0), it.n)

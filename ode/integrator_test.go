@@ -21,13 +21,13 @@ func TestFloat32State(t *testing.T) {
 	ref := refProblems[0].ref
 	for _, c := range []struct {
 		m    ode.Method
-		opts []ode.Option
+		opts []ode.SolveOption
 		tol  float64
 	}{
-		{ode.Tsit5(), []ode.Option{ode.Tol(1e-5, 1e-7)}, 2e-4},
-		{ode.BS3(), []ode.Option{ode.Tol(1e-4, 1e-6)}, 2e-3},
-		{ode.Vern7(), []ode.Option{ode.Tol(1e-5, 1e-7), ode.Dense()}, 2e-4},
-		{ode.RK4(), []ode.Option{ode.FixedStep(0.01)}, 2e-4},
+		{ode.Tsit5(), []ode.SolveOption{ode.Tol(1e-5, 1e-7)}, 2e-4},
+		{ode.BS3(), []ode.SolveOption{ode.Tol(1e-4, 1e-6)}, 2e-3},
+		{ode.Vern7(), []ode.SolveOption{ode.Tol(1e-5, 1e-7), ode.Dense()}, 2e-4},
+		{ode.RK4(), []ode.SolveOption{ode.FixedStep(0.01)}, 2e-4},
 	} {
 		prob := ode.Problem[float32]{F: lotkaVolterra32, U0: []float32{1, 1}, T1: 10}
 		sol, err := ode.Solve(bg, prob, c.m, c.opts...)
@@ -55,8 +55,8 @@ func TestFloat32State(t *testing.T) {
 
 func TestReinitMatchesSolve(t *testing.T) {
 	prob := ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}
-	opts := []ode.Option{ode.Tol(1e-7, 1e-9), ode.SaveAt(1, 2, 3), ode.Dense()}
-	it, err := ode.Init(prob, ode.Tsit5(), opts...)
+	opts := []ode.SolveOption{ode.Tol(1e-7, 1e-9), ode.SaveAt(1, 2, 3), ode.Dense()}
+	it, err := ode.NewIntegrator(prob, ode.Tsit5(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestReinitProblemAndParameters(t *testing.T) {
 	// parameters come from the flat float32 buffer (lvF reads p)
 	θ := []float32{1.5, 1, 3, 1}
 	prob := ode.Problem[float64]{F: lvF, U0: []float64{1, 1}, T1: 10, P: θ}
-	it, err := ode.Init(prob, ode.Tsit5())
+	it, err := ode.NewIntegrator(prob, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestReinitProblemAndParameters(t *testing.T) {
 
 func TestStepByStepAndAtInto(t *testing.T) {
 	prob := ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}
-	it, err := ode.Init(prob, ode.DP5())
+	it, err := ode.NewIntegrator(prob, ode.DP5())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,17 +163,17 @@ func TestIntegratorAllocatesNothing(t *testing.T) {
 		name string
 		prob ode.Problem[float64]
 		m    ode.Method
-		opts []ode.Option
+		opts []ode.SolveOption
 	}{
-		{"Tsit5", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.Tsit5(), []ode.Option{ode.Tol(1e-6, 1e-8)}},
-		{"DP5 SaveAt", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.DP5(), []ode.Option{ode.SaveAt(1, 2, 3, 4.5)}},
-		{"BS3 every step", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.BS3(), []ode.Option{ode.SaveEveryStep()}},
-		{"Vern7 dense", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.Vern7(), []ode.Option{ode.Dense(), ode.TStops(5)}},
-		{"RK4", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.RK4(), []ode.Option{ode.FixedStep(0.01)}},
+		{"Tsit5", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.Tsit5(), []ode.SolveOption{ode.Tol(1e-6, 1e-8)}},
+		{"DP5 SaveAt", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.DP5(), []ode.SolveOption{ode.SaveAt(1, 2, 3, 4.5)}},
+		{"BS3 every step", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.BS3(), []ode.SolveOption{ode.SaveEveryStep()}},
+		{"Vern7 dense", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.Vern7(), []ode.SolveOption{ode.Dense(), ode.TStops(5)}},
+		{"RK4", ode.Problem[float64]{F: lotkaVolterra, U0: []float64{1, 1}, T1: 10}, ode.RK4(), []ode.SolveOption{ode.FixedStep(0.01)}},
 		{"Tsit5 events", ode.Problem[float64]{F: fall, U0: []float64{1, 0}, T1: 4, Events: ball}, ode.Tsit5(), nil},
 	}
 	for _, c := range cases {
-		it, err := ode.Init(c.prob, c.m, c.opts...)
+		it, err := ode.NewIntegrator(c.prob, c.m, c.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestIntegratorAllocatesNothing(t *testing.T) {
 	// a cancellable context is checked without allocating
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	it, _ := ode.Init(cases[0].prob, ode.Tsit5())
+	it, _ := ode.NewIntegrator(cases[0].prob, ode.Tsit5())
 	run := func() {
 		_ = it.Reinit([]float64{1, 1}, 0, 10, nil)
 		if err := it.Run(ctx); err != nil {

@@ -40,7 +40,7 @@ type methodInfo struct {
 //
 // The call sequence of one solve is
 //
-//	start                              at Init/Reinit and after every event that continues
+//	start                              at NewIntegrator or Reinit and after every event that continues
 //	attempt, attempt, …                until an attempt's (squared) error norm is ≤ 1
 //	accept                             once per accepted step, before the buffers rotate
 //	dense                              zero or more times for the accepted step, before the next attempt

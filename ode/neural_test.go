@@ -36,8 +36,8 @@ func TestNeuralProblemGradients(t *testing.T) {
 		}
 		return s
 	})
-	proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 2e-3})
-	proptest.CheckODEGradient(t, prob, ode.Rodas5P(), loss, proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+	proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODETol(1e-5), proptest.ODEAgree(100), proptest.ODEFDTol(2e-3))
+	proptest.CheckODEGradient(t, prob, ode.Rodas5P(), loss, proptest.ODETol(1e-5), proptest.ODEAgree(100))
 }
 
 // A universal ODE: known terms on four rates in θ plus a network on the
@@ -60,7 +60,7 @@ func TestUniversalODE(t *testing.T) {
 		t.Fatal(err)
 	}
 	loss := ode.ADLoss([]float64{1, 2}, func(ts []float64, us []ad.Var) ad.Var { return ad.Sum(ad.Square(ad.Sub(us[1], us[0]))) })
-	proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDTol: 2e-3})
+	proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODETol(1e-5), proptest.ODEAgree(100), proptest.ODEFDTol(2e-3))
 }
 
 func TestNeuralProblemErrors(t *testing.T) {

@@ -1,25 +1,118 @@
 package ode
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
 
-// Option configures Solve, Init, Gradient and the ensembles' calls. Options
-// are not generic: the same option values serve float32 and float64
-// problems.
-//
-// An option that does not apply to the call it is given to is an error
-// naming the option and the call, never silently ignored: the gradient
-// options (AdjointTol, QuadTol, FiniteDiffDerivatives) apply to Gradient,
-// NewGradientSolver, Ensemble.Gradient and GradientShard only; Workers to
-// Ensemble.Solve and Ensemble.Gradient only; Indices and PerTrajectoryU0 to
-// Ensemble.Gradient and GradientShard only; SaveAt, Dense and SaveEveryStep
-// to solves only (a gradient's save times are Loss.At). What an ensemble
-// is — its trajectories, Seed and ShardSize, which fix the shards and so
-// the bits of every sum — is fields of Ensemble; how one call runs is
-// options.
+// The options of a call are typed, so that an option that does not apply
+// to a call does not compile; the package doc's Options section has the
+// table of kinds and calls.
+
+// Option is an option of every call: a tolerance, a step-size or step-count
+// setting.
 type Option func(*options)
+
+// SaveOption is an option of the solves only: which states are saved.
+type SaveOption func(*options)
+
+// WorkersOption is Workers: how many goroutines run an ensemble's shards.
+type WorkersOption func(*options)
+
+// BatchOption is an option of the ensemble gradients only: which
+// trajectories are differentiated and what is kept of each.
+type BatchOption func(*options)
+
+// SolveOption is an option of Solve, NewIntegrator and SolveShard. Every
+// SolveOption is an EnsembleSolveOption.
+type SolveOption interface {
+	EnsembleSolveOption
+	solveOption()
+}
+
+// EnsembleSolveOption is an option of Ensemble.Solve.
+type EnsembleSolveOption interface {
+	applier
+	ensembleSolveOption()
+}
+
+// GradientOption is an option of Gradient and NewGradientSolver. Every
+// GradientOption is a GradientShardOption.
+type GradientOption interface {
+	GradientShardOption
+	gradientOption()
+}
+
+// GradientShardOption is an option of GradientShard. Every
+// GradientShardOption is an EnsembleGradientOption.
+type GradientShardOption interface {
+	EnsembleGradientOption
+	gradientShardOption()
+}
+
+// EnsembleGradientOption is an option of Ensemble.Gradient.
+type EnsembleGradientOption interface {
+	applier
+	ensembleGradientOption()
+}
+
+// applier is what every option interface has: how it sets the options.
+type applier interface{ apply(*options) }
+
+// Which calls each kind of option applies to.
+var (
+	_ SolveOption    = Option(nil)
+	_ GradientOption = Option(nil)
+	_ SolveOption    = SaveOption(nil)
+
+	_ EnsembleSolveOption    = WorkersOption(nil)
+	_ EnsembleGradientOption = WorkersOption(nil)
+	_ GradientShardOption    = BatchOption(nil)
+)
+
+func (o Option) apply(c *options)        { applyFunc(o, c) }
+func (o SaveOption) apply(c *options)    { applyFunc(o, c) }
+func (o WorkersOption) apply(c *options) { applyFunc(o, c) }
+func (o BatchOption) apply(c *options)   { applyFunc(o, c) }
+
+// applyFunc applies the option f to c; a nil option is skipped, so that a
+// caller may pass a conditional option as nil.
+func applyFunc[F ~func(*options)](f F, c *options) {
+	if f != nil {
+		f(c)
+	}
+}
+
+func (Option) solveOption()                   {}
+func (Option) ensembleSolveOption()           {}
+func (Option) gradientOption()                {}
+func (Option) gradientShardOption()           {}
+func (Option) ensembleGradientOption()        {}
+func (SaveOption) solveOption()               {}
+func (SaveOption) ensembleSolveOption()       {}
+func (WorkersOption) ensembleSolveOption()    {}
+func (WorkersOption) ensembleGradientOption() {}
+func (BatchOption) gradientShardOption()      {}
+func (BatchOption) ensembleGradientOption()   {}
+
+// OptionsFor returns common options as options of the call that takes O,
+// which must be one of the option interfaces (SolveOption, …): a stored
+// list of Options then passes to any call. Another O is a bug: OptionsFor
+// panics.
+//
+//	res, err := ens.Solve(ctx, m, append(ode.OptionsFor[ode.EnsembleSolveOption](opts), ode.Workers(4))...)
+func OptionsFor[O any](opts []Option) []O {
+	if _, ok := any(Option(nil)).(O); !ok {
+		var o O
+		panic(fmt.Sprintf("ode: OptionsFor[%s]: want one of the option interfaces, such as SolveOption", fmt.Sprintf("%T", &o)[1:]))
+	}
+	out := make([]O, len(opts))
+	for i, o := range opts {
+		out[i] = any(o).(O)
+	}
+	return out
+}
 
 type options struct {
 	rtol, atol float64
@@ -34,14 +127,11 @@ type options struct {
 	dt0        float64
 	fixed      float64
 	workers    int // Workers (ensemble.go); 0: not given (GOMAXPROCS)
-	// Gradient only (gradopts.go)
-	gradOnly           string  // the name of the first gradient-only option given
-	adjRtol, adjAtol   float64 // the backward solve's tolerances; 0: the forward ones
-	quadRtol, quadAtol float64 // the quadratures' tolerances; 0: the forward ones
-	finiteDiff         bool    // JVP and VJP by finite differences where the Problem has none
-	// Ensemble.Gradient only (ensemble_grad.go)
-	ensOnly    string // the name of the first ensemble-gradient-only option given
-	indices    []int  // Indices: the trajectories asked for, in order
+	// A gradient's, from the Sensitivity's fields (gradopts.go).
+	adjTol, quadTol Tolerance // the backward solve's and the quadratures'; zero: the forward ones
+	finiteDiff      bool      // JVP and VJP by finite differences where the Problem has none
+	// The ensemble gradients' (ensemble_grad.go).
+	indices    []int // Indices: the trajectories asked for, in order
 	indicesSet bool
 	perU0      bool  // PerTrajectoryU0
 	err        error // first invalid option
@@ -58,42 +148,15 @@ func defaultOptions() options {
 	return options{rtol: DefaultRelTol, atol: DefaultAbsTol, maxSteps: DefaultMaxSteps}
 }
 
-// optGroup is a group of options that apply to some calls only.
-type optGroup uint8
-
-const (
-	gradOpts    optGroup = 1 << iota // AdjointTol, QuadTol, FiniteDiffDerivatives
-	ensGradOpts                      // Indices, PerTrajectoryU0
-	workersOpt                       // Workers
-	saveOpts                         // SaveAt, Dense, SaveEveryStep
-)
-
-// solveOpts are the groups a solve (Solve, Init, Ensemble.Solve,
-// SolveShard) accepts besides Workers.
-const solveOpts = saveOpts
-
-// notFor returns an error naming the first option given that does not
-// apply to call, which accepts the groups allow (and every option of no
-// group).
-func (o *options) notFor(call string, allow optGroup) error {
-	switch {
-	case o.gradOnly != "" && allow&gradOpts == 0:
-		return errorf("%s: option %s applies to gradients only (Gradient, NewGradientSolver, Ensemble.Gradient, GradientShard)", call, o.gradOnly)
-	case o.ensOnly != "" && allow&ensGradOpts == 0:
-		return errorf("%s: option %s applies to Ensemble.Gradient and GradientShard only", call, o.ensOnly)
-	case o.workers != 0 && allow&workersOpt == 0:
-		return errorf("%s: option Workers applies to Ensemble.Solve and Ensemble.Gradient only", call)
-	case allow&saveOpts == 0 && (o.saveAtSet || o.dense || o.everyStep):
-		name := "SaveEveryStep"
-		switch {
-		case o.saveAtSet:
-			name = "SaveAt"
-		case o.dense:
-			name = "Dense"
+// parseOptions applies opts to the defaults; a nil option is skipped.
+func parseOptions[O applier](opts []O) (options, error) {
+	o := defaultOptions()
+	for _, op := range opts {
+		if any(op) != nil {
+			op.apply(&o)
 		}
-		return errorf("%s: option %s applies to solves only (Solve, Init, Ensemble.Solve, SolveShard); a gradient's save times are Loss.At", call, name)
 	}
-	return nil
+	return o, o.err
 }
 
 func (o *options) fail(format string, args ...any) {
@@ -165,7 +228,7 @@ func (o *options) perComponent() bool { return o.atolv != nil || o.rtolv != nil 
 // times saves nothing (the final state stays readable from an Integrator).
 // Times must lie in the span; their order does not matter (they are saved
 // in the order of integration).
-func SaveAt(ts ...float64) Option {
+func SaveAt(ts ...float64) SaveOption {
 	c := sortedTimes(ts)
 	return func(o *options) {
 		if o.finiteTimes("SaveAt", c) {
@@ -176,11 +239,11 @@ func SaveAt(ts ...float64) Option {
 
 // Dense keeps every step's interpolation polynomial so that Solution.At can
 // evaluate the solution anywhere in the span.
-func Dense() Option { return func(o *options) { o.dense = true } }
+func Dense() SaveOption { return func(o *options) { o.dense = true } }
 
 // SaveEveryStep saves the start and the state after every accepted step
 // (with an event, the state at the event time before and after Affect).
-func SaveEveryStep() Option { return func(o *options) { o.everyStep = true } }
+func SaveEveryStep() SaveOption { return func(o *options) { o.everyStep = true } }
 
 // MaxSteps bounds the number of step attempts (accepted and rejected) of one
 // solve (default 100000). Reaching it ends the solve with Retcode MaxSteps.

@@ -2,79 +2,191 @@ package ode_test
 
 import (
 	"context"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Every call rejects, by name, an option that does not apply to it; and
-// accepts the ones that do.
-func TestOptionsThatDoNotApply(t *testing.T) {
+// optionUse is one option, as a value and as Go source, with the calls it
+// applies to.
+type optionUse struct {
+	src string
+	opt any
+	to  []string
+}
+
+var (
+	everyCall    = []string{"Solve", "NewIntegrator", "SolveShard", "Ensemble.Solve", "Gradient", "NewGradientSolver", "GradientShard", "Ensemble.Gradient"}
+	solveCalls   = []string{"Solve", "NewIntegrator", "SolveShard", "Ensemble.Solve"}
+	workersCalls = []string{"Ensemble.Solve", "Ensemble.Gradient"}
+	batchCalls   = []string{"GradientShard", "Ensemble.Gradient"}
+)
+
+func optionUses() []optionUse {
+	return []optionUse{
+		{"ode.Tol(1e-6, 1e-8)", ode.Tol(1e-6, 1e-8), everyCall},
+		{"ode.TolPerComponent(1e-6, []float64{1e-8, 1e-8})", ode.TolPerComponent(1e-6, []float64{1e-8, 1e-8}), everyCall},
+		{"ode.MaxSteps(10000)", ode.MaxSteps(10000), everyCall},
+		{"ode.TStops(5)", ode.TStops(5), everyCall},
+		{"ode.InitialStep(0.01)", ode.InitialStep(0.01), everyCall},
+		{"ode.FixedStep(0.05)", ode.FixedStep(0.05), everyCall},
+		{"ode.SaveAt(1)", ode.SaveAt(1), solveCalls},
+		{"ode.Dense()", ode.Dense(), solveCalls},
+		{"ode.SaveEveryStep()", ode.SaveEveryStep(), solveCalls},
+		{"ode.Workers(2)", ode.Workers(2), workersCalls},
+		{"ode.Indices(1, 2)", ode.Indices(1, 2), batchCalls},
+		{"ode.PerTrajectoryU0()", ode.PerTrajectoryU0(), batchCalls},
+	}
+}
+
+// callSources are the calls as Go source, the option in place of %s.
+var callSources = map[string]string{
+	"Solve":             "ode.Solve(ctx, prob, ode.Tsit5(), %s)",
+	"NewIntegrator":     "ode.NewIntegrator(prob, ode.Tsit5(), %s)",
+	"SolveShard":        "ens.SolveShard(ctx, ode.Tsit5(), ode.Shard{}, %s)",
+	"Ensemble.Solve":    "ens.Solve(ctx, ode.Tsit5(), %s)",
+	"Gradient":          "ode.Gradient(ctx, prob, ode.Tsit5(), loss, nil, %s)",
+	"NewGradientSolver": "ode.NewGradientSolver(prob, ode.Tsit5(), nil, %s)",
+	"GradientShard":     "ens.GradientShard(ctx, ode.Tsit5(), lossFor, nil, ode.Shard{}, %s)",
+	"Ensemble.Gradient": "ens.Gradient(ctx, ode.Tsit5(), lossFor, nil, %s)",
+}
+
+// Every call accepts the options that apply to it, and runs with them.
+// (The options' types keep the others out; see the test below.)
+func TestOptionsThatApply(t *testing.T) {
 	ctx := context.Background()
 	ens, lossFor := lvEnsemble(4)
-	calls := map[string]func(opts ...ode.Option) error{
-		"Solve": func(opts ...ode.Option) error {
-			_, err := ode.Solve(ctx, lvProblem(), ode.Tsit5(), opts...)
+	calls := map[string]func(o any) error{
+		"Solve": func(o any) error {
+			_, err := ode.Solve(ctx, lvProblem(), ode.Tsit5(), o.(ode.SolveOption))
 			return err
 		},
-		"Init": func(opts ...ode.Option) error {
-			_, err := ode.Init(lvProblem(), ode.Tsit5(), opts...)
+		"NewIntegrator": func(o any) error {
+			_, err := ode.NewIntegrator(lvProblem(), ode.Tsit5(), o.(ode.SolveOption))
 			return err
 		},
-		"Gradient": func(opts ...ode.Option) error {
-			_, err := ode.Gradient(ctx, lvProblem(), ode.Tsit5(), lvLoss(), nil, opts...)
+		"SolveShard": func(o any) error {
+			_, err := ens.SolveShard(ctx, ode.Tsit5(), ens.Shards()[0], o.(ode.SolveOption))
 			return err
 		},
-		"Ensemble.Solve": func(opts ...ode.Option) error {
-			_, err := ens.Solve(ctx, ode.Tsit5(), opts...)
+		"Ensemble.Solve": func(o any) error {
+			_, err := ens.Solve(ctx, ode.Tsit5(), o.(ode.EnsembleSolveOption))
 			return err
 		},
-		"SolveShard": func(opts ...ode.Option) error {
-			_, err := ens.SolveShard(ctx, ode.Tsit5(), ens.Shards()[0], opts...)
+		"Gradient": func(o any) error {
+			_, err := ode.Gradient(ctx, lvProblem(), ode.Tsit5(), lvLoss(), nil, o.(ode.GradientOption))
 			return err
 		},
-		"Ensemble.Gradient": func(opts ...ode.Option) error {
-			_, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, nil, opts...)
+		"NewGradientSolver": func(o any) error {
+			_, err := ode.NewGradientSolver(lvProblem(), ode.Tsit5(), nil, o.(ode.GradientOption))
 			return err
 		},
-		"GradientShard": func(opts ...ode.Option) error {
-			_, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, nil, ode.Shard{Lo: 0, Hi: 1, Seed: ens.Seed}, opts...)
+		"GradientShard": func(o any) error {
+			_, err := ens.GradientShard(ctx, ode.Tsit5(), lossFor, nil, ens.GradientShards(o.(ode.GradientShardOption))[0], o.(ode.GradientShardOption))
+			return err
+		},
+		"Ensemble.Gradient": func(o any) error {
+			_, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, nil, o.(ode.EnsembleGradientOption))
 			return err
 		},
 	}
-	options := []struct {
-		name string
-		opt  ode.Option
-		to   []string // the calls it applies to
-	}{
-		{"Workers", ode.Workers(2), []string{"Ensemble.Solve", "Ensemble.Gradient"}},
-		{"Indices", ode.Indices(1, 2), []string{"Ensemble.Gradient", "GradientShard"}},
-		{"PerTrajectoryU0", ode.PerTrajectoryU0(), []string{"Ensemble.Gradient", "GradientShard"}},
-		{"AdjointTol", ode.AdjointTol(1e-6, 1e-8), []string{"Gradient", "Ensemble.Gradient", "GradientShard"}},
-		{"QuadTol", ode.QuadTol(1e-6, 1e-8), []string{"Gradient", "Ensemble.Gradient", "GradientShard"}},
-		{"FiniteDiffDerivatives", ode.FiniteDiffDerivatives(), []string{"Gradient", "Ensemble.Gradient", "GradientShard"}},
-		{"SaveAt", ode.SaveAt(1), []string{"Solve", "Init", "Ensemble.Solve", "SolveShard"}},
-		{"Dense", ode.Dense(), []string{"Solve", "Init", "Ensemble.Solve", "SolveShard"}},
-		{"SaveEveryStep", ode.SaveEveryStep(), []string{"Solve", "Init", "Ensemble.Solve", "SolveShard"}},
-	}
-	for _, o := range options {
-		for call, run := range calls {
-			err := run(ode.Tol(1e-6, 1e-8), o.opt)
-			applies := false
-			for _, c := range o.to {
-				applies = applies || c == call
-			}
-			switch {
-			case applies && err != nil:
-				t.Errorf("%s given to %s: %v, want no error", o.name, call, err)
-			case !applies && err == nil:
-				t.Errorf("%s given to %s: no error, want one naming it", o.name, call)
-			case !applies && !strings.Contains(err.Error(), o.name):
-				t.Errorf("%s given to %s: %q does not name the option", o.name, call, err)
-			case !applies && !strings.Contains(err.Error(), "ode: "+call+": "):
-				t.Errorf("%s given to %s: %q does not name the call", o.name, call, err)
+	for _, u := range optionUses() {
+		for _, call := range u.to {
+			if err := calls[call](u.opt); err != nil {
+				t.Errorf("%s given to %s: %v, want no error", u.src, call, err)
 			}
 		}
 	}
+}
+
+// An option that does not apply to a call does not compile: each call with
+// each option is type-checked against ode's export data.
+func TestOptionsThatDoNotApplyDoNotCompile(t *testing.T) {
+	imp := exportImporter(t, "github.com/flatkit/flatkit/ode")
+	for _, u := range optionUses() {
+		for _, call := range everyCall {
+			src := fmt.Sprintf(callSources[call], u.src)
+			err := typeCheck(imp, src)
+			switch applies := slices.Contains(u.to, call); {
+			case applies && err != nil:
+				t.Errorf("%s does not compile: %v", src, err)
+			case !applies && err == nil:
+				t.Errorf("%s compiles; want a type error", src)
+			case !applies && !strings.Contains(err.Error(), "does not implement"):
+				t.Errorf("%s: %v; want a type error saying the option does not implement the call's option interface", src, err)
+			}
+		}
+	}
+	// A stored list of common options passes to any call through OptionsFor.
+	if err := typeCheck(imp, "ens.Solve(ctx, ode.Tsit5(), append(ode.OptionsFor[ode.EnsembleSolveOption](common), ode.Workers(2))...)"); err != nil {
+		t.Errorf("OptionsFor: %v", err)
+	}
+}
+
+// typeCheck type-checks the expression call in a function beside the
+// variables it may use.
+func typeCheck(imp types.Importer, call string) error {
+	src := `package p
+
+import (
+	"context"
+
+	"github.com/flatkit/flatkit/ode"
+)
+
+var (
+	ctx     = context.Background()
+	prob    ode.Problem[float64]
+	loss    ode.Loss[float64]
+	ens     ode.Ensemble[float64]
+	lossFor func(int) ode.Loss[float64]
+	common  []ode.Option
+)
+
+func _() { _, _ = ` + call + ` }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		return err
+	}
+	_, err = (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{f}, nil)
+	return err
+}
+
+// exportImporter is an importer of pkg and its dependencies from the
+// export data that the go command builds for them.
+func exportImporter(t *testing.T, pkg string) types.Importer {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build export data: %v", err)
+	}
+	out, err := exec.Command(goCmd, "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -export %s: %v", pkg, err)
+	}
+	files := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		path, file, _ := strings.Cut(strings.TrimSpace(line), "=")
+		files[path] = file
+	}
+	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
+		file, ok := files[path]
+		if !ok || file == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
 }

@@ -48,7 +48,7 @@ type Problem[T Float] struct {
 
 	// U0From, if set, computes the initial state from the parameters
 	// into u0 (len(U0)), for fitting initial conditions by name: Solve,
-	// Init, ReinitProblem and Gradient start from it instead of U0's
+	// NewIntegrator, ReinitProblem and Gradient start from it instead of U0's
 	// values (U0 still gives the dimension). U0FromVJP adds wᵀ·∂u0/∂p
 	// into dp (len(p)); Gradient needs it when U0From is set, so that
 	// dL/du0 flows into dL/dθ.

@@ -316,7 +316,7 @@ func TestRosenbrockLocalErrorEstimateOrder(t *testing.T) {
 	}{{Rosenbrock23(), 3}, {Rodas5P(), 5}} {
 		var hs, es []float64
 		for _, h := range []float64{0.004, 0.002, 0.001, 0.0005} {
-			it, err := Init(Problem[float64]{F: f, U0: []float64{1.2, 0.5}, T0: 0.3, T1: 1}, c.m, Tol(0, 1))
+			it, err := NewIntegrator(Problem[float64]{F: f, U0: []float64{1.2, 0.5}, T0: 0.3, T1: 1}, c.m, Tol(0, 1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +355,7 @@ func TestFDJacobianRobertson(t *testing.T) {
 		{[]float64{2.1e-8, 8.3e-14, 1}, 1e9},
 	}
 	for _, s := range states {
-		it, err := Init(Problem[float64]{F: f, U0: s.u, T1: 1e11}, Rodas5P(), Tol(1e-6, 1e-8))
+		it, err := NewIntegrator(Problem[float64]{F: f, U0: s.u, T1: 1e11}, Rodas5P(), Tol(1e-6, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}

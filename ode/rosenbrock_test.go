@@ -282,7 +282,7 @@ func TestStiffZeroAllocs(t *testing.T) {
 	u0 := []float64{1, 0, 0}
 	for _, m := range stiffMethods {
 		for _, jac := range []func(J, u []float64, p []float32, t float64){robertsonJac[float64], nil} {
-			it, err := ode.Init(ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(1e-6, 1e-8))
+			it, err := ode.NewIntegrator(ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: u0, T1: 1e5}, m, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestStiffZeroAllocs(t *testing.T) {
 		// ADFunc (float32): the pooled tape is warm after the first solve.
 		F, Jac := ode.ADFunc(robertsonAD, 3)
 		u32 := []float32{1, 0, 0}
-		it, err := ode.Init(ode.Problem[float32]{F: F, Jac: Jac, U0: u32, T1: 1e5}, m, ode.Tol(1e-4, 1e-8))
+		it, err := ode.NewIntegrator(ode.Problem[float32]{F: F, Jac: Jac, U0: u32, T1: 1e5}, m, ode.Tol(1e-4, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,10 +11,10 @@ import "context"
 // an *Error naming the return code, the time and, for NaN/Inf, the
 // component. Invalid input returns a nil solution and an error.
 //
-// Solve allocates its result; the Integrator (Init, Reinit, Run) is the
+// Solve allocates its result; the Integrator (NewIntegrator, Reinit, Run) is the
 // allocation-free form for repeated solves.
-func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...Option) (*Solution[T], error) {
-	it, err := initCall("Solve", prob, m, opts)
+func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...SolveOption) (*Solution[T], error) {
+	it, err := NewIntegrator(prob, m, opts...)
 	if err != nil {
 		return nil, err
 	}

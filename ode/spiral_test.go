@@ -147,7 +147,7 @@ func TestSpiralFixedStepTStops(t *testing.T) {
 	prob, _, _ := spiralProblem(t, f)
 	opts := []ode.Option{ode.FixedStep(hmax / float64(f.Steps)), ode.TStops(f.TS...)}
 	want := f.Steps * (len(f.TS) - 1)
-	sol, err := ode.Solve(context.Background(), prob, ode.RK4(), append(opts, ode.MaxSteps(10*want))...)
+	sol, err := ode.Solve(context.Background(), prob, ode.RK4(), append(ode.OptionsFor[ode.SolveOption](opts), ode.MaxSteps(10*want))...)
 	if err != nil || sol.Stats.Accepted != want {
 		acc := -1
 		if sol != nil {
@@ -164,7 +164,7 @@ func TestSpiralFixedStepTStops(t *testing.T) {
 func spiralCheckTorch(t *testing.T, f *spiralFixture, steps int, opts ...ode.Option) {
 	t.Helper()
 	prob, θ, perm := spiralProblem(t, f)
-	gs, err := ode.NewGradientSolver(prob, ode.RK4(), ode.DiscreteAdjoint{}, opts...)
+	gs, err := ode.NewGradientSolver(prob, ode.RK4(), ode.DiscreteAdjoint{}, ode.OptionsFor[ode.GradientOption](opts)...)
 	if err != nil {
 		t.Fatal(err)
 	}

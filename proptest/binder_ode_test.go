@@ -64,7 +64,7 @@ func binderIntegrator(t testing.TB) (*ode.Integrator[float64], []float32) {
 			du[i] = -float64(r.Blocks[i].A[0]) * u[i]
 		}
 	}
-	it, err := ode.Init(ode.Problem[float64]{F: f, U0: make([]float64, 10), T1: 2, P: θ}, ode.Tsit5())
+	it, err := ode.NewIntegrator(ode.Problem[float64]{F: f, U0: make([]float64, 10), T1: 2, P: θ}, ode.Tsit5())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 //
 //	c := proptest.NeuralODECases().Draw(t, "case")
 //	prob, err := c.Problem()
-//	proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+//	proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODETol(1e-5), proptest.ODEAgree(100))
 type NeuralODECase struct {
 	Net    model.Layer
 	Desc   string

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -262,7 +264,7 @@ func Loss[F ode.Float](c ODECase) ode.Loss[F] {
 			x := float64(u[0])
 			return float64(p[0]) * x * x
 		}
-		l.RunningGrad = func(du, dp, u []F, p []float32, t float64) {
+		l.RunningGradient = func(du, dp, u []F, p []float32, t float64) {
 			x := float64(u[0])
 			du[0] += F(2 * float64(p[0]) * x)
 			if dp != nil {
@@ -273,50 +275,71 @@ func Loss[F ode.Float](c ODECase) ode.Loss[F] {
 	return l
 }
 
-// ODEGradCheck configures CheckODEGradient. Zero fields mean the defaults
-// given on each.
-type ODEGradCheck struct {
-	// Tol is the rtol of the adaptive solves (default 1e-8; atol is
-	// Tol/100). The sensitivity methods must agree with DiscreteAdjoint
-	// of the same adaptive solve within Agree·Tol, relative to the largest
-	// gradient component (Agree default 50). An adaptive solve's global
-	// error is not bounded by its rtol, and each method carries its own:
-	// over 320 000 random problems (ODECases) at rtol 1e-8 the methods
-	// agreed within 28× rtol with DP5, 17× with Tsit5 and 6.5× with
-	// Vern7, and DiscreteAdjoint with DP5 was itself up to 28× rtol from
-	// a reference solved at rtol 1e-13. A wrong derivative rule is off by
-	// far more than 50× rtol.
-	Tol, Agree float64
-	// Steps is the number of fixed steps of the finite-difference check
-	// (default 64); FDTol its tolerance, relative to the largest gradient
-	// component (default 1e-6 for float64 states, 3e-3 for float32). A
-	// float32 solve's rounding, about ε₃₂·|L|/δ, is in its finite
-	// differences: with these defaults, 2 300 random ad problems and
-	// 2 300 networks were up to 3.2e-4 and 8.5e-4 from DiscreteAdjoint
-	// (medians 2.2e-5 and 5.8e-5). In a case 4.7e-4 apart,
-	// DiscreteAdjoint was within 2e-7 of the float64 gradient and the
-	// finite differences 1.2e-3 off in one component.
-	Steps int
-	FDTol float64
-	// FDParams, if > 0, limits the finite differences to that many
-	// coordinates of p, evenly spaced (networks have hundreds); 0 checks
-	// every coordinate.
-	FDParams int
-	// Options are further options of every solve (MaxSteps, a vector
-	// tolerance: it replaces Tol's).
-	Options []ode.Option
+// ODEOption adjusts CheckODEGradient: its tolerances, its steps and the
+// options of its solves. A value ≤ 0 keeps the default. It is a type of its
+// own, so that a derivative check's Option cannot be given to
+// CheckODEGradient, nor an ODEOption to a derivative check.
+type ODEOption func(*odeCheckConfig)
+
+type odeCheckConfig struct {
+	tol, agree float64
+	steps      int
+	fdTol      float64
+	fdParams   int
+	opts       []ode.GradientOption
+}
+
+// ODETol sets the rtol of the adaptive solves (default 1e-8; atol is
+// rtol/100). The sensitivity methods must agree with DiscreteAdjoint of
+// the same adaptive solve within ODEAgree·rtol, relative to the largest
+// gradient component.
+func ODETol(rtol float64) ODEOption { return func(c *odeCheckConfig) { c.tol = rtol } }
+
+// ODEAgree sets how many times ODETol's rtol the sensitivity methods may
+// differ by (default 50). An adaptive solve's global error is not bounded
+// by its rtol, and each method carries its own: over 320 000 random
+// problems (ODECases) at rtol 1e-8 the methods agreed within 28× rtol
+// with DP5, 17× with Tsit5 and 6.5× with Vern7, and DiscreteAdjoint with
+// DP5 was itself up to 28× rtol from a reference solved at rtol 1e-13. A
+// wrong derivative rule is off by far more than 50× rtol.
+func ODEAgree(k float64) ODEOption { return func(c *odeCheckConfig) { c.agree = k } }
+
+// ODESteps sets the number of fixed steps of the finite-difference check
+// (default 64).
+func ODESteps(n int) ODEOption { return func(c *odeCheckConfig) { c.steps = n } }
+
+// ODEFDTol sets the tolerance of the finite-difference check, relative to
+// the largest gradient component (default 1e-6 for float64 states, 3e-3
+// for float32). A float32 solve's rounding, about ε₃₂·|L|/δ, is in its
+// finite differences: with these defaults, 2 300 random ad problems and
+// 2 300 networks were up to 3.2e-4 and 8.5e-4 from DiscreteAdjoint
+// (medians 2.2e-5 and 5.8e-5). In a case 4.7e-4 apart, DiscreteAdjoint
+// was within 2e-7 of the float64 gradient and the finite differences
+// 1.2e-3 off in one component.
+func ODEFDTol(tol float64) ODEOption { return func(c *odeCheckConfig) { c.fdTol = tol } }
+
+// ODEFDParams limits the finite differences to n coordinates of p, evenly
+// spaced (networks have hundreds). By default, or with n ≤ 0, every
+// coordinate is checked.
+func ODEFDParams(n int) ODEOption { return func(c *odeCheckConfig) { c.fdParams = n } }
+
+// ODEOptions adds options to every solve of the check, after its own: a
+// MaxSteps, or a vector tolerance (which replaces ODETol's).
+func ODEOptions(opts ...ode.GradientOption) ODEOption {
+	opts = slices.Clone(opts)
+	return func(c *odeCheckConfig) { c.opts = append(c.opts, opts...) }
 }
 
 // CheckODEGradient checks the gradient of loss through a solve of prob with
 // method m, in two ways:
 //
-//   - With m explicit: DiscreteAdjoint of a fixed-step solve (Steps steps)
+//   - With m explicit: DiscreteAdjoint of a fixed-step solve (ODESteps)
 //     against finite differences of the same fixed-step solve, coordinate by
 //     coordinate in u0 and p (central differences with Richardson
 //     extrapolation, on the steps actually taken; see paramStep).
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
 //     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m) against
-//     the others on the adaptive solve at rtol Tol, with steps landing on
+//     the others on the adaptive solve at rtol ODETol, with steps landing on
 //     the save times (TStops): against DiscreteAdjoint when m is explicit,
 //     else against ForwardSensitivity. ForwardSensitivity builds its
 //     right-hand side from VJP rows or Jac and ParamJac when it can, so
@@ -326,38 +349,25 @@ type ODEGradCheck struct {
 //     there would be nothing to compare.
 //
 // Each comparison is ‖a − b‖∞ ≤ tol·max(‖b‖∞, 1e-2) over (dL/dp, dL/du0).
-func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], c ODEGradCheck) {
+func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts ...ODEOption) {
 	t.Helper()
 	ctx := context.Background()
-	tol := c.Tol
-	if tol == 0 {
-		tol = 1e-8
-	}
-	agree := c.Agree
-	if agree == 0 {
-		agree = 50
-	}
-	steps := c.Steps
-	if steps == 0 {
-		steps = 64
-	}
 	isF32 := F(1)+F(0x1p-30) == F(1)
-	fdTol := c.FDTol
-	if fdTol == 0 {
-		fdTol = 1e-6
-		if isF32 {
-			fdTol = 3e-3
-		}
+	c := funcopt.Collect(opts)
+	fdTol := 1e-6
+	if isF32 {
+		fdTol = 3e-3
 	}
+	tol, agree, fdTol := orDefault(c.tol, 1e-8), orDefault(c.agree, 50), orDefault(c.fdTol, fdTol)
 	explicit := isExplicit(m)
 	if explicit {
-		h := math.Abs(prob.T1-prob.T0) / float64(steps)
-		opts := append(append([]ode.Option(nil), c.Options...), ode.FixedStep(h))
-		checkDiscreteAgainstFD(t, prob, m, loss, opts, fdTol, isF32, c.FDParams)
+		h := math.Abs(prob.T1-prob.T0) / float64(orDefault(c.steps, 64))
+		opts := append(slices.Clone(c.opts), ode.FixedStep(h))
+		checkDiscreteAgainstFD(t, prob, m, loss, opts, fdTol, isF32, c.fdParams)
 	}
 	// Steps land on the save times, so that no method's figure rests on
 	// the interpolant (whose error and derivative are an order worse).
-	opts := append([]ode.Option{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.Options...)
+	solveOpts := append([]ode.GradientOption{ode.Tol(tol, tol/100), ode.TStops(loss.At...)}, c.opts...)
 	var ref []float64
 	var refName string
 	type method struct {
@@ -395,7 +405,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 		return
 	}
 	for _, s := range methods {
-		g, err := ode.Gradient(ctx, s.prob, m, loss, s.s, opts...)
+		g, err := ode.Gradient(ctx, s.prob, m, loss, s.s, solveOpts...)
 		if err != nil {
 			t.Fatalf("CheckODEGradient: %s with %s: %v", s.name, m.Name(), err)
 			return
@@ -412,6 +422,14 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	}
 }
 
+// orDefault is v, or def if v ≤ 0 (an option not given).
+func orDefault[N int | float64](v, def N) N {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 func isExplicit(m ode.Method) bool {
 	switch m.Name() {
 	case "Rosenbrock23", "Rodas5P":
@@ -421,7 +439,7 @@ func isExplicit(m ode.Method) bool {
 }
 
 // flatGrad is (dL/dp, dL/du0) in float64.
-func flatGrad[F ode.Float](g *ode.GradResult[F]) []float64 {
+func flatGrad[F ode.Float](g *ode.GradientResult[F]) []float64 {
 	v := make([]float64, 0, len(g.P)+len(g.U0))
 	for _, x := range g.P {
 		v = append(v, float64(x))
@@ -480,7 +498,7 @@ func relInf(a, b []float64) float64 {
 	return d / max(s, 1e-2)
 }
 
-func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts []ode.Option, fdTol float64, isF32 bool, fdParams int) {
+func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts []ode.GradientOption, fdTol float64, isF32 bool, fdParams int) {
 	t.Helper()
 	ctx := context.Background()
 	gs, err := ode.NewGradientSolver(prob, m, ode.DiscreteAdjoint{}, opts...)
@@ -488,7 +506,7 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		t.Fatalf("CheckODEGradient: %v", err)
 		return
 	}
-	g, err := gs.GradientOf(ctx, prob, loss)
+	g, err := gs.GradientFor(ctx, prob, loss)
 	if err != nil {
 		t.Fatalf("CheckODEGradient: DiscreteAdjoint with %s, fixed steps: %v", m.Name(), err)
 		return
@@ -510,7 +528,7 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 	}
 	adj = append(adj, all[len(prob.P):]...)
 	value := func(pr ode.Problem[F]) float64 {
-		g, err := gs.GradientOf(ctx, pr, loss)
+		g, err := gs.GradientFor(ctx, pr, loss)
 		if err != nil {
 			t.Fatalf("CheckODEGradient: a perturbed solve failed: %v", err)
 			return math.NaN()

@@ -13,12 +13,12 @@ import (
 // Random problems: DiscreteAdjoint equals finite differences of the same
 // fixed-step solve to 1e-6, and the other methods agree with
 // DiscreteAdjoint of the adaptive solve to 50× the tolerance at rtol 1e-8
-// (the default Agree; ODEGradCheck says how it was measured).
+// (the default ODEAgree, whose doc says how it was measured).
 func TestODEGradientsOfRandomProblems(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := proptest.ODECases().Draw(t, "case")
 		m := []ode.Method{ode.Tsit5(), ode.Vern7(), ode.DP5()}[rapid.IntRange(0, 2).Draw(t, "method")]
-		proptest.CheckODEGradient(t, c.Problem64(), m, proptest.Loss[float64](c), proptest.ODEGradCheck{})
+		proptest.CheckODEGradient(t, c.Problem64(), m, proptest.Loss[float64](c))
 	})
 }
 
@@ -53,11 +53,11 @@ var recordedADCase = proptest.ODECase{N: 3, NP: 2,
 	At: []float64{0.5}, Weights: []float64{2, 1.911165513257515, 1.5318628035271473}, Running: true}
 
 // Problems on which the checks once failed or came close, with the
-// defaults of ODEGradCheck, in float64 and as ad problems in float32.
+// defaults of CheckODEGradient, in float64 and as ad problems in float32.
 func TestODEGradientsOfRecordedProblems(t *testing.T) {
 	for _, c := range []proptest.ODECase{recordedODECase, recordedADCase} {
 		for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.DP5()} {
-			proptest.CheckODEGradient(t, c.Problem64(), m, proptest.Loss[float64](c), proptest.ODEGradCheck{})
+			proptest.CheckODEGradient(t, c.Problem64(), m, proptest.Loss[float64](c))
 		}
 		checkAsADProblem(t, c)
 	}
@@ -76,7 +76,7 @@ func checkAsADProblem(t proptest.T, c proptest.ODECase) {
 		t.Fatalf("ADProblem: %v", err)
 		return
 	}
-	proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100})
+	proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODETol(1e-5), proptest.ODEAgree(100))
 }
 
 // A derivative off by 1e-4 relative, in the state or parameter part of the
@@ -141,7 +141,7 @@ func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 	// The wrappers with factors 1 pass: what is caught is the factor.
 	for _, right := range []ode.Problem[float64]{c.Problem64(), wrongVJP(1, 1)(c.Problem64()), wrongJVP(1, 1)(c.Problem64())} {
 		r := run(func(t proptest.T) {
-			proptest.CheckODEGradient(t, right, ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+			proptest.CheckODEGradient(t, right, ode.Tsit5(), proptest.Loss[float64](c))
 		})
 		if len(r.errors) > 0 {
 			t.Fatalf("the right rules failed: %v", r.errors)
@@ -150,7 +150,7 @@ func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(func(t proptest.T) {
-				proptest.CheckODEGradient(t, tt.wrong(c.Problem64()), ode.Tsit5(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+				proptest.CheckODEGradient(t, tt.wrong(c.Problem64()), ode.Tsit5(), proptest.Loss[float64](c))
 			})
 			if len(r.errors) == 0 {
 				t.Fatal("a derivative off by 1e-4 passed")
@@ -180,7 +180,7 @@ func TestCheckODEGradientNeedsTwoMethods(t *testing.T) {
 			prob := c.Problem64()
 			tt.strip(&prob)
 			r := run(func(t proptest.T) {
-				proptest.CheckODEGradient(t, prob, ode.Rodas5P(), proptest.Loss[float64](c), proptest.ODEGradCheck{})
+				proptest.CheckODEGradient(t, prob, ode.Rodas5P(), proptest.Loss[float64](c))
 			})
 			if !r.fatal || len(r.errors) != 1 {
 				t.Fatalf("want one fatal error, got fatal=%v %q", r.fatal, r.errors)
@@ -203,7 +203,7 @@ func TestCheckODEGradientNeedsTwoMethods(t *testing.T) {
 func TestODEGradientsOfRandomProblemsRosenbrock(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := proptest.ODECases().Draw(t, "case")
-		proptest.CheckODEGradient(t, c.Problem64(), ode.Rodas5P(), proptest.Loss[float64](c), proptest.ODEGradCheck{Agree: 30})
+		proptest.CheckODEGradient(t, c.Problem64(), ode.Rodas5P(), proptest.Loss[float64](c), proptest.ODEAgree(30))
 	})
 }
 
@@ -225,7 +225,7 @@ func TestODEGradientsOfRandomNetworks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODEGradCheck{Tol: 1e-5, Agree: 100, FDParams: 12})
+		proptest.CheckODEGradient(t, prob, ode.Tsit5(), c.Loss(), proptest.ODETol(1e-5), proptest.ODEAgree(100), proptest.ODEFDParams(12))
 	})
 }
 
@@ -264,9 +264,9 @@ func TestODEGradientsBackwardsInTime(t *testing.T) {
 			loss.At[i] = T - s
 		}
 		if loss.Running != nil {
-			g, gg := loss.Running, loss.RunningGrad
+			g, gg := loss.Running, loss.RunningGradient
 			loss.Running = func(u []float64, p []float32, t float64) float64 { return -g(u, p, t) }
-			loss.RunningGrad = func(du, dp, u []float64, p []float32, t float64) {
+			loss.RunningGradient = func(du, dp, u []float64, p []float32, t float64) {
 				d1, d2 := make([]float64, len(du)), make([]float64, len(dp))
 				gg(d1, d2, u, p, t)
 				for i := range du {
@@ -277,6 +277,6 @@ func TestODEGradientsBackwardsInTime(t *testing.T) {
 				}
 			}
 		}
-		proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss, proptest.ODEGradCheck{})
+		proptest.CheckODEGradient(t, prob, ode.Tsit5(), loss)
 	})
 }

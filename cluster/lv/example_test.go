@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flatkit/flatkit/cluster/lv"
+	"github.com/flatkit/flatkit/ode"
 )
 
 // The Spec a worker builds for a request can run in one process too: here
@@ -22,7 +23,8 @@ func ExampleBuild() {
 		fmt.Println(err)
 		return
 	}
-	res, err := spec.Ensemble.Solve(context.Background(), spec.Method, spec.Options...)
+	opts := ode.OptionsFor[ode.EnsembleSolveOption](spec.Options)
+	res, err := spec.Ensemble.Solve(context.Background(), spec.Method, opts...)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -144,11 +144,10 @@ func Build(args []byte, theta []float32) (*cluster.Spec[float32], error) {
 		Ensemble: ens,
 		Method:   ode.Tsit5(),
 		Options:  []ode.Option{ode.Tol(1e-4, 1e-6)},
+		LossFor:  lossFor,
 		// The quadrature of dL/dθ out of the step-size control, as in
 		// examples/neuralode: in float32 its rounding would drive the
 		// backward solve to tiny steps.
-		GradientOptions: []ode.Option{ode.QuadTol(1e-4, math.Inf(1))},
-		LossFor:         lossFor,
-		Sensitivity:     ode.InterpolatingAdjoint{},
+		Sensitivity: ode.InterpolatingAdjoint{QuadTol: ode.Tolerance{Rel: 1e-4, Abs: math.Inf(1)}},
 	}, nil
 }

@@ -64,15 +64,14 @@ func start(t *testing.T, k int) (*cluster.Coordinator, *nats.Conn, []*cluster.Wo
 }
 
 // inProcess is Ensemble.Gradient in this process with the Spec's options
-// as a worker applies them: Options, GradientOptions, then Indices and
-// PerTrajectoryU0.
-func inProcess(t *testing.T, args []byte, θ []float32, idx []int, perU0 bool) *ode.EnsembleGrad[float32] {
+// as a worker applies them: Options, then Indices and PerTrajectoryU0.
+func inProcess(t *testing.T, args []byte, θ []float32, idx []int, perU0 bool) *ode.EnsembleGradientResult[float32] {
 	t.Helper()
 	s, err := neural.Build(args, θ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := append(s.Options, s.GradientOptions...)
+	opts := ode.OptionsFor[ode.EnsembleGradientOption](s.Options)
 	if idx != nil {
 		opts = append(opts, ode.Indices(idx...))
 	}
@@ -88,7 +87,7 @@ func inProcess(t *testing.T, args []byte, θ []float32, idx []int, perU0 bool) *
 
 func same(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-func sameGrad(t *testing.T, got, want *ode.EnsembleGrad[float32]) {
+func sameGrad(t *testing.T, got, want *ode.EnsembleGradientResult[float32]) {
 	t.Helper()
 	if !same(got.Value, want.Value) || got.Count != want.Count || len(got.P) != len(want.P) || len(got.U0) != len(want.U0) {
 		t.Fatalf("value %v count %d (%d gradient values, %d dL/du0), want %v %d (%d, %d)",

@@ -212,13 +212,13 @@ func newNodeSetup(ctx context.Context, torch bool) (*nodeSetup, error) {
 	return s, nil
 }
 
-// nodeRK4Opts are the options of the peer's case: 4 RK4 steps per save
+// nodeRK4Step is the option of the peer's case: 4 RK4 steps per save
 // interval. (FixedStep(interval/4) with TStops at the save times would be
 // the peer's steps exactly, but a fixed step shortened to land on a TStop
 // stays shortened in ode, which ends in sliver steps: see
 // ode/spiral_test.go's TestSpiralFixedStepTStops.)
-func nodeRK4Opts() []ode.Option {
-	return []ode.Option{ode.FixedStep(nodeT1 / float64(nodeRK4Steps*(nodeSaves-1)))}
+func nodeRK4Step() ode.Option {
+	return ode.FixedStep(nodeT1 / float64(nodeRK4Steps*(nodeSaves-1)))
 }
 
 // The tolerances of the adaptive case (SciMLSensitivity's benchmark) and
@@ -263,7 +263,7 @@ type nodeResult struct {
 func (b *bencher) emitNode(r nodeResult) { b.emitExtra(&r.result, &r) }
 
 // nodeFlat appends (dL/dθ, dL/du0) of g to dst as float64.
-func nodeFlat(dst []float64, g *ode.GradResult[float32]) []float64 {
+func nodeFlat(dst []float64, g *ode.GradientResult[float32]) []float64 {
 	dst = dst[:0]
 	for _, x := range g.P {
 		dst = append(dst, float64(x))
@@ -317,7 +317,7 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 
 	// The loss alone: a reused Integrator, Reinit + Run + the loss of the
 	// saved states (the peer's forward under no_grad).
-	it, err := ode.Init(s.prob, ode.RK4(), append(nodeRK4Opts(), ode.SaveAt(s.ts...))...)
+	it, err := ode.NewIntegrator(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
 	if err != nil {
 		return err
 	}
@@ -348,12 +348,12 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 	r.Note = "torch weights 0.1 sin(7i+3j+k); Reinit + Run + loss, no gradient: compare with run.sh node's torch forward"
 	b.emitNode(r)
 
-	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Opts()...)
+	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Step())
 	if err != nil {
 		return err
 	}
 	settleGC()
-	g, grad, err := measured(b.measure, "gradient", func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+	g, grad, err := measured(b.measure, "gradient", func() (*ode.GradientResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
 	if err != nil {
 		return err
 	}
@@ -403,7 +403,7 @@ func runNodeTsit5(ctx context.Context, b *bencher) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		settleGC()
-		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
+		g, sm, err := measured(b.measure, name, func() (*ode.GradientResult[float32], error) { return gs.Gradient(ctx, s.θ, s.loss) })
 		if err != nil {
 			return err
 		}

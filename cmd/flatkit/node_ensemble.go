@@ -73,12 +73,12 @@ func runNodeEnsemble(ctx context.Context, b *bencher) error {
 	lossFor := func(i int) ode.Loss[float32] { return losses[i] }
 	sens := ode.InterpolatingAdjoint{}
 
-	var first *ode.EnsembleGrad[float32]
+	var first *ode.EnsembleGradientResult[float32]
 	var median1 float64
 	for _, workers := range []int{1, 2} {
 		settleGC()
 		sevenCalls := func(fn func()) stats { return b.measureCalls(7, fn) }
-		g, sm, err := measured(sevenCalls, fmt.Sprintf("%d workers", workers), func() (*ode.EnsembleGrad[float32], error) {
+		g, sm, err := measured(sevenCalls, fmt.Sprintf("%d workers", workers), func() (*ode.EnsembleGradientResult[float32], error) {
 			return ens.Gradient(ctx, ode.Tsit5(), lossFor, sens, ode.Tol(nodeRTol, nodeATol), ode.Workers(workers))
 		})
 		if err != nil {

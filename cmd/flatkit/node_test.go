@@ -153,7 +153,7 @@ func TestNodeMatchesTorchFixture(t *testing.T) {
 			t.Fatalf("θ[%d] = %v, the peer's weight %v", i, s.θ[i], want)
 		}
 	}
-	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Opts()...)
+	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Step())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +206,13 @@ func TestNodeGradientAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Opts()...)
+	gs, err := ode.NewGradientSolver(s.prob, ode.RK4(), ode.DiscreteAdjoint{}, nodeRK4Step())
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("RK4 DiscreteAdjoint", gs, s, 20)
 
-	it, err := ode.Init(s.prob, ode.RK4(), append(nodeRK4Opts(), ode.SaveAt(s.ts...))...)
+	it, err := ode.NewIntegrator(s.prob, ode.RK4(), nodeRK4Step(), ode.SaveAt(s.ts...))
 	if err != nil {
 		t.Fatal(err)
 	}

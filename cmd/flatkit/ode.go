@@ -112,7 +112,7 @@ func ptr(x float64) *float64 { return &x }
 // left it, with the timings. A failed run is an error prefixed by what.
 func (b *bencher) timeSolve(what string, prob ode.Problem[float64], m ode.Method, rtol, atol float64) (*ode.Integrator[float64], stats, error) {
 	ctx := context.Background()
-	it, err := ode.Init(prob, m, ode.Tol(rtol, atol))
+	it, err := ode.NewIntegrator(prob, m, ode.Tol(rtol, atol))
 	if err != nil {
 		return nil, stats{}, err
 	}

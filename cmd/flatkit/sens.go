@@ -130,7 +130,7 @@ func (b *bencher) emitSens(r sensResult) {
 
 // sensErrors returns the largest relative error over the 6 gradient
 // components and the relative error of G.
-func sensErrors(g *ode.GradResult[float64]) (grad, value float64) {
+func sensErrors(g *ode.GradientResult[float64]) (grad, value float64) {
 	for i, w := range sensRefP {
 		grad = max(grad, math.Abs(g.P[i]-w)/math.Abs(w))
 	}
@@ -195,7 +195,7 @@ func runSensSolver(b *bencher, solver string, method ode.Method) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		g, sm, err := measured(b.measure, name, func() (*ode.GradResult[float64], error) { return gs.Gradient(ctx, sensParams, loss) })
+		g, sm, err := measured(b.measure, name, func() (*ode.GradientResult[float64], error) { return gs.Gradient(ctx, sensParams, loss) })
 		if err != nil {
 			return err
 		}

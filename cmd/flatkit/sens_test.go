@@ -69,7 +69,7 @@ func TestSensGradientAllocatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g *ode.GradResult[float64]
+		var g *ode.GradientResult[float64]
 		grad := func() {
 			if g, err = gs.Gradient(ctx, sensParams, loss); err != nil {
 				t.Fatal(err)
@@ -84,7 +84,7 @@ func TestSensGradientAllocatesNothing(t *testing.T) {
 		}
 	}
 	prob := sensProblem()
-	it, err := ode.Init(prob, ode.Tsit5(), ode.Tol(sensRTol, sensATol))
+	it, err := ode.NewIntegrator(prob, ode.Tsit5(), ode.Tol(sensRTol, sensATol))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,10 +45,10 @@
 //     loss is not worse than at the start, the program says so and keeps
 //     the point.
 //
-// Gradients are by the interpolating adjoint with Tsit5 at rtol 1e-5 (the
-// quadrature of dL/dθ left out of the step-size control,
-// ode.QuadTol(rtol, +Inf)). Ensemble gradients are the same bits for any
-// -workers, so the whole run is.
+// Gradients are by the interpolating adjoint with Tsit5 at rtol 1e-5, the
+// quadrature of dL/dθ left out of the step-size control (its QuadTol has
+// Abs +Inf). Ensemble gradients are the same bits for any -workers, so the
+// whole run is.
 //
 // It prints the fit quality and checks it:
 //

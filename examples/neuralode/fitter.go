@@ -49,7 +49,8 @@ type fitter struct {
 	prob  ode.Problem[float32]
 	data  *dataset
 	seed  uint64
-	opts  []ode.Option
+	opts  []ode.EnsembleGradientOption
+	sens  ode.Sensitivity
 	grads int
 }
 
@@ -65,8 +66,9 @@ func newFitter(d *dataset, cfg config, net model.Layer, θ []float32) (*fitter, 
 	// The quadrature of dL/dθ is left out of the step-size control (as
 	// CVODES does by default): under it, the float32 rounding of the
 	// quadrature drives the backward solve to thousands of steps.
-	opts := []ode.Option{ode.Tol(rtol, atol), ode.QuadTol(rtol, math.Inf(1)), ode.Workers(cfg.workers)}
-	return &fitter{net: net, lay: lay, prob: prob, data: d, seed: cfg.seed, opts: opts}, nil
+	sens := ode.InterpolatingAdjoint{QuadTol: ode.Tolerance{Rel: rtol, Abs: math.Inf(1)}}
+	opts := []ode.EnsembleGradientOption{ode.Tol(rtol, atol), ode.Workers(cfg.workers)}
+	return &fitter{net: net, lay: lay, prob: prob, data: d, seed: cfg.seed, opts: opts, sens: sens}, nil
 }
 
 // ensemble returns the windows of W observations at θ, and their losses:
@@ -110,7 +112,7 @@ func (f *fitter) ensemble(θ []float32, W int) (ode.Ensemble[float32], func(int)
 func (f *fitter) gradient(ctx context.Context, θ, g []float32, W int, idx []int) (float64, error) {
 	ens, lossFor := f.ensemble(θ, W)
 	opts := append(f.opts[:len(f.opts):len(f.opts)], ode.Indices(idx...))
-	res, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, opts...)
+	res, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, f.sens, opts...)
 	if res == nil {
 		return math.NaN(), err
 	}

@@ -98,7 +98,7 @@ func bench(args []string) error {
 			return 0, err
 		}
 		t0 := time.Now()
-		_, err = s.Ensemble.Solve(ctx, ode.Tsit5(), append(s.Options, ode.Workers(workers))...)
+		_, err = s.Ensemble.Solve(ctx, ode.Tsit5(), append(ode.OptionsFor[ode.EnsembleSolveOption](s.Options), ode.Workers(workers))...)
 		return time.Since(t0), err
 	}
 	onCluster := func(args []byte) (time.Duration, cluster.Report, error) {
