@@ -36,7 +36,7 @@ type Binder[S any] struct {
 // one, as Restructure does.
 func Bind[S any](lay *Layout, shape *S) (*Binder[S], error) {
 	if lay == nil {
-		return nil, fmt.Errorf("layout: Bind: nil layout")
+		return nil, errorf("Bind: nil layout")
 	}
 	if shape == nil {
 		shape = new(S)
@@ -58,17 +58,17 @@ func (b *Binder[S]) Layout() *Layout { return b.lay }
 // reports what differs.
 func (b *Binder[S]) Restructure(θ []float32, s *S) error {
 	if len(θ) != b.lay.n {
-		return fmt.Errorf("layout: Binder.Restructure: buffer has %d floats, layout wants %d", len(θ), b.lay.n)
+		return errorf("Binder.Restructure: buffer has %d floats, layout wants %d", len(θ), b.lay.n)
 	}
 	if s == nil {
-		return fmt.Errorf("layout: Binder.Restructure: nil %s", b.name)
+		return errorf("Binder.Restructure: nil %s", b.name)
 	}
 	base := unsafe.Pointer(s)
 	c := cursor{}
 	if !b.b.walk(b.b.plan, base, &c, modeCheck, nil) || c.e != len(b.b.spans) || c.d != len(b.b.dyn) {
 		// Not Restructure(θ, b.lay, s): passing s as an any would make
 		// every caller's *s escape, the allocation a Binder exists to avoid.
-		return fmt.Errorf("layout: Binder.Restructure: the %s has another shape than the Binder was made for (a slice of structs of another length, or a nil or non-nil pointer where Bind's shape had the other; around field %d of %d): Bind with a value of this shape, or use Restructure", b.name, c.e, len(b.b.spans))
+		return errorf("Binder.Restructure: the %s has another shape than the Binder was made for (a slice of structs of another length, or a nil or non-nil pointer where Bind's shape had the other; around field %d of %d): Bind with a value of this shape, or use Restructure", b.name, c.e, len(b.b.spans))
 	}
 	c = cursor{}
 	b.b.walk(b.b.plan, base, &c, modeView, θ)

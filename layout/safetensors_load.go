@@ -31,7 +31,7 @@ func Load(r io.Reader, opts ...LoadOption) ([]float32, *Layout, error) {
 func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("layout: LoadFile: %w", err)
+		return nil, nil, errorf("LoadFile: %w", err)
 	}
 	defer f.Close()
 	θ, lay, err := stLoad(f, opts)
