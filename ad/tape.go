@@ -31,7 +31,7 @@ type Tape struct {
 	order  int // derivative order of the nodes being recorded (see node.order)
 	sweeps int // sweeps in progress, to catch re-entry from a rule
 
-	// What makes a recording unsafe to Replay (see replay.go): the number
+	// What makes a recording unsafe to replay (see replay.go): the number
 	// of nodes when Go code first read or wrote a value through a Var,
 	// and the first node whose kernel saved residuals (which rules copy
 	// into later ops' attributes); each plus one, 0 for none.
@@ -39,7 +39,7 @@ type Tape struct {
 	savedAt int32
 	// sharedInts are the Ints of the op applySharedInts is recording.
 	sharedInts []int
-	plan       replayPlan // Replay's, for the recording of generation plan.gen
+	plan       replayPlan // the replay's, for the recording of generation plan.gen
 
 	shapeArgs    [][]int       // scratch for Primitive.Shape
 	outShape     []int         // scratch for Primitive.Shape's result
