@@ -28,7 +28,7 @@
 // Relu, LeakyRelu, Elu, Gelu, Softplus, Swish; Clamp, Indicator, Where,
 // StopGradient; Sum, Mean, SumTo, BroadcastTo, Max, Min (argmax saved);
 // MatMul and MatMulT (transposes as attributes, batched); View, ViewPath,
-// Slice, Reshape, Transpose (PyTorch's permute), T, Concat, SliceAxis,
+// Slice, Reshape, Transpose (PyTorch's permute), Concat, SliceAxis,
 // PadAxis, Pad, Crop; Gather and ScatterAdd by flat index (each the other's
 // adjoint); LogSumExp, Softmax, LogSoftmax.
 //

@@ -316,21 +316,3 @@ func sumBatch(g Var, shape []int) Var {
 	}
 	return g
 }
-
-// T returns v with its last two axes swapped (a copy).
-func T(v Var) Var {
-	s := v.Shape()
-	if len(s) < 2 {
-		if v.t != nil && v.t.err == nil && s != nil {
-			return v.t.fail(errorf("T: shape %v has fewer than 2 axes", s))
-		}
-		return v.failedOn("T")
-	}
-	var perm [maxRank]int
-	r := len(s)
-	for i := range r {
-		perm[i] = i
-	}
-	perm[r-2], perm[r-1] = r-1, r-2
-	return Transpose(v, perm[:r]...)
-}
