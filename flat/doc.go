@@ -17,6 +17,5 @@
 // small ones stay on the caller's goroutine. Once warm, no kernel allocates.
 //
 // ParallelFor runs one elementwise pass over disjoint chunks on several
-// goroutines, for the optimisers' fused loops. PeakFMALoop measures the
-// core's FMA peak, for benchmarks.
+// goroutines, for the optimisers' fused loops.
 package flat

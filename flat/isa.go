@@ -11,9 +11,9 @@ const (
 	isaAVX512 = cpu.AVX512
 )
 
-// vecISA is the kernel set the vector kernels, Gemv and PeakFMALoop use. It
-// is chosen once at start-up (detectISA) and only tests change it, to run
-// every kernel set the machine supports.
+// vecISA is the kernel set the vector kernels and Gemv use. It is chosen
+// once at start-up (detectISA), and only tests change it, to run every
+// kernel set the machine supports.
 var vecISA = detectISA()
 
 // detectISA is the kernel set internal/cpu chooses for this machine.
