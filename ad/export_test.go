@@ -90,7 +90,7 @@ func (t *Tape) Tangent(y Var, wrt []Var, dirs [][]float32) ([]float32, error) {
 // wrt must be distinct Params of t; dst[k] has wrt[k]'s length, and a nil
 // dst[k] is skipped (its cotangent is not computed). w is read during the
 // call only. Unlike Backward, AddVJP accumulates into the caller's buffers
-// and leaves GradOf untouched; it may be called again on the same
+// and leaves GradWrt untouched; it may be called again on the same
 // recording, and with a reused tape it allocates nothing once warm. Errors
 // are recorded on the tape, and dst is then left unchanged.
 func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
@@ -148,7 +148,7 @@ func (t *Tape) checkPerParam(what, name string, xs [][]float32, wrt []Var) bool 
 // inputs would hold, bit for bit. The first Replay of a recording makes a
 // plan of it (which allocates); later ones allocate nothing. Results a
 // sweep wrote outside the tape's values (the gradients of Backward and
-// GradOf, what AddVJP and Tangent returned) are not updated: use VJPOf and
+// GradWrt, what AddVJP and Tangent returned) are not updated: use VJPOf and
 // JVPOf for derivatives that replay. A user's Primitive must compute its
 // output from its inputs and attributes only.
 //
