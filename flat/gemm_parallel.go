@@ -25,20 +25,22 @@ var (
 var gemmMaxThreads atomic.Int32
 
 // SetMaxThreads sets the largest number of goroutines Gemm uses for one
-// product and returns the previous setting. n ≤ 0 restores the default,
-// runtime.GOMAXPROCS(0) read at each call, and is returned as 0, so
+// product and returns the previous setting. ParallelFor obeys the same
+// limit. n ≤ 0 restores the default, runtime.GOMAXPROCS(0) read at each
+// call, and is returned as 0. Settings above 1024 count as 1024. So
 //
 //	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
 //
 // runs a section single-threaded and restores whatever was set before.
-// Settings above 1024 count as 1024. ParallelFor obeys the same limit.
-// Products of fewer than about two million
-// multiply-adds always run on the calling goroutine, and each goroutine gets
-// at least about a million. The result does not depend on the setting.
 //
-// After a job, a worker goroutine polls for the next one for 200 µs
-// before it blocks (yielding between polls), as OpenMP runtimes spin:
-// waking a blocked thread costs tens of microseconds on a VM.
+// A product of fewer than 2²³ multiply-adds (m·n·k), such as 128³, runs
+// on the calling goroutine whatever the setting. A larger one gives each
+// goroutine at least 2²² multiply-adds, so 256³ splits in at most four.
+// The result does not depend on the setting.
+//
+// After a job, a worker goroutine polls for the next one for 200 µs before
+// it blocks, yielding between polls, as OpenMP runtimes spin: waking a
+// blocked thread is slow on a VM.
 func SetMaxThreads(n int) (old int) {
 	n = min(max(n, 0), 1024)
 	return int(gemmMaxThreads.Swap(int32(n)))
