@@ -23,14 +23,29 @@
 // and the order, never a silent zero; a structural zero (the second
 // derivative of ReLU) is a correct answer.
 //
-// The op set: broadcasting Add, Sub, Mul, Div, Neg, Scale; Exp, Log, Log1p,
-// Sqrt, Square, Pow, Abs, Sign, Sin, Cos, Erf; activations Tanh, Sigmoid,
-// Relu, LeakyRelu, Elu, Gelu, Softplus, Swish; Clamp, Indicator, Where,
-// StopGradient; Sum, Mean, SumTo, BroadcastTo, Max, Min (argmax saved);
-// MatMul and MatMulT (transposes as attributes, batched); View, ViewPath,
-// Slice, Reshape, Transpose (PyTorch's permute), Concat, SliceAxis,
-// PadAxis, Pad, Crop; Gather and ScatterAdd by flat index (each the other's
-// adjoint); LogSumExp, Softmax, LogSoftmax.
+// The op set:
+//
+//   - arithmetic, broadcasting: Add, Sub, Mul, Div, Neg, Scale
+//   - elementwise functions: Exp, Log, Log1p, Sqrt, Square, Pow, Abs,
+//     Sign, Sin, Cos, Erf
+//   - activations: Tanh, Sigmoid, Relu, LeakyRelu, Elu, Gelu, Softplus,
+//     Swish
+//   - masks and selection: Clamp, Indicator, Where, StopGradient
+//   - reductions: Sum, Mean, Max and Min with the argmax saved, and SumTo
+//     with its adjoint BroadcastTo
+//   - products: MatMul and MatMulT, with transposes as attributes, batches
+//     and 1-D operands
+//   - shapes: View, ViewPath, Slice, Reshape, Transpose, Concat, Stack,
+//     SliceAxis, PadAxis, Pad, Crop
+//   - indexing: Gather and ScatterAdd by flat index, each the other's
+//     adjoint
+//   - the softmax family: LogSumExp, Softmax, LogSoftmax
+//   - convolutions: Conv, ConvBias, ConvBiasRelu, ConvTranspose, ConvFilter
+//   - pooling: MaxPool, MeanPool, AdaptiveMeanPool, GlobalMeanPool
+//   - batch normalisation: BatchNorm in training mode, ChannelAffine in
+//     test mode
+//
+// TestDocListsEveryOp checks that this list names every op.
 //
 // The op set is open: a Primitive with a forward kernel and optional JVPRule
 // and VJPRule methods, applied with Apply, composes with every other op to
