@@ -9,13 +9,13 @@ import (
 	"sync/atomic"
 )
 
-// Parallel split thresholds: products with fewer multiply-adds than
-// gemmParallelMin stay on the calling goroutine, and each goroutine gets at
-// least gemmPerThreadMin multiply-adds. Waking a parked helper goroutine
-// costs tens of microseconds (on a 2-vCPU VM, measured: p50 ≈ 20-100 µs),
-// so a split must save more than that: 2^23 multiply-adds take about 80 µs
-// on one core at 200 GFLOP/s, so 256³ (2^24) splits in two and 128³ stays
-// whole. Tests lower them to exercise large grids on small products.
+// Parallel split thresholds. A product with fewer multiply-adds than
+// gemmParallelMin stays on the calling goroutine, and each goroutine gets
+// at least gemmPerThreadMin multiply-adds. Waking a parked helper goroutine
+// is slow on a VM, so a split must save more time than the wake-up takes:
+// 256³ splits and 128³ stays whole. BenchmarkGemm and flatkit's bench gemm
+// hold the figures. Tests lower the thresholds to exercise large grids on
+// small products.
 var (
 	gemmParallelMin  = 1 << 23
 	gemmPerThreadMin = 1 << 22
@@ -75,8 +75,8 @@ func gemmThreads(m, n, k int) int {
 	return max(t, 1)
 }
 
-// gemmJob is one sub-product of a parallel Gemm: a block of C with the rows
-// of op(A) and columns of op(B) it needs.
+// gemmJob is one sub-product of a parallel Gemm: a block of C, with the
+// parts of A and B it needs.
 type gemmJob struct {
 	ker         *gemmKernel
 	tA, tB      bool

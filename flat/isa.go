@@ -20,9 +20,9 @@ var vecISA = detectISA()
 func detectISA() isaLevel { return cpu.Best }
 
 // ISA reports the kernel set that the vector kernels and Gemv run on this
-// machine: "avx512" (AVX-512F, with AVX2 and FMA), "avx2" (AVX2 with FMA) or
-// "go" (pure Go: the noasm build tag, an architecture other than amd64, or a
-// CPU without AVX2 and FMA). It is chosen once, at start-up, by
+// machine: "avx512", "avx2" or "go". "avx512" is AVX-512F, with AVX2 and
+// FMA; "avx2" is AVX2 with FMA. "go" is pure Go: the noasm build tag, an
+// architecture other than amd64, or a CPU without AVX2 and FMA. It is chosen once, at start-up, by
 // internal/cpu's rule (golang.org/x/sys/cpu checks that the operating
 // system saves the wide registers).
 func ISA() string { return vecISA.String() }
