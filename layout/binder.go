@@ -18,9 +18,9 @@ import (
 //	}
 //
 // For an ensemble whose trajectories have their own θ, the same Binder
-// serves every trajectory and worker: set each trajectory's θ as its
-// problem's P in Ensemble's Modify (or give it a per-trajectory closure F
-// there), and F restructures the θ it is handed into its own local struct.
+// serves every trajectory and worker. Set each trajectory's θ as its
+// problem's P in Ensemble's Modify, or give it a per-trajectory closure F
+// there. F restructures the θ it is handed into its own local struct.
 // A Binder is safe for concurrent use.
 type Binder[S any] struct {
 	lay  *Layout
@@ -30,9 +30,9 @@ type Binder[S any] struct {
 
 // Bind makes the Binder of struct type S over lay. shape, if not nil, is a
 // value with the shape lay was made from: the lengths of its slices of
-// structs and which of its pointers are non-nil; nil means the zero S,
-// which fits a struct of []float32 fields, nested structs and arrays of
-// structs. Bind checks that the fields and the layout's leaves match one to
+// structs, and which of its pointers are non-nil. A nil shape means the
+// zero S, which fits a struct of []float32 fields, nested structs and
+// arrays of structs. Bind checks that the fields and the layout's leaves match one to
 // one, as Restructure does.
 func Bind[S any](lay *Layout, shape *S) (*Binder[S], error) {
 	if lay == nil {

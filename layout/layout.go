@@ -31,7 +31,7 @@ func (l Leaf) Size() int {
 	return n
 }
 
-// End returns Offset + Size(): the leaf is θ[Offset:End()].
+// End returns the end of the leaf's range: the leaf is θ[Offset:End()].
 func (l Leaf) End() int { return l.Offset + l.Size() }
 
 // String formats the leaf as its path, shape and range, e.g.
@@ -353,9 +353,10 @@ func (l *Layout) near(prefix string) []string {
 	return near
 }
 
-// Sub returns the layout of the subtree at path, with paths relative to it and
-// offsets relative to its start, so that Sub(path) describes θ[lo:hi] where
-// lo, hi = Range(path). Ties stay only if both ends lie inside the subtree.
+// Sub returns the layout of the subtree at path, with paths relative to it
+// and offsets relative to its start. So Sub(path) describes θ[lo:hi], where
+// lo and hi come from Range. Ties stay only if both ends lie inside the
+// subtree.
 func (l *Layout) Sub(path string) (*Layout, error) {
 	if path == "" {
 		return l, nil

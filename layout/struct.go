@@ -107,14 +107,15 @@ type fieldRef struct {
 	frozen bool
 }
 
-// walkState collects the float fields of a value in walk order, with the
-// dynamic facts (slice lengths, nil pointers) that a binding must re-check.
-// item is a group entered (path set) or a float field met (ref index).
+// item is a group entered, with its path, or a float field met, with its
+// index in refs.
 type item struct {
 	group string
 	ref   int
 }
 
+// walkState collects the float fields of a value in walk order, with the
+// dynamic facts that a binding must re-check: slice lengths, nil pointers.
 type walkState struct {
 	refs    []fieldRef
 	dyn     []int
