@@ -253,7 +253,7 @@ func (p *binaryPrim) JVP(r *Rule) Var {
 			res = addOrSet(res, Mul(a, tb))
 		}
 	case opDiv:
-		// d(a/b) = (da − db·out) / b
+		// The quotient rule: the numerator da − db·out, over b.
 		var num Var
 		if !ta.IsZero() {
 			num = BroadcastTo(ta, out.Shape()...)

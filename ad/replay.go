@@ -113,9 +113,9 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 	if !pl.forTargets(vs) {
 		t.makeSubset(vs)
 	}
-	// The dispatch is replay's, written out on purpose: as a function it
-	// is not inlined (cost 140 > 80) and this loop ran ~40% more
-	// instructions (callgrind, ode's BenchmarkSpiralVJP).
+	// The dispatch is written out on purpose, as in the tests' Replay: as
+	// a function it is not inlined (cost 140 > 80), and this loop ran ~40%
+	// more instructions (callgrind, ode's BenchmarkSpiralVJP).
 	for _, st := range pl.sub {
 		switch {
 		case st.refresh && st.bound != pl.bound:
@@ -278,9 +278,9 @@ func (t *Tape) makePlan() {
 }
 
 // VJPOf records the vector-Jacobian products wᵀ·∂y/∂wrt[k] into out[k] as
-// Vars of t, by one reverse sweep from y seeded with w (a Var of y's shape)
-// towards all the wrt at once: each has its Param's shape, or is the zero
-// Var when y does not depend on that Param. Its results are values of
+// Vars of t. One reverse sweep runs from y, seeded with w, a Var of y's
+// shape, towards all the wrt at once. Each result has its Param's shape,
+// or is the zero Var when y does not depend on that Param. Its results are values of
 // the recording, so they can be differentiated again, and ReplayFor
 // recomputes them. The wrt must be distinct Params of t and out must
 // have their length.

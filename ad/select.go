@@ -41,8 +41,8 @@ func (*maskPositivePrim) JVP(r *Rule) Var {
 	return maskPositive(tc, r.In[1])
 }
 
-// VJP: maskPositive(ḡ, y) to c (the map is its own transpose), nothing to
-// y.
+// VJP: maskPositive(ḡ, y) to c, since the map is its own transpose;
+// nothing to y.
 func (*maskPositivePrim) VJP(r *Rule, g Var) {
 	if r.Need(0) {
 		r.AddGrad(0, maskPositive(g, r.In[1]))
@@ -130,8 +130,11 @@ func (*wherePrim) JVP(r *Rule) Var {
 	return BroadcastTo(Where(r.In[0], ta, tb), r.Out.Shape()...)
 }
 
-// VJP: Where(cond, c, 0) to a and Where(cond, 0, c) to b, summed back to
-// their shapes; nothing to cond.
+// VJP: nothing to cond, and each branch gets the cotangent where it was
+// chosen, summed back to its shape:
+//
+//	ā = SumTo(Where(cond, c, 0))
+//	b̄ = SumTo(Where(cond, 0, c))
 func (*wherePrim) VJP(r *Rule, c Var) {
 	cond, t := r.In[0], r.t
 	if r.Need(1) {

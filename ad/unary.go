@@ -37,9 +37,9 @@ type unaryPrim struct {
 	kernel func(out, x []float32)
 	// deriv returns d out/d x as a Var, from the input x and the output y.
 	deriv func(x, y Var) Var
-	// scale, if set, returns t·d out/d x for a tangent or cotangent t (the
-	// Jacobian is diagonal, so one map serves both modes), in place of
-	// Mul(t, deriv(x, y)): it lets Relu mask t in one pass, without
+	// scale, if set, returns t·d out/d x for a tangent or cotangent t. It
+	// stands in for Mul(t, deriv(x, y)). The Jacobian is diagonal, so one
+	// map serves both modes. It lets Relu mask t in one pass, without
 	// materialising its 0/1 derivative.
 	scale func(t, x, y Var) Var
 }
@@ -291,7 +291,7 @@ func Sqrt(x Var) Var { return Apply(sqrtOp, Attrs{}, x) }
 // Square returns x² elementwise.
 func Square(x Var) Var { return Apply(squareOp, Attrs{}, x) }
 
-// Abs returns |x| elementwise; its derivative is Sign(x) (0 at 0).
+// Abs returns |x| elementwise. Its derivative is Sign(x), which is 0 at 0.
 func Abs(x Var) Var { return Apply(absOp, Attrs{}, x) }
 
 // Sin returns sin(x) elementwise.
@@ -308,20 +308,25 @@ func Sigmoid(x Var) Var { return Apply(sigmoidOp, Attrs{}, x) }
 // included), as PyTorch's do.
 func Relu(x Var) Var { return Apply(reluOp, Attrs{}, x) }
 
-// Gelu returns the exact GELU, x·Φ(x) = 0.5·x·(1 + erf(x/√2)), PyTorch's
-// default (not the tanh approximation).
+// Gelu returns the exact GELU, PyTorch's default rather than the tanh
+// approximation:
+//
+//	x·Φ(x) = 0.5·x·(1 + erf(x/√2))
 func Gelu(x Var) Var { return Apply(geluOp, Attrs{}, x) }
 
 // Erf returns the error function elementwise.
 func Erf(x Var) Var { return Apply(erfOp, Attrs{}, x) }
 
-// Softplus returns log(1 + eˣ) elementwise, computed as
-// max(x, 0) + log1p(e^−|x|) so that it neither overflows nor loses the
-// small values of large negative x. Its derivative is Sigmoid(x).
+// Softplus returns log(1 + eˣ) elementwise. It is computed as
+//
+//	max(x, 0) + log1p(e^−|x|)
+//
+// so that it neither overflows nor loses the small values of large
+// negative x. Its derivative is Sigmoid(x).
 func Softplus(x Var) Var { return Apply(softplusOp, Attrs{}, x) }
 
-// Swish returns x·sigmoid(x) elementwise, also called SiLU (PyTorch's
-// nn.SiLU).
+// Swish returns x·sigmoid(x) elementwise. It is also called SiLU, as in
+// PyTorch's nn.SiLU.
 func Swish(x Var) Var { return Apply(swishOp, Attrs{}, x) }
 
 // Primitives with float attributes.
@@ -411,25 +416,25 @@ func Pow(x Var, p float32) Var {
 }
 
 // Sign returns 1, −1 or 0 by the sign of x, elementwise. Its derivative is
-// zero (structurally, to every order).
+// zero, structurally, to every order.
 func Sign(x Var) Var { return Apply(signOp, Attrs{}, x) }
 
 // Indicator returns 1 where lo < x < hi and 0 elsewhere. Its derivative is
-// zero (structurally, to every order): it is the mask that derivative rules
-// of piecewise ops (Relu, Clamp) are written with, and user rules may use it
-// the same way. Either bound may be infinite; lo > hi is an error.
+// zero, structurally, to every order. It is the mask that the derivative
+// rules of piecewise ops such as Relu and Clamp are written with, and user
+// rules may use it the same way. Either bound may be infinite; lo > hi is an error.
 func Indicator(x Var, lo, hi float32) Var {
 	return Apply(indicatorOp, Attrs{Floats: []float32{lo, hi}}, x)
 }
 
-// LeakyRelu returns x for x > 0 and slope·x otherwise, elementwise
-// (PyTorch's default slope is 0.01).
+// LeakyRelu returns x for x > 0 and slope·x otherwise, elementwise.
+// PyTorch's default slope is 0.01.
 func LeakyRelu(x Var, slope float32) Var {
 	return Apply(leakyReluOp, Attrs{Floats: []float32{slope}}, x)
 }
 
-// Elu returns x for x > 0 and alpha·(eˣ − 1) otherwise, elementwise
-// (PyTorch's default alpha is 1).
+// Elu returns x for x > 0 and alpha·(eˣ − 1) otherwise, elementwise.
+// PyTorch's default alpha is 1.
 func Elu(x Var, alpha float32) Var {
 	return Apply(eluOp, Attrs{Floats: []float32{alpha}}, x)
 }
