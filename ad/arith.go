@@ -253,7 +253,7 @@ func (p *binaryPrim) JVP(r *Rule) Var {
 			res = addOrSet(res, Mul(a, tb))
 		}
 	case opDiv:
-		// d(a/b) = (da − db·out) / b
+		// The quotient rule: the numerator da − db·out, over b.
 		var num Var
 		if !ta.IsZero() {
 			num = BroadcastTo(ta, out.Shape()...)
@@ -310,69 +310,4 @@ func Scale(v Var, alpha float32) Var {
 		return v
 	}
 	return Mul(v, v.t.Scalar(alpha))
-}
-
-// Sum returns the sum of v over the given axes, which are removed; with no
-// axes, over all elements (a scalar).
-func Sum(v Var, axes ...int) Var {
-	s := v.Shape()
-	if v.t == nil || v.t.err != nil || s == nil {
-		return v.failedOn("Sum")
-	}
-	var keep, out [maxRank]int
-	r := len(s)
-	if r > maxRank {
-		return v.t.fail(errRank("Sum", s))
-	}
-	if len(axes) == 0 && r > 0 {
-		return SumTo(v) // to a scalar in one op (its cotangent is one BroadcastTo)
-	}
-	copy(keep[:], s)
-	for _, ax := range axes {
-		if ax < 0 {
-			ax += r
-		}
-		if ax < 0 || ax >= r {
-			return v.t.fail(errAxis("Sum", axes, s))
-		}
-		keep[ax] = 1
-	}
-	k := 0
-	for i := range r {
-		if !contains(axes, i, r) && len(axes) > 0 {
-			out[k] = s[i]
-			k++
-		}
-	}
-	return Reshape(SumTo(v, keep[:r]...), out[:k]...)
-}
-
-// Mean returns the mean of v over the given axes (all with none).
-func Mean(v Var, axes ...int) Var {
-	s := v.Shape()
-	if s == nil {
-		return v.failedOn("Mean")
-	}
-	n := 1
-	if len(axes) == 0 {
-		n = sizeOf(s)
-	}
-	for _, ax := range axes {
-		if ax < 0 {
-			ax += len(s)
-		}
-		if ax >= 0 && ax < len(s) {
-			n *= s[ax]
-		}
-	}
-	return Scale(Sum(v, axes...), 1/float32(n))
-}
-
-func contains(axes []int, i, r int) bool {
-	for _, ax := range axes {
-		if ax == i || ax+r == i {
-			return true
-		}
-	}
-	return false
 }

@@ -137,7 +137,7 @@ func TestBackwardOverwritesGradients(t *testing.T) {
 			got := make([][]float32, len(params))
 			want := make([][]float32, len(params))
 			for k, p := range params {
-				got[k] = flat.Clone(tp.GradOf(p))
+				got[k] = flat.Clone(tp.GradWrt(p))
 				want[k] = make([]float32, len(bufs[k]))
 			}
 			if err := tp.AddVJP(loss, []float32{1}, params, want); err != nil {

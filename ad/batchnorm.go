@@ -46,13 +46,16 @@ var (
 	bnBackDataOp = &bnBackDataPrim{}
 )
 
-// BatchNorm normalises x (N, C) or (N, C, spatial…) per channel (axis 1)
-// with its batch statistics, as PyTorch's BatchNorm in training mode:
-// y = (x − μ)/√(σ² + eps)·gamma + beta, with μ and the biased variance σ²
-// over the N·prod(spatial) values of each channel. gamma and beta are (C),
-// or both the zero Var for no affine map. stats is (2, C): μ in row 0 and
-// σ² in row 1 (accumulated in float64), for a caller's running
-// statistics; it is differentiable too.
+// BatchNorm normalises x per channel with its batch statistics, as
+// PyTorch's BatchNorm in training mode. x is (N, C) or (N, C, spatial…),
+// with the channels on axis 1:
+//
+//	y = (x − μ)/√(σ² + eps)·gamma + beta
+//
+// μ and the biased variance σ² are taken over the N·prod(spatial) values of
+// each channel. gamma and beta are (C), or both the zero Var for no affine
+// map. stats is (2, C), for a caller's running statistics: μ in row 0 and
+// σ² in row 1, accumulated in float64. It is differentiable too.
 //
 // y's derivatives, of any order and in both modes, account for the
 // statistics' dependence on x.
@@ -207,7 +210,9 @@ func bnBackData(x, S, g, T, gamma Var, a Attrs) Var {
 	return Apply(bnBackDataOp, a, x, S, g, T, gamma)
 }
 
-// JVP: ẏ = BackData(x, S, ẋ, Sums(x, S, ẋ), γ) + BatchNorm(x, S, γ̇, β̇).
+// JVP:
+//
+//	ẏ = BackData(x, S, ẋ, Sums(x, S, ẋ), γ) + BatchNorm(x, S, γ̇, β̇)
 func (*bnNormPrim) JVP(r *Rule) Var {
 	x, S := r.In[0], r.In[1]
 	var gamma Var
@@ -234,8 +239,11 @@ func (*bnNormPrim) JVP(r *Rule) Var {
 	return out
 }
 
-// VJP: with T = Sums(x, S, ȳ), x̄ = BackData(x, S, ȳ, T, γ), γ̄ = T₁ and
-// β̄ = T₀; S gets nothing (see the comment at the top).
+// VJP, with T = Sums(x, S, ȳ):
+//
+//	x̄ = BackData(x, S, ȳ, T, γ),  γ̄ = T₁,  β̄ = T₀
+//
+// S gets nothing: see the comment at the top.
 func (*bnNormPrim) VJP(r *Rule, c Var) {
 	x, S := r.In[0], r.In[1]
 	affine := len(r.In) == 4

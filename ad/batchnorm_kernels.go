@@ -12,7 +12,8 @@ import (
 // channels over goroutines (bnRun) gives the same bits for any number of
 // them. Sums over a channel are accumulated in float64, in four chains.
 
-// bnDims is x's shape as (N, C, inner = prod(spatial)).
+// bnDims is x's shape as (N, C, inner), inner the product of the spatial
+// sizes.
 type bnDims struct{ n, c, inner int }
 
 func bnDimsOf(s []int) bnDims {

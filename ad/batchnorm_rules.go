@@ -59,7 +59,9 @@ func (g *bnGeom) rows(a, b Var) Var {
 	return Concat(0, Reshape(a, 1, g.c), Reshape(b, 1, g.c))
 }
 
-// JVP: μ̇ = Σẋ/m, (σ²)˙ = 2·Σ(x − μ)·ẋ/m.
+// JVP:
+//
+//	μ̇ = Σẋ/m,  (σ²)˙ = 2·Σ(x − μ)·ẋ/m
 func (*bnStatsPrim) JVP(r *Rule) Var {
 	tx := r.Tangent(0)
 	if tx.IsZero() {
@@ -70,7 +72,9 @@ func (*bnStatsPrim) JVP(r *Rule) Var {
 	return g.rows(Scale(g.sum(tx), 1/g.m), Scale(g.sum(Mul(xc, tx)), 2/g.m))
 }
 
-// VJP: x̄ = μ̄/m + 2·(σ²)̄·(x − μ)/m.
+// VJP:
+//
+//	x̄ = μ̄/m + 2·(σ²)̄·(x − μ)/m
 func (*bnStatsPrim) VJP(r *Rule, c Var) {
 	if !r.Need(0) {
 		return
@@ -80,8 +84,10 @@ func (*bnStatsPrim) VJP(r *Rule, c Var) {
 	r.AddGrad(0, Add(Scale(g.row(c, 0), 1/g.m), Mul(xc, Scale(g.row(c, 1), 2/g.m))))
 }
 
-// JVP of T = (Σg; Σg·x̂): Ṫ₀ = Σġ, Ṫ₁ = Σġ·x̂ + s·Σg·ẋ − s·μ̇·T₀ −
-// ½·s²·(σ²)˙·T₁.
+// JVP of T = (Σg; Σg·x̂):
+//
+//	Ṫ₀ = Σġ
+//	Ṫ₁ = Σġ·x̂ + s·Σg·ẋ − s·μ̇·T₀ − ½·s²·(σ²)˙·T₁
 func (*bnSumsPrim) JVP(r *Rule) Var {
 	x, S, gv := r.In[0], r.In[1], r.In[2]
 	tx, tS, tg := r.Tangent(0), r.Tangent(1), r.Tangent(2)
@@ -104,8 +110,9 @@ func (*bnSumsPrim) JVP(r *Rule) Var {
 	return g.rows(r0, r1)
 }
 
-// VJP: with (a; b) the cotangent, ḡ = a + b·x̂, x̄ = b·s·g, μ̄ = −s·b·T₀
-// and (σ²)̄ = −½·s²·b·T₁.
+// VJP, with (a; b) the cotangent:
+//
+//	ḡ = a + b·x̂,  x̄ = b·s·g,  μ̄ = −s·b·T₀,  (σ²)̄ = −½·s²·b·T₁
 func (*bnSumsPrim) VJP(r *Rule, c Var) {
 	x, S, gv := r.In[0], r.In[1], r.In[2]
 	g := bnGeomOf(r)
@@ -133,9 +140,12 @@ func (g *bnGeom) kOf(r *Rule, s Var) Var {
 	return s
 }
 
-// JVP of D = k·u, u = g − T₀/m − x̂·T₁/m, k = γ·s: D is linear in (g, T)
-// and in γ, so those parts are BackData again; x enters through x̂ (whose
-// coefficient is −k·T₁/m), and S through x̂ and s.
+// JVP of D = k·u, with
+//
+//	u = g − T₀/m − x̂·T₁/m,  k = γ·s
+//
+// D is linear in g, T and γ, so those parts are BackData again. x enters
+// through x̂, whose coefficient is −k·T₁/m, and S through x̂ and s.
 func (*bnBackDataPrim) JVP(r *Rule) Var {
 	x, S, gv, T := r.In[0], r.In[1], r.In[2], r.In[3]
 	var gamma Var
@@ -180,9 +190,12 @@ func (*bnBackDataPrim) JVP(r *Rule) Var {
 	return out
 }
 
-// VJP: with d̄ the cotangent and Q = Sums(x, S, d̄) = (Σd̄; Σd̄·x̂):
-// ḡ = k·d̄, T̄ = −k·Q/m, γ̄ = s·U with U = Σd̄·u = Σd̄·g − (T₀·Q₀ + T₁·Q₁)/m,
-// x̄ = −k·s·T₁·d̄/m, μ̄ = k·s·T₁·Q₀/m and (σ²)̄ = −½·s²·k·(U − T₁·Q₁/m).
+// VJP, with d̄ the cotangent:
+//
+//	Q = Sums(x, S, d̄) = (Σd̄; Σd̄·x̂)
+//	ḡ = k·d̄,  T̄ = −k·Q/m,  γ̄ = s·U
+//	U = Σd̄·u = Σd̄·g − (T₀·Q₀ + T₁·Q₁)/m
+//	x̄ = −k·s·T₁·d̄/m,  μ̄ = k·s·T₁·Q₀/m,  (σ²)̄ = −½·s²·k·(U − T₁·Q₁/m)
 func (*bnBackDataPrim) VJP(r *Rule, c Var) {
 	x, S, gv, T := r.In[0], r.In[1], r.In[2], r.In[3]
 	g := bnGeomOf(r)

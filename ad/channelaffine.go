@@ -2,11 +2,11 @@ package ad
 
 import "fmt"
 
-// ChannelAffine returns (x − mean)·scale + shift per channel (axis 1) of
-// x (N, C) or (N, C, spatial…), for mean, scale and shift of shape (C):
-// batch normalisation in test mode, with scale = γ/√(running σ² + ε),
-// computed in one pass (split over goroutines by channel for large x, the
-// same bits for any number of them). It is differentiable in all four
+// ChannelAffine returns (x − mean)·scale + shift per channel, for x of
+// shape (N, C) or (N, C, spatial…) and mean, scale and shift of shape (C).
+// It is batch normalisation in test mode, with scale = γ/√(running σ² + ε).
+// It runs in one pass, split over goroutines by channel for a large x, with
+// the same bits for any number of them. It is differentiable in all four
 // inputs, to any order.
 func ChannelAffine(x, mean, scale, shift Var) Var {
 	return Apply(channelAffineOp, Attrs{}, x, mean, scale, shift)
@@ -35,9 +35,10 @@ func (*channelAffinePrim) Forward(f *Forward) {
 		gamma: f.In[2].Data, beta: f.In[3].Data, d: bnDimsOf(f.In[0].Shape)})
 }
 
-// JVP: ẏ = (ẋ − μ̇)·a + (x − μ)·ȧ + ḃ = ChannelAffine(ẋ, 0, a, 0) +
-// ChannelAffine(x, μ, ȧ, ḃ − μ̇·a), each part left out where its tangents
-// are zero.
+// JVP, each part left out where its tangents are zero:
+//
+//	ẏ = (ẋ − μ̇)·a + (x − μ)·ȧ + ḃ
+//	  = ChannelAffine(ẋ, 0, a, 0) + ChannelAffine(x, μ, ȧ, ḃ − μ̇·a)
 func (*channelAffinePrim) JVP(r *Rule) Var {
 	x, mu, a := r.In[0], r.In[1], r.In[2]
 	tx, tmu, ta, tb := r.Tangent(0), r.Tangent(1), r.Tangent(2), r.Tangent(3)

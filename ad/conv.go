@@ -10,16 +10,16 @@ import (
 
 // ConvGeom is the geometry shared by Conv, ConvTranspose and ConvFilter,
 // NNlib-style: one value of plain fields, for 1-, 2- and 3-D convolutions in
-// PyTorch's layout
+// PyTorch's layout. Per spatial axis, the output size o follows from the
+// input size s and the kernel size k:
 //
 //	x: (N, Cin, s1, …)   w: (Cout, Cin/Groups, k1, …)   y: (N, Cout, o1, …)
-//
-// with, per spatial axis, o = (s + PadLo + PadHi − Dilation·(k−1) − 1)/Stride + 1.
+//	o = (s + PadLo + PadHi − Dilation·(k−1) − 1)/Stride + 1
 //
 // Each slice holds one value per spatial axis, or a single value used for
 // every axis, or is empty for the default; PoolGeom follows the same rule.
-// An empty PadHi means the same padding as PadLo (symmetric, PyTorch's
-// padding). The zero ConvGeom is stride 1, no padding, dilation 1 and one
+// An empty PadHi means the same padding as PadLo: symmetric, as PyTorch's
+// padding is. The zero ConvGeom is stride 1, no padding, dilation 1 and one
 // group. Groups = Cin = Cout is a depthwise convolution.
 type ConvGeom struct {
 	Stride   []int // default 1
@@ -29,42 +29,42 @@ type ConvGeom struct {
 	Groups   int   // default 1; must divide Cin and Cout
 }
 
-// Conv returns the convolution (cross-correlation, as in PyTorch) of x with
-// the filter w: x is (N, Cin, spatial…) with 1 to 3 spatial axes, w is
+// Conv returns the convolution of x with the filter w: a cross-correlation,
+// as in PyTorch. x is (N, Cin, spatial…) with 1 to 3 spatial axes, w is
 // (Cout, Cin/Groups, k…), and the result is (N, Cout, out…).
 func Conv(x, w Var, g ConvGeom) Var {
 	return applyConv(convOp, g, x.Shape(), nil, x, w)
 }
 
-// ConvBias returns Conv(x, w, g) + b, with the bias b (Cout) added along
-// the channel axis: a conv layer's affine map as one op. The blocked
+// ConvBias returns Conv(x, w, g) + b, with the bias b of shape (Cout)
+// added along the channel axis: a conv layer's affine map as one op. The blocked
 // kernel starts its sums at the bias, so the bias costs no pass over the
 // output; its derivatives are those of Conv and of a broadcast add.
 func ConvBias(x, w, b Var, g ConvGeom) Var {
 	return applyConv(convBiasOp, g, x.Shape(), nil, x, w, b)
 }
 
-// ConvBiasRelu returns Relu(ConvBias(x, w, b, g)) as one op: where the
-// blocked kernel applies, ReLU is taken in registers before the sums are
-// stored, so the pair costs no pass over the output. Its derivative masks
+// ConvBiasRelu returns the Relu of ConvBias as one op. Where the blocked
+// kernel applies, ReLU is taken in registers before the sums are stored,
+// so the pair costs no pass over the output. Its derivative masks
 // the cotangent by the output's sign, as Relu's: Relu'(0) = 0.
 func ConvBiasRelu(x, w, b Var, g ConvGeom) Var {
 	return applyConv(convBiasReluOp, g, x.Shape(), nil, x, w, b)
 }
 
 // ConvTranspose returns the transposed convolution of u with w: the data
-// gradient of Conv (NNlib's ∇conv_data), the adjoint of x ↦ Conv(x, w, g).
-// u is (N, Cout, out…), w is (Cout, Cin/Groups, k…), and xShape, the shape
-// (N, Cin, spatial…) of the result, is the input shape of the convolution it
-// transposes: with stride > 1 several input sizes give the same output size,
-// so it must be given.
+// gradient of Conv, NNlib's ∇conv_data, the adjoint of x ↦ Conv(x, w, g).
+// u is (N, Cout, out…) and w is (Cout, Cin/Groups, k…). xShape is the
+// shape of the result, (N, Cin, spatial…): the input shape of the
+// convolution it transposes. With stride > 1 several input sizes give the
+// same output size, so it must be given.
 func ConvTranspose(u, w Var, g ConvGeom, xShape ...int) Var {
 	return applyConv(convTOp, g, xShape, xShape, u, w)
 }
 
-// ConvFilter returns the filter gradient of Conv (NNlib's ∇conv_filter):
-// the adjoint of w ↦ Conv(x, w, g), applied to u of the output's shape
-// (N, Cout, out…). wShape is the filter's shape (Cout, Cin/Groups, k…).
+// ConvFilter returns the filter gradient of Conv, NNlib's ∇conv_filter: the
+// adjoint of w ↦ Conv(x, w, g), applied to u of the output's shape,
+// (N, Cout, out…). wShape is the filter's shape, (Cout, Cin/Groups, k…).
 func ConvFilter(x, u Var, g ConvGeom, wShape ...int) Var {
 	return applyConv(convFOp, g, x.Shape(), wShape, x, u)
 }
@@ -291,10 +291,14 @@ func (*convPrim) Forward(f *Forward) {
 	conv.Forward(f.Out.Data, f.In[0].Data, f.In[1].Data, &g)
 }
 
-// JVP: Conv is bilinear, so d Conv(x, w) = Conv(dx, w) + Conv(x, dw).
+// JVP: Conv is bilinear, so
+//
+//	d Conv(x, w) = Conv(dx, w) + Conv(x, dw)
 func (*convPrim) JVP(r *Rule) Var { return bilinearJVP(convOp, r) }
 
-// VJP: x̄ = ConvTranspose(ȳ, w), w̄ = ConvFilter(x, ȳ).
+// VJP:
+//
+//	x̄ = ConvTranspose(ȳ, w),  w̄ = ConvFilter(x, ȳ)
 func (*convPrim) VJP(r *Rule, cot Var) {
 	x := r.In[0]
 	if r.Need(0) {
@@ -335,8 +339,10 @@ func (*convTPrim) Forward(f *Forward) {
 // JVP: ConvTranspose is bilinear in (u, w).
 func (*convTPrim) JVP(r *Rule) Var { return bilinearJVP(convTOp, r) }
 
-// VJP: from ⟨ConvT(u, w), z⟩ = ⟨u, Conv(z, w)⟩ = ⟨w, ConvFilter(z, u)⟩,
-// ū = Conv(z̄, w) and w̄ = ConvFilter(z̄, u).
+// VJP, from the adjoint identities of the first line:
+//
+//	⟨ConvT(u, w), z⟩ = ⟨u, Conv(z, w)⟩ = ⟨w, ConvFilter(z, u)⟩
+//	ū = Conv(z̄, w),  w̄ = ConvFilter(z̄, u)
 func (*convTPrim) VJP(r *Rule, cot Var) {
 	u, w := r.In[0], r.In[1]
 	if r.Need(0) {
@@ -366,8 +372,10 @@ func (*convFPrim) Forward(f *Forward) {
 // JVP: ConvFilter is bilinear in (x, u).
 func (*convFPrim) JVP(r *Rule) Var { return bilinearJVP(convFOp, r) }
 
-// VJP: from ⟨ConvFilter(x, u), v⟩ = ⟨Conv(x, v), u⟩ = ⟨x, ConvT(u, v)⟩,
-// x̄ = ConvTranspose(u, v̄) and ū = Conv(x, v̄).
+// VJP, from the adjoint identities of the first line:
+//
+//	⟨ConvFilter(x, u), v⟩ = ⟨Conv(x, v), u⟩ = ⟨x, ConvT(u, v)⟩
+//	x̄ = ConvTranspose(u, v̄),  ū = Conv(x, v̄)
 func (*convFPrim) VJP(r *Rule, cot Var) {
 	x, u := r.In[0], r.In[1]
 	if r.Need(0) {
@@ -413,8 +421,9 @@ func biasShape(buf *[maxRank]int, y []int) []int {
 	return s
 }
 
-// JVP: ẏ = Conv(ẋ, w) + Conv(x, ẇ) + ḃ, masked by the output's sign for
-// ConvBiasRelu.
+// JVP, masked by the output's sign for ConvBiasRelu:
+//
+//	ẏ = Conv(ẋ, w) + Conv(x, ẇ) + ḃ
 func (p *convBiasPrim) JVP(r *Rule) Var {
 	t := bilinearJVP(convOp, r)
 	if tb := r.Tangent(2); !tb.IsZero() {
@@ -433,9 +442,11 @@ func (p *convBiasPrim) JVP(r *Rule) Var {
 	return t
 }
 
-// VJP: with c̄ the cotangent (masked by the output's sign for
-// ConvBiasRelu), x̄ = ConvTranspose(c̄, w), w̄ = ConvFilter(x, c̄) and b̄ is
-// c̄ summed over every axis but the channels.
+// VJP, with c̄ the cotangent, masked by the output's sign for ConvBiasRelu:
+//
+//	x̄ = ConvTranspose(c̄, w),  w̄ = ConvFilter(x, c̄)
+//
+// and b̄ is c̄ summed over every axis but the channels.
 func (p *convBiasPrim) VJP(r *Rule, cot Var) {
 	x := r.In[0]
 	if p.relu {

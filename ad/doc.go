@@ -1,43 +1,62 @@
 // Package ad differentiates functions written with its ops, in reverse mode
 // and forward mode, to any order.
 //
-// One Tape records every op applied to its Vars. Reverse mode (Grad,
-// Backward, VJP) sweeps the record backwards; forward mode (JVP) sweeps it
-// forwards carrying tangents, several directions at once for Jacobians.
-// Every derivative rule is written with ops of the same set, so a sweep
-// records its own work on the tape and its results are Vars that can be
-// differentiated again: HVP is forward-over-reverse, HVPReverse
+// One Tape records every op applied to its Vars. Reverse mode sweeps the
+// record backwards: Grad, Backward, VJP. Forward mode sweeps it forwards
+// carrying tangents, several directions at once for Jacobians: JVP. Every
+// derivative rule is written with ops of the same set. So a sweep records
+// its own work on the tape, and its results are Vars that can be
+// differentiated again. HVP is forward-over-reverse, HVPReverse is
 // reverse-over-reverse, and GradVar nests gradients inside differentiated
 // functions. Each nested derivative differentiates with respect to a fresh
 // copy of its argument, so perturbations of different levels never mix.
 //
-// Parameters live in one flat []float32: Param records it, View (or
-// ViewPath with a layout) gives each layer its tensors without copying, and
-// the gradient is a flat vector of the same length, assembled from the
-// views' ranges.
+// Names: XOf(y, …) is X of the recorded expression y, as in VJPOf, JVPOf
+// and HVPOf. GradWrt(p) is the gradient with respect to the Param p, the
+// wrt of those products.
 //
-// Errors are sticky, like bufio.Scanner's: the first bad shape or stale Var
-// is recorded on the tape, later ops return a failed Var, and Grad,
+// Parameters live in one flat []float32. Param records it, and View gives
+// each layer its tensors without copying; ViewPath does so by a layout
+// path. The gradient is a flat vector of the same length, assembled from
+// the views' ranges.
+//
+// Errors are sticky, like bufio.Scanner's. The first bad shape or stale Var
+// is recorded on the tape, and later ops return a failed Var. Grad,
 // Backward and Err report it with the op and the shapes involved. A
 // derivative rule that is missing at some order is an error naming the op
-// and the order, never a silent zero; a structural zero (the second
-// derivative of ReLU) is a correct answer.
+// and the order, never a silent zero. A structural zero, such as the second
+// derivative of ReLU, is a correct answer.
 //
-// The op set: broadcasting Add, Sub, Mul, Div, Neg, Scale; Exp, Log, Log1p,
-// Sqrt, Square, Pow, Abs, Sign, Sin, Cos, Erf; activations Tanh, Sigmoid,
-// Relu, LeakyRelu, Elu, Gelu, Softplus, Swish; Clamp, Indicator, Where,
-// StopGradient; Sum, Mean, SumTo, BroadcastTo, Max, Min (argmax saved);
-// MatMul and MatMulT (transposes as attributes, batched); View, ViewPath,
-// Slice, Reshape, Transpose (PyTorch's permute), T, Concat, SliceAxis,
-// PadAxis, Pad, Crop; Gather and ScatterAdd by flat index (each the other's
-// adjoint); LogSumExp, Softmax, LogSoftmax.
+// The op set:
 //
-// The op set is open: a Primitive with a forward kernel and optional JVPRule
-// and VJPRule methods, applied with Apply, composes with every other op to
-// any order, exactly as the built-in ops do.
+//   - arithmetic, broadcasting: Add, Sub, Mul, Div, Neg, Scale
+//   - elementwise functions: Exp, Log, Log1p, Sqrt, Square, Pow, Abs,
+//     Sign, Sin, Cos, Erf
+//   - activations: Tanh, Sigmoid, Relu, LeakyRelu, Elu, Gelu, Softplus,
+//     Swish
+//   - masks and selection: Clamp, Indicator, Where, StopGradient
+//   - reductions: Sum, Mean, Max and Min with the argmax saved, and SumTo
+//     with its adjoint BroadcastTo
+//   - products: MatMul and MatMulT, with transposes as attributes, batches
+//     and 1-D operands
+//   - shapes: View, ViewPath, Slice, Reshape, Transpose, Concat, Stack,
+//     SliceAxis, PadAxis, Pad, Crop
+//   - indexing: Gather and ScatterAdd by flat index, each the other's
+//     adjoint
+//   - the softmax family: LogSumExp, Softmax, LogSoftmax
+//   - convolutions: Conv, ConvBias, ConvBiasRelu, ConvTranspose, ConvFilter
+//   - pooling: MaxPool, MeanPool, AdaptiveMeanPool, GlobalMeanPool
+//   - batch normalisation: BatchNorm in training mode, ChannelAffine in
+//     test mode
+//
+// TestDocListsEveryOp checks that this list names every op.
+//
+// The op set is open. A Primitive has a forward kernel and optional JVPRule
+// and VJPRule methods. Applied with Apply, it composes with every other op
+// to any order, exactly as the built-in ops do.
 //
 // Memory: values, shapes and gradients live in arenas owned by the tape and
-// rewound by Reset, so a training loop that reuses one tape allocates
-// nothing after its first step. The functional helpers (ValueAndGrad, JVP,
-// HVP, …) make a tape per call and allocate.
+// rewound by Reset. So a training loop that reuses one tape allocates
+// nothing after its first step. The functional helpers, such as
+// ValueAndGrad, JVP and HVP, make a tape per call and allocate.
 package ad

@@ -197,9 +197,10 @@ func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 	return hv, t.err
 }
 
-// Jacobian returns the Jacobian of f at θ as a (outputs × len(θ)) tensor,
-// by reverse mode row by row when f has fewer outputs than inputs and by
-// forward mode (all directions in one sweep) otherwise.
+// Jacobian returns the Jacobian of f at θ as a tensor with one row per
+// output and one column per element of θ. It runs reverse mode row by row when f has fewer
+// outputs than inputs, and forward mode otherwise, all directions in one
+// sweep.
 func Jacobian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
 	t, p, y := record(f, θ)
 	defer release(t)
@@ -251,9 +252,9 @@ func (t *Tape) forwardColumns(J flat.Tensor, p, out Var) error {
 	return nil
 }
 
-// Hessian returns the Hessian of the scalar f at θ as a len(θ) × len(θ)
-// tensor: the forward-mode Jacobian of the recorded gradient, all
-// directions in one sweep.
+// Hessian returns the Hessian of the scalar f at θ as a square tensor of
+// side len(θ). It is the forward-mode Jacobian of the recorded gradient,
+// all directions in one sweep.
 func Hessian(f func(Var) Var, θ []float32) (flat.Tensor, error) {
 	t, p, y := record(f, θ)
 	defer release(t)

@@ -79,8 +79,8 @@ func TestGradWithRespectToInput(t *testing.T) {
 	if err := tp.Backward(loss); err != nil {
 		t.Fatal(err)
 	}
-	if !cmp.Equal(tp.GradOf(p), in) || !cmp.Equal(tp.GradOf(xp), θ) {
-		t.Errorf("GradOf: %v %v", tp.GradOf(p), tp.GradOf(xp))
+	if !cmp.Equal(tp.GradWrt(p), in) || !cmp.Equal(tp.GradWrt(xp), θ) {
+		t.Errorf("GradWrt: %v %v", tp.GradWrt(p), tp.GradWrt(xp))
 	}
 }
 

@@ -16,7 +16,7 @@ func (t *Tape) checkScalar(op string, loss Var) bool {
 }
 
 // Backward computes the gradient of the scalar loss with respect to every
-// Param recorded before it; GradOf returns each. The gradients are owned by
+// Param recorded before it; GradWrt returns each. The gradients are owned by
 // the tape until Reset.
 func (t *Tape) Backward(loss Var) error {
 	if t.err != nil {
@@ -40,7 +40,7 @@ func (t *Tape) Backward(loss Var) error {
 	return t.err
 }
 
-// Grad is Backward followed by GradOf of the first Param on the tape: the
+// Grad is Backward followed by GradWrt of the first Param on the tape: the
 // gradient of loss with respect to it, a flat vector of its length, owned by
 // the tape until Reset.
 func (t *Tape) Grad(loss Var) ([]float32, error) {
@@ -53,10 +53,10 @@ func (t *Tape) Grad(loss Var) ([]float32, error) {
 	return t.grads[0], nil
 }
 
-// GradOf returns the gradient with respect to the Param p computed by the
+// GradWrt returns the gradient with respect to the Param p computed by the
 // last Backward, or nil if p is not a Param of this tape or Backward has not
 // run.
-func (t *Tape) GradOf(p Var) []float32 {
+func (t *Tape) GradWrt(p Var) []float32 {
 	if p.t != t || p.gen != t.gen {
 		return nil
 	}

@@ -20,18 +20,22 @@ var (
 	scatterAddOp = &scatterAddPrim{}
 )
 
-// Gather returns the tensor of the given shape whose element i (in
-// row-major order) is element idx[i] of x (flat, row-major):
-// out.flat[i] = x.flat[idx[i]]. len(idx) must be the size of shape, and every
-// index must lie in [0, x.Size()). idx is copied onto the tape.
+// Gather returns the tensor of the given shape whose element i is element
+// idx[i] of x, both counted flat in row-major order:
+//
+//	out.flat[i] = x.flat[idx[i]]
+//
+// idx must have one index per element of shape, and each must lie in
+// [0, x.Size()). idx is copied onto the tape.
 func Gather(x Var, idx []int, shape ...int) Var {
 	return applyIndexed(gatherOp, x, idx, shape)
 }
 
 // ScatterAdd returns a tensor of the given shape, zero except that element
-// u.flat[i] is added at flat position idx[i] (repeated indices add up):
-// the adjoint of Gather. len(idx) must be u.Size(), and every index must lie
-// in [0, size of shape). idx is copied onto the tape.
+// u.flat[i] is added at flat position idx[i]; repeated indices add up. It
+// is the adjoint of Gather. idx must have one index per element of u, and
+// each must lie in [0, n), n the size of shape. idx is copied onto the
+// tape.
 func ScatterAdd(u Var, idx []int, shape ...int) Var {
 	return applyIndexed(scatterAddOp, u, idx, shape)
 }

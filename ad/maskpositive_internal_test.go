@@ -82,7 +82,7 @@ func TestMaskPositiveRules(t *testing.T) {
 	if _, err := tp.Grad(Sum(got)); err != nil {
 		t.Fatal(err)
 	}
-	if g, want := tp.GradOf(cv), []float32{0, 0, 1, 0, 1, 0}; !slices.Equal(g, want) {
+	if g, want := tp.GradWrt(cv), []float32{0, 0, 1, 0, 1, 0}; !slices.Equal(g, want) {
 		t.Errorf("gradient with respect to c = %v, want %v", g, want)
 	}
 

@@ -6,27 +6,34 @@ import (
 	"github.com/flatkit/flatkit/flat"
 )
 
-// matmulPrim is op(A)·op(B) where op transposes the last two axes when the
-// attribute says so. Inputs are 2-D, or 3-D with a shared (or size-1)
-// leading batch axis. Carrying the transposes as attributes lets the rules
+// matmulPrim is op(A)·op(B), where op transposes the last two axes when
+// the attribute says so. Inputs are 2-D, or 3-D with a leading batch axis
+// that may be shared or of size 1. Carrying the transposes as attributes lets the rules
 // stay one primitive: each derivative of a matmul is a matmul.
 type matmulPrim struct{}
 
 var matmulOp = &matmulPrim{}
 
-// MatMul returns the matrix product a·b over the last two axes: (m, k)·(k, n)
-// → (m, n), or batched (B, m, k)·(B, k, n) → (B, m, n), where either batch
-// may be 1 or absent and is then shared.
+// MatMul returns the matrix product a·b over the last two axes. Either
+// operand may have a leading batch axis; a batch of 1, or none, is shared:
 //
-// A 1-D operand is a vector, as in NumPy's matmul: (m, k)·(k) → (m) is the
-// matrix-vector product (and (B, m, k)·(k) → (B, m)), (k)·(k, n) → (n) the
-// vector-matrix product, and (k)·(k) → () the dot product. Its derivatives
-// are those of the matrix product with the vector as a column (or row).
+//	(m, k)·(k, n) → (m, n)
+//	(B, m, k)·(B, k, n) → (B, m, n)
+//
+// A 1-D operand is a vector, as in NumPy's matmul:
+//
+//	(m, k)·(k) → (m)          the matrix-vector product
+//	(B, m, k)·(k) → (B, m)    batched
+//	(k)·(k, n) → (n)          the vector-matrix product
+//	(k)·(k) → ()              the dot product
+//
+// Its derivatives are those of the matrix product with the vector as a
+// column or a row.
 func MatMul(a, b Var) Var { return MatMulT(a, b, false, false) }
 
-// MatMulT returns op(a)·op(b), with op transposing the last two axes of its
-// argument when the flag is set: MatMulT(x, w, false, true) is x·wᵀ without
-// materialising wᵀ. A 1-D operand is a vector (see MatMul), whose flag is
+// MatMulT returns op(a)·op(b), where op transposes the last two axes of
+// its argument when the flag is set. So MatMulT(x, w, false, true) is x·wᵀ,
+// without materialising wᵀ. A 1-D operand is a vector (see MatMul), whose flag is
 // ignored: a vector is its own transpose.
 func MatMulT(a, b Var, transA, transB bool) Var {
 	if sa, sb := a.Shape(), b.Shape(); sa != nil && sb != nil && (len(sa) == 1 || len(sb) == 1) {
@@ -199,8 +206,8 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 
 // narrowK is the widest matrix whose product with a vector narrowRows
 // computes. flat's vector kernels reduce each row's products across a
-// whole register, a chain of dependent adds (some 30 cycles with
-// AVX-512) for a row of two (a layer's weight on a two-component state).
+// whole register, a long chain of dependent adds. That is slow for a row
+// of two, such as a layer's weight on a two-component state.
 const narrowK = 8
 
 // narrowRows sets y_i = Σ_j w_ij·x_j for the n×k matrix w (row stride
@@ -315,22 +322,4 @@ func sumBatch(g Var, shape []int) Var {
 		return Reshape(SumTo(g, append([]int{1}, gs[1:]...)...), shape...)
 	}
 	return g
-}
-
-// T returns v with its last two axes swapped (a copy).
-func T(v Var) Var {
-	s := v.Shape()
-	if len(s) < 2 {
-		if v.t != nil && v.t.err == nil && s != nil {
-			return v.t.fail(errorf("T: shape %v has fewer than 2 axes", s))
-		}
-		return v.failedOn("T")
-	}
-	var perm [maxRank]int
-	r := len(s)
-	for i := range r {
-		perm[i] = i
-	}
-	perm[r-2], perm[r-1] = r-1, r-2
-	return Transpose(v, perm[:r]...)
 }

@@ -280,7 +280,7 @@ func (t *Tape) varScratch(n int) []Var {
 }
 
 // SumTo sums v over the axes along which shape was broadcast to v's shape:
-// the adjoint of BroadcastTo. SumTo(v, v.Shape()) is v.
+// it is the adjoint of BroadcastTo. Summing to v's own shape returns v.
 func SumTo(v Var, shape ...int) Var {
 	s := v.Shape()
 	if slices.Equal(s, shape) {

@@ -80,7 +80,7 @@ var coreOps = []opCase{
 		return ad.MatMul(ad.Reshape(p, 2, 3), constOf(p, c, 3, 4))
 	}},
 	{name: "Transpose", n: 24, f: func(p ad.Var, _ []float32) ad.Var { return ad.Transpose(ad.Reshape(p, 2, 3, 4), 2, 0, 1) }},
-	{name: "T", n: 6, f: func(p ad.Var, _ []float32) ad.Var { return ad.T(ad.Reshape(p, 2, 3)) }},
+	{name: "Transpose of a matrix", n: 6, f: func(p ad.Var, _ []float32) ad.Var { return ad.Transpose(ad.Reshape(p, 2, 3), 1, 0) }},
 	{name: "Reshape -1", n: 6, f: func(p ad.Var, _ []float32) ad.Var { return ad.Reshape(p, 3, -1) }},
 	{name: "View", n: 10, f: func(p ad.Var, _ []float32) ad.Var { return ad.View(p, 3, 2, 2) }},
 	{name: "Slice of a product", n: 8, f: func(p ad.Var, _ []float32) ad.Var {

@@ -33,13 +33,14 @@ const maxPoolDims = 3
 // the axis order of the input. Kernel is required, one entry per spatial
 // axis. The other fields follow ConvGeom's rule: each holds one value per
 // spatial axis, or a single value used for every axis, or is empty for the
-// default. An empty Stride means Stride = Kernel (non-overlapping windows,
-// as in PyTorch); an empty PadLo means no padding before; an empty PadHi
-// means the same padding as PadLo (symmetric). Padding on each side must be
-// smaller than the kernel, so that every window holds at least one cell of
-// the input. The output size along an axis of size L is
-// floor((L + padLo + padHi − kernel) / stride) + 1 (PyTorch's ceil_mode =
-// False).
+// default. An empty Stride means Stride = Kernel: non-overlapping windows,
+// as in PyTorch. An empty PadLo means no padding before, and an empty PadHi
+// the same padding as PadLo. Padding on each side must be smaller than the
+// kernel, so that every window holds at least one cell of the input. The
+// output size along an axis of size L is, as with PyTorch's ceil_mode =
+// False:
+//
+//	floor((L + padLo + padHi − kernel)/stride) + 1
 type PoolGeom struct {
 	Kernel, Stride, PadLo, PadHi []int
 }
@@ -116,10 +117,12 @@ func applyPool(what string, p Primitive, x Var, g PoolGeom) Var {
 	return Apply(p, Attrs{Ints: ints}, x)
 }
 
-// AdaptiveMeanPool returns the mean of x (N, C, spatial…) over windows
-// chosen to give the spatial output size outSize (one entry per spatial
-// axis, 1 to 3), as PyTorch's AdaptiveAvgPool: along an axis of size L,
-// output i averages the cells [floor(i·L/out), ceil((i+1)·L/out)).
+// AdaptiveMeanPool returns the mean of x, of shape (N, C, spatial…), over
+// windows chosen to give the spatial output size outSize, as PyTorch's
+// AdaptiveAvgPool. outSize has one entry per spatial axis, 1 to 3. Along an
+// axis of size L, output i of out averages the cells
+//
+//	[floor(i·L/out), ceil((i+1)·L/out))
 func AdaptiveMeanPool(x Var, outSize ...int) Var {
 	d := len(outSize)
 	if d < 1 || d > maxPoolDims {
@@ -131,8 +134,8 @@ func AdaptiveMeanPool(x Var, outSize ...int) Var {
 	return Apply(adaptiveMeanPoolOp, Attrs{Ints: buf[:1+4*d]}, x)
 }
 
-// GlobalMeanPool returns the mean of x (N, C, spatial…) over all its
-// spatial axes, of shape (N, C, 1, …, 1).
+// GlobalMeanPool returns the mean of x, of shape (N, C, spatial…), over
+// all its spatial axes. The result has shape (N, C, 1, …, 1).
 func GlobalMeanPool(x Var) Var {
 	s := x.Shape()
 	if x.t == nil || x.t.err != nil || s == nil {
@@ -264,9 +267,10 @@ func (*maxPoolPrim) VJP(r *Rule, c Var) {
 	r.AddGrad(0, applySharedInts(maxPoolScatterOp, r.Saved, c, r.In[0]))
 }
 
-// maxPoolScatterPrim is MaxPool's cotangent map: for inputs (c, x), with
-// the pool's saved winners as its Ints (flat positions in x, one per
-// output; never copied), zeros of x's shape plus each c[k] at winner k.
+// maxPoolScatterPrim is MaxPool's cotangent map. Its inputs are c and x,
+// and its Ints are the pool's saved winners, flat positions in x, one per
+// output, never copied. Its output is zeros of x's shape plus each c[k] at
+// winner k.
 // It is ScatterAdd for indices that stay in their output's plane, which
 // lets it split planes over goroutines and skip checking the indices
 // (they come from the pool's kernel). x gives only the shape. Linear in c,

@@ -11,9 +11,9 @@ import (
 
 var nan32 = float32(math.NaN())
 
-// Attrs are the parameters of one application of a primitive: integers
-// (axes, offsets, shapes, indices) and floats (slopes, bounds). Apply copies
-// them onto the tape.
+// Attrs are the parameters of one application of a primitive. Ints hold
+// axes, offsets, shapes and indices; Floats hold slopes and bounds. Apply
+// copies them onto the tape.
 type Attrs struct {
 	Ints   []int
 	Floats []float32
@@ -216,9 +216,8 @@ func asRule[I any](p Primitive) (I, bool) {
 }
 
 // aliaserOf is asRule[Aliaser] with the answer remembered per primitive
-// type: every apply asks, and most types are not Aliasers, so the common
-// case skips the itab look-up (about 4% of a chain of tiny ops, bench
-// deepchain's forward). aliasKnown is direct-mapped by the type's key
+// type. Every apply asks, and most types are not Aliasers, so the common
+// case skips the itab look-up, which shows in bench deepchain's forward. aliasKnown is direct-mapped by the type's key
 // (primKey): an entry holds the key, its low bit set for an Aliaser. A
 // collision only costs a look-up; writing an entry allocates nothing.
 // A type remembered as an Aliaser is asserted without writing its entry

@@ -3,36 +3,35 @@ package ad
 import (
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/flatkit/flatkit/flat"
 )
 
 // Replaying a recording. A function whose ops depend on the shapes of its
-// inputs only (a network, an ODE right-hand side) records the same nodes at
-// every call; building them (checks, shapes, arena slices, rule calls) costs
-// far more than the arithmetic of a small network. Such a recording,
-// derivative sweeps included, can instead be kept and re-run: Rebind gives
-// its inputs new values and Replay runs every op's forward kernel again, in
-// order, into the buffers it already has. A sweep's work is ops on the tape
-// (rules are written with ops), so the derivatives come out of the replay
-// too, as Vars of the recording (see VJPOf and JVPOf).
+// inputs only, such as a network or an ODE right-hand side, records the
+// same nodes at every call. Building them costs far more than the
+// arithmetic of a small network: checks, shapes, arena slices, rule calls.
+// Such a recording, derivative sweeps included, can instead be kept and
+// re-run. Rebind gives its inputs new values, and ReplayFor runs the
+// forward kernels again, in order, into the buffers they already have. A
+// sweep's work is ops on the tape, so the derivatives come out of the
+// replay too, as Vars of the recording (see VJPOf and JVPOf).
 //
-// What Replay cannot see, the tape refuses: a recording during which Go code
-// read a value through a Var (Data, Value, Item, String) and then recorded
-// more ops, whose structure may depend on what it read, and a recording in
-// which a kernel saved residuals (the argmax of Max and MaxPool), which
-// rules copy into the attributes of later ops. Values that are neither
-// Vars nor attributes, such as the time or other Go state a closure reads,
-// are the caller's to keep fixed.
+// What a replay cannot see, the tape refuses. One case is a recording
+// during which Go code read a value through a Var (Data, Value, Item,
+// String) and then recorded more ops, whose structure may depend on what
+// it read. The other is a recording in which a kernel saved residuals,
+// such as the argmax of Max and MaxPool, which rules copy into the
+// attributes of later ops. Values that are neither Vars nor attributes,
+// such as the time a closure reads, are the caller's to keep fixed.
 
-// ErrNotReplayable is wrapped by the error of Replay for a recording it
+// ErrNotReplayable is wrapped by the error of ReplayFor for a recording it
 // cannot re-run.
 var ErrNotReplayable = errors.New("ad: the recording cannot be replayed")
 
-// Replayable reports whether Replay can re-run the tape's recording: nil,
-// or an error wrapping ErrNotReplayable that says why, or the tape's error.
+// Replayable reports whether ReplayFor can re-run the tape's recording. It
+// returns nil, an error wrapping ErrNotReplayable that says why, or the
+// tape's error.
 func (t *Tape) Replayable() error {
 	switch {
 	case t.err != nil:
@@ -47,13 +46,13 @@ func (t *Tape) Replayable() error {
 	return nil
 }
 
-// Rebind gives the Param or Const v new values for the next Replay: data
-// replaces v's data (it is not copied and must not change until the
-// replay's results have been read) and must have v's size. A replay reads
-// inputs where they are, so new values written into the memory v already
-// has need no Rebind, and rebinding that memory costs nothing; after a
-// Rebind to other memory, the next replay of each op that reads v (or a
-// view of it) takes the new slice first.
+// Rebind gives the Param or Const v new values for the next ReplayFor.
+// data replaces v's data and must have v's size; it is not copied and must
+// not change until the replay's results have been read. A replay reads
+// inputs where they are: new values written into v's memory need no
+// Rebind, and rebinding that memory costs nothing. After a Rebind to other
+// memory, the next replay of each op that reads v, or a view of it, takes
+// the new slice first.
 func (t *Tape) Rebind(v Var, data []float32) error {
 	if t.err != nil {
 		return t.err
@@ -85,73 +84,22 @@ func kindName(k nodeKind) string {
 	return "Const"
 }
 
-// Replay runs the forward kernel of every op recorded since the last Reset
-// again, in recording order, with the current values of its inputs (see
-// Rebind), writing each op's output into the buffer it already has, so
-// that every Var of the recording holds what a fresh recording with those
-// inputs would hold, bit for bit. The first Replay of a recording makes a
-// plan of it (which allocates); later ones allocate nothing. Results a
-// sweep wrote outside the tape's values (the gradients of Backward and
-// GradOf, what AddVJP and Tangent returned) are not updated: use VJPOf and
-// JVPOf for derivatives that replay. A user's Primitive must compute its
-// output from its inputs and attributes only.
+// ReplayFor runs again the forward kernels of the ops that the values of
+// vs depend on, in recording order, with the current values of their
+// inputs (see Rebind). Each op writes its output into the buffer it
+// already has, so each of vs holds what a fresh recording with those
+// inputs would hold, bit for bit. Zero Vars among vs are skipped.
+//
+// The other values of the recording keep what they held: a VJP's
+// recording replayed for its cotangents leaves out the function's own
+// result. Results a sweep wrote outside the tape's values, such as
+// Backward's gradients, are not updated; use VJPOf and JVPOf for
+// derivatives that replay. Replaying for the same vs as the last time runs
+// a plan made once and allocates nothing; other vs make another plan. A
+// user's Primitive must compute its output from its inputs and attributes
+// only.
 //
 // It returns the error of Replayable, and then runs nothing.
-func (t *Tape) Replay() error { return t.replay(-1, math.MaxInt32) }
-
-// ReplayTo is Replay of the ops recorded up to v (v included) only: the
-// forward part of a recording whose derivative sweep follows v, when only
-// its value is wanted now.
-func (t *Tape) ReplayTo(v Var) error {
-	if !t.check("ReplayTo", v) {
-		return t.err
-	}
-	return t.replay(-1, v.id)
-}
-
-// ReplayAfter is Replay of the ops recorded after v only. It is for a
-// recording whose values up to v are already those of the current inputs
-// (by ReplayTo, or Replay, with the same values of the inputs recorded
-// before v): Rebind the inputs recorded after v (a sweep's seeds), and
-// ReplayAfter recomputes what depends on them, as Replay would.
-func (t *Tape) ReplayAfter(v Var) error {
-	if !t.check("ReplayAfter", v) {
-		return t.err
-	}
-	return t.replay(v.id, math.MaxInt32)
-}
-
-// replay runs the plan's steps for the nodes in (after, last].
-func (t *Tape) replay(after, last int32) error {
-	if err := t.Replayable(); err != nil {
-		return err
-	}
-	pl := t.currentPlan()
-	steps := pl.steps
-	if after >= 0 {
-		steps = steps[sort.Search(len(steps), func(i int) bool { return steps[i].node > after }):]
-	}
-	for i := range steps {
-		st := &steps[i]
-		if st.node > last {
-			break
-		}
-		switch {
-		case st.refresh && st.bound != pl.bound:
-			t.runStep(pl, st)
-		case st.alias == nil:
-			st.prim.Forward(&st.f)
-		}
-	}
-	return nil
-}
-
-// ReplayFor is Replay of the ops that the values of vs depend on only
-// (zero Vars among them are skipped): a VJP's recording replayed for its
-// cotangents leaves out the ops after the last one the sweep reads, the
-// function's own result among them. The other values of the recording
-// keep what they held. Replaying for the same vs as the last time runs a
-// plan made once; other vs make another (which allocates).
 func (t *Tape) ReplayFor(vs ...Var) error {
 	for _, v := range vs {
 		if !v.IsZero() && !t.check("ReplayFor", v) {
@@ -165,9 +113,9 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 	if !pl.forTargets(vs) {
 		t.makeSubset(vs)
 	}
-	// The dispatch is replay's, written out on purpose: as a function it
-	// is not inlined (cost 140 > 80) and this loop ran ~40% more
-	// instructions (callgrind, ode's BenchmarkSpiralVJP).
+	// The dispatch is written out on purpose, as in the tests' Replay: as
+	// a function it is not inlined (cost 140 > 80), and this loop ran ~40%
+	// more instructions (callgrind, ode's BenchmarkSpiralVJP).
 	for _, st := range pl.sub {
 		switch {
 		case st.refresh && st.bound != pl.bound:
@@ -180,7 +128,7 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 }
 
 // currentPlan returns the replay plan, made again first if the tape has
-// been reset or has grown since it was made (Replay and ReplayFor share it).
+// been reset or has grown since it was made.
 func (t *Tape) currentPlan() *replayPlan {
 	pl := &t.plan
 	if pl.gen != t.gen || pl.len != len(t.nodes) {
@@ -252,7 +200,7 @@ func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
 	st.prim.Forward(&st.f)
 }
 
-// replayPlan is what Replay runs: one step per op whose output must be
+// replayPlan is what a replay runs: one step per op whose output must be
 // computed again, with its kernel's arguments made once. Only values that
 // Rebind may change (Params, Consts, and Aliaser outputs that view them)
 // are read anew from the nodes; every other op's output stays in the
@@ -317,7 +265,7 @@ func (t *Tape) makePlan() {
 		}
 		// bound ≠ pl.bound: the first replay reads every volatile input
 		// and remakes every view, which Rebinds before the plan (made at
-		// the first Replay) may have left stale.
+		// the first replay) may have left stale.
 		st := replayStep{node: int32(i), refresh: vol, bound: pl.bound - 1}
 		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
 		if nd.alias {
@@ -330,11 +278,11 @@ func (t *Tape) makePlan() {
 }
 
 // VJPOf records the vector-Jacobian products wᵀ·∂y/∂wrt[k] into out[k] as
-// Vars of t, by one reverse sweep from y seeded with w (a Var of y's shape)
-// towards all the wrt at once: each has its Param's shape, or is the zero
-// Var when y does not depend on that Param. Unlike AddVJP its results are
-// values of the recording, so they can be differentiated again, and a
-// Replay recomputes them. The wrt must be distinct Params of t and out must
+// Vars of t. One reverse sweep runs from y, seeded with w, a Var of y's
+// shape, towards all the wrt at once. Each result has its Param's shape,
+// or is the zero Var when y does not depend on that Param. Its results are values of
+// the recording, so they can be differentiated again, and ReplayFor
+// recomputes them. The wrt must be distinct Params of t and out must
 // have their length.
 func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 	_, ok := t.checkWrt("VJPOf", y, wrt)
@@ -374,7 +322,7 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 // of y's shape, by one forward sweep seeded at every wrt at once; it is the
 // zero Var when y depends on none of the seeded Params. A zero dirs[k]
 // seeds nothing at wrt[k]. Like VJPOf, the result is a value of the
-// recording that a Replay recomputes. The wrt must be distinct Params of t;
+// recording that ReplayFor recomputes. The wrt must be distinct Params of t;
 // dirs[k], unless zero, has wrt[k]'s shape.
 func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 	lo, ok := t.checkWrt("JVPOf", y, wrt)
@@ -414,6 +362,36 @@ func (t *Tape) JVPOf(y Var, wrt, dirs []Var) (Var, error) {
 		return Var{t: t, id: s, gen: t.gen}, nil
 	}
 	return Var{}, nil
+}
+
+// checkWrt validates y and the Params wrt for a product and returns the
+// smallest wrt id.
+func (t *Tape) checkWrt(op string, y Var, wrt []Var) (int32, bool) {
+	if t.err != nil || !t.check(op, y) {
+		return 0, false
+	}
+	if len(wrt) == 0 {
+		t.fail(errorf("%s: no Params to differentiate with respect to", op))
+		return 0, false
+	}
+	lo := int32(len(t.nodes))
+	for k, p := range wrt {
+		if !t.check(op, p) {
+			return 0, false
+		}
+		if t.nodes[p.id].kind != kindParam {
+			t.fail(errorf("%s: wrt[%d] is not a Param", op, k))
+			return 0, false
+		}
+		for j := range k {
+			if wrt[j].id == p.id {
+				t.fail(errorf("%s: wrt[%d] and wrt[%d] are the same Param", op, j, k))
+				return 0, false
+			}
+		}
+		lo = min(lo, p.id)
+	}
+	return lo, true
 }
 
 func shapeEq(a, b []int) bool {

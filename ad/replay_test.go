@@ -63,7 +63,7 @@ var rpCases = []rpCase{
 		w := View(p, 0, 4, 5)
 		y := MatMul(x, BroadcastTo(w, 2, 4, 5)) // batched (2, 3, 5)
 		a := View(p, 20, 3, 2)
-		return Add(MatMulT(a, Reshape(y, 3, 10), true, false), Sum(MatMul(T(Reshape(x, 6, 4)), Reshape(x, 6, 4))))
+		return Add(MatMulT(a, Reshape(y, 3, 10), true, false), Sum(MatMul(Transpose(Reshape(x, 6, 4), 1, 0), Reshape(x, 6, 4))))
 	}},
 	{"shape", []int{2, 3}, 6, func(x, p Var) Var {
 		z := Mul(x, View(p, 0, 2, 3))

@@ -127,8 +127,8 @@ func mustAxis(axis, r int) int {
 func Pad(x Var, pads ...int) Var { return Apply(padOp, Attrs{Ints: pads}, x) }
 
 // Crop removes crops[2i] elements at the start and crops[2i+1] at the end of
-// each axis i of x (a copy). Crop(Pad(x, p...), p...) is x; its adjoint is
-// Pad with the same amounts.
+// each axis i of x, in a copy. Cropping what Pad added gives x back, and
+// the adjoint of Crop is Pad with the same amounts.
 func Crop(x Var, crops ...int) Var { return Apply(cropOp, Attrs{Ints: crops}, x) }
 
 // liveAxis returns x's shape and axis counted from the start (negative

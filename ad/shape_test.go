@@ -182,7 +182,7 @@ func TestShapeOpErrors(t *testing.T) {
 	}{
 		{"Concat mismatch", func(x, y ad.Var) ad.Var { return ad.Concat(-2, x, y) },
 			[]string{"Concat", "input 1", "[2 4]"}},
-		{"Concat axis 1 mismatch", func(x, y ad.Var) ad.Var { return ad.Concat(1, ad.T(x), y) },
+		{"Concat axis 1 mismatch", func(x, y ad.Var) ad.Var { return ad.Concat(1, ad.Transpose(x, 1, 0), y) },
 			[]string{"Concat", "input 1", "[2 4]", "[3 2]", "axis 1"}},
 		{"Concat axis", func(x, y ad.Var) ad.Var { return ad.Concat(2, x, y) },
 			[]string{"Concat", "axis 2", "[2 3]", "want -2 ≤ axis < 2"}},

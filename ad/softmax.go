@@ -19,12 +19,13 @@ var logSumExpOp = &logSumExpPrim{}
 // overflow nor underflow.
 func LogSumExp(x Var, axis int) Var { return applyAxis(logSumExpOp, x, axis) }
 
-// Softmax returns exp(x) / Σ exp(x) over axis (negative counts from the
-// end), computed stably as exp(x − LogSumExp(x)).
+// Softmax returns the exponentials of x over axis, divided by their sum; a
+// negative axis counts from the end. It is computed stably, as the
+// exponential of x − LogSumExp(x).
 func Softmax(x Var, axis int) Var { return Exp(LogSoftmax(x, axis)) }
 
-// LogSoftmax returns x − LogSumExp(x) over axis (negative counts from the
-// end).
+// LogSoftmax returns x − LogSumExp(x) over axis; a negative axis counts
+// from the end.
 func LogSoftmax(x Var, axis int) Var {
 	lse := LogSumExp(x, axis) // records any error about x or axis
 	keep, r, _, ok := keepDims(x, axis)
@@ -111,7 +112,7 @@ func (*logSumExpPrim) JVP(r *Rule) Var {
 	return Reshape(SumTo(Mul(sm, r.Tangent(0)), keep[:rank]...), r.Out.Shape()...)
 }
 
-// VJP: x̄ = softmax(x) · expand(c).
+// VJP: x̄ = softmax(x)·c, with c expanded along the axis.
 func (*logSumExpPrim) VJP(r *Rule, c Var) {
 	sm, keep, rank := softmaxOf(r.In[0], r.Out, r.Attrs.Ints[0])
 	r.AddGrad(0, Mul(sm, Reshape(c, keep[:rank]...)))

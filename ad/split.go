@@ -18,8 +18,8 @@ const (
 	elemMask
 )
 
-// elemJob is one elementwise pass: out = kernel(a) or a op b, or
-// MaskPositive(a, b).
+// elemJob is one elementwise pass: a unary kernel of a, a binary op of a
+// and b, or maskPositive of a and b.
 type elemJob struct {
 	kind  int
 	unary func(out, x []float32)

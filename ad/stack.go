@@ -5,7 +5,7 @@ import (
 )
 
 // Stack joins xs, all of one shape s, along a new leading axis: the result
-// has shape (len(xs), s…). Scalars (rank-0 values, such as a Sum or a
+// has shape (n, s…) for n values. Scalars (rank-0 values, such as a Sum or a
 // Mean) stack into a vector:
 //
 //	losses := ad.Stack(ad.Sum(a), ad.Sum(b), ad.Mean(c)) // shape [3]

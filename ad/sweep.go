@@ -7,9 +7,10 @@ import (
 )
 
 // piece is the cotangent of a View of a node we differentiate with respect
-// to: kept as a range instead of being embedded into a full-size zero
-// vector, so the gradient of a flat parameter vector viewed by many layers
-// costs O(len(θ)) to assemble, not O(len(θ) × views).
+// to. It is kept as a range instead of being embedded into a full-size
+// zero vector. So the gradient of a flat parameter vector viewed by many
+// layers costs time linear in the length of θ to assemble, not that
+// length times the number of views.
 type piece struct {
 	wrt      int // index into the sweep's wrt list
 	off, len int

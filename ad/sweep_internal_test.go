@@ -24,7 +24,7 @@ func TestBackwardWritesMatMulIntoGradient(t *testing.T) {
 		if err := tp.Backward(loss); err != nil {
 			t.Fatal(err)
 		}
-		gw, gx := tp.GradOf(p)[:out*in], tp.GradOf(xp)
+		gw, gx := tp.GradWrt(p)[:out*in], tp.GradWrt(xp)
 		var sawW, sawX bool
 		for i := loss.id + 1; int(i) < len(tp.nodes); i++ {
 			nd := &tp.nodes[i]

@@ -9,7 +9,8 @@ import (
 )
 
 // Tape records the operations applied to its Vars so that they can be
-// differentiated, in reverse mode (Grad, Backward, VJP) or forward mode (JVP).
+// differentiated: in reverse mode by Grad, Backward and VJP, in forward
+// mode by JVP.
 // A derivative sweep records its own operations on the same tape, so its
 // results are Vars that can be differentiated again.
 //
@@ -31,15 +32,16 @@ type Tape struct {
 	order  int // derivative order of the nodes being recorded (see node.order)
 	sweeps int // sweeps in progress, to catch re-entry from a rule
 
-	// What makes a recording unsafe to Replay (see replay.go): the number
-	// of nodes when Go code first read or wrote a value through a Var,
-	// and the first node whose kernel saved residuals (which rules copy
-	// into later ops' attributes); each plus one, 0 for none.
+	// What makes a recording unsafe to replay (see replay.go). readAt is
+	// the number of nodes when Go code first read or wrote a value
+	// through a Var. savedAt is the first node whose kernel saved
+	// residuals, which rules copy into later ops' attributes. Each is
+	// plus one, 0 for none.
 	readAt  int32
 	savedAt int32
 	// sharedInts are the Ints of the op applySharedInts is recording.
 	sharedInts []int
-	plan       replayPlan // Replay's, for the recording of generation plan.gen
+	plan       replayPlan // the replay's, for the recording of generation plan.gen
 
 	shapeArgs    [][]int       // scratch for Primitive.Shape
 	outShape     []int         // scratch for Primitive.Shape's result
@@ -196,9 +198,9 @@ const minNodes = 512
 // growNodes makes room for more nodes: 512 at first, then four times as
 // many. append would start at one node and double (by 1.25 past 256),
 // copying the nodes at each step; on a fresh tape those copies touch new
-// memory, and each page touched for the first time is a page fault (about
-// 10 µs on a VM), which made a tape's first step many times its steady
-// cost. A capacity not yet written costs address space only.
+// memory, and each page touched for the first time is a page fault. That
+// made a tape's first step many times its steady cost (bench deepchain's
+// first call). A capacity not yet written costs address space only.
 func (t *Tape) growNodes() {
 	t.nodes = slices.Grow(t.nodes, max(minNodes, 3*cap(t.nodes)))
 }

@@ -40,8 +40,8 @@ type gemmKernel struct {
 	// width that gives bitwise the same results (same kc, same FMA order);
 	// Gemm uses it where this kernel's tiles would be mostly padding.
 	narrow *gemmKernel
-	// outer sets c[i*ldc+j] = alpha·(x[i*incx]·y[j] + 0) for i < m, j < n
-	// (m, n ≥ 1), rounding as fn does for k = 1 and beta = 0, so that an
+	// outer sets c[i*ldc+j] = alpha·(x[i*incx]·y[j] + 0) for i < m, j < n,
+	// with m, n ≥ 1. It rounds as fn does for k = 1 and beta = 0, so that an
 	// outer product may skip packing and give fn's bits.
 	outer func(m, n int, alpha float32, x []float32, incx int, y, c []float32, ldc int)
 	// fn sets c[i*ldc+j] = alpha·Σ_p a[p*mr+i]·b[p*nr+j] + beta·c[i*ldc+j] for
@@ -76,11 +76,11 @@ func (ker *gemmKernel) pick(m, n int) *gemmKernel {
 func roundUp(n, unit int) int { return (n + unit - 1) / unit * unit }
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, with
-// BLAS semantics: op(A) is A (m×k, a[i*lda+p]) or, if tA, Aᵀ where A is k×m
-// (a[p*lda+i]); likewise op(B) is B (k×n) or, if tB, Bᵀ where B is n×k; C is
-// m×n with c[i*ldc+j]. beta == 0 overwrites C without reading it, so NaNs
-// there are ignored; alpha == 0 or k == 0 skips the product and only scales
-// C by beta.
+// BLAS semantics. op(A) is the m×k matrix A, element a[i*lda+p], or, if tA,
+// Aᵀ where A is k×m, element a[p*lda+i]. Likewise op(B) is the k×n matrix
+// B, or, if tB, Bᵀ where B is n×k. C is m×n, element c[i*ldc+j]. beta == 0
+// overwrites C without reading it, so NaNs there are ignored; alpha == 0 or
+// k == 0 skips the product and only scales C by beta.
 //
 // Gemm panics if a dimension is negative, a leading dimension is smaller
 // than its matrix's row width (or 1), or a slice is too short for its
@@ -95,10 +95,10 @@ func Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []flo
 }
 
 // GemmSerial is Gemm on the calling goroutine alone, whatever the size of
-// the product and the SetMaxThreads setting: for kernels that split their
-// work over goroutines themselves and give each one a product of its own
-// (inside a ParallelFor, a Gemm would split again and queue its blocks
-// behind the other goroutine's). The result is bitwise Gemm's.
+// the product and the SetMaxThreads setting. It is for kernels that split
+// their work over goroutines themselves and give each one a product of its
+// own. Inside a ParallelFor, a Gemm would split again and queue its blocks
+// behind the other goroutine's. The result is bitwise Gemm's.
 func GemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	gemm(true, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -7,10 +7,9 @@ package flat
 
 import "github.com/flatkit/flatkit/internal/cpu"
 
-// The assembly micro-kernels (gemm_amd64.s). Each computes one mr×nr tile of
-// C from packed panels; the blocking keeps a kc×nr micro-panel of B in the
-// 32-48 KiB L1, the mc×kc block of A in a 1 MiB L2 and the kc×nc block of B
-// in L3.
+// The assembly micro-kernels (gemm_amd64.s). Each computes one mr×nr tile
+// of C from packed panels. The blocking keeps a kc×nr micro-panel of B in
+// the L1 cache, the mc×kc block of A in L2 and the kc×nc block of B in L3.
 var (
 	gemmAVX512 = gemmKernel{name: "avx512-12x32", mr: 12, nr: 32, kc: 256, mc: 240, nc: 2048, fn: gemm12x32, outer: gemmOuter512, narrow: &gemmAVX2}
 	gemmAVX2   = gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048, fn: gemm6x16, outer: gemmOuter256}

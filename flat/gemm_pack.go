@@ -51,10 +51,10 @@ func grow(buf []float32, n int, high *atomic.Int64) []float32 {
 // requested of any workspace (grow).
 var gemmHighA, gemmHighB atomic.Int64
 
-// The free list of workspaces for calling goroutines: never emptied by the
-// garbage collector, so a steady state that never allocates stays that way;
-// it holds at most one workspace per goroutine that was ever inside Gemm at
-// the same time.
+// gemmFree is the free list of workspaces for calling goroutines. The
+// garbage collector never empties it, so a steady state that never
+// allocates stays that way. It holds at most one workspace per goroutine
+// that was ever inside Gemm at the same time.
 var gemmFree freelist.List[gemmWorkspace]
 
 func getGemmWorkspace() *gemmWorkspace { return gemmFree.Get() }

@@ -9,13 +9,13 @@ import (
 	"sync/atomic"
 )
 
-// Parallel split thresholds: products with fewer multiply-adds than
-// gemmParallelMin stay on the calling goroutine, and each goroutine gets at
-// least gemmPerThreadMin multiply-adds. Waking a parked helper goroutine
-// costs tens of microseconds (on a 2-vCPU VM, measured: p50 ≈ 20-100 µs),
-// so a split must save more than that: 2^23 multiply-adds take about 80 µs
-// on one core at 200 GFLOP/s, so 256³ (2^24) splits in two and 128³ stays
-// whole. Tests lower them to exercise large grids on small products.
+// Parallel split thresholds. A product with fewer multiply-adds than
+// gemmParallelMin stays on the calling goroutine, and each goroutine gets
+// at least gemmPerThreadMin multiply-adds. Waking a parked helper goroutine
+// is slow on a VM, so a split must save more time than the wake-up takes:
+// 256³ splits and 128³ stays whole. BenchmarkGemm and flatkit's bench gemm
+// hold the figures. Tests lower the thresholds to exercise large grids on
+// small products.
 var (
 	gemmParallelMin  = 1 << 23
 	gemmPerThreadMin = 1 << 22
@@ -25,20 +25,22 @@ var (
 var gemmMaxThreads atomic.Int32
 
 // SetMaxThreads sets the largest number of goroutines Gemm uses for one
-// product and returns the previous setting. n ≤ 0 restores the default,
-// runtime.GOMAXPROCS(0) read at each call, and is returned as 0, so
+// product and returns the previous setting. ParallelFor obeys the same
+// limit. n ≤ 0 restores the default, runtime.GOMAXPROCS(0) read at each
+// call, and is returned as 0. Settings above 1024 count as 1024. So
 //
 //	defer flat.SetMaxThreads(flat.SetMaxThreads(1))
 //
 // runs a section single-threaded and restores whatever was set before.
-// Settings above 1024 count as 1024. ParallelFor obeys the same limit.
-// Products of fewer than about two million
-// multiply-adds always run on the calling goroutine, and each goroutine gets
-// at least about a million. The result does not depend on the setting.
 //
-// After a job, a worker goroutine polls for the next one for 200 µs
-// before it blocks (yielding between polls), as OpenMP runtimes spin:
-// waking a blocked thread costs tens of microseconds on a VM.
+// A product of fewer than 2²³ multiply-adds (m·n·k), such as 128³, runs
+// on the calling goroutine whatever the setting. A larger one gives each
+// goroutine at least 2²² multiply-adds, so 256³ splits in at most four.
+// The result does not depend on the setting.
+//
+// After a job, a worker goroutine polls for the next one for 200 µs before
+// it blocks, yielding between polls, as OpenMP runtimes spin: waking a
+// blocked thread is slow on a VM.
 func SetMaxThreads(n int) (old int) {
 	n = min(max(n, 0), 1024)
 	return int(gemmMaxThreads.Swap(int32(n)))
@@ -73,8 +75,8 @@ func gemmThreads(m, n, k int) int {
 	return max(t, 1)
 }
 
-// gemmJob is one sub-product of a parallel Gemm: a block of C with the rows
-// of op(A) and columns of op(B) it needs.
+// gemmJob is one sub-product of a parallel Gemm: a block of C, with the
+// parts of A and B it needs.
 type gemmJob struct {
 	ker         *gemmKernel
 	tA, tB      bool

@@ -483,6 +483,24 @@ func TestSetMaxThreads(t *testing.T) {
 	}
 }
 
+// TestGemmThreadsAsDocumented checks the thresholds SetMaxThreads's doc
+// states: below 2²³ multiply-adds a product stays on one goroutine, and
+// each goroutine gets at least 2²² of them.
+func TestGemmThreadsAsDocumented(t *testing.T) {
+	defer SetMaxThreads(SetMaxThreads(16))
+	for _, c := range []struct{ m, n, k, want int }{
+		{128, 128, 128, 1},
+		{256, 128, 255, 1}, // just under 2²³
+		{256, 256, 128, 2}, // 2²³
+		{256, 256, 256, 4},
+		{1024, 1024, 1024, 16},
+	} {
+		if got := gemmThreads(c.m, c.n, c.k); got != c.want {
+			t.Errorf("gemmThreads(%d, %d, %d) = %d, want %d", c.m, c.n, c.k, got, c.want)
+		}
+	}
+}
+
 // TestGemmNarrowBitwise checks that a kernel and its narrow kernel give
 // bitwise the same C, which lets Gemm choose between them by shape alone.
 func TestGemmNarrowBitwise(t *testing.T) {

@@ -2,9 +2,9 @@ package flat
 
 import "fmt"
 
-// Gemv computes y = alpha·op(A)·x + beta·y, where A is an m×n row-major
-// matrix whose rows start lda elements apart (lda ≥ max(1, n)), and op(A) is A,
-// or Aᵀ when tA is set. Without the transpose x has n elements and y has m;
+// Gemv computes y = alpha·op(A)·x + beta·y. A is an m×n row-major matrix
+// whose rows start lda ≥ max(1, n) elements apart, and op(A) is A, or Aᵀ
+// when tA is set. Without the transpose x has n elements and y has m;
 // with it, x has m and y has n. Longer x and y slices are allowed and only
 // their first elements are used, as in BLAS; shorter ones, an A slice too
 // short for m rows of stride lda, negative sizes or lda < n are bugs and panic.
@@ -13,11 +13,12 @@ import "fmt"
 // already in y do not propagate; alpha == 0 scales y by beta and does not
 // read A or x. Gemv allocates nothing and starts no goroutine.
 //
-// On amd64 the products run in AVX-512 or AVX2+FMA assembly (see ISA). Without
-// the transpose each y[i] is a dot product, accumulated in several vector
-// registers and folded by a horizontal reduction at the end of the row: four
-// rows at a time, or, with AVX-512 and A within the L2 cache, one row at a
-// time, which streams through A sequentially. With the transpose y is a sum
+// On amd64 the products run in AVX-512 or AVX2+FMA assembly (see ISA).
+// Without the transpose each y[i] is a dot product, accumulated in several
+// vector registers and folded by a horizontal reduction at the end of the
+// row. The kernel takes four rows at a time. With AVX-512 and A within the
+// L2 cache it takes one row at a time, which streams through A
+// sequentially. With the transpose y is a sum
 // of scaled rows of A, accumulated into blocks of up to 256 columns of y held
 // in registers across all the rows. y is first scaled by beta, then
 // alpha·op(A)·x is added with fused multiply-adds.
@@ -65,12 +66,12 @@ func Gemv(tA bool, m, n int, alpha float32, a []float32, lda int, x []float32, b
 	}
 }
 
-// gemvN1Max is the largest A (in floats, m·lda) for which the AVX-512
-// non-transposed product runs one row at a time (gemvN1AVX512). While A fits
-// in the 1 MiB L2, one sequential stream through it is faster (256×256: about
-// 1.7 µs against 2.3 µs for four rows at a time); beyond, four rows at a time
-// keep more misses in flight and win slightly. With AVX2 the four-row kernel
-// was as fast or faster at every size measured, so it is used throughout.
+// gemvN1Max is the largest A, in floats (m·lda), for which the AVX-512
+// non-transposed product runs one row at a time: gemvN1AVX512. While A fits
+// in L2, one sequential stream through it is faster than four rows at a
+// time. Beyond, four rows at a time keep more misses in flight and win
+// slightly. With AVX2 the four-row kernel is never slower, so it is used
+// throughout. BenchmarkGemv holds the figures.
 var gemvN1Max = 1 << 18
 
 // gemvNGo adds alpha·A·x to y (m > 0, n > 0, lengths checked), one row dot

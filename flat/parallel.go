@@ -7,9 +7,9 @@ import (
 )
 
 // DefaultMinChunk is the chunk length ParallelFor uses when it is given
-// minChunk ≤ 0: about where handing a chunk to another goroutine (a wake-up
-// of a few microseconds) starts to pay for an elementwise pass that streams
-// several float32 slices from memory.
+// minChunk ≤ 0. It is about where handing a chunk to another goroutine
+// starts to pay for an elementwise pass that streams several float32
+// slices from memory; BenchmarkParallelFor holds the figures.
 const DefaultMinChunk = 1 << 15
 
 // ParallelFor calls fn on disjoint chunks [lo, hi) that together cover
@@ -25,16 +25,17 @@ const DefaultMinChunk = 1 << 15
 //	…
 //	flat.ParallelFor(len(o.θ), 0, o.step)
 //
-// The range is split into at most as many chunks as the thread limit allows
-// (runtime.GOMAXPROCS, or less if the limit shared with Gemm is set lower),
-// each at least minChunk long (DefaultMinChunk if minChunk ≤ 0) and starting
-// on a multiple of 16 elements, so that chunks of 64-byte-aligned slices
-// never share a cache line. With fewer than 2·minChunk elements, or a limit
-// of one thread, fn(0, n) runs on the calling goroutine: no goroutine, no
-// channel, no allocation. Otherwise the calling goroutine runs chunks itself
-// and hands the others to idle workers of a small pool; a chunk no worker is
-// free for runs on the caller, so ParallelFor never waits for a worker and
-// may be called from inside fn or from several goroutines at once.
+// The range is split into at most as many chunks as the thread limit
+// allows: runtime.GOMAXPROCS, or less if SetMaxThreads set it lower. Each
+// chunk is at least minChunk long, DefaultMinChunk if minChunk ≤ 0. Each
+// starts on a multiple of 16 elements, so that chunks of 64-byte-aligned
+// slices never share a cache line. With fewer than 2·minChunk elements, or
+// a limit of one thread, fn(0, n) runs on the calling goroutine: no
+// goroutine, no channel, no allocation. Otherwise the calling goroutine
+// runs chunks itself and hands the others to idle workers of a small pool.
+// A chunk no worker is free for runs on the caller. So ParallelFor never
+// waits for a worker, and it may be called from inside fn or from several
+// goroutines at once.
 //
 // fn must be safe to call concurrently on disjoint ranges: it may write
 // elements in [lo, hi) of its slices and read anything nothing writes. The
@@ -121,10 +122,9 @@ func (j *parallelJob) release() {
 var (
 	// parallelWork hands jobs to the workers. It is buffered: a job is
 	// queued even when no worker is waiting for one. A worker still waking
-	// for an earlier job (tens of microseconds on a VM) takes it as soon as
-	// it is done with that one; with an unbuffered channel the offer failed
-	// in that window, and the next pass, however long, ran on the caller
-	// alone. A job no worker takes in time is done by its caller; the
+	// for an earlier job takes it as soon as it is done with that one. With
+	// an unbuffered channel the offer failed in that window, and the next
+	// pass, however long, ran on the caller alone. A job no worker takes in time is done by its caller; the
 	// worker that takes it late finds no chunk left.
 	parallelWork = make(chan *parallelJob, 8)
 	// parallelWorkers counts the workers started so far.
@@ -145,13 +145,13 @@ func parallelWorker() {
 
 // workerSpin is how long a worker of ParallelFor's or Gemm's pool keeps
 // polling for its next job before it blocks. A blocked worker's thread
-// sleeps, and waking it costs tens of microseconds on a VM (an
-// inter-processor interrupt through the hypervisor): a network's layers
-// come one after another, with short serial passes between them, and a
-// worker woken for each would lose most of what the split saves (a
-// 256³ Gemm on two goroutines took longer than on one). OpenMP runtimes
-// spin for the same reason (GOMP_SPINCOUNT, KMP_BLOCKTIME). The worker
-// yields between polls, so runnable goroutines are not held up.
+// sleeps, and on a VM waking it takes an inter-processor interrupt through
+// the hypervisor. A network's layers come one after another, with short
+// serial passes between them. A worker woken for each would lose most of
+// what the split saves: a 256³ Gemm on two goroutines took longer than on
+// one. OpenMP runtimes spin for the same reason: GOMP_SPINCOUNT,
+// KMP_BLOCKTIME. The worker yields between polls, so runnable goroutines
+// are not held up.
 const workerSpin = 200 * time.Microsecond
 
 // awaitJob receives the next job from ch, polling it for workerSpin before

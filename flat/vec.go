@@ -15,7 +15,7 @@ import "strconv"
 // Scale and Fill are exact either way, and Norm accumulates in float64 in
 // both.
 
-// Axpy computes y += alpha·x. It panics if len(x) != len(y). As in BLAS,
+// Axpy computes y += alpha·x. It panics if x and y differ in length. As in BLAS,
 // alpha == 0 leaves y untouched, even where x holds NaN or Inf.
 func Axpy(alpha float32, x, y []float32) {
 	mustSameLen("Axpy", len(x), len(y))
@@ -25,7 +25,7 @@ func Axpy(alpha float32, x, y []float32) {
 	axpy(alpha, x, y)
 }
 
-// Dot returns Σ x[i]·y[i]. It panics if len(x) != len(y).
+// Dot returns Σ x[i]·y[i]. It panics if x and y differ in length.
 func Dot(x, y []float32) float32 {
 	mustSameLen("Dot", len(x), len(y))
 	if len(x) == 0 {
@@ -42,11 +42,12 @@ func Sum(x []float32) float32 {
 	return sum(x)
 }
 
-// Norm returns the Euclidean norm of x. Each element is widened to float64
-// and the squares are summed in float64 (the assembly kernels convert eight or
-// four lanes at a time and use float64 fused multiply-adds), so the result
-// neither overflows nor underflows for any finite float32 input whose norm is
-// representable, and only the final rounding to float32 is visible.
+// Norm returns the Euclidean norm of x. Each element is widened to float64,
+// and the squares are summed in float64; the assembly kernels convert eight
+// or four lanes at a time and use float64 fused multiply-adds. So the
+// result neither overflows nor underflows for any finite float32 input
+// whose norm is representable. Only the final rounding to float32 is
+// visible.
 func Norm(x []float32) float32 {
 	if len(x) == 0 {
 		return 0

@@ -7,77 +7,8 @@ import (
 	"unsafe"
 )
 
-// Destructure copies the []float32 fields of the struct p points to into one
-// new buffer θ and repoints each field at its range of θ, so that p and θ
-// share memory from then on. It returns θ and its layout. Fields that share a
-// backing array become one leaf with several paths (tied).
-func Destructure(p any) ([]float32, *Layout, error) {
-	var w walkState
-	if _, _, err := w.walk(p); err != nil {
-		return nil, nil, wrap("Destructure", err)
-	}
-	lay, owner, err := w.layout()
-	if err != nil {
-		return nil, nil, wrap("Destructure", err)
-	}
-	θ := make([]float32, lay.n)
-	for i, r := range w.refs {
-		lf, _ := lay.Find(r.path)
-		if owner[i] == i {
-			copy(θ[lf.Offset:lf.End()], *r.slot)
-		}
-	}
-	for _, r := range w.refs {
-		lf, _ := lay.Find(r.path)
-		end := lf.End()
-		*r.slot = θ[lf.Offset:end:end]
-	}
-	return θ, lay, nil
-}
-
-// Restructure points every []float32 field of the struct p points to at its
-// range of θ, without copying: afterwards writing through a field writes θ.
-// The struct must have the shape lay describes (the same slice-of-struct
-// lengths and non-nil pointers as when lay was made). In steady state it
-// writes one slice header per leaf and allocates nothing: reflection runs
-// once per struct type and layout.
-func Restructure(θ []float32, lay *Layout, p any) error {
-	b, base, err := lay.bind(θ, p)
-	if err != nil {
-		return wrap("Restructure", err)
-	}
-	c := cursor{}
-	b.walk(b.plan, base, &c, modeView, θ)
-	return nil
-}
-
-// RestructureInPlace copies θ into the existing []float32 arrays of the
-// struct p points to, leaving every field's backing array where it was. Each
-// field must already have its leaf's length. Nothing is written unless every
-// field matches.
-func RestructureInPlace(θ []float32, lay *Layout, p any) error {
-	const op = "RestructureInPlace"
-	b, base, err := lay.bind(θ, p)
-	if err != nil {
-		return wrap(op, err)
-	}
-	c := cursor{}
-	if !b.walk(b.plan, base, &c, modeCheckLen, θ) || c.e != len(b.spans) {
-		var w walkState
-		if _, _, err := w.walk(p); err != nil {
-			return wrap(op, err)
-		}
-		for i, r := range w.refs {
-			if s := b.spans[i]; len(*r.slot) != s.hi-s.lo {
-				return &PathError{Op: op, Path: r.path, Err: ErrShape,
-					Got: fmt.Sprintf("the field has %d floats", len(*r.slot)), Want: fmt.Sprintf("%d (the layout's leaf)", s.hi-s.lo)}
-			}
-		}
-	}
-	c = cursor{}
-	b.walk(b.plan, base, &c, modeCopy, θ)
-	return nil
-}
+// The binding of a struct type to a layout: what Restructure and Binder
+// walk to repoint or fill a struct's fields.
 
 // binding maps the float fields of one struct type, in walk order, to their
 // ranges of a layout's buffer. dyn holds the slice lengths and pointer

@@ -18,9 +18,9 @@ import (
 //	}
 //
 // For an ensemble whose trajectories have their own θ, the same Binder
-// serves every trajectory and worker: set each trajectory's θ as its
-// problem's P in Ensemble's Modify (or give it a per-trajectory closure F
-// there), and F restructures the θ it is handed into its own local struct.
+// serves every trajectory and worker. Set each trajectory's θ as its
+// problem's P in Ensemble's Modify, or give it a per-trajectory closure F
+// there. F restructures the θ it is handed into its own local struct.
 // A Binder is safe for concurrent use.
 type Binder[S any] struct {
 	lay  *Layout
@@ -30,13 +30,13 @@ type Binder[S any] struct {
 
 // Bind makes the Binder of struct type S over lay. shape, if not nil, is a
 // value with the shape lay was made from: the lengths of its slices of
-// structs and which of its pointers are non-nil; nil means the zero S,
-// which fits a struct of []float32 fields, nested structs and arrays of
-// structs. Bind checks that the fields and the layout's leaves match one to
+// structs, and which of its pointers are non-nil. A nil shape means the
+// zero S, which fits a struct of []float32 fields, nested structs and
+// arrays of structs. Bind checks that the fields and the layout's leaves match one to
 // one, as Restructure does.
 func Bind[S any](lay *Layout, shape *S) (*Binder[S], error) {
 	if lay == nil {
-		return nil, fmt.Errorf("layout: Bind: nil layout")
+		return nil, errorf("Bind: nil layout")
 	}
 	if shape == nil {
 		shape = new(S)
@@ -58,17 +58,17 @@ func (b *Binder[S]) Layout() *Layout { return b.lay }
 // reports what differs.
 func (b *Binder[S]) Restructure(θ []float32, s *S) error {
 	if len(θ) != b.lay.n {
-		return fmt.Errorf("layout: Binder.Restructure: buffer has %d floats, layout wants %d", len(θ), b.lay.n)
+		return errorf("Binder.Restructure: buffer has %d floats, layout wants %d", len(θ), b.lay.n)
 	}
 	if s == nil {
-		return fmt.Errorf("layout: Binder.Restructure: nil %s", b.name)
+		return errorf("Binder.Restructure: nil %s", b.name)
 	}
 	base := unsafe.Pointer(s)
 	c := cursor{}
 	if !b.b.walk(b.b.plan, base, &c, modeCheck, nil) || c.e != len(b.b.spans) || c.d != len(b.b.dyn) {
 		// Not Restructure(θ, b.lay, s): passing s as an any would make
 		// every caller's *s escape, the allocation a Binder exists to avoid.
-		return fmt.Errorf("layout: Binder.Restructure: the %s has another shape than the Binder was made for (a slice of structs of another length, or a nil or non-nil pointer where Bind's shape had the other; around field %d of %d): Bind with a value of this shape, or use Restructure", b.name, c.e, len(b.b.spans))
+		return errorf("Binder.Restructure: the %s has another shape than the Binder was made for (a slice of structs of another length, or a nil or non-nil pointer where Bind's shape had the other; around field %d of %d): Bind with a value of this shape, or use Restructure", b.name, c.e, len(b.b.spans))
 	}
 	c = cursor{}
 	b.b.walk(b.b.plan, base, &c, modeView, θ)

@@ -2,8 +2,9 @@ package layout
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
+
+	"github.com/flatkit/flatkit/internal/pkgerr"
 )
 
 // ErrUnknownPath is the cause (PathError.Err) when a path names nothing in
@@ -41,7 +42,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	s := "layout: "
+	s := errs.Prefix
 	if e.Op != "" {
 		s += e.Op + " "
 	}
@@ -66,11 +67,21 @@ func (e *PathError) Error() string {
 // Unwrap returns the cause, for errors.Is.
 func (e *PathError) Unwrap() error { return e.Err }
 
+// The package prefix. Every error of the package reads "layout: " once,
+// then the exported function and what was wrong (internal/pkgerr).
+// Functions below the exported ones return errors without it, and the
+// exported function adds it with wrap or errorf. A layout error keeps its
+// prefix inside another package's message (Keep): "optimisers: Freeze:
+// layout: Range …".
+var errs = pkgerr.Package{Prefix: "layout: ", Keep: true}
+
+// errorf is fmt.Errorf for the package's errors: format has no prefix, and
+// arguments that are errors of this package are formatted without theirs.
+func errorf(format string, args ...any) error { return errs.Errorf(format, args...) }
+
 // wrap makes an error from inside the package an error of the exported
-// function op: the one place the "layout: " prefix is added. Functions
-// below the exported ones return errors without it. A *PathError takes op
-// (its Error adds the prefix) and keeps its type; an empty op adds the
-// prefix alone.
+// function op. A *PathError takes op (its Error adds the prefix) and keeps
+// its type; an empty op adds the prefix alone.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
@@ -82,7 +93,7 @@ func wrap(op string, err error) error {
 		return pe
 	}
 	if op == "" {
-		return fmt.Errorf("layout: %w", err)
+		return errorf("%w", err)
 	}
-	return fmt.Errorf("layout: %s: %w", op, err)
+	return errorf("%s: %w", op, err)
 }

@@ -1,9 +1,6 @@
 package layout
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // layoutJSON is the JSON description of a layout: every storage leaf with its
 // aliases, and every group with its range.
@@ -45,7 +42,7 @@ func (l *Layout) MarshalJSON() ([]byte, error) {
 func ParseJSON(data []byte) (*Layout, error) {
 	var d layoutJSON
 	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("layout: ParseJSON: %w", err)
+		return nil, errorf("ParseJSON: %w", err)
 	}
 	leaves := make([]Leaf, len(d.Leaves))
 	for i, lf := range d.Leaves {
@@ -64,7 +61,7 @@ func ParseJSON(data []byte) (*Layout, error) {
 		return nil, wrap("ParseJSON", err)
 	}
 	if l.n != d.Len {
-		return nil, fmt.Errorf("layout: ParseJSON: \"len\" is %d, want %d (the floats the leaves hold)", d.Len, l.n)
+		return nil, errorf("ParseJSON: \"len\" is %d, want %d (the floats the leaves hold)", d.Len, l.n)
 	}
 	return l, nil
 }

@@ -31,7 +31,7 @@ func (l Leaf) Size() int {
 	return n
 }
 
-// End returns Offset + Size(): the leaf is θ[Offset:End()].
+// End returns the end of the leaf's range: the leaf is θ[Offset:End()].
 func (l Leaf) End() int { return l.Offset + l.Size() }
 
 // String formats the leaf as its path, shape and range, e.g.
@@ -259,7 +259,7 @@ func (l *Layout) Find(path string) (Leaf, bool) {
 // The Shape of the result is shared with the layout: do not modify it.
 func (l *Layout) View(θ []float32, path string) (flat.Tensor, error) {
 	if len(θ) != l.n {
-		return flat.Tensor{}, fmt.Errorf("layout: View %q: buffer has %d floats, layout wants %d", path, len(θ), l.n)
+		return flat.Tensor{}, errorf("View %q: buffer has %d floats, layout wants %d", path, len(θ), l.n)
 	}
 	if i, ok := l.leafOf[path]; ok {
 		lf := &l.leaves[i]
@@ -311,7 +311,7 @@ func (l *Layout) IsGroup(path string) bool {
 // that element within the leaf.
 func (l *Layout) PathAt(i int) (path string, index int, err error) {
 	if i < 0 || i >= l.n {
-		return "", 0, fmt.Errorf("layout: PathAt(%d): index out of range [0, %d)", i, l.n)
+		return "", 0, errorf("PathAt(%d): index out of range [0, %d)", i, l.n)
 	}
 	k := sort.Search(len(l.leaves), func(k int) bool { return l.leaves[k].End() > i })
 	return l.leaves[k].Path, i - l.leaves[k].Offset, nil
@@ -353,9 +353,10 @@ func (l *Layout) near(prefix string) []string {
 	return near
 }
 
-// Sub returns the layout of the subtree at path, with paths relative to it and
-// offsets relative to its start, so that Sub(path) describes θ[lo:hi] where
-// lo, hi = Range(path). Ties stay only if both ends lie inside the subtree.
+// Sub returns the layout of the subtree at path, with paths relative to it
+// and offsets relative to its start. So Sub(path) describes θ[lo:hi], where
+// lo and hi come from Range. Ties stay only if both ends lie inside the
+// subtree.
 func (l *Layout) Sub(path string) (*Layout, error) {
 	if path == "" {
 		return l, nil
@@ -416,20 +417,20 @@ func (l *Layout) Equal(o *Layout) bool {
 // difference.
 func (l *Layout) Compatible(o *Layout) error {
 	if l.n != o.n {
-		return fmt.Errorf("layout: incompatible: %d floats, other has %d", l.n, o.n)
+		return errorf("incompatible: %d floats, other has %d", l.n, o.n)
 	}
 	if len(l.leaves) != len(o.leaves) {
-		return fmt.Errorf("layout: incompatible: %d leaves, other has %d", len(l.leaves), len(o.leaves))
+		return errorf("incompatible: %d leaves, other has %d", len(l.leaves), len(o.leaves))
 	}
 	for i, a := range l.leaves {
 		b := o.leaves[i]
 		switch {
 		case a.Path != b.Path:
-			return fmt.Errorf("layout: incompatible: leaf %d is %q, other has %q", i, a.Path, b.Path)
+			return errorf("incompatible: leaf %d is %q, other has %q", i, a.Path, b.Path)
 		case a.Offset != b.Offset:
-			return fmt.Errorf("layout: incompatible: leaf %q at offset %d, other at %d", a.Path, a.Offset, b.Offset)
+			return errorf("incompatible: leaf %q at offset %d, other at %d", a.Path, a.Offset, b.Offset)
 		case !slices.Equal(a.Shape, b.Shape):
-			return fmt.Errorf("layout: incompatible: leaf %q has shape %v, other has %v", a.Path, a.Shape, b.Shape)
+			return errorf("incompatible: leaf %q has shape %v, other has %v", a.Path, a.Shape, b.Shape)
 		}
 	}
 	return nil

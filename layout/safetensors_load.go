@@ -13,9 +13,10 @@ import (
 // Load reads a safetensors file of F32 tensors and returns the values and the
 // layout. A file written by Save (with flatkit metadata) gives back an Equal
 // layout and bit-identical values. Otherwise the layout is built with a
-// Builder from the tensor names in data order (dotted names make groups, a
-// shape [] is a scalar), and the values are permuted into the layout's order
-// if the tree puts the leaves in a different order than the file.
+// Builder from the tensor names in data order: dotted names make groups,
+// and a shape [] is a scalar. The values are then permuted into the
+// layout's order, if the tree puts the leaves in another order than the
+// file.
 //
 // Of the options only WantHolds applies: a file marked as holding something
 // other than parameters (Holds) is an error naming both kinds.
@@ -31,7 +32,7 @@ func Load(r io.Reader, opts ...LoadOption) ([]float32, *Layout, error) {
 func LoadFile(path string, opts ...LoadOption) ([]float32, *Layout, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("layout: LoadFile: %w", err)
+		return nil, nil, errorf("LoadFile: %w", err)
 	}
 	defer f.Close()
 	θ, lay, err := stLoad(f, opts)

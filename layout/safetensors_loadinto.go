@@ -19,9 +19,9 @@ type loadConfig struct {
 	holds  string // "" for parameters
 }
 
-// WantHolds makes Load or LoadInto read a file that Holds(kind) marked,
-// or a file with no mark (written before marks, or by another program),
-// and refuse one marked as holding anything else.
+// WantHolds makes Load or LoadInto read a file that Holds(kind) marked, or
+// a file with no mark, and refuse one marked as holding anything else. A
+// file has no mark if it was written before marks, or by another program.
 func WantHolds(kind string) LoadOption {
 	return func(c *loadConfig) { c.holds = kind }
 }

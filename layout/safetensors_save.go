@@ -13,10 +13,10 @@ import (
 	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
-// Save writes θ, laid out by lay, to w in the safetensors format: one F32
-// tensor per storage leaf, named by its path, with data_offsets
-// [4·Offset, 4·End()), and the groups, ties and frozen flags in the metadata
-// so that Load rebuilds an Equal layout and bit-identical values.
+// Save writes θ, laid out by lay, to w in the safetensors format. Each
+// storage leaf is one F32 tensor, named by its path, with data_offsets
+// [4·Offset, 4·End()). The groups, ties and frozen flags go in the
+// metadata, so that Load rebuilds an Equal layout and bit-identical values.
 func Save(w io.Writer, lay *Layout, θ []float32, opts ...SaveOption) error {
 	return wrap("Save", stSave(w, lay, θ, opts))
 }

@@ -9,6 +9,96 @@ import (
 	"unsafe"
 )
 
+// User structs: Of, Destructure, Restructure and RestructureInPlace, and
+// the walk that finds a struct's []float32 fields. The bindings that
+// Restructure caches per type are in bind.go, the type plans in plan.go.
+
+// Of returns the layout that Destructure would build for the struct p points
+// to, without copying or changing anything.
+func Of(p any) (*Layout, error) {
+	var w walkState
+	if _, _, err := w.walk(p); err != nil {
+		return nil, wrap("Of", err)
+	}
+	lay, _, err := w.layout()
+	if err != nil {
+		return nil, wrap("Of", err)
+	}
+	return lay, nil
+}
+
+// Destructure copies the []float32 fields of the struct p points to into one
+// new buffer θ and repoints each field at its range of θ, so that p and θ
+// share memory from then on. It returns θ and its layout. Fields that share a
+// backing array become one leaf with several paths (tied).
+func Destructure(p any) ([]float32, *Layout, error) {
+	var w walkState
+	if _, _, err := w.walk(p); err != nil {
+		return nil, nil, wrap("Destructure", err)
+	}
+	lay, owner, err := w.layout()
+	if err != nil {
+		return nil, nil, wrap("Destructure", err)
+	}
+	θ := make([]float32, lay.n)
+	for i, r := range w.refs {
+		lf, _ := lay.Find(r.path)
+		if owner[i] == i {
+			copy(θ[lf.Offset:lf.End()], *r.slot)
+		}
+	}
+	for _, r := range w.refs {
+		lf, _ := lay.Find(r.path)
+		end := lf.End()
+		*r.slot = θ[lf.Offset:end:end]
+	}
+	return θ, lay, nil
+}
+
+// Restructure points every []float32 field of the struct p points to at its
+// range of θ, without copying: afterwards writing through a field writes θ.
+// The struct must have the shape lay describes (the same slice-of-struct
+// lengths and non-nil pointers as when lay was made). In steady state it
+// writes one slice header per leaf and allocates nothing: reflection runs
+// once per struct type and layout.
+func Restructure(θ []float32, lay *Layout, p any) error {
+	b, base, err := lay.bind(θ, p)
+	if err != nil {
+		return wrap("Restructure", err)
+	}
+	c := cursor{}
+	b.walk(b.plan, base, &c, modeView, θ)
+	return nil
+}
+
+// RestructureInPlace copies θ into the existing []float32 arrays of the
+// struct p points to, leaving every field's backing array where it was. Each
+// field must already have its leaf's length. Nothing is written unless every
+// field matches.
+func RestructureInPlace(θ []float32, lay *Layout, p any) error {
+	const op = "RestructureInPlace"
+	b, base, err := lay.bind(θ, p)
+	if err != nil {
+		return wrap(op, err)
+	}
+	c := cursor{}
+	if !b.walk(b.plan, base, &c, modeCheckLen, θ) || c.e != len(b.spans) {
+		var w walkState
+		if _, _, err := w.walk(p); err != nil {
+			return wrap(op, err)
+		}
+		for i, r := range w.refs {
+			if s := b.spans[i]; len(*r.slot) != s.hi-s.lo {
+				return &PathError{Op: op, Path: r.path, Err: ErrShape,
+					Got: fmt.Sprintf("the field has %d floats", len(*r.slot)), Want: fmt.Sprintf("%d (the layout's leaf)", s.hi-s.lo)}
+			}
+		}
+	}
+	c = cursor{}
+	b.walk(b.plan, base, &c, modeCopy, θ)
+	return nil
+}
+
 // fieldRef is one []float32 field of a struct value, found by a walk.
 type fieldRef struct {
 	path   string
@@ -17,14 +107,15 @@ type fieldRef struct {
 	frozen bool
 }
 
-// walkState collects the float fields of a value in walk order, with the
-// dynamic facts (slice lengths, nil pointers) that a binding must re-check.
-// item is a group entered (path set) or a float field met (ref index).
+// item is a group entered, with its path, or a float field met, with its
+// index in refs.
 type item struct {
 	group string
 	ref   int
 }
 
+// walkState collects the float fields of a value in walk order, with the
+// dynamic facts that a binding must re-check: slice lengths, nil pointers.
 type walkState struct {
 	refs    []fieldRef
 	dyn     []int
@@ -129,20 +220,6 @@ func (w *walkState) walk(p any) (*typePlan, unsafe.Pointer, error) {
 		return nil, nil, err
 	}
 	return plan, base, nil
-}
-
-// Of returns the layout that Destructure would build for the struct p points
-// to, without copying or changing anything.
-func Of(p any) (*Layout, error) {
-	var w walkState
-	if _, _, err := w.walk(p); err != nil {
-		return nil, wrap("Of", err)
-	}
-	lay, _, err := w.layout()
-	if err != nil {
-		return nil, wrap("Of", err)
-	}
-	return lay, nil
 }
 
 // layout builds the layout of the collected fields. Fields whose slices share

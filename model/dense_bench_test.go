@@ -45,7 +45,7 @@ func (d *denseVJP) gradient(tp *ad.Tape) (gθ, gx []float32, err error) {
 	if err := tp.Backward(loss); err != nil {
 		return nil, nil, err
 	}
-	return tp.GradOf(p), tp.GradOf(xp), nil
+	return tp.GradWrt(p), tp.GradWrt(xp), nil
 }
 
 // TestDenseVJPBatch1 checks the gradients of the benchmark's loss (the sum

@@ -1,33 +1,24 @@
 package model
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/pkgerr"
 )
 
 // The package prefix. Every error of the package reads "model: " once,
-// then where and what: errorf makes an error that keeps its message
-// without the prefix and adds it in Error, so a container that names the
+// then where and what (internal/pkgerr). A container that names the
 // failing layer's path ("model: 1.0: Dense(4, 5): …") puts the path after
 // the prefix without cutting anything out of a string. Unlike ad's and
-// optimisers' errors (internal/pkgerr), a model error has no Unprefixed
-// method: a package that reports it inside its own words (ode's ad
-// right-hand side) keeps the "model: " that says which package failed.
-const prefix = "model: "
+// optimisers' errors, a model error keeps its prefix inside another
+// package's message (Keep): ode's ad right-hand side keeps the "model: "
+// that says which package failed.
+var errs = pkgerr.Package{Prefix: "model: ", Keep: true}
 
-// errorf is fmt.Errorf for the package's errors: format has no prefix.
-func errorf(format string, args ...any) error {
-	return &modelError{fmt.Errorf(format, args...)}
-}
-
-// modelError is an error made by errorf: err is the message without the
-// prefix and the chain of causes.
-type modelError struct{ err error }
-
-func (e *modelError) Error() string { return prefix + e.err.Error() }
-func (e *modelError) Unwrap() error { return e.err }
+// errorf is fmt.Errorf for the package's errors: format has no prefix, and
+// arguments that are errors of this package are formatted without theirs.
+func errorf(format string, args ...any) error { return errs.Errorf(format, args...) }
 
 // pathError is an error of the layer at a layout path inside containers
 // ("1.0"), so the message names the layer the way the layout names its
@@ -44,11 +35,8 @@ func (e *pathError) Error() string {
 	if !e.applied {
 		return e.path + ": " + e.err.Error()
 	}
-	msg := e.err.Error() // another package's error (an ad op's) keeps its prefix
-	if me, ok := e.err.(*modelError); ok {
-		msg = me.err.Error()
-	}
-	return prefix + e.path + ": " + msg
+	// Text drops the prefix of a model error only: an ad op's keeps its own.
+	return errs.Prefix + e.path + ": " + errs.Text(e.err)
 }
 
 func (e *pathError) Unwrap() error { return e.err }

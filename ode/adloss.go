@@ -77,7 +77,7 @@ func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
 		return nanLoss
 	}
 	for i, v := range w.vs {
-		if g := tp.GradOf(v); g != nil {
+		if g := tp.GradWrt(v); g != nil {
 			copy(dl[i], g)
 		}
 	}

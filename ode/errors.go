@@ -84,42 +84,28 @@ func (e *Error) Unprefixed() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // The package prefix. Every error of the package reads "ode: ", where it
-// happened and what was wrong, once: an error made here (by errorf, or an
-// *Error, TrajectoryError, EnsembleError) can give its message without the
-// prefix (Unprefixed), and errorf, TrajectoryError and the others format
-// such a cause that way. So "ode: trajectory 3: max steps reached …",
-// never "ode: trajectory 3: ode: …", and nothing is cut out of strings:
-// errors.Is and errors.As reach every cause through %w. An error that
-// gives its message without its package's prefix (an Unprefixed method:
-// ad's tape errors, and cluster's RemoteError carrying an ode error's
-// message) is formatted that way too, so an ad-written right-hand side's
-// failure reads "ode: the ad right-hand side: Slice …", never "… ad: …".
-// Errors of other packages without one (a layout path error) keep their
-// own text.
-
-// unprefixed is an error that can give its message without its package's
-// prefix: the package's errors, ad's, and ones carrying such a message.
-type unprefixed = pkgerr.Unprefixed
+// happened and what was wrong, once (internal/pkgerr). An error made here
+// can give its message without the prefix (Unprefixed): errorf's, *Error,
+// TrajectoryError, EnsembleError. errorf, TrajectoryError and the others
+// format such a cause that way. So the message reads "ode: trajectory 3:
+// max steps reached …", never "ode: trajectory 3: ode: …", and nothing is
+// cut out of strings. errors.Is and errors.As reach every cause through %w.
+//
+// The package adopts other errors that can give their message without
+// their prefix: ad's tape errors, and cluster's RemoteError carrying an
+// ode error's message. So an ad-written right-hand side's failure reads
+// "ode: the ad right-hand side: Slice …", never "… ad: …". Errors of other
+// packages without an Unprefixed method keep their own prefix: a layout
+// path error, or model's "model: 1.0: Dense …".
+var errs = pkgerr.Package{Prefix: prefix, Adopt: true}
 
 const prefix = "ode: "
 
-// errorf is fmt.Errorf for the package's errors (internal/pkgerr): format
-// has no prefix, and arguments that can give their message without their
-// package's prefix (this package's errors, ad's) are formatted that way.
-func errorf(format string, args ...any) error {
-	for i, a := range args {
-		if u, ok := a.(unprefixed); ok {
-			args[i] = pkgerr.Bare{E: u}
-		}
-	}
-	return pkgerr.Errorf(prefix, format, args...)
-}
+// errorf is fmt.Errorf for the package's errors: format has no prefix, and
+// arguments that can give their message without their package's prefix
+// (this package's errors, ad's) are formatted that way.
+func errorf(format string, args ...any) error { return errs.Errorf(format, args...) }
 
-// bareText is err's message without this package's prefix, if it is an
-// error of this package.
-func bareText(err error) string {
-	if u, ok := err.(unprefixed); ok {
-		return u.Unprefixed()
-	}
-	return err.Error()
-}
+// bareText is err's message as the package's messages show it: without
+// the prefix if err is this package's or ad's.
+func bareText(err error) string { return errs.Text(err) }

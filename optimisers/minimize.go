@@ -301,6 +301,6 @@ func fromADEval(t *ad.Tape, f func(ad.Var) ad.Var, θ, grad []float32) (float64,
 	if err := t.Backward(y); err != nil {
 		return 0, errorf("FromAD: %w", err)
 	}
-	copy(grad, t.GradOf(p))
+	copy(grad, t.GradWrt(p))
 	return loss, nil
 }

@@ -42,7 +42,7 @@ func mse(p ad.Var, b batch) ad.Var {
 	t := p.Tape()
 	w := ad.View(p, 0, 1, 2)
 	bias := ad.View(p, 2, 1)
-	pred := ad.Add(ad.MatMul(t.Const(b.x), ad.T(w)), bias)
+	pred := ad.Add(ad.MatMul(t.Const(b.x), ad.Transpose(w, 1, 0)), bias)
 	return ad.Mean(ad.Square(ad.Sub(pred, t.Const(b.y))))
 }
 

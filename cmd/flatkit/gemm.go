@@ -9,12 +9,13 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/peak"
 )
 
 // Scenario gemm: flat.Gemm at 64³, 256³ and 1024³ with 1 and 2 goroutines,
 // gonum's blas32.Gemm beside each, flat.Gemv at 256×256 (both transposes)
 // beside blas32.Gemv, and the core's FMA peak measured in the same run by
-// flat.PeakFMALoop, so that GFLOP/s can be read as a percentage of it.
+// internal/peak.FMA, so that GFLOP/s can be read as a percentage of it.
 // Peer: cmd/flatkit/peers/torch_matmul.py (torch.matmul, one thread).
 
 func init() {
@@ -31,7 +32,7 @@ var (
 	sinkGemm    float32
 )
 
-// peakIters is the length of one timed PeakFMALoop call, short enough to
+// peakIters is the length of one timed peak.FMA call, short enough to
 // repeat in a batch.
 const peakIters = 1 << 16
 
@@ -45,7 +46,7 @@ func runGemm(b *bencher) error {
 	peaks := []struct {
 		name string
 		f    func(int) int
-	}{{isa, flat.PeakFMALoop}, {"avx2", flat.PeakFMALoopAVX2}}
+	}{{isa, peak.FMA}, {"avx2", peak.FMAAVX2}}
 	var peak float64 // GFLOP/s of one core with the widest registers
 	for i, p := range peaks {
 		if i > 0 && p.name == isa {
@@ -60,7 +61,7 @@ func runGemm(b *bencher) error {
 		s := b.measure(func() { p.f(peakIters) })
 		g := gflops(float64(flops), s)
 		g.Case = "FMA peak " + p.name + ", 1 core"
-		g.Note = fmt.Sprintf("flat.PeakFMALoop: %d flops per call of independent VFMADD231PS (%s)", flops, p.name)
+		g.Note = fmt.Sprintf("peak.FMA: %d flops per call of independent VFMADD231PS (%s)", flops, p.name)
 		b.emit(g)
 		if i == 0 {
 			peak = g.Median

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/flat"
+	"github.com/flatkit/flatkit/internal/peak"
 )
 
 // TestBenchGemmQuick runs the gemm scenario with tiny sample counts and checks
@@ -19,7 +20,7 @@ func TestBenchGemmQuick(t *testing.T) {
 		"Gemm 256³, 2 goroutines", "gonum Gemm 1024³, 2 goroutines", "Gemm 1024³, 1 goroutine / gonum",
 		"Gemv 256×256 y = A·x", "gonum Gemv 256×256 y = Aᵀ·x", "Gemv 256×256 y = Aᵀ·x gonum / flat",
 	}
-	if flat.PeakFMALoop(1) > 0 {
+	if peak.FMA(1) > 0 {
 		want = append(want, "FMA peak "+flat.ISA()+", 1 core", "Gemm 1024³, 1 goroutine % of peak")
 	} else {
 		want = append(want, "FMA peak "+flat.ISA()) // written as unavailable

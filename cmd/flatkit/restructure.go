@@ -265,7 +265,7 @@ func denseTapeFigures(b *bencher, θ, x []float32) error {
 	gradient := func() {
 		p, xp, loss := record()
 		check(tp.Backward(loss))
-		gθ, gx := tp.GradOf(p), tp.GradOf(xp)
+		gθ, gx := tp.GradWrt(p), tp.GradWrt(xp)
 		if firstErr == nil {
 			sinkF += gθ[0] + gx[0]
 		}
@@ -275,7 +275,7 @@ func denseTapeFigures(b *bencher, θ, x []float32) error {
 	p, xp, loss := record()
 	check(tp.Backward(loss))
 	var sum float64
-	for _, g := range [][]float32{tp.GradOf(p), tp.GradOf(xp)} {
+	for _, g := range [][]float32{tp.GradWrt(p), tp.GradWrt(xp)} {
 		for _, v := range g {
 			sum += float64(v)
 		}
@@ -294,7 +294,7 @@ func denseTapeFigures(b *bencher, θ, x []float32) error {
 	emit("forward (reused tape)", sf,
 		"model.Dense(256, 256).Apply on Params θ and x (viewed (1, 256)), ad.Sum, Reset; batches alternate with the next figure's")
 	emit("forward + gradient θ and x (reused tape)", sg,
-		"the same, then tape.Backward, GradOf(θ), GradOf(x), Reset; checksum Σ gθ + Σ gx")
+		"the same, then tape.Backward, GradWrt(θ), GradWrt(x), Reset; checksum Σ gθ + Σ gx")
 	b.emit(result{Case: name + "gradient ÷ forward", Unit: "x",
 		Median: ratio.median, Min: ratio.min, Max: ratio.max, Allocs: sg.allocs, Samples: ratio.samples,
 		Note: "forward + gradient ÷ forward, per pair of neighbouring batches: median (min, max) of the ratios; allocs are the gradient's"})

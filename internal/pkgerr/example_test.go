@@ -9,15 +9,29 @@ import (
 
 // An error of package ode wrapped in another of ode's keeps one prefix,
 // and its causes stay reachable.
-func ExampleErrorf() {
+func ExamplePackage_Errorf() {
+	ode := pkgerr.Package{Prefix: "ode: "}
 	errSteps := errors.New("max steps 1000 reached")
-	inner := pkgerr.Errorf("ode: ", "t = 4.5: %w", errSteps)
-	outer := pkgerr.Errorf("ode: ", "trajectory 3: %w", inner)
+	inner := ode.Errorf("t = 4.5: %w", errSteps)
+	outer := ode.Errorf("trajectory 3: %w", inner)
 	fmt.Println(outer)
 	fmt.Println(errors.Is(outer, inner), errors.Is(outer, errSteps))
-	fmt.Println(pkgerr.Of(outer, "ode: "), pkgerr.Of(outer, "ad: "))
+	fmt.Println(ode.Of(outer), pkgerr.Of(outer, "ad: "))
 	// Output:
 	// ode: trajectory 3: t = 4.5: max steps 1000 reached
 	// true true
 	// true false
+}
+
+// A package that adopts other packages' errors shows them without their
+// prefix, unless their package keeps it.
+func ExamplePackage_adopt() {
+	ad := pkgerr.Package{Prefix: "ad: "}
+	model := pkgerr.Package{Prefix: "model: ", Keep: true}
+	ode := pkgerr.Package{Prefix: "ode: ", Adopt: true}
+	fmt.Println(ode.Errorf("the right-hand side: %w", ad.Errorf("Slice: bad range")))
+	fmt.Println(ode.Errorf("the right-hand side: %w", model.Errorf("Dense: bad shape")))
+	// Output:
+	// ode: the right-hand side: Slice: bad range
+	// ode: the right-hand side: model: Dense: bad shape
 }

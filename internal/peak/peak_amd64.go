@@ -1,6 +1,8 @@
 //go:build !noasm
 
-package flat
+package peak
+
+import "github.com/flatkit/flatkit/internal/cpu"
 
 //go:generate sh -c "python3 gen/peak_amd64.py > peak_amd64.s"
 
@@ -13,12 +15,12 @@ func peakFMAAVX512(iters int)
 //go:noescape
 func peakFMAAVX2(iters int)
 
-func peakFMA(l isaLevel, iters int) int {
+func peakFMA(l cpu.Level, iters int) int {
 	switch l {
-	case isaAVX512:
+	case cpu.AVX512:
 		peakFMAAVX512(iters)
 		return iters * 16 * 16 * 2
-	case isaAVX2:
+	case cpu.AVX2:
 		peakFMAAVX2(iters)
 		return iters * 12 * 8 * 2
 	}

@@ -1,13 +1,13 @@
-# Generates flat/peak_amd64.s: the FMA peak loops peakFMAAVX512 and
-# peakFMAAVX2, one loop instantiated for 16 ZMM and 12 YMM accumulators. Run
-# from flat/:
+# Generates internal/peak/peak_amd64.s: the FMA peak loops peakFMAAVX512
+# and peakFMAAVX2, one loop instantiated for 16 ZMM and 12 YMM accumulators.
+# Run from internal/peak/:
 #
 #     go generate  (python3 gen/peak_amd64.py > peak_amd64.s)
 import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'internal', 'asmgen'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'asmgen'))
 from asm import align, ins  # noqa: E402
 
 DOC = """
