@@ -1,12 +1,8 @@
 package ode
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
@@ -16,15 +12,16 @@ import (
 
 // ADFunc adapts a right-hand side written with ad ops to the in-place form
 // of Problem[float32], with its exact Jacobian from automatic
-// differentiation for the stiff methods:
+// differentiation for the stiff methods. It returns a Problem with F, Jac
+// and Err set; the caller sets U0, the span and P:
 //
 //	robertson := func(u, p ad.Var, t float64) ad.Var {
 //		y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
 //		r1, r2, r3 := ad.Scale(y1, 0.04), ad.Scale(ad.Mul(y2, y3), 1e4), ad.Scale(ad.Square(y2), 3e7)
 //		return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 //	}
-//	F, Jac := ode.ADFunc(robertson, 3)
-//	prob := ode.Problem[float32]{F: F, Jac: Jac, U0: []float32{1, 0, 0}, T1: 1e5}
+//	prob := ode.ADFunc(robertson, 3)
+//	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e5
 //
 // f receives the state u (shape [n]) and the parameters p (shape [len(p)])
 // and returns du/dt as a Var of n elements. For F and Jac, p is a constant:
@@ -39,19 +36,23 @@ import (
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
 // the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
 //
-// F and Jac cannot return errors: if f fails (an error recorded on the
-// tape: a shape mismatch, a missing derivative rule, a result of the wrong
-// size), they fill du or J with NaN, and a solve ends with NonFinite; Solve
-// then reports f's error in Error.Err (errors.Is and errors.As reach it).
-// ADProblem builds the Problem and reports such an error up front.
+// F and Jac cannot return errors. If f fails (an error recorded on the
+// tape: a shape mismatch, a missing derivative rule, a result of the
+// wrong size), the call leaves its output as it was and Err reports the
+// error from then on: the first failure of any call is kept, as a tape
+// keeps its first error, so make a new problem to go on. A solve that
+// uses the problem then ends with Retcode Failed and f's error as its
+// cause (errors.Is and errors.As reach it), also when several goroutines
+// share the problem. ADProblem builds the whole Problem and reports such
+// an error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (F func(du, u, p []float32, t float64), Jac func(J, u, p []float32, t float64)) {
+func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) Problem[float32] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("ode: ADFunc(f, %d): want a non-nil f and n ≥ 1", n))
 	}
 	a := newADRHS(f, n, opts)
-	return a.callF, a.callJac
+	return Problem[float32]{F: a.callF, Jac: a.callJac, Err: a.errOf}
 }
 
 // ADDerivs is ADFunc with the derivative products of Problem.JVP and
@@ -67,22 +68,21 @@ func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (F f
 //
 // Both are exact to float32 rounding (ad is float32), safe for concurrent
 // use and allocation-free once warm, as F and Jac are; with Replayable each
-// product's recording, sweep included, is replayed. If f fails they fill
-// jv, or du and dp, with NaN; ADProblem reports the error up front. F and
-// Jac are those of ADFunc.
+// product's recording, sweep included, is replayed. If f fails they leave
+// jv, or du and dp, as they were and Err reports the error, as for F;
+// ADProblem reports it up front. F, Jac and Err are those of ADFunc.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (
-	F func(du, u, p []float32, t float64),
-	Jac func(J, u, p []float32, t float64),
-	JVP func(jv, u, v, p, dp []float32, t float64),
-	VJP func(du, dp, w, u, p []float32, t float64),
-) {
+func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) Problem[float32] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("ode: ADDerivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	a := newADRHS(f, n, opts)
-	return a.callF, a.callJac, a.callJVP, a.callVJP
+	return newADRHS(f, n, opts).problem()
+}
+
+// problem is the Problem with a's F, Jac, JVP, VJP and Err.
+func (a *adRHS) problem() Problem[float32] {
+	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
 }
 
 // ADOption configures ADFunc, ADDerivs and ADProblem.
@@ -114,41 +114,44 @@ func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *ad
 }
 
 func (a *adRHS) callF(du, u, p []float32, t float64) {
-	a.report(a.evalF(du, u, p, t), du, nil)
+	a.report(a.evalF(du, u, p, t))
 }
 
 func (a *adRHS) callJac(J, u, p []float32, t float64) {
-	a.report(a.evalJac(J, u, p, t), J, nil)
+	a.report(a.evalJac(J, u, p, t))
 }
 
 func (a *adRHS) callJVP(jv, u, v, p, dp []float32, t float64) {
-	a.report(a.evalJVP(jv, u, v, p, dp, t), jv, nil)
+	a.report(a.evalJVP(jv, u, v, p, dp, t))
 }
 
 func (a *adRHS) callVJP(du, dp, w, u, p []float32, t float64) {
-	a.report(a.evalVJP(du, dp, w, u, p, t), du, dp)
+	a.report(a.evalVJP(du, dp, w, u, p, t))
 }
 
-// report fills the outputs of a failed call with NaN and keeps its error
-// for Solve (see withRHSError); a call that succeeds forgets it.
-func (a *adRHS) report(err error, x, y []float32) {
-	if err == nil {
-		if a.err.Load() != nil {
-			a.err.Store(nil)
-		}
-		return
+// report keeps the error of a failed call for errOf, unless an earlier
+// call failed: the first error is sticky, as on a tape.
+func (a *adRHS) report(err error) {
+	if err != nil && a.err.Load() == nil {
+		e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
+		a.err.CompareAndSwap(nil, &e)
 	}
-	fillNaN(x)
-	fillNaN(y)
-	e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
-	a.err.Store(&e)
+}
+
+// errOf is the problem's Err: the first failure of any call, or nil.
+func (a *adRHS) errOf() error {
+	if p := a.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // ADProblem is ADDerivs with a check: it evaluates f, its Jacobian and the
 // JVP and VJP once at (u0, p, t0) and returns the error recorded on the
-// tape, if any, naming the call. The Problem it returns has F, Jac, JVP and
-// VJP from ADDerivs: p is a constant for F and Jac, and differentiable
-// (forward mode for JVP, reverse mode for VJP) for the sensitivities.
+// tape, if any, naming the call. The Problem it returns has F, Jac, JVP,
+// VJP and Err from ADDerivs: p is a constant for F and Jac, and
+// differentiable (forward mode for JVP, reverse mode for VJP) for the
+// sensitivities.
 func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...ADOption) (Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {
@@ -177,7 +180,9 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
 		return Problem[float32]{}, errorf("ADProblem: the VJP at t=%g: %w", t0, err)
 	}
-	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, U0: u0, T0: t0, T1: t1, P: p}, nil
+	prob := a.problem()
+	prob.U0, prob.T0, prob.T1, prob.P = u0, t0, t1, p
+	return prob, nil
 }
 
 type adRHS struct {
@@ -186,7 +191,7 @@ type adRHS struct {
 	replay bool                   // record each product once per adWork, then replay it
 	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
 	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
-	err    atomic.Pointer[error]  // the last call's error, if it failed
+	err    atomic.Pointer[error]  // the first failed call's error (sticky)
 }
 
 // The products, each recorded on its own tape of an adWork.
@@ -223,13 +228,6 @@ type adProg struct {
 	// recording did, and need not take new slices (Tape.Rebind) at every
 	// op that reads them. p, the same slice call after call, is rebound.
 	buf [4][]float32
-}
-
-func fillNaN(x []float32) {
-	nan := float32(math.NaN())
-	for i := range x {
-		x[i] = nan
-	}
 }
 
 // How record puts u and p on the tape.
@@ -479,45 +477,4 @@ func addVar(dst []float32, v ad.Var) {
 	if !v.IsZero() {
 		flat.Axpy(1, v.Data(), dst)
 	}
-}
-
-// withRHSError completes the NonFinite error of a solve whose F is an
-// ADFunc's (or ADDerivs', ADProblem's) with the error f recorded, which F
-// could only report as NaN: the solve then names the shape mismatch or
-// missing rule behind it.
-func withRHSError[T Float](F func(du, u []T, p []float32, t float64), err error) error {
-	var e *Error
-	if err == nil || !errors.As(err, &e) || e.Code != NonFinite || e.Err != nil {
-		return err
-	}
-	f32, ok := any(F).(func(du, u, p []float32, t float64))
-	if !ok {
-		return err
-	}
-	if a := adRHSOf(f32); a != nil {
-		if p := a.err.Load(); p != nil {
-			e.Err = *p
-		}
-	}
-	return err
-}
-
-// adCallF is the code of the method value adRHS.callF, which ADFunc,
-// ADDerivs and ADProblem return as F.
-var adCallF = reflect.ValueOf((&adRHS{}).callF).Pointer()
-
-// adRHSOf returns the adRHS whose F is F, or nil if F is another function.
-// A method value is a closure whose context holds the receiver after the
-// code pointer; the code pointer tells that F is one (of callF), so that
-// word is an *adRHS. TestADFuncErrorReachesSolve would fail if the
-// compiler laid method values out otherwise.
-func adRHSOf(F func(du, u, p []float32, t float64)) *adRHS {
-	if F == nil || reflect.ValueOf(F).Pointer() != adCallF {
-		return nil
-	}
-	fv := *(*unsafe.Pointer)(unsafe.Pointer(&F))
-	return (*struct {
-		fn uintptr
-		a  *adRHS
-	})(fv).a
 }

@@ -84,7 +84,8 @@ func drawLVPoint(t *rapid.T) (u, p, v, dp, w []float32) {
 // the closed-form derivatives in random directions, with and without a
 // parameter direction, and VJP adds into its destinations.
 func TestADDerivsLotkaVolterra(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+	d := ode.ADDerivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	rapid.Check(t, func(t *rapid.T) {
 		u, p, v, dp, w := drawLVPoint(t)
 		for _, dir := range [][]float32{dp, nil} {
@@ -124,7 +125,8 @@ func TestADDerivsLotkaVolterra(t *testing.T) {
 
 // ⟨JVP(v, dp), w⟩ = ⟨v, VJP_u(w)⟩ + ⟨dp, VJP_p(w)⟩ to float32 rounding.
 func TestADDerivsTranspose(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+	d := ode.ADDerivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	rapid.Check(t, func(t *rapid.T) {
 		u, p, v, dp, w := drawLVPoint(t)
 		jv := make([]float32, 2)
@@ -152,8 +154,10 @@ func TestADDerivsTranspose(t *testing.T) {
 // ADDerivs keeps F and Jac as ADFunc makes them, and its JVP with dp nil
 // gives Jac's columns.
 func TestADDerivsMatchADFunc(t *testing.T) {
-	F0, Jac0 := ode.ADFunc(adLV, 2)
-	F, Jac, JVP, _ := ode.ADDerivs(adLV, 2)
+	p0 := ode.ADFunc(adLV, 2)
+	F0, Jac0 := p0.F, p0.Jac
+	pd := ode.ADDerivs(adLV, 2)
+	F, Jac, JVP := pd.F, pd.Jac, pd.JVP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	d0, d := make([]float32, 2), make([]float32, 2)
 	F0(d0, u, p, 0)
@@ -179,8 +183,8 @@ func TestADDerivsMatchADFunc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prob.F == nil || prob.Jac == nil || prob.JVP == nil || prob.VJP == nil {
-		t.Errorf("ADProblem left a field nil: F %t, Jac %t, JVP %t, VJP %t", prob.F != nil, prob.Jac != nil, prob.JVP != nil, prob.VJP != nil)
+	if prob.F == nil || prob.Jac == nil || prob.JVP == nil || prob.VJP == nil || prob.Err == nil {
+		t.Errorf("ADProblem left a field nil: F %t, Jac %t, JVP %t, VJP %t, Err %t", prob.F != nil, prob.Jac != nil, prob.JVP != nil, prob.VJP != nil, prob.Err != nil)
 	}
 }
 
@@ -213,7 +217,7 @@ func TestADDerivsErrors(t *testing.T) {
 		name  string
 		f     func(u, p ad.Var, t float64) ad.Var
 		want  string // in ADProblem's error
-		fails string // which products fill NaN: "jvp", "vjp" or both
+		fails string // which products fail: "jvp", "vjp" or both
 	}{
 		{"shape", func(u, p ad.Var, _ float64) ad.Var { return ad.Mul(u, p) }, "the right-hand side", "jvp vjp"},
 		{"size", func(u, p ad.Var, _ float64) ad.Var { return ad.Slice(p, 0, 3) }, "the right-hand side", "jvp vjp"},
@@ -230,22 +234,32 @@ func TestADDerivsErrors(t *testing.T) {
 				t.Fatalf("ADProblem: error %v, want one about %q", err, c.want)
 			}
 			t.Log(err)
-			_, _, JVP, VJP := ode.ADDerivs(c.f, 2)
-			jv := make([]float32, 2)
-			JVP(jv, u, []float32{1, 1}, p, []float32{1, 1, 1, 1}, 0)
-			du, dq := make([]float32, 2), make([]float32, 4)
-			VJP(du, dq, []float32{1, 1}, u, p, 0)
-			checkNaN := func(what string, x []float32, want bool) {
+			// One problem per product: a failure is sticky, so that each
+			// product's Err tells whether that product failed.
+			dj, dv := ode.ADDerivs(c.f, 2), ode.ADDerivs(c.f, 2)
+			const mark = 7 // what the outputs hold before the call
+			jv := []float32{mark, mark}
+			dj.JVP(jv, u, []float32{1, 1}, p, []float32{1, 1, 1, 1}, 0)
+			du, dq := []float32{mark, mark}, []float32{mark, mark, mark, mark}
+			dv.VJP(du, dq, []float32{1, 1}, u, p, 0)
+			check := func(what string, err error, want bool, xs ...[]float32) {
 				t.Helper()
-				for i, v := range x {
-					if math.IsNaN(f64(v)) != want {
-						t.Errorf("%s[%d] = %g, want NaN: %t", what, i, v, want)
+				if (err != nil) != want {
+					t.Errorf("%s: Err() = %v, want an error: %t", what, err, want)
+				}
+				if !want {
+					return
+				}
+				for _, x := range xs { // a failed call leaves its outputs as they were
+					for i, v := range x {
+						if v != mark {
+							t.Errorf("%s failed but wrote %g at %d, want %g (untouched)", what, v, i, float32(mark))
+						}
 					}
 				}
 			}
-			checkNaN("JVP", jv, strings.Contains(c.fails, "jvp"))
-			checkNaN("VJP ∂u", du, strings.Contains(c.fails, "vjp"))
-			checkNaN("VJP ∂p", dq, strings.Contains(c.fails, "vjp"))
+			check("JVP", dj.Err(), strings.Contains(c.fails, "jvp"), jv)
+			check("VJP", dv.Err(), strings.Contains(c.fails, "vjp"), du, dq)
 		})
 	}
 }
@@ -271,7 +285,8 @@ func TestADDerivsAllocateNothing(t *testing.T) {
 	if poolDropsItems() {
 		t.Skip("sync.Pool drops items in this build (-race): the pins need a normal build")
 	}
-	F, Jac, JVP, VJP := ode.ADDerivs(adLV, 2)
+	d := ode.ADDerivs(adLV, 2)
+	F, Jac, JVP, VJP := d.F, d.Jac, d.JVP, d.VJP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	v, dp, w := []float32{0.3, 0.2}, []float32{0.1, -0.2, 0.3, 0.4}, []float32{1, -1}
 	du, dq, J := make([]float32, 2), make([]float32, 4), make([]float32, 4)
@@ -298,7 +313,8 @@ func TestADDerivsAllocateNothing(t *testing.T) {
 // each goroutine gets its own pooled tape, and every result equals the
 // serial one bit for bit.
 func TestADDerivsConcurrent(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+	d := ode.ADDerivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	v, dp, w := []float32{0.3, 0.2}, []float32{0.1, -0.2, 0.3, 0.4}, []float32{1, -1}
 	eval := func() []float32 {

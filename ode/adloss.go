@@ -2,7 +2,7 @@ package ode
 
 import (
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/internal/freelist"
@@ -20,21 +20,19 @@ import (
 //
 // The tape comes from a free list and is reset after every call, so the loss is
 // safe for concurrent use and allocates nothing once warm if f's ops do
-// not. An error recorded on the tape (a shape mismatch) makes Gradient
-// return it. Add a running cost by setting the result's Running and
-// RunningGradient.
+// not. An error recorded on the tape (a shape mismatch) is kept, the
+// first one only, and the Loss's Err reports it, so Gradient returns it
+// as the cause; the failed call returns 0 and writes no dL/du. Add a
+// running cost by setting the result's Running and RunningGradient.
 func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32] {
 	a := &adLoss{f: f}
-	l := Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved}
-	l.errOf = a.lastErr
-	return l
+	return Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}
 }
 
 type adLoss struct {
 	f    func(ts []float64, us []ad.Var) ad.Var
 	free freelist.List[adLossWork] // not emptied by GCs, unlike a sync.Pool
-	mu   sync.Mutex
-	err  error // the last call's error, for Gradient
+	err  atomic.Pointer[error]     // the first failed call's error (sticky)
 }
 
 type adLossWork struct {
@@ -42,10 +40,12 @@ type adLossWork struct {
 	vs   []ad.Var
 }
 
-func (a *adLoss) lastErr() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
+// errOf is the loss's Err: the first failure of any call, or nil.
+func (a *adLoss) errOf() error {
+	if p := a.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
@@ -71,18 +71,14 @@ func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
 		err = tp.Backward(y)
 	}
 	if err != nil {
-		a.mu.Lock()
-		a.err = err
-		a.mu.Unlock()
-		return nanLoss
+		e := err // escapes here only, not on the path that succeeds
+		a.err.CompareAndSwap(nil, &e)
+		return 0
 	}
 	for i, v := range w.vs {
 		if g := tp.GradWrt(v); g != nil {
 			copy(dl[i], g)
 		}
 	}
-	a.mu.Lock()
-	a.err = nil
-	a.mu.Unlock()
 	return float64(y.Item())
 }

@@ -55,9 +55,8 @@ type adProducts struct {
 }
 
 func products(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ode.ADOption) adProducts {
-	var d adProducts
-	d.F, d.Jac, d.JVP, d.VJP = ode.ADDerivs(f, n, opts...)
-	return d
+	d := ode.ADDerivs(f, n, opts...)
+	return adProducts{d.F, d.Jac, d.JVP, d.VJP}
 }
 
 // TestADDerivsReplayMatchesRecording: the products of a NeuralRHS (which
@@ -142,7 +141,7 @@ func TestADDerivsStayWarmAcrossGC(t *testing.T) {
 
 // TestADFuncErrorReachesSolve: a right-hand side that fails on its tape
 // (here a wrong output size, and an error of the user's) makes Solve end
-// with NonFinite whose Err is that error, not just "NaN in component 0".
+// with Failed whose Err is that error.
 func TestADFuncErrorReachesSolve(t *testing.T) {
 	bad := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 2) }
 	errMine := errors.New("my right-hand side is broken")
@@ -156,11 +155,12 @@ func TestADFuncErrorReachesSolve(t *testing.T) {
 		{"size", bad, "f returned 2 values (shape [2]), want 3", nil},
 		{"user", mine, "my right-hand side is broken", errMine},
 	} {
-		F, _ := ode.ADFunc(c.f, 3)
-		_, err := ode.Solve(context.Background(), ode.Problem[float32]{F: F, U0: []float32{1, 0, 0}, T1: 1}, ode.Tsit5())
+		prob := ode.ADFunc(c.f, 3)
+		prob.U0, prob.T1 = []float32{1, 0, 0}, 1
+		_, err := ode.Solve(context.Background(), prob, ode.Tsit5())
 		var oe *ode.Error
-		if !errors.As(err, &oe) || oe.Code != ode.NonFinite {
-			t.Fatalf("%s: solve: %v, want NonFinite", c.name, err)
+		if !errors.As(err, &oe) || oe.Code != ode.Failed {
+			t.Fatalf("%s: solve: %v, want Failed", c.name, err)
 		}
 		if oe.Err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: solve: %v (Err %v), want the tape's error %q", c.name, err, oe.Err, c.want)

@@ -283,6 +283,9 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 		K := (da.e.s - 1) * N
 		for i := steps - 1; i >= 0; i-- {
 			da.reverseStep(i, da.su[i*N:(i+1)*N], da.sk[i*K:(i+1)*K], ap)
+			if err := gs.failedAt("reverse pass", da.ts[i]); err != nil {
+				return err
+			}
 		}
 	} else {
 		last := da.ck.len() - 1
@@ -304,6 +307,9 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 			for i := hi - 1; i >= lo; i-- {
 				k := (i - lo) * N
 				da.reverseStep(i, seg[k:k+N], nil, ap)
+				if err := gs.failedAt("reverse pass", da.ts[i]); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -49,7 +49,11 @@
 // Reaching MaxSteps, a step size that underflows, NaN or Inf in F or the
 // state, and a cancelled context end the solve with an *Error naming the
 // Retcode, the time and, for NaN/Inf, the component; Solve returns the
-// solution so far with it. Invalid input is reported before any step,
+// solution so far with it. A callback that cannot return an error (F,
+// a loss) reports its failure through an error hook, Problem.Err or
+// Loss.Err: the solvers consult it after every step attempt, and the
+// solve ends with Failed and that error as the cause. Invalid input is
+// reported before any step,
 // naming the field, the value that came and the value wanted
 // ("ode: Problem.U0[0] = +Inf, want a finite value").
 //

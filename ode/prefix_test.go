@@ -78,14 +78,16 @@ func TestErrorsPrefixOnce(t *testing.T) {
 			return err
 		}, "f returned the zero Var", nil},
 		{"ADFunc through Solve", func() error {
-			F, _ := ode.ADFunc(wrongSize, 2)
-			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
+			prob := ode.ADFunc(wrongSize, 2)
+			prob.U0, prob.T1 = []float32{1, 2}, 1
+			_, err := ode.Solve(ctx, prob, ode.Tsit5())
 			return err
 		}, "the ad right-hand side: f returned 1 values", new(*ode.Error)},
 		{"an ad op failing in ADFunc through Solve", func() error {
 			badSlice := func(u, _ ad.Var, _ float64) ad.Var { return ad.Add(u, ad.Slice(u, 0, 5)) }
-			F, _ := ode.ADFunc(badSlice, 2)
-			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
+			prob := ode.ADFunc(badSlice, 2)
+			prob.U0, prob.T1 = []float32{1, 2}, 1
+			_, err := ode.Solve(ctx, prob, ode.Tsit5())
 			return err
 		}, "Slice [0, 5) of shape [2]", new(*ode.Error)},
 		{"NeuralProblem", func() error {
@@ -117,8 +119,9 @@ func TestErrorsPrefixOnce(t *testing.T) {
 	// A cause from another package keeps its own words, after ode's once,
 	// and stays reachable: here an error of the user's on the tape.
 	errMine := errors.New("my right-hand side is broken")
-	F, _ := ode.ADFunc(func(u, _ ad.Var, _ float64) ad.Var { return u.Tape().Fail(errMine) }, 1)
-	_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1}, T1: 1}, ode.Tsit5())
+	prob := ode.ADFunc(func(u, _ ad.Var, _ float64) ad.Var { return u.Tape().Fail(errMine) }, 1)
+	prob.U0, prob.T1 = []float32{1}, 1
+	_, err := ode.Solve(ctx, prob, ode.Tsit5())
 	if err == nil || !errors.Is(err, errMine) || strings.Count(err.Error(), "ode:") != 1 {
 		t.Errorf("a tape error through Solve: %v, want errMine behind one \"ode:\"", err)
 	}

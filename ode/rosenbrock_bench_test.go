@@ -44,9 +44,10 @@ func BenchmarkRobertsonRodas5PJacTight(b *testing.B) {
 
 // The same with the right-hand side written with ad ops (float32, ADFunc).
 func BenchmarkRobertsonRodas5PADFunc(b *testing.B) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
+	prob := ode.ADFunc(robertsonAD, 3)
 	u0 := []float32{1, 0, 0}
-	it, err := ode.NewIntegrator(ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
+	prob.U0, prob.T1 = u0, 1e5
+	it, err := ode.NewIntegrator(prob, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
 	if err != nil {
 		b.Fatal(err)
 	}

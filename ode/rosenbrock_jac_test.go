@@ -25,15 +25,16 @@ func robertsonAD(u, _ ad.Var, _ float64) ad.Var {
 // give the same solution within the tolerance (float32 state, where all
 // three apply).
 func TestJacobianSources(t *testing.T) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
+	adp := ode.ADFunc(robertsonAD, 3)
 	u0 := []float32{1, 0, 0}
+	adp.U0, adp.T1 = u0, 1e5
 	srcs := []struct {
 		name string
 		prob ode.Problem[float32]
 	}{
 		{"user", ode.Problem[float32]{F: robertson[float32], Jac: robertsonJac[float32], U0: u0, T1: 1e5}},
 		{"fd", ode.Problem[float32]{F: robertson[float32], U0: u0, T1: 1e5}},
-		{"ad", ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}},
+		{"ad", adp},
 	}
 	for _, m := range stiffMethods {
 		for _, s := range srcs {
@@ -106,21 +107,23 @@ func TestADProblem(t *testing.T) {
 	if got := float64(sol.U[1][0]); math.Abs(got-math.Exp(-2)) > 1e-5 {
 		t.Errorf("u' = −pu, p = 2: u(1) = %g, want %g", got, math.Exp(-2))
 	}
-	// A wrong output size is reported up front, and as NaN by ADFunc.
+	// A wrong output size is reported up front, and by ADFunc's Err.
 	bad := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 2) }
 	if _, err := ode.ADProblem(bad, []float32{1, 0, 0}, 0, 1, nil); err == nil {
 		t.Error("ADProblem accepted a function with 2 outputs for 3 states")
 	} else {
 		t.Log(err)
 	}
-	F, _ := ode.ADFunc(bad, 3)
-	F(du, u, nil, 0)
-	if !math.IsNaN(float64(du[0])) {
-		t.Errorf("ADFunc with a failing f wrote %v, want NaN", du)
+	bp := ode.ADFunc(bad, 3)
+	copy(du, dw)
+	bp.F(du, u, nil, 0)
+	if du[0] != dw[0] || bp.Err() == nil {
+		t.Errorf("ADFunc with a failing f wrote %v (was %v), Err %v; want du untouched and an error", du, dw, bp.Err())
 	}
-	_, err = ode.Solve(context.Background(), ode.Problem[float32]{F: F, U0: []float32{1, 0, 0}, T1: 1}, ode.Rodas5P())
+	bp.U0, bp.T1 = []float32{1, 0, 0}, 1
+	_, err = ode.Solve(context.Background(), bp, ode.Rodas5P())
 	var oe *ode.Error
-	if !errors.As(err, &oe) || oe.Code != ode.NonFinite {
-		t.Errorf("solve with a failing ADFunc: %v, want NonFinite", err)
+	if !errors.As(err, &oe) || oe.Code != ode.Failed || !errors.Is(err, bp.Err()) {
+		t.Errorf("solve with a failing ADFunc: %v, want Failed with ADFunc's error", err)
 	}
 }

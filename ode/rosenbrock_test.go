@@ -293,9 +293,10 @@ func TestStiffZeroAllocs(t *testing.T) {
 			}
 		}
 		// ADFunc (float32): the pooled tape is warm after the first solve.
-		F, Jac := ode.ADFunc(robertsonAD, 3)
+		prob := ode.ADFunc(robertsonAD, 3)
 		u32 := []float32{1, 0, 0}
-		it, err := ode.NewIntegrator(ode.Problem[float32]{F: F, Jac: Jac, U0: u32, T1: 1e5}, m, ode.Tol(1e-4, 1e-8))
+		prob.U0, prob.T1 = u32, 1e5
+		it, err := ode.NewIntegrator(prob, m, ode.Tol(1e-4, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +340,8 @@ func TestStiffOutputs(t *testing.T) {
 // ADFunc's F and Jac are shared by concurrent solves (as in an ensemble):
 // each goroutine gets its own tape from the pool, and the results agree.
 func TestADFuncConcurrent(t *testing.T) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
+	prob := ode.ADFunc(robertsonAD, 3)
+	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e3
 	const G = 4
 	res := make([][]float32, G)
 	errs := make([]error, G)
@@ -348,7 +350,7 @@ func TestADFuncConcurrent(t *testing.T) {
 		go func() {
 			defer func() { done <- g }()
 			for rep := 0; rep < 3; rep++ {
-				sol, err := ode.Solve(context.Background(), ode.Problem[float32]{F: F, Jac: Jac, U0: []float32{1, 0, 0}, T1: 1e3}, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
+				sol, err := ode.Solve(context.Background(), prob, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
 				if err != nil {
 					errs[g] = err
 					return
