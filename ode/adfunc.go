@@ -29,9 +29,8 @@ import (
 // sensitivities and adjoints need, for which p is differentiable too.
 // f is recorded on tapes kept for reuse (one set per goroutine in use), so
 // F and Jac are safe for concurrent use, as an ensemble needs, and allocate
-// nothing once warm if f's ops do not. With the option Replayable (implied
-// for NeuralRHS), f is recorded once per product and goroutine and then
-// replayed.
+// nothing once warm if f's ops do not. With the option Replayable, f is
+// recorded once per product and goroutine and then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
 // the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
@@ -104,13 +103,13 @@ type adConfig struct{ replay bool }
 // value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
 // that f's Go code reads and acts on) is recorded anew at every call, as
 // without this option. An f that reads t must not be declared Replayable:
-// a replay keeps the t of the first call. Functions made by NeuralRHS are
-// replayed without the option.
+// a replay keeps the t of the first call. A NeuralRHS is replayable, but
+// it says so only through this option: NeuralProblem passes it.
 func Replayable() ADOption { return func(c *adConfig) { c.replay = true } }
 
 func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *adRHS {
 	c := funcopt.Collect(opts)
-	return &adRHS{f: f, n: n, replay: c.replay || isNeuralRHS(f)}
+	return &adRHS{f: f, n: n, replay: c.replay}
 }
 
 func (a *adRHS) callF(du, u, p []float32, t float64) {

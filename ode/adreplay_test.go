@@ -59,18 +59,19 @@ func products(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ode.ADOption
 	return adProducts{d.F, d.Jac, d.JVP, d.VJP}
 }
 
-// TestADDerivsReplayMatchesRecording: the products of a NeuralRHS (which
-// ADDerivs replays) equal, bit for bit, those of the same function
-// recorded anew at every call, over several calls at random points, for
-// every layer family; a function declared Replayable that ad finds
-// value-dependent (Max, MaxPool) is recorded anew and stays right.
+// TestADDerivsReplayMatchesRecording: the products of a NeuralRHS
+// declared Replayable (which ADDerivs replays) equal, bit for bit, those
+// of the same function recorded anew at every call, over several calls
+// at random points, for every layer family; a function declared
+// Replayable that ad finds value-dependent (Max, MaxPool) is recorded
+// anew and stays right.
 func TestADDerivsReplayMatchesRecording(t *testing.T) {
 	const n = 3
 	for _, c := range replayNets() {
 		t.Run(c.name, func(t *testing.T) {
 			rhs := ode.NeuralRHS(c.net)
-			fresh := products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n) // not NeuralRHS's: no replay
-			kinds := []adProducts{products(rhs, n), products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n, ode.Replayable())}
+			fresh := products(rhs, n) // not declared Replayable: no replay
+			kinds := []adProducts{products(rhs, n, ode.Replayable()), products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n, ode.Replayable())}
 			rapid.Check(t, func(rt *rapid.T) {
 				θ, err := model.Init(c.net, rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 1)))
 				if err != nil {
@@ -124,7 +125,7 @@ func TestADDerivsStayWarmAcrossGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := products(ode.NeuralRHS(net), 2)
+	d := products(ode.NeuralRHS(net), 2, ode.Replayable())
 	u, w, du, dp := []float32{1, 0.5}, []float32{1, -1}, make([]float32, 2), make([]float32, len(θ))
 	d.F(du, u, θ, 0)
 	d.VJP(du, dp, w, u, θ, 0)
@@ -186,8 +187,8 @@ func TestADDerivsReadArgumentsInPlace(t *testing.T) {
 	const n = 3
 	c := replayNets()[0]
 	rhs := ode.NeuralRHS(c.net)
-	fresh := products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n)
-	d := products(rhs, n)
+	fresh := products(rhs, n)
+	d := products(rhs, n, ode.Replayable())
 	rapid.Check(t, func(rt *rapid.T) {
 		θ, err := model.Init(c.net, rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 1)))
 		if err != nil {

@@ -1,8 +1,6 @@
 package ode
 
 import (
-	"reflect"
-
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
 )
@@ -13,7 +11,7 @@ import (
 // compose a universal ODE from known terms and a network on a view of θ:
 //
 //	nn := model.Chain(model.Dense(2, 32), model.Tanh(), model.Dense(32, 2))
-//	prob, err := ode.ADProblem(ode.NeuralRHS(nn), u0, 0, 1.5, θ)   // θ from model.Init(nn, rng)
+//	prob, err := ode.ADProblem(ode.NeuralRHS(nn), u0, 0, 1.5, θ, ode.Replayable())   // θ from model.Init(nn, rng)
 //
 //	// known terms plus a network whose parameters follow four rates in θ
 //	ude := func(u, p ad.Var, t float64) ad.Var {
@@ -24,44 +22,28 @@ import (
 // The layer reads its parameters as views of p, so no copy of θ is made
 // per solve or per step; p must be the layer's own parameter range (as
 // long as model.Layout(layer) says). The network sees no time: put t in
-// a universal ODE's known terms if it must. ADFunc, ADDerivs and
-// ADProblem replay the function's recordings (see Replayable), so a
-// layer's Go code must record the same ops at every call, as the layers
-// of package model do in inference mode; a universal ODE that wraps it
-// in a function of its own declares that function Replayable, unless it
-// reads t.
+// a universal ODE's known terms if it must. A layer of package model in
+// inference mode records the same ops at every call, so pass Replayable
+// to ADFunc, ADDerivs or ADProblem with the function, or with a universal
+// ODE that wraps it, unless that reads t; NeuralProblem does.
 func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 	if layer == nil {
 		panic("ode: NeuralRHS(nil)")
 	}
-	return (&neuralRHS{layer}).rhs
-}
-
-// neuralRHS is NeuralRHS's function: a method value, so that ADDerivs can
-// tell one (isNeuralRHS) and replay it: a layer in inference mode records
-// what the shapes of u and p decide, and the network sees no time.
-type neuralRHS struct{ layer model.Layer }
-
-func (r *neuralRHS) rhs(u, p ad.Var, _ float64) ad.Var {
-	n := u.Size()
-	y := r.layer.Apply(nil, p, ad.Reshape(u, 1, n))
-	if y.Size() != n && u.Tape().Err() == nil {
-		return u.Tape().Fail(errorf("NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
+	return func(u, p ad.Var, _ float64) ad.Var {
+		n := u.Size()
+		y := layer.Apply(nil, p, ad.Reshape(u, 1, n))
+		if y.Size() != n && u.Tape().Err() == nil {
+			return u.Tape().Fail(errorf("NeuralRHS: the network maps (1, %d) to shape %v, want (1, %d)", n, y.Shape(), n))
+		}
+		return ad.Reshape(y, n)
 	}
-	return ad.Reshape(y, n)
-}
-
-var neuralRHSCode = reflect.ValueOf((&neuralRHS{}).rhs).Pointer()
-
-// isNeuralRHS reports whether f was made by NeuralRHS.
-func isNeuralRHS(f func(u, p ad.Var, t float64) ad.Var) bool {
-	return reflect.ValueOf(f).Pointer() == neuralRHSCode
 }
 
 // NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
 // t1] as a Problem[float32] with F, Jac, JVP and VJP from ad: ADProblem of
-// NeuralRHS(layer), after checking that len(θ) is the layer's parameter
-// count.
+// NeuralRHS(layer), Replayable, after checking that len(θ) is the
+// layer's parameter count.
 func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (Problem[float32], error) {
 	if layer == nil {
 		return Problem[float32]{}, errorf("NeuralProblem: layer is nil")
