@@ -25,8 +25,8 @@
 // Rodas5P (order 5(4), the default stiff choice). Each step evaluates the
 // Jacobian once, from Problem.Jac if given, else by forward differences of
 // F (CVODE's increments), and factors W = I − γh·J (dense LU with partial
-// pivoting); ADFunc and ADProblem supply an exact Jacobian for a
-// right-hand side written with ad ops. Stats counts Jacobians and LU
+// pivoting); package ode/odead (Func, Problem) supplies an exact
+// Jacobian for a right-hand side written with ad ops. Stats counts Jacobians and LU
 // factorisations; a W that stays singular ends the solve with Singular.
 //
 // # Output
@@ -89,11 +89,11 @@
 //	DiscreteAdjoint       reverse mode through the steps taken: the exact gradient of the computed solution
 //
 // They need derivative products of F: Problem.JVP (forward) or Problem.VJP
-// (adjoints), exact from ADDerivs or ADProblem for a right-hand side written
-// with ad ops, written by hand for plain Go code, or by finite differences
-// when the method's FiniteDiff field is set. Checkpoints bound the adjoints'
-// memory; the fields AdjointTol and QuadTol set the backward solve's and
-// the quadratures' tolerances; TolPerComponent sets a vector absolute
+// (adjoints), exact from odead.Derivs or odead.Problem for a right-hand
+// side written with ad ops, written by hand for plain Go code, or by finite
+// differences when the method's FiniteDiff field is set. Checkpoints bound
+// the adjoints' memory; the fields AdjointTol and QuadTol set the backward
+// solve's and the quadratures' tolerances; TolPerComponent sets a vector absolute
 // tolerance. The stiff methods work with ForwardSensitivity and the
 // continuous adjoints; DiscreteAdjoint needs an explicit method.
 //

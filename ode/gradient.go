@@ -341,13 +341,13 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}

@@ -18,8 +18,9 @@ type Float interface{ ~float32 | ~float64 }
 // row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
 //
 // JVP and VJP are the derivative products that Gradient needs (see
-// Sensitivity for which method uses which); ADDerivs and ADProblem fill
-// them exactly for a right-hand side written with ad ops. U0From makes
+// Sensitivity for which method uses which); odead.Derivs and
+// odead.Problem fill them exactly for a right-hand side written with ad
+// ops. U0From makes
 // the initial state a function of the parameters.
 type Problem[T Float] struct {
 	F      func(du, u []T, p []float32, t float64)

@@ -1,4 +1,4 @@
-package ode
+package odead
 
 import (
 	"fmt"
@@ -6,14 +6,15 @@ import (
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/internal/freelist"
+	"github.com/flatkit/flatkit/ode"
 )
 
-// ADLoss adapts a loss written with ad ops on the saved states to a
-// Loss[float32]: f receives the save times and one Var per save time (the
+// Loss adapts a loss written with ad ops on the saved states to a
+// ode.Loss[float32]: f receives the save times and one Var per save time (the
 // state there, shape [n], in the order of at) and returns a scalar Var.
 // Its gradient with respect to every state is one reverse sweep.
 //
-//	loss := ode.ADLoss([]float64{1, 2}, func(ts []float64, us []ad.Var) ad.Var {
+//	loss := odead.Loss([]float64{1, 2}, func(ts []float64, us []ad.Var) ad.Var {
 //		d := ad.Sub(us[1], us[0])
 //		return ad.Sum(ad.Mul(d, d))   // couples the two save times
 //	})
@@ -21,12 +22,12 @@ import (
 // The tape comes from a free list and is reset after every call, so the loss is
 // safe for concurrent use and allocates nothing once warm if f's ops do
 // not. An error recorded on the tape (a shape mismatch) is kept, the
-// first one only, and the Loss's Err reports it, so Gradient returns it
-// as the cause; the failed call returns 0 and writes no dL/du. Add a
+// first one only, and the ode.Loss's Err reports it, so ode.Gradient
+// returns it as the cause; the failed call returns 0 and writes no dL/du. Add a
 // running cost by setting the result's Running and RunningGradient.
-func ADLoss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) Loss[float32] {
+func Loss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) ode.Loss[float32] {
 	a := &adLoss{f: f}
-	return Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}
+	return ode.Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}
 }
 
 type adLoss struct {

@@ -1,22 +1,23 @@
-package ode
+package odead
 
 import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
+	"github.com/flatkit/flatkit/ode"
 )
 
 // NeuralRHS is the right-hand side u' = NN(u; θ) of a neural ODE, for a
 // network layer that maps a batch of one state, shape (1, n), to shape
-// (1, n): as an ad-written function for ADProblem and ADDerivs, or to
+// (1, n): as an ad-written function for Problem and Derivs, or to
 // compose a universal ODE from known terms and a network on a view of θ:
 //
 //	nn := model.Chain(model.Dense(2, 32), model.Tanh(), model.Dense(32, 2))
-//	prob, err := ode.ADProblem(ode.NeuralRHS(nn), u0, 0, 1.5, θ, ode.Replayable())   // θ from model.Init(nn, rng)
+//	prob, err := odead.Problem(odead.NeuralRHS(nn), u0, 0, 1.5, θ, odead.Replayable())   // θ from model.Init(nn, rng)
 //
 //	// known terms plus a network whose parameters follow four rates in θ
 //	ude := func(u, p ad.Var, t float64) ad.Var {
 //		known := …                                   // ad ops on u and ad.Slice(p, 0, 4)
-//		return ad.Add(known, ode.NeuralRHS(nn)(u, ad.View(p, 4, len(p)-4), t))
+//		return ad.Add(known, odead.NeuralRHS(nn)(u, ad.View(p, 4, len(p)-4), t))
 //	}
 //
 // The layer reads its parameters as views of p, so no copy of θ is made
@@ -24,11 +25,11 @@ import (
 // long as model.Layout(layer) says). The network sees no time: put t in
 // a universal ODE's known terms if it must. A layer of package model in
 // inference mode records the same ops at every call, so pass Replayable
-// to ADFunc, ADDerivs or ADProblem with the function, or with a universal
+// to Func, Derivs or Problem with the function, or with a universal
 // ODE that wraps it, unless that reads t; NeuralProblem does.
 func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 	if layer == nil {
-		panic("ode: NeuralRHS(nil)")
+		panic("odead: NeuralRHS(nil)")
 	}
 	return func(u, p ad.Var, _ float64) ad.Var {
 		n := u.Size()
@@ -41,19 +42,19 @@ func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 }
 
 // NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
-// t1] as a Problem[float32] with F, Jac, JVP and VJP from ad: ADProblem of
+// t1] as an ode.Problem[float32] with F, Jac, JVP and VJP from ad: Problem of
 // NeuralRHS(layer), Replayable, after checking that len(θ) is the
 // layer's parameter count.
-func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (Problem[float32], error) {
+func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (ode.Problem[float32], error) {
 	if layer == nil {
-		return Problem[float32]{}, errorf("NeuralProblem: layer is nil")
+		return ode.Problem[float32]{}, errorf("NeuralProblem: layer is nil")
 	}
 	lay, err := model.Layout(layer)
 	if err != nil {
-		return Problem[float32]{}, errorf("NeuralProblem: %w", err)
+		return ode.Problem[float32]{}, errorf("NeuralProblem: %w", err)
 	}
 	if lay.Len() != len(θ) {
-		return Problem[float32]{}, errorf("NeuralProblem: len(θ) = %d, want %d (the network's parameters)", len(θ), lay.Len())
+		return ode.Problem[float32]{}, errorf("NeuralProblem: len(θ) = %d, want %d (the network's parameters)", len(θ), lay.Len())
 	}
-	return ADProblem(NeuralRHS(layer), u0, t0, t1, θ, Replayable())
+	return Problem(NeuralRHS(layer), u0, t0, t1, θ, Replayable())
 }

@@ -1,4 +1,4 @@
-package ode
+package odead
 
 import (
 	"fmt"
@@ -8,24 +8,25 @@ import (
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/funcopt"
+	"github.com/flatkit/flatkit/ode"
 )
 
-// ADFunc adapts a right-hand side written with ad ops to the in-place form
-// of Problem[float32], with its exact Jacobian from automatic
-// differentiation for the stiff methods. It returns a Problem with F, Jac
-// and Err set; the caller sets U0, the span and P:
+// Func adapts a right-hand side written with ad ops to the in-place form
+// of ode.Problem[float32], with its exact Jacobian from automatic
+// differentiation for the stiff methods. It returns an ode.Problem with F,
+// Jac and Err set; the caller sets U0, the span and P:
 //
 //	robertson := func(u, p ad.Var, t float64) ad.Var {
 //		y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
 //		r1, r2, r3 := ad.Scale(y1, 0.04), ad.Scale(ad.Mul(y2, y3), 1e4), ad.Scale(ad.Square(y2), 3e7)
 //		return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 //	}
-//	prob := ode.ADFunc(robertson, 3)
+//	prob := odead.Func(robertson, 3)
 //	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e5
 //
 // f receives the state u (shape [n]) and the parameters p (shape [len(p)])
 // and returns du/dt as a Var of n elements. For F and Jac, p is a constant:
-// the Jacobian is with respect to u only. ADDerivs adds the products that
+// the Jacobian is with respect to u only. Derivs adds the products that
 // sensitivities and adjoints need, for which p is differentiable too.
 // f is recorded on tapes kept for reuse (one set per goroutine in use), so
 // F and Jac are safe for concurrent use, as an ensemble needs, and allocate
@@ -40,23 +41,23 @@ import (
 // wrong size), the call leaves its output as it was and Err reports the
 // error from then on: the first failure of any call is kept, as a tape
 // keeps its first error, so make a new problem to go on. A solve that
-// uses the problem then ends with Retcode Failed and f's error as its
-// cause (errors.Is and errors.As reach it), also when several goroutines
-// share the problem. ADProblem builds the whole Problem and reports such
-// an error up front.
+// uses the problem then ends with ode.Failed and f's error as its cause
+// (errors.Is and errors.As reach it), also when several goroutines share
+// the problem. Problem builds the whole ode.Problem and reports such an
+// error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) Problem[float32] {
+func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
-		panic(fmt.Sprintf("ode: ADFunc(f, %d): want a non-nil f and n ≥ 1", n))
+		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
 	}
 	a := newADRHS(f, n, opts)
-	return Problem[float32]{F: a.callF, Jac: a.callJac, Err: a.errOf}
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, Err: a.errOf}
 }
 
-// ADDerivs is ADFunc with the derivative products of Problem.JVP and
-// Problem.VJP, which Gradient's sensitivity methods need. For them p is
-// differentiable (a Param on the tape, of shape [len(p)], like u):
+// Derivs is Func with the derivative products JVP and VJP of
+// ode.Problem, which ode.Gradient's sensitivity methods need. For them p
+// is differentiable (a Param on the tape, of shape [len(p)], like u):
 //
 //   - JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp by forward mode: one recording of
 //     f and one forward sweep seeded with v at u and dp at p (a nil dp
@@ -69,23 +70,23 @@ func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) Prob
 // use and allocation-free once warm, as F and Jac are; with Replayable each
 // product's recording, sweep included, is replayed. If f fails they leave
 // jv, or du and dp, as they were and Err reports the error, as for F;
-// ADProblem reports it up front. F, Jac and Err are those of ADFunc.
+// Problem reports it up front. F, Jac and Err are those of Func.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) Problem[float32] {
+func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
-		panic(fmt.Sprintf("ode: ADDerivs(f, %d): want a non-nil f and n ≥ 1", n))
+		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
 	return newADRHS(f, n, opts).problem()
 }
 
-// problem is the Problem with a's F, Jac, JVP, VJP and Err.
-func (a *adRHS) problem() Problem[float32] {
-	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+// problem is the ode.Problem with a's F, Jac, JVP, VJP and Err.
+func (a *adRHS) problem() ode.Problem[float32] {
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
 }
 
-// ADOption configures ADFunc, ADDerivs and ADProblem.
-type ADOption func(*adConfig)
+// Option configures Func, Derivs and Problem.
+type Option func(*adConfig)
 
 type adConfig struct{ replay bool }
 
@@ -105,9 +106,9 @@ type adConfig struct{ replay bool }
 // without this option. An f that reads t must not be declared Replayable:
 // a replay keeps the t of the first call. A NeuralRHS is replayable, but
 // it says so only through this option: NeuralProblem passes it.
-func Replayable() ADOption { return func(c *adConfig) { c.replay = true } }
+func Replayable() Option { return func(c *adConfig) { c.replay = true } }
 
-func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *adRHS {
+func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS {
 	c := funcopt.Collect(opts)
 	return &adRHS{f: f, n: n, replay: c.replay}
 }
@@ -145,27 +146,27 @@ func (a *adRHS) errOf() error {
 	return nil
 }
 
-// ADProblem is ADDerivs with a check: it evaluates f, its Jacobian and the
+// Problem is Derivs with a check: it evaluates f, its Jacobian and the
 // JVP and VJP once at (u0, p, t0) and returns the error recorded on the
-// tape, if any, naming the call. The Problem it returns has F, Jac, JVP,
-// VJP and Err from ADDerivs: p is a constant for F and Jac, and
+// tape, if any, naming the call. The ode.Problem it returns has F, Jac,
+// JVP, VJP and Err from Derivs: p is a constant for F and Jac, and
 // differentiable (forward mode for JVP, reverse mode for VJP) for the
 // sensitivities.
-func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...ADOption) (Problem[float32], error) {
+func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {
-		return Problem[float32]{}, errorf("ADProblem: u0 is empty, want at least one component")
+		return ode.Problem[float32]{}, errorf("Problem: u0 is empty, want at least one component")
 	}
 	if f == nil {
-		return Problem[float32]{}, errorf("ADProblem: f is nil")
+		return ode.Problem[float32]{}, errorf("Problem: f is nil")
 	}
 	a := newADRHS(f, n, opts)
 	du := make([]float32, n)
 	if err := a.evalF(du, u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the right-hand side at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the right-hand side at t=%g: %w", t0, err)
 	}
 	if err := a.evalJac(make([]float32, n*n), u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the Jacobian at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the Jacobian at t=%g: %w", t0, err)
 	}
 	// Directions of ones, so that every rule on a path from u or p runs.
 	ones := make([]float32, n+len(p))
@@ -174,10 +175,10 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	}
 	v, dp := ones[:n], ones[n:]
 	if err := a.evalJVP(du, u0, v, p, dp, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the JVP at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the JVP at t=%g: %w", t0, err)
 	}
 	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the VJP at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the VJP at t=%g: %w", t0, err)
 	}
 	prob := a.problem()
 	prob.U0, prob.T0, prob.T1, prob.P = u0, t0, t1, p
