@@ -2,6 +2,7 @@ package odead_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flatkit/flatkit/ad"
@@ -28,4 +29,27 @@ func ExampleProblem() {
 	fmt.Printf("y1(1e5) = %.4f\n", sol.U[1][0])
 	// Output:
 	// y1(1e5) = 0.0179
+}
+
+// A right-hand side that fails on its tape: the solve ends with Failed,
+// and the tape's error is the cause.
+func ExampleFunc_error() {
+	errDomain := errors.New("u left the domain")
+	f := func(u, _ ad.Var, t float64) ad.Var {
+		if t > 1 {
+			return u.Tape().Fail(errDomain)
+		}
+		return ad.Neg(u)
+	}
+	prob := odead.Func(f, 1)
+	prob.U0, prob.T1 = []float32{1}, 2
+	_, err := ode.Solve(context.Background(), prob, ode.Tsit5())
+	var oe *ode.Error
+	if errors.As(err, &oe) {
+		fmt.Println(oe.Code, oe.T < 1, errors.Is(err, errDomain))
+		fmt.Println(oe.Err)
+	}
+	// Output:
+	// Failed true true
+	// odead: the ad right-hand side: u left the domain
 }
