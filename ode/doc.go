@@ -25,8 +25,8 @@
 // Rodas5P (order 5(4), the default stiff choice). Each step evaluates the
 // Jacobian once, from Problem.Jac if given, else by forward differences of
 // F (CVODE's increments), and factors W = I − γh·J (dense LU with partial
-// pivoting); package ode/odead (Func, Problem) supplies an exact
-// Jacobian for a right-hand side written with ad ops. Stats counts Jacobians and LU
+// pivoting). Package ode/odead supplies an exact Jacobian for a
+// right-hand side written with ad ops. Stats counts Jacobians and LU
 // factorisations; a W that stays singular ends the solve with Singular.
 //
 // # Output

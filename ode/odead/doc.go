@@ -17,14 +17,14 @@
 //
 // # Errors
 //
-// The callbacks of an ode.Problem cannot return errors, so a failure on
-// the tape (a shape mismatch, a missing derivative rule) travels through
-// the problem's error hook, ode.Problem.Err (ode.Loss.Err for a loss).
-// The first failure is kept, as a tape keeps its first error, and the hook
-// reports it from then on: every solve and gradient that uses the problem
-// ends with that error as its cause, also when goroutines share the
-// problem. Make a new problem to go on. A failed call leaves its outputs
-// as they were; the solvers do not use them.
+// The callbacks of an ode.Problem cannot return errors. A failure on the
+// tape, such as a shape mismatch or a missing derivative rule, travels
+// through the problem's error hook, ode.Problem.Err, or ode.Loss.Err for
+// a loss. The first failure is kept, as a tape keeps its first error, and
+// the hook reports it from then on. Every solve and gradient that uses the
+// problem then ends with that error as its cause, also when goroutines
+// share the problem. Make a new problem to go on. A failed call leaves
+// its outputs as they were; the solvers do not use them.
 //
 // # Replay
 //

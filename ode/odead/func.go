@@ -24,27 +24,28 @@ import (
 //	prob := odead.Func(robertson, 3)
 //	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e5
 //
-// f receives the state u (shape [n]) and the parameters p (shape [len(p)])
-// and returns du/dt as a Var of n elements. For F and Jac, p is a constant:
-// the Jacobian is with respect to u only. Derivs adds the products that
-// sensitivities and adjoints need, for which p is differentiable too.
-// f is recorded on tapes kept for reuse (one set per goroutine in use), so
-// F and Jac are safe for concurrent use, as an ensemble needs, and allocate
-// nothing once warm if f's ops do not. With the option Replayable, f is
-// recorded once per product and goroutine and then replayed.
+// f receives the state u, of shape [n], and the parameters p, of shape
+// [len(p)]. It returns du/dt as a Var of n elements. For F and Jac, p is a
+// constant: the Jacobian is with respect to u only. Derivs adds the
+// products that sensitivities and adjoints need, for which p is
+// differentiable too. f is recorded on tapes kept for reuse, one set per
+// goroutine in use. So F and Jac are safe for concurrent use, as an
+// ensemble needs, and allocate nothing once warm if f's ops do not. With
+// the option Replayable, f is recorded once per product and goroutine and
+// then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
 // the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
 //
-// F and Jac cannot return errors. If f fails (an error recorded on the
-// tape: a shape mismatch, a missing derivative rule, a result of the
-// wrong size), the call leaves its output as it was and Err reports the
-// error from then on: the first failure of any call is kept, as a tape
-// keeps its first error, so make a new problem to go on. A solve that
-// uses the problem then ends with ode.Failed and f's error as its cause
-// (errors.Is and errors.As reach it), also when several goroutines share
-// the problem. Problem builds the whole ode.Problem and reports such an
-// error up front.
+// F and Jac cannot return errors. If f fails, with an error recorded on
+// the tape (a shape mismatch, a missing derivative rule, a result of the
+// wrong size), the call leaves its output as it was. Err reports the
+// error from then on. The first failure of any call is kept, as a tape
+// keeps its first error: make a new problem to go on. A solve that uses
+// the problem then ends with ode.Failed and f's error as its cause, which
+// errors.Is and errors.As reach. That holds also when several goroutines
+// share the problem. Problem builds the whole ode.Problem and reports
+// such an error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
 func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
@@ -57,7 +58,7 @@ func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Prob
 
 // Derivs is Func with the derivative products JVP and VJP of
 // ode.Problem, which ode.Gradient's sensitivity methods need. For them p
-// is differentiable (a Param on the tape, of shape [len(p)], like u):
+// is differentiable: a Param on the tape, of shape [len(p)], like u.
 //
 //   - JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp by forward mode: one recording of
 //     f and one forward sweep seeded with v at u and dp at p (a nil dp
@@ -66,11 +67,12 @@ func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Prob
 //     recording and one reverse sweep seeded with w, towards u and p at
 //     once (towards u only when dp is nil).
 //
-// Both are exact to float32 rounding (ad is float32), safe for concurrent
-// use and allocation-free once warm, as F and Jac are; with Replayable each
-// product's recording, sweep included, is replayed. If f fails they leave
-// jv, or du and dp, as they were and Err reports the error, as for F;
-// Problem reports it up front. F, Jac and Err are those of Func.
+// Both are exact to float32 rounding, as ad is float32. They are safe for
+// concurrent use and allocation-free once warm, as F and Jac are. With
+// Replayable each product's recording, sweep included, is replayed. If f
+// fails they leave jv, or du and dp, as they were, and Err reports the
+// error, as for F; Problem reports it up front. F, Jac and Err are those
+// of Func.
 //
 // n < 1 or a nil f is a bug, and panics.
 func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
@@ -94,18 +96,20 @@ type adConfig struct{ replay bool }
 // attributes and constants, at every call: what it records depends on the
 // shapes of u and p only, not on t or on Go state that changes between
 // calls. Each product (F, Jac, JVP, VJP) is then recorded once per
-// goroutine, with its derivative sweep, and later calls replay that
-// recording with the new u, p and directions (ad.Tape.ReplayFor: only the
-// ops the product's results need, so a VJP leaves out f's last ops, which
-// its sweep does not read): the bits of a fresh recording, without
-// building a node. The recording keeps its own copies of u and the
-// directions, into which each call copies its own, so that a replay reads
-// them in place. A recording that ad finds
-// value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
-// that f's Go code reads and acts on) is recorded anew at every call, as
-// without this option. An f that reads t must not be declared Replayable:
-// a replay keeps the t of the first call. A NeuralRHS is replayable, but
-// it says so only through this option: NeuralProblem passes it.
+// goroutine, with its derivative sweep. Later calls replay that recording
+// with the new u, p and directions: the bits of a fresh recording,
+// without building a node. A replay runs only the ops the product's
+// results need (ad.Tape.ReplayFor), so a VJP leaves out f's last ops,
+// which its sweep does not read. The recording keeps its own copies of u
+// and the directions, into which each call copies its own, so that a
+// replay reads them in place.
+//
+// A recording that ad finds value-dependent is recorded anew at every
+// call, as without this option: a Max or MaxPool, whose argmax the rules
+// keep, or a value that f's Go code reads and acts on. An f that reads t
+// must not be declared Replayable: a replay keeps the t of the first
+// call. A NeuralRHS is replayable, but it says so only through this
+// option: NeuralProblem passes it.
 func Replayable() Option { return func(c *adConfig) { c.replay = true } }
 
 func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS {
@@ -147,11 +151,11 @@ func (a *adRHS) errOf() error {
 }
 
 // Problem is Derivs with a check: it evaluates f, its Jacobian and the
-// JVP and VJP once at (u0, p, t0) and returns the error recorded on the
+// JVP and VJP once at (u0, p, t0). It returns the error recorded on the
 // tape, if any, naming the call. The ode.Problem it returns has F, Jac,
-// JVP, VJP and Err from Derivs: p is a constant for F and Jac, and
-// differentiable (forward mode for JVP, reverse mode for VJP) for the
-// sensitivities.
+// JVP, VJP and Err from Derivs. p is a constant for F and Jac; for the
+// sensitivities it is differentiable, by forward mode for JVP and reverse
+// mode for VJP.
 func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {

@@ -9,22 +9,23 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Loss adapts a loss written with ad ops on the saved states to a
-// ode.Loss[float32]: f receives the save times and one Var per save time (the
-// state there, shape [n], in the order of at) and returns a scalar Var.
-// Its gradient with respect to every state is one reverse sweep.
+// Loss adapts a loss written with ad ops on the saved states to an
+// ode.Loss[float32]. f receives the save times and one Var per save time,
+// in the order of at: the state there, of shape [n]. It returns a scalar
+// Var. Its gradient with respect to every state is one reverse sweep.
 //
 //	loss := odead.Loss([]float64{1, 2}, func(ts []float64, us []ad.Var) ad.Var {
 //		d := ad.Sub(us[1], us[0])
 //		return ad.Sum(ad.Mul(d, d))   // couples the two save times
 //	})
 //
-// The tape comes from a free list and is reset after every call, so the loss is
-// safe for concurrent use and allocates nothing once warm if f's ops do
-// not. An error recorded on the tape (a shape mismatch) is kept, the
-// first one only, and the ode.Loss's Err reports it, so ode.Gradient
-// returns it as the cause; the failed call returns 0 and writes no dL/du. Add a
-// running cost by setting the result's Running and RunningGradient.
+// The tape comes from a free list and is reset after every call, so the
+// loss is safe for concurrent use and allocates nothing once warm if f's
+// ops do not. The first error recorded on the tape, such as a shape
+// mismatch, is kept, and the ode.Loss's Err reports it from then on. So
+// ode.Gradient returns it as the cause. The failed call returns 0 and
+// writes no dL/du. Add a running cost by setting the result's Running and
+// RunningGradient.
 func Loss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) ode.Loss[float32] {
 	a := &adLoss{f: f}
 	return ode.Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}

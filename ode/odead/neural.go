@@ -6,10 +6,11 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// NeuralRHS is the right-hand side u' = NN(u; θ) of a neural ODE, for a
-// network layer that maps a batch of one state, shape (1, n), to shape
-// (1, n): as an ad-written function for Problem and Derivs, or to
-// compose a universal ODE from known terms and a network on a view of θ:
+// NeuralRHS is the right-hand side u' = NN(u; θ) of a neural ODE. The
+// network layer maps a batch of one state, of shape (1, n), to shape
+// (1, n). The result is an ad-written function for Problem and Derivs,
+// or a term of a universal ODE, known terms plus a network on a view of
+// θ:
 //
 //	nn := model.Chain(model.Dense(2, 32), model.Tanh(), model.Dense(32, 2))
 //	prob, err := odead.Problem(odead.NeuralRHS(nn), u0, 0, 1.5, θ, odead.Replayable())   // θ from model.Init(nn, rng)
@@ -21,8 +22,8 @@ import (
 //	}
 //
 // The layer reads its parameters as views of p, so no copy of θ is made
-// per solve or per step; p must be the layer's own parameter range (as
-// long as model.Layout(layer) says). The network sees no time: put t in
+// per solve or per step. p must be the layer's own parameter range, as
+// long as model.Layout(layer) says. The network sees no time: put t in
 // a universal ODE's known terms if it must. A layer of package model in
 // inference mode records the same ops at every call, so pass Replayable
 // to Func, Derivs or Problem with the function, or with a universal
@@ -42,9 +43,9 @@ func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 }
 
 // NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
-// t1] as an ode.Problem[float32] with F, Jac, JVP and VJP from ad: Problem of
-// NeuralRHS(layer), Replayable, after checking that len(θ) is the
-// layer's parameter count.
+// t1] as an ode.Problem[float32] with F, Jac, JVP, VJP and Err from ad.
+// It checks that len(θ) is the layer's parameter count, then returns
+// Problem of NeuralRHS(layer), declared Replayable.
 func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (ode.Problem[float32], error) {
 	if layer == nil {
 		return ode.Problem[float32]{}, errorf("NeuralProblem: layer is nil")
