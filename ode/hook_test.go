@@ -3,6 +3,7 @@ package ode_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -111,6 +112,30 @@ func wantBroken(t *testing.T, what string, err error) {
 	}
 }
 
+// wantFailures checks an ensemble's error and its failed trajectories:
+// those of the indices want, in order, each with errBroken as the cause.
+func wantFailures(t *testing.T, what string, err error, errs []ode.TrajectoryError, want ...int) {
+	t.Helper()
+	wantBroken(t, what, err)
+	got := make([]int, len(errs))
+	for i, te := range errs {
+		got[i] = te.Index
+		wantBroken(t, what, te)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: trajectories %v failed, want %v", what, got, want)
+	}
+}
+
+// upTo is 0, 1, …, n−1.
+func upTo(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
 var hookMethods = []ode.Method{ode.Tsit5(), ode.Vern7(), ode.BS3(), ode.Rodas5P(), ode.Rosenbrock23()}
 
 // Solve ends with Failed and the callback's error, and what it saved is
@@ -214,18 +239,9 @@ func TestErrHookEnsembleSolve(t *testing.T) {
 	shared := ode.Ensemble[float64]{Base: failingLV(2, true, false), N: 8, ShardSize: 2}
 	for _, w := range []int{1, 3} {
 		res, err := one.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantBroken(t, "one failing trajectory", err)
-		if res == nil || len(res.Errors) != 1 || res.Errors[0].Index != 5 {
-			t.Errorf("workers %d: errors %v, want trajectory 5's alone", w, res.Errors)
-		}
+		wantFailures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, 5)
 		res, err = shared.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantBroken(t, "shared failing problem", err)
-		if res == nil || len(res.Errors) != shared.N {
-			t.Fatalf("workers %d: %v, want all %d trajectories failed", w, err, shared.N)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a trajectory of the shared problem", te)
-		}
+		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
 	}
 }
 
@@ -354,20 +370,8 @@ func TestErrHookEnsembleGradient(t *testing.T) {
 	shared := ode.Ensemble[float64]{Base: failingLV(4.5, false, true), N: 8, ShardSize: 2}
 	for _, w := range []int{1, 3} {
 		res, err := ens.Gradient(ctx, ode.Tsit5(), withLoss, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantBroken(t, "ensemble gradient", err)
-		if res == nil || len(res.Errors) != 2 || res.Errors[0].Index != 2 || res.Errors[1].Index != 6 {
-			t.Fatalf("workers %d: %v, want trajectories 2 and 6 failed", w, err)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a failed trajectory", te)
-		}
+		wantFailures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, 2, 6)
 		res, err = shared.Gradient(ctx, ode.Tsit5(), func(int) ode.Loss[float64] { return lvLoss() }, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantBroken(t, "shared failing problem", err)
-		if res == nil || len(res.Errors) != shared.N {
-			t.Fatalf("workers %d: %v, want all %d trajectories failed", w, err, shared.N)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a trajectory of the shared problem", te)
-		}
+		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
 	}
 }

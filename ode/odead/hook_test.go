@@ -3,6 +3,7 @@ package odead_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -80,6 +81,30 @@ func wantBroken(t *testing.T, what string, err error) {
 	}
 }
 
+// wantFailures checks an ensemble's error and its failed trajectories:
+// those of the indices want, in order, each with errBroken as the cause.
+func wantFailures(t *testing.T, what string, err error, errs []ode.TrajectoryError, want ...int) {
+	t.Helper()
+	wantBroken(t, what, err)
+	got := make([]int, len(errs))
+	for i, te := range errs {
+		got[i] = te.Index
+		wantBroken(t, what, te)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: trajectories %v failed, want %v", what, got, want)
+	}
+}
+
+// upTo is 0, 1, …, n−1.
+func upTo(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
 func TestErrHookSolve(t *testing.T) {
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
 		sol, err := ode.Solve(context.Background(), failingLV(t, 4.5), m)
@@ -122,19 +147,10 @@ func TestErrHookEnsembleSolve(t *testing.T) {
 		}}
 	for _, w := range []int{1, 3} {
 		res, err := one.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantBroken(t, "one failing trajectory", err)
-		if res == nil || len(res.Errors) != 1 || res.Errors[0].Index != 3 {
-			t.Errorf("workers %d: %v, want trajectory 3's error alone", w, err)
-		}
+		wantFailures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, 3)
 		shared := ode.Ensemble[float32]{Base: failingLV(t, 4.5), N: 6, ShardSize: 2}
 		res, err = shared.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantBroken(t, "shared failing problem", err)
-		if res == nil || len(res.Errors) != shared.N {
-			t.Fatalf("workers %d: %v, want all %d trajectories failed", w, err, shared.N)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a trajectory of the shared problem", te)
-		}
+		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
 	}
 }
 
@@ -232,22 +248,10 @@ func TestErrHookEnsembleGradient(t *testing.T) {
 	}
 	for _, w := range []int{1, 3} {
 		res, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantBroken(t, "ensemble gradient", err)
-		if res == nil || len(res.Errors) != 2 || res.Errors[0].Index != 1 || res.Errors[1].Index != 4 {
-			t.Fatalf("workers %d: %v, want trajectories 1 and 4 failed", w, err)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a failed trajectory", te)
-		}
+		wantFailures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, 1, 4)
 		shared := ode.Ensemble[float32]{Base: failingLV(t, 4.5), N: 6, ShardSize: 2}
 		res, err = shared.Gradient(ctx, ode.Tsit5(), func(int) ode.Loss[float32] { return lvLoss32() }, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantBroken(t, "shared failing problem", err)
-		if res == nil || len(res.Errors) != shared.N {
-			t.Fatalf("workers %d: %v, want all %d trajectories failed", w, err, shared.N)
-		}
-		for _, te := range res.Errors {
-			wantBroken(t, "a trajectory of the shared problem", te)
-		}
+		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
 	}
 }
 
