@@ -240,7 +240,7 @@ type GradientSolver[T Float] struct {
 	ys     [][]T        // the saved states of the forward solve, whole, in at's order
 	fbuf   []T          // F at an end of the span
 	u0buf  []T          // U0From(P)
-	errFn  func() error // callbackErr, made once (a method value allocates)
+	errFn  func() error // callbackErr, made once when needed (a method value allocates)
 }
 
 // gradMethod is one sensitivity method's implementation.
@@ -308,7 +308,6 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 		return nil, err
 	}
 	gs := &GradientSolver[T]{prob: prob, method: m, sens: s, o: o}
-	gs.errFn = gs.callbackErr
 	if err := gs.fillDerivatives(); err != nil {
 		return nil, err
 	}
@@ -433,12 +432,22 @@ func (gs *GradientSolver[T]) callbackErr() error {
 	return nil
 }
 
-// hook is the Problem.Err of the gradient's own solves: nil when neither
-// the problem nor the loss has a hook, so that those solves consult
-// nothing.
+// hook is the Problem.Err of the gradient's own solves: the problem's or
+// the loss's hook when only one has one (nil when neither has), else
+// callbackErr, which consults both.
 func (gs *GradientSolver[T]) hook() func() error {
-	if gs.prob.Err == nil && (gs.loss == nil || gs.loss.Err == nil) {
-		return nil
+	var lossErr func() error
+	if gs.loss != nil {
+		lossErr = gs.loss.Err
+	}
+	switch {
+	case lossErr == nil:
+		return gs.prob.Err
+	case gs.prob.Err == nil:
+		return lossErr
+	}
+	if gs.errFn == nil {
+		gs.errFn = gs.callbackErr
 	}
 	return gs.errFn
 }

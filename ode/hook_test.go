@@ -295,7 +295,9 @@ func TestErrHookGradient(t *testing.T) {
 			[6]string{fwd, fwd, fwd, fwd, fwd, fwd}},
 		{"products", func() (ode.Problem[float64], ode.Loss[float64]) { return failingLV(4.5, false, true), lvLoss() },
 			[6]string{fwd, bwd, bwd, bwd, rev, rev}},
-		{"loss", func() (ode.Problem[float64], ode.Loss[float64]) { return lvProblem(), failingLoss(-10) },
+		{"loss", func() (ode.Problem[float64], ode.Loss[float64]) {
+			return failingLV(math.Inf(1), true, true), failingLoss(-10)
+		},
 			[6]string{"the loss", "the loss", "the loss", "the loss", "the loss", "the loss"}},
 		{"F after the forward solve", armedLV, [6]string{"", "", re, bwd, "", rev}},
 	}
