@@ -453,12 +453,9 @@ func (gs *GradientSolver[T]) hook() func() error {
 }
 
 // failedAt is the error that stops a gradient's pass outside a solve
-// (which) at t when a callback has failed, or nil.
+// (which) at t when a callback has failed.
 func (gs *GradientSolver[T]) failedAt(which string, t float64) error {
-	if err := gs.callbackErr(); err != nil {
-		return wrapSolveErr(which, &Error{Code: Failed, T: t, Component: -1, Err: err})
-	}
-	return nil
+	return wrapSolveErr(which, &Error{Code: Failed, T: t, Component: -1, Err: gs.callbackErr()})
 }
 
 // setLoss checks loss and sorts its save times into the solver's buffers
