@@ -12,7 +12,7 @@ import (
 // tapes recycles the tapes of the functional API: a fresh tape per call
 // would pay for new arenas (page faults, zeroing, GC) on every call. Results
 // are copied out before a tape goes back. A freelist rather than a
-// sync.Pool, as in ode's ADFunc: a GC does not empty it, so a warm loop of
+// sync.Pool, as in odead.Func: a GC does not empty it, so a warm loop of
 // calls never pays for a new tape again.
 var tapes freelist.List[Tape]
 

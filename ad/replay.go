@@ -115,7 +115,7 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 	}
 	// The dispatch is written out on purpose, as in the tests' Replay: as
 	// a function it is not inlined (cost 140 > 80), and this loop ran ~40%
-	// more instructions (callgrind, ode's BenchmarkSpiralVJP).
+	// more instructions (callgrind, odead's BenchmarkSpiralVJP).
 	for _, st := range pl.sub {
 		switch {
 		case st.refresh && st.bound != pl.bound:

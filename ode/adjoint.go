@@ -78,6 +78,7 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			}
 		}
 		if next != ap.tCur && !sliver(ap.tCur, next) {
+			ap.bwd.prob.Err = gs.hook()
 			if err := ap.bwd.Reinit(ap.a, ap.tCur, next, gs.prob.P); err != nil {
 				return wrapSolveErr("backward solve", err)
 			}

@@ -279,10 +279,14 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	ap := &adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
 	clear(da.pb)
 	steps := len(da.ts)
+	hook := gs.hook() // consulted after every step of the reverse pass
 	if !ckpt {
 		K := (da.e.s - 1) * N
 		for i := steps - 1; i >= 0; i-- {
 			da.reverseStep(i, da.su[i*N:(i+1)*N], da.sk[i*K:(i+1)*K], ap)
+			if hook != nil && hook() != nil {
+				return gs.failedAt("reverse pass", da.ts[i])
+			}
 		}
 	} else {
 		last := da.ck.len() - 1
@@ -304,6 +308,9 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 			for i := hi - 1; i >= lo; i-- {
 				k := (i - lo) * N
 				da.reverseStep(i, seg[k:k+N], nil, ap)
+				if hook != nil && hook() != nil {
+					return gs.failedAt("reverse pass", da.ts[i])
+				}
 			}
 		}
 	}

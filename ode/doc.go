@@ -25,7 +25,7 @@
 // Rodas5P (order 5(4), the default stiff choice). Each step evaluates the
 // Jacobian once, from Problem.Jac if given, else by forward differences of
 // F (CVODE's increments), and factors W = I − γh·J (dense LU with partial
-// pivoting); ADFunc and ADProblem supply an exact Jacobian for a
+// pivoting). Package ode/odead supplies an exact Jacobian for a
 // right-hand side written with ad ops. Stats counts Jacobians and LU
 // factorisations; a W that stays singular ends the solve with Singular.
 //
@@ -49,7 +49,11 @@
 // Reaching MaxSteps, a step size that underflows, NaN or Inf in F or the
 // state, and a cancelled context end the solve with an *Error naming the
 // Retcode, the time and, for NaN/Inf, the component; Solve returns the
-// solution so far with it. Invalid input is reported before any step,
+// solution so far with it. A callback that cannot return an error (F,
+// a loss) reports its failure through an error hook, Problem.Err or
+// Loss.Err: the solvers consult it after every step attempt, and the
+// solve ends with Failed and that error as the cause. Invalid input is
+// reported before any step,
 // naming the field, the value that came and the value wanted
 // ("ode: Problem.U0[0] = +Inf, want a finite value").
 //
@@ -85,11 +89,11 @@
 //	DiscreteAdjoint       reverse mode through the steps taken: the exact gradient of the computed solution
 //
 // They need derivative products of F: Problem.JVP (forward) or Problem.VJP
-// (adjoints), exact from ADDerivs or ADProblem for a right-hand side written
-// with ad ops, written by hand for plain Go code, or by finite differences
-// when the method's FiniteDiff field is set. Checkpoints bound the adjoints'
-// memory; the fields AdjointTol and QuadTol set the backward solve's and
-// the quadratures' tolerances; TolPerComponent sets a vector absolute
+// (adjoints), exact from odead.Derivs or odead.Problem for a right-hand
+// side written with ad ops, written by hand for plain Go code, or by finite
+// differences when the method's FiniteDiff field is set. Checkpoints bound
+// the adjoints' memory; the fields AdjointTol and QuadTol set the backward
+// solve's and the quadratures' tolerances; TolPerComponent sets a vector absolute
 // tolerance. The stiff methods work with ForwardSensitivity and the
 // continuous adjoints; DiscreteAdjoint needs an explicit method.
 //

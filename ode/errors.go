@@ -30,9 +30,13 @@ const (
 	// Singular: a stiff method's matrix W = I − γ·dt·J stayed singular
 	// after the step size was reduced (or could not be, under FixedStep).
 	Singular
+	// Failed: a callback of the problem or of the loss failed, and its
+	// hook (Problem.Err, Loss.Err) reported the error, which Error.Err
+	// holds.
+	Failed
 )
 
-var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled", "Singular"}
+var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled", "Singular", "Failed"}
 
 func (r Retcode) String() string {
 	if r >= 0 && int(r) < len(retcodeNames) {
@@ -52,7 +56,7 @@ type Error struct {
 	T         float64 // the time reached when the solve stopped
 	Dt        float64 // the last step size tried (0 if none)
 	Component int     // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; −1 if unknown or not applicable
-	Err       error   // the context's error for Cancelled; the cause for Singular and for a non-finite Jacobian; else nil
+	Err       error   // the context's error for Cancelled; the hook's error for Failed; the cause for Singular and for a non-finite Jacobian; else nil
 }
 
 func (e *Error) Error() string { return prefix + e.Unprefixed() }
@@ -77,6 +81,8 @@ func (e *Error) Unprefixed() string {
 		return fmt.Sprintf("cancelled at t=%.17g: %v", e.T, e.Err)
 	case Singular:
 		return fmt.Sprintf("%s at t=%.17g (dt=%g): check Problem.Jac, or the problem", bareText(e.Err), e.T, e.Dt)
+	case Failed:
+		return fmt.Sprintf("%s at t=%.17g", bareText(e.Err), e.T)
 	}
 	return fmt.Sprintf("%v at t=%.17g", e.Code, e.T)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -32,25 +31,4 @@ func ExampleRodas5P() {
 	// Output:
 	// y(1e5) = (0.017866, 7.2748e-08, 0.982134)
 	// one Jacobian per step: true
-}
-
-// A right-hand side written with ad ops gets its exact Jacobian from
-// automatic differentiation (float32 state).
-func ExampleADProblem() {
-	robertson := func(u, _ ad.Var, _ float64) ad.Var {
-		y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
-		r1, r2, r3 := ad.Scale(y1, 0.04), ad.Scale(ad.Mul(y2, y3), 1e4), ad.Scale(ad.Square(y2), 3e7)
-		return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
-	}
-	prob, err := ode.ADProblem(robertson, []float32{1, 0, 0}, 0, 1e5, nil)
-	if err != nil {
-		panic(err)
-	}
-	sol, err := ode.Solve(context.Background(), prob, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("y1(1e5) = %.4f\n", sol.U[1][0])
-	// Output:
-	// y1(1e5) = 0.0179
 }

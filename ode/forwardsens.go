@@ -363,6 +363,7 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	n, m, np := fs.n, fs.m, fs.np
 	it := fs.it
 	it.o.saveAt = gs.at
+	it.prob.Err = gs.hook()
 	u0 := gs.initialState()
 	clear(fs.y0)
 	copy(fs.y0, u0)

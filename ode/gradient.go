@@ -2,6 +2,7 @@ package ode
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 )
@@ -178,10 +179,14 @@ type Loss[T Float] struct {
 	Running         func(u []T, p []float32, t float64) float64
 	RunningGradient func(du, dp, u []T, p []float32, t float64)
 
-	errOf func() error // ADLoss: the error behind a NaN value
+	// Err reports a failure of the loss's callbacks that they could not
+	// return; nil when they cannot fail. Like Problem.Err it returns nil
+	// until a callback fails and that failure's error from then on.
+	// Gradient calls it after evaluating the loss, after every step of
+	// its solves and once more at the end; an error there ends the
+	// gradient with the error as its cause.
+	Err func() error
 }
-
-var nanLoss = math.NaN()
 
 // GradientResult is the result of a gradient: the loss and its derivatives
 // with respect to the parameters, the initial state and the ends of the
@@ -232,9 +237,10 @@ type GradientSolver[T Float] struct {
 	dlFlat []T
 	usIn   [][]T // us and dl in the order of loss.At, for the callback
 	dlIn   [][]T
-	ys     [][]T // the saved states of the forward solve, whole, in at's order
-	fbuf   []T   // F at an end of the span
-	u0buf  []T   // U0From(P)
+	ys     [][]T        // the saved states of the forward solve, whole, in at's order
+	fbuf   []T          // F at an end of the span
+	u0buf  []T          // U0From(P)
+	errFn  func() error // callbackErr, made once when needed (a method value allocates)
 }
 
 // gradMethod is one sensitivity method's implementation.
@@ -252,7 +258,10 @@ type gradMethod[T Float] interface {
 //
 // It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
-// failed; events are not supported yet (an error).
+// failed; events are not supported yet (an error). A callback that failed
+// (Problem.Err, Loss.Err) is the cause of the error returned: the pass
+// that found it is named, as an *Error with Retcode Failed where a solve
+// or the discrete adjoint's reverse pass stopped on it.
 func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
@@ -331,13 +340,13 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
-			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with ADDerivs or ADProblem, or set %[1]s.FiniteDiff", gs.sens.Name())
+			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
 	}
@@ -396,14 +405,57 @@ func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], l
 	}
 	gs.res.Value, gs.res.T0, gs.res.T1 = 0, 0, 0
 	err := gs.impl.run(ctx, gs)
+	if err == nil && gs.prob.U0From != nil {
+		gs.prob.U0FromVJP(gs.res.P, gs.res.U0, gs.prob.P)
+	}
+	// A failed callback is the cause of whatever else went wrong.
+	if cerr := gs.callbackErr(); cerr != nil && !errors.Is(err, cerr) {
+		err = errorf("Gradient: %w", cerr)
+	}
 	gs.loss, gs.lossv = nil, Loss[T]{}
 	if err != nil {
 		return nil, err
 	}
-	if gs.prob.U0From != nil {
-		gs.prob.U0FromVJP(gs.res.P, gs.res.U0, gs.prob.P)
-	}
 	return &gs.res, nil
+}
+
+// callbackErr is the error Problem.Err or Loss.Err reports, or nil.
+func (gs *GradientSolver[T]) callbackErr() error {
+	if f := gs.prob.Err; f != nil {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	if gs.loss != nil && gs.loss.Err != nil {
+		return gs.loss.Err()
+	}
+	return nil
+}
+
+// hook is the Problem.Err of the gradient's own solves: the problem's or
+// the loss's hook when only one has one (nil when neither has), else
+// callbackErr, which consults both.
+func (gs *GradientSolver[T]) hook() func() error {
+	var lossErr func() error
+	if gs.loss != nil {
+		lossErr = gs.loss.Err
+	}
+	switch {
+	case lossErr == nil:
+		return gs.prob.Err
+	case gs.prob.Err == nil:
+		return lossErr
+	}
+	if gs.errFn == nil {
+		gs.errFn = gs.callbackErr
+	}
+	return gs.errFn
+}
+
+// failedAt is the error that stops a gradient's pass outside a solve
+// (which) at t when a callback has failed.
+func (gs *GradientSolver[T]) failedAt(which string, t float64) error {
+	return wrapSolveErr(which, &Error{Code: Failed, T: t, Component: -1, Err: gs.callbackErr()})
 }
 
 // setLoss checks loss and sorts its save times into the solver's buffers
@@ -494,12 +546,12 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 			v += l.Point(i, gs.at[k], gs.us[k], gs.dl[k])
 		}
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		if l.errOf != nil {
-			if err := l.errOf(); err != nil {
-				return v, errorf("Gradient: the loss: %w", err)
-			}
+	if l.Err != nil {
+		if err := l.Err(); err != nil {
+			return v, errorf("Gradient: the loss: %w", err)
 		}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v, errorf("Gradient: the loss returned %g, want a finite value", v)
 	}
 	if c := firstNonFinite(gs.dlFlat); c >= 0 {

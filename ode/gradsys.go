@@ -138,6 +138,7 @@ func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T],
 	n := sys.n
 	it.o.saveAt = gs.at
 	it.prob.F = sys.rhs() // prob.F may differ from the last call's (GradientFor)
+	it.prob.Err = gs.hook()
 	it.quadratures(len(y0) - n)
 	clear(y0)
 	copy(y0, gs.initialState())

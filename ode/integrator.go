@@ -174,6 +174,9 @@ func (it *Integrator[T]) initialState() ([]T, error) {
 		return it.prob.U0, nil
 	}
 	it.prob.U0From(it.uNew, it.prob.P)
+	if err := it.callbackErr(); err != nil {
+		return nil, errorf("Problem.U0From: %w", err)
+	}
 	if err := checkState(it.uNew, "Problem.U0From(P)"); err != nil {
 		return nil, err
 	}
@@ -401,18 +404,39 @@ func (it *Integrator[T]) AtInto(dst []T, t float64) error {
 	return nil
 }
 
+// fail ends the solve with an *Error. A failed callback (Problem.Err) is
+// the cause of whatever else went wrong, so it replaces code and cause.
 func (it *Integrator[T]) fail(code Retcode, comp int, cause error) error {
+	if err := it.callbackErr(); err != nil {
+		code, comp, cause = Failed, -1, err
+	}
 	it.err = &Error{Code: code, T: it.t, Dt: it.lastDt, Component: comp, Err: cause}
 	it.finish(code)
 	return it.err
 }
 
+// finish ends the solve with code; a solve that reached its end or an
+// event ends with Failed instead if a callback has failed.
 func (it *Integrator[T]) finish(code Retcode) {
 	it.done = true
+	if code == Success || code == Terminated {
+		if err := it.callbackErr(); err != nil {
+			it.err = &Error{Code: Failed, T: it.t, Dt: it.lastDt, Component: -1, Err: err}
+			code = Failed
+		}
+	}
 	it.stats.Retcode = code
 	if it.saveStartEnd {
 		it.save(it.t, it.u)
 	}
+}
+
+// callbackErr is the error Problem.Err reports, or nil.
+func (it *Integrator[T]) callbackErr() error {
+	if it.prob.Err == nil {
+		return nil
+	}
+	return it.prob.Err()
 }
 
 func (it *Integrator[T]) save(t float64, u []T) {

@@ -62,6 +62,9 @@ func (it *Integrator[T]) step() error {
 		}
 		// The error norm squared; NaN or +Inf: a non-finite trial state.
 		e2 := it.st.attempt(it, h)
+		if err := it.callbackErr(); err != nil {
+			return it.fail(Failed, -1, err)
+		}
 		if !(e2 <= math.MaxFloat64) {
 			it.stats.Rejected++
 			it.nonFinite++
@@ -94,7 +97,7 @@ func (it *Integrator[T]) step() error {
 			next = want // a step cut short to land on a stop does not shrink the next one
 		}
 		it.acceptStep(h, land, target, next)
-		return nil
+		return it.err // non-nil if the step ended the solve and a callback had failed
 	}
 }
 
@@ -147,7 +150,11 @@ func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p [
 		it.t = steps[k] // the same bits as the step's start in the solve
 		it.attempts++
 		it.lastDt = h
-		if e := it.st.attempt(it, h); !(e <= math.MaxFloat64) {
+		e := it.st.attempt(it, h)
+		if err := it.callbackErr(); err != nil {
+			return it.fail(Failed, -1, err)
+		}
+		if !(e <= math.MaxFloat64) {
 			return it.fail(NonFinite, firstNonFinite(it.uNew), nil)
 		}
 		it.acceptStep(h, true, end, h)

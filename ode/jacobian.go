@@ -6,8 +6,8 @@ import (
 )
 
 // Jacobians for the stiff methods. The sources, in order of preference:
-// Problem.Jac when given (ADFunc builds one from a right-hand side written
-// with ad ops), else forward differences of F. The time derivative ∂F/∂t,
+// Problem.Jac when given (odead.Func builds one from a right-hand side
+// written with ad ops), else forward differences of F. The time derivative ∂F/∂t,
 // which Rosenbrock methods need for non-autonomous problems, is always a
 // forward difference (one evaluation of F; exactly zero when F does not
 // depend on t).

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -18,11 +16,11 @@ import (
 var adPrefix = regexp.MustCompile(`\bad:`)
 
 // TestErrorsPrefixOnce scans representative errors of ode, from a single
-// solve to an ensemble's failed trajectory, a gradient's failed forward
-// solve and the ad-written right-hand sides (an ad op's own error on the
-// tape included), for the "ode:" prefix: once, at the start, and never
-// ad's "ad:"; and checks that
-// the causes stay reachable with errors.As and errors.Is.
+// solve to an ensemble's failed trajectory and a gradient's failed
+// forward solve, for the "ode:" prefix: once, at the start, and never
+// ad's "ad:"; and checks that the causes stay reachable with errors.As
+// and errors.Is. odead's TestErrorsPrefixOnce does the same for the
+// ad-written right-hand sides.
 func TestErrorsPrefixOnce(t *testing.T) {
 	ctx := context.Background()
 	blowUp := func(du, u []float64, _ []float32, _ float64) { du[0] = u[0] * u[0] }
@@ -35,8 +33,6 @@ func TestErrorsPrefixOnce(t *testing.T) {
 				p.F = blowUp
 			}
 		}}
-	wrongSize := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 1) }
-	zeroVar := func(_, _ ad.Var, _ float64) ad.Var { return ad.Var{} }
 	cases := []struct {
 		name string
 		err  func() error
@@ -69,29 +65,6 @@ func TestErrorsPrefixOnce(t *testing.T) {
 			_, err := ode.Gradient(ctx, p, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{})
 			return err
 		}, "Gradient: the forward solve: dt underflow", new(*ode.Error)},
-		{"ADProblem, wrong size", func() error {
-			_, err := ode.ADProblem(wrongSize, []float32{1, 2}, 0, 1, nil)
-			return err
-		}, "ADProblem: the right-hand side at t=0: f returned 1 values (shape [1]), want 2", nil},
-		{"ADProblem, zero Var", func() error {
-			_, err := ode.ADProblem(zeroVar, []float32{1, 2}, 0, 1, nil)
-			return err
-		}, "f returned the zero Var", nil},
-		{"ADFunc through Solve", func() error {
-			F, _ := ode.ADFunc(wrongSize, 2)
-			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
-			return err
-		}, "the ad right-hand side: f returned 1 values", new(*ode.Error)},
-		{"an ad op failing in ADFunc through Solve", func() error {
-			badSlice := func(u, _ ad.Var, _ float64) ad.Var { return ad.Add(u, ad.Slice(u, 0, 5)) }
-			F, _ := ode.ADFunc(badSlice, 2)
-			_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1, 2}, T1: 1}, ode.Tsit5())
-			return err
-		}, "Slice [0, 5) of shape [2]", new(*ode.Error)},
-		{"NeuralProblem", func() error {
-			_, err := ode.NeuralProblem(model.Dense(2, 2), []float32{1, 2}, 0, 1, make([]float32, 5))
-			return err
-		}, "NeuralProblem: len(θ) = 5, want 6", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,11 +88,12 @@ func TestErrorsPrefixOnce(t *testing.T) {
 		})
 	}
 	// A cause from another package keeps its own words, after ode's once,
-	// and stays reachable: here an error of the user's on the tape.
+	// and stays reachable: here an error of the user's behind Problem.Err.
 	errMine := errors.New("my right-hand side is broken")
-	F, _ := ode.ADFunc(func(u, _ ad.Var, _ float64) ad.Var { return u.Tape().Fail(errMine) }, 1)
-	_, err := ode.Solve(ctx, ode.Problem[float32]{F: F, U0: []float32{1}, T1: 1}, ode.Tsit5())
+	prob := lvProblem()
+	prob.Err = func() error { return errMine }
+	_, err := ode.Solve(ctx, prob, ode.Tsit5())
 	if err == nil || !errors.Is(err, errMine) || strings.Count(err.Error(), "ode:") != 1 {
-		t.Errorf("a tape error through Solve: %v, want errMine behind one \"ode:\"", err)
+		t.Errorf("a hook's error through Solve: %v, want errMine behind one \"ode:\"", err)
 	}
 }

@@ -18,8 +18,9 @@ type Float interface{ ~float32 | ~float64 }
 // row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
 //
 // JVP and VJP are the derivative products that Gradient needs (see
-// Sensitivity for which method uses which); ADDerivs and ADProblem fill
-// them exactly for a right-hand side written with ad ops. U0From makes
+// Sensitivity for which method uses which); odead.Derivs and
+// odead.Problem fill them exactly for a right-hand side written with ad
+// ops. U0From makes
 // the initial state a function of the parameters.
 type Problem[T Float] struct {
 	F      func(du, u []T, p []float32, t float64)
@@ -56,6 +57,19 @@ type Problem[T Float] struct {
 	U0FromVJP func(dp, w []T, p []float32)
 
 	Events []Event[T]
+
+	// Err reports a failure of the problem's callbacks that they could
+	// not return (F, Jac, JVP, VJP, ParamJac, U0From, U0FromVJP); nil
+	// when they cannot fail. It returns nil until a callback fails and
+	// that failure's error from then on: the error is sticky, so a
+	// problem that has failed stays failed (make a new one to go on).
+	// The solvers call it after every step attempt and once more at the
+	// end. A non-nil error ends the solve with Retcode Failed and the
+	// error as Error.Err, so errors.Is and errors.As reach it; the failed
+	// step attempt is neither accepted nor saved. Err must be safe for
+	// concurrent use when the callbacks are. The ad bridge (package
+	// ode/odead) sets it.
+	Err func() error
 }
 
 // Event is a continuous condition G(u, t) watched during the solve. An event

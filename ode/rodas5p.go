@@ -4,7 +4,7 @@ package ode
 // L-stable Rosenbrock–Wanner method of order 5 with an embedded method of
 // order 4 (the last stage is the error estimate) and a dense output of
 // order 4 from the stages at no extra cost. It needs the exact Jacobian
-// (from Problem.Jac, ADFunc, or finite differences): one Jacobian and one LU
+// (from Problem.Jac, odead.Func, or finite differences): one Jacobian and one LU
 // factorisation per step, 8 (+1 for ∂F/∂t) evaluations of F, 8 solves. The
 // choice for stiff problems at moderate to tight tolerances; with a float64
 // state it reaches rtol 1e-10.

@@ -1,7 +1,6 @@
 package ode_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
@@ -40,24 +39,4 @@ func BenchmarkRobertsonRodas5PJac(b *testing.B) {
 func BenchmarkRobertsonRodas5PFD(b *testing.B) { benchRobertson(b, ode.Rodas5P(), nil, 1e-6, 1e-8) }
 func BenchmarkRobertsonRodas5PJacTight(b *testing.B) {
 	benchRobertson(b, ode.Rodas5P(), robertsonJac, 1e-10, 1e-14)
-}
-
-// The same with the right-hand side written with ad ops (float32, ADFunc).
-func BenchmarkRobertsonRodas5PADFunc(b *testing.B) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
-	u0 := []float32{1, 0, 0}
-	it, err := ode.NewIntegrator(ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := it.Reinit(u0, 0, 1e5, nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := it.Run(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(it.Stats().Accepted), "steps")
 }

@@ -2,30 +2,17 @@ package ode_test
 
 import (
 	"context"
-	"errors"
-	"math"
 	"testing"
 
-	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Jacobians of the stiff methods: from the user, finite differences and ad.
+// Jacobians of the stiff methods: from the user and finite differences
+// (from ad: odead's TestJacobianFromFunc).
 
-// robertsonAD is Robertson written with ad ops (float32).
-func robertsonAD(u, _ ad.Var, _ float64) ad.Var {
-	y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
-	r1 := ad.Scale(y1, 0.04)
-	r2 := ad.Scale(ad.Mul(y2, y3), 1e4)
-	r3 := ad.Scale(ad.Square(y2), 3e7)
-	return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
-}
-
-// TestJacobianSources: the user's Jacobian, finite differences and ADFunc
-// give the same solution within the tolerance (float32 state, where all
-// three apply).
+// TestJacobianSources: the user's Jacobian and finite differences give
+// the same solution within the tolerance (float32 state).
 func TestJacobianSources(t *testing.T) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
 	u0 := []float32{1, 0, 0}
 	srcs := []struct {
 		name string
@@ -33,7 +20,6 @@ func TestJacobianSources(t *testing.T) {
 	}{
 		{"user", ode.Problem[float32]{F: robertson[float32], Jac: robertsonJac[float32], U0: u0, T1: 1e5}},
 		{"fd", ode.Problem[float32]{F: robertson[float32], U0: u0, T1: 1e5}},
-		{"ad", ode.Problem[float32]{F: F, Jac: Jac, U0: u0, T1: 1e5}},
 	}
 	for _, m := range stiffMethods {
 		for _, s := range srcs {
@@ -67,60 +53,5 @@ func TestJacobianUserVsFD64(t *testing.T) {
 		if w := weightedErr(us[1], us[0], 1e-8, 1e-12); w > 3 {
 			t.Errorf("%s: user Jac vs FD differ by %.3g in the weighted norm", m.Name(), w)
 		}
-	}
-}
-
-func TestADProblem(t *testing.T) {
-	prob, err := ode.ADProblem(robertsonAD, []float32{1, 0, 0}, 0, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	J := make([]float32, 9)
-	u := []float32{0.9, 2e-5, 0.1}
-	prob.Jac(J, u, nil, 0)
-	want := make([]float32, 9)
-	robertsonJac(want, u, nil, 0)
-	for i := range J {
-		if d := math.Abs(float64(J[i] - want[i])); d > 1e-5*math.Abs(float64(want[i]))+1e-6 {
-			t.Errorf("J[%d] = %g, want %g", i, J[i], want[i])
-		}
-	}
-	du, dw := make([]float32, 3), make([]float32, 3)
-	prob.F(du, u, nil, 0)
-	robertson(dw, u, nil, 0)
-	for i := range du {
-		if d := math.Abs(float64(du[i] - dw[i])); d > 1e-6*math.Abs(float64(dw[i]))+1e-9 {
-			t.Errorf("du[%d] = %g, want %g", i, du[i], dw[i])
-		}
-	}
-	// Parameters reach f as a constant of shape [len(p)].
-	decayAD := func(u, p ad.Var, _ float64) ad.Var { return ad.Neg(ad.Mul(p, u)) }
-	pr, err := ode.ADProblem(decayAD, []float32{1}, 0, 1, []float32{2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := ode.Solve(context.Background(), pr, ode.Rodas5P(), ode.Tol(1e-5, 1e-7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := float64(sol.U[1][0]); math.Abs(got-math.Exp(-2)) > 1e-5 {
-		t.Errorf("u' = −pu, p = 2: u(1) = %g, want %g", got, math.Exp(-2))
-	}
-	// A wrong output size is reported up front, and as NaN by ADFunc.
-	bad := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 2) }
-	if _, err := ode.ADProblem(bad, []float32{1, 0, 0}, 0, 1, nil); err == nil {
-		t.Error("ADProblem accepted a function with 2 outputs for 3 states")
-	} else {
-		t.Log(err)
-	}
-	F, _ := ode.ADFunc(bad, 3)
-	F(du, u, nil, 0)
-	if !math.IsNaN(float64(du[0])) {
-		t.Errorf("ADFunc with a failing f wrote %v, want NaN", du)
-	}
-	_, err = ode.Solve(context.Background(), ode.Problem[float32]{F: F, U0: []float32{1, 0, 0}, T1: 1}, ode.Rodas5P())
-	var oe *ode.Error
-	if !errors.As(err, &oe) || oe.Code != ode.NonFinite {
-		t.Errorf("solve with a failing ADFunc: %v, want NonFinite", err)
 	}
 }

@@ -292,17 +292,6 @@ func TestStiffZeroAllocs(t *testing.T) {
 				t.Errorf("%s (Jac %v): %.1f allocations per warm solve", m.Name(), jac != nil, a)
 			}
 		}
-		// ADFunc (float32): the pooled tape is warm after the first solve.
-		F, Jac := ode.ADFunc(robertsonAD, 3)
-		u32 := []float32{1, 0, 0}
-		it, err := ode.NewIntegrator(ode.Problem[float32]{F: F, Jac: Jac, U0: u32, T1: 1e5}, m, ode.Tol(1e-4, 1e-8))
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := rerun(t, it, u32, 1e5)
-		run()
-		a := testing.AllocsPerRun(10, run)
-		t.Logf("%s with ADFunc: %.1f allocations per warm solve", m.Name(), a)
 	}
 }
 
@@ -332,43 +321,6 @@ func TestStiffOutputs(t *testing.T) {
 		t.Logf("%s: backwards from 3 to 0 at rtol 1e-8: error %.3g", m.Name(), d)
 		if d > bound[m.Name()] {
 			t.Errorf("%s backwards: error %.3g", m.Name(), d)
-		}
-	}
-}
-
-// ADFunc's F and Jac are shared by concurrent solves (as in an ensemble):
-// each goroutine gets its own tape from the pool, and the results agree.
-func TestADFuncConcurrent(t *testing.T) {
-	F, Jac := ode.ADFunc(robertsonAD, 3)
-	const G = 4
-	res := make([][]float32, G)
-	errs := make([]error, G)
-	done := make(chan int)
-	for g := 0; g < G; g++ {
-		go func() {
-			defer func() { done <- g }()
-			for rep := 0; rep < 3; rep++ {
-				sol, err := ode.Solve(context.Background(), ode.Problem[float32]{F: F, Jac: Jac, U0: []float32{1, 0, 0}, T1: 1e3}, ode.Rodas5P(), ode.Tol(1e-4, 1e-8))
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				res[g] = sol.U[1]
-			}
-		}()
-	}
-	for range G {
-		<-done
-	}
-	for g := 0; g < G; g++ {
-		if errs[g] != nil {
-			t.Fatal(errs[g])
-		}
-		for i := range res[g] {
-			if res[g][i] != res[0][i] {
-				t.Errorf("goroutine %d: %v, goroutine 0: %v", g, res[g], res[0])
-				break
-			}
 		}
 	}
 }

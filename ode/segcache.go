@@ -89,6 +89,7 @@ func (c *segCache[T]) replay(s, k int) error {
 		hi, s1 = ck.ts[k+1], ck.idx[k+1]
 	}
 	it := c.its[s]
+	it.prob.Err = gs.hook()
 	err := it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
 	addStats(&gs.res.Backward, it.Stats())
 	c.held[s] = k

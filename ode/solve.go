@@ -9,7 +9,9 @@ import "context"
 // underflow, a non-finite state, a cancelled ctx — Solve returns the
 // solution so far (by default with the last state reached as its end) and
 // an *Error naming the return code, the time and, for NaN/Inf, the
-// component. Invalid input returns a nil solution and an error.
+// component. A callback that failed ends the solve with Failed and
+// the callback's error as the cause (see Problem.Err). Invalid input
+// returns a nil solution and an error.
 //
 // Solve allocates its result; the Integrator (NewIntegrator, Reinit, Run) is the
 // allocation-free form for repeated solves.
@@ -19,5 +21,5 @@ func Solve[T Float](ctx context.Context, prob Problem[T], m Method, opts ...Solv
 		return nil, err
 	}
 	err = it.Run(ctx)
-	return it.Solution(), withRHSError(prob.F, err)
+	return it.Solution(), err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // NeuralODECase is a drawn neural ODE u' = Net(u; θ) with a loss. Net is a
@@ -35,15 +36,15 @@ func (c NeuralODECase) String() string {
 	return fmt.Sprintf("%s, u0=%v, T1=%g, At=%v", c.Desc, c.U0, c.T1, c.At)
 }
 
-// Problem is the case as a Problem[float32] from ode.NeuralProblem.
+// Problem is the case as a Problem[float32] from odead.NeuralProblem.
 func (c NeuralODECase) Problem() (ode.Problem[float32], error) {
-	return ode.NeuralProblem(c.Net, append([]float32(nil), c.U0...), 0, c.T1, append([]float32(nil), c.Theta...))
+	return odead.NeuralProblem(c.Net, append([]float32(nil), c.U0...), 0, c.T1, append([]float32(nil), c.Theta...))
 }
 
-// Loss is the case's loss, written with ad ops (ode.ADLoss).
+// Loss is the case's loss, written with ad ops (odead.Loss).
 func (c NeuralODECase) Loss() ode.Loss[float32] {
 	w := append([]float32(nil), c.Weight...)
-	return ode.ADLoss(c.At, func(ts []float64, us []ad.Var) ad.Var {
+	return odead.Loss(c.At, func(ts []float64, us []ad.Var) ad.Var {
 		var s ad.Var
 		for i, u := range us {
 			term := ad.Scale(ad.Sum(ad.Square(u)), w[i])

@@ -21,7 +21,7 @@ import (
 //
 // with φ, ψ ∈ {1, x, tanh, sin} (never x·x, so the solution grows at most
 // exponentially over the short span), written two ways: float64 Go code
-// with exact JVP, VJP and Jac, and ad ops (for ode.ADProblem). The forcing
+// with exact JVP, VJP and Jac, and ad ops (for odead.Problem). The forcing
 // keeps the state from resting at an equilibrium, where the steps an
 // adaptive solve takes say nothing about the gradient's accuracy. Its loss is
 // non-separable over 1–3 save times, with an optional running cost.
@@ -214,7 +214,7 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		U0: append([]float64(nil), c.U0...), T1: c.T1, P: append([]float32(nil), c.P...)}
 }
 
-// RHS is the case's right-hand side written with ad ops, for ode.ADProblem.
+// RHS is the case's right-hand side written with ad ops, for odead.Problem.
 func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
 	return func(u, p ad.Var, t float64) ad.Var {
 		outs := make([]ad.Var, c.N)
@@ -401,7 +401,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 		if len(methods) == 1 {
 			have = "only " + methods[0].name
 		}
-		t.Fatalf("CheckODEGradient: with %s this problem supports %s, so there is nothing to check it against; want Problem.VJP too (ode.ADDerivs and ode.ADProblem give JVP and VJP)", m.Name(), have)
+		t.Fatalf("CheckODEGradient: with %s this problem supports %s, so there is nothing to check it against; want Problem.VJP too (odead.Derivs and odead.Problem give JVP and VJP)", m.Name(), have)
 		return
 	}
 	for _, s := range methods {

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 	"github.com/flatkit/flatkit/proptest"
 )
 
@@ -63,7 +64,7 @@ func TestODEGradientsOfRecordedProblems(t *testing.T) {
 	}
 }
 
-// checkAsADProblem checks c written with ad ops (ode.ADProblem, float32
+// checkAsADProblem checks c written with ad ops (odead.Problem, float32
 // state) with Tsit5.
 func checkAsADProblem(t proptest.T, c proptest.ODECase) {
 	t.Helper()
@@ -71,9 +72,9 @@ func checkAsADProblem(t proptest.T, c proptest.ODECase) {
 	for i, v := range c.U0 {
 		u0[i] = float32(v)
 	}
-	prob, err := ode.ADProblem(c.RHS(), u0, 0, c.T1, c.P)
+	prob, err := odead.Problem(c.RHS(), u0, 0, c.T1, c.P)
 	if err != nil {
-		t.Fatalf("ADProblem: %v", err)
+		t.Fatalf("odead.Problem: %v", err)
 		return
 	}
 	proptest.CheckODEGradient(t, prob, ode.Tsit5(), proptest.Loss[float32](c), proptest.ODETol(1e-5), proptest.ODEAgree(100))
@@ -207,7 +208,7 @@ func TestODEGradientsOfRandomProblemsRosenbrock(t *testing.T) {
 	})
 }
 
-// The same random problems written with ad ops (ode.ADProblem, float32
+// The same random problems written with ad ops (odead.Problem, float32
 // state): the methods agree with each other, and DiscreteAdjoint with
 // finite differences, to float32 accuracy.
 func TestODEGradientsOfRandomADProblems(t *testing.T) {

@@ -14,11 +14,11 @@
 // worker fetches it once per request, whatever number of shards it
 // computes.
 //
-// The model is u' = NN(u; θ) on ode.NeuralProblem. NN is an MLP 2 → Hidden
-// → … → Hidden → 2 with tanh, and Depth hidden layers. Trajectory i starts
-// at u0_i, a point on the annulus 0.5 ≤ |u| ≤ 1.5 drawn from Seed and i.
-// It is fitted to the damped spiral u' = A·u, with A = [[−0.1, 2], [−2,
-// −0.1]]. The spiral's solution e^{−0.1t}·R(2t)·u0_i is known in closed
-// form. The loss is the mean squared error over Obs observations at
-// T1·k/Obs, for k = 1…Obs.
+// The model is u' = NN(u; θ) on odead.NeuralProblem. NN is an MLP 2 →
+// Hidden → … → Hidden → 2 with tanh, and Depth hidden layers. Trajectory
+// i starts at u0_i, a point on the annulus 0.5 ≤ |u| ≤ 1.5 drawn from Seed
+// and i. It is fitted to the damped spiral u' = A·u, with A = [[−0.1, 2],
+// [−2, −0.1]]. The spiral's solution e^{−0.1t}·R(2t)·u0_i is known in
+// closed form. The loss is the mean squared error over Obs observations
+// at T1·k/Obs, for k = 1…Obs.
 package neural

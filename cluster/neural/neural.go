@@ -10,6 +10,7 @@ import (
 	"github.com/flatkit/flatkit/cluster"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // Args are the arguments of "node", in JSON.
@@ -113,7 +114,7 @@ func Build(args []byte, theta []float32) (*cluster.Spec[float32], error) {
 	if err != nil {
 		return nil, err
 	}
-	prob, err := ode.NeuralProblem(Network(a), []float32{1, 0}, 0, a.T1, theta)
+	prob, err := odead.NeuralProblem(Network(a), []float32{1, 0}, 0, a.T1, theta)
 	if err != nil {
 		return nil, fmt.Errorf("neural: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // Scenario node: the spiral neural ODE of SciMLSensitivity's benchmark
@@ -31,8 +32,8 @@ import (
 //     GradientSolver; and the loss alone by a reused Integrator (the
 //     peer's "forward"). Each line carries the loss and its relative
 //     difference from the peer's (192.64926), the gradient's norm (the
-//     peer's is 390.73017). ode/spiral_test.go checks the full gradient
-//     against the peer's (ode/testdata/spiral_torch.json).
+//     peer's is 390.73017). ode/odead/spiral_test.go checks the full gradient
+//     against the peer's (ode/odead/testdata/spiral_torch.json).
 //   - SciMLSensitivity's setting: weights from model.Init (PCG seed 1, 2),
 //     Tsit5 at rtol 1e-3, atol 1e-6, the gradient with respect to θ and
 //     u0 by each sensitivity method in a reused GradientSolver. Each line
@@ -51,7 +52,7 @@ func init() {
 }
 
 // The peer's figures for its deterministic weights (torch_node_bench.py's
-// "cross-check values"; ode/testdata/spiral_torch.json has the gradient).
+// "cross-check values"; ode/odead/testdata/spiral_torch.json has the gradient).
 const (
 	nodeTorchLoss     = 192.64926147460938
 	nodeTorchGradNorm = 390.73016357421875
@@ -205,7 +206,7 @@ func newNodeSetup(ctx context.Context, torch bool) (*nodeSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.prob, err = ode.NeuralProblem(s.net, []float32{2, 0}, s.ts[0], s.ts[len(s.ts)-1], s.θ); err != nil {
+	if s.prob, err = odead.NeuralProblem(s.net, []float32{2, 0}, s.ts[0], s.ts[len(s.ts)-1], s.θ); err != nil {
 		return nil, err
 	}
 	s.loss = nodeLoss(s.ts, s.data)
@@ -216,7 +217,7 @@ func newNodeSetup(ctx context.Context, torch bool) (*nodeSetup, error) {
 // interval. (FixedStep(interval/4) with TStops at the save times would be
 // the peer's steps exactly, but a fixed step shortened to land on a TStop
 // stays shortened in ode, which ends in sliver steps: see
-// ode/spiral_test.go's TestSpiralFixedStepTStops.)
+// ode/odead/spiral_test.go's TestSpiralFixedStepTStops.)
 func nodeRK4Step() ode.Option {
 	return ode.FixedStep(nodeT1 / float64(nodeRK4Steps*(nodeSaves-1)))
 }
@@ -372,7 +373,7 @@ func runNodeRK4(ctx context.Context, b *bencher) error {
 		LossRelDiffTorch: ptr(math.Abs(g.Value-nodeTorchLoss) / nodeTorchLoss),
 		GradNormRelDiff:  ptr(math.Abs(gn-nodeTorchGradNorm) / nodeTorchGradNorm)}
 	r.Case = "spiral 2-50-2 RK4 4 steps/interval, gradient DiscreteAdjoint"
-	r.Note = "torch weights; reused GradientSolver, gs.Gradient per call; goal: ≥ 100× faster than run.sh node's torch gradient (autograd through RK4), same sitting; full gradient vs torch in ode/spiral_test.go"
+	r.Note = "torch weights; reused GradientSolver, gs.Gradient per call; goal: ≥ 100× faster than run.sh node's torch gradient (autograd through RK4), same sitting; full gradient vs torch in ode/odead/spiral_test.go"
 	b.emitNode(r)
 	return nil
 }

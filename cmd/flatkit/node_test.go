@@ -109,11 +109,11 @@ func TestBenchNodeQuick(t *testing.T) {
 }
 
 // TestNodeMatchesTorchFixture checks the scenario's own setup against the
-// PyTorch peer's dump (ode/testdata/spiral_torch.json): the save times and
+// PyTorch peer's dump (ode/odead/testdata/spiral_torch.json): the save times and
 // weights exactly, the data within 1e-5, and the RK4 DiscreteAdjoint
 // gradient as the scenario times it within 1e-4 relative in norm.
 func TestNodeMatchesTorchFixture(t *testing.T) {
-	b, err := os.ReadFile("../../ode/testdata/spiral_torch.json")
+	b, err := os.ReadFile("../../ode/odead/testdata/spiral_torch.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@
 // network's inputs and outputs at order one over the data. θ, of 354 floats,
 // is the network's flat buffer, laid out with PyTorch's nn.Sequential
 // paths ("0.weight", …, "4.bias"); the right-hand side is written with ad
-// ops and ode.NeuralRHS, and ode.ADProblem gives the solver its
+// ops and odead.NeuralRHS, and odead.Problem gives the solver its
 // derivative products. State and parameters are float32.
 //
 // Fitting, on the loss "mean squared error against the observations":

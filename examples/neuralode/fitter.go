@@ -11,6 +11,7 @@ import (
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // network is the net of NN(u; θ) = outScale·net(inScale·u; θ), the unknown
@@ -28,7 +29,7 @@ var (
 // u' = (α u1, −δ u2) + NN(u; θ), with α and δ fixed at their true values:
 // the known linear terms plus the network on all of θ.
 func universal(net model.Layer) func(u, p ad.Var, t float64) ad.Var {
-	nn := ode.NeuralRHS(net)
+	nn := odead.NeuralRHS(net)
 	return func(u, p ad.Var, t float64) ad.Var {
 		known := ad.Mul(u, u.Tape().Const(flat.Tensor{Shape: shape2, Data: knownCoef}))
 		return ad.Add(known, ad.Scale(nn(ad.Scale(u, inScale), p, t), outScale))
@@ -59,7 +60,7 @@ func newFitter(d *dataset, cfg config, net model.Layer, θ []float32) (*fitter, 
 	if err != nil {
 		return nil, err
 	}
-	prob, err := ode.ADProblem(universal(net), []float32{1, 1}, 0, t1, θ)
+	prob, err := odead.Problem(universal(net), []float32{1, 1}, 0, t1, θ)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package ode_test
+package odead_test
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // adLV is Lotka-Volterra written with ad ops, p differentiable:
@@ -80,11 +80,12 @@ func drawLVPoint(t *rapid.T) (u, p, v, dp, w []float32) {
 	return u, p, v, dp, w
 }
 
-// TestADDerivsLotkaVolterra: JVP and VJP of the ad Lotka-Volterra agree with
+// TestDerivsLotkaVolterra: JVP and VJP of the ad Lotka-Volterra agree with
 // the closed-form derivatives in random directions, with and without a
 // parameter direction, and VJP adds into its destinations.
-func TestADDerivsLotkaVolterra(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+func TestDerivsLotkaVolterra(t *testing.T) {
+	d := odead.Derivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	rapid.Check(t, func(t *rapid.T) {
 		u, p, v, dp, w := drawLVPoint(t)
 		for _, dir := range [][]float32{dp, nil} {
@@ -123,8 +124,9 @@ func TestADDerivsLotkaVolterra(t *testing.T) {
 }
 
 // ⟨JVP(v, dp), w⟩ = ⟨v, VJP_u(w)⟩ + ⟨dp, VJP_p(w)⟩ to float32 rounding.
-func TestADDerivsTranspose(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+func TestDerivsTranspose(t *testing.T) {
+	d := odead.Derivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	rapid.Check(t, func(t *rapid.T) {
 		u, p, v, dp, w := drawLVPoint(t)
 		jv := make([]float32, 2)
@@ -149,11 +151,13 @@ func TestADDerivsTranspose(t *testing.T) {
 	})
 }
 
-// ADDerivs keeps F and Jac as ADFunc makes them, and its JVP with dp nil
+// Derivs keeps F and Jac as Func makes them, and its JVP with dp nil
 // gives Jac's columns.
-func TestADDerivsMatchADFunc(t *testing.T) {
-	F0, Jac0 := ode.ADFunc(adLV, 2)
-	F, Jac, JVP, _ := ode.ADDerivs(adLV, 2)
+func TestDerivsMatchFunc(t *testing.T) {
+	p0 := odead.Func(adLV, 2)
+	F0, Jac0 := p0.F, p0.Jac
+	pd := odead.Derivs(adLV, 2)
+	F, Jac, JVP := pd.F, pd.Jac, pd.JVP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	d0, d := make([]float32, 2), make([]float32, 2)
 	F0(d0, u, p, 0)
@@ -162,7 +166,7 @@ func TestADDerivsMatchADFunc(t *testing.T) {
 	Jac0(J0, u, p, 0)
 	Jac(J, u, p, 0)
 	if !slices.Equal(d0, d) || !slices.Equal(J0, J) {
-		t.Errorf("ADDerivs F, Jac = %v, %v; ADFunc's %v, %v", d, J, d0, J0)
+		t.Errorf("Derivs F, Jac = %v, %v; Func's %v, %v", d, J, d0, J0)
 	}
 	for j := range 2 {
 		e := make([]float32, 2)
@@ -175,18 +179,18 @@ func TestADDerivsMatchADFunc(t *testing.T) {
 			}
 		}
 	}
-	prob, err := ode.ADProblem(adLV, u, 0, 1, p)
+	prob, err := odead.Problem(adLV, u, 0, 1, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prob.F == nil || prob.Jac == nil || prob.JVP == nil || prob.VJP == nil {
-		t.Errorf("ADProblem left a field nil: F %t, Jac %t, JVP %t, VJP %t", prob.F != nil, prob.Jac != nil, prob.JVP != nil, prob.VJP != nil)
+	if prob.F == nil || prob.Jac == nil || prob.JVP == nil || prob.VJP == nil || prob.Err == nil {
+		t.Errorf("Problem left a field nil: F %t, Jac %t, JVP %t, VJP %t, Err %t", prob.F != nil, prob.Jac != nil, prob.JVP != nil, prob.VJP != nil, prob.Err != nil)
 	}
 }
 
 // jvpOnly and vjpOnly double their input, with a derivative rule of one
 // mode only: a right-hand side that uses one works for some products and
-// fails for the others, which ADProblem must catch up front.
+// fails for the others, which Problem must catch up front.
 type jvpOnly struct{}
 type vjpOnly struct{}
 
@@ -208,12 +212,12 @@ func double(f *ad.Forward) {
 func (jvpOnly) JVP(r *ad.Rule) ad.Var      { return ad.Scale(r.Tangent(0), 2) }
 func (vjpOnly) VJP(r *ad.Rule, cot ad.Var) { r.AddGrad(0, ad.Scale(cot, 2)) }
 
-func TestADDerivsErrors(t *testing.T) {
+func TestDerivsErrors(t *testing.T) {
 	cases := []struct {
 		name  string
 		f     func(u, p ad.Var, t float64) ad.Var
-		want  string // in ADProblem's error
-		fails string // which products fill NaN: "jvp", "vjp" or both
+		want  string // in Problem's error
+		fails string // which products fail: "jvp", "vjp" or both
 	}{
 		{"shape", func(u, p ad.Var, _ float64) ad.Var { return ad.Mul(u, p) }, "the right-hand side", "jvp vjp"},
 		{"size", func(u, p ad.Var, _ float64) ad.Var { return ad.Slice(p, 0, 3) }, "the right-hand side", "jvp vjp"},
@@ -225,27 +229,37 @@ func TestADDerivsErrors(t *testing.T) {
 	u, p := []float32{0.5, 2}, []float32{1.5, 1, 3, 1}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ode.ADProblem(c.f, u, 0, 1, p)
+			_, err := odead.Problem(c.f, u, 0, 1, p)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("ADProblem: error %v, want one about %q", err, c.want)
+				t.Fatalf("Problem: error %v, want one about %q", err, c.want)
 			}
 			t.Log(err)
-			_, _, JVP, VJP := ode.ADDerivs(c.f, 2)
-			jv := make([]float32, 2)
-			JVP(jv, u, []float32{1, 1}, p, []float32{1, 1, 1, 1}, 0)
-			du, dq := make([]float32, 2), make([]float32, 4)
-			VJP(du, dq, []float32{1, 1}, u, p, 0)
-			checkNaN := func(what string, x []float32, want bool) {
+			// One problem per product: a failure is sticky, so that each
+			// product's Err tells whether that product failed.
+			dj, dv := odead.Derivs(c.f, 2), odead.Derivs(c.f, 2)
+			const mark = 7 // what the outputs hold before the call
+			jv := []float32{mark, mark}
+			dj.JVP(jv, u, []float32{1, 1}, p, []float32{1, 1, 1, 1}, 0)
+			du, dq := []float32{mark, mark}, []float32{mark, mark, mark, mark}
+			dv.VJP(du, dq, []float32{1, 1}, u, p, 0)
+			check := func(what string, err error, want bool, xs ...[]float32) {
 				t.Helper()
-				for i, v := range x {
-					if math.IsNaN(f64(v)) != want {
-						t.Errorf("%s[%d] = %g, want NaN: %t", what, i, v, want)
+				if (err != nil) != want {
+					t.Errorf("%s: Err() = %v, want an error: %t", what, err, want)
+				}
+				if !want {
+					return
+				}
+				for _, x := range xs { // a failed call leaves its outputs as they were
+					for i, v := range x {
+						if v != mark {
+							t.Errorf("%s failed but wrote %g at %d, want %g (untouched)", what, v, i, float32(mark))
+						}
 					}
 				}
 			}
-			checkNaN("JVP", jv, strings.Contains(c.fails, "jvp"))
-			checkNaN("VJP ∂u", du, strings.Contains(c.fails, "vjp"))
-			checkNaN("VJP ∂p", dq, strings.Contains(c.fails, "vjp"))
+			check("JVP", dj.Err(), strings.Contains(c.fails, "jvp"), jv)
+			check("VJP", dv.Err(), strings.Contains(c.fails, "vjp"), du, dq)
 		})
 	}
 }
@@ -267,11 +281,12 @@ func poolDropsItems() bool {
 }
 
 // Warm F, JVP and VJP calls allocate nothing (pooled tape and scratch).
-func TestADDerivsAllocateNothing(t *testing.T) {
+func TestDerivsAllocateNothing(t *testing.T) {
 	if poolDropsItems() {
 		t.Skip("sync.Pool drops items in this build (-race): the pins need a normal build")
 	}
-	F, Jac, JVP, VJP := ode.ADDerivs(adLV, 2)
+	d := odead.Derivs(adLV, 2)
+	F, Jac, JVP, VJP := d.F, d.Jac, d.JVP, d.VJP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	v, dp, w := []float32{0.3, 0.2}, []float32{0.1, -0.2, 0.3, 0.4}, []float32{1, -1}
 	du, dq, J := make([]float32, 2), make([]float32, 4), make([]float32, 4)
@@ -297,8 +312,9 @@ func TestADDerivsAllocateNothing(t *testing.T) {
 // JVP and VJP are shared by concurrent callers (an ensemble's gradients):
 // each goroutine gets its own pooled tape, and every result equals the
 // serial one bit for bit.
-func TestADDerivsConcurrent(t *testing.T) {
-	_, _, JVP, VJP := ode.ADDerivs(adLV, 2)
+func TestDerivsConcurrent(t *testing.T) {
+	d := odead.Derivs(adLV, 2)
+	JVP, VJP := d.JVP, d.VJP
 	u, p := []float32{0.7, -1.3}, []float32{1.5, 1, 3, 1}
 	v, dp, w := []float32{0.3, 0.2}, []float32{0.1, -0.2, 0.3, 0.4}, []float32{1, -1}
 	eval := func() []float32 {

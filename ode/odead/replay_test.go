@@ -1,4 +1,4 @@
-package ode_test
+package odead_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/flatkit/flatkit/internal/bitwise"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // replayNets are networks (1, 3) → (1, 3) over the layer families; the
@@ -54,24 +55,24 @@ type adProducts struct {
 	VJP func(du, dp, w, u, p []float32, t float64)
 }
 
-func products(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ode.ADOption) adProducts {
-	var d adProducts
-	d.F, d.Jac, d.JVP, d.VJP = ode.ADDerivs(f, n, opts...)
-	return d
+func products(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...odead.Option) adProducts {
+	d := odead.Derivs(f, n, opts...)
+	return adProducts{d.F, d.Jac, d.JVP, d.VJP}
 }
 
-// TestADDerivsReplayMatchesRecording: the products of a NeuralRHS (which
-// ADDerivs replays) equal, bit for bit, those of the same function
-// recorded anew at every call, over several calls at random points, for
-// every layer family; a function declared Replayable that ad finds
-// value-dependent (Max, MaxPool) is recorded anew and stays right.
-func TestADDerivsReplayMatchesRecording(t *testing.T) {
+// TestDerivsReplayMatchesRecording: the products of a NeuralRHS
+// declared Replayable (which Derivs replays) equal, bit for bit, those
+// of the same function recorded anew at every call, over several calls
+// at random points, for every layer family; a function declared
+// Replayable that ad finds value-dependent (Max, MaxPool) is recorded
+// anew and stays right.
+func TestDerivsReplayMatchesRecording(t *testing.T) {
 	const n = 3
 	for _, c := range replayNets() {
 		t.Run(c.name, func(t *testing.T) {
-			rhs := ode.NeuralRHS(c.net)
-			fresh := products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n) // not NeuralRHS's: no replay
-			kinds := []adProducts{products(rhs, n), products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n, ode.Replayable())}
+			rhs := odead.NeuralRHS(c.net)
+			fresh := products(rhs, n) // not declared Replayable: no replay
+			kinds := []adProducts{products(rhs, n, odead.Replayable()), products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n, odead.Replayable())}
 			rapid.Check(t, func(rt *rapid.T) {
 				θ, err := model.Init(c.net, rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 1)))
 				if err != nil {
@@ -116,16 +117,16 @@ func TestADDerivsReplayMatchesRecording(t *testing.T) {
 	}
 }
 
-// TestADDerivsStayWarmAcrossGC: the tapes outlive garbage collections (a
+// TestDerivsStayWarmAcrossGC: the tapes outlive garbage collections (a
 // sync.Pool is emptied by two), so a replayed product allocates nothing
 // even right after one.
-func TestADDerivsStayWarmAcrossGC(t *testing.T) {
+func TestDerivsStayWarmAcrossGC(t *testing.T) {
 	net := spiralNet()
 	θ, err := model.Init(net, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := products(ode.NeuralRHS(net), 2)
+	d := products(odead.NeuralRHS(net), 2, odead.Replayable())
 	u, w, du, dp := []float32{1, 0.5}, []float32{1, -1}, make([]float32, 2), make([]float32, len(θ))
 	d.F(du, u, θ, 0)
 	d.VJP(du, dp, w, u, θ, 0)
@@ -140,10 +141,10 @@ func TestADDerivsStayWarmAcrossGC(t *testing.T) {
 	}
 }
 
-// TestADFuncErrorReachesSolve: a right-hand side that fails on its tape
+// TestFuncErrorReachesSolve: a right-hand side that fails on its tape
 // (here a wrong output size, and an error of the user's) makes Solve end
-// with NonFinite whose Err is that error, not just "NaN in component 0".
-func TestADFuncErrorReachesSolve(t *testing.T) {
+// with Failed whose Err is that error.
+func TestFuncErrorReachesSolve(t *testing.T) {
 	bad := func(u, _ ad.Var, _ float64) ad.Var { return ad.Slice(u, 0, 2) }
 	errMine := errors.New("my right-hand side is broken")
 	mine := func(u, _ ad.Var, _ float64) ad.Var { return u.Tape().Fail(errMine) }
@@ -156,11 +157,12 @@ func TestADFuncErrorReachesSolve(t *testing.T) {
 		{"size", bad, "f returned 2 values (shape [2]), want 3", nil},
 		{"user", mine, "my right-hand side is broken", errMine},
 	} {
-		F, _ := ode.ADFunc(c.f, 3)
-		_, err := ode.Solve(context.Background(), ode.Problem[float32]{F: F, U0: []float32{1, 0, 0}, T1: 1}, ode.Tsit5())
+		prob := odead.Func(c.f, 3)
+		prob.U0, prob.T1 = []float32{1, 0, 0}, 1
+		_, err := ode.Solve(context.Background(), prob, ode.Tsit5())
 		var oe *ode.Error
-		if !errors.As(err, &oe) || oe.Code != ode.NonFinite {
-			t.Fatalf("%s: solve: %v, want NonFinite", c.name, err)
+		if !errors.As(err, &oe) || oe.Code != ode.Failed {
+			t.Fatalf("%s: solve: %v, want Failed", c.name, err)
 		}
 		if oe.Err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: solve: %v (Err %v), want the tape's error %q", c.name, err, oe.Err, c.want)
@@ -178,16 +180,16 @@ func TestADFuncErrorReachesSolve(t *testing.T) {
 	}
 }
 
-// TestADDerivsReadArgumentsInPlace: the same slices for u, p and the
+// TestDerivsReadArgumentsInPlace: the same slices for u, p and the
 // directions, written with new values between calls (a solver's buffers),
 // give the products of a fresh recording at every call: a replay sees the
 // new values, of p too, which it reads where it was recorded.
-func TestADDerivsReadArgumentsInPlace(t *testing.T) {
+func TestDerivsReadArgumentsInPlace(t *testing.T) {
 	const n = 3
 	c := replayNets()[0]
-	rhs := ode.NeuralRHS(c.net)
-	fresh := products(func(u, p ad.Var, t float64) ad.Var { return rhs(u, p, t) }, n)
-	d := products(rhs, n)
+	rhs := odead.NeuralRHS(c.net)
+	fresh := products(rhs, n)
+	d := products(rhs, n, odead.Replayable())
 	rapid.Check(t, func(rt *rapid.T) {
 		θ, err := model.Init(c.net, rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 1)))
 		if err != nil {

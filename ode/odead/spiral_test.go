@@ -1,4 +1,4 @@
-package ode_test
+package odead_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // spiralFixture is testdata/spiral_torch.json, written by
@@ -59,7 +60,7 @@ func spiralProblem(t testing.TB, f *spiralFixture) (prob ode.Problem[float32], �
 	t.Helper()
 	net := spiralNet()
 	θ, perm = spiralTheta(t, net, f.W)
-	prob, err := ode.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
+	prob, err := odead.NeuralProblem(net, []float32{f.Data[0], f.Data[1]}, f.TS[0], f.TS[len(f.TS)-1], θ)
 	if err != nil {
 		t.Fatal(err)
 	}

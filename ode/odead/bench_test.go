@@ -1,4 +1,4 @@
-package ode_test
+package odead_test
 
 import (
 	"context"

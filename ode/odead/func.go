@@ -1,62 +1,64 @@
-package ode
+package odead
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/funcopt"
+	"github.com/flatkit/flatkit/ode"
 )
 
-// ADFunc adapts a right-hand side written with ad ops to the in-place form
-// of Problem[float32], with its exact Jacobian from automatic
-// differentiation for the stiff methods:
+// Func adapts a right-hand side written with ad ops to the in-place form
+// of ode.Problem[float32], with its exact Jacobian from automatic
+// differentiation for the stiff methods. It returns an ode.Problem with F,
+// Jac and Err set; the caller sets U0, the span and P:
 //
 //	robertson := func(u, p ad.Var, t float64) ad.Var {
 //		y1, y2, y3 := ad.Slice(u, 0, 1), ad.Slice(u, 1, 2), ad.Slice(u, 2, 3)
 //		r1, r2, r3 := ad.Scale(y1, 0.04), ad.Scale(ad.Mul(y2, y3), 1e4), ad.Scale(ad.Square(y2), 3e7)
 //		return ad.Concat(0, ad.Sub(r2, r1), ad.Sub(ad.Sub(r1, r2), r3), r3)
 //	}
-//	F, Jac := ode.ADFunc(robertson, 3)
-//	prob := ode.Problem[float32]{F: F, Jac: Jac, U0: []float32{1, 0, 0}, T1: 1e5}
+//	prob := odead.Func(robertson, 3)
+//	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e5
 //
-// f receives the state u (shape [n]) and the parameters p (shape [len(p)])
-// and returns du/dt as a Var of n elements. For F and Jac, p is a constant:
-// the Jacobian is with respect to u only. ADDerivs adds the products that
-// sensitivities and adjoints need, for which p is differentiable too.
-// f is recorded on tapes kept for reuse (one set per goroutine in use), so
-// F and Jac are safe for concurrent use, as an ensemble needs, and allocate
-// nothing once warm if f's ops do not. With the option Replayable (implied
-// for NeuralRHS), f is recorded once per product and goroutine and then
-// replayed.
+// f receives the state u, of shape [n], and the parameters p, of shape
+// [len(p)]. It returns du/dt as a Var of n elements. For F and Jac, p is a
+// constant: the Jacobian is with respect to u only. Derivs adds the
+// products that sensitivities and adjoints need, for which p is
+// differentiable too. f is recorded on tapes kept for reuse, one set per
+// goroutine in use. So F and Jac are safe for concurrent use, as an
+// ensemble needs, and allocate nothing once warm if f's ops do not. With
+// the option Replayable, f is recorded once per product and goroutine and
+// then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
 // the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
 //
-// F and Jac cannot return errors: if f fails (an error recorded on the
-// tape: a shape mismatch, a missing derivative rule, a result of the wrong
-// size), they fill du or J with NaN, and a solve ends with NonFinite; Solve
-// then reports f's error in Error.Err (errors.Is and errors.As reach it).
-// ADProblem builds the Problem and reports such an error up front.
+// F and Jac cannot return errors. If f fails, with an error recorded on
+// the tape (a shape mismatch, a missing derivative rule, a result of the
+// wrong size), the call leaves its output as it was. Err reports the
+// error from then on. The first failure of any call is kept, as a tape
+// keeps its first error: make a new problem to go on. A solve that uses
+// the problem then ends with ode.Failed and f's error as its cause, which
+// errors.Is and errors.As reach. That holds also when several goroutines
+// share the problem. Problem builds the whole ode.Problem and reports
+// such an error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (F func(du, u, p []float32, t float64), Jac func(J, u, p []float32, t float64)) {
+func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
-		panic(fmt.Sprintf("ode: ADFunc(f, %d): want a non-nil f and n ≥ 1", n))
+		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
 	}
 	a := newADRHS(f, n, opts)
-	return a.callF, a.callJac
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, Err: a.errOf}
 }
 
-// ADDerivs is ADFunc with the derivative products of Problem.JVP and
-// Problem.VJP, which Gradient's sensitivity methods need. For them p is
-// differentiable (a Param on the tape, of shape [len(p)], like u):
+// Derivs is Func with the derivative products JVP and VJP of
+// ode.Problem, which ode.Gradient's sensitivity methods need. For them p
+// is differentiable: a Param on the tape, of shape [len(p)], like u.
 //
 //   - JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp by forward mode: one recording of
 //     f and one forward sweep seeded with v at u and dp at p (a nil dp
@@ -65,28 +67,28 @@ func ADFunc(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (F f
 //     recording and one reverse sweep seeded with w, towards u and p at
 //     once (towards u only when dp is nil).
 //
-// Both are exact to float32 rounding (ad is float32), safe for concurrent
-// use and allocation-free once warm, as F and Jac are; with Replayable each
-// product's recording, sweep included, is replayed. If f fails they fill
-// jv, or du and dp, with NaN; ADProblem reports the error up front. F and
-// Jac are those of ADFunc.
+// Both are exact to float32 rounding, as ad is float32. They are safe for
+// concurrent use and allocation-free once warm, as F and Jac are. With
+// Replayable each product's recording, sweep included, is replayed. If f
+// fails they leave jv, or du and dp, as they were, and Err reports the
+// error, as for F; Problem reports it up front. F, Jac and Err are those
+// of Func.
 //
 // n < 1 or a nil f is a bug, and panics.
-func ADDerivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...ADOption) (
-	F func(du, u, p []float32, t float64),
-	Jac func(J, u, p []float32, t float64),
-	JVP func(jv, u, v, p, dp []float32, t float64),
-	VJP func(du, dp, w, u, p []float32, t float64),
-) {
+func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
-		panic(fmt.Sprintf("ode: ADDerivs(f, %d): want a non-nil f and n ≥ 1", n))
+		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	a := newADRHS(f, n, opts)
-	return a.callF, a.callJac, a.callJVP, a.callVJP
+	return newADRHS(f, n, opts).problem()
 }
 
-// ADOption configures ADFunc, ADDerivs and ADProblem.
-type ADOption func(*adConfig)
+// problem is the ode.Problem with a's F, Jac, JVP, VJP and Err.
+func (a *adRHS) problem() ode.Problem[float32] {
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+}
+
+// Option configures Func, Derivs and Problem.
+type Option func(*adConfig)
 
 type adConfig struct{ replay bool }
 
@@ -94,76 +96,81 @@ type adConfig struct{ replay bool }
 // attributes and constants, at every call: what it records depends on the
 // shapes of u and p only, not on t or on Go state that changes between
 // calls. Each product (F, Jac, JVP, VJP) is then recorded once per
-// goroutine, with its derivative sweep, and later calls replay that
-// recording with the new u, p and directions (ad.Tape.ReplayFor: only the
-// ops the product's results need, so a VJP leaves out f's last ops, which
-// its sweep does not read): the bits of a fresh recording, without
-// building a node. The recording keeps its own copies of u and the
-// directions, into which each call copies its own, so that a replay reads
-// them in place. A recording that ad finds
-// value-dependent (a Max or MaxPool, whose argmax the rules keep; a value
-// that f's Go code reads and acts on) is recorded anew at every call, as
-// without this option. An f that reads t must not be declared Replayable:
-// a replay keeps the t of the first call. Functions made by NeuralRHS are
-// replayed without the option.
-func Replayable() ADOption { return func(c *adConfig) { c.replay = true } }
+// goroutine, with its derivative sweep. Later calls replay that recording
+// with the new u, p and directions: the bits of a fresh recording,
+// without building a node. A replay runs only the ops the product's
+// results need (ad.Tape.ReplayFor), so a VJP leaves out f's last ops,
+// which its sweep does not read. The recording keeps its own copies of u
+// and the directions, into which each call copies its own, so that a
+// replay reads them in place.
+//
+// A recording that ad finds value-dependent is recorded anew at every
+// call, as without this option: a Max or MaxPool, whose argmax the rules
+// keep, or a value that f's Go code reads and acts on. An f that reads t
+// must not be declared Replayable: a replay keeps the t of the first
+// call. A NeuralRHS is replayable, but it says so only through this
+// option: NeuralProblem passes it.
+func Replayable() Option { return func(c *adConfig) { c.replay = true } }
 
-func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []ADOption) *adRHS {
+func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS {
 	c := funcopt.Collect(opts)
-	return &adRHS{f: f, n: n, replay: c.replay || isNeuralRHS(f)}
+	return &adRHS{f: f, n: n, replay: c.replay}
 }
 
 func (a *adRHS) callF(du, u, p []float32, t float64) {
-	a.report(a.evalF(du, u, p, t), du, nil)
+	a.report(a.evalF(du, u, p, t))
 }
 
 func (a *adRHS) callJac(J, u, p []float32, t float64) {
-	a.report(a.evalJac(J, u, p, t), J, nil)
+	a.report(a.evalJac(J, u, p, t))
 }
 
 func (a *adRHS) callJVP(jv, u, v, p, dp []float32, t float64) {
-	a.report(a.evalJVP(jv, u, v, p, dp, t), jv, nil)
+	a.report(a.evalJVP(jv, u, v, p, dp, t))
 }
 
 func (a *adRHS) callVJP(du, dp, w, u, p []float32, t float64) {
-	a.report(a.evalVJP(du, dp, w, u, p, t), du, dp)
+	a.report(a.evalVJP(du, dp, w, u, p, t))
 }
 
-// report fills the outputs of a failed call with NaN and keeps its error
-// for Solve (see withRHSError); a call that succeeds forgets it.
-func (a *adRHS) report(err error, x, y []float32) {
-	if err == nil {
-		if a.err.Load() != nil {
-			a.err.Store(nil)
-		}
-		return
+// report keeps the error of a failed call for errOf, unless an earlier
+// call failed: the first error is sticky, as on a tape.
+func (a *adRHS) report(err error) {
+	if err != nil && a.err.Load() == nil {
+		e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
+		a.err.CompareAndSwap(nil, &e)
 	}
-	fillNaN(x)
-	fillNaN(y)
-	e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
-	a.err.Store(&e)
 }
 
-// ADProblem is ADDerivs with a check: it evaluates f, its Jacobian and the
-// JVP and VJP once at (u0, p, t0) and returns the error recorded on the
-// tape, if any, naming the call. The Problem it returns has F, Jac, JVP and
-// VJP from ADDerivs: p is a constant for F and Jac, and differentiable
-// (forward mode for JVP, reverse mode for VJP) for the sensitivities.
-func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...ADOption) (Problem[float32], error) {
+// errOf is the problem's Err: the first failure of any call, or nil.
+func (a *adRHS) errOf() error {
+	if p := a.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Problem is Derivs with a check: it evaluates f, its Jacobian and the
+// JVP and VJP once at (u0, p, t0). It returns the error recorded on the
+// tape, if any, naming the call. The ode.Problem it returns has F, Jac,
+// JVP, VJP and Err from Derivs. p is a constant for F and Jac; for the
+// sensitivities it is differentiable, by forward mode for JVP and reverse
+// mode for VJP.
+func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[float32], error) {
 	n := len(u0)
 	if n == 0 {
-		return Problem[float32]{}, errorf("ADProblem: u0 is empty, want at least one component")
+		return ode.Problem[float32]{}, errorf("Problem: u0 is empty, want at least one component")
 	}
 	if f == nil {
-		return Problem[float32]{}, errorf("ADProblem: f is nil")
+		return ode.Problem[float32]{}, errorf("Problem: f is nil")
 	}
 	a := newADRHS(f, n, opts)
 	du := make([]float32, n)
 	if err := a.evalF(du, u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the right-hand side at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the right-hand side at t=%g: %w", t0, err)
 	}
 	if err := a.evalJac(make([]float32, n*n), u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the Jacobian at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the Jacobian at t=%g: %w", t0, err)
 	}
 	// Directions of ones, so that every rule on a path from u or p runs.
 	ones := make([]float32, n+len(p))
@@ -172,12 +179,14 @@ func ADProblem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float
 	}
 	v, dp := ones[:n], ones[n:]
 	if err := a.evalJVP(du, u0, v, p, dp, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the JVP at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the JVP at t=%g: %w", t0, err)
 	}
 	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
-		return Problem[float32]{}, errorf("ADProblem: the VJP at t=%g: %w", t0, err)
+		return ode.Problem[float32]{}, errorf("Problem: the VJP at t=%g: %w", t0, err)
 	}
-	return Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, U0: u0, T0: t0, T1: t1, P: p}, nil
+	prob := a.problem()
+	prob.U0, prob.T0, prob.T1, prob.P = u0, t0, t1, p
+	return prob, nil
 }
 
 type adRHS struct {
@@ -186,7 +195,7 @@ type adRHS struct {
 	replay bool                   // record each product once per adWork, then replay it
 	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
 	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
-	err    atomic.Pointer[error]  // the last call's error, if it failed
+	err    atomic.Pointer[error]  // the first failed call's error (sticky)
 }
 
 // The products, each recorded on its own tape of an adWork.
@@ -223,13 +232,6 @@ type adProg struct {
 	// recording did, and need not take new slices (Tape.Rebind) at every
 	// op that reads them. p, the same slice call after call, is rebound.
 	buf [4][]float32
-}
-
-func fillNaN(x []float32) {
-	nan := float32(math.NaN())
-	for i := range x {
-		x[i] = nan
-	}
 }
 
 // How record puts u and p on the tape.
@@ -479,45 +481,4 @@ func addVar(dst []float32, v ad.Var) {
 	if !v.IsZero() {
 		flat.Axpy(1, v.Data(), dst)
 	}
-}
-
-// withRHSError completes the NonFinite error of a solve whose F is an
-// ADFunc's (or ADDerivs', ADProblem's) with the error f recorded, which F
-// could only report as NaN: the solve then names the shape mismatch or
-// missing rule behind it.
-func withRHSError[T Float](F func(du, u []T, p []float32, t float64), err error) error {
-	var e *Error
-	if err == nil || !errors.As(err, &e) || e.Code != NonFinite || e.Err != nil {
-		return err
-	}
-	f32, ok := any(F).(func(du, u, p []float32, t float64))
-	if !ok {
-		return err
-	}
-	if a := adRHSOf(f32); a != nil {
-		if p := a.err.Load(); p != nil {
-			e.Err = *p
-		}
-	}
-	return err
-}
-
-// adCallF is the code of the method value adRHS.callF, which ADFunc,
-// ADDerivs and ADProblem return as F.
-var adCallF = reflect.ValueOf((&adRHS{}).callF).Pointer()
-
-// adRHSOf returns the adRHS whose F is F, or nil if F is another function.
-// A method value is a closure whose context holds the receiver after the
-// code pointer; the code pointer tells that F is one (of callF), so that
-// word is an *adRHS. TestADFuncErrorReachesSolve would fail if the
-// compiler laid method values out otherwise.
-func adRHSOf(F func(du, u, p []float32, t float64)) *adRHS {
-	if F == nil || reflect.ValueOf(F).Pointer() != adCallF {
-		return nil
-	}
-	fv := *(*unsafe.Pointer)(unsafe.Pointer(&F))
-	return (*struct {
-		fn uintptr
-		a  *adRHS
-	})(fv).a
 }

@@ -1,4 +1,4 @@
-package ode_test
+package odead_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // lv32 is Lotka-Volterra with float32 state and exact derivative callbacks.
@@ -22,9 +23,9 @@ func lv32() ode.Problem[float32] {
 
 // A loss written with ad ops gives the gradient of the same loss written
 // by hand, and couples save times (a non-separable loss).
-func TestADLossMatchesHandWrittenLoss(t *testing.T) {
+func TestLossMatchesHandWrittenLoss(t *testing.T) {
 	at := []float64{2, 5, 10}
-	adl := ode.ADLoss(at, func(ts []float64, us []ad.Var) ad.Var {
+	adl := odead.Loss(at, func(ts []float64, us []ad.Var) ad.Var {
 		d := ad.Sub(us[2], us[0])
 		return ad.Add(ad.Sum(ad.Mul(d, d)), ad.Sum(ad.Square(us[1])))
 	})
@@ -52,11 +53,11 @@ func TestADLossMatchesHandWrittenLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	if math.Abs(v1-g2.Value) > 1e-6*math.Abs(g2.Value) {
-		t.Errorf("value %g by ADLoss, %g by hand", v1, g2.Value)
+		t.Errorf("value %g by Loss, %g by hand", v1, g2.Value)
 	}
 	for k := range p1 {
 		if math.Abs(float64(p1[k]-g2.P[k])) > 1e-5*math.Abs(float64(g2.P[k]))+1e-6 {
-			t.Errorf("dL/dp[%d] = %g by ADLoss, %g by hand", k, p1[k], g2.P[k])
+			t.Errorf("dL/dp[%d] = %g by Loss, %g by hand", k, p1[k], g2.P[k])
 		}
 	}
 	if race.Enabled {
@@ -64,15 +65,15 @@ func TestADLossMatchesHandWrittenLoss(t *testing.T) {
 	}
 	θ := lv32().P
 	if a := testing.AllocsPerRun(10, func() { _, _ = gs.Gradient(ctx, θ, adl) }); a != 0 {
-		t.Errorf("%v allocations per warm gradient with ADLoss, want 0", a)
+		t.Errorf("%v allocations per warm gradient with Loss, want 0", a)
 	}
 }
 
-func TestADLossErrorReachesGradient(t *testing.T) {
-	bad := ode.ADLoss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var {
+func TestLossErrorReachesGradient(t *testing.T) {
+	bad := odead.Loss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var {
 		return ad.Sum(ad.Add(us[0], ad.Reshape(us[0], 1, 2, 1))) // broadcasts to (1,2,2): fine
 	})
-	worse := ode.ADLoss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var {
+	worse := odead.Loss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var {
 		u := ad.Reshape(us[0], 1, 2)
 		return ad.Sum(ad.MatMul(u, u)) // (1×2)·(1×2): a shape error
 	})
@@ -88,8 +89,8 @@ func TestADLossErrorReachesGradient(t *testing.T) {
 }
 
 // A loss that returns the zero Var fails the gradient with what was wanted.
-func TestADLossZeroVar(t *testing.T) {
-	bad := ode.ADLoss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var { return ad.Var{} })
+func TestLossZeroVar(t *testing.T) {
+	bad := odead.Loss([]float64{10}, func(ts []float64, us []ad.Var) ad.Var { return ad.Var{} })
 	_, err := ode.Gradient(context.Background(), lv32(), ode.Tsit5(), bad, ode.InterpolatingAdjoint{})
 	if want := "the loss returned the zero Var or a Var of another tape, want a Var computed from the states on their tape"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want an error containing %q", err, want)

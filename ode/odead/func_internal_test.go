@@ -1,4 +1,4 @@
-package ode
+package odead
 
 import (
 	"testing"
@@ -7,10 +7,11 @@ import (
 	"github.com/flatkit/flatkit/model"
 )
 
-// TestADDerivsReplayOrRecord: ADDerivs replays exactly when it should: a
-// NeuralRHS or a function declared Replayable is kept after its first
-// call unless ad refuses it (Max); any other function is recorded anew.
-func TestADDerivsReplayOrRecord(t *testing.T) {
+// TestDerivsReplayOrRecord: Derivs replays exactly when it should: a
+// function declared Replayable is kept after its first call unless ad
+// refuses it (Max); any other function, a NeuralRHS too, is recorded
+// anew.
+func TestDerivsReplayOrRecord(t *testing.T) {
 	dense := model.Chain(model.Dense(2, 4), model.Tanh(), model.Dense(4, 2))
 	withMax := model.Chain(model.Dense(2, 4), model.Func("max", func(x ad.Var) ad.Var { return ad.Add(x, ad.Max(x, 1)) }), model.Dense(4, 2))
 	wrap := func(f func(u, p ad.Var, t float64) ad.Var) func(u, p ad.Var, t float64) ad.Var {
@@ -20,13 +21,14 @@ func TestADDerivsReplayOrRecord(t *testing.T) {
 		name string
 		net  model.Layer
 		f    func(u, p ad.Var, t float64) ad.Var
-		opts []ADOption
+		opts []Option
 		want bool
 	}{
-		{"NeuralRHS", dense, NeuralRHS(dense), nil, true},
+		{"NeuralRHS", dense, NeuralRHS(dense), nil, false},
+		{"NeuralRHS declared", dense, NeuralRHS(dense), []Option{Replayable()}, true},
 		{"wrapped", dense, wrap(NeuralRHS(dense)), nil, false},
-		{"declared", dense, wrap(NeuralRHS(dense)), []ADOption{Replayable()}, true},
-		{"max", withMax, NeuralRHS(withMax), nil, false},
+		{"declared", dense, wrap(NeuralRHS(dense)), []Option{Replayable()}, true},
+		{"max", withMax, NeuralRHS(withMax), []Option{Replayable()}, false},
 	}
 	for _, c := range cases {
 		θ := make([]float32, 4*2+4+2*4+2)
@@ -52,7 +54,7 @@ func TestADDerivsReplayOrRecord(t *testing.T) {
 }
 
 // JVP and VJP with slices of the wrong lengths say which lengths they want.
-func TestADDerivsLengthErrors(t *testing.T) {
+func TestDerivsLengthErrors(t *testing.T) {
 	dense := model.Chain(model.Dense(2, 4), model.Tanh(), model.Dense(4, 2))
 	a := newADRHS(NeuralRHS(dense), 2, nil)
 	θ := make([]float32, 4*2+4+2*4+2)
