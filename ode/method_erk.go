@@ -1,6 +1,6 @@
 package ode
 
-//go:generate sh -c "python3 gen/combine_unrolled.py > combine_unrolled.go"
+//go:generate sh -c "python3 gen/combine_unrolled.py > method_combine_unrolled.go"
 
 import (
 	"slices"

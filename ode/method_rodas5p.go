@@ -14,7 +14,7 @@ package ode
 // BIT Numerical Mathematics 63, 27 (2023). The coefficients are those of
 // the paper in the W-transformed form used by OrdinaryDiffEq.jl
 // (Rodas5PTableau); the order conditions up to order 5 (4 for the embedded
-// method) are verified in rosenbrock_internal_test.go.
+// method) are verified in method_rosenbrock_internal_test.go.
 func Rodas5P() Method { return rodas5pMethod }
 
 var rodas5pMethod = newRosMethod(rodas5pTableau())

@@ -2,7 +2,7 @@
 
 package ode
 
-//go:generate sh -c "python3 gen/combine_amd64.py > combine_amd64.s"
+//go:generate sh -c "python3 gen/combine_amd64.py > method_combine_amd64.s"
 
 import "github.com/flatkit/flatkit/internal/cpu"
 
@@ -10,7 +10,7 @@ import "github.com/flatkit/flatkit/internal/cpu"
 // the kernel itself needs AVX only).
 var haveCombineAVX = cpu.Best >= cpu.AVX2
 
-// combineAVX is erk.combine for float64 in 256-bit lanes (combine_amd64.s):
+// combineAVX is erk.combine for float64 in 256-bit lanes (method_combine_amd64.s):
 //
 //	dst[j] = u[j] + h·(0 + val[0]·k[off[0]+j] + … + val[nz−1]·k[off[nz−1]+j]),  j < n,
 //
