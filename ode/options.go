@@ -127,7 +127,7 @@ type options struct {
 	dt0        float64
 	fixed      float64
 	workers    int // Workers (ensemble.go); 0: not given (GOMAXPROCS)
-	// A gradient's, from the Sensitivity's fields (gradopts.go).
+	// A gradient's, from the Sensitivity's fields (sens_options.go).
 	adjTol, quadTol Tolerance // the backward solve's and the quadratures'; zero: the forward ones
 	finiteDiff      bool      // JVP and VJP by finite differences where the Problem has none
 	// The ensemble gradients' (ensemble_grad.go).

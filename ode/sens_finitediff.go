@@ -20,7 +20,7 @@ import "math"
 // float32(p_k−δ_k), which float64 holds exactly. The step is ε₃₂'s, not
 // T's, because a right-hand side often does its parameter arithmetic in
 // float32 (k := p[0]*p[1]) even with a float64 state, and that rounding,
-// ε₃₂ relative, is divided by the step: in fd_test.go such an F gets 4e-6
+// ε₃₂ relative, is divided by the step: in sens_finitediff_test.go such an F gets 4e-6
 // with this step and 4e-3 with float64's ∛ε (6e-6), which would give 2e-11
 // for an F whose arithmetic is all float64; robustness wins. With δ that
 // large the truncation error dominates: about δ²/6·|∂³F/∂p_k³|, so ~1e-5
@@ -97,7 +97,7 @@ func normInf[T Float](x []T) float64 {
 // one parameter at a time in float32 (2 evaluations for each dp_k ≠ 0; see
 // above for the steps).
 //
-// Accuracy, measured against closed forms (fd_test.go; errors relative to
+// Accuracy, measured against closed forms (sens_finitediff_test.go; errors relative to
 // the magnitude Σ_j |J_ij x_j| of a product's terms): in float64 state, the
 // ∂u part ≤ 1e-10 (Lotka-Volterra, Robertson, an F with sin and exp terms,
 // one with float32 parameter products), the ∂p part 8e-6 for the F with
