@@ -15,6 +15,17 @@ type Stats struct {
 	Retcode  Retcode // how the solve ended
 }
 
+// addStats adds the counters of o into s (Retcode: the last non-success).
+func addStats(s *Stats, o Stats) {
+	rc := s.Retcode
+	s.addCounts(o)
+	if o.Retcode != Success || rc == Unfinished {
+		s.Retcode = o.Retcode
+	} else {
+		s.Retcode = rc
+	}
+}
+
 // Integrator is the allocation-free form of Solve for repeated solves:
 // NewIntegrator allocates every buffer once; Reinit (or ReinitProblem)
 // starts a new solve in the same buffers; Run integrates to T1; Step

@@ -5,6 +5,58 @@ import (
 	"math"
 )
 
+// checkpoints keeps at most budget states of a forward solve: the start
+// and then every stride-th accepted step, the stride doubling (and every
+// other checkpoint dropped) when the budget is full. Each checkpoint has
+// its time, state and the next step size to try.
+type checkpoints[T Float] struct {
+	budget, stride, steps int
+	n                     int
+	ts, dts               []float64
+	idx                   []int // the number of steps before each checkpoint
+	us                    []T
+}
+
+func (c *checkpoints[T]) reset(budget, n int) {
+	c.budget, c.stride, c.steps, c.n = max(budget, 2), 1, 0, n
+	c.ts, c.dts, c.us, c.idx = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0]
+}
+
+func (c *checkpoints[T]) len() int { return len(c.ts) }
+
+func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
+
+// add records the start (t0, u0) and the next step dt.
+func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
+	c.ts = append(c.ts, t)
+	c.dts = append(c.dts, dt)
+	c.idx = append(c.idx, c.steps)
+	c.us = append(c.us, u...)
+}
+
+// step is called after every accepted step with the new time and state;
+// the last step (to T1) is never recorded: T1 ends the last segment.
+func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
+	c.steps++
+	if c.steps%c.stride != 0 {
+		return
+	}
+	if len(c.ts) == c.budget {
+		keep := 0
+		for k := 0; k < len(c.ts); k += 2 {
+			c.ts[keep], c.dts[keep], c.idx[keep] = c.ts[k], c.dts[k], c.idx[k]
+			copy(c.us[keep*c.n:(keep+1)*c.n], c.us[k*c.n:(k+1)*c.n])
+			keep++
+		}
+		c.ts, c.dts, c.us, c.idx = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep]
+		c.stride *= 2
+		if c.steps%c.stride != 0 {
+			return
+		}
+	}
+	c.add(t, u, dt)
+}
+
 // segCache is InterpolatingAdjoint's dense output with checkpoints: the
 // forward solve's segments between checkpoints, each replayed on the
 // forward solve's own steps (Integrator.replay) when the backward solve

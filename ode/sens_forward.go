@@ -416,3 +416,13 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	gs.endDerivatives(gu, it.u[:n])
 	return nil
 }
+
+// thetaBar is the scale of parameter θ_k for the sensitivities'
+// tolerances (CVODES's pbar): |θ_k|, or 1 where θ_k = 0.
+func thetaBar(v float64) float64 {
+	v = math.Abs(v)
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 1
+	}
+	return v
+}

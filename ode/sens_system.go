@@ -2,12 +2,11 @@ package ode
 
 import (
 	"context"
-	"math"
 )
 
-// Pieces the gradient methods share: the forward system (F with the
-// running cost's integral as one more component), Jacobians built from
-// derivative products, reading a stored dense output, and checkpoints.
+// The forward system the gradient methods share (F with the running
+// cost's integral as one more component), its Jacobian built from
+// derivative products, and the forward pass of the adjoints.
 
 // fwdSystem is the system a gradient's forward solve integrates: the
 // problem's F and, when the loss has a running cost, q' = g(u, p, t) as
@@ -167,127 +166,19 @@ func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T],
 	return nil
 }
 
-// denseReader evaluates a stored dense output (an Integrator's denseT,
-// denseH, denseC) at any t of the solved span, remembering the last step
-// used: the backward passes read it at times that move monotonically.
-type denseReader[T Float] struct {
-	it   *Integrator[T]
-	last int
-}
-
-func (d *denseReader[T]) reset() { d.last = 0 }
-
-// eval writes u(t) into dst (len it.n).
-func (d *denseReader[T]) eval(dst []T, t float64) {
-	it := d.it
-	if len(it.denseT) == 0 {
-		copy(dst, it.u)
-		return
-	}
-	k, θ := d.seek(t)
-	if it.n == 2 && it.deg == 4 && len(dst) >= 2 {
-		quartic2(dst, it.denseC[k*10:][:10], θ)
-		return
-	}
-	sz := (it.deg + 1) * it.n
-	hornerInto(dst, it.denseC[k*sz:], it.deg, it.n, θ)
-}
-
-// seek returns the step k whose interval holds t, and t's place θ in it,
-// walking from the last step used: the backward passes move through the
-// steps one by one, so this is a step or two, not a search. There must be
-// at least one step.
-func (d *denseReader[T]) seek(t float64) (int, T) {
-	it := d.it
-	ts, dir := it.denseT, it.dir
-	k := min(d.last, len(ts)-1)
-	for k > 0 && dir*(t-ts[k]) < 0 {
-		k--
-	}
-	for k+1 < len(ts) && dir*(t-ts[k+1]) >= 0 {
-		k++
-	}
-	d.last = k
-	return k, T((t - ts[k]) / it.denseH[k])
-}
-
-// quartic2 is hornerInto's case of two states on a quartic (Tsit5, DP5),
-// the same operations, small enough to inline.
-func quartic2[T Float](dst, p []T, θ T) {
-	p = p[:10]
-	dst[0] = (((p[8]*θ+p[6])*θ+p[4])*θ+p[2])*θ + p[0]
-	dst[1] = (((p[9]*θ+p[7])*θ+p[5])*θ+p[3])*θ + p[1]
-}
-
-// checkpoints keeps at most budget states of a forward solve: the start
-// and then every stride-th accepted step, the stride doubling (and every
-// other checkpoint dropped) when the budget is full. Each checkpoint has
-// its time, state and the next step size to try.
-type checkpoints[T Float] struct {
-	budget, stride, steps int
-	n                     int
-	ts, dts               []float64
-	idx                   []int // the number of steps before each checkpoint
-	us                    []T
-}
-
-func (c *checkpoints[T]) reset(budget, n int) {
-	c.budget, c.stride, c.steps, c.n = max(budget, 2), 1, 0, n
-	c.ts, c.dts, c.us, c.idx = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0]
-}
-
-func (c *checkpoints[T]) len() int { return len(c.ts) }
-
-func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
-
-// add records the start (t0, u0) and the next step dt.
-func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
-	c.ts = append(c.ts, t)
-	c.dts = append(c.dts, dt)
-	c.idx = append(c.idx, c.steps)
-	c.us = append(c.us, u...)
-}
-
-// step is called after every accepted step with the new time and state;
-// the last step (to T1) is never recorded: T1 ends the last segment.
-func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
-	c.steps++
-	if c.steps%c.stride != 0 {
-		return
-	}
-	if len(c.ts) == c.budget {
-		keep := 0
-		for k := 0; k < len(c.ts); k += 2 {
-			c.ts[keep], c.dts[keep], c.idx[keep] = c.ts[k], c.dts[k], c.idx[k]
-			copy(c.us[keep*c.n:(keep+1)*c.n], c.us[k*c.n:(k+1)*c.n])
-			keep++
+// forwardOptions returns the forward solve's options for the system sys:
+// the state's tolerances and, with a running cost, the quadrature's.
+func forwardOptions[T Float](g *options, sys *fwdSystem[T], dense bool) options {
+	o := *g
+	o.saveAt, o.saveAtSet, o.dense = nil, true, dense
+	if sys.quad {
+		N := sys.dim()
+		o.atolv, o.rtolv = make([]float64, N), make([]float64, N)
+		for i := 0; i < sys.n; i++ {
+			o.atolv[i], o.rtolv[i] = g.tolAt(i)
 		}
-		c.ts, c.dts, c.us, c.idx = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep]
-		c.stride *= 2
-		if c.steps%c.stride != 0 {
-			return
-		}
+		o.rtolv[sys.n], o.atolv[sys.n] = g.quadTols()
+		o.atol = min(o.atol, o.atolv[sys.n])
 	}
-	c.add(t, u, dt)
-}
-
-// thetaBar is the scale of parameter θ_k for the sensitivities'
-// tolerances (CVODES's pbar): |θ_k|, or 1 where θ_k = 0.
-func thetaBar(v float64) float64 {
-	v = math.Abs(v)
-	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 1
-	}
-	return v
-}
-
-// addStats adds the counters of o into s (Retcode: the last non-success).
-func addStats(s *Stats, o Stats) {
-	rc := s.Retcode
-	s.addCounts(o)
-	if o.Retcode != Success || rc == Unfinished {
-		s.Retcode = o.Retcode
-	} else {
-		s.Retcode = rc
-	}
+	return o
 }
