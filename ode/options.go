@@ -130,7 +130,7 @@ type options struct {
 	// A gradient's, from the Sensitivity's fields (sens_options.go).
 	adjTol, quadTol Tolerance // the backward solve's and the quadratures'; zero: the forward ones
 	finiteDiff      bool      // JVP and VJP by finite differences where the Problem has none
-	// The ensemble gradients' (ensemble_grad.go).
+	// The ensemble gradients' (ensemble_gradient.go).
 	indices    []int // Indices: the trajectories asked for, in order
 	indicesSet bool
 	perU0      bool  // PerTrajectoryU0
