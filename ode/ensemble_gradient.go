@@ -11,26 +11,6 @@ import (
 	"unsafe"
 )
 
-// Indices makes Ensemble.Gradient differentiate only the trajectories idx
-// (a minibatch), in this order: shards are cut over positions in the list,
-// so any subset needs no new ensemble, and each trajectory's generator is
-// still seeded by its own index. Repeats are allowed (a trajectory then
-// counts as often as it is listed).
-func Indices(idx ...int) BatchOption {
-	c := slices.Clone(idx)
-	return func(o *options) {
-		o.indices, o.indicesSet = c, true
-	}
-}
-
-// PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGradientResult.U0).
-func PerTrajectoryU0() BatchOption {
-	return func(o *options) {
-		o.perU0 = true
-	}
-}
-
 // EnsembleGradientResult is the result of Ensemble.Gradient: sums over the
 // trajectories that succeeded, taken shard by shard in position order and
 // the shards in order, so they are identical, bit for bit, for any number

@@ -15,6 +15,14 @@ type Stats struct {
 	Retcode  Retcode // how the solve ended
 }
 
+func (s *Stats) addCounts(o Stats) {
+	s.FEvals += o.FEvals
+	s.JacEvals += o.JacEvals
+	s.LUs += o.LUs
+	s.Accepted += o.Accepted
+	s.Rejected += o.Rejected
+}
+
 // addStats adds the counters of o into s (Retcode: the last non-success).
 func addStats(s *Stats, o Stats) {
 	rc := s.Retcode

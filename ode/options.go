@@ -126,11 +126,11 @@ type options struct {
 	tstops     []float64 // sorted ascending copy
 	dt0        float64
 	fixed      float64
-	workers    int // Workers (ensemble.go); 0: not given (GOMAXPROCS)
+	workers    int // Workers (ensemble_options.go); 0: not given (GOMAXPROCS)
 	// A gradient's, from the Sensitivity's fields (sens_options.go).
 	adjTol, quadTol Tolerance // the backward solve's and the quadratures'; zero: the forward ones
 	finiteDiff      bool      // JVP and VJP by finite differences where the Problem has none
-	// The ensemble gradients' (ensemble_gradient.go).
+	// The ensemble gradients' (ensemble_options.go).
 	indices    []int // Indices: the trajectories asked for, in order
 	indicesSet bool
 	perU0      bool  // PerTrajectoryU0
