@@ -140,4 +140,58 @@
 // computes (its trajectories, Seed, ShardSize, which fix the shards and so
 // the bits of every sum) are fields too; how one call runs (tolerances,
 // Workers, a minibatch of Indices) are options.
+//
+// # Files
+//
+// The files group by concern; a file's prefix names its group.
+//
+//	Core
+//	problem.go              Problem, Event, Float and input checks
+//	solve.go                Solve
+//	solution.go             Solution and its dense output
+//	integrator.go           Integrator, Stats: set-up, Reinit, Run, Step
+//	integrator_step.go      one step attempt, its acceptance, replay, interpolation
+//	control.go              the error norm, the initial step, the PI controller
+//	events.go               locating and firing events
+//	errors.go               Retcode, Error and the package's error prefix
+//	options.go              the option kinds, the common and the solve options
+//	fastmath.go             the controller's fast log2 and exp2
+//	alloc.go, assert.go     padded buffers; compile-time interface checks
+//
+//	Methods
+//	method.go               Method and the stepper seam between methods and Integrator
+//	method_tableau.go       Butcher tableaus and their checks
+//	method_erk.go           the explicit Runge–Kutta loop and its dense output
+//	method_combine_*        the ERK stage sums: unrolled, AVX2 assembly, portable
+//	method_tsit5.go …       one file per explicit method: Tsit5, DP5, BS3, Vern7, RK4
+//	method_rosenbrock.go    the Rosenbrock–Wanner loop over a W-transformed tableau
+//	method_rosenbrock23.go  Rosenbrock23
+//	method_rodas5p.go       Rodas5P's tableau
+//	method_jacobian.go      the stiff methods' Jacobian and W = I − γh·J
+//	method_lu.go            dense LU with partial pivoting
+//
+//	Sensitivities
+//	sens.go                 Sensitivity and its four methods' settings
+//	sens_gradient.go        Gradient, GradientSolver, Loss, GradientResult
+//	sens_options.go         Tolerance and the gradient's settings
+//	sens_forward.go         ForwardSensitivity
+//	sens_interpolating.go   InterpolatingAdjoint
+//	sens_backsolve.go       BacksolveAdjoint
+//	sens_discrete.go        DiscreteAdjoint
+//	sens_adjoint.go         the backward pass the continuous adjoints share
+//	sens_system.go          the forward system, its Jacobian and forward pass
+//	sens_dense.go           reading a stored dense output
+//	sens_checkpoints.go     checkpoints and the replay of their segments
+//	sens_finitediff.go      JVP and VJP by finite differences
+//	sens_rows2_*            ForwardSensitivity's row product: AVX2 assembly, portable
+//
+//	Ensembles
+//	ensemble.go             Ensemble, its result and errors, Solve
+//	ensemble_options.go     Workers, Indices, PerTrajectoryU0
+//	ensemble_worker.go      the worker loop and the ordered sum of shards
+//	ensemble_shard.go       Shard, SolveShard and Merge
+//	ensemble_gradient.go    Ensemble.Gradient, its shards and their merge
+//
+// Tests follow the same names; gen/ holds the generators of the
+// assembly and unrolled files.
 package ode
