@@ -3,8 +3,8 @@ package ode
 import "slices"
 
 // Workers sets how many goroutines Ensemble.Solve and Ensemble.Gradient
-// run shards on (default runtime.GOMAXPROCS(0)); the results do not depend
-// on it.
+// run shards on. The default is runtime.GOMAXPROCS(0). The results do not
+// depend on it.
 func Workers(n int) WorkersOption {
 	return func(o *options) {
 		if n < 1 {
@@ -15,11 +15,11 @@ func Workers(n int) WorkersOption {
 	}
 }
 
-// Indices makes Ensemble.Gradient differentiate only the trajectories idx
-// (a minibatch), in this order: shards are cut over positions in the list,
-// so any subset needs no new ensemble, and each trajectory's generator is
-// still seeded by its own index. Repeats are allowed (a trajectory then
-// counts as often as it is listed).
+// Indices makes Ensemble.Gradient differentiate only the trajectories idx,
+// a minibatch, in this order. Shards are cut over positions in the list, so
+// any subset needs no new ensemble. Each trajectory's generator is still
+// seeded by its own index. Repeats are allowed: a trajectory then counts
+// as often as it is listed.
 func Indices(idx ...int) BatchOption {
 	c := slices.Clone(idx)
 	return func(o *options) {
@@ -27,8 +27,8 @@ func Indices(idx ...int) BatchOption {
 	}
 }
 
-// PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGradientResult.U0).
+// PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0,
+// in EnsembleGradientResult.U0.
 func PerTrajectoryU0() BatchOption {
 	return func(o *options) {
 		o.perU0 = true

@@ -6,19 +6,19 @@ import (
 	"slices"
 )
 
-// Shard is a range [Lo, Hi) of the N trajectory indices of an ensemble (or
-// of the N positions of a gradient's list), with the ensemble's master
-// seed: everything a runner needs besides the ensemble itself (which is
-// code) and the call's options to compute the shard's partial results.
-// Shards and GradientShards make them.
+// Shard is a range [Lo, Hi) of the N trajectory indices of an ensemble,
+// or of the N positions of a gradient's list, with the ensemble's master
+// seed. A runner needs nothing else to compute the shard's partial
+// results, besides the ensemble itself and the call's options. Shards and
+// GradientShards make them.
 type Shard struct {
 	Lo, Hi int
 	N      int // the trajectories (Shards) or positions (GradientShards) cut into shards
 	Seed   uint64
 }
 
-// Shards cuts the trajectories into shards of ShardSize (the last one may be
-// shorter), in order.
+// Shards cuts the trajectories into shards of ShardSize, in order. The last
+// one may be shorter.
 func (e Ensemble[T]) Shards() []Shard {
 	size := cmp.Or(max(e.ShardSize, 0), DefaultShardSize)
 	s := make([]Shard, 0, (max(e.N, 0)+size-1)/size)
@@ -29,7 +29,7 @@ func (e Ensemble[T]) Shards() []Shard {
 }
 
 // sortedParts checks that parts holds want shard results, none nil, and
-// returns them sorted by their shard's Lo; fn names the caller in errors.
+// returns them sorted by their shard's Lo. fn names the caller in errors.
 func sortedParts[R any](fn string, parts []*R, want int, lo func(*R) int) ([]*R, error) {
 	if len(parts) != want {
 		return nil, errorf("%s: %d shard results, want %d", fn, len(parts), want)
@@ -45,9 +45,9 @@ func sortedParts[R any](fn string, parts []*R, want int, lo func(*R) int) ([]*R,
 }
 
 // ShardResult is the partial result of one shard: the outputs of its
-// trajectories Lo … Hi−1 (flat, (Hi−Lo)·OutputSize values; nil with
-// DropOutputs), its accumulator (nil without Reduce), its failures and the
-// sum of its counters.
+// trajectories Lo … Hi−1, its accumulator, its failures and the sum of its
+// counters. U holds the outputs flat, (Hi−Lo)·OutputSize values, and is
+// nil with DropOutputs. Acc is nil without Reduce.
 type ShardResult[T Float] struct {
 	Shard  Shard
 	U      []T
@@ -57,9 +57,8 @@ type ShardResult[T Float] struct {
 }
 
 // SolveShard computes one shard's partial result in a new Integrator: what
-// a remote runner executes. opts are Solve's.
-// Failed trajectories are in the result's Errors; the error is for invalid
-// input and cancellation.
+// a remote runner executes. opts are Solve's. Failed trajectories are in
+// the result's Errors; the error is for invalid input and cancellation.
 func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...SolveOption) (*ShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -93,9 +92,10 @@ func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...
 	return sr, nil
 }
 
-// Merge combines the partial results of every shard of Shards (in any
-// order; they are sorted by Lo) into the ensemble's result, summing the
-// accumulators in shard order: the result, and the error, equal Solve's.
+// Merge combines the partial results of every shard of Shards into the
+// ensemble's result. They may come in any order: Merge sorts them by Lo
+// and sums the accumulators in shard order. The result and the error equal
+// Solve's.
 func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) {
 	c, err := e.config(defaultOptions())
 	if err != nil {

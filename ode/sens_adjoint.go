@@ -5,14 +5,14 @@ import (
 	"math"
 )
 
-// The continuous adjoint methods. With λ(T1) = dL/du(T1) (from a save time
-// at T1, else 0) and μ(T1) = 0, both are integrated backwards to T0:
+// The continuous adjoint methods. λ(T1) is dL/du(T1) from a save time at
+// T1, else 0, and μ(T1) = 0. Both are integrated backwards to T0,
 //
 //	λ' = −(∂F/∂u)ᵀλ − (∂g/∂u)ᵀ,   μ' = −(∂F/∂p)ᵀλ − (∂g/∂p)ᵀ,
 //
 // λ jumping by dL/du(t_i) at each save time. Then dL/du0 = λ(T0) and
 // dL/dp = μ(T0). The backward solve is cut at the save times, so the
-// jumps land exactly (not at checkpoints: see segCache).
+// jumps land exactly. It is not cut at checkpoints: see segCache.
 
 // adjointPass is the backward pass both adjoint methods share: the
 // backward integrator and the walk over the save times.
@@ -98,15 +98,15 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 }
 
 // sliver reports whether [a, b] is shorter than the smallest step an
-// integrator takes (16ε relative): a save time one ulp from the end, say.
+// integrator takes, 16ε relative: a save time one ulp from the end, say.
 // The state cannot change over it, so it is not integrated.
 func sliver(a, b float64) bool {
 	return math.Abs(b-a) <= 16*eps*max(math.Abs(a), math.Abs(b))
 }
 
-// backwardOptions returns the options of a backward solve of dimension N
-// whose components [lo, hi) are λ, those from hi on μ (quadratures) and
-// those before lo a state with the forward tolerances.
+// backwardOptions returns the options of a backward solve of dimension N.
+// Its components [lo, hi) are λ, those from hi on are the quadratures μ,
+// and those before lo are a state with the forward tolerances.
 func backwardOptions(g *options, N, lo, hi int) options {
 	o := *g
 	// TStops stay: where F jumps, the backward solve must land there too.
@@ -131,11 +131,11 @@ func backwardOptions(g *options, N, lo, hi int) options {
 	return o
 }
 
-// negVJP writes d = −(wᵀ∂f/∂u, wᵀ∂f/∂p) of the forward system at (u, p,
-// t), the two parts one after the other (len(w) + len(p) values), with
-// the running cost's partials (the constant adjoint 1 of q). The VJP is
-// linear in w, so it is taken at −w (in sys.wneg) rather than negated
-// afterwards.
+// negVJP writes d = −[wᵀ∂f/∂u, wᵀ∂f/∂p] of the forward system at u, p
+// and t: the two parts one after the other, len(w) + len(p) values. It
+// adds the running cost's partials, for the constant adjoint 1 of q. The
+// VJP is linear in w, so it is taken at −w, in sys.wneg, rather than
+// negated afterwards.
 func negVJP[T Float](sys *fwdSystem[T], d, w, u []T, p []float32, t float64) {
 	// An index loop, not range: a short vector, cheaper than a memclr call.
 	for i := 0; i < len(d); i++ {

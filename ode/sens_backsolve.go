@@ -36,7 +36,7 @@ func (bs *backsolve[T]) build(quad bool) error {
 	if bs.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, bs.sys, false)); err != nil {
 		return err
 	}
-	// The backward system's Jacobian (stiff methods) is left to finite
+	// A stiff method takes the backward system's Jacobian by finite
 	// differences: it needs second derivatives of F.
 	bp := Problem[T]{F: bs.rhs, U0: make([]T, 2*n+np), P: gs.prob.P}
 	if n == 2 && !quad {
@@ -59,8 +59,8 @@ func (bs *backsolve[T]) rhs(da, a []T, p []float32, t float64) {
 	negVJP(bs.sys, da[n:], a[n:2*n], a[:n], p, t)
 }
 
-// rhs2 is rhs for two states without a running cost, negVJP's work in
-// the same frame (see interpAdjoint.rhs2).
+// rhs2 is rhs for two states without a running cost, with negVJP's work
+// in the same frame, as interpAdjoint.rhs2.
 func (bs *backsolve[T]) rhs2(da, a []T, p []float32, t float64) {
 	u := a[:2:2]
 	bs.gs.prob.F(da[:2:2], u, p, t)

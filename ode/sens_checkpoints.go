@@ -6,9 +6,9 @@ import (
 )
 
 // checkpoints keeps at most budget states of a forward solve: the start
-// and then every stride-th accepted step, the stride doubling (and every
-// other checkpoint dropped) when the budget is full. Each checkpoint has
-// its time, state and the next step size to try.
+// and then every stride-th accepted step. When the budget is full the
+// stride doubles and every other checkpoint is dropped. Each checkpoint
+// has its time, state and the next step size to try.
 type checkpoints[T Float] struct {
 	budget, stride, steps int
 	n                     int
@@ -26,7 +26,7 @@ func (c *checkpoints[T]) len() int { return len(c.ts) }
 
 func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
 
-// add records the start (t0, u0) and the next step dt.
+// add records a start t and u, and the next step dt.
 func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
 	c.ts = append(c.ts, t)
 	c.dts = append(c.dts, dt)
@@ -34,8 +34,8 @@ func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
 	c.us = append(c.us, u...)
 }
 
-// step is called after every accepted step with the new time and state;
-// the last step (to T1) is never recorded: T1 ends the last segment.
+// step is called after every accepted step with the new time and state.
+// The last step, to T1, is never recorded: T1 ends the last segment.
 func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
 	c.steps++
 	if c.steps%c.stride != 0 {
@@ -57,14 +57,15 @@ func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
 	c.add(t, u, dt)
 }
 
-// segCache is InterpolatingAdjoint's dense output with checkpoints: the
-// forward solve's segments between checkpoints, each replayed on the
-// forward solve's own steps (Integrator.replay) when the backward solve
-// first reads a time in it, two at a time. The backward solve then runs
-// from T1 to T0 without stopping at the checkpoints and reads the same
-// dense output as without them, so the gradient is the same (bit for bit
-// for an autonomous F: see TestInterpCheckpointReplay). Two segments,
-// because a backward step (and its retries) can straddle a checkpoint.
+// segCache is InterpolatingAdjoint's dense output with checkpoints. It
+// holds the forward solve's segments between checkpoints, two at a time.
+// Integrator.replay solves each on the forward solve's own steps when the
+// backward solve first reads a time in it. The backward solve then runs
+// from T1 to T0 without stopping at the checkpoints. It reads the same
+// dense output as without them, so the gradient is the same: bit for bit
+// for an autonomous F, as TestInterpCheckpointReplay checks. It holds two
+// segments because a backward step and its retries can straddle a
+// checkpoint.
 type segCache[T Float] struct {
 	ia   *interpAdjoint[T]
 	its  [2]*Integrator[T]
@@ -102,8 +103,8 @@ func (c *segCache[T]) segmentOf(t float64) int {
 	return k
 }
 
-// eval writes u(t) into dst, replaying its segment first if it is not
-// held (in place of the one farther from it). After a failed replay it
+// eval writes u(t) into dst. It first replays t's segment if it is not
+// held, in place of the held one farther from it. After a failed replay it
 // writes zeros and c.err says why.
 func (c *segCache[T]) eval(dst []T, t float64) {
 	k := c.segmentOf(t)
@@ -157,8 +158,9 @@ func absInt(k int) int {
 }
 
 // replayOptions are the options of the integrators that replay
-// checkpoint segments: the forward solve's, dense, with a fixed step (any:
-// replay gives every step's size) so that no error is estimated.
+// checkpoint segments: the forward solve's, dense, with a fixed step so
+// that no error is estimated. Any fixed step will do: replay gives every
+// step's size.
 func replayOptions[T Float](g *options, sys *fwdSystem[T], span float64) options {
 	o := forwardOptions(g, sys, true)
 	if o.fixed == 0 {

@@ -1,8 +1,9 @@
 package ode
 
-// denseReader evaluates a stored dense output (an Integrator's denseT,
-// denseH, denseC) at any t of the solved span, remembering the last step
-// used: the backward passes read it at times that move monotonically.
+// denseReader evaluates a stored dense output at any t of the solved span:
+// an Integrator's denseT, denseH and denseC. It remembers the last step
+// used, since the backward passes read it at times that move
+// monotonically.
 type denseReader[T Float] struct {
 	it   *Integrator[T]
 	last int
@@ -10,7 +11,7 @@ type denseReader[T Float] struct {
 
 func (d *denseReader[T]) reset() { d.last = 0 }
 
-// eval writes u(t) into dst (len it.n).
+// eval writes u(t) into dst, of length it.n.
 func (d *denseReader[T]) eval(dst []T, t float64) {
 	it := d.it
 	if len(it.denseT) == 0 {
@@ -44,8 +45,8 @@ func (d *denseReader[T]) seek(t float64) (int, T) {
 	return k, T((t - ts[k]) / it.denseH[k])
 }
 
-// quartic2 is hornerInto's case of two states on a quartic (Tsit5, DP5),
-// the same operations, small enough to inline.
+// quartic2 is hornerInto's case of two states on a quartic, as Tsit5 and
+// DP5 have. It does the same operations and is small enough to inline.
 func quartic2[T Float](dst, p []T, θ T) {
 	p = p[:10]
 	dst[0] = (((p[8]*θ+p[6])*θ+p[4])*θ+p[2])*θ + p[0]

@@ -52,8 +52,8 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		return err
 	}
 	if ckpt {
-		// The segments are re-solved on the forward solve's own steps
-		// (replay): fixed steps, no error estimates or rejections, and the
+		// replay solves the segments again on the forward solve's own
+		// steps: fixed steps, no error estimates or rejections, and the
 		// same dense output as the forward solve's.
 		ia.cache = &segCache[T]{ia: ia}
 		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
@@ -88,9 +88,9 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	return nil
 }
 
-// forwardAt writes the forward state at t into ia.ub. The state at the
-// time of the last call is kept (ubT): an explicit method's last stages
-// often share a time (Tsit5's sixth and seventh at t+h), and the dense
+// forwardAt writes the forward state at t into ia.ub. It keeps the state
+// at the time of the last call, ubT. An explicit method's last stages
+// often share a time, as Tsit5's sixth and seventh do at t+h. The dense
 // output is a function of t alone, so reading it again would give the
 // same bits.
 func (ia *interpAdjoint[T]) forwardAt(t float64) {
@@ -112,9 +112,9 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 	negVJP(ia.sys, da, a[:n], ia.ub[:n], p, t)
 }
 
-// rhs2 is rhs for two states without a running cost, negVJP's work in
-// the same frame (one call level and its loops fewer per stage of the
-// common small case); the same operations, so the same bits.
+// rhs2 is rhs for two states without a running cost, with negVJP's work
+// in the same frame. That saves one call level and its loops per stage of
+// the common small case. The operations are the same, so are the bits.
 func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
 	if t != ia.ubT {
 		// The quartic dense output of Tsit5 and DP5 read here, as

@@ -4,9 +4,9 @@ import (
 	"context"
 )
 
-// The forward system the gradient methods share (F with the running
-// cost's integral as one more component), its Jacobian built from
-// derivative products, and the forward pass of the adjoints.
+// The forward system the gradient methods share: F with the running
+// cost's integral as one more component. Its Jacobian is built from
+// derivative products. The adjoints' forward pass solves it.
 
 // fwdSystem is the system a gradient's forward solve integrates: the
 // problem's F and, when the loss has a running cost, q' = g(u, p, t) as
@@ -31,9 +31,9 @@ func newFwdSystem[T Float](gs *GradientSolver[T], quad bool) *fwdSystem[T] {
 	return s
 }
 
-// rhs is the forward system's right-hand side to hand an integrator: the
-// problem's F itself when there is no running cost (one indirect call
-// per evaluation less), else s.f.
+// rhs is the forward system's right-hand side to hand an integrator. It is
+// the problem's F itself when there is no running cost, which saves one
+// indirect call per evaluation. Else it is s.f.
 func (s *fwdSystem[T]) rhs() func(du, u []T, p []float32, t float64) {
 	if s.quad {
 		return s.fv
@@ -63,7 +63,7 @@ func (s *fwdSystem[T]) runningGrad(u []T, p []float32, t float64) {
 	s.gs.loss.RunningGradient(s.gu, s.gp, u, p, t)
 }
 
-// vjp adds wᵀ∂f/∂u into du and wᵀ∂f/∂p into dp (nil: not wanted).
+// vjp adds wᵀ∂f/∂u into du and wᵀ∂f/∂p into dp; a nil dp is not wanted.
 func (s *fwdSystem[T]) vjp(du, dp, w, u []T, p []float32, t float64) {
 	n := s.n
 	s.gs.prob.VJP(du[:n], dp, w[:n], u[:n], p, t)
@@ -81,9 +81,9 @@ func (s *fwdSystem[T]) vjp(du, dp, w, u []T, p []float32, t float64) {
 	}
 }
 
-// jac writes the Jacobian of f: J of F from Problem.Jac, else from n VJPs
-// (rows) or n JVPs (columns), whichever the problem has; with a running
-// cost, the row of q is ∂g/∂u.
+// jac writes the Jacobian of f. J of F comes from Problem.Jac, else from n
+// VJPs as rows or n JVPs as columns, whichever the problem has. With a
+// running cost, the row of q is ∂g/∂u.
 func (s *fwdSystem[T]) jac(J, u []T, p []float32, t float64) {
 	n, N := s.n, s.dim()
 	jacobianOf(s.jn, &s.gs.prob, u[:n], p, t, s.ev, s.row)
@@ -97,9 +97,9 @@ func (s *fwdSystem[T]) jac(J, u []T, p []float32, t float64) {
 	}
 }
 
-// jacobianOf writes the n×n Jacobian of prob.F at (u, p, t) into J, from
-// prob.Jac, else from n VJPs, else from n JVPs. ev and col are n-vectors
-// of scratch.
+// jacobianOf writes the n×n Jacobian of prob.F at u, p and t into J. It
+// comes from prob.Jac, else from n VJPs, else from n JVPs. ev and col are
+// n-vectors of scratch.
 func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64, ev, col []T) {
 	n := len(u)
 	switch {
@@ -127,12 +127,13 @@ func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64,
 	}
 }
 
-// forwardPass is the forward solve the adjoint methods share: it solves
-// sys in it from the problem's initial state (copied into y0, of sys's
-// dimension), saving at the loss's save times; evaluates the loss, plus the
-// running cost's integral (component n); sets res.Value and res.Forward and
-// copies u(T1) into u1. A non-nil ck is reset to budget with the start as
-// its first checkpoint (it.onAccept records the others).
+// forwardPass is the forward solve the adjoint methods share. It solves
+// sys in it from the problem's initial state, saving at the loss's save
+// times. y0, of sys's dimension, takes the initial state. It evaluates the
+// loss plus the running cost's integral, component n. It sets res.Value
+// and res.Forward and copies u(T1) into u1. A non-nil ck is reset to
+// budget with the start as its first checkpoint; it.onAccept records the
+// others.
 func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T], sys *fwdSystem[T], y0 []T, ck *checkpoints[T], budget int, u1 []T) error {
 	n := sys.n
 	it.o.saveAt = gs.at
