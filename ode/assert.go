@@ -1,10 +1,11 @@
 package ode
 
-// Compile-time checks, gonum style: every method and sensitivity
-// implements its interface, and every stepper implements stepper and, where
-// its attempts can fail for a reason of its own, stepFailer (the
-// integrator finds it by type assertion, so a mistyped failure method
-// would silently turn a singular W into a plain dt underflow).
+// Compile-time checks, gonum style. Every method and sensitivity
+// implements its interface, and every stepper implements stepper. A
+// stepper whose attempts can fail for a reason of its own implements
+// stepFailer too. The integrator finds stepFailer by type assertion, so a
+// mistyped failure method would silently turn a singular W into a plain
+// dt underflow.
 var (
 	_ Method = (*erkMethod)(nil)
 	_ Method = (*r23Method)(nil)

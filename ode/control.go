@@ -2,18 +2,18 @@ package ode
 
 import "math"
 
-// Step-size control. The controller is the PI controller of Hairer & Wanner
-// (II.4, IV.2) as OrdinaryDiffEq uses it: with the error norm e_n of the
-// accepted step and e_{n−1} of the previous accepted one,
+// Step-size control. The controller is the PI controller of Hairer and
+// Wanner, sections II.4 and IV.2, as OrdinaryDiffEq uses it. With the error
+// norm e_n of the accepted step and e_{n−1} of the previous accepted one,
 //
 //	h_new = h · clamp(safety · e_n^(−β1) · e_{n−1}^(β2), qmin, qmax)
 //
-// with β1 = 0.7/p, β2 = 0.4/p (p the method's order: 0.14 and 0.08 for
-// Tsit5 and DP5), safety 0.9, qmin 0.2, qmax 10, and e_{n−1} starting at
-// 1e-4. A rejected step retries with h · max(qmin, safety·e^(−β1)), and the
-// step after a rejection may not grow. Non-finite attempts retry with
-// h·qmin; ten in a row, or a dt underflow right after one, end the solve
-// with NonFinite.
+// with β1 = 0.7/p and β2 = 0.4/p for a method of order p. The other
+// constants are safety 0.9, qmin 0.2 and qmax 10; e_{n−1} starts at 1e-4.
+// A rejected step retries with h·max(qmin, safety·e^−β1), and the step
+// after a rejection may not grow. Non-finite attempts retry with h·qmin.
+// Ten in a row, or a dt underflow right after one, end the solve with
+// NonFinite.
 const (
 	ctlSafety   = 0.9
 	ctlQmin     = 0.2
@@ -106,10 +106,14 @@ func firstNonFinite[T Float](u []T) int {
 	return -1
 }
 
-// initialStep is Hairer's starting step heuristic (HNW I, II.4): with the
-// weighted norms d0 = ‖u0‖, d1 = ‖f0‖, h0 = 0.01·d0/d1, an Euler step to
-// u1 = u0 + h0·f0 and d2 = ‖f(u1) − f0‖/h0, it takes
-// h = min(100·h0, (0.01/max(d1, d2))^(1/(p+1))). It costs one evaluation of F.
+// initialStep is Hairer's starting step heuristic from Hairer, Nørsett and
+// Wanner I, section II.4. With the weighted norms d0 = ‖u0‖ and d1 = ‖f0‖,
+// h0 = 0.01·d0/d1, an Euler step to u1 = u0 + h0·f0 and
+// d2 = ‖f(u1) − f0‖/h0, it takes
+//
+//	h = min(100·h0, (0.01/max(d1, d2))^(1/(p+1))).
+//
+// It costs one evaluation of F.
 func (it *Integrator[T]) initialStep(f0 []T) float64 {
 	span := math.Abs(it.t1 - it.t0)
 	u0 := it.u
@@ -159,9 +163,9 @@ func (it *Integrator[T]) initialStep(f0 []T) float64 {
 	return it.dir * h
 }
 
-// controlAccept returns the next step size after an accepted step of size h
-// (signed) with squared error norm e2 (an attempt's result), and updates
-// the controller memory.
+// controlAccept returns the next step size after an accepted step of
+// signed size h whose attempt returned the squared error norm e2. It
+// updates the controller memory.
 func (it *Integrator[T]) controlAccept(h, e2 float64) float64 {
 	if !it.adaptive {
 		if it.fixed > 0 {
@@ -172,8 +176,8 @@ func (it *Integrator[T]) controlAccept(h, e2 float64) float64 {
 		return h
 	}
 	// The chain from e to the next step's size is what the next step
-	// waits for: one multiplication at the end (h·g), not two divisions
-	// (by the safety factor and h/q).
+	// waits for: one multiplication at the end, h·g, rather than two
+	// divisions by the safety factor and by h/q.
 	var g float64 // h_new = h · g
 	if e2 == 0 {
 		g = ctlQmax

@@ -23,73 +23,62 @@ const DefaultShardSize = 16
 //	res, err := ens.Solve(ctx, ode.Tsit5(), ode.Tol(1e-6, 1e-8), ode.Workers(4))
 //	// res.U[i]: the final state of trajectory i
 //
-// The trajectories are cut into shards of ShardSize consecutive indices
-// (independent of the number of workers). Each worker takes shards in
-// order and runs their trajectories one after the other in one reused
-// Integrator, so a trajectory allocates nothing. Trajectory i's output goes
-// to its own slot of the result; Reduce folds the outputs of one shard, in
-// index order, into a zeroed accumulator, and the shards' accumulators are
-// added up in shard order. Nothing depends on which worker ran what.
+// The trajectories are cut into shards of ShardSize consecutive indices,
+// whatever the number of workers. Each worker takes shards in order and
+// runs their trajectories one after the other in one reused Integrator, so
+// a trajectory allocates nothing. Trajectory i's output goes to its own
+// slot of the result. Reduce folds the outputs of one shard, in index
+// order, into a zeroed accumulator. The shards' accumulators are added up
+// in shard order. Nothing depends on which worker ran what.
 //
-// A Shard is a plain value (two indices and the seed), and SolveShard and
-// Merge are the two halves of Solve for runners that execute shards
-// elsewhere: Merge of the SolveShard results of every shard, computed
-// anywhere in any order, equals Solve.
+// A Shard is a plain value: two indices and the seed. SolveShard and Merge
+// are the two halves of Solve, for runners that execute shards elsewhere.
+// Merge of the SolveShard results of every shard, computed anywhere in any
+// order, equals Solve.
 //
 // Modify, Output and Reduce, like F, Jac and the Events' G and Affect, are
-// called concurrently from several workers (for different trajectories),
-// so they must not write shared state.
+// called concurrently from several workers for different trajectories. So
+// they must not write shared state.
 type Ensemble[T Float] struct {
 	// Base is the problem every trajectory starts from. It must be valid on
-	// its own (it also sets up each worker's Integrator).
+	// its own: it also sets up each worker's Integrator.
 	Base Problem[T]
 	// N is the number of trajectories, indexed 0 … N−1.
 	N int
 	// Seed is the master seed of the per-trajectory random generators.
 	Seed uint64
 	// Modify, if set, makes trajectory i's problem from a copy of Base. p.U0
-	// is a private copy of Base.U0 that Modify may overwrite in place (or
-	// replace). p.P is Base.P itself, shared by every trajectory: do not
-	// write into it; point p.P at another view instead (θ[i*k:(i+1)*k]).
-	// The span, F, Jac and Events may be replaced too; the dimension may
-	// not. rng is trajectory i's own generator, a PCG seeded from (Seed, i)
-	// (see TrajectoryRand), valid only during the call.
+	// is a private copy of Base.U0 that Modify may overwrite in place or
+	// replace. p.P is Base.P itself, shared by every trajectory: do not
+	// write into it. Point p.P at another view instead, such as
+	// θ[i*k:(i+1)*k]. The span, F, Jac and Events may be replaced too; the
+	// dimension may not. rng is trajectory i's own generator, valid only
+	// during the call: TrajectoryRand(Seed, i) gives it.
 	Modify func(i int, rng *rand.Rand, p *Problem[T])
-	// Output, if set, writes trajectory i's output into out (len
-	// OutputSize) after a successful solve, reading the integrator (U, T,
-	// Saved, Stats). Without it the output is the final state (OutputSize
-	// is then 0 or the dimension).
+	// Output, if set, writes trajectory i's output into out after a
+	// successful solve, reading the integrator's U, T, Saved or Stats.
+	// out has OutputSize values. Without Output the output is the final
+	// state, and OutputSize is 0 or the dimension.
 	Output     func(out []T, i int, it *Integrator[T])
 	OutputSize int
-	// DropOutputs keeps no per-trajectory outputs (EnsembleResult.U is
-	// nil): for ensembles that only Reduce. Output is still called, into a
+	// DropOutputs keeps no per-trajectory outputs, for ensembles that only
+	// Reduce; EnsembleResult.U is then nil. Output is still called, into a
 	// scratch slot that Reduce then reads.
 	DropOutputs bool
-	// Reduce, if set, folds trajectory i's output into acc (len
-	// ReduceSize), which is zero at the start of each shard. The shards'
+	// Reduce, if set, folds trajectory i's output into acc, of ReduceSize
+	// values and zero at the start of each shard. The shards'
 	// accumulators are summed elementwise in shard order into
 	// EnsembleResult.Acc. Failed trajectories are not reduced.
 	Reduce     func(acc []float64, i int, out []T)
 	ReduceSize int
-	// ShardSize is the number of consecutive trajectories in a shard
-	// (default DefaultShardSize). Outputs do not depend on it; Acc does,
+	// ShardSize is the number of consecutive trajectories in a shard; 0
+	// means DefaultShardSize. Outputs do not depend on it. Acc does,
 	// through the order of its floating-point additions.
 	ShardSize int
 }
 
-// Shard is a range [Lo, Hi) of the N trajectory indices of an ensemble (or
-// of the N positions of a gradient's list), with the ensemble's master
-// seed: everything a runner needs besides the ensemble itself (which is
-// code) and the call's options to compute the shard's partial results.
-// Shards and GradientShards make them.
-type Shard struct {
-	Lo, Hi int
-	N      int // the trajectories (Shards) or positions (GradientShards) cut into shards
-	Seed   uint64
-}
-
 // TrajectoryError is the failure of one trajectory: a solve that stopped
-// early (an *Error), or a problem that Modify left invalid.
+// early with an *Error, or a problem that Modify left invalid.
 type TrajectoryError struct {
 	Index int
 	Err   error
@@ -133,34 +122,22 @@ func (e *EnsembleError) Unwrap() []error {
 
 // EnsembleResult holds what an ensemble computed.
 type EnsembleResult[T Float] struct {
-	// U[i] is trajectory i's output (by default its final state), a view
-	// into one buffer; NaN for a failed trajectory. nil with DropOutputs.
+	// U[i] is trajectory i's output, by default its final state. It is a
+	// view into one buffer, NaN for a failed trajectory, and nil with
+	// DropOutputs.
 	U [][]T
 	// Acc is the sum over shards, in shard order, of Reduce's per-shard
-	// accumulators; nil without Reduce.
+	// accumulators. It is nil without Reduce.
 	Acc []float64
 	// Errors lists the failed trajectories by increasing index.
 	Errors []TrajectoryError
 	// Stats sums the counters of every trajectory. Retcode is Success when
-	// no trajectory failed, else the first failure's (Unfinished if its
-	// problem was invalid).
+	// no trajectory failed, else the first failure's. That is Unfinished
+	// if its problem was invalid.
 	Stats Stats
 }
 
-// Workers sets how many goroutines Ensemble.Solve and Ensemble.Gradient
-// run shards on (default runtime.GOMAXPROCS(0)); the results do not depend
-// on it.
-func Workers(n int) WorkersOption {
-	return func(o *options) {
-		if n < 1 {
-			o.fail("Workers(%d): want n ≥ 1", n)
-			return
-		}
-		o.workers = n
-	}
-}
-
-// splitmix64 is the SplitMix64 finaliser (Steele, Lea, Flood 2014).
+// splitmix64 is the SplitMix64 finaliser of Steele, Lea and Flood, 2014.
 func splitmix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
@@ -176,8 +153,8 @@ func trajectorySeed(seed uint64, i int) (hi, lo uint64) {
 }
 
 // TrajectoryRand returns a new generator in the state that Modify receives
-// for trajectory i of an ensemble with master seed seed: a PCG whose two
-// seed words are derived from (seed, i) by SplitMix64, so that neighbouring
+// for trajectory i of an ensemble with master seed seed. It is a PCG whose
+// two seed words SplitMix64 derives from seed and i, so that neighbouring
 // trajectories get unrelated streams.
 func TrajectoryRand(seed uint64, i int) *rand.Rand {
 	return rand.New(rand.NewPCG(trajectorySeed(seed, i)))
@@ -234,20 +211,9 @@ func parseConfig[T Float, O applier](e *Ensemble[T], opts []O) (ensConfig, error
 	return c, optErr
 }
 
-// Shards cuts the trajectories into shards of ShardSize (the last one may be
-// shorter), in order.
-func (e Ensemble[T]) Shards() []Shard {
-	size := cmp.Or(max(e.ShardSize, 0), DefaultShardSize)
-	s := make([]Shard, 0, (max(e.N, 0)+size-1)/size)
-	for lo := 0; lo < e.N; lo += size {
-		s = append(s, Shard{Lo: lo, Hi: min(lo+size, e.N), N: e.N, Seed: e.Seed})
-	}
-	return s
-}
-
 // Problem returns trajectory i's problem, as Modify makes it from Base and
-// the trajectory's generator, with its own copy of U0: to rerun one
-// trajectory (a failed one, say) with Solve and other options.
+// the trajectory's generator, with its own copy of U0. Use it to rerun one
+// trajectory with Solve and other options: a failed one, say.
 func (e Ensemble[T]) Problem(i int) Problem[T] {
 	p := e.Base
 	p.U0 = slices.Clone(e.Base.U0)
@@ -257,20 +223,21 @@ func (e Ensemble[T]) Problem(i int) Problem[T] {
 	return p
 }
 
-// Solve solves the N trajectories with method m and the options opts (those
-// of Solve, plus Workers) and returns their outputs and reduction.
+// Solve solves the N trajectories with method m and returns their outputs
+// and reduction. opts are those of Solve, plus Workers.
 //
-// If some trajectories fail (max steps, dt underflow, NaN/Inf, or a problem
-// that Modify left invalid), the others still finish: Solve returns the
-// result, with the failures in res.Errors and NaN outputs in their slots,
-// and an *EnsembleError listing them. If ctx is cancelled, Solve stops
-// starting trajectories and returns a nil result and an error wrapping
-// ctx.Err(). Invalid input (the ensemble's fields, Base, the method or an
-// option) returns a nil result and an error before any trajectory runs.
+// A trajectory can fail on max steps, a dt underflow, a NaN or Inf, or a
+// problem that Modify left invalid; the others still finish. Solve then
+// returns the result and an *EnsembleError listing the failures. The
+// result has the failures in res.Errors and NaN outputs in their slots. If
+// ctx is cancelled, Solve stops starting trajectories. It returns a nil
+// result and an error wrapping ctx.Err(). Invalid input returns a nil
+// result and an error before any trajectory runs: the ensemble's fields,
+// Base, the method or an option.
 //
-// Solve allocates its result and one Integrator per worker; the
-// trajectories themselves allocate nothing (unless Modify, Output or
-// Reduce do).
+// Solve allocates its result and one Integrator per worker. The
+// trajectories themselves allocate nothing, unless Modify, Output or
+// Reduce do.
 func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...EnsembleSolveOption) (*EnsembleResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -311,30 +278,6 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...EnsembleSolveO
 	return res, finishEnsemble(res, e.N)
 }
 
-// sortedParts checks that parts holds want shard results, none nil, and
-// returns them sorted by their shard's Lo; fn names the caller in errors.
-func sortedParts[R any](fn string, parts []*R, want int, lo func(*R) int) ([]*R, error) {
-	if len(parts) != want {
-		return nil, errorf("%s: %d shard results, want %d", fn, len(parts), want)
-	}
-	ps := slices.Clone(parts)
-	for _, p := range ps {
-		if p == nil {
-			return nil, errorf("%s: nil shard result", fn)
-		}
-	}
-	slices.SortFunc(ps, func(a, b *R) int { return cmp.Compare(lo(a), lo(b)) })
-	return ps, nil
-}
-
-func (s *Stats) addCounts(o Stats) {
-	s.FEvals += o.FEvals
-	s.JacEvals += o.JacEvals
-	s.LUs += o.LUs
-	s.Accepted += o.Accepted
-	s.Rejected += o.Rejected
-}
-
 // finishEnsemble sets the result's Retcode and returns the ensemble's error.
 func finishEnsemble[T Float](res *EnsembleResult[T], n int) error {
 	if len(res.Errors) == 0 {
@@ -347,97 +290,4 @@ func finishEnsemble[T Float](res *EnsembleResult[T], n int) error {
 		res.Stats.Retcode = se.Code
 	}
 	return &EnsembleError{N: n, Errors: res.Errors}
-}
-
-// ShardResult is the partial result of one shard: the outputs of its
-// trajectories Lo … Hi−1 (flat, (Hi−Lo)·OutputSize values; nil with
-// DropOutputs), its accumulator (nil without Reduce), its failures and the
-// sum of its counters.
-type ShardResult[T Float] struct {
-	Shard  Shard
-	U      []T
-	Acc    []float64
-	Errors []TrajectoryError
-	Stats  Stats
-}
-
-// SolveShard computes one shard's partial result in a new Integrator: what
-// a remote runner executes. opts are Solve's.
-// Failed trajectories are in the result's Errors; the error is for invalid
-// input and cancellation.
-func (e Ensemble[T]) SolveShard(ctx context.Context, m Method, s Shard, opts ...SolveOption) (*ShardResult[T], error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	c, err := parseConfig(&e, opts)
-	if err != nil {
-		return nil, err
-	}
-	if s.Lo < 0 || s.Hi < s.Lo || s.Hi > e.N {
-		return nil, errorf("SolveShard: shard [%d, %d), want 0 ≤ Lo ≤ Hi ≤ N = %d", s.Lo, s.Hi, e.N)
-	}
-	if s.N != e.N {
-		return nil, errorf("SolveShard: shard [%d, %d) of N = %d, want the ensemble's N = %d", s.Lo, s.Hi, s.N, e.N)
-	}
-	w, err := e.newWorker(c, m)
-	if err != nil {
-		return nil, err
-	}
-	sr := &ShardResult[T]{Shard: s, Acc: w.acc}
-	if !e.DropOutputs {
-		sr.U = make([]T, (s.Hi-s.Lo)*c.k)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, errorf("shard [%d, %d) cancelled: %w", s.Lo, s.Hi, err)
-	}
-	errs, cancelled := e.runShard(ctx, w, c, s, sr.U)
-	if cancelled {
-		return nil, errorf("shard [%d, %d) cancelled: %w", s.Lo, s.Hi, context.Cause(ctx))
-	}
-	sr.Errors, sr.Stats = errs, w.stats
-	return sr, nil
-}
-
-// Merge combines the partial results of every shard of Shards (in any
-// order; they are sorted by Lo) into the ensemble's result, summing the
-// accumulators in shard order: the result, and the error, equal Solve's.
-func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) {
-	c, err := e.config(defaultOptions())
-	if err != nil {
-		return nil, err
-	}
-	want := e.Shards()
-	ps, err := sortedParts("Merge", parts, len(want), func(p *ShardResult[T]) int { return p.Shard.Lo })
-	if err != nil {
-		return nil, err
-	}
-	res := &EnsembleResult[T]{}
-	var flat []T
-	if !e.DropOutputs {
-		flat = make([]T, 0, e.N*c.k)
-	}
-	if e.Reduce != nil {
-		res.Acc = make([]float64, e.ReduceSize)
-	}
-	for j, p := range ps {
-		if p.Shard != want[j] {
-			return nil, errorf("Merge: shard result %d covers %+v, want %+v", j, p.Shard, want[j])
-		}
-		if nu := (p.Shard.Hi - p.Shard.Lo) * c.k; !e.DropOutputs && len(p.U) != nu {
-			return nil, errorf("Merge: shard [%d, %d) has %d outputs, want %d", p.Shard.Lo, p.Shard.Hi, len(p.U), nu)
-		}
-		if len(p.Acc) != e.ReduceSize {
-			return nil, errorf("Merge: shard [%d, %d) has an accumulator of %d, want %d", p.Shard.Lo, p.Shard.Hi, len(p.Acc), e.ReduceSize)
-		}
-		flat = append(flat, p.U...)
-		if res.Acc != nil {
-			addInto(res.Acc, p.Acc)
-		}
-		res.Errors = append(res.Errors, p.Errors...)
-		res.Stats.addCounts(p.Stats)
-	}
-	if !e.DropOutputs {
-		res.U = rows(flat, e.N, c.k)
-	}
-	return res, finishEnsemble(res, e.N)
 }

@@ -15,24 +15,24 @@ const (
 	Unfinished Retcode = iota
 	// Success: the end of the span was reached.
 	Success
-	// Terminated: an event ended the solve early (Solution.T ends at the event).
+	// Terminated: an event ended the solve early; Solution.T ends at the event.
 	Terminated
-	// MaxStepsReached: the MaxSteps limit of step attempts was reached. (Not
-	// called MaxSteps, which is the option that sets the limit.)
+	// MaxStepsReached: the MaxSteps limit of step attempts was reached.
+	// It is not called MaxSteps, the option that sets the limit.
 	MaxStepsReached
-	// DtUnderflow: the step size became negligible relative to t (the
-	// solution blows up, or the tolerance cannot be met in this precision).
+	// DtUnderflow: the step size became negligible relative to t. The
+	// solution blows up, or the tolerance cannot be met in this precision.
 	DtUnderflow
 	// NonFinite: the state or the right-hand side became NaN or ±Inf.
 	NonFinite
 	// Cancelled: the context was cancelled or its deadline passed.
 	Cancelled
 	// Singular: a stiff method's matrix W = I − γ·dt·J stayed singular
-	// after the step size was reduced (or could not be, under FixedStep).
+	// after the step size was reduced, or could not be under FixedStep.
 	Singular
 	// Failed: a callback of the problem or of the loss failed, and its
-	// hook (Problem.Err, Loss.Err) reported the error, which Error.Err
-	// holds.
+	// hook reported the error, which Error.Err holds. The hooks are
+	// Problem.Err and Loss.Err.
 	Failed
 )
 
@@ -45,8 +45,8 @@ func (r Retcode) String() string {
 	return fmt.Sprintf("Retcode(%d)", int(r))
 }
 
-// ErrDone is returned by Integrator.Step once the integrator has finished
-// (reached T1 or was terminated by an event). Reinit starts it again.
+// ErrDone is returned by Integrator.Step once the integrator has finished:
+// it reached T1 or an event terminated it. Reinit starts it again.
 var ErrDone = errors.New("ode: integrator is done")
 
 // Error is the error of a solve that stopped early. It names the return
@@ -62,7 +62,7 @@ type Error struct {
 func (e *Error) Error() string { return prefix + e.Unprefixed() }
 
 // Unprefixed is the message without the "ode: " prefix, as it reads
-// inside another error's message (see the package's Errors).
+// inside another error's message.
 func (e *Error) Unprefixed() string {
 	switch e.Code {
 	case MaxStepsReached:
@@ -89,13 +89,14 @@ func (e *Error) Unprefixed() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// The package prefix. Every error of the package reads "ode: ", where it
-// happened and what was wrong, once (internal/pkgerr). An error made here
-// can give its message without the prefix (Unprefixed): errorf's, *Error,
-// TrajectoryError, EnsembleError. errorf, TrajectoryError and the others
-// format such a cause that way. So the message reads "ode: trajectory 3:
-// max steps reached …", never "ode: trajectory 3: ode: …", and nothing is
-// cut out of strings. errors.Is and errors.As reach every cause through %w.
+// The package prefix. Every error of the package reads "ode: " once, then
+// where it happened and what was wrong; internal/pkgerr does the work. An
+// error made here can give its message without the prefix through
+// Unprefixed: errorf's, *Error, TrajectoryError and EnsembleError do.
+// errorf, TrajectoryError and the others format such a cause that way. So
+// the message reads "ode: trajectory 3: max steps reached …", never
+// "ode: trajectory 3: ode: …", and nothing is cut out of strings.
+// errors.Is and errors.As reach every cause through %w.
 //
 // The package adopts other errors that can give their message without
 // their prefix: ad's tape errors, and cluster's RemoteError carrying an
@@ -107,9 +108,9 @@ var errs = pkgerr.Package{Prefix: prefix, Adopt: true}
 
 const prefix = "ode: "
 
-// errorf is fmt.Errorf for the package's errors: format has no prefix, and
-// arguments that can give their message without their package's prefix
-// (this package's errors, ad's) are formatted that way.
+// errorf is fmt.Errorf for the package's errors. format has no prefix.
+// Arguments that can give their message without their package's prefix,
+// such as this package's errors and ad's, are formatted that way.
 func errorf(format string, args ...any) error { return errs.Errorf(format, args...) }
 
 // bareText is err's message as the package's messages show it: without

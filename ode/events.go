@@ -2,9 +2,9 @@ package ode
 
 import "math"
 
-// pendingTheta is where, as a fraction of the step, the "before" sign of a
-// condition that is zero at the start of a step (right after its event, or
-// exactly zero at T0) is read.
+// pendingTheta is where, as a fraction of the step, the "before" sign is
+// read of a condition that is zero at the start of a step. That happens
+// right after its event, or when it is exactly zero at T0.
 const pendingTheta = 1e-10
 
 func crosses(g0, g1 float64, dir int) bool {
@@ -13,18 +13,18 @@ func crosses(g0, g1 float64, dir int) bool {
 	return (rising && dir >= 0) || (falling && dir <= 0)
 }
 
-// eventSamples is the number of interior points of each step, evenly
-// spaced, at which the conditions are evaluated (on the interpolant) besides
-// the step's ends: a condition that crosses zero twice between two samples is
-// missed. OrdinaryDiffEq samples 10 points by default; events are located
-// to ulps either way, and steps rarely span more than a few oscillations of
-// a condition.
+// eventSamples is the number of evenly spaced interior points of each step
+// at which the conditions are evaluated on the interpolant, besides the
+// step's ends. A condition that crosses zero twice between two samples is
+// missed. OrdinaryDiffEq samples 10 points by default. Events are located
+// to ulps either way, and a step rarely spans more than a few oscillations
+// of a condition.
 const eventSamples = 4
 
 // locateEvents checks every condition over the accepted step and finds the
-// earliest crossing. If there is one, it cuts the step there (it.t and it.u
-// become the event time and the interpolated state) and returns the event's
-// index; otherwise it returns −1.
+// earliest crossing. If there is one, it cuts the step there and returns
+// the event's index: it.t and it.u become the event time and the
+// interpolated state. Otherwise it returns −1.
 func (it *Integrator[T]) locateEvents() int {
 	evs := it.prob.Events
 	n := it.n
@@ -88,11 +88,11 @@ func (it *Integrator[T]) locateEvents() int {
 	return best
 }
 
-// findRoot locates the sign change of ev.G on the step's interpolant between
-// θ = a (value ga ≠ 0) and θ = b (value gb of the other sign, or 0) by the
-// Illinois variant of regula falsi, down to a few ulps of t. It returns the
-// right end of the final bracket, where G has its "after" sign, so that the
-// event state is past the crossing.
+// findRoot locates the sign change of ev.G on the step's interpolant
+// between θ = a and θ = b, by the Illinois variant of regula falsi, down to
+// a few ulps of t. G is ga ≠ 0 at a, and gb at b, of the other sign or 0.
+// It returns the right end of the final bracket, where G has its "after"
+// sign, so that the event state is past the crossing.
 func (it *Integrator[T]) findRoot(ev *Event[T], a, b, ga, gb float64) float64 {
 	it.ensurePoly()
 	tol := 4 * eps * max(math.Abs(it.tPrev), math.Abs(it.t), math.Abs(it.h)) / math.Abs(it.h)

@@ -3,13 +3,15 @@ package ode
 import "math"
 
 // Step-size control needs x^y to a few digits once per step, on the critical
-// path from one step to the next; math.Log and math.Exp took a third of the
-// time of a small solve. These are table-driven, with no division and no
-// data-dependent branch, so their dependency chains are short; they are
-// accurate to about 1e-10 (the step size needs far less).
+// path from one step to the next. math.Log and math.Exp are slow there, as
+// BenchmarkLotkaVolterraTsit5 shows. These are table-driven, with no
+// division and no data-dependent branch, so their dependency chains are
+// short. TestFastLogExp pins their accuracy, far more than the step size
+// needs.
 
-// log2Tab holds, for the top seven mantissa bits i, inv ≈ 1/c with c the
-// centre of [1 + i/128, 1 + (i+1)/128), and −log2(inv) for that stored inv.
+// log2Tab holds, for the top seven mantissa bits i, inv ≈ 1/c and
+// −log2(inv) for that stored inv. c is the centre of the interval
+// [1 + i/128, 1 + (i+1)/128).
 var log2Tab [128]struct{ inv, log2c float64 }
 
 // exp2Tab holds 2^(j/64).
@@ -25,9 +27,9 @@ func init() {
 	}
 }
 
-// log2Fast is log2(x) for x > 0: with x = m·2^k, m in [1, 2), and c the
-// centre of m's 1/128-wide interval, log2 x = k + log2 c + log2(m/c), the
-// last by three terms of the series (|m/c − 1| < 1/256).
+// log2Fast is log2(x) for x > 0. With x = m·2^k, m in [1, 2), and c the
+// centre of m's 1/128-wide interval, log2 x = k + log2 c + log2(m/c). The
+// last term takes three terms of its series, as |m/c − 1| < 1/256.
 func log2Fast(x float64) float64 {
 	b := math.Float64bits(x)
 	if b>>52-1 >= 0x7fe {
@@ -40,9 +42,9 @@ func log2Fast(x float64) float64 {
 	return (float64(int(b>>52)-1023) + e.log2c) + r*(l1+r*(l2+r*l3))
 }
 
-// exp2Fast is 2^y: with y = i/64 + f, |f| ≤ 1/128, 2^y = 2^(i/64)·2^f, the
-// first from the table and the exponent bits, the second by four terms of
-// the series.
+// exp2Fast is 2^y. With y = i/64 + f and |f| ≤ 1/128, 2^y = 2^(i/64)·2^f:
+// the first factor from the table and the exponent bits, the second by four
+// terms of its series.
 func exp2Fast(y float64) float64 {
 	if !(y > -1000 && y < 1000) {
 		return math.Exp2(y)

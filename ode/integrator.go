@@ -15,11 +15,32 @@ type Stats struct {
 	Retcode  Retcode // how the solve ended
 }
 
-// Integrator is the allocation-free form of Solve for repeated solves:
-// NewIntegrator allocates every buffer once; Reinit (or ReinitProblem)
-// starts a new solve in the same buffers; Run integrates to T1; Step
-// advances one accepted step at a time. Once warm (after a solve that saved as many points as the next
-// will), Reinit followed by Run allocates nothing.
+func (s *Stats) addCounts(o Stats) {
+	s.FEvals += o.FEvals
+	s.JacEvals += o.JacEvals
+	s.LUs += o.LUs
+	s.Accepted += o.Accepted
+	s.Rejected += o.Rejected
+}
+
+// addStats adds the counters of o into s. Its Retcode becomes the last
+// one that is not Success.
+func addStats(s *Stats, o Stats) {
+	rc := s.Retcode
+	s.addCounts(o)
+	if o.Retcode != Success || rc == Unfinished {
+		s.Retcode = o.Retcode
+	} else {
+		s.Retcode = rc
+	}
+}
+
+// Integrator is the allocation-free form of Solve for repeated solves.
+// NewIntegrator allocates every buffer once. Reinit or ReinitProblem
+// starts a new solve in the same buffers. Run integrates to T1; Step
+// advances one accepted step at a time. Once warm, Reinit followed by Run
+// allocates nothing: warm means after a solve that saved as many points as
+// the next will.
 //
 //	it, err := ode.NewIntegrator(prob, ode.Tsit5(), ode.Tol(1e-6, 1e-8))
 //	for _, u0 := range starts {
@@ -90,9 +111,9 @@ type Integrator[T Float] struct {
 	onAccept func()
 }
 
-// NewIntegrator prepares an integrator for prob with method m; it checks
-// the problem and the options and evaluates F at the start (and once more
-// for the initial step size). Run or Step then integrate.
+// NewIntegrator prepares an integrator for prob with method m; Run or Step
+// then integrate. It checks the problem and the options, and evaluates F
+// at the start and once more for the initial step size.
 func NewIntegrator[T Float](prob Problem[T], m Method, opts ...SolveOption) (*Integrator[T], error) {
 	if m == nil {
 		return nil, errorf("method is nil")
@@ -193,10 +214,11 @@ func (it *Integrator[T]) growEvents(k int) {
 	it.g, it.gNew, it.gPend = it.g[:k], it.gNew[:k], it.gPend[:k]
 }
 
-// Reinit starts a new solve from u0 on [t0, t1] with parameters p (which
-// replace Problem.P; nil means none), keeping F, Jac, Events, the method, the
-// options and every buffer. u0 is copied. Like NewIntegrator it evaluates F
-// at the start; a NaN or Inf there is reported by the next Run or Step.
+// Reinit starts a new solve from u0 on [t0, t1] with parameters p, which
+// replace Problem.P; nil means none. It keeps F, Jac, Events, the method,
+// the options and every buffer. u0 is copied. Like NewIntegrator it
+// evaluates F at the start; a NaN or Inf there is reported by the next Run
+// or Step.
 func (it *Integrator[T]) Reinit(u0 []T, t0, t1 float64, p []float32) error {
 	if len(u0) != it.n {
 		return errorf("Reinit: len(u0) = %d, want %d", len(u0), it.n)
@@ -314,10 +336,10 @@ func (it *Integrator[T]) nextStop() float64 {
 	return it.t1
 }
 
-// Run integrates to T1 (or to a terminating event). It returns nil on
-// success and on termination by an event (Stats().Retcode tells which), and
-// an *Error otherwise. ctx is checked every 16 step attempts; nil means
-// context.Background(). Run allocates nothing in steady state.
+// Run integrates to T1 or to a terminating event. It returns nil on
+// success and on termination by an event, and an *Error otherwise;
+// Stats().Retcode tells which. ctx is checked every 16 step attempts; nil
+// means context.Background(). Run allocates nothing in steady state.
 func (it *Integrator[T]) Run(ctx context.Context) error {
 	if it.err != nil {
 		return it.err
@@ -340,11 +362,11 @@ func (it *Integrator[T]) Run(ctx context.Context) error {
 	return nil
 }
 
-// Step advances by one accepted step (cut short at an event, a TStop or T1)
-// and handles the outputs and events inside it. It returns ErrDone when
-// called after the integrator has finished, the solve's *Error after a
-// failure, and nil otherwise; Done reports whether T1 (or a terminating
-// event) has been reached.
+// Step advances by one accepted step and handles the outputs and events
+// inside it. An event, a TStop or T1 cuts the step short. It returns
+// ErrDone when called after the integrator has finished, the solve's
+// *Error after a failure, and nil otherwise. Done reports whether T1 or a
+// terminating event has been reached.
 func (it *Integrator[T]) Step() error {
 	if it.err != nil {
 		return it.err
@@ -366,8 +388,8 @@ func (it *Integrator[T]) Done() bool { return it.done }
 func (it *Integrator[T]) T() float64 { return it.t }
 
 // U is the current state: a view into the integrator, valid until the next
-// Step, Run or Reinit. After a finished solve it is the state at T1 (or at
-// the terminating event, after its Affect).
+// Step, Run or Reinit. After a finished solve it is the state at T1, or at
+// the terminating event after its Affect.
 func (it *Integrator[T]) U() []T { return it.u }
 
 // Stats returns the counters of the current solve.
@@ -387,8 +409,8 @@ func (it *Integrator[T]) Saved() (ts []float64, us [][]T) {
 	return it.outT, it.outH
 }
 
-// AtInto interpolates the last accepted step at t (which must lie in it)
-// into dst, through the method's dense interpolant.
+// AtInto interpolates the last accepted step at t into dst, through the
+// method's dense interpolant. t must lie in that step.
 func (it *Integrator[T]) AtInto(dst []T, t float64) error {
 	if len(dst) != it.n {
 		return errorf("AtInto: len(dst) = %d, want %d", len(dst), it.n)

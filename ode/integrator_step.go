@@ -131,9 +131,10 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	}
 }
 
-// replay solves again from u0 at t0 to t1 on given steps (start, size,
-// end; the end of the last is t1), as a solve took them: each is one
-// attempt without error control, accepted and landing exactly on its end.
+// replay solves again from u0 at t0 to t1 on the given steps, as a solve
+// took them. Each step is a start, a size and an end; the end of the last
+// is t1. Each is one attempt without error control, accepted and landing
+// exactly on its end.
 // The gradient methods re-solve checkpointed segments with it, so that
 // they see the forward solve's own steps and dense output.
 func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p []float32, steps []float64) error {
@@ -166,8 +167,8 @@ func (it *Integrator[T]) replay(ctx context.Context, u0 []T, t0, t1 float64, p [
 }
 
 // quadratures tells the stepper that F does not read the last nq
-// components (the gradient systems' quadratures), so that an explicit
-// method need not form their stage inputs; other steppers ignore it.
+// components, the gradient systems' quadratures. An explicit method then
+// need not form their stage inputs; other steppers ignore it.
 func (it *Integrator[T]) quadratures(nq int) {
 	if e, ok := it.st.(*erk[T]); ok && nq >= 0 && nq < it.n {
 		e.quadratures(nq)

@@ -1,16 +1,17 @@
 package ode
 
 // Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4, and the
-// stiff Rosenbrock23 and Rodas5P. Its value is stateless and safe to share;
-// the per-solve state lives in the Integrator.
+// stiff Rosenbrock23 and Rodas5P. Its value is stateless and safe to share.
+// The per-solve state lives in the Integrator.
 type Method interface {
 	Name() string
 	// info seals the interface: methods are defined in this package.
 	info() methodInfo
 }
 
-// tabMethod is the part of a tableau's Method (erkMethod, rosMethod) that
-// does not depend on the kind of tableau: its name and its methodInfo.
+// tabMethod is the part of a tableau's Method that does not depend on the
+// kind of tableau: its name and its methodInfo. erkMethod and rosMethod
+// embed it.
 type tabMethod struct {
 	name string // the tableau's
 	inf  methodInfo
@@ -29,14 +30,13 @@ type methodInfo struct {
 	stiff     bool // a Rosenbrock method: uses Problem.Jac
 }
 
-// stepper is the seam between the integrator, which owns time, the state
-// vectors, step-size control, output, events and errors, and a method, which
-// owns its stage computations and caches. The explicit Runge–Kutta loop (erk)
-// is one implementation; a Rosenbrock method is another: it keeps its
-// Jacobian (from Problem.Jac, forward-mode AD or finite differences), the
-// matrix W = I/(hγ) − J and its LU factors in its own struct, bumps
-// it.stats.JacEvals and it.stats.LUs, and reuses them across rejected
-// attempts while h is unchanged.
+// stepper is the seam between the integrator and a method. The integrator
+// owns time, the state vectors, step-size control, output, events and
+// errors. The method owns its stage computations and caches. The explicit
+// Runge–Kutta loop, erk, is one implementation. A Rosenbrock method is
+// another: it keeps its Jacobian, the matrix W and its LU factors in its
+// own struct. It bumps it.stats.JacEvals and it.stats.LUs, and reuses W
+// across rejected attempts while h is unchanged.
 //
 // The call sequence of one solve is
 //
@@ -48,47 +48,50 @@ type methodInfo struct {
 // and the integrator rotates it.uPrev, it.u, it.uNew between accept and
 // dense, so in dense it.uPrev is the start of the step and it.u its end.
 //
-// A stepper reads it.prob (F, P, Jac), it.t, it.u, it.tPrev, it.uPrev, it.n
-// and the tolerances it.o.rtol, it.o.atol; it writes it.uNew (in attempt),
-// the dense polynomial, and the counters in it.stats (FEvals, JacEvals,
-// LUs). It allocates its own buffers once, in its constructor, and never
-// uses it.scratch, which the integrator owns. An attempt that must be
-// rejected for a reason other than its error (a singular matrix) returns
-// +Inf: the integrator then retries with h·qmin, like after NaN. After an
-// event, start is called with the state the event's Affect left in it.u.
+// A stepper reads it.prob, it.t, it.u, it.tPrev, it.uPrev, it.n and the
+// tolerances it.o.rtol and it.o.atol. It writes it.uNew in attempt, the
+// dense polynomial, and the counters in it.stats. It allocates its own
+// buffers once, in its constructor, and never uses it.scratch, which the
+// integrator owns. An attempt rejected for a reason other than its error,
+// such as a singular matrix, returns +Inf. The integrator then retries
+// with h·qmin, as after a NaN. After an event, start is called with the
+// state the event's Affect left in it.u.
 type stepper[T Float] interface {
-	// start evaluates and returns f(it.t, it.u) (counted in FEvals), and
-	// drops any value carried over from a previous step (FSAL). The slice
-	// is the stepper's and is read only until the next attempt.
+	// start evaluates and returns f(it.t, it.u), counted in FEvals. It
+	// drops any first-same-as-last value carried over from a previous
+	// step. The slice is the stepper's and is read only until the next
+	// attempt.
 	start(it *Integrator[T]) []T
-	// attempt computes a trial step of signed size h from (it.t, it.u)
-	// into it.uNew without modifying it.u, and returns the square of the
-	// error norm: the weighted RMS norm of the local error estimate
-	// (wrmsSquare), or 0 for a method without one; NaN or +Inf when
-	// it.uNew is not finite.
+	// attempt computes a trial step of signed size h from it.t and it.u
+	// into it.uNew, without modifying it.u. It returns the square of the
+	// error norm, wrmsSquare of the local error estimate, or 0 for a
+	// method without one. It returns NaN or +Inf when it.uNew is not
+	// finite.
 	attempt(it *Integrator[T], h float64) float64
 	// accept records that the last attempt, of size h, was accepted.
 	accept(it *Integrator[T], h float64)
-	// dense writes the polynomial in θ ∈ [0, 1] of the accepted step:
-	// u(tPrev + θh) ≈ Σ_j θ^j poly[j*n:(j+1)*n], j = 0…degree(), with
-	// poly[0:n] = it.uPrev. It may evaluate F (counted in FEvals).
+	// dense writes the polynomial in θ ∈ [0, 1] of the accepted step,
+	//
+	//	u(tPrev + θh) ≈ Σ_j θ^j poly[j*n:(j+1)*n],  j = 0…degree(),
+	//
+	// with poly[0:n] = it.uPrev. It may evaluate F, counted in FEvals.
 	dense(it *Integrator[T], poly []T)
 	// degree is the degree of the dense polynomial.
 	degree() int
 }
 
 // stepFailer is implemented by a stepper whose attempts can fail for a
-// reason of its own (a singular W, a non-finite Jacobian). When the
-// integrator gives up after such attempts it asks for the cause: a non-nil
-// error ends the solve with that Retcode and component.
+// reason of its own, such as a singular W or a non-finite Jacobian. When
+// the integrator gives up after such attempts it asks for the cause. A
+// non-nil error ends the solve with that Retcode and component.
 type stepFailer interface {
 	failure() (code Retcode, component int, cause error)
 }
 
-// newStepper builds method m's stepper for state type T and dimension n;
-// adaptive is false under FixedStep (no error estimate needed). A new family
-// of methods (Rosenbrock23, Rodas5P) adds its case here, with its Method
-// type implementing info (order, adaptive).
+// newStepper builds method m's stepper for state type T and dimension n.
+// adaptive is false under FixedStep, where no error estimate is needed. A
+// new family of methods adds its case here, with a Method type that
+// implements info, as the Rosenbrock methods do.
 func newStepper[T Float](m Method, n int, adaptive bool) (stepper[T], error) {
 	switch m := m.(type) {
 	case *erkMethod:

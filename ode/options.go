@@ -97,8 +97,8 @@ func (BatchOption) gradientShardOption()      {}
 func (BatchOption) ensembleGradientOption()   {}
 
 // OptionsFor returns common options as options of the call that takes O,
-// which must be one of the option interfaces (SolveOption, …): a stored
-// list of Options then passes to any call. Another O is a bug: OptionsFor
+// so that a stored list of Options passes to any call. O must be one of the
+// option interfaces, such as SolveOption. Another O is a bug: OptionsFor
 // panics.
 //
 //	res, err := ens.Solve(ctx, m, append(ode.OptionsFor[ode.EnsembleSolveOption](opts), ode.Workers(4))...)
@@ -126,11 +126,11 @@ type options struct {
 	tstops     []float64 // sorted ascending copy
 	dt0        float64
 	fixed      float64
-	workers    int // Workers (ensemble.go); 0: not given (GOMAXPROCS)
-	// A gradient's, from the Sensitivity's fields (gradopts.go).
+	workers    int // Workers (ensemble_options.go); 0: not given (GOMAXPROCS)
+	// A gradient's, from the Sensitivity's fields (sens_options.go).
 	adjTol, quadTol Tolerance // the backward solve's and the quadratures'; zero: the forward ones
 	finiteDiff      bool      // JVP and VJP by finite differences where the Problem has none
-	// The ensemble gradients' (ensemble_grad.go).
+	// The ensemble gradients' (ensemble_options.go).
 	indices    []int // Indices: the trajectories asked for, in order
 	indicesSet bool
 	perU0      bool  // PerTrajectoryU0
@@ -165,12 +165,15 @@ func (o *options) fail(format string, args ...any) {
 	}
 }
 
-// Tol sets the relative and absolute error tolerances of adaptive methods
-// (default 1e-6 and 1e-8). A step is accepted when the RMS over components of
-// err_i / (abs + rel·max(|u_i before|, |u_i after|)) is at most 1. rel must
-// be ≥ 0 and abs > 0 (a zero abs divides by zero wherever a component is
-// 0). With a float32 state, rel much below 1e-6 cannot be met and ends in
-// dt underflow.
+// Tol sets the relative and absolute error tolerances of adaptive methods;
+// the defaults are 1e-6 and 1e-8. A step is accepted when the RMS over the
+// components of err_i / w_i is at most 1, with the weight
+//
+//	w_i = abs + rel·max(|u_i before|, |u_i after|).
+//
+// rel must be ≥ 0 and abs > 0: a zero abs divides by zero wherever a
+// component is 0. With a float32 state, rel much below 1e-6 cannot be met
+// and ends in dt underflow.
 func Tol(rel, abs float64) Option {
 	return func(o *options) {
 		if !(rel >= 0) || !(abs > 0) || math.IsInf(rel, 0) || math.IsInf(abs, 0) {
@@ -182,9 +185,10 @@ func Tol(rel, abs float64) Option {
 }
 
 // TolPerComponent is Tol with one absolute tolerance per component of the
-// state (len(abs) must equal the dimension): for states whose components
-// live on different scales, such as Robertson's y2 ~ 1e-5 beside y1 ~ 1. An
-// abs of +Inf leaves that component out of the error control.
+// state; len(abs) must equal the dimension. It suits states whose
+// components live on different scales, such as Robertson's y2 ~ 1e-5
+// beside y1 ~ 1. An abs of +Inf leaves that component out of the error
+// control.
 func TolPerComponent(rel float64, abs []float64) Option {
 	c := slices.Clone(abs)
 	return func(o *options) {
@@ -223,11 +227,11 @@ func (o *options) tolAt(i int) (atol, rtol float64) {
 func (o *options) perComponent() bool { return o.atolv != nil || o.rtolv != nil }
 
 // SaveAt saves the state exactly at the times ts, evaluated through the
-// method's dense interpolant (steps are never shortened for them). With
-// SaveAt the start and the end are saved only if listed; SaveAt() with no
-// times saves nothing (the final state stays readable from an Integrator).
-// Times must lie in the span; their order does not matter (they are saved
-// in the order of integration).
+// method's dense interpolant; steps are never shortened for them. With
+// SaveAt the start and the end are saved only if listed. SaveAt() with no
+// times saves nothing, and the final state stays readable from an
+// Integrator. Times must lie in the span. Their order does not matter:
+// they are saved in the order of integration.
 func SaveAt(ts ...float64) SaveOption {
 	c := sortedTimes(ts)
 	return func(o *options) {
@@ -241,12 +245,14 @@ func SaveAt(ts ...float64) SaveOption {
 // evaluate the solution anywhere in the span.
 func Dense() SaveOption { return func(o *options) { o.dense = true } }
 
-// SaveEveryStep saves the start and the state after every accepted step
-// (with an event, the state at the event time before and after Affect).
+// SaveEveryStep saves the start and the state after every accepted step.
+// At an event it saves the state at the event time before and after
+// Affect.
 func SaveEveryStep() SaveOption { return func(o *options) { o.everyStep = true } }
 
-// MaxSteps bounds the number of step attempts (accepted and rejected) of one
-// solve (default 100000). Reaching it ends the solve with Retcode MaxSteps.
+// MaxSteps bounds the number of step attempts of one solve, accepted and
+// rejected; the default is 100000. Reaching it ends the solve with Retcode
+// MaxStepsReached.
 func MaxSteps(n int) Option {
 	return func(o *options) {
 		if n <= 0 {
@@ -257,8 +263,8 @@ func MaxSteps(n int) Option {
 	}
 }
 
-// TStops makes the integrator land exactly on the times ts (steps are
-// shortened to hit them). Times outside the span are ignored.
+// TStops makes the integrator land exactly on the times ts, shortening
+// steps to hit them. Times outside the span are ignored.
 func TStops(ts ...float64) Option {
 	c := sortedTimes(ts)
 	return func(o *options) {
@@ -268,9 +274,10 @@ func TStops(ts ...float64) Option {
 	}
 }
 
-// InitialStep sets the size of the first step (its sign is ignored; the
-// direction is that of the span). Without it, adaptive methods pick the
-// first step with Hairer's heuristic (Hairer, Nørsett, Wanner I, II.4).
+// InitialStep sets the size of the first step. Its sign is ignored: the
+// direction is that of the span. Without it, adaptive methods pick the
+// first step with Hairer's heuristic from Hairer, Nørsett and Wanner I,
+// section II.4.
 func InitialStep(dt float64) Option {
 	return func(o *options) {
 		if dt, ok := o.stepSize("InitialStep", dt); ok {
@@ -279,9 +286,9 @@ func InitialStep(dt float64) Option {
 	}
 }
 
-// FixedStep turns adaptivity off: every step has size dt (its sign is
-// ignored), except that steps are shortened to land on TStops and T1. It is
-// required by RK4 (or InitialStep, which RK4 then uses as the fixed step).
+// FixedStep turns adaptivity off: every step has size |dt|, except that
+// steps are shortened to land on TStops and T1. RK4 requires it, or
+// InitialStep, which RK4 then uses as the fixed step.
 func FixedStep(dt float64) Option {
 	return func(o *options) {
 		if dt, ok := o.stepSize("FixedStep", dt); ok {

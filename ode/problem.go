@@ -4,24 +4,23 @@ import (
 	"math"
 )
 
-// Float is the element type of an ODE state: float32 or float64 (or a type
-// defined on one of them). Time is always float64.
+// Float is the element type of an ODE state: float32, float64 or a type
+// defined on one of them. Time is always float64.
 type Float interface{ ~float32 | ~float64 }
 
-// Problem is an initial value problem u' = F(u, p, t), u(T0) = U0, solved on
+// Problem is an initial value problem u' = F(u, p, t) with u(T0) = U0 on
 // the span from T0 to T1.
 //
-// F writes du in place and must not keep du, u or p after it returns; p is
-// the flat float32 parameter buffer (or a view of it) and is passed through
+// F writes du in place and must not keep du, u or p after it returns. p is
+// the flat float32 parameter buffer or a view of it, passed through
 // unchanged. T1 < T0 integrates backwards in time; T1 == T0 is a valid,
 // empty span. Jac is optional and used only by stiff methods: it writes the
 // row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
 //
-// JVP and VJP are the derivative products that Gradient needs (see
-// Sensitivity for which method uses which); odead.Derivs and
-// odead.Problem fill them exactly for a right-hand side written with ad
-// ops. U0From makes
-// the initial state a function of the parameters.
+// JVP and VJP are the derivative products that Gradient needs; Sensitivity
+// says which method uses which. odead.Derivs and odead.Problem fill them
+// exactly for a right-hand side written with ad ops. U0From makes the
+// initial state a function of the parameters.
 type Problem[T Float] struct {
 	F      func(du, u []T, p []float32, t float64)
 	U0     []T
@@ -29,70 +28,72 @@ type Problem[T Float] struct {
 	P      []float32
 	Jac    func(J []T, u []T, p []float32, t float64)
 
-	// JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp at (u, p, t), with len(dp) =
-	// len(p). dp is nil when the parameter direction is zero (then only
-	// ∂F/∂u·v is wanted). ForwardSensitivity needs it; a stiff method in
-	// any sensitivity method uses it for Jacobians when Jac is nil.
+	// JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp at u, p and t; dp has the
+	// length of p. dp is nil when the parameter direction is zero: then
+	// only ∂F/∂u·v is wanted. ForwardSensitivity needs it; a stiff method
+	// in any sensitivity method uses it for Jacobians when Jac is nil.
 	JVP func(jv, u, v []T, p []float32, dp []T, t float64)
-	// VJP adds wᵀ·∂F/∂u into du (len n) and wᵀ·∂F/∂p into dp (len(p)).
-	// dp is nil when only the first product is wanted. The adjoint
-	// methods need it.
+	// VJP adds wᵀ·∂F/∂u into du, of length n, and wᵀ·∂F/∂p into dp, of
+	// the length of p. dp is nil when only the first product is wanted.
+	// The adjoint methods need it.
 	VJP func(du, dp, w, u []T, p []float32, t float64)
-	// ParamJac, with Jac, writes the row-major n×len(p) Jacobian
-	// Jp[i*len(p)+k] = ∂F_i/∂p_k (DifferentialEquations.jl's paramjac).
-	// When both are set, ForwardSensitivity forms the sensitivities'
-	// right-hand side S' = J·S + [Jp 0] from them (two calls and a dense
-	// product of n·n·(len(p)+n) multiply-adds per evaluation, the
-	// analogue of CVODES's whole-sensitivity fS) and needs no JVP: give
-	// them for small n, where that product is cheap.
+	// ParamJac, with Jac, writes the row-major Jacobian with respect to
+	// the parameters, Jp[i*np+k] = ∂F_i/∂p_k for np parameters. It is
+	// DifferentialEquations.jl's paramjac. When both are set,
+	// ForwardSensitivity forms the sensitivities' right-hand side
+	// S' = J·S + [Jp 0] from them and needs no JVP, as CVODES does with a
+	// whole-sensitivity fS. Each evaluation then costs two calls and a
+	// dense product of n·n·(np+n) multiply-adds: give them for small n.
 	ParamJac func(Jp []T, u []T, p []float32, t float64)
 
 	// U0From, if set, computes the initial state from the parameters
-	// into u0 (len(U0)), for fitting initial conditions by name: Solve,
-	// NewIntegrator, ReinitProblem and Gradient start from it instead of U0's
-	// values (U0 still gives the dimension). U0FromVJP adds wᵀ·∂u0/∂p
-	// into dp (len(p)); Gradient needs it when U0From is set, so that
+	// into u0, for fitting initial conditions by name. Solve,
+	// NewIntegrator, ReinitProblem and Gradient start from it instead of
+	// U0's values; U0 still gives the dimension. U0FromVJP adds
+	// wᵀ·∂u0/∂p into dp. Gradient needs it when U0From is set, so that
 	// dL/du0 flows into dL/dθ.
 	U0From    func(u0 []T, p []float32)
 	U0FromVJP func(dp, w []T, p []float32)
 
 	Events []Event[T]
 
-	// Err reports a failure of the problem's callbacks that they could
-	// not return (F, Jac, JVP, VJP, ParamJac, U0From, U0FromVJP); nil
-	// when they cannot fail. It returns nil until a callback fails and
-	// that failure's error from then on: the error is sticky, so a
-	// problem that has failed stays failed (make a new one to go on).
+	// Err reports a failure that the problem's callbacks could not
+	// return: F, Jac, JVP, VJP, ParamJac, U0From and U0FromVJP. It is nil
+	// when they cannot fail. It returns nil until a callback fails, and
+	// that failure's error from then on. The error is sticky: a problem
+	// that has failed stays failed, so make a new one to go on.
+	//
 	// The solvers call it after every step attempt and once more at the
 	// end. A non-nil error ends the solve with Retcode Failed and the
-	// error as Error.Err, so errors.Is and errors.As reach it; the failed
+	// error as Error.Err, so errors.Is and errors.As reach it. The failed
 	// step attempt is neither accepted nor saved. Err must be safe for
-	// concurrent use when the callbacks are. The ad bridge (package
-	// ode/odead) sets it.
+	// concurrent use when the callbacks are. The ad bridge, package
+	// ode/odead, sets it.
 	Err func() error
 }
 
 // Event is a continuous condition G(u, t) watched during the solve. An event
-// happens where G changes sign between two accepted steps; its time is
-// located by root finding on the step's dense interpolant (to about 1e-15
-// relative in t), and the step is cut there.
+// happens where G changes sign between two accepted steps. Root finding on
+// the step's dense interpolant locates its time to a few ulps, and the step
+// is cut there.
 //
-// Direction filters the crossings: 0 reports both, +1 only rising ones (G
-// going from negative to non-negative), −1 only falling ones (positive to
-// non-positive).
+// Direction filters the crossings. 0 reports both; +1 only rising ones, G
+// going from negative to non-negative; −1 only falling ones, from positive
+// to non-positive.
 //
 // Affect is called with the state at the event time and may modify it in
-// place; it returns whether the solve ends there (Retcode Terminated). A nil
-// Affect terminates. After a non-terminating event the integrator restarts
-// from the (possibly modified) state at the event time: the method's
-// first-same-as-last value is recomputed, never reused across the event.
+// place. It returns whether the solve ends there, with Retcode Terminated.
+// A nil Affect terminates. After a non-terminating event the integrator
+// restarts from the state at the event time, as Affect left it. The
+// method's first-same-as-last value is recomputed, never reused across the
+// event.
 //
 // Conditions are evaluated at the ends of every accepted step and at 4
-// evenly spaced interior points on the interpolant; two crossings between
+// evenly spaced interior points on the interpolant. Two crossings between
 // two such points cancel out and are missed. Right after an event the
-// condition is ≈0 by construction, so for the next step its "before" sign is
-// taken slightly after the event time (1e-10 of the step), which keeps an
-// event from firing twice.
+// condition is ≈0 by construction. So for the next step its "before" sign
+// is taken a little after the event time, which keeps an event from firing
+// twice.
 type Event[T Float] struct {
 	G         func(u []T, t float64) float64
 	Direction int

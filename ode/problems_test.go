@@ -2,7 +2,7 @@ package ode_test
 
 import "math"
 
-// Reference problems of issue 7, constants as float64 literals.
+// Reference problems, constants as float64 literals.
 
 type refProblem struct {
 	name string

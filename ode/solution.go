@@ -1,8 +1,9 @@
 package ode
 
-// Solution is the result of Solve: the saved times T and states U (by
-// default the start and the end; see SaveAt, SaveEveryStep), the counters
-// and return code, and with Dense() the piecewise interpolant for At.
+// Solution is the result of Solve: the saved times T and states U, the
+// counters and the return code. By default it saves the start and the end;
+// SaveAt and SaveEveryStep save more. With Dense it keeps the piecewise
+// interpolant for At.
 type Solution[T Float] struct {
 	T     []float64
 	U     [][]T
@@ -10,9 +11,9 @@ type Solution[T Float] struct {
 	dense *denseOut[T]
 }
 
-// denseOut is the continuous solution: step k covers [ts[k], ts[k+1]) (the
-// last one up to tEnd) with u(ts[k] + θ·hs[k]) = Σ_j θ^j c[k][j], stored
-// flat, (deg+1)·n values per step.
+// denseOut is the continuous solution. Step k covers [ts[k], ts[k+1]),
+// the last one up to tEnd, with u(ts[k] + θ·hs[k]) = Σ_j θ^j c[k][j]. The
+// coefficients are stored flat, (deg+1)·n values per step.
 type denseOut[T Float] struct {
 	n, deg        int
 	dir, t0, tEnd float64
@@ -22,9 +23,9 @@ type denseOut[T Float] struct {
 }
 
 // At returns the solution at t through the dense interpolant. It needs the
-// Dense() option, and t within the solved span (T0 to T1, or to the time the
-// solve stopped). At an event time it returns the state after the event's
-// Affect.
+// Dense option, and t within the solved span: from T0 to T1, or to the
+// time the solve stopped. At an event time it returns the state after the
+// event's Affect.
 func (s *Solution[T]) At(t float64) ([]T, error) {
 	if s.dense == nil {
 		return nil, errorf("Solution.At needs the Dense() option")
@@ -67,8 +68,8 @@ func (s *Solution[T]) AtInto(dst []T, t float64) error {
 	return nil
 }
 
-// Solution returns a copy of the current solve's outputs as a Solution
-// (allocating; the integrator stays usable).
+// Solution returns a copy of the current solve's outputs as a Solution.
+// It allocates; the integrator stays usable.
 func (it *Integrator[T]) Solution() *Solution[T] {
 	sol := &Solution[T]{Stats: it.stats}
 	sol.T = append([]float64(nil), it.outT...)

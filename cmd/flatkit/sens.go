@@ -44,7 +44,7 @@ func init() {
 }
 
 // The reference gradient: CVODES forward sensitivities at rtol 1e-12, good
-// to about 1e-9. ode/gradient_lv_test.go holds the same values.
+// to about 1e-9. ode/sens_lv_test.go holds the same values.
 var (
 	sensRefG  = 0.00442487407340801
 	sensRefP  = []float64{0.621961585551281, 0.0680014041508743, 0.169176463995893, 0.272560693950007}

@@ -1,11 +1,11 @@
-# Generates ode/combine_amd64.s: combineAVX, erk.combine for float64: up to
+# Generates ode/method_combine_amd64.s: combineAVX, erk.combine for float64: up to
 # 16 components in one pass over the row (small), more in blocks of 8, 4,
 # 2 and 1 components, with internal/asmgen's operand
 # alignment. The four blocks are one loop written once (block below) and
 # instantiated per width; they are not asmgen's streaming kernel skeleton
 # because each block runs an inner loop over the row's terms. Run from ode/:
 #
-#     go generate  (python3 gen/combine_amd64.py > combine_amd64.s)
+#     go generate  (python3 gen/combine_amd64.py > method_combine_amd64.s)
 import os
 import sys
 

@@ -1,10 +1,10 @@
-# Generates ode/combine_unrolled.go: erk.combineUnrolled, the loops of
+# Generates ode/method_combine_unrolled.go: erk.combineUnrolled, the loops of
 # combine for rows of 1 to 7 nonzeros with the stages' slices hoisted out
 # of the loop over the components (every row of Tsit5, DP5 and BS3, and
 # their error rows). One loop body, instantiated per row length, so the
 # seven copies are written once. Run from ode/:
 #
-#     go generate  (python3 gen/combine_unrolled.py > combine_unrolled.go)
+#     go generate  (python3 gen/combine_unrolled.py > method_combine_unrolled.go)
 import sys
 
 MAX_TERMS = 7

@@ -1,9 +1,9 @@
-# Generates ode/rows2_amd64.s: rows2AVX, forwardSens.rows2's product for
+# Generates ode/sens_rows2_amd64.s: rows2AVX, forwardSens.rows2's product for
 # float64, one step written once (step below) and instantiated for two
 # column pairs (YMM) and one (XMM), with and without J_p's columns. Run from
 # ode/:
 #
-#     go generate  (python3 gen/rows2_amd64.py > rows2_amd64.s)
+#     go generate  (python3 gen/rows2_amd64.py > sens_rows2_amd64.s)
 import os
 import sys
 

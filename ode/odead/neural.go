@@ -7,8 +7,8 @@ import (
 )
 
 // NeuralRHS is the right-hand side u' = NN(u; θ) of a neural ODE. The
-// network layer maps a batch of one state, of shape (1, n), to shape
-// (1, n). The result is an ad-written function for Problem and Derivs,
+// network layer maps a batch of one state, of shape 1×n, to shape 1×n.
+// The result is an ad-written function for Problem and Derivs,
 // or a term of a universal ODE, known terms plus a network on a view of
 // θ:
 //
@@ -42,10 +42,10 @@ func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 	}
 }
 
-// NeuralProblem is the neural ODE u' = layer(u; θ), u(t0) = u0, on [t0,
-// t1] as an ode.Problem[float32] with F, Jac, JVP, VJP and Err from ad.
-// It checks that len(θ) is the layer's parameter count, then returns
-// Problem of NeuralRHS(layer), declared Replayable.
+// NeuralProblem is the neural ODE u' = layer(u; θ) with u(t0) = u0, on
+// [t0, t1], as an ode.Problem[float32] with F, Jac, JVP, VJP and Err from
+// ad. It checks that θ has the layer's parameter count. Then it returns
+// the Problem of NeuralRHS(layer), declared Replayable.
 func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (ode.Problem[float32], error) {
 	if layer == nil {
 		return ode.Problem[float32]{}, errorf("NeuralProblem: layer is nil")

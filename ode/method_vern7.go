@@ -2,10 +2,11 @@ package ode
 
 // Vern7 is Verner's "most efficient" 7(6) pair: 10 stages per step, a
 // 7th-order solution with a 6th-order embedded estimate, and a 7th-order
-// interpolant that needs 6 more stages (the first of which, f(t+h, u_new),
-// is the next step's first stage; the other 5 are evaluated only for a step
-// that is interpolated: SaveAt points in it, Dense, or an event). For tight
-// tolerances (rtol ≤ 1e-8) on smooth non-stiff problems.
+// interpolant. The interpolant needs 6 more stages. The first of them,
+// f(t+h, u_new), is the next step's first stage. The other 5 are evaluated
+// only for a step that is interpolated: for SaveAt points in it, Dense or
+// an event. Vern7 suits tight tolerances, rtol ≤ 1e-8, on smooth non-stiff
+// problems.
 //
 // J. H. Verner, coefficients "RKV76.IIa Efficient" from his published
 // tables (https://www.sfu.ca/~jverner/), including the interpolant.

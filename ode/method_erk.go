@@ -1,6 +1,6 @@
 package ode
 
-//go:generate sh -c "python3 gen/combine_unrolled.py > combine_unrolled.go"
+//go:generate sh -c "python3 gen/combine_unrolled.py > method_combine_unrolled.go"
 
 import (
 	"slices"
@@ -39,8 +39,9 @@ const (
 )
 
 // erk is the one explicit Runge–Kutta loop: a stepper whose method is a
-// tableau (data). Stages live in one flat buffer; rows of A, the error
-// weights b − bhat and the interpolation weights are kept sparse and in T.
+// tableau, that is data. Stages live in one flat buffer. Rows of A, the
+// error weights b − bhat and the interpolation weights are kept sparse and
+// in T.
 type erk[T Float] struct {
 	n, s, ne int // dimension, main stages, extra stages
 	nIn      int // the leading components F reads; the rest are quadratures (see quadratures)
@@ -105,21 +106,21 @@ func newERK[T Float](tb *tableau, n int, adaptive bool) *erk[T] {
 
 func (e *erk[T]) degree() int { return e.deg }
 
-// quadratures marks the last nq components as quadratures: F's value
-// does not depend on them, so the stage inputs leave them out (their
-// stages and the step's result still have them). A backward adjoint's μ,
-// a running cost's integral.
+// quadratures marks the last nq components as quadratures, such as a
+// backward adjoint's μ or a running cost's integral. F's value does not
+// depend on them, so the stage inputs leave them out. Their stages and the
+// step's result still have them.
 func (e *erk[T]) quadratures(nq int) { e.nIn = e.n - nq }
 
 func (e *erk[T]) stage(l int) []T { return e.k[l*e.n : (l+1)*e.n : (l+1)*e.n] }
 
-// combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}, the sum
-// taken in the order of the row (the same bits whichever loop runs it).
-// Rows of up to seven nonzeros (every row of Tsit5, DP5 and BS3, and
-// their error rows) run a loop with the stages' slices hoisted out of it
-// (combineUnrolled, generated); longer rows two components at a time,
-// where the short inner loop's overhead and its exit misprediction are paid
-// once per pair.
+// combine writes dst = u + h Σ_m row.val[m]·k_{row stage m}. The sum is
+// taken in the order of the row, so it has the same bits whichever loop
+// runs it. Rows of up to seven nonzeros run combineUnrolled, a generated
+// loop with the stages' slices hoisted out of it. Every row of Tsit5, DP5
+// and BS3 and their error rows are such rows. Longer rows go two
+// components at a time, so that the short inner loop's overhead and its
+// exit misprediction are paid once per pair.
 func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 	k := e.k
 	off := row.off
@@ -130,9 +131,9 @@ func (e *erk[T]) combine(dst, u []T, h T, row *sparseRow[T]) {
 		combine2(dst, u, h, k, off, val)
 		return
 	}
-	// float64 stages of four components or more in vector lanes, the
-	// same bits (see combineAVX); off is ascending (newSparseRow), so its
-	// last offset bounds every stage read.
+	// float64 stages of four components or more go in vector lanes with
+	// the same bits: see combineAVX. newSparseRow makes off ascending, so
+	// its last offset bounds every stage read.
 	if haveCombineAVX && unsafe.Sizeof(h) == 8 && n >= 4 && len(off) > 0 && off[len(off)-1]+n <= len(k) {
 		combineAVX((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(&u[0])), n,
 			*(*float64)(unsafe.Pointer(&h)), (*float64)(unsafe.Pointer(&k[0])), &off[0],
@@ -222,8 +223,8 @@ func (e *erk[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if !e.adaptive {
 		return finiteCheck(un)
 	}
-	// Error estimate h Σ (b − bhat)_i k_i (into tmp, free after the
-	// stages), its weighted RMS norm squared.
+	// The error estimate h Σ (b − bhat)_i k_i goes into tmp, free after
+	// the stages, then its weighted RMS norm squared.
 	est := e.tmp[:len(un)]
 	e.combine(est, e.zero, h, &e.errRow)
 	return wrmsSquare(est, u, un, &it.o)
@@ -269,11 +270,11 @@ func (e *erk[T]) dense(it *Integrator[T], poly []T) {
 	}
 }
 
-// dense24 is dense's four coefficient rows for two components (Tsit5's
-// and DP5's interpolants of a 2-state problem): the first row (θ¹, h·k_0
-// for these methods) on its own, the other three in one pass over the
-// stages they share (interp4). Each coefficient is the same sum in the
-// same order as combine's, so the same bits.
+// dense24 is dense's four coefficient rows for two components: Tsit5's
+// and DP5's interpolants of a 2-state problem. The first row, θ¹, is h·k_0
+// for these methods and goes on its own. The other three go in one pass
+// over the stages they share, interp4. Each coefficient is the same sum in
+// the same order as combine's, so it has the same bits.
 func (e *erk[T]) dense24(c []T, h T) {
 	c = c[:8]
 	z := e.zero[0] // combine's u: 0 + h·a, kept for the same bits

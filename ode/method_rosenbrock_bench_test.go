@@ -6,8 +6,8 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Robertson to t = 1e5 at rtol 1e-6, atol 1e-8 (issue 7's stiff figure):
-// a warm Integrator, Reinit + Run per iteration.
+// Robertson, the stiff case of the Bari test set, to t = 1e5 at rtol 1e-6,
+// atol 1e-8: a warm Integrator, Reinit + Run per iteration.
 func benchRobertson(b *testing.B, m ode.Method, jac func(J, u []float64, p []float32, t float64), rtol, atol float64) {
 	it := benchSolve(b, ode.Problem[float64]{F: robertson[float64], Jac: jac, U0: []float64{1, 0, 0}, T1: 1e5}, m, rtol, atol)
 	st := it.Stats()

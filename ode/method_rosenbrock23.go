@@ -4,13 +4,14 @@ import (
 	"math"
 )
 
-// Rosenbrock23 is the L-stable Rosenbrock W-method of order 2 with a
-// third-order error estimate of Shampine & Reichelt (MATLAB's ode23s,
-// OrdinaryDiffEq's Rosenbrock23), with its free second-order interpolant.
-// Per step: one Jacobian, one LU factorisation, 2 evaluations of F (+1 for
-// ∂F/∂t) and 3 solves; the last evaluation is the next step's first (FSAL).
-// The solution stays second order with an inexact Jacobian. The choice for
-// stiff problems at loose tolerances (rtol ≥ 1e-4), and for float32 states.
+// Rosenbrock23 is the L-stable Rosenbrock W-method of order 2 of Shampine
+// and Reichelt, with a third-order error estimate and a free second-order
+// interpolant. It is MATLAB's ode23s and OrdinaryDiffEq's Rosenbrock23.
+// Each step takes one Jacobian, one LU factorisation, 2 evaluations of F
+// and 3 solves, plus one evaluation for ∂F/∂t. The last evaluation is the
+// next step's first. The solution stays second order with an inexact
+// Jacobian. It is the choice for stiff problems at loose tolerances,
+// rtol ≥ 1e-4, and for float32 states.
 //
 // L. F. Shampine, M. W. Reichelt, "The MATLAB ODE Suite", SIAM J. Sci.
 // Comput. 18 (1997) 1–22, section 3.
@@ -40,7 +41,9 @@ var (
 //	k3 = W⁻¹(F2 − e32(k2 − F1) − 2(k1 − F0) + hd·T)
 //	err = h/6·(k1 − 2k2 + k3)
 //
-// and u(t + θh) ≈ u + h(θ(1−θ)k1 + θ(θ−2d)k2)/(1−2d).
+// Its interpolant is
+//
+//	u(t + θh) ≈ u + h(θ(1−θ)k1 + θ(θ−2d)k2)/(1−2d).
 type ros23[T Float] struct {
 	n          int
 	w          wSystem[T]

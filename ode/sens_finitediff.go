@@ -2,35 +2,35 @@ package ode
 
 import "math"
 
-// Derivative products of a plain Go right-hand side by finite differences,
-// for a sensitivity method with FiniteDiff set when the Problem has no JVP
-// or VJP.
+// Derivative products of a plain Go right-hand side by finite differences.
+// A sensitivity method with FiniteDiff set uses them when the Problem has
+// no JVP or VJP.
 //
-// Every difference is central: its truncation error is O(δ²)·F''' instead
-// of a forward difference's O(δ)·F'', at twice the evaluations, and the
-// step that balances it against rounding (ε·|F|/δ) is δ ≈ ∛ε relative,
-// for a total error of about ε^(2/3): 4e-11 in float64, 4e-5 in float32.
+// Every difference is central. Its truncation error is O(δ²)·F''' instead
+// of a forward difference's O(δ)·F'', at twice the evaluations. The step
+// that balances it against the rounding error ε·|F|/δ is δ ≈ ∛ε relative.
+// The total error is then about ε^(2/3).
 //
 // The parameters are float32 whatever T is, so a parameter step is taken
-// in float32, on a private copy of p (the caller's buffer is never
-// written): δ_k = ∛ε₃₂·max(|p_k|, 1), ≈ 5e-3 relative, each parameter on
-// its own scale (a rate of 3e7 gets a step of 1.5e5 and a rate of 0.04
-// beside it one of 5e-3, not a step set by the largest), and the step
-// divided by is the one float32 actually took, float32(p_k+δ_k) −
-// float32(p_k−δ_k), which float64 holds exactly. The step is ε₃₂'s, not
-// T's, because a right-hand side often does its parameter arithmetic in
-// float32 (k := p[0]*p[1]) even with a float64 state, and that rounding,
-// ε₃₂ relative, is divided by the step: in fd_test.go such an F gets 4e-6
-// with this step and 4e-3 with float64's ∛ε (6e-6), which would give 2e-11
-// for an F whose arithmetic is all float64; robustness wins. With δ that
-// large the truncation error dominates: about δ²/6·|∂³F/∂p_k³|, so ~1e-5
-// relative for a right-hand side whose curvature in p is O(1) on p's
-// scale, and exact to rounding for one linear in p (mass-action kinetics,
-// Lotka-Volterra).
+// in float32, on a private copy of p; the caller's buffer is never
+// written. The step is δ_k = ∛ε₃₂·max(|p_k|, 1), so each parameter moves on
+// its own scale: a large rate beside a small one does not set the small
+// one's step. The step divided by is the one float32 actually took,
+// float32(p_k+δ_k) − float32(p_k−δ_k), which float64 holds exactly.
+//
+// The step is ε₃₂'s, not T's, because a right-hand side often does its
+// parameter arithmetic in float32 even with a float64 state, as in
+// k := p[0]*p[1]. That rounding, ε₃₂ relative, is divided by the step. A
+// step of float64's ∛ε would magnify it a thousandfold; a float64-only F
+// would gain from it, but robustness wins. With δ that large the
+// truncation error dominates: about δ²/6·|∂³F/∂p_k³|. A right-hand side
+// linear in p is exact to rounding, as mass-action kinetics and
+// Lotka-Volterra are. TestFiniteDiffProducts pins the errors of each
+// case.
 
 // fdScratch is the lazily allocated working memory of a finite-difference
-// product, sized on the first call and reused (reallocated only if the
-// dimension grows).
+// product. It is sized on the first call and reused, and reallocated only
+// if the dimension grows.
 type fdScratch[T Float] struct {
 	up, um []T // the perturbed states
 	fp, fm []T // F at them
@@ -70,8 +70,8 @@ func pStep(pk float32) (hi, lo float32, step float64) {
 	return hi, lo, float64(hi) - float64(lo)
 }
 
-// pDiff evaluates F at (u, p ± δ_k e_k) into s.fp, s.fm (s.pp holds p) and
-// returns 1/step.
+// pDiff evaluates F at u and p ± δ_k e_k into s.fp and s.fm, and returns
+// 1/step. s.pp holds the copy of p.
 func (s *fdScratch[T]) pDiff(f func(du, u []T, p []float32, t float64), u []T, k int, t float64) T {
 	pk := s.pp[k]
 	hi, lo, step := pStep(pk)
@@ -91,26 +91,23 @@ func normInf[T Float](x []T) float64 {
 	return m
 }
 
-// finiteDiffJVP returns Problem.JVP for f by central differences:
-// ∂F/∂u·v along v in T, with the step δ = ∛ε_T·max(1, ‖u‖∞) on the unit
-// direction v/‖v‖∞ (2 evaluations of f, none when v = 0), plus ∂F/∂p·dp
-// one parameter at a time in float32 (2 evaluations for each dp_k ≠ 0; see
-// above for the steps).
+// finiteDiffJVP returns Problem.JVP for f by central differences. ∂F/∂u·v
+// goes along v in T, with the step δ = ∛ε_T·max(1, ‖u‖∞) on the unit
+// direction v/‖v‖∞. That takes 2 evaluations of f, none when v = 0.
+// ∂F/∂p·dp goes one parameter at a time in float32, with the steps above:
+// 2 evaluations for each dp_k ≠ 0.
 //
-// Accuracy, measured against closed forms (fd_test.go; errors relative to
-// the magnitude Σ_j |J_ij x_j| of a product's terms): in float64 state, the
-// ∂u part ≤ 1e-10 (Lotka-Volterra, Robertson, an F with sin and exp terms,
-// one with float32 parameter products), the ∂p part 8e-6 for the F with
-// O(1) curvature in p, 4e-6 for the float32 products, and 2e-14 (rounding)
-// for Lotka-Volterra and Robertson, which are linear in p, with rates from
-// 0.04 to 3e7 side by side. In float32 state both parts are ≤ 5e-5. The ∂u steps are absolute below |u| = 1 (the max with 1): a
-// component far below 1 in which F is strongly nonlinear on that
-// component's own scale gets a relatively large step (Robertson's y2 ≈
-// 4e-5 is harmless only because F is quadratic in it).
+// TestFiniteDiffProducts checks the accuracy against closed forms, on
+// Lotka-Volterra, Robertson, an F with sin and exp terms and one with
+// float32 parameter products. The errors are relative to the magnitude
+// Σ_j |J_ij x_j| of a product's terms. The ∂u steps are absolute below
+// |u| = 1. So a component far below 1 gets a relatively large step, which
+// is harmless only where F is mildly nonlinear on that component's own
+// scale. Robertson's y2 is such a component: F is quadratic in it.
 //
 // The scratch is allocated on the first call and reused, so warm calls
-// allocate nothing; the returned function is therefore not safe for
-// concurrent use (make one per goroutine). o is not used: the steps follow
+// allocate nothing. The returned function is therefore not safe for
+// concurrent use: make one per goroutine. o is not used: the steps follow
 // the scales of u and p, not the tolerances.
 func finiteDiffJVP[T Float](f func(du, u []T, p []float32, t float64), o *options) func(jv, u, v []T, p []float32, dp []T, t float64) {
 	_ = o
@@ -152,15 +149,15 @@ func finiteDiffJVP[T Float](f func(du, u []T, p []float32, t float64), o *option
 }
 
 // finiteDiffVJP returns Problem.VJP for f by central differences, column
-// by column: wᵀ∂F/∂u from n columns (F(u+δ_j e_j) − F(u−δ_j e_j))/step_j
-// dotted with w, with δ_j = ∛ε_T·max(|u_j|, 1) and step_j the difference of
-// the perturbed values as T holds them, and, when dp is not nil, wᵀ∂F/∂p
-// from len(p) columns in float32 p (see above). That is 2·(n + len(p))
-// evaluations of f (2n with dp nil, none when w = 0); the products are
-// added into du and dp. The accuracy is finiteDiffJVP's (the same
-// differences, transposed): ≤ 1e-10 for the ∂u part in float64, ~1e-5 for
-// the ∂p part of an F with O(1) curvature in p, rounding for one linear in
-// p; ≤ 5e-5 in float32.
+// by column. wᵀ∂F/∂u comes from n columns dotted with w, each
+//
+//	(F(u+δ_j e_j) − F(u−δ_j e_j))/step_j,  δ_j = ∛ε_T·max(|u_j|, 1),
+//
+// with step_j the difference of the perturbed values as T holds them. When
+// dp is not nil, wᵀ∂F/∂p comes from one column per parameter, in float32
+// as above. That is 2·(n + np) evaluations of f for np parameters: 2n with
+// dp nil, none when w = 0. The products are added into du and dp. The
+// differences are finiteDiffJVP's, transposed, and so is the accuracy.
 //
 // As for finiteDiffJVP, warm calls allocate nothing and the returned
 // function is not safe for concurrent use.

@@ -25,7 +25,7 @@ type ensWorker[T Float] struct {
 	stats Stats
 }
 
-// newWorker makes a worker whose Integrator has c's options; config has
+// newWorker makes a worker whose Integrator has c's options. config has
 // checked e.Base.
 func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
 	if m == nil {
@@ -46,9 +46,9 @@ func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
 	return w, nil
 }
 
-// runShard solves the trajectories of s in order. out holds their outputs
-// ((Hi−Lo)·k values) unless outputs are dropped (nil); the reduction goes to
-// w.acc, the counters to w.stats. It returns the failures, and
+// runShard solves the trajectories of s in order. out holds their outputs,
+// (Hi−Lo)·k values, or is nil when outputs are dropped. The reduction goes
+// to w.acc and the counters to w.stats. It returns the failures, and
 // cancelled = true if ctx was cancelled before the shard finished.
 func (e *Ensemble[T]) runShard(ctx context.Context, w *ensWorker[T], c ensConfig, s Shard, out []T) (errs []TrajectoryError, cancelled bool) {
 	it := w.it
@@ -131,9 +131,10 @@ func (r *ensRun[T]) work(ctx context.Context, w *ensWorker[T]) {
 }
 
 // shardSum adds shards' accumulators into a total strictly in shard
-// order, whichever order the shards finish in: one that arrives early waits
-// in pending. Ensemble.Solve's Reduce sums and Ensemble.Gradient's sums
-// both go through it, so they are the same bits for any number of workers.
+// order, whichever order the shards finish in. One that arrives early
+// waits in pending. Ensemble.Solve's Reduce sums and Ensemble.Gradient's
+// sums both go through it, so they are the same bits for any number of
+// workers.
 type shardSum struct {
 	mu      sync.Mutex
 	merged  int         // shards added into total so far

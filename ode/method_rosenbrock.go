@@ -5,17 +5,19 @@ import (
 	"math"
 )
 
-// rosTableau is a Rosenbrock–Wanner method as data, in the form of Hairer &
-// Wanner (Solving ODEs II, IV.7, (7.25)) that needs no product with J: with
-// W = I − hγJ, stage i solves
+// rosTableau is a Rosenbrock–Wanner method as data. It takes the form of
+// Hairer and Wanner's Solving ODEs II, equation IV.7.25, which needs no
+// product with J. With W = I − hγJ, stage i solves
 //
 //	W g_i = hγ·( F(t + c_i h, u + Σ_{j<i} a_ij g_j) + Σ_{j<i} (C_ij/h) g_j + h d_i ∂F/∂t )
 //
-// and u_new = u + Σ m_i g_i, with the error estimate Σ e_i g_i. In terms of
-// the classical coefficients (α_ij, γ_ij) with Γ = (γ_ij), γ_ii = γ:
-// a = αΓ⁻¹, C = diag(1/γ) − Γ⁻¹, m = bΓ⁻¹, c_i = Σ_j α_ij, d_i = Σ_j γ_ij.
+// and u_new = u + Σ m_i g_i, with the error estimate Σ e_i g_i. The
+// classical coefficients are α_ij and γ_ij, with Γ the matrix of the γ_ij
+// and γ_ii = γ. In their terms,
 //
-// Dense output (Rodas family): with K_r = Σ_j h[r][j] g_j,
+//	a = αΓ⁻¹, C = diag(1/γ) − Γ⁻¹, m = bΓ⁻¹, c_i = Σ_j α_ij, d_i = Σ_j γ_ij.
+//
+// The dense output is the Rodas family's. With K_r = Σ_j h[r][j] g_j,
 //
 //	u(t + θh) ≈ (1−θ)u + θ(u_new + (1−θ)(K_1 + θ(K_2 + θK_3)))
 type rosTableau struct {
@@ -88,17 +90,16 @@ type rosenbrock[T Float] struct {
 }
 
 // nonFiniteTrace keeps where an attempt first met a NaN or Inf in F or in
-// ∂F/∂t, before W⁻¹ mixes it into every component of the stage: the
-// failure then names the component F gave, not the first one of the
-// trial state.
+// ∂F/∂t. W⁻¹ then mixes it into every component of the stage. The failure
+// names the component F gave, not the first one of the trial state.
 type nonFiniteTrace struct {
 	comp  int // −1: none in this attempt
 	stage int // −1: ∂F/∂t
 	t     float64
 }
 
-// noteNonFinite records the first non-finite component of v (stage's F, or
-// ∂F/∂t for stage −1, at time t) and reports whether there was one.
+// noteNonFinite records the first non-finite component of v and reports
+// whether there was one. v is a stage's F at time t, or ∂F/∂t for stage −1.
 func noteNonFinite[T Float](tr *nonFiniteTrace, v []T, stage int, t float64) bool {
 	c := firstNonFinite(v)
 	if c < 0 {
@@ -110,8 +111,8 @@ func noteNonFinite[T Float](tr *nonFiniteTrace, v []T, stage int, t float64) boo
 	return true
 }
 
-// failure is the cause of attempts that failed on a non-finite F or ∂F/∂t
-// (NonFinite, naming F's component), or the W system's own failure.
+// failure is the cause of attempts that failed: NonFinite naming F's
+// component for a non-finite F or ∂F/∂t, else the W system's own failure.
 func (tr *nonFiniteTrace) failure(w func() (Retcode, int, error)) (Retcode, int, error) {
 	if code, comp, cause := w(); cause != nil {
 		return code, comp, cause
@@ -125,8 +126,8 @@ func (tr *nonFiniteTrace) failure(w func() (Retcode, int, error)) (Retcode, int,
 	return NonFinite, tr.comp, fmt.Errorf("F has a NaN or Inf in component %d (stage %d of the step, at t=%.17g)", tr.comp, tr.stage+1, tr.t)
 }
 
-// isIncrement reports whether row == prev + e_j exactly (prev, e_j padded
-// with zeros to len(row)).
+// isIncrement reports whether row == prev + e_j exactly, with prev and e_j
+// padded with zeros to the length of row.
 func isIncrement(row, prev []float64, j int) bool {
 	for l, v := range row {
 		want := 0.0
@@ -176,7 +177,8 @@ func (r *rosenbrock[T]) degree() int { return 4 }
 
 func (r *rosenbrock[T]) stage(i int) []T { return r.k[i*r.n : (i+1)*r.n : (i+1)*r.n] }
 
-// lincomb writes dst = base + Σ_m row.val[m]·k_{row stage m} (base nil: 0).
+// lincomb writes dst = base + Σ_m row.val[m]·k_{row stage m}; a nil base
+// counts as 0.
 func lincomb[T Float](dst, base, k []T, row *sparseRow[T]) {
 	off := row.off
 	val := row.val[:len(off)]

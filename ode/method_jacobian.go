@@ -5,14 +5,14 @@ import (
 	"math"
 )
 
-// Jacobians for the stiff methods. The sources, in order of preference:
-// Problem.Jac when given (odead.Func builds one from a right-hand side
-// written with ad ops), else forward differences of F. The time derivative ∂F/∂t,
-// which Rosenbrock methods need for non-autonomous problems, is always a
-// forward difference (one evaluation of F; exactly zero when F does not
-// depend on t).
+// Jacobians for the stiff methods. The sources, in order of preference, are
+// Problem.Jac when given, else forward differences of F. odead.Func builds
+// a Jac from a right-hand side written with ad ops. The Rosenbrock methods
+// need the time derivative ∂F/∂t for non-autonomous problems. It is always
+// a forward difference: one evaluation of F, exactly zero when F does not
+// depend on t.
 
-// jacEval evaluates J = ∂F/∂u and ∂F/∂t at (t, u) given f0 = F(t, u).
+// jacEval evaluates J = ∂F/∂u and ∂F/∂t at t and u, given f0 = F(t, u).
 type jacEval[T Float] struct {
 	n       int
 	sqrtEps float64 // √ε of T: the relative size of difference steps
@@ -29,15 +29,18 @@ func newJacEval[T Float](n int) jacEval[T] {
 	return jacEval[T]{n: n, sqrtEps: se, up: buf[:n:n], fp: buf[n:]}
 }
 
-// jacobian writes the row-major Jacobian J[i*n+j] = ∂F_i/∂u_j at (it.t,
-// it.u), from Problem.Jac or else by forward differences (n evaluations of
-// F, counted in FEvals). It counts one JacEval either way. h is the step
-// the Jacobian is for.
+// jacobian writes the row-major Jacobian J[i*n+j] = ∂F_i/∂u_j at it.t and
+// it.u. It comes from Problem.Jac, or else by forward differences: n
+// evaluations of F, counted in FEvals. It counts one JacEval either way. h
+// is the step the Jacobian is for.
 //
-// The difference increments are CVODE's (cvDlsDenseDQJac): δ_j =
-// max(√ε·|u_j|, m·(atol + rtol·|u_j|)) with m = 1000·|h|·ε·n·‖f0‖ (the
-// weighted RMS norm; m = 1 when f0 = 0), so a component far below 1 (a
-// radical concentration of 1e-10) is perturbed on its own scale, not by √ε.
+// The difference increments are those of CVODE's cvDlsDenseDQJac:
+//
+//	δ_j = max(√ε·|u_j|, m·(atol + rtol·|u_j|)),  m = 1000·|h|·ε·n·‖f0‖,
+//
+// with ‖·‖ the weighted RMS norm, and m = 1 when f0 = 0. So a component far
+// below 1 is perturbed on its own scale, not by √ε: a radical
+// concentration of 1e-10, say.
 func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	it.stats.JacEvals++
 	u, p, t := it.u, it.prob.P, it.t
@@ -80,12 +83,12 @@ func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	it.stats.FEvals += n
 }
 
-// timeDerivative writes ∂F/∂t at (it.t, it.u) into dT by a forward
-// difference over δt = min(√ε·max(|t|, 1), |h|) in the direction of the
-// step h: one evaluation of F. Staying inside the step keeps the difference
-// from reaching across a TStop (where F may jump); the Rosenbrock stages
-// use ∂F/∂t multiplied by h², so the rounding error of a small δt, about
-// ε·|F|/δt, costs nothing.
+// timeDerivative writes ∂F/∂t at it.t and it.u into dT, by a forward
+// difference in the direction of the step h: one evaluation of F. The
+// increment is δt = min(√ε·max(|t|, 1), |h|). Staying inside the step keeps
+// the difference from reaching across a TStop, where F may jump. The
+// Rosenbrock stages use ∂F/∂t multiplied by h², so the rounding error of a
+// small δt costs nothing: it is about ε·|F|/δt.
 func (je *jacEval[T]) timeDerivative(it *Integrator[T], dT, f0 []T, h float64) {
 	t := it.t
 	tt := t + math.Copysign(min(je.sqrtEps*max(math.Abs(t), 1), math.Abs(h)), h)
@@ -103,9 +106,9 @@ func (je *jacEval[T]) timeDerivative(it *Integrator[T], dT, f0 []T, h float64) {
 }
 
 // wSystem holds the Jacobian of the current step, ∂F/∂t, and the LU factors
-// of W = I − hγ·J (the matrix of every stage of a Rosenbrock method). J and
+// of W = I − hγ·J, the matrix of every stage of a Rosenbrock method. J and
 // ∂F/∂t are evaluated once per step, at its start, and kept across rejected
-// attempts; W is factored again whenever J or h changes.
+// attempts. W is factored again whenever J or h changes.
 type wSystem[T Float] struct {
 	n       int
 	je      jacEval[T]
@@ -136,12 +139,12 @@ func newWSystem[T Float](n int) wSystem[T] {
 	}
 }
 
-// invalidate forgets J (the state changed: a new step or an event).
+// invalidate forgets J when the state changed: a new step or an event.
 func (w *wSystem[T]) invalidate() { w.jacOK, w.hg = false, 0 }
 
-// prepare makes J and ∂F/∂t current for (it.t, it.u), whose F is f0, and W
-// = I − hγJ factored. It returns false when W cannot be factored (singular,
-// or J not finite); failure then describes why.
+// prepare makes J and ∂F/∂t current for it.t and it.u, whose F is f0, and
+// factors W = I − hγJ. It returns false when W cannot be factored, because
+// it is singular or J is not finite; failure then describes why.
 func (w *wSystem[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
 	w.failK = wOK
 	if !w.jacOK {

@@ -6,10 +6,11 @@ import (
 
 // discreteAdjoint is DiscreteAdjoint for the explicit Runge–Kutta methods:
 // reverse mode through the steps of the forward solve. A step from u with
-// size h is, in the tableau's FSAL form with s stages,
+// size h is, in the tableau's FSAL form with s stages, where row s−1 of a
+// is b,
 //
 //	y_0 = u,  y_i = u + h Σ_{j<i} a_ij k_j,  k_i = F(y_i, t + c_i h),
-//	u_new = y_{s−1}   (row s−1 of a is b),
+//	u_new = y_{s−1},
 //
 // and a save time inside it is u + h Σ_i b_i(θ) k_i over the stages and the
 // extra interpolation stages. With ȳ and k̄ the cotangents, the reverse
@@ -87,8 +88,8 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 			}
 		} else {
 			da.su = append(da.su, fwd.uPrev...)
-			// The main stages but the last (always those of the accepted
-			// attempt): the reverse pass need not evaluate F again.
+			// The main stages but the last, always those of the accepted
+			// attempt: the reverse pass need not evaluate F again.
 			da.sk = append(da.sk, fwdERK.k[:(fwdERK.s-1)*N]...)
 		}
 	}
@@ -100,10 +101,10 @@ func (da *discreteAdjoint[T]) stageIn(i int) []T  { return da.ys[i*da.dimN : (i+
 func (da *discreteAdjoint[T]) stageBar(i int) []T { return da.kb[i*da.dimN : (i+1)*da.dimN] }
 
 // forwardStep recomputes the main stages of the step from u at t with size
-// h (and the last stage and the extra ones if all), leaving the stage
-// inputs in ys, the stages in e.k and u_new in ys's stage s−1. With the
-// forward solve's stages 0…s−2 (stored, else nil) it evaluates F only for
-// the last and the extra stages, if all.
+// h, and with all the last stage and the extra ones. It leaves the stage
+// inputs in ys, the stages in e.k and u_new in ys's stage s−1. stored holds
+// the forward solve's stages 0…s−2, or is nil. With them it evaluates F
+// only for the last and the extra stages, if all.
 func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool, stored []T) {
 	e, f, p := da.e, da.sys.rhs(), da.gs.prob.P
 	s := e.s
@@ -130,8 +131,9 @@ func (da *discreteAdjoint[T]) forwardStep(u []T, t, h float64, all bool, stored 
 	}
 }
 
-// reverseStage propagates stage i's cotangent: ȳ_i = extra +
-// (∂F/∂u)ᵀk̄_i, p̄ += (∂F/∂p)ᵀk̄_i, ū += ȳ_i, k̄_j += h a_ij ȳ_i.
+// reverseStage propagates stage i's cotangent:
+//
+//	ȳ_i = extra + (∂F/∂u)ᵀk̄_i,  p̄ += (∂F/∂p)ᵀk̄_i,  ū += ȳ_i,  k̄_j += h a_ij ȳ_i.
 func (da *discreteAdjoint[T]) reverseStage(i int, extra []T, t, h float64) {
 	e := da.e
 	N := da.dimN
@@ -188,9 +190,9 @@ func allZero[T Float](x []T) bool {
 	return true
 }
 
-// reverseStep turns da.ub, the cotangent of the end of step `step` (whose
-// start state is u), into that of its start, taking in the cotangents of
-// the save times at its end and inside it.
+// reverseStep turns da.ub, the cotangent of the end of step `step`, into
+// that of its start u. It takes in the cotangents of the save times at its
+// end and inside it.
 func (da *discreteAdjoint[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T]) {
 	gs, e, n := da.gs, da.e, da.n
 	t, h, tEnd := da.ts[step], da.hs[step], da.tEnd[step]

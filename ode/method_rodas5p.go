@@ -1,20 +1,21 @@
 package ode
 
 // Rodas5P is Steinebach's improved RODASP: an 8-stage, stiffly accurate,
-// L-stable Rosenbrock–Wanner method of order 5 with an embedded method of
-// order 4 (the last stage is the error estimate) and a dense output of
-// order 4 from the stages at no extra cost. It needs the exact Jacobian
-// (from Problem.Jac, odead.Func, or finite differences): one Jacobian and one LU
-// factorisation per step, 8 (+1 for ∂F/∂t) evaluations of F, 8 solves. The
-// choice for stiff problems at moderate to tight tolerances; with a float64
-// state it reaches rtol 1e-10.
+// L-stable Rosenbrock–Wanner method of order 5. Its embedded method of
+// order 4 gives the error estimate as its last stage. Its dense output of
+// order 4 comes from the stages at no extra cost. It needs an exact
+// Jacobian, from Problem.Jac, odead.Func or finite differences. Each step
+// takes one Jacobian, one LU factorisation, 8 evaluations of F and 8
+// solves, plus one evaluation for ∂F/∂t. It is the choice for stiff
+// problems at moderate to tight tolerances; with a float64 state it
+// reaches rtol 1e-10, as TestRodas5PRobertsonTight checks.
 //
 // G. Steinebach, "Construction of Rosenbrock–Wanner method Rodas5P and
 // numerical benchmarks within the Julia Differential Equations package",
 // BIT Numerical Mathematics 63, 27 (2023). The coefficients are those of
-// the paper in the W-transformed form used by OrdinaryDiffEq.jl
-// (Rodas5PTableau); the order conditions up to order 5 (4 for the embedded
-// method) are verified in rosenbrock_internal_test.go.
+// the paper in the W-transformed form of OrdinaryDiffEq.jl's
+// Rodas5PTableau. TestRosenbrockOrderConditions checks the order
+// conditions up to order 5, and to 4 for the embedded method.
 func Rodas5P() Method { return rodas5pMethod }
 
 var rodas5pMethod = newRosMethod(rodas5pTableau())

@@ -1,8 +1,8 @@
 package ode
 
-// BS3 is the Bogacki–Shampine 3(2) pair: 4 stages, first same as last (3
-// evaluations per step), with the free cubic Hermite interpolant (3rd order).
-// Good for loose tolerances and for float32 states.
+// BS3 is the Bogacki–Shampine 3(2) pair: 4 stages, first same as last, so
+// 3 evaluations per step. Its interpolant is the free cubic Hermite one, of
+// 3rd order. It suits loose tolerances and float32 states.
 //
 // P. Bogacki, L. F. Shampine, "A 3(2) pair of Runge–Kutta formulas", Appl.
 // Math. Lett. 2 (1989) 321–325.

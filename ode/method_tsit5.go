@@ -1,12 +1,13 @@
 package ode
 
-// Tsit5 is Tsitouras' 5(4) pair: 7 stages, first same as last (6 evaluations
-// per step), 5th-order solution with a 4th-order embedded estimate, and a
-// free 4th-order interpolant. The default choice for non-stiff problems.
+// Tsit5 is Tsitouras' 5(4) pair: 7 stages, first same as last, so 6
+// evaluations per step. It has a 5th-order solution, a 4th-order embedded
+// estimate and a free 4th-order interpolant. It is the default choice for
+// non-stiff problems.
 //
 // Ch. Tsitouras, "Runge–Kutta pairs of order 5(4) satisfying only the first
 // column simplifying assumption", Computers & Mathematics with Applications
-// 62 (2011) 770–775. The interpolant's b_i(θ) are the paper's, expanded in
+// 62, 770–775, 2011. The interpolant's b_i(θ) are the paper's, expanded in
 // powers of θ.
 func Tsit5() Method { return tsit5Method }
 

@@ -11,64 +11,45 @@ import (
 	"unsafe"
 )
 
-// Indices makes Ensemble.Gradient differentiate only the trajectories idx
-// (a minibatch), in this order: shards are cut over positions in the list,
-// so any subset needs no new ensemble, and each trajectory's generator is
-// still seeded by its own index. Repeats are allowed (a trajectory then
-// counts as often as it is listed).
-func Indices(idx ...int) BatchOption {
-	c := slices.Clone(idx)
-	return func(o *options) {
-		o.indices, o.indicesSet = c, true
-	}
-}
-
-// PerTrajectoryU0 makes Ensemble.Gradient keep every trajectory's dL/du0
-// (EnsembleGradientResult.U0).
-func PerTrajectoryU0() BatchOption {
-	return func(o *options) {
-		o.perU0 = true
-	}
-}
-
 // EnsembleGradientResult is the result of Ensemble.Gradient: sums over the
-// trajectories that succeeded, taken shard by shard in position order and
-// the shards in order, so they are identical, bit for bit, for any number
-// of workers.
+// trajectories that succeeded. They are taken shard by shard in position
+// order, and the shards in order. So they are identical, bit for bit, for
+// any number of workers.
 type EnsembleGradientResult[T Float] struct {
 	// Value is the sum of the trajectories' losses.
 	Value float64
-	// P is Σ dL/dθ, len(Base.P), accumulated in float64: trajectory i's
-	// gradient is added at the offsets of its P within Base.P.
+	// P is Σ dL/dθ, of the length of Base.P, accumulated in float64.
+	// Trajectory i's gradient is added at the offsets of its P within
+	// Base.P.
 	P []T
-	// U0 (with PerTrajectoryU0) holds dL/du0 of the trajectory at each
-	// position of the list asked for; NaN for a failed one.
+	// U0 holds, with PerTrajectoryU0, dL/du0 of the trajectory at each
+	// position of the list asked for. It is NaN for a failed one.
 	U0 [][]T
 	// Count is the number of trajectories summed.
 	Count int
-	// Errors are the failed trajectories (left out of the sums), by
+	// Errors are the failed trajectories, left out of the sums, by
 	// position in the list asked for.
 	Errors []TrajectoryError
 	// Stats sums the forward and backward counters of every trajectory.
 	Stats Stats
 }
 
-// Gradient differentiates Σ_i L_i over the trajectories (all of them, or
-// those of Indices), where lossFor(i) is trajectory i's loss (its own
-// data), by the sensitivity method s with method m; opts are Gradient's
-// options plus Workers, Indices and PerTrajectoryU0.
+// Gradient differentiates Σ_i L_i over the trajectories by the sensitivity
+// method s with method m. lossFor(i) is trajectory i's loss, against its
+// own data. The sum runs over all trajectories, or over those of Indices.
+// opts are Gradient's options plus Workers, Indices and PerTrajectoryU0.
 //
 //	g, err := ens.Gradient(ctx, ode.Tsit5(), func(i int) ode.Loss[float32] { return lossAgainst(data[i]) },
 //		ode.InterpolatingAdjoint{}, ode.Indices(batch...), ode.Workers(runtime.NumCPU()))
 //	opt.Update(θ, g.P)
 //
-// Every trajectory's P must be Base.P or a slice of the same buffer within
-// it (θ[i*k:(i+1)*k], set by Modify), of one length; its gradient lands at
-// that slice's offsets. A trajectory whose solve or loss fails is reported
-// in Errors with its index and left out; the error returned is then an
+// Every trajectory's P must be Base.P or a slice of one length within it,
+// such as θ[i*k:(i+1)*k] set by Modify. Its gradient lands at that slice's
+// offsets. A trajectory whose solve or loss fails is reported in Errors
+// with its index and left out. The error returned is then an
 // *EnsembleError. lossFor and Modify are called concurrently from the
 // workers. Each worker keeps one GradientSolver, so trajectories allocate
-// nothing once the workers are warm (lossFor's own allocations aside).
+// nothing once the workers are warm, lossFor's own allocations aside.
 func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, opts ...EnsembleGradientOption) (*EnsembleGradientResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -122,8 +103,8 @@ func (r *gradRun[T]) finish(res *EnsembleGradientResult[T]) error {
 	return nil
 }
 
-// gradPlan checks an ensemble gradient's input (optErr is the options'
-// error) and cuts its shards.
+// gradPlan checks an ensemble gradient's input and cuts its shards. optErr
+// is the options' error.
 func (e Ensemble[T]) gradPlan(m Method, lossFor func(i int) Loss[T], s Sensitivity, o options, optErr error) (*gradRun[T], error) {
 	if lossFor == nil {
 		return nil, errorf("Ensemble.Gradient: lossFor is nil")
@@ -176,10 +157,10 @@ func (e Ensemble[T]) gradShards(positions int) []Shard {
 	return shards
 }
 
-// GradientShards cuts the positions of the list asked for by opts (those of
-// GradientShard: the Indices given, or else all N trajectories) into the
-// shards of Ensemble.Gradient. Options other than Indices do not change
-// the shards.
+// GradientShards cuts the positions of the list asked for by opts into the
+// shards of Ensemble.Gradient. opts are GradientShard's. The list is the
+// Indices given, or else all N trajectories. Options other than Indices
+// do not change the shards.
 func (e Ensemble[T]) GradientShards(opts ...GradientShardOption) []Shard {
 	o, _ := parseOptions(opts) // an invalid option is GradientShard's error
 	positions := e.N
@@ -190,8 +171,8 @@ func (e Ensemble[T]) GradientShards(opts ...GradientShardOption) []Shard {
 }
 
 // GradientShardResult is one shard's partial of Ensemble.Gradient: the sums
-// over its positions (in float64, in position order), the per-position
-// dL/du0 with PerTrajectoryU0, its failures and counters.
+// over its positions, its failures and counters. The sums are in float64,
+// in position order. With PerTrajectoryU0 it keeps each position's dL/du0.
 type GradientShardResult[T Float] struct {
 	Shard  Shard
 	Value  float64
@@ -204,9 +185,9 @@ type GradientShardResult[T Float] struct {
 
 // GradientShard computes one shard's partial of Ensemble.Gradient in a new
 // GradientSolver: what a remote runner executes. opts must be those of the
-// whole gradient (the same Indices), without Workers. Failed trajectories
-// are in the result's Errors; the error is for invalid input and
-// cancellation.
+// whole gradient, with the same Indices and without Workers. Failed
+// trajectories are in the result's Errors; the error is for invalid input
+// and cancellation.
 func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i int) Loss[T], s Sensitivity, sh Shard, opts ...GradientShardOption) (*GradientShardResult[T], error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -248,11 +229,11 @@ func (e Ensemble[T]) GradientShard(ctx context.Context, m Method, lossFor func(i
 }
 
 // MergeGradients combines the partials of every shard of GradientShards
-// (in any order; they are sorted by Lo) as Ensemble.Gradient does, summing
-// in shard order: the result, and the error, equal Gradient's. The shards
-// hold the number of positions (Shard.N) and whether they kept dL/du0
-// (U0), so nothing else is needed. Without parts the result is that of no
-// positions.
+// as Ensemble.Gradient does. They may come in any order: it sorts them by
+// Lo and sums in shard order. The result and the error equal Gradient's.
+// The shards hold the number of positions in Shard.N and whether they kept
+// dL/du0 in U0, so nothing else is needed. Without parts the result is
+// that of no positions.
 func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T]) (*EnsembleGradientResult[T], error) {
 	positions := 0
 	for _, p := range parts {
@@ -304,8 +285,8 @@ func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T]) (*EnsembleG
 }
 
 // gradRun is one Ensemble.Gradient: shards handed out from an atomic
-// counter, their accumulators [Σ loss, count, Σ dL/dθ…] merged in shard
-// order.
+// counter, and their accumulators merged in shard order. An accumulator
+// holds Σ loss, the count, then Σ dL/dθ.
 type gradRun[T Float] struct {
 	e       *Ensemble[T]
 	m       Method
@@ -324,8 +305,8 @@ type gradRun[T Float] struct {
 	setupErr error // a solver could not be made (bad method, sensitivity or options); under mu
 }
 
-// gradWorker is one worker's GradientSolver (made from the first
-// trajectory it runs) and buffers.
+// gradWorker is one worker's GradientSolver and buffers. The solver is
+// made from the first trajectory it runs.
 type gradWorker[T Float] struct {
 	gs    *GradientSolver[T]
 	np    int // len(P) of the solver's trajectories
@@ -367,7 +348,7 @@ func (r *gradRun[T]) work(ctx context.Context, w *gradWorker[T]) {
 	}
 }
 
-// runShard differentiates the trajectories at positions [sh.Lo, sh.Hi)
+// runShard differentiates the trajectories at positions sh.Lo to sh.Hi−1
 // into w.acc.
 func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (errs []TrajectoryError, cancelled bool, setup error) {
 	e := r.e

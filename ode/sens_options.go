@@ -6,14 +6,16 @@ import "math"
 // the systems a gradient integrates. The zero Tolerance means the forward
 // solve's tolerances. Otherwise Rel must be finite and ≥ 0 and Abs > 0.
 //
-// The sensitivity methods hold two as fields. AdjointTol (the continuous
-// adjoints) is for the backward solve of the adjoint λ. QuadTol (every
-// method) is for the quadratures integrated beside the state: the running
-// cost ∫g dt and, in the adjoint methods, the parameter gradient μ. Adjoint states scale differently from the state
-// (Robertson's λ reaches ~4e7), so an absolute tolerance chosen for u is
-// often wrong for λ. A QuadTol.Abs of +Inf leaves the quadratures out of
-// the step-size control (CVODES's default); they are then as accurate as
-// the steps chosen for the rest make them.
+// The sensitivity methods hold two as fields. AdjointTol, of the
+// continuous adjoints, is for the backward solve of the adjoint λ. QuadTol,
+// of every method, is for the quadratures integrated beside the state: the
+// running cost ∫g dt and, in the adjoint methods, the parameter gradient μ.
+// Adjoint states scale differently from the state, so an absolute
+// tolerance chosen for u is often wrong for λ. On Robertson λ grows by
+// orders of magnitude: see TestRobertsonGradientReference. A QuadTol.Abs
+// of +Inf leaves the quadratures out of the step-size control, as CVODES
+// does by default. They are then as accurate as the steps chosen for the
+// rest make them.
 type Tolerance struct {
 	Rel, Abs float64
 }
@@ -25,7 +27,7 @@ type sensSettings struct {
 }
 
 // check returns an error naming the field name of method s when t is
-// neither zero nor valid; infAbs allows an Abs of +Inf.
+// neither zero nor valid. infAbs allows an Abs of +Inf.
 func (t Tolerance) check(s Sensitivity, name string, infAbs bool) error {
 	if t == (Tolerance{}) {
 		return nil
@@ -40,8 +42,8 @@ func (t Tolerance) check(s Sensitivity, name string, infAbs bool) error {
 	return nil
 }
 
-// setSensitivity checks the settings of s and copies them into o. A nil s
-// (the default method) has none.
+// setSensitivity checks the settings of s and copies them into o. A nil s,
+// the default method, has none.
 func (o *options) setSensitivity(s Sensitivity) error {
 	if s == nil {
 		return nil
@@ -57,7 +59,7 @@ func (o *options) setSensitivity(s Sensitivity) error {
 	return nil
 }
 
-// adjointTols returns the backward solve's (rel, abs).
+// adjointTols returns the backward solve's rel and abs.
 func (o *options) adjointTols() (float64, float64) {
 	if o.adjTol.Abs > 0 {
 		return o.adjTol.Rel, o.adjTol.Abs
@@ -65,7 +67,7 @@ func (o *options) adjointTols() (float64, float64) {
 	return o.rtol, o.atol
 }
 
-// quadTols returns the quadratures' (rel, abs).
+// quadTols returns the quadratures' rel and abs.
 func (o *options) quadTols() (float64, float64) {
 	if o.quadTol.Abs > 0 {
 		return o.quadTol.Rel, o.quadTol.Abs

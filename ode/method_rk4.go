@@ -1,9 +1,9 @@
 package ode
 
-// RK4 is the classical fourth-order Runge–Kutta method with fixed steps
-// (give FixedStep(dt)), 4 evaluations per step, with the cubic Hermite
-// interpolant for SaveAt, Dense and events. It has no error estimate, so
-// Tol does not apply.
+// RK4 is the classical fourth-order Runge–Kutta method with fixed steps:
+// give FixedStep(dt). It takes 4 evaluations per step, with the cubic
+// Hermite interpolant for SaveAt, Dense and events. It has no error
+// estimate, so Tol does not apply.
 //
 // The tableau carries a fifth stage f(t+h, u_new) in FSAL form; it is
 // evaluated lazily and is the next step's first stage, so a step costs 4

@@ -1,8 +1,8 @@
 package ode
 
-// DP5 is the Dormand–Prince 5(4) pair (DOPRI5): 7 stages, first same as
-// last, 5th-order solution, 4th-order embedded estimate, and Shampine's free
-// 4th-order dense output as in Hairer's contd5.
+// DP5 is the Dormand–Prince 5(4) pair, DOPRI5: 7 stages, first same as
+// last, a 5th-order solution and a 4th-order embedded estimate. Its dense
+// output is Shampine's free 4th-order one, as in Hairer's contd5.
 //
 // J. R. Dormand, P. J. Prince, "A family of embedded Runge–Kutta formulae",
 // J. Comp. Appl. Math. 6 (1980) 19–26; L. F. Shampine, "Some practical

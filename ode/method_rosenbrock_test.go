@@ -10,9 +10,9 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// Robertson's chemical kinetics (issue 7), in float64 and (for the tests
-// of the Jacobian sources) float32; the constants are untyped, rounded
-// once to F.
+// Robertson's chemical kinetics from the Bari test set, in float64 and, for
+// the tests of the Jacobian sources, float32. The constants are untyped,
+// rounded once to F.
 func robertson[F float32 | float64](du, u []F, _ []float32, _ float64) {
 	du[0] = -0.04*u[0] + 1e4*u[1]*u[2]
 	du[1] = 0.04*u[0] - 1e4*u[1]*u[2] - 3e7*u[1]*u[1]
@@ -25,7 +25,7 @@ func robertsonJac[F float32 | float64](J, u []F, _ []float32, _ float64) {
 	J[6], J[7], J[8] = 0, 6e7*u[1], 0
 }
 
-// Reference values: Test Set for IVP Solvers (Bari), via issue 7.
+// Reference values: Test Set for IVP Solvers (Bari).
 var (
 	robertsonRef1e5  = []float64{1.786592114216759e-02, 7.274751468464565e-08, 9.821340061103143e-01}
 	robertsonRef1e11 = []float64{0.2083340149701255e-07, 0.8333360770334713e-13, 0.9999999791665050}

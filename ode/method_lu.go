@@ -1,23 +1,23 @@
 package ode
 
 // Dense LU factorisation with partial pivoting for the small systems of the
-// stiff methods (n up to a few hundred), generic over the state type and
-// accumulated in it. Matrices are row-major n×n; the factorisation is in
-// place (L below the diagonal with a unit diagonal, U above it, and the
-// reciprocals 1/U_kk on the diagonal, so that a solve multiplies instead of
-// dividing) and piv[k] is the row swapped with row k at step k, LAPACK's
-// getrf convention. The elimination is right-looking by rows, so the inner
-// loop runs over contiguous memory.
+// stiff methods, with n up to a few hundred. It is generic over the state
+// type and accumulates in it. Matrices are row-major n×n. The
+// factorisation is in place: L below the diagonal with a unit diagonal, U
+// above it, and the reciprocals 1/U_kk on the diagonal, so that a solve
+// multiplies instead of dividing. piv[k] is the row swapped with row k at
+// step k, LAPACK's getrf convention. The elimination is right-looking by
+// rows, so the inner loop runs over contiguous memory.
 
-// luFactor factors a (n×n, row-major) in place. It returns −1 on success,
-// or the column of the first pivot that is zero or not finite, in which
-// case a is left partly factored and must not be used to solve.
+// luFactor factors the row-major n×n matrix a in place. It returns −1 on
+// success, or the column of the first pivot that is zero or not finite. a
+// is then left partly factored and must not be used to solve.
 //
-// scale, if not nil, holds a magnitude per row of a (it is permuted with
-// the rows): a pivot below 4ε·scale of its row counts as zero too. A
-// caller that forms a = I − c·J passes max(1, max_j |c·J_ij|), so that a
-// row cancelled to rounding noise is caught as singular instead of
-// producing a solution amplified by 1/ε.
+// scale, if not nil, holds a magnitude per row of a, permuted with the
+// rows. A pivot below 4ε·scale of its row counts as zero too. A caller that
+// forms a = I − c·J passes max(1, max_j |c·J_ij|). So a row cancelled to
+// rounding noise is caught as singular, instead of producing a solution
+// amplified by 1/ε.
 func luFactor[T Float](a []T, n int, piv []int, scale []T) int {
 	a = a[:n*n]
 	piv = piv[:n]
@@ -73,8 +73,8 @@ func luFactor[T Float](a []T, n int, piv []int, scale []T) int {
 	return -1
 }
 
-// luSolve solves A x = b in place (b becomes x) with the factors of
-// luFactor.
+// luSolve solves A x = b in place with the factors of luFactor: b becomes
+// x.
 func luSolve[T Float](lu []T, n int, piv []int, b []T) {
 	lu = lu[:n*n]
 	b = b[:n]
@@ -117,9 +117,9 @@ func luPerm(piv, perm []int) {
 	}
 }
 
-// luSolveSmall is luSolve unrolled for n ≤ 3 (the loops' overhead is most
-// of the work there: a 3×3 solve takes a third of the time), with the
-// permutation of luPerm. It reports false for larger n.
+// luSolveSmall is luSolve unrolled for n ≤ 3, with the permutation of
+// luPerm, because the loops' overhead is most of the work at that size.
+// It reports false for larger n.
 func luSolveSmall[T Float](lu []T, n int, perm []int, b []T) bool {
 	switch n {
 	case 1:

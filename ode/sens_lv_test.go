@@ -11,7 +11,7 @@ import (
 
 // The Lotka-Volterra gradient of SUNDIALS' cvsLotkaVolterra_ASA problem:
 // p = (1.5, 1, 3, 1), u0 = (1, 1), t ∈ [0, 10], G = ‖1 − u(10)‖²/2.
-// Reference values from the issue (CVODES at rtol 1e-12, good to ~1e-9).
+// Reference values from CVODES at rtol 1e-12, good to ~1e-9.
 var (
 	lvRefG    = 0.00442487407340801
 	lvRefP    = []float64{0.621961585551281, 0.0680014041508743, 0.169176463995893, 0.272560693950007}

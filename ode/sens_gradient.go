@@ -7,183 +7,35 @@ import (
 	"slices"
 )
 
-// Sensitivity is a way of differentiating a solve: ForwardSensitivity,
-// InterpolatingAdjoint, BacksolveAdjoint or DiscreteAdjoint. Which
-// derivative products of F each needs:
+// Loss is a loss of the solution,
 //
-//	ForwardSensitivity    Problem.JVP
-//	InterpolatingAdjoint  Problem.VJP
-//	BacksolveAdjoint      Problem.VJP
-//	DiscreteAdjoint       Problem.VJP
+//	L = Saved(u(t_i)) + ∫_{T0}^{T1} Running(u, p, t) dt,
 //
-// With a stiff method (Rosenbrock23, Rodas5P) the Jacobian of the system
-// integrated is built from Problem.Jac (or from the products) as the
-// method's doc says. A missing product is an error naming it, unless the
-// method's FiniteDiff field is set: then it is taken by central
-// differences.
-//
-// A method's settings are fields of its value, zero meaning the default:
-// Checkpoints, the tolerances AdjointTol and QuadTol (see Tolerance), and
-// FiniteDiff.
-type Sensitivity interface {
-	Name() string
-	settings() sensSettings // seals the interface: methods are defined in this package
-}
-
-// ForwardSensitivity solves the sensitivity equations s_k' = ∂F/∂u·s_k +
-// ∂F/∂θ_k with the state, one column per parameter and per component of
-// u0 (CVODES's simultaneous corrector, SciMLSensitivity's
-// ForwardSensitivity). Cost grows with len(p)+n; the choice for small
-// problems. It also gives the sensitivity matrices at the save times
-// (GradientResult.Sens).
-//
-// The sensitivities' right-hand side takes one JVP per column, or, when
-// the problem has a VJP and 2n ≤ len(p)+n, n VJPs (the rows of [∂F/∂u
-// ∂F/∂p]) and the small dense product ∂F/∂u·S: a VJP is taken to cost at
-// most two JVPs (a neural ODE with 2 states and 252 parameters: 2 VJPs
-// instead of 254 JVPs per evaluation). When the problem has both Jac and
-// ParamJac, those rows come from them instead (no JVP needed).
-//
-// With the sensitivities in the error control a higher-order pair often
-// pays: Lotka-Volterra's 14 states at rtol 1e-6 take 84 Vern7 steps
-// against 176 Tsit5 ones (bench sens).
-//
-// The sensitivities are in the step-size control, those of parameter p_k
-// with the state's absolute tolerance divided by |p_k| (CVODES's pbar
-// scaling; by 1 where p_k = 0), those of u0 with the state's, unless
-// NoErrorControl. With a stiff method the Jacobian of the
-// whole system is block lower triangular: its diagonal blocks are J (from
-// Problem.Jac, else from n JVPs), its coupling blocks ∂(J·s_k)/∂u are
-// forward differences of the sensitivity right-hand side in u (exact for
-// F quadratic in u, else first-order accurate in √ε; Rodas5P then behaves
-// as with a finite-difference Jacobian). Per Jacobian that is n
-// evaluations of the sensitivity right-hand side and a dense LU of size
-// n·(1+len(p)+n).
-type ForwardSensitivity struct {
-	// NoErrorControl leaves the sensitivities out of the step-size
-	// control (CVODES's errconS = false): fewer steps, less accurate
-	// gradients.
-	NoErrorControl bool
-	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
-	QuadTol Tolerance
-	// FiniteDiff takes a missing Problem.JVP by finite differences.
-	FiniteDiff bool
-}
-
-// InterpolatingAdjoint solves the adjoint λ' = −(∂F/∂u)ᵀλ − ∂g/∂uᵀ and the
-// parameter quadrature μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ backwards from T1 to T0,
-// reading the forward state from the forward solve's dense output, with
-// λ jumping by dL/du(t_i) at each save time. Its cost grows with n and
-// len(p) only through products with F's Jacobian: the default for many
-// parameters (SciMLSensitivity's InterpolatingAdjoint, CVODES's adjoint).
-// With a stiff method the backward system's Jacobian is exact: [−Jᵀ 0;
-// −(∂F/∂p)ᵀ 0], from n VJPs (a dense LU of size n+len(p)).
-type InterpolatingAdjoint struct {
-	// Checkpoints, if > 0, bounds memory: instead of every step's dense
-	// output, the forward solve keeps at most Checkpoints states (every
-	// k-th step, k doubling as the budget fills, so the step count need
-	// not be known) and the times and sizes of its steps (three float64
-	// per step), and each segment between two is solved again with dense
-	// output when the backward pass first reads it, on the forward
-	// solve's own steps without error control (two segments held at a
-	// time): the same dense output and backward steps as without
-	// checkpoints, hence the same gradient, in O(Checkpoints + two
-	// segments) states, for one more forward pass at the cost of its
-	// steps alone.
-	Checkpoints int
-	// AdjointTol and QuadTol are the backward solve's and the
-	// quadratures' tolerances (zero: the forward solve's).
-	AdjointTol, QuadTol Tolerance
-	// FiniteDiff takes a missing Problem.VJP by finite differences.
-	FiniteDiff bool
-}
-
-// BacksolveAdjoint solves the state backwards together with the adjoint,
-// [u, λ, μ] from T1 to T0, keeping nothing of the forward solve but the
-// states at the save times (where u is reset to the forward value). It
-// needs the least memory, but integrating u backwards is unstable where
-// the forward problem is stiff or dissipative: on Robertson it fails
-// (see the tests) with an error from the backward solve. Use it only as
-// an explicit choice, on problems known to be reversible.
-type BacksolveAdjoint struct {
-	// AdjointTol and QuadTol are the backward solve's and the
-	// quadratures' tolerances (zero: the forward solve's).
-	AdjointTol, QuadTol Tolerance
-	// FiniteDiff takes a missing Problem.VJP by finite differences.
-	FiniteDiff bool
-}
-
-// DiscreteAdjoint is reverse mode through the steps the forward solve
-// took, with the step sizes held as constants: the exact gradient of the
-// computed discrete solution (interpolation at the save times included),
-// to rounding — the reference the other methods are tested against. It
-// supports the explicit Runge–Kutta methods.
-type DiscreteAdjoint struct {
-	// Checkpoints, if > 0, bounds memory: at most Checkpoints step
-	// starts are kept (every k-th, k doubling as the budget fills) and
-	// each segment's steps are recomputed from its checkpoint in the
-	// reverse pass. The times and sizes of all steps are kept (two
-	// float64 per step). 0 keeps every step's start state and its stages
-	// but the last (s·n values per step for an s-stage method), so that
-	// the reverse pass evaluates no F on steps without a save time inside.
-	Checkpoints int
-	// QuadTol is the quadratures' tolerance (zero: the forward solve's).
-	QuadTol Tolerance
-	// FiniteDiff takes a missing Problem.VJP by finite differences.
-	FiniteDiff bool
-}
-
-func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
-func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
-func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
-func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
-
-func (s ForwardSensitivity) settings() sensSettings {
-	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
-}
-
-func (s InterpolatingAdjoint) settings() sensSettings {
-	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
-}
-
-func (s BacksolveAdjoint) settings() sensSettings {
-	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
-}
-
-func (s DiscreteAdjoint) settings() sensSettings {
-	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
-}
-
-// ForwardSensitivityLimit is the number of parameters plus states below
-// which a nil Sensitivity means ForwardSensitivity (SciMLSensitivity's
-// rule of thumb); at or above it, InterpolatingAdjoint.
-const ForwardSensitivityLimit = 100
-
-// Loss is a loss of the solution: L = Saved(u(t_i)) (or Σ_i Point(t_i,
-// u(t_i))) + ∫_{T0}^{T1} Running(u, p, t) dt. Any of the three parts may
-// be absent; Saved and Point exclude each other.
+// where a sum of Point over the save times may stand for Saved. Any of the
+// three parts may be absent; Saved and Point exclude each other.
 type Loss[T Float] struct {
-	// At are the save times the loss sees (in the span; sorted by
-	// Gradient, in the order of integration). Repeated times are allowed.
+	// At are the save times the loss sees, in the span. Gradient sorts
+	// them in the order of integration. Repeated times are allowed.
 	At []float64
 	// Saved returns the loss of the states us[i] = u(ts[i]) and writes
-	// dL/dus[i] into dLdus[i] (zeroed before the call). It sees every
+	// dL/dus[i] into dLdus[i], zeroed before the call. It sees every
 	// saved state at once, so the loss need not be a sum over points.
 	Saved func(ts []float64, us, dLdus [][]T) float64
-	// Point is the per-point form: the loss is Σ_i Point(i, ts[i],
-	// us[i], dLdus[i]), each call writing its own dL/du (zeroed).
+	// Point is the per-point form: the loss is the sum over i of
+	// Point(i, ts[i], us[i], dLdus[i]). Each call writes its own dL/du,
+	// zeroed before the call.
 	Point func(i int, t float64, u, dLdu []T) float64
 	// Running, if set, adds the running cost ∫ g(u, p, t) dt over the
-	// span. RunningGradient must then add ∂g/∂u into du and ∂g/∂p into dp
-	// (len(p)).
+	// span. RunningGradient must then add ∂g/∂u into du and ∂g/∂p into
+	// dp, which has the length of p.
 	Running         func(u []T, p []float32, t float64) float64
 	RunningGradient func(du, dp, u []T, p []float32, t float64)
 
-	// Err reports a failure of the loss's callbacks that they could not
-	// return; nil when they cannot fail. Like Problem.Err it returns nil
-	// until a callback fails and that failure's error from then on.
+	// Err reports a failure that the loss's callbacks could not return;
+	// it is nil when they cannot fail. Like Problem.Err it returns nil
+	// until a callback fails, and that failure's error from then on.
 	// Gradient calls it after evaluating the loss, after every step of
-	// its solves and once more at the end; an error there ends the
+	// its solves and once more at the end. An error there ends the
 	// gradient with the error as its cause.
 	Err func() error
 }
@@ -195,17 +47,17 @@ type Loss[T Float] struct {
 // its next call.
 type GradientResult[T Float] struct {
 	Value float64
-	P     []T // dL/dθ, len(Problem.P), in θ's layout (through U0FromVJP too)
-	U0    []T // dL/du0, len n
+	P     []T // dL/dθ in θ's layout, through U0FromVJP too
+	U0    []T // dL/du0, of length n
 	T0    float64
 	T1    float64
-	// Sens (ForwardSensitivity only): Sens[i][k*n+j] = ∂u_j(At[i])/∂θ_k,
-	// with θ = (p, u0): the sensitivity matrix at each save time, column
-	// by column (CVODES's CVodeGetSens). With U0From, the p columns hold
-	// the sensitivities at fixed u0.
+	// Sens is the sensitivity matrix at each save time, column by column,
+	// as CVODES's CVodeGetSens gives it. Only ForwardSensitivity fills it:
+	// Sens[i][k*n+j] = ∂u_j(At[i])/∂θ_k, with θ the parameters and then
+	// u0. With U0From, the p columns hold the sensitivities at fixed u0.
 	Sens [][]T
-	// Forward and Backward are the counters of the solves (Backward sums
-	// the backward segments and, with checkpoints, the forward re-solves).
+	// Forward and Backward are the counters of the solves. Backward sums
+	// the backward segments and, with checkpoints, the forward re-solves.
 	Forward, Backward Stats
 }
 
@@ -250,18 +102,18 @@ type gradMethod[T Float] interface {
 }
 
 // Gradient differentiates the loss of a solve of prob with method m by the
-// sensitivity method s (nil: ForwardSensitivity below
+// sensitivity method s. A nil s means ForwardSensitivity below
 // ForwardSensitivityLimit parameters plus states, else
-// InterpolatingAdjoint). opts are the forward solve's options (Tol,
-// TolPerComponent, MaxSteps, InitialStep, FixedStep, TStops); the save
+// InterpolatingAdjoint. opts are the forward solve's options; the save
 // times come from loss.At. The gradient's own settings are fields of s.
 //
-// It returns the loss and dL/dθ, dL/du0, dL/dT0, dL/dT1. A failing
+// It returns the loss and dL/dθ, dL/du0, dL/dT0 and dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
-// failed; events are not supported yet (an error). A callback that failed
-// (Problem.Err, Loss.Err) is the cause of the error returned: the pass
-// that found it is named, as an *Error with Retcode Failed where a solve
-// or the discrete adjoint's reverse pass stopped on it.
+// failed. Events are not supported yet: they are an error. A callback that
+// failed through Problem.Err or Loss.Err is the cause of the error
+// returned. The error names the pass that found it. Where a solve or the
+// discrete adjoint's reverse pass stopped on it, that is an *Error with
+// Retcode Failed.
 func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
@@ -270,9 +122,9 @@ func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss
 	return gs.GradientFor(ctx, prob, loss)
 }
 
-// NewGradientSolver prepares gradients of solves of prob (see Gradient for
-// the arguments). It checks that the method and the sensitivity fit and
-// that prob has the derivative products they need.
+// NewGradientSolver prepares gradients of solves of prob; Gradient
+// describes the arguments. It checks that the method and the sensitivity
+// fit, and that prob has the derivative products they need.
 func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts ...GradientOption) (*GradientSolver[T], error) {
 	if m == nil {
 		return nil, errorf("Gradient: method is nil")
@@ -364,7 +216,7 @@ func (gs *GradientSolver[T]) currentF(du, u []T, p []float32, t float64) {
 }
 
 // Gradient differentiates the loss of a solve of the solver's problem with
-// parameters θ (which replace Problem.P; len(θ) must stay the same). The
+// parameters θ, which replace Problem.P. len(θ) must stay the same. The
 // result is owned by the solver until its next call.
 func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Loss[T]) (*GradientResult[T], error) {
 	prob := gs.prob
@@ -373,8 +225,9 @@ func (gs *GradientSolver[T]) Gradient(ctx context.Context, θ []float32, loss Lo
 }
 
 // GradientFor differentiates the loss of a solve of prob, which must have
-// the solver's dimension and len(P); F, the derivative products, U0, P and
-// the span may differ (an ensemble's trajectories).
+// the solver's dimension and number of parameters. F, the derivative
+// products, U0, P and the span may differ, as between an ensemble's
+// trajectories.
 func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], loss Loss[T]) (*GradientResult[T], error) {
 	// The counters first: a call that fails on its input has done no work,
 	// and Ensemble.Gradient adds a failed call's counters to its Stats.
@@ -432,9 +285,9 @@ func (gs *GradientSolver[T]) callbackErr() error {
 	return nil
 }
 
-// hook is the Problem.Err of the gradient's own solves: the problem's or
-// the loss's hook when only one has one (nil when neither has), else
-// callbackErr, which consults both.
+// hook is the Problem.Err of the gradient's own solves. It is the
+// problem's or the loss's hook when only one has one, nil when neither
+// has, else callbackErr, which consults both.
 func (gs *GradientSolver[T]) hook() func() error {
 	var lossErr func() error
 	if gs.loss != nil {
@@ -452,14 +305,14 @@ func (gs *GradientSolver[T]) hook() func() error {
 	return gs.errFn
 }
 
-// failedAt is the error that stops a gradient's pass outside a solve
-// (which) at t when a callback has failed.
+// failedAt is the error that stops a gradient's pass which, outside a
+// solve, at t when a callback has failed.
 func (gs *GradientSolver[T]) failedAt(which string, t float64) error {
 	return wrapSolveErr(which, &Error{Code: Failed, T: t, Component: -1, Err: gs.callbackErr()})
 }
 
-// setLoss checks loss and sorts its save times into the solver's buffers
-// (reused while At keeps its length).
+// setLoss checks loss and sorts its save times into the solver's buffers,
+// reused while At keeps its length.
 func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	if loss.Saved != nil && loss.Point != nil {
 		return errorf("Loss: Saved and Point are both set, want at most one")
@@ -512,9 +365,10 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	return nil
 }
 
-// takeSaved reads the forward solve's saved states, which it holds in the
-// order of integration, into gs.ys (whole) and gs.us (their first n
-// components) in the ascending order of gs.at, and returns gs.ys.
+// takeSaved reads the forward solve's saved states into gs.ys, whole, and
+// into gs.us, their first n components, and returns gs.ys. The solve holds
+// them in the order of integration; gs.ys takes the ascending order of
+// gs.at.
 func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 	_, ys := it.Saved()
 	gs.ys = gs.ys[:0]
@@ -562,10 +416,9 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	return v, nil
 }
 
-// endDerivatives sets res.T0 and res.T1 from the adjoint at the two ends:
-// lam0 = dL/du0 (including any save time at T0, whose term is taken out
-// here), u1 the state at T1 and lam1 the jump of λ at T1 (dL/du(T1) of
-// save times equal to T1; nil if none).
+// endDerivatives sets res.T0 and res.T1 from the adjoint at the two ends.
+// lam0 is dL/du0, including any save time at T0, whose term is taken out
+// here. u1 is the state at T1.
 func (gs *GradientSolver[T]) endDerivatives(lam0, u1 []T) {
 	prob := &gs.prob
 	n := len(prob.U0)
@@ -599,8 +452,8 @@ func (gs *GradientSolver[T]) endDerivatives(lam0, u1 []T) {
 	gs.res.T0, gs.res.T1 = d0, d1
 }
 
-// initialState returns the problem's initial state (U0, or U0From(P)
-// computed into a buffer of the solver).
+// initialState returns the problem's initial state: U0, or U0From(P)
+// computed into a buffer of the solver.
 func (gs *GradientSolver[T]) initialState() []T {
 	if gs.prob.U0From == nil {
 		return gs.prob.U0

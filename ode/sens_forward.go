@@ -10,16 +10,17 @@ import (
 //
 //	Y = [u | s_0 … s_{m−1} | q | q_0 … q_{m−1}],  m = len(p) + n,
 //
-// where s_k = ∂u/∂θ_k for θ = (p, u0), and, with a running cost, q = ∫g
-// and q_k = ∂q/∂θ_k:
+// where s_k = ∂u/∂θ_k, with θ the parameters and then u0. With a running
+// cost, q = ∫g and q_k = ∂q/∂θ_k. Each column takes one JVP, with v = s_k
+// and dp = e_k or 0:
 //
-//	s_k' = ∂F/∂u·s_k + ∂F/∂θ_k   (one JVP: v = s_k, dp = e_k or 0)
+//	s_k' = ∂F/∂u·s_k + ∂F/∂θ_k
 //	q_k' = ∂g/∂u·s_k + ∂g/∂θ_k
 //
-// or, when rows (see useRows), S' = J_u·S + [J_p 0] from the n rows of
-// [J_u J_p] = [∂F/∂u ∂F/∂p], one VJP with a unit vector each (or from
-// Problem.Jac and Problem.ParamJac when both are set: jacs), and small
-// dense products.
+// When useRows says so, S' = J_u·S + [J_p 0] comes instead from the n rows
+// of [J_u J_p] = [∂F/∂u ∂F/∂p] and small dense products. Each row is one
+// VJP with a unit vector. With jacs, Problem.Jac and Problem.ParamJac give
+// the rows.
 type forwardSens[T Float] struct {
 	gs         *GradientSolver[T]
 	cfg        ForwardSensitivity
@@ -41,11 +42,11 @@ type forwardSens[T Float] struct {
 }
 
 // useRows is the cost rule between the two ways of evaluating the
-// sensitivities' right-hand side: m = len(p)+n JVPs, or n VJPs (rows of
-// [∂F/∂u ∂F/∂p]) and n·n·m multiply-adds. A VJP is taken to cost at most
-// twice a JVP, so the rows win when the problem has a VJP and 2n ≤ m
-// (n ≤ len(p)): Lotka-Volterra's 2 VJPs instead of 6 JVPs, a neural ODE's
-// 2 instead of 254.
+// sensitivities' right-hand side. One takes m = np+n JVPs. The other takes
+// n VJPs, the rows of [∂F/∂u ∂F/∂p], and n·n·m multiply-adds. A VJP is
+// taken to cost at most twice a JVP. So the rows win when the problem has
+// a VJP and 2n ≤ m, that is n ≤ np. Lotka-Volterra then takes 2 VJPs
+// instead of 6 JVPs, and a neural ODE 2 instead of 254.
 func useRows(n, m int, hasVJP bool) bool { return hasVJP && 2*n <= m }
 
 func newForwardSens[T Float](gs *GradientSolver[T], cfg ForwardSensitivity) (gradMethod[T], error) {
@@ -60,8 +61,8 @@ func newForwardSens[T Float](gs *GradientSolver[T], cfg ForwardSensitivity) (gra
 	return fs, nil
 }
 
-// build makes the integrator of the augmented system (again when the loss
-// gains or loses its running cost).
+// build makes the integrator of the augmented system. It runs again when
+// the loss gains or loses its running cost.
 func (fs *forwardSens[T]) build(quad bool) error {
 	n, m := fs.n, fs.m
 	N := n * (1 + m)
@@ -145,7 +146,7 @@ func (fs *forwardSens[T]) rhs(dY, Y []T, p []float32, t float64) {
 }
 
 // rhs2 is rhs for two states without a running cost: F and rows2 in one
-// call (rhs when the rows are off: a problem without a VJP).
+// call. It is rhs when the rows are off, for a problem without a VJP.
 func (fs *forwardSens[T]) rhs2(dY, Y []T, p []float32, t float64) {
 	m := fs.m
 	if !fs.rows || fs.quad || len(Y) < 2*(1+m) || len(dY) < 2*(1+m) {
@@ -213,12 +214,12 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 	}
 }
 
-// rows2 is rowsRHS for two states (Lotka-Volterra), the common small
-// case in one pass: the two rows of [J_u J_p] by one VJP each, then
-// ds_k = J_u·s_k (+ column k of J_p) with J_u in registers (the rows
-// from Jac and ParamJac when jacs). dS is the
-// sensitivities' part of dY (2m components), Y the state and the
-// sensitivities. The same sums as rowsRHS's general loop.
+// rows2 is rowsRHS for two states, the common small case of
+// Lotka-Volterra, in one pass. It takes the two rows of [J_u J_p] by one
+// VJP each, or from Jac and ParamJac with jacs. Then ds_k = J_u·s_k plus
+// column k of J_p, with J_u in registers. dS is the sensitivities' part of
+// dY, 2m components; Y is the state and the sensitivities. The sums are
+// those of rowsRHS's general loop.
 func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
 	np := fs.np
 	ju := fs.ju[:4:4]
@@ -242,10 +243,10 @@ func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
 	rowsProduct2(dS, Y[2:], ju, jp, np)
 }
 
-// rowsProduct2 writes dS = J_u·S + [J_p 0] for two states: S and dS are
-// column pairs (s_k0, s_k1) (len(dS)/2 of them), ju is J_u row-major, jp
-// is J_p (2×np, row-major); float64 in vector lanes (rows2AVX, the same
-// bits).
+// rowsProduct2 writes dS = J_u·S + [J_p 0] for two states. S and dS hold
+// len(dS)/2 column pairs s_k0, s_k1. ju is J_u and jp is the 2×np J_p,
+// both row-major. float64 goes in vector lanes with the same bits: see
+// rows2AVX.
 func rowsProduct2[T Float](dS, S, ju, jp []T, np int) {
 	S = S[:len(dS)]
 	ju = ju[:4]
@@ -256,7 +257,7 @@ func rowsProduct2[T Float](dS, S, ju, jp []T, np int) {
 	}
 	a, b, c, d := ju[0], ju[1], ju[2], ju[3]
 	jp0, jp1 := jp[:np:np], jp[np:]
-	// S and dS as pairs (s_k0, s_k1); the first np columns add J_p's.
+	// S and dS as pairs s_k0, s_k1; the first np columns add J_p's.
 	i := 0
 	for k := 0; k < len(jp0) && i+1 < len(S); k, i = k+1, i+2 {
 		s0, s1 := S[i], S[i+1]
@@ -293,9 +294,9 @@ func (fs *forwardSens[T]) quadRHS(dY, Y []T, p []float32, t float64) {
 	}
 }
 
-// jac is the augmented Jacobian (stiff methods): J on the diagonal blocks,
-// the coupling columns ∂/∂u by forward differences of rhs, and ∂g/∂u
-// against each s_k in the quadrature rows.
+// jac is the augmented Jacobian for the stiff methods: J on the diagonal
+// blocks, the coupling columns ∂/∂u by forward differences of rhs, and
+// ∂g/∂u against each s_k in the quadrature rows.
 func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 	n, m, N := fs.n, fs.m, fs.dimN
 	u := Y[:n]
@@ -415,4 +416,14 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	gs.res.Value = v
 	gs.endDerivatives(gu, it.u[:n])
 	return nil
+}
+
+// thetaBar is the scale of parameter θ_k for the sensitivities'
+// tolerances, as CVODES's pbar: |θ_k|, or 1 where θ_k = 0.
+func thetaBar(v float64) float64 {
+	v = math.Abs(v)
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 1
+	}
+	return v
 }

@@ -8,16 +8,19 @@ import (
 // tableau is an explicit Runge–Kutta method as data. One generic loop (erk)
 // serves every tableau; a method's file is its coefficients.
 //
-// Every tableau is written in first-same-as-last (FSAL) form: its last main
-// stage s−1 is f(t+h, u_new), with a[s−1] = b[:s−1], b[s−1] = 0, c[s−1] = 1.
-// A method that is not FSAL by design (RK4, Vern7) gets that stage appended;
-// when the error estimate does not use it (bhat[s−1] == b[s−1]) it is
-// evaluated lazily, only when the next step or the interpolant needs it, so
-// it costs nothing: it is the next step's first stage.
+// Every tableau is written in first-same-as-last form, FSAL: its last main
+// stage s−1 is f(t+h, u_new), with a[s−1] = b[:s−1], b[s−1] = 0 and
+// c[s−1] = 1. A method that is not FSAL by design, such as RK4 or Vern7,
+// gets that stage appended. When the error estimate does not use it, that
+// is when bhat[s−1] == b[s−1], it is evaluated lazily. It costs nothing
+// then: it is the next step's first stage.
 //
-// Dense output: u(t + θh) ≈ u + h Σ_i b_i(θ) k_i with the polynomials
-// b_i(θ) = Σ_{j=1..deg} bi[i][j−1] θ^j over the main stages and the extra
-// stages (ce, ae), which are evaluated only when a step is interpolated.
+// The dense output is
+//
+//	u(t + θh) ≈ u + h Σ_i b_i(θ) k_i,   b_i(θ) = Σ_{j=1..deg} bi[i][j−1] θ^j,
+//
+// over the main stages and the extra stages ce and ae. The extra stages
+// are evaluated only when a step is interpolated.
 type tableau struct {
 	name        string
 	order       int         // order of the solution
@@ -106,8 +109,9 @@ func newERKMethod(tb *tableau, fixedOnly bool) *erkMethod {
 }
 
 // hermiteBi returns the dense-output coefficients of the cubic Hermite
-// interpolant through u, u_new, f(t, u) = k_0 and f(t+h, u_new) = k_{s−1}
-// (an FSAL tableau always has both): third order, free of extra stages.
+// interpolant through u, u_new, k_0 = f(t, u) and k_{s−1} = f(t+h, u_new).
+// An FSAL tableau always has both slopes. It is of third order and needs
+// no extra stages.
 func hermiteBi(b []float64) [][]float64 {
 	s := len(b)
 	bi := make([][]float64, s)

@@ -1,0 +1,163 @@
+package ode
+
+// Sensitivity is a way of differentiating a solve: ForwardSensitivity,
+// InterpolatingAdjoint, BacksolveAdjoint or DiscreteAdjoint. Which
+// derivative products of F each needs:
+//
+//	ForwardSensitivity    Problem.JVP
+//	InterpolatingAdjoint  Problem.VJP
+//	BacksolveAdjoint      Problem.VJP
+//	DiscreteAdjoint       Problem.VJP
+//
+// With a stiff method such as Rodas5P, the Jacobian of the system
+// integrated is built from Problem.Jac or from the products, as the
+// method's doc says. A missing product is an error naming it, unless the
+// method's FiniteDiff field is set: then it is taken by central
+// differences.
+//
+// A method's settings are fields of its value, zero meaning the default:
+// Checkpoints, the Tolerance fields AdjointTol and QuadTol, and FiniteDiff.
+type Sensitivity interface {
+	Name() string
+	settings() sensSettings // seals the interface: methods are defined in this package
+}
+
+// ForwardSensitivity solves the sensitivity equations
+//
+//	s_k' = ∂F/∂u·s_k + ∂F/∂θ_k
+//
+// with the state, one column per parameter and per component of u0. It is
+// CVODES's simultaneous corrector and SciMLSensitivity's
+// ForwardSensitivity. Its cost grows with np+n for np parameters, so it is
+// the choice for small problems. It also gives the sensitivity matrices at
+// the save times, in GradientResult.Sens.
+//
+// The sensitivities' right-hand side takes one JVP per column. When the
+// problem has a VJP and 2n ≤ np+n, it takes n VJPs instead, the rows of
+// [∂F/∂u ∂F/∂p], and the small dense product ∂F/∂u·S. A VJP is taken to
+// cost at most two JVPs. So a neural ODE with 2 states and 252 parameters
+// takes 2 VJPs per evaluation instead of 254 JVPs. When the problem has
+// both Jac and ParamJac, those rows come from them and no JVP is needed.
+//
+// With the sensitivities in the error control a higher-order pair often
+// pays: bench sens compares Vern7 with Tsit5 on Lotka-Volterra.
+//
+// The sensitivities are in the step-size control unless NoErrorControl is
+// set. Those of u0 take the state's absolute tolerance. Those of parameter
+// p_k take it divided by |p_k|, or by 1 where p_k = 0: CVODES's pbar
+// scaling.
+//
+// With a stiff method the Jacobian of the whole system is block lower
+// triangular. Its diagonal blocks are J, from Problem.Jac or else from n
+// JVPs. Its coupling blocks ∂(J·s_k)/∂u are forward differences of the
+// sensitivity right-hand side in u. They are exact for F quadratic in u,
+// else first-order accurate in √ε; Rodas5P then behaves as with a
+// finite-difference Jacobian. Per Jacobian that is n evaluations of the
+// sensitivity right-hand side and a dense LU of size n·(1+np+n).
+type ForwardSensitivity struct {
+	// NoErrorControl leaves the sensitivities out of the step-size
+	// control, as CVODES's errconS = false does: fewer steps, less
+	// accurate gradients.
+	NoErrorControl bool
+	// QuadTol is the quadratures' tolerance; zero means the forward
+	// solve's.
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.JVP by finite differences.
+	FiniteDiff bool
+}
+
+// InterpolatingAdjoint solves the adjoint and the parameter quadrature
+//
+//	λ' = −(∂F/∂u)ᵀλ − ∂g/∂uᵀ,   μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ
+//
+// backwards from T1 to T0. It reads the forward state from the forward
+// solve's dense output, and λ jumps by dL/du(t_i) at each save time. Its
+// cost grows with n and the number of parameters only through products
+// with F's Jacobian. It is the default for many parameters, as
+// SciMLSensitivity's InterpolatingAdjoint and CVODES's adjoint are. With a
+// stiff method the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0] is
+// exact, from n VJPs. Its LU is dense, of size n plus the number of
+// parameters.
+type InterpolatingAdjoint struct {
+	// Checkpoints, if > 0, bounds memory. Instead of every step's dense
+	// output, the forward solve keeps at most Checkpoints states and the
+	// times and sizes of its steps, three float64 per step. It keeps
+	// every k-th step, k doubling as the budget fills, so the step count
+	// need not be known. The backward pass solves each segment between
+	// two checkpoints again when it first reads it. The replay runs on
+	// the forward solve's own steps without error control, and holds two
+	// segments at a time. So it gives the same dense output, backward
+	// steps and gradient as without checkpoints. The cost is one more
+	// forward pass, at the cost of its steps alone, and the memory is
+	// Checkpoints states plus two segments.
+	Checkpoints int
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances; zero means the forward solve's.
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
+
+// BacksolveAdjoint solves the state backwards together with the adjoint:
+// [u, λ, μ] from T1 to T0. It keeps nothing of the forward solve but the
+// states at the save times, where u is reset to the forward value. It
+// needs the least memory, but integrating u backwards is unstable where
+// the forward problem is stiff or dissipative. On Robertson it fails with
+// an error from the backward solve, as TestBacksolveAdjointFailsOnRobertson
+// checks. Use it only as an explicit choice, on problems known to be
+// reversible.
+type BacksolveAdjoint struct {
+	// AdjointTol and QuadTol are the backward solve's and the
+	// quadratures' tolerances; zero means the forward solve's.
+	AdjointTol, QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
+
+// DiscreteAdjoint is reverse mode through the steps the forward solve
+// took, with the step sizes held as constants. It gives the exact gradient
+// of the computed discrete solution to rounding, interpolation at the save
+// times included. It is the reference the other methods are tested
+// against. It supports the explicit Runge–Kutta methods.
+type DiscreteAdjoint struct {
+	// Checkpoints, if > 0, bounds memory: at most Checkpoints step
+	// starts are kept, every k-th, k doubling as the budget fills. The
+	// reverse pass recomputes each segment's steps from its checkpoint.
+	// The times and sizes of all steps are kept, two float64 per step.
+	// 0 keeps every step's start state and all its stages but the last,
+	// s·n values per step for an s-stage method. The reverse pass then
+	// evaluates no F on steps without a save time inside.
+	Checkpoints int
+	// QuadTol is the quadratures' tolerance; zero means the forward
+	// solve's.
+	QuadTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
+
+func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
+func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
+func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
+func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
+
+func (s ForwardSensitivity) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s InterpolatingAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s BacksolveAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s DiscreteAdjoint) settings() sensSettings {
+	return sensSettings{quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+// ForwardSensitivityLimit is the number of parameters plus states below
+// which a nil Sensitivity means ForwardSensitivity; at or above it, a nil
+// Sensitivity means InterpolatingAdjoint. It is SciMLSensitivity's rule
+// of thumb.
+const ForwardSensitivityLimit = 100

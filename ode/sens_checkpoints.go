@@ -1,0 +1,170 @@
+package ode
+
+import (
+	"context"
+	"math"
+)
+
+// checkpoints keeps at most budget states of a forward solve: the start
+// and then every stride-th accepted step. When the budget is full the
+// stride doubles and every other checkpoint is dropped. Each checkpoint
+// has its time, state and the next step size to try.
+type checkpoints[T Float] struct {
+	budget, stride, steps int
+	n                     int
+	ts, dts               []float64
+	idx                   []int // the number of steps before each checkpoint
+	us                    []T
+}
+
+func (c *checkpoints[T]) reset(budget, n int) {
+	c.budget, c.stride, c.steps, c.n = max(budget, 2), 1, 0, n
+	c.ts, c.dts, c.us, c.idx = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0]
+}
+
+func (c *checkpoints[T]) len() int { return len(c.ts) }
+
+func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
+
+// add records a start t and u, and the next step dt.
+func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
+	c.ts = append(c.ts, t)
+	c.dts = append(c.dts, dt)
+	c.idx = append(c.idx, c.steps)
+	c.us = append(c.us, u...)
+}
+
+// step is called after every accepted step with the new time and state.
+// The last step, to T1, is never recorded: T1 ends the last segment.
+func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
+	c.steps++
+	if c.steps%c.stride != 0 {
+		return
+	}
+	if len(c.ts) == c.budget {
+		keep := 0
+		for k := 0; k < len(c.ts); k += 2 {
+			c.ts[keep], c.dts[keep], c.idx[keep] = c.ts[k], c.dts[k], c.idx[k]
+			copy(c.us[keep*c.n:(keep+1)*c.n], c.us[k*c.n:(k+1)*c.n])
+			keep++
+		}
+		c.ts, c.dts, c.us, c.idx = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep]
+		c.stride *= 2
+		if c.steps%c.stride != 0 {
+			return
+		}
+	}
+	c.add(t, u, dt)
+}
+
+// segCache is InterpolatingAdjoint's dense output with checkpoints. It
+// holds the forward solve's segments between checkpoints, two at a time.
+// Integrator.replay solves each on the forward solve's own steps when the
+// backward solve first reads a time in it. The backward solve then runs
+// from T1 to T0 without stopping at the checkpoints. It reads the same
+// dense output as without them, so the gradient is the same: bit for bit
+// for an autonomous F, as TestInterpCheckpointReplay checks. It holds two
+// segments because a backward step and its retries can straddle a
+// checkpoint.
+type segCache[T Float] struct {
+	ia   *interpAdjoint[T]
+	its  [2]*Integrator[T]
+	held [2]int // the segment each integrator holds, −1 none
+	rd   [2]denseReader[T]
+	last int // the segment of the last read
+	ctx  context.Context
+	err  error // the first failed replay
+}
+
+// reset empties the cache for a new backward pass.
+func (c *segCache[T]) reset(ctx context.Context) {
+	c.held = [2]int{-1, -1}
+	c.last = c.ia.ck.len() - 1
+	c.ctx, c.err = ctx, nil
+	for i, it := range c.its {
+		it.prob.F = c.ia.sys.rhs()
+		c.rd[i].reset()
+	}
+}
+
+// segmentOf returns the checkpoint segment holding t: the last checkpoint
+// at or before t in the direction of integration. The backward solve reads
+// times that move monotonically, so this walks a step or two.
+func (c *segCache[T]) segmentOf(t float64) int {
+	ts, dir := c.ia.ck.ts, c.ia.fwd.dir
+	k := min(max(c.last, 0), len(ts)-1)
+	for k > 0 && dir*(t-ts[k]) < 0 {
+		k--
+	}
+	for k+1 < len(ts) && dir*(t-ts[k+1]) >= 0 {
+		k++
+	}
+	c.last = k
+	return k
+}
+
+// eval writes u(t) into dst. It first replays t's segment if it is not
+// held, in place of the held one farther from it. After a failed replay it
+// writes zeros and c.err says why.
+func (c *segCache[T]) eval(dst []T, t float64) {
+	k := c.segmentOf(t)
+	s := -1
+	switch k {
+	case c.held[0]:
+		s = 0
+	case c.held[1]:
+		s = 1
+	default:
+		s = 0
+		if c.held[0] >= 0 && (c.held[1] < 0 || absInt(c.held[1]-k) > absInt(c.held[0]-k)) {
+			s = 1
+		}
+		if err := c.replay(s, k); err != nil {
+			if c.err == nil {
+				c.err = err
+			}
+			c.held[s] = -1
+			clear(dst)
+			return
+		}
+	}
+	c.rd[s].eval(dst, t)
+}
+
+// replay solves segment k again into integrator s.
+func (c *segCache[T]) replay(s, k int) error {
+	ia := c.ia
+	gs := ia.gs
+	ck := &ia.ck
+	lo, hi := ck.ts[k], gs.prob.T1
+	s0, s1 := ck.idx[k], len(ia.steps)/3
+	if k+1 < ck.len() {
+		hi, s1 = ck.ts[k+1], ck.idx[k+1]
+	}
+	it := c.its[s]
+	it.prob.Err = gs.hook()
+	err := it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
+	addStats(&gs.res.Backward, it.Stats())
+	c.held[s] = k
+	c.rd[s] = denseReader[T]{it: it}
+	return err
+}
+
+func absInt(k int) int {
+	if k < 0 {
+		return -k
+	}
+	return k
+}
+
+// replayOptions are the options of the integrators that replay
+// checkpoint segments: the forward solve's, dense, with a fixed step so
+// that no error is estimated. Any fixed step will do: replay gives every
+// step's size.
+func replayOptions[T Float](g *options, sys *fwdSystem[T], span float64) options {
+	o := forwardOptions(g, sys, true)
+	if o.fixed == 0 {
+		o.fixed = math.Abs(span)
+	}
+	return o
+}

@@ -1,0 +1,202 @@
+package ode
+
+import (
+	"context"
+	"math"
+)
+
+// interpAdjoint is InterpolatingAdjoint.
+type interpAdjoint[T Float] struct {
+	gs      *GradientSolver[T]
+	cfg     InterpolatingAdjoint
+	n, np   int
+	quad    bool
+	built   bool
+	sys     *fwdSystem[T]
+	fwd     *Integrator[T]
+	rd      denseReader[T] // the forward solve's dense output (no checkpoints)
+	cache   *segCache[T]   // or the replayed segments (checkpoints)
+	ck      checkpoints[T]
+	pass    adjointPass[T]
+	y0, ub  []T
+	ubT     float64   // the time of the state in ub (NaN: none)
+	steps   []float64 // with checkpoints: every forward step's start, size and end
+	ev      []T
+	row, rp []T
+	u1      []T
+}
+
+func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	ia := &interpAdjoint[T]{gs: gs, cfg: cfg, n: n, np: np,
+		ev: make([]T, n), row: make([]T, n), rp: make([]T, np), u1: make([]T, n)}
+	gs.res.P = make([]T, np)
+	return ia, nil
+}
+
+func (ia *interpAdjoint[T]) build(quad bool) error {
+	gs := ia.gs
+	n, np := ia.n, ia.np
+	stiff := gs.method.info().stiff
+	ia.sys = newFwdSystem(gs, quad)
+	N := ia.sys.dim()
+	ia.quad = quad
+	ia.y0, ia.ub = make([]T, N), make([]T, N)
+	fp := Problem[T]{F: ia.sys.f, U0: ia.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
+	if stiff {
+		fp.Jac = ia.sys.jac
+	}
+	ckpt := ia.cfg.Checkpoints > 0
+	var err error
+	if ia.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, ia.sys, !ckpt)); err != nil {
+		return err
+	}
+	if ckpt {
+		// replay solves the segments again on the forward solve's own
+		// steps: fixed steps, no error estimates or rejections, and the
+		// same dense output as the forward solve's.
+		ia.cache = &segCache[T]{ia: ia}
+		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
+		for i := range ia.cache.its {
+			if ia.cache.its[i], err = initWith(fp, gs.method, so); err != nil {
+				return err
+			}
+			ia.cache.its[i].quadratures(N - n)
+		}
+		fwd := ia.fwd
+		fwd.onAccept = func() {
+			ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
+			if !fwd.done {
+				ia.ck.step(fwd.t, fwd.u, fwd.dt)
+			}
+		}
+	}
+	bp := Problem[T]{F: ia.rhs, U0: make([]T, n+np), P: gs.prob.P}
+	if n == 2 && !quad {
+		bp.F = ia.rhs2
+	}
+	if stiff {
+		bp.Jac = ia.jacB
+	}
+	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, n+np, 0, n))
+	if err != nil {
+		return err
+	}
+	bwd.quadratures(np) // rhs reads λ only
+	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n+np)}
+	ia.built = true
+	return nil
+}
+
+// forwardAt writes the forward state at t into ia.ub. It keeps the state
+// at the time of the last call, ubT. An explicit method's last stages
+// often share a time, as Tsit5's sixth and seventh do at t+h. The dense
+// output is a function of t alone, so reading it again would give the
+// same bits.
+func (ia *interpAdjoint[T]) forwardAt(t float64) {
+	if t == ia.ubT {
+		return
+	}
+	if ia.cache != nil {
+		ia.cache.eval(ia.ub, t)
+	} else {
+		ia.rd.eval(ia.ub, t)
+	}
+	ia.ubT = t
+}
+
+// rhs is the backward right-hand side of [λ | μ].
+func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
+	n := ia.n
+	ia.forwardAt(t)
+	negVJP(ia.sys, da, a[:n], ia.ub[:n], p, t)
+}
+
+// rhs2 is rhs for two states without a running cost, with negVJP's work
+// in the same frame. That saves one call level and its loops per stage of
+// the common small case. The operations are the same, so are the bits.
+func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
+	if t != ia.ubT {
+		// The quartic dense output of Tsit5 and DP5 read here, as
+		// denseReader.eval reads it, without its two call levels.
+		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 {
+			k, θ := ia.rd.seek(t)
+			quartic2(ia.ub[:2:2], it.denseC[k*10:], θ)
+			ia.ubT = t
+		} else {
+			ia.forwardAt(t)
+		}
+	}
+	d := da[: 2+ia.np : 2+ia.np]
+	for i := 0; i < len(d); i++ { // short: cheaper than a memclr call
+		d[i] = 0
+	}
+	wn := ia.sys.wneg[:2:2]
+	wn[0], wn[1] = -a[0], -a[1]
+	ia.gs.prob.VJP(d[:2:2], d[2:], wn, ia.ub[:2:2], p, t)
+}
+
+// jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
+func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
+	n, np := ia.n, ia.np
+	nb := n + np
+	ia.forwardAt(t)
+	u := ia.ub[:n]
+	clear(JB)
+	for c := 0; c < n; c++ {
+		ia.ev[c] = 1
+		clear(ia.row)
+		clear(ia.rp)
+		ia.gs.prob.VJP(ia.row, ia.rp, ia.ev, u, p, t)
+		ia.ev[c] = 0
+		for r, v := range ia.row {
+			JB[r*nb+c] = -v
+		}
+		for k, v := range ia.rp {
+			JB[(n+k)*nb+c] = -v
+		}
+	}
+}
+
+func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !ia.built || quad != ia.quad {
+		if err := ia.build(quad); err != nil {
+			return err
+		}
+	}
+	n := ia.n
+	fwd := ia.fwd
+	ckpt := ia.cfg.Checkpoints > 0
+	var ck *checkpoints[T]
+	if ckpt {
+		ck = &ia.ck
+	}
+	ia.steps = ia.steps[:0]
+	if err := gs.forwardPass(ctx, fwd, ia.sys, ia.y0, ck, ia.cfg.Checkpoints, ia.u1); err != nil {
+		return err
+	}
+
+	ap := &ia.pass
+	ap.start(fwd.dir)
+	ia.ubT = math.NaN() // a new forward solution
+	if !ckpt {
+		ia.rd = denseReader[T]{it: fwd}
+		if err := ap.to(ctx, gs.prob.T0); err != nil {
+			return err
+		}
+	} else {
+		ia.cache.reset(ctx)
+		err := ap.to(ctx, gs.prob.T0)
+		if ia.cache.err != nil {
+			return wrapSolveErr("forward re-solve of a checkpoint segment", ia.cache.err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	copy(gs.res.U0, ap.a[:n])
+	copy(gs.res.P, ap.a[n:])
+	gs.endDerivatives(gs.res.U0, ia.u1)
+	return nil
+}
