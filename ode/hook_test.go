@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/odecheck"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -98,35 +99,6 @@ func failingLoss(above float64) ode.Loss[float64] {
 	return l
 }
 
-// wantBroken checks that err has errBroken as its cause and, if it holds
-// a solve's *Error, that its Retcode is Failed.
-func wantBroken(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, errBroken) {
-		t.Errorf("%s: %v, want errBroken as the cause", what, err)
-		return
-	}
-	var oe *ode.Error
-	if errors.As(err, &oe) && oe.Code != ode.Failed {
-		t.Errorf("%s: %v: Retcode %v, want Failed", what, err, oe.Code)
-	}
-}
-
-// wantFailures checks an ensemble's error and its failed trajectories:
-// those of the indices want, in order, each with errBroken as the cause.
-func wantFailures(t *testing.T, what string, err error, errs []ode.TrajectoryError, want ...int) {
-	t.Helper()
-	wantBroken(t, what, err)
-	got := make([]int, len(errs))
-	for i, te := range errs {
-		got[i] = te.Index
-		wantBroken(t, what, te)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("%s: trajectories %v failed, want %v", what, got, want)
-	}
-}
-
 // upTo is 0, 1, …, n−1.
 func upTo(n int) []int {
 	idx := make([]int, n)
@@ -149,7 +121,7 @@ func TestErrHookSolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		sol, err := ode.Solve(ctx, failingLV(4.5, true, false), m, ode.SaveAt(ts...))
-		wantBroken(t, m.Name(), err)
+		odecheck.Cause(t, m.Name(), err, errBroken)
 		if sol == nil || sol.Stats.Retcode != ode.Failed {
 			t.Fatalf("%s: solution %v, want one with Retcode Failed", m.Name(), sol)
 		}
@@ -166,17 +138,17 @@ func TestErrHookSolve(t *testing.T) {
 	// the error is sticky.
 	failed := failingLV(4.5, true, false)
 	_, err := ode.Solve(ctx, failed, ode.RK4(), ode.FixedStep(0.01))
-	wantBroken(t, "RK4", err)
+	odecheck.Cause(t, "RK4", err, errBroken)
 	failed.T1 = failed.T0
 	_, err = ode.Solve(ctx, failed, ode.Tsit5())
-	wantBroken(t, "empty span after a failure", err)
+	odecheck.Cause(t, "empty span after a failure", err, errBroken)
 
 	// A failing F that writes NaN at the start: the failure, not NonFinite.
 	b := new(breaker)
 	nan := ode.Problem[float64]{U0: []float64{1, 1}, T1: 1, Err: b.errOf,
 		F: func(du, _ []float64, _ []float32, _ float64) { b.fail(); du[0], du[1] = math.NaN(), math.NaN() }}
 	_, err = ode.Solve(ctx, nan, ode.Tsit5())
-	wantBroken(t, "NaN and a failure", err)
+	odecheck.Cause(t, "NaN and a failure", err, errBroken)
 
 	// A terminating event whose Affect (code of the user's, under the
 	// same hook) fails: the end is the failure.
@@ -185,7 +157,7 @@ func TestErrHookSolve(t *testing.T) {
 	ev.Events = []ode.Event[float64]{{G: func(_ []float64, t float64) float64 { return t - 3 },
 		Affect: func([]float64, float64) bool { b2.fail(); return true }}}
 	_, err = ode.Solve(ctx, ev, ode.Tsit5())
-	wantBroken(t, "a failing terminating event", err)
+	odecheck.Cause(t, "a failing terminating event", err, errBroken)
 }
 
 // Integrator: NewIntegrator and Run, Reinit and Run again (the hook still reports
@@ -196,12 +168,12 @@ func TestErrHookIntegrator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBroken(t, "Run", it.Run(ctx))
-	wantBroken(t, "Err", it.Err())
+	odecheck.Cause(t, "Run", it.Run(ctx), errBroken)
+	odecheck.Cause(t, "Err", it.Err(), errBroken)
 	if err := it.Reinit([]float64{1, 1}, 0, 1, lvProblem().P); err != nil {
 		t.Fatal(err)
 	}
-	wantBroken(t, "Run after Reinit", it.Run(ctx))
+	odecheck.Cause(t, "Run after Reinit", it.Run(ctx), errBroken)
 
 	it, err = ode.NewIntegrator(failingLV(3, true, false), ode.Tsit5())
 	if err != nil {
@@ -210,7 +182,7 @@ func TestErrHookIntegrator(t *testing.T) {
 	for err == nil {
 		err = it.Step()
 	}
-	wantBroken(t, "Step", err)
+	odecheck.Cause(t, "Step", err, errBroken)
 	if !it.Done() || it.T() >= 3 {
 		t.Errorf("Step: done %t at t=%g, want done before t=3", it.Done(), it.T())
 	}
@@ -239,9 +211,9 @@ func TestErrHookEnsembleSolve(t *testing.T) {
 	shared := ode.Ensemble[float64]{Base: failingLV(2, true, false), N: 8, ShardSize: 2}
 	for _, w := range []int{1, 3} {
 		res, err := one.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantFailures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, 5)
+		odecheck.Failures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, errBroken, 5)
 		res, err = shared.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
+		odecheck.Failures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, errBroken, upTo(shared.N)...)
 	}
 }
 
@@ -258,7 +230,7 @@ func TestErrHookSharedProblem(t *testing.T) {
 		}()
 	}
 	for range G {
-		wantBroken(t, "a goroutine's solve", <-errs)
+		odecheck.Cause(t, "a goroutine's solve", <-errs, errBroken)
 	}
 }
 
@@ -303,7 +275,7 @@ func TestErrHookGradient(t *testing.T) {
 	}
 	check := func(what, where string, err error) {
 		t.Helper()
-		wantBroken(t, what, err)
+		odecheck.Cause(t, what, err, errBroken)
 		msg := "ode: Gradient: " + where
 		if where == "" {
 			msg = "ode: Gradient: " + errBroken.Error()
@@ -340,7 +312,7 @@ func TestErrHookGradient(t *testing.T) {
 	}
 	wantP := slices.Clone(want.P)
 	_, err = gs.GradientFor(ctx, failingLV(1, true, true), lvLoss())
-	wantBroken(t, "GradientFor", err)
+	odecheck.Cause(t, "GradientFor", err, errBroken)
 	for _, p := range []ode.Problem[float64]{lvProblem(), failingLV(math.Inf(1), true, true)} {
 		g, err := gs.GradientFor(ctx, p, lvLoss())
 		if err != nil || !slices.Equal(g.P, wantP) {
@@ -372,8 +344,8 @@ func TestErrHookEnsembleGradient(t *testing.T) {
 	shared := ode.Ensemble[float64]{Base: failingLV(4.5, false, true), N: 8, ShardSize: 2}
 	for _, w := range []int{1, 3} {
 		res, err := ens.Gradient(ctx, ode.Tsit5(), withLoss, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantFailures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, 2, 6)
+		odecheck.Failures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, errBroken, 2, 6)
 		res, err = shared.Gradient(ctx, ode.Tsit5(), func(int) ode.Loss[float64] { return lvLoss() }, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
+		odecheck.Failures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, errBroken, upTo(shared.N)...)
 	}
 }

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/odecheck"
 	"github.com/flatkit/flatkit/ode"
 )
-
-// adPrefix is ad's package prefix as a word ("ad:", not the end of "load:").
-var adPrefix = regexp.MustCompile(`\bad:`)
 
 // TestErrorsPrefixOnce scans representative errors of ode, from a single
 // solve to an ensemble's failed trajectory and a gradient's failed
@@ -68,23 +65,7 @@ func TestErrorsPrefixOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.err()
-			if err == nil {
-				t.Fatal("no error")
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "ode: ") || strings.Count(msg, "ode:") != 1 {
-				t.Errorf("%q: want the prefix \"ode: \" once, at the start", msg)
-			}
-			if adPrefix.MatchString(msg) {
-				t.Errorf("%q says ad's prefix", msg)
-			}
-			if !strings.Contains(msg, c.want) {
-				t.Errorf("%q: want it to contain %q", msg, c.want)
-			}
-			if c.as != nil && !errors.As(err, c.as) {
-				t.Errorf("%q: errors.As(%T) = false", msg, c.as)
-			}
+			odecheck.Prefixed(t, c.err(), "ode: ", c.want, c.as)
 		})
 	}
 	// A cause from another package keeps its own words, after ode's once,

@@ -3,19 +3,15 @@ package odead_test
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/odecheck"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
 	"github.com/flatkit/flatkit/ode/odead"
 )
-
-// adPrefix is ad's package prefix as a word ("ad:", not the end of "load:"
-// or "odead:").
-var adPrefix = regexp.MustCompile(`\bad:`)
 
 // TestErrorsPrefixOnce scans the errors of the ad-written right-hand
 // sides, reported up front by odead and through a solve by ode (an ad
@@ -61,23 +57,7 @@ func TestErrorsPrefixOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.err()
-			if err == nil {
-				t.Fatal("no error")
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, c.prefix) || strings.Count(msg, c.prefix) != 1 {
-				t.Errorf("%q: want the prefix %q once, at the start", msg, c.prefix)
-			}
-			if adPrefix.MatchString(msg) {
-				t.Errorf("%q says ad's prefix", msg)
-			}
-			if !strings.Contains(msg, c.want) {
-				t.Errorf("%q: want it to contain %q", msg, c.want)
-			}
-			if c.as != nil && !errors.As(err, c.as) {
-				t.Errorf("%q: errors.As(%T) = false", msg, c.as)
-			}
+			odecheck.Prefixed(t, c.err(), c.prefix, c.want, c.as)
 		})
 	}
 	// A cause from another package keeps its own words, after ode's once,

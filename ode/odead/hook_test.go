@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/odecheck"
 	"github.com/flatkit/flatkit/ode"
 	"github.com/flatkit/flatkit/ode/odead"
 )
@@ -67,35 +68,6 @@ func failingLoss() ode.Loss[float32] {
 	return odead.Loss([]float64{10}, func(_ []float64, us []ad.Var) ad.Var { return us[0].Tape().Fail(errBroken) })
 }
 
-// wantBroken checks that err has errBroken as its cause and, if it holds
-// a solve's *ode.Error, that its Retcode is Failed: never a NonFinite.
-func wantBroken(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, errBroken) {
-		t.Errorf("%s: %v, want errBroken as the cause", what, err)
-		return
-	}
-	var oe *ode.Error
-	if errors.As(err, &oe) && oe.Code != ode.Failed {
-		t.Errorf("%s: %v: Retcode %v, want Failed", what, err, oe.Code)
-	}
-}
-
-// wantFailures checks an ensemble's error and its failed trajectories:
-// those of the indices want, in order, each with errBroken as the cause.
-func wantFailures(t *testing.T, what string, err error, errs []ode.TrajectoryError, want ...int) {
-	t.Helper()
-	wantBroken(t, what, err)
-	got := make([]int, len(errs))
-	for i, te := range errs {
-		got[i] = te.Index
-		wantBroken(t, what, te)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("%s: trajectories %v failed, want %v", what, got, want)
-	}
-}
-
 // upTo is 0, 1, …, n−1.
 func upTo(n int) []int {
 	idx := make([]int, n)
@@ -108,7 +80,7 @@ func upTo(n int) []int {
 func TestErrHookSolve(t *testing.T) {
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
 		sol, err := ode.Solve(context.Background(), failingLV(t, 4.5), m)
-		wantBroken(t, m.Name(), err)
+		odecheck.Cause(t, m.Name(), err, errBroken)
 		if sol == nil || sol.Stats.Retcode != ode.Failed || sol.T[len(sol.T)-1] >= 4.5 {
 			t.Errorf("%s: solution %v, want one that ends with Failed before t=4.5", m.Name(), sol)
 		}
@@ -123,11 +95,11 @@ func TestErrHookIntegrator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBroken(t, "Run", it.Run(context.Background()))
+	odecheck.Cause(t, "Run", it.Run(context.Background()), errBroken)
 	if err := it.Reinit(prob.U0, 0, 1, prob.P); err != nil {
 		t.Fatal(err)
 	}
-	wantBroken(t, "Run after Reinit", it.Run(context.Background()))
+	odecheck.Cause(t, "Run after Reinit", it.Run(context.Background()), errBroken)
 }
 
 // Ensemble.Solve on several workers: one trajectory with a failing
@@ -147,10 +119,10 @@ func TestErrHookEnsembleSolve(t *testing.T) {
 		}}
 	for _, w := range []int{1, 3} {
 		res, err := one.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantFailures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, 3)
+		odecheck.Failures(t, fmt.Sprint("one failing trajectory, workers ", w), err, res.Errors, errBroken, 3)
 		shared := ode.Ensemble[float32]{Base: failingLV(t, 4.5), N: 6, ShardSize: 2}
 		res, err = shared.Solve(ctx, ode.Tsit5(), ode.Workers(w))
-		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
+		odecheck.Failures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, errBroken, upTo(shared.N)...)
 	}
 }
 
@@ -185,7 +157,7 @@ func TestErrHookSharedProblem(t *testing.T) {
 	for range starts {
 		if err := <-errs; err != nil {
 			failed++
-			wantBroken(t, "a goroutine's solve", err)
+			odecheck.Cause(t, "a goroutine's solve", err, errBroken)
 		}
 	}
 	if failed == 0 {
@@ -213,14 +185,14 @@ func TestErrHookGradient(t *testing.T) {
 			what := s.Name() + ", " + c.name
 			prob, loss := c.setup()
 			_, err := ode.Gradient(ctx, prob, ode.Tsit5(), loss, s)
-			wantBroken(t, what, err)
+			odecheck.Cause(t, what, err, errBroken)
 			prob, loss = c.setup()
 			gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, err = gs.Gradient(ctx, prob.P, loss)
-			wantBroken(t, "GradientSolver, "+what, err)
+			odecheck.Cause(t, "GradientSolver, "+what, err, errBroken)
 		}
 	}
 }
@@ -248,10 +220,10 @@ func TestErrHookEnsembleGradient(t *testing.T) {
 	}
 	for _, w := range []int{1, 3} {
 		res, err := ens.Gradient(ctx, ode.Tsit5(), lossFor, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantFailures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, 1, 4)
+		odecheck.Failures(t, fmt.Sprint("ensemble gradient, workers ", w), err, res.Errors, errBroken, 1, 4)
 		shared := ode.Ensemble[float32]{Base: failingLV(t, 4.5), N: 6, ShardSize: 2}
 		res, err = shared.Gradient(ctx, ode.Tsit5(), func(int) ode.Loss[float32] { return lvLoss32() }, ode.InterpolatingAdjoint{}, ode.Workers(w))
-		wantFailures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, upTo(shared.N)...)
+		odecheck.Failures(t, fmt.Sprint("shared failing problem, workers ", w), err, res.Errors, errBroken, upTo(shared.N)...)
 	}
 }
 
@@ -274,7 +246,7 @@ func TestErrHookLeavesGoodProblems(t *testing.T) {
 	}
 	want := slices.Clone(g.P)
 	_, err = gs.GradientFor(ctx, failingLV(t, 1), lvLoss32())
-	wantBroken(t, "GradientFor", err)
+	odecheck.Cause(t, "GradientFor", err, errBroken)
 	g, err = gs.GradientFor(ctx, plain, lvLoss32())
 	if err != nil || !slices.Equal(g.P, want) {
 		t.Errorf("after a failure: %v, dL/dp %v, want %v", err, g, want)
