@@ -272,18 +272,18 @@ func (d *disagreements) report(n int) string {
 // when θ has at most FullUpTo elements, else along several random
 // directions. A failure names the component or direction, the direction's
 // size, the steps and the tolerance.
-func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
+func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	t.Helper()
 	gradChecked(t, "CheckGrad", f, θ, opts, "")
 }
 
-// gradChecked configures the check name, which takes the finite-difference
-// options. It checks f's gradient at θ as CheckGrad does, and reports a
-// wrong one as "name: " + wrong + the report. It returns the configuration
-// and whether the gradient was right.
-func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []Option, wrong string) (checkConfig, bool) {
+// gradChecked configures the check name from opts. It checks f's gradient
+// at θ as CheckGrad does, and reports a wrong one as "name: " + wrong +
+// the report. It returns the configuration and whether the gradient was
+// right.
+func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []FDCheckOption, wrong string) (checkConfig, bool) {
 	t.Helper()
-	c := configure(t, name, optFD, opts)
+	c := configure(opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -298,9 +298,9 @@ func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []O
 // shape, against central finite differences. When θ has at most FullUpTo
 // elements it checks along every coordinate direction, each column of J.
 // Otherwise it checks along several random directions.
-func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
+func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	t.Helper()
-	c := configure(t, "CheckJVP", optFD, opts)
+	c := configure(opts)
 	y, err := evalAt(f, θ)
 	if err != nil {
 		t.Fatalf("CheckJVP: %v", err)
@@ -330,9 +330,9 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // every coordinate direction; otherwise v is several random directions.
 // Each v meets a random u. The check holds to the tolerance of
 // TransposeTol, or exactly with Exact.
-func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
+func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...TransposeCheckOption) {
 	t.Helper()
-	c := configure(t, "CheckTranspose", optTranspose, opts)
+	c := configure(opts)
 	ps := c.probes(θ, 3)
 	var d disagreements
 	for k, p := range ps {
@@ -368,7 +368,7 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
 // elements, each column of the Hessian; otherwise along several random
 // directions. It also checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every
 // pair of directions.
-func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...Option) {
+func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	t.Helper()
 	c, ok := gradChecked(t, "CheckHVP", f, θ, opts, "the first derivative is wrong, so the second was not checked: ")
 	if !ok {

@@ -1,24 +1,64 @@
 package proptest
 
-import "github.com/flatkit/flatkit/internal/funcopt"
+// The options of a derivative check are typed, so that an option that does
+// not apply to a check does not compile. Option fits every check. FDOption
+// fits the checks against finite differences: CheckGrad, CheckJVP and
+// CheckHVP. TransposeOption fits CheckTranspose only. Tolerances are
+// options of a check, never package variables.
 
-// Option adjusts a derivative check: CheckGrad, CheckJVP, CheckTranspose or
-// CheckHVP. It sets the check's finite-difference steps, its tolerance or
-// its directions. Tolerances are options of a check, never package
-// variables. An option that does not apply to the check it is given to is
-// a fatal error naming both. Steps and Tol apply to the finite-difference
-// checks: CheckGrad, CheckJVP and CheckHVP. TransposeTol and Exact apply
-// to CheckTranspose only. Directions and FullUpTo apply to every check.
+// Option is an option of every derivative check: Directions and FullUpTo,
+// which set the directions it runs along.
 type Option func(*checkConfig)
 
-// optScope is the checks an option applies to, when not all of them:
-// optFD for the finite-difference checks, optTranspose for CheckTranspose.
-type optScope uint8
+// FDOption is an option of the checks against finite differences only:
+// Steps and Tol.
+type FDOption func(*checkConfig)
 
-const (
-	optFD optScope = 1 << iota
-	optTranspose
+// TransposeOption is an option of CheckTranspose only: TransposeTol and
+// Exact.
+type TransposeOption func(*checkConfig)
+
+// FDCheckOption is an option of CheckGrad, CheckJVP and CheckHVP: an
+// Option or an FDOption.
+type FDCheckOption interface {
+	applier
+	fdCheckOption()
+}
+
+// TransposeCheckOption is an option of CheckTranspose: an Option or a
+// TransposeOption.
+type TransposeCheckOption interface {
+	applier
+	transposeCheckOption()
+}
+
+// applier is what every option interface has: how it sets the check.
+type applier interface{ apply(*checkConfig) }
+
+// Which checks each kind of option applies to.
+var (
+	_ FDCheckOption        = Option(nil)
+	_ TransposeCheckOption = Option(nil)
+	_ FDCheckOption        = FDOption(nil)
+	_ TransposeCheckOption = TransposeOption(nil)
 )
+
+func (o Option) apply(c *checkConfig)          { applyFunc(o, c) }
+func (o FDOption) apply(c *checkConfig)        { applyFunc(o, c) }
+func (o TransposeOption) apply(c *checkConfig) { applyFunc(o, c) }
+
+// applyFunc applies the option f to c; a nil option is skipped, so that a
+// caller may pass a conditional option as nil.
+func applyFunc[F ~func(*checkConfig)](f F, c *checkConfig) {
+	if f != nil {
+		f(c)
+	}
+}
+
+func (Option) fdCheckOption()                 {}
+func (Option) transposeCheckOption()          {}
+func (FDOption) fdCheckOption()               {}
+func (TransposeOption) transposeCheckOption() {}
 
 type checkConfig struct {
 	steps      []float32
@@ -27,9 +67,6 @@ type checkConfig struct {
 	full       int
 	exact      bool    // CheckTranspose: dyadic directions, equality
 	trel, tabs float64 // CheckTranspose's tolerance
-	// the first option given that applies to the finite-difference
-	// checks only, and to CheckTranspose only
-	fdOnly, transposeOnly string
 }
 
 // Defaults of the derivative checks; see the options.
@@ -54,15 +91,15 @@ var defaultSteps = []float32{1e-2, 3e-3}
 // passes if it agrees with the Richardson extrapolation of the first two.
 // The extrapolation cancels the h² error that a large third derivative
 // along the direction leaves at both.
-func Steps(h ...float32) Option {
-	return func(c *checkConfig) { c.mark(optFD, "Steps"); c.steps = append([]float32(nil), h...) }
+func Steps(h ...float32) FDOption {
+	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
 }
 
 // Tol sets the tolerance of the comparisons; the default is 2e-2 and 2e-3.
 // |ad − fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1
 // plus the size of the values involved.
-func Tol(rel, abs float64) Option {
-	return func(c *checkConfig) { c.mark(optFD, "Tol"); c.rel, c.abs = rel, abs }
+func Tol(rel, abs float64) FDOption {
+	return func(c *checkConfig) { c.rel, c.abs = rel, abs }
 }
 
 // Directions sets how many random directions are checked when θ is larger
@@ -84,8 +121,8 @@ func FullUpTo(n int) Option {
 // TransposeTol sets CheckTranspose's tolerance; the default is 1e-4 and
 // 1e-6. |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is
 // the size of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
-func TransposeTol(rel, abs float64) Option {
-	return func(c *checkConfig) { c.mark(optTranspose, "TransposeTol"); c.trel, c.tabs = rel, abs }
+func TransposeTol(rel, abs float64) TransposeOption {
+	return func(c *checkConfig) { c.trel, c.tabs = rel, abs }
 }
 
 // Exact makes CheckTranspose demand ⟨J v, u⟩ = ⟨v, Jᵀ u⟩ exactly. It suits
@@ -93,41 +130,20 @@ func TransposeTol(rel, abs float64) Option {
 // or multiply a few such numbers. The random directions u are then dyadic:
 // multiples of 1/8 in [−8, 8]. So are the random v, above FullUpTo. With a
 // dyadic θ both sides are then computed without rounding, and any
-// difference is a wrong rule, however small. It applies to CheckTranspose
-// only.
-func Exact() Option {
-	return func(c *checkConfig) { c.mark(optTranspose, "Exact"); c.exact = true }
+// difference is a wrong rule, however small.
+func Exact() TransposeOption {
+	return func(c *checkConfig) { c.exact = true }
 }
 
-// mark records the option name of the given scope, if it is the first.
-func (c *checkConfig) mark(s optScope, name string) {
-	switch {
-	case s == optFD && c.fdOnly == "":
-		c.fdOnly = name
-	case s == optTranspose && c.transposeOnly == "":
-		c.transposeOnly = name
-	}
-}
-
-// configure applies opts for the check named check. The check accepts the
-// options of scope allow and those of every check. An option of another
-// scope is a fatal error.
-func configure(t T, check string, allow optScope, opts []Option) checkConfig {
-	t.Helper()
-	c := configureAll(opts)
-	switch {
-	case c.fdOnly != "" && allow&optFD == 0:
-		t.Fatalf("%s: option %s applies to CheckGrad, CheckJVP and CheckHVP only", check, c.fdOnly)
-	case c.transposeOnly != "" && allow&optTranspose == 0:
-		t.Fatalf("%s: option %s applies to CheckTranspose only", check, c.transposeOnly)
-	}
-	return c
-}
-
-func configureAll(opts []Option) checkConfig {
+// configure applies opts to the defaults; a nil option is skipped.
+func configure[O applier](opts []O) checkConfig {
 	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
-	funcopt.Apply(&c, opts)
+	for _, o := range opts {
+		if any(o) != nil {
+			o.apply(&c)
+		}
+	}
 	if len(c.steps) == 0 {
 		c.steps = defaultSteps
 	}
