@@ -180,9 +180,9 @@ func TestBatchNormDerivatives(t *testing.T) {
 		θ := drawBNParams(rt, c)
 		w := rsSmooth(rt, rsSize(c.shape), -1, 1, "w")
 		f := bnLoss(c, w, false)
-		opts := []proptest.Option{proptest.Directions(8)}
-		proptest.CheckGrad(rt, f, θ, opts...)
-		proptest.CheckHVP(rt, f, θ, opts...)
+		dirs := proptest.Directions(8)
+		proptest.CheckGrad(rt, f, θ, dirs)
+		proptest.CheckHVP(rt, f, θ, dirs)
 		out := func(p ad.Var) ad.Var {
 			nx, C := rsSize(c.shape), c.shape[1]
 			var gamma, beta ad.Var
@@ -192,8 +192,8 @@ func TestBatchNormDerivatives(t *testing.T) {
 			y, st := ad.BatchNorm(ad.View(p, 0, c.shape...), gamma, beta, 1e-5)
 			return ad.Concat(0, ad.Reshape(y, y.Size()), ad.Reshape(st, st.Size()))
 		}
-		proptest.CheckJVP(rt, out, θ, opts...)
-		proptest.CheckTranspose(rt, out, θ, opts...)
+		proptest.CheckJVP(rt, out, θ, dirs)
+		proptest.CheckTranspose(rt, out, θ, dirs)
 	})
 }
 
@@ -267,16 +267,16 @@ func TestBatchNormPrimitiveRules(t *testing.T) {
 						return ad.BatchNormBackData(x, S, g, T, gamma, 1e-3)
 					},
 				}
-				opts := []proptest.Option{proptest.Directions(8)}
+				dirs := proptest.Directions(8)
 				for _, name := range []string{"Stats", "Sums", "BackData"} {
 					f := fns[name]
-					proptest.CheckJVP(rt, f, θ, opts...)
-					proptest.CheckTranspose(rt, f, θ, opts...)
+					proptest.CheckJVP(rt, f, θ, dirs)
+					proptest.CheckTranspose(rt, f, θ, dirs)
 					loss := func(p ad.Var) ad.Var {
 						y := f(p)
 						return ad.Sum(ad.Mul(wv(p, y.Shape()...), ad.Add(y, ad.Square(y))))
 					}
-					proptest.CheckHVP(rt, loss, θ, opts...)
+					proptest.CheckHVP(rt, loss, θ, dirs)
 				}
 			})
 		})

@@ -48,10 +48,10 @@ func TestChannelAffine(t *testing.T) {
 			wv := p.Tape().Const(flat.Tensor{Shape: s, Data: w})
 			return ad.Sum(ad.Mul(wv, ad.Mul(y, ad.Tanh(y))))
 		}
-		opts := []proptest.Option{proptest.Directions(8)}
-		proptest.CheckJVP(rt, out, θ, opts...)
-		proptest.CheckTranspose(rt, out, θ, opts...)
-		proptest.CheckHVP(rt, loss, θ, opts...)
+		dirs := proptest.Directions(8)
+		proptest.CheckJVP(rt, out, θ, dirs)
+		proptest.CheckTranspose(rt, out, θ, dirs)
+		proptest.CheckHVP(rt, loss, θ, dirs)
 	})
 }
 

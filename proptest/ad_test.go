@@ -1,7 +1,6 @@
 package proptest_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -205,52 +204,6 @@ func TestCheckJVPOutputCountChanges(t *testing.T) {
 	want := "CheckJVP: f has 2 outputs at θ+hd but 1 at θ−hd, want the same number"
 	if !r.fatal || len(r.errors) != 1 || r.errors[0] != want {
 		t.Errorf("errors %q (fatal %t), want one fatal error %q", r.errors, r.fatal, want)
-	}
-}
-
-// An option that does not apply to a check stops it with an error naming
-// the option and the check; the ones that apply pass, and a nil one is
-// skipped.
-func TestADCheckersRejectOptionsThatDoNotApply(t *testing.T) {
-	right := wrongcube.New(1, 1, 1)
-	θ := []float32{0.25, -0.375, 0.5, 0.125} // dyadic, for Exact
-	checks := map[string]func(proptest.T, ...proptest.Option){
-		"CheckGrad": func(t proptest.T, o ...proptest.Option) { proptest.CheckGrad(t, cubeLoss(right), θ, o...) },
-		"CheckJVP":  func(t proptest.T, o ...proptest.Option) { proptest.CheckJVP(t, cubeMap(right), θ, o...) },
-		"CheckTranspose": func(t proptest.T, o ...proptest.Option) {
-			proptest.CheckTranspose(t, scaledCopyMap(&scaledCopy{vjp: 1}), θ, o...)
-		},
-		"CheckHVP": func(t proptest.T, o ...proptest.Option) { proptest.CheckHVP(t, cubeLoss(right), θ, o...) },
-	}
-	fd := []string{"CheckGrad", "CheckJVP", "CheckHVP"}
-	all := append([]string{"CheckTranspose"}, fd...)
-	options := []struct {
-		name string
-		opt  proptest.Option
-		to   []string
-	}{
-		{"Steps", proptest.Steps(1e-2), fd},
-		{"Tol", proptest.Tol(2e-2, 2e-3), fd},
-		{"TransposeTol", proptest.TransposeTol(1e-4, 1e-6), []string{"CheckTranspose"}},
-		{"Exact", proptest.Exact(), []string{"CheckTranspose"}},
-		{"Directions", proptest.Directions(2), all},
-		{"FullUpTo", proptest.FullUpTo(2), all},
-		{"nil", nil, all}, // skipped, as every package's options
-	}
-	for _, o := range options {
-		for name, check := range checks {
-			r := run(func(t proptest.T) { check(t, o.opt) })
-			if slices.Contains(o.to, name) {
-				if len(r.errors) > 0 {
-					t.Errorf("%s given to %s: %v, want no error", o.name, name, r.errors)
-				}
-				continue
-			}
-			want := name + ": option " + o.name + " applies to"
-			if !r.fatal || len(r.errors) != 1 || !strings.HasPrefix(r.errors[0], want) {
-				t.Errorf("%s given to %s: %v (fatal %t), want one fatal error starting %q", o.name, name, r.errors, r.fatal, want)
-			}
-		}
 	}
 }
 

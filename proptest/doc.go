@@ -25,10 +25,12 @@
 // package ode with each other and with finite differences.
 //
 // Steps, tolerances and directions are options of a check, never package
-// variables: Steps, Tol, Directions and FullUpTo, and TransposeTol and
-// Exact for CheckTranspose. An option given to a check it does not apply
-// to is a fatal error naming both. Example_primitive shows a user's own
-// Primitive with its rules tested by the checkers.
+// variables. They are typed, so that an option given to a check it does
+// not apply to does not compile. Directions and FullUpTo are Options of
+// every check. Steps and Tol are FDOptions, for the checks against finite
+// differences. TransposeTol and Exact are TransposeOptions, for
+// CheckTranspose. Example_primitive shows a user's own Primitive with its
+// rules tested by the checkers.
 //
 // proptest imports the packages it checks, so tests inside those packages
 // use it from an external test package (package layout_test).

@@ -277,7 +277,7 @@ func Loss[F ode.Float](c ODECase) ode.Loss[F] {
 
 // ODEOption adjusts CheckODEGradient: its tolerances, its steps and the
 // options of its solves. A value ≤ 0 keeps the default. It is a type of its
-// own, so that a derivative check's Option cannot be given to
+// own, so that a derivative check's option cannot be given to
 // CheckODEGradient, nor an ODEOption to a derivative check.
 type ODEOption func(*odeCheckConfig)
 
