@@ -3,18 +3,12 @@ package ode_test
 import (
 	"context"
 	"fmt"
-	"go/ast"
-	"go/importer"
-	"go/parser"
-	"go/token"
 	"go/types"
-	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/typecheck"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -113,7 +107,7 @@ func TestOptionsThatApply(t *testing.T) {
 // An option that does not apply to a call does not compile: each call with
 // each option is type-checked against ode's export data.
 func TestOptionsThatDoNotApplyDoNotCompile(t *testing.T) {
-	imp := exportImporter(t, "github.com/flatkit/flatkit/ode")
+	imp := typecheck.Importer(t, "github.com/flatkit/flatkit/ode")
 	for _, u := range optionUses() {
 		for _, call := range everyCall {
 			src := fmt.Sprintf(callSources[call], u.src)
@@ -156,37 +150,5 @@ var (
 
 func _() { _, _ = ` + call + ` }
 `
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "p.go", src, 0)
-	if err != nil {
-		return err
-	}
-	_, err = (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{f}, nil)
-	return err
-}
-
-// exportImporter is an importer of pkg and its dependencies from the
-// export data that the go command builds for them.
-func exportImporter(t *testing.T, pkg string) types.Importer {
-	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build export data: %v", err)
-	}
-	out, err := exec.Command(goCmd, "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -export %s: %v", pkg, err)
-	}
-	files := map[string]string{}
-	for line := range strings.Lines(string(out)) {
-		path, file, _ := strings.Cut(strings.TrimSpace(line), "=")
-		files[path] = file
-	}
-	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		file, ok := files[path]
-		if !ok || file == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(file)
-	})
+	return typecheck.Check(imp, src)
 }

@@ -2,18 +2,12 @@ package proptest_test
 
 import (
 	"fmt"
-	"go/ast"
-	"go/importer"
-	"go/parser"
-	"go/token"
 	"go/types"
-	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/typecheck"
 	"github.com/flatkit/flatkit/internal/wrongcube"
 	"github.com/flatkit/flatkit/proptest"
 )
@@ -86,7 +80,7 @@ func TestADCheckersTakeOptionsThatApply(t *testing.T) {
 // An option that does not apply to a check does not compile: each check
 // with each option is type-checked against proptest's export data.
 func TestOptionsThatDoNotApplyDoNotCompile(t *testing.T) {
-	imp := exportImporter(t, "github.com/flatkit/flatkit/proptest")
+	imp := typecheck.Importer(t, "github.com/flatkit/flatkit/proptest")
 	for _, u := range optionUses() {
 		for _, name := range everyCheck {
 			src := fmt.Sprintf(checkSource[name], u.src)
@@ -121,37 +115,5 @@ var (
 
 func _() { ` + call + ` }
 `
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, "p.go", src, 0)
-	if err != nil {
-		return err
-	}
-	_, err = (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{file}, nil)
-	return err
-}
-
-// exportImporter is an importer of pkg and its dependencies from the
-// export data that the go command builds for them.
-func exportImporter(t *testing.T, pkg string) types.Importer {
-	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build export data: %v", err)
-	}
-	out, err := exec.Command(goCmd, "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -export %s: %v", pkg, err)
-	}
-	files := map[string]string{}
-	for line := range strings.Lines(string(out)) {
-		path, file, _ := strings.Cut(strings.TrimSpace(line), "=")
-		files[path] = file
-	}
-	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		file, ok := files[path]
-		if !ok || file == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(file)
-	})
+	return typecheck.Check(imp, src)
 }
