@@ -3,9 +3,6 @@ package ode_test
 import (
 	"context"
 	"fmt"
-	"go/types"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/internal/typecheck"
@@ -108,29 +105,22 @@ func TestOptionsThatApply(t *testing.T) {
 // each option is type-checked against ode's export data.
 func TestOptionsThatDoNotApplyDoNotCompile(t *testing.T) {
 	imp := typecheck.Importer(t, "github.com/flatkit/flatkit/ode")
+	var uses []typecheck.Use
 	for _, u := range optionUses() {
-		for _, call := range everyCall {
-			src := fmt.Sprintf(callSources[call], u.src)
-			err := typeCheck(imp, src)
-			switch applies := slices.Contains(u.to, call); {
-			case applies && err != nil:
-				t.Errorf("%s does not compile: %v", src, err)
-			case !applies && err == nil:
-				t.Errorf("%s compiles; want a type error", src)
-			case !applies && !strings.Contains(err.Error(), "does not implement"):
-				t.Errorf("%s: %v; want a type error saying the option does not implement the call's option interface", src, err)
-			}
-		}
+		uses = append(uses, typecheck.Use{Src: u.src, To: u.to})
 	}
+	typecheck.Pairings(t, imp, everyCall, uses, func(target, src string) string {
+		return fileOf(fmt.Sprintf(callSources[target], src))
+	})
 	// A stored list of common options passes to any call through OptionsFor.
-	if err := typeCheck(imp, "ens.Solve(ctx, ode.Tsit5(), append(ode.OptionsFor[ode.EnsembleSolveOption](common), ode.Workers(2))...)"); err != nil {
+	if err := typecheck.Check(imp, fileOf("ens.Solve(ctx, ode.Tsit5(), append(ode.OptionsFor[ode.EnsembleSolveOption](common), ode.Workers(2))...)")); err != nil {
 		t.Errorf("OptionsFor: %v", err)
 	}
 }
 
-// typeCheck type-checks the expression call in a function beside the
+// fileOf is a Go file with the expression call in a function beside the
 // variables it may use.
-func typeCheck(imp types.Importer, call string) error {
+func fileOf(call string) string {
 	src := `package p
 
 import (
@@ -150,5 +140,5 @@ var (
 
 func _() { _, _ = ` + call + ` }
 `
-	return typecheck.Check(imp, src)
+	return src
 }

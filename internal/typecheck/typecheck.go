@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -57,4 +58,38 @@ func Check(imp types.Importer, src string) error {
 	}
 	_, err = (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{file}, nil)
 	return err
+}
+
+// A Use is a snippet, such as an option, and the targets, such as the
+// calls, that it must compile with.
+type Use struct {
+	Src string
+	To  []string
+}
+
+// Errorer is the part of *testing.T that Pairings uses.
+type Errorer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// Pairings type-checks file(target, use.Src) for every target and use. The
+// file must compile where use.To lists the target. Elsewhere it must fail
+// with "does not implement": the use is not of the target's interface.
+func Pairings(t Errorer, imp types.Importer, targets []string, uses []Use, file func(target, src string) string) {
+	t.Helper()
+	for _, u := range uses {
+		for _, target := range targets {
+			src := file(target, u.Src)
+			err := Check(imp, src)
+			switch applies := slices.Contains(u.To, target); {
+			case applies && err != nil:
+				t.Errorf("%s does not compile: %v", src, err)
+			case !applies && err == nil:
+				t.Errorf("%s compiles; want a type error", src)
+			case !applies && !strings.Contains(err.Error(), "does not implement"):
+				t.Errorf("%s: %v; want a type error saying the option does not implement the interface %s takes", src, err, target)
+			}
+		}
+	}
 }
