@@ -40,7 +40,6 @@ func TestConfigurationErrorsNameTheLayer(t *testing.T) {
 	tests := []layerCase{
 		{"groups", model.Chain(model.Dense(2, 3), model.Chain(model.Conv([]int{3}, 3, 4, model.Groups(2)))),
 			[]string{"model: 1.0: Conv", "groups 2"}},
-		{"option", model.Chain(model.Dense(2, 3, model.Pad(1))), []string{"0: Dense", "Pad"}},
 		{"dense size", model.Dense(0, 3), []string{"Dense", "in 0"}},
 		{"kernel rank", model.Conv([]int{1, 1, 1, 1}, 1, 1), []string{"Conv", "4 spatial axes"}},
 		{"stride values", model.Conv([]int{3, 3}, 1, 1, model.Stride(1, 2, 3)), []string{"Stride", "want 1 or 2"}},

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -25,11 +24,10 @@ type ConvLayer struct {
 // Dilation, Groups, NoBias, WeightInit, BiasInit, Activation. The default
 // initialisation is PyTorch's: uniform on ±1/√fanIn, where fanIn is
 // in/groups times the kernel's volume.
-func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
+func Conv(kernel []int, in, out int, opts ...ConvOption) *ConvLayer {
 	l := &ConvLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
-	o := funcopt.Collect(opts)
-	g, err := convGeom("Conv", &o, kernel, in, out,
-		optStride|optPad|optDilation|optGroups|optBias|optWeightInit|optBiasInit|optActivation)
+	o := collect(opts)
+	g, err := convGeom("Conv", &o, kernel, in, out)
 	if err != nil {
 		l.affine = affine{opt: o, err: err}
 		return l
@@ -40,11 +38,8 @@ func Conv(kernel []int, in, out int, opts ...Option) *ConvLayer {
 }
 
 // convGeom validates a convolution's configuration and returns its geometry.
-func convGeom(name string, o *options, kernel []int, in, out int, allowed optKind) (ad.ConvGeom, error) {
+func convGeom(name string, o *options, kernel []int, in, out int) (ad.ConvGeom, error) {
 	var g ad.ConvGeom
-	if err := o.check(name, allowed); err != nil {
-		return g, err
-	}
 	d := len(kernel)
 	if d < 1 || d > 3 {
 		return g, fmt.Errorf("%s: kernel %v has %d spatial axes, want 1 to 3", name, kernel, d)

@@ -42,8 +42,8 @@ type ctCase struct {
 	wantSpatial     []int
 }
 
-func (c ctCase) options() []model.Option {
-	opts := []model.Option{model.Stride(c.stride...), model.PadSides(c.lo, c.hi), model.Dilation(c.dil...), model.OutputPad(c.outPad...)}
+func (c ctCase) options() []model.ConvTransposeOption {
+	opts := []model.ConvTransposeOption{model.Stride(c.stride...), model.PadSides(c.lo, c.hi), model.Dilation(c.dil...), model.OutputPad(c.outPad...)}
 	if c.groups > 1 {
 		opts = append(opts, model.Groups(c.groups))
 	}
@@ -250,7 +250,6 @@ func TestConvTransposeErrors(t *testing.T) {
 			[]string{"ConvTranspose", "OutputPad", "axis 1", "< stride 2 or < dilation 1"}},
 		{"output pad values", model.ConvTranspose([]int{3, 3}, 1, 1, model.Stride(2), model.OutputPad(1, 1, 1)),
 			[]string{"ConvTranspose", "OutputPad", "want 1 or 2"}},
-		{"option NormEps", model.ConvTranspose([]int{3}, 1, 1, model.NormEps(1e-3)), []string{"ConvTranspose", "NormEps does not apply"}},
 		{"kernel", model.ConvTranspose([]int{3, 0}, 1, 1), []string{"ConvTranspose", "kernel [3 0]"}},
 		{"channels", model.ConvTranspose([]int{3}, 0, 1), []string{"ConvTranspose", "in 0"}},
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -44,9 +43,9 @@ type ConvTransposeLayer struct {
 // default initialisation is PyTorch's: uniform on ±1/√fanIn, where fanIn
 // is out/groups times the kernel's volume, PyTorch's fan-in of a weight
 // of this shape.
-func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLayer {
+func ConvTranspose(kernel []int, in, out int, opts ...ConvTransposeOption) *ConvTransposeLayer {
 	l := &ConvTransposeLayer{kernel: slices.Clone(kernel), inC: in, outC: out}
-	l.affine.opt = funcopt.Collect(opts)
+	l.affine.opt = collect(opts)
 	if err := l.setup(); err != nil {
 		l.affine = affine{opt: l.opt, err: err}
 	}
@@ -56,8 +55,7 @@ func ConvTranspose(kernel []int, in, out int, opts ...Option) *ConvTransposeLaye
 // setup validates the configuration and precomputes the geometry.
 func (l *ConvTransposeLayer) setup() error {
 	const name = "ConvTranspose"
-	g, err := convGeom(name, &l.opt, l.kernel, l.inC, l.outC,
-		optStride|optPad|optDilation|optGroups|optOutputPad|optBias|optWeightInit|optBiasInit|optActivation)
+	g, err := convGeom(name, &l.opt, l.kernel, l.inC, l.outC)
 	if err != nil {
 		return err
 	}

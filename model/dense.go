@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -20,15 +19,13 @@ type DenseLayer struct {
 // last axis of x: x is (…, in) and y is (…, out). Options: NoBias,
 // WeightInit, BiasInit, Activation. The default initialisation is
 // PyTorch's: both uniform on ±1/√in.
-func Dense(in, out int, opts ...Option) *DenseLayer {
+func Dense(in, out int, opts ...DenseOption) *DenseLayer {
 	l := &DenseLayer{inC: in, outC: out}
-	o := funcopt.Collect(opts)
-	switch {
-	case in <= 0 || out <= 0:
+	o := collect(opts)
+	if in <= 0 || out <= 0 {
 		l.affine = affine{opt: o, err: fmt.Errorf("Dense: in %d, out %d; want both > 0", in, out)}
-	default:
+	} else {
 		l.affine = newAffine(o, out, out, in)
-		l.err = o.check("Dense", optBias|optWeightInit|optBiasInit|optActivation)
 	}
 	return l
 }

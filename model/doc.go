@@ -28,14 +28,39 @@
 // target distributions. A loss is the mean of its terms by default, or
 // their sum with the option SumReduction().
 //
-// # Conventions
+// # Options
 //
-// Options are functional: Stride, Pad, Groups, NormEps, BNMomentum,
-// WeightInit(ConstantInit(0)), and so on. A layer rejects, by name, an
-// option that does not apply to it: NormEps given to a Conv is an error
-// from Layout. A loss takes LossOptions last, like Flux's keyword
-// arguments. Per-axis options follow ad's geometry rule in internal/geom:
-// one value for every spatial axis, or one per axis.
+// Layers take functional options: Stride, Pad, Groups, NormEps,
+// WeightInit(ConstantInit(0)), and so on. Their types say where they
+// apply, so an option that does not apply to a layer does not compile:
+// NormEps given to Conv, Groups given to MaxPool. A nil option is skipped,
+// so that a conditional option may be nil. There are seven kinds of
+// option:
+//
+//	WindowOption     Stride, Pad, PadSides: Conv, ConvTranspose, MaxPool, MeanPool
+//	KernelOption     Dilation, Groups: Conv, ConvTranspose
+//	TransposeOption  OutputPad: ConvTranspose
+//	AffineOption     NoBias, BiasInit, Activation: Conv, ConvTranspose, Dense
+//	WeightOption     WeightInit: Conv, ConvTranspose, Dense, Embedding
+//	NormOption       NormEps, NoAffine: LayerNorm, BatchNorm
+//	MomentumOption   BNMomentum: BatchNorm
+//
+// Each constructor takes an interface that the kinds it accepts satisfy:
+//
+//	ConvOption           Conv                WindowOption, KernelOption, AffineOption, WeightOption
+//	ConvTransposeOption  ConvTranspose       the same and TransposeOption
+//	DenseOption          Dense               AffineOption, WeightOption
+//	EmbeddingOption      Embedding           WeightOption
+//	LayerNormOption      LayerNorm           NormOption
+//	BatchNormOption      BatchNorm           NormOption, MomentumOption
+//	PoolOption           MaxPool, MeanPool   WindowOption
+//
+// A list of options is a slice of the constructor's interface, such as
+// []ConvOption. Per-axis options follow ad's geometry rule in
+// internal/geom: one value for every spatial axis, or one per axis. A loss
+// takes LossOptions last, like Flux's keyword arguments.
+//
+// # Conventions
 //
 // A configuration error surfaces from Layout, Init and Apply with the
 // "model:" prefix once and the layer's layout path. For example, "model:

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -30,16 +29,13 @@ type EmbeddingLayer struct {
 // indices. The option WeightInit replaces the default, PyTorch's normal
 // distribution of mean 0 and standard deviation 1. An initialiser sees
 // fan-in dim and fan-out n.
-func Embedding(n, dim int, opts ...Option) *EmbeddingLayer {
-	l := &EmbeddingLayer{n: n, dim: dim, opt: funcopt.Collect(opts)}
+func Embedding(n, dim int, opts ...EmbeddingOption) *EmbeddingLayer {
+	l := &EmbeddingLayer{n: n, dim: dim, opt: collect(opts)}
 	l.err = l.validate()
 	return l
 }
 
 func (l *EmbeddingLayer) validate() error {
-	if err := l.opt.check("Embedding", optWeightInit); err != nil {
-		return err
-	}
 	if l.n <= 0 || l.dim <= 0 {
 		return fmt.Errorf("Embedding: n %d, dim %d; want both > 0", l.n, l.dim)
 	}

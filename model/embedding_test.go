@@ -127,7 +127,6 @@ func TestEmbeddingErrors(t *testing.T) {
 		want string
 	}{
 		{"size", model.Embedding(0, 3), "Embedding: n 0, dim 3"},
-		{"option", model.Embedding(2, 3, model.NoBias()), "NoBias"},
 	} {
 		if _, err := model.Layout(tt.l); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Layout error %v, want one mentioning %q", tt.name, err, tt.want)

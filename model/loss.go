@@ -15,7 +15,7 @@ import (
 //	model.MSE(ŷ, y)                           // the mean of the terms
 //	model.MSE(ŷ, y, model.SumReduction())     // their sum
 //
-// A reduction given twice is an error. Unlike the layers' Option, a
+// A reduction given twice is an error. Unlike the layers' options, a
 // LossOption is a plain value rather than a function, so that a loss with
 // options still allocates nothing in a training step.
 type LossOption struct {

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -21,7 +20,7 @@ const defaultEps = 1e-5
 // normEps returns the configured eps or the default, or an error if it is
 // negative or not finite.
 func normEps(name string, o *options) (float32, error) {
-	if o.set&optEps == 0 {
+	if !o.epsSet {
 		return defaultEps, nil
 	}
 	if !(o.eps >= 0) || math.IsInf(float64(o.eps), 0) {
@@ -112,16 +111,13 @@ type LayerNormLayer struct {
 // variance. Options: NormEps, default 1e-5; NoAffine, which leaves out
 // the weight and bias. The learnable "weight" and "bias" have the given
 // shape; the weight starts at ones and the bias at zeros.
-func LayerNorm(shape []int, opts ...Option) *LayerNormLayer {
-	l := &LayerNormLayer{shape: slices.Clone(shape), opt: funcopt.Collect(opts)}
+func LayerNorm(shape []int, opts ...LayerNormOption) *LayerNormLayer {
+	l := &LayerNormLayer{shape: slices.Clone(shape), opt: collect(opts)}
 	l.err = l.validate()
 	return l
 }
 
 func (l *LayerNormLayer) validate() error {
-	if err := l.opt.check("LayerNorm", optEps|optAffine); err != nil {
-		return err
-	}
 	if len(l.shape) == 0 || len(l.shape) > maxNormRank {
 		return fmt.Errorf("LayerNorm: shape %v has %d axes, want 1 to %d", l.shape, len(l.shape), maxNormRank)
 	}
@@ -218,16 +214,13 @@ type BatchNormLayer struct {
 // Options: NormEps, default 1e-5; BNMomentum, default 0.1, in [0, 1];
 // NoAffine. The learnable "weight" and "bias" have C values each; the
 // weight starts at ones and the bias at zeros.
-func BatchNorm(channels int, opts ...Option) *BatchNormLayer {
-	l := &BatchNormLayer{channels: channels, opt: funcopt.Collect(opts), made: true}
+func BatchNorm(channels int, opts ...BatchNormOption) *BatchNormLayer {
+	l := &BatchNormLayer{channels: channels, opt: collect(opts), made: true}
 	l.err = l.validate()
 	return l
 }
 
 func (l *BatchNormLayer) validate() error {
-	if err := l.opt.check("BatchNorm", optEps|optMomentum|optAffine); err != nil {
-		return err
-	}
 	if l.channels <= 0 {
 		return fmt.Errorf("BatchNorm: %d channels, want > 0", l.channels)
 	}
@@ -236,7 +229,7 @@ func (l *BatchNormLayer) validate() error {
 		return err
 	}
 	l.momentum = 0.1
-	if l.opt.set&optMomentum != 0 {
+	if l.opt.momentumSet {
 		l.momentum = l.opt.momentum
 		if !(l.momentum >= 0 && l.momentum <= 1) {
 			return fmt.Errorf("BatchNorm: BNMomentum is %v, want 0 ≤ momentum ≤ 1", l.momentum)

@@ -313,11 +313,9 @@ func TestNormConfigurationErrors(t *testing.T) {
 		{"LayerNorm no shape", model.LayerNorm(nil), []string{"LayerNorm", "0 axes"}},
 		{"LayerNorm zero dim", model.LayerNorm([]int{3, 0}), []string{"LayerNorm", "[3 0]", "axis 1"}},
 		{"LayerNorm eps", model.LayerNorm([]int{3}, model.NormEps(-1)), []string{"LayerNorm", "NormEps is -1"}},
-		{"LayerNorm option", model.LayerNorm([]int{3}, model.BNMomentum(0.1)), []string{"LayerNorm", "option BNMomentum does not apply"}},
 		{"BatchNorm channels", model.BatchNorm(0), []string{"BatchNorm", "0 channels"}},
 		{"BatchNorm momentum", model.BatchNorm(2, model.BNMomentum(1.5)), []string{"BatchNorm", "BNMomentum is 1.5"}},
 		{"BatchNorm eps", model.BatchNorm(2, model.NormEps(float32(math.NaN()))), []string{"BatchNorm", "NormEps is NaN"}},
-		{"BatchNorm option", model.BatchNorm(2, model.Stride(2)), []string{"BatchNorm", "Stride"}},
 		{"in a chain", model.Chain(model.Relu(), model.BatchNorm(-2)), []string{"1: BatchNorm", "-2 channels"}},
 	}
 	for _, tt := range tests {

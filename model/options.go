@@ -9,139 +9,248 @@ import (
 	"github.com/flatkit/flatkit/internal/geom"
 )
 
-// Option configures a layer. Each layer accepts the options that make sense
-// for it; any other is a configuration error reported by Layout.
-type Option func(*options)
+// The options of a layer are typed, so that an option that does not apply
+// to a layer does not compile; the package doc's Options section has the
+// table of kinds and layers.
 
-type optKind uint16
+// WindowOption is an option of the layers that slide a window, Conv,
+// ConvTranspose, MaxPool and MeanPool: Stride, Pad and PadSides.
+type WindowOption func(*options)
 
-const (
-	optStride optKind = 1 << iota
-	optPad
-	optDilation
-	optGroups
-	optBias
-	optWeightInit
-	optBiasInit
-	optActivation
-	optOutputPad
-	optEps
-	optMomentum
-	optAffine
+// KernelOption is an option of the convolutions only: Dilation and Groups.
+type KernelOption func(*options)
+
+// TransposeOption is an option of ConvTranspose only: OutputPad.
+type TransposeOption func(*options)
+
+// AffineOption is an option of the affine layers, Conv, ConvTranspose and
+// Dense: NoBias, BiasInit and Activation.
+type AffineOption func(*options)
+
+// WeightOption is an option of the layers with a learnable weight, the
+// affine layers and Embedding: WeightInit.
+type WeightOption func(*options)
+
+// NormOption is an option of the normalisation layers, LayerNorm and
+// BatchNorm: NormEps and NoAffine.
+type NormOption func(*options)
+
+// MomentumOption is an option of BatchNorm only: BNMomentum.
+type MomentumOption func(*options)
+
+// ConvOption is an option of Conv: a WindowOption, KernelOption,
+// AffineOption or WeightOption.
+type ConvOption interface {
+	applier
+	convOption()
+}
+
+// ConvTransposeOption is an option of ConvTranspose: a ConvOption's kinds
+// or a TransposeOption.
+type ConvTransposeOption interface {
+	applier
+	convTransposeOption()
+}
+
+// DenseOption is an option of Dense: an AffineOption or a WeightOption.
+type DenseOption interface {
+	applier
+	denseOption()
+}
+
+// EmbeddingOption is an option of Embedding: a WeightOption.
+type EmbeddingOption interface {
+	applier
+	embeddingOption()
+}
+
+// LayerNormOption is an option of LayerNorm: a NormOption.
+type LayerNormOption interface {
+	applier
+	layerNormOption()
+}
+
+// BatchNormOption is an option of BatchNorm: a NormOption or a
+// MomentumOption.
+type BatchNormOption interface {
+	applier
+	batchNormOption()
+}
+
+// PoolOption is an option of MaxPool and MeanPool: a WindowOption.
+type PoolOption interface {
+	applier
+	poolOption()
+}
+
+// applier is what every option interface has: how it sets the options.
+type applier interface{ apply(*options) }
+
+// Which layers each kind of option applies to.
+var (
+	_ ConvOption          = WindowOption(nil)
+	_ ConvTransposeOption = WindowOption(nil)
+	_ PoolOption          = WindowOption(nil)
+
+	_ ConvOption          = KernelOption(nil)
+	_ ConvTransposeOption = KernelOption(nil)
+
+	_ ConvTransposeOption = TransposeOption(nil)
+
+	_ ConvOption          = AffineOption(nil)
+	_ ConvTransposeOption = AffineOption(nil)
+	_ DenseOption         = AffineOption(nil)
+
+	_ ConvOption          = WeightOption(nil)
+	_ ConvTransposeOption = WeightOption(nil)
+	_ DenseOption         = WeightOption(nil)
+	_ EmbeddingOption     = WeightOption(nil)
+
+	_ LayerNormOption = NormOption(nil)
+	_ BatchNormOption = NormOption(nil)
+
+	_ BatchNormOption = MomentumOption(nil)
 )
 
-var optNames = map[optKind]string{
-	optStride: "Stride", optPad: "Pad", optDilation: "Dilation", optGroups: "Groups",
-	optBias: "NoBias", optWeightInit: "WeightInit", optBiasInit: "BiasInit",
-	optActivation: "Activation", optOutputPad: "OutputPad", optEps: "NormEps",
-	optMomentum: "BNMomentum", optAffine: "NoAffine",
+func (o WindowOption) apply(c *options)    { applyFunc(o, c) }
+func (o KernelOption) apply(c *options)    { applyFunc(o, c) }
+func (o TransposeOption) apply(c *options) { applyFunc(o, c) }
+func (o AffineOption) apply(c *options)    { applyFunc(o, c) }
+func (o WeightOption) apply(c *options)    { applyFunc(o, c) }
+func (o NormOption) apply(c *options)      { applyFunc(o, c) }
+func (o MomentumOption) apply(c *options)  { applyFunc(o, c) }
+
+// applyFunc applies the option f to c; a nil option is skipped, so that a
+// caller may pass a conditional option as nil.
+func applyFunc[F ~func(*options)](f F, c *options) {
+	if f != nil {
+		f(c)
+	}
+}
+
+func (WindowOption) convOption()             {}
+func (WindowOption) convTransposeOption()    {}
+func (WindowOption) poolOption()             {}
+func (KernelOption) convOption()             {}
+func (KernelOption) convTransposeOption()    {}
+func (TransposeOption) convTransposeOption() {}
+func (AffineOption) convOption()             {}
+func (AffineOption) convTransposeOption()    {}
+func (AffineOption) denseOption()            {}
+func (WeightOption) convOption()             {}
+func (WeightOption) convTransposeOption()    {}
+func (WeightOption) denseOption()            {}
+func (WeightOption) embeddingOption()        {}
+func (NormOption) layerNormOption()          {}
+func (NormOption) batchNormOption()          {}
+func (MomentumOption) batchNormOption()      {}
+
+// collect applies opts in order to zero options and returns them. A nil
+// option is skipped, as applyFunc does.
+func collect[O applier](opts []O) options {
+	var c options
+	for _, o := range opts {
+		if op := applier(o); op != nil {
+			op.apply(&c)
+		}
+	}
+	return c
 }
 
 type options struct {
-	set        optKind
-	stride     []int
-	padLo      []int
-	padHi      []int
-	dilation   []int
-	outputPad  []int
-	groups     int
-	noBias     bool
-	noAffine   bool
-	weightInit Initializer
-	biasInit   Initializer
-	act        func(ad.Var) ad.Var
-	eps        float32
-	momentum   float32
-}
-
-// check returns an error naming the first option set that is not allowed.
-func (o *options) check(layer string, allowed optKind) error {
-	if bad := o.set &^ allowed; bad != 0 {
-		for k := optKind(1); k != 0; k <<= 1 {
-			if bad&k != 0 {
-				return fmt.Errorf("%s: option %s does not apply to this layer", layer, optNames[k])
-			}
-		}
-	}
-	return nil
+	stride      []int
+	padLo       []int
+	padHi       []int
+	dilation    []int
+	outputPad   []int
+	groups      int
+	noBias      bool
+	noAffine    bool
+	weightInit  Initializer
+	biasInit    Initializer
+	act         func(ad.Var) ad.Var
+	eps         float32
+	epsSet      bool // NormEps was given: eps 0 is then a value, not the default
+	momentum    float32
+	momentumSet bool // BNMomentum was given
 }
 
 // Stride sets the step between windows: one value for every spatial axis
 // or one per axis. A convolution's default is 1; a pooling layer's is its
 // kernel size.
-func Stride(s ...int) Option {
-	return func(o *options) { o.set |= optStride; o.stride = s }
+func Stride(s ...int) WindowOption {
+	return func(o *options) { o.stride = s }
 }
 
 // Pad adds p zeros on both sides of the spatial axes: one value for every
 // axis or one per axis. Default 0.
-func Pad(p ...int) Option {
-	return func(o *options) { o.set |= optPad; o.padLo, o.padHi = p, p }
+func Pad(p ...int) WindowOption {
+	return func(o *options) { o.padLo, o.padHi = p, p }
 }
 
 // PadSides adds lo zeros before and hi zeros after each spatial axis, for
 // asymmetric padding. Each takes one value for every axis or one per axis.
-func PadSides(lo, hi []int) Option {
-	return func(o *options) { o.set |= optPad; o.padLo, o.padHi = lo, hi }
+func PadSides(lo, hi []int) WindowOption {
+	return func(o *options) { o.padLo, o.padHi = lo, hi }
 }
 
 // Dilation sets the spacing of a convolution's kernel taps. Default 1.
-func Dilation(d ...int) Option {
-	return func(o *options) { o.set |= optDilation; o.dilation = d }
+func Dilation(d ...int) KernelOption {
+	return func(o *options) { o.dilation = d }
 }
 
 // Groups splits a convolution's channels into g groups (g = in = out is
 // depthwise). Default 1.
-func Groups(g int) Option {
-	return func(o *options) { o.set |= optGroups; o.groups = g }
+func Groups(g int) KernelOption {
+	return func(o *options) { o.groups = g }
 }
 
 // OutputPad adds rows at the high end of a ConvTranspose's output, as
 // PyTorch's output_padding does: one value for every axis or one per axis.
 // It picks among the input sizes that a strided convolution maps to the
 // same output size.
-func OutputPad(p ...int) Option {
-	return func(o *options) { o.set |= optOutputPad; o.outputPad = p }
+func OutputPad(p ...int) TransposeOption {
+	return func(o *options) { o.outputPad = p }
 }
 
 // NoBias leaves out a layer's bias.
-func NoBias() Option {
-	return func(o *options) { o.set |= optBias; o.noBias = true }
+func NoBias() AffineOption {
+	return func(o *options) { o.noBias = true }
 }
 
 // NoAffine leaves out a normalisation layer's learnable scale and shift.
-func NoAffine() Option {
-	return func(o *options) { o.set |= optAffine; o.noAffine = true }
+func NoAffine() NormOption {
+	return func(o *options) { o.noAffine = true }
 }
 
 // WeightInit replaces a layer's default weight initialiser.
-func WeightInit(f Initializer) Option {
-	return func(o *options) { o.set |= optWeightInit; o.weightInit = f }
+func WeightInit(f Initializer) WeightOption {
+	return func(o *options) { o.weightInit = f }
 }
 
 // BiasInit replaces a layer's default bias initialiser.
-func BiasInit(f Initializer) Option {
-	return func(o *options) { o.set |= optBiasInit; o.biasInit = f }
+func BiasInit(f Initializer) AffineOption {
+	return func(o *options) { o.biasInit = f }
 }
 
 // Activation fuses an activation f into a layer, whose output becomes f
 // of the layer's. A fused activation takes no index in a Chain's paths. To
 // mirror a PyTorch nn.Sequential exactly, write activations as their own
 // layers.
-func Activation(f func(ad.Var) ad.Var) Option {
-	return func(o *options) { o.set |= optActivation; o.act = f }
+func Activation(f func(ad.Var) ad.Var) AffineOption {
+	return func(o *options) { o.act = f }
 }
 
 // NormEps sets the small constant that LayerNorm and BatchNorm add to the
 // variance. Default 1e-5.
-func NormEps(eps float32) Option {
-	return func(o *options) { o.set |= optEps; o.eps = eps }
+func NormEps(eps float32) NormOption {
+	return func(o *options) { o.eps, o.epsSet = eps, true }
 }
 
 // BNMomentum sets BatchNorm's running-statistics update:
 // running = (1 − m)·running + m·batch. Default 0.1 (PyTorch's).
-func BNMomentum(m float32) Option {
-	return func(o *options) { o.set |= optMomentum; o.momentum = m }
+func BNMomentum(m float32) MomentumOption {
+	return func(o *options) { o.momentum, o.momentumSet = m, true }
 }
 
 // An Initializer fills w, a weight of the given fan-in and fan-out,

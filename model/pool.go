@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/layout"
 )
 
@@ -28,7 +27,7 @@ type PoolLayer struct {
 // window's maximum; on a tie, to the first in row-major order. Options:
 // Stride, whose default is the kernel size; Pad and PadSides, each side
 // smaller than the kernel.
-func MaxPool(kernel []int, opts ...Option) *PoolLayer {
+func MaxPool(kernel []int, opts ...PoolOption) *PoolLayer {
 	return newPool("MaxPool", true, kernel, opts)
 }
 
@@ -39,21 +38,18 @@ func MaxPool(kernel []int, opts ...Option) *PoolLayer {
 // the divisor is always the kernel's volume. Options: Stride, whose
 // default is the kernel size; Pad and PadSides, each side smaller than the
 // kernel.
-func MeanPool(kernel []int, opts ...Option) *PoolLayer {
+func MeanPool(kernel []int, opts ...PoolOption) *PoolLayer {
 	return newPool("MeanPool", false, kernel, opts)
 }
 
-func newPool(name string, isMax bool, kernel []int, opts []Option) *PoolLayer {
-	l := &PoolLayer{kernel: slices.Clone(kernel), name: name, max: isMax, opt: funcopt.Collect(opts)}
+func newPool(name string, isMax bool, kernel []int, opts []PoolOption) *PoolLayer {
+	l := &PoolLayer{kernel: slices.Clone(kernel), name: name, max: isMax, opt: collect(opts)}
 	l.err = l.setup()
 	return l
 }
 
 // setup validates the configuration and builds the geometry once.
 func (l *PoolLayer) setup() error {
-	if err := l.opt.check(l.name, optStride|optPad); err != nil {
-		return err
-	}
 	d := len(l.kernel)
 	if d < 1 || d > 3 {
 		return fmt.Errorf("%s: kernel %v has %d spatial axes, want 1 to 3", l.name, l.kernel, d)

@@ -187,15 +187,15 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 		return drawn{func() model.Layer { return model.Flatten() }, []int{s[0], numel(s[1:])}, "Flatten"}
 	case LayerNorm, BatchNorm:
 		eps := rapid.SampledFrom(normEps).Draw(t, "eps")
-		opts := []model.Option{model.NormEps(eps)}
 		desc := fmt.Sprintf(" eps=%g", eps)
+		var noAffine model.NormOption // nil, which the layers skip, unless drawn
 		if rapid.IntRange(0, 3).Draw(t, "noAffine") == 0 {
-			opts = append(opts, model.NoAffine())
+			noAffine = model.NoAffine()
 			desc += " noaffine"
 		}
 		if k == BatchNorm {
 			c := s[1]
-			return same(func() model.Layer { return model.BatchNorm(c, opts...) }, fmt.Sprintf("BatchNorm %d", c)+desc)
+			return same(func() model.Layer { return model.BatchNorm(c, model.NormEps(eps), noAffine) }, fmt.Sprintf("BatchNorm %d", c)+desc)
 		}
 		// Normalise over 1 to all but the batch axis, at least
 		// minNormGroup values.
@@ -204,7 +204,7 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 			least++
 		}
 		shape := slices.Clone(s[len(s)-rapid.IntRange(least, len(s)-1).Draw(t, "normAxes"):])
-		return same(func() model.Layer { return model.LayerNorm(shape, opts...) }, fmt.Sprintf("LayerNorm %v", shape)+desc)
+		return same(func() model.Layer { return model.LayerNorm(shape, model.NormEps(eps), noAffine) }, fmt.Sprintf("LayerNorm %v", shape)+desc)
 	case Dropout:
 		p := rapid.SampledFrom([]float32{0.25, 0.5, 0}).Draw(t, "dropP")
 		return same(func() model.Layer { return model.Dropout(p) }, fmt.Sprintf("Dropout(%g)", p))
@@ -378,35 +378,44 @@ func (g *stackGen) conv(s []int, preserve, transpose bool) drawn {
 		name = "ConvTranspose"
 	}
 	desc := fmt.Sprintf("%s%dd k=%v %d→%d", name, d, kernel, cin, cout)
-	opts := []model.Option{model.PadSides(lo, hi)}
+	// Both convolutions take every option but OutputPad.
+	var convOpts []model.ConvOption
+	var transOpts []model.ConvTransposeOption
+	both := func(o interface {
+		model.ConvOption
+		model.ConvTransposeOption
+	}) {
+		convOpts, transOpts = append(convOpts, o), append(transOpts, o)
+	}
+	both(model.PadSides(lo, hi))
 	notAll := func(v []int, x int) bool { return slices.ContainsFunc(v, func(y int) bool { return y != x }) }
 	if notAll(stride, 1) {
 		desc += fmt.Sprintf(" stride=%v", stride)
-		opts = append(opts, model.Stride(stride...))
+		both(model.Stride(stride...))
 	}
 	if notAll(lo, 0) || notAll(hi, 0) {
 		desc += fmt.Sprintf(" pad=%v/%v", lo, hi)
 	}
 	if notAll(dil, 1) {
 		desc += fmt.Sprintf(" dil=%v", dil)
-		opts = append(opts, model.Dilation(dil...))
+		both(model.Dilation(dil...))
 	}
 	if notAll(opad, 0) {
 		desc += fmt.Sprintf(" outpad=%v", opad)
-		opts = append(opts, model.OutputPad(opad...))
+		transOpts = append(transOpts, model.OutputPad(opad...))
 	}
 	if groups > 1 {
 		desc += fmt.Sprintf(" groups=%d", groups)
-		opts = append(opts, model.Groups(groups))
+		both(model.Groups(groups))
 	}
 	if noBias {
 		desc += " nobias"
-		opts = append(opts, model.NoBias())
+		both(model.NoBias())
 	}
 	if transpose {
-		return drawn{func() model.Layer { return model.ConvTranspose(kernel, cin, cout, opts...) }, out, desc}
+		return drawn{func() model.Layer { return model.ConvTranspose(kernel, cin, cout, transOpts...) }, out, desc}
 	}
-	return drawn{func() model.Layer { return model.Conv(kernel, cin, cout, opts...) }, out, desc}
+	return drawn{func() model.Layer { return model.Conv(kernel, cin, cout, convOpts...) }, out, desc}
 }
 
 // pool draws a max- or mean-pool on s. It draws a kernel of 1-3, at most
@@ -440,7 +449,7 @@ func (g *stackGen) pool(k Kind, s []int, preserve bool) drawn {
 		}
 	}
 	desc := fmt.Sprintf("%s k=%v stride=%v pad=%v/%v", k, geom.Kernel, geom.Stride, geom.PadLo, geom.PadHi)
-	opts := []model.Option{model.Stride(geom.Stride...), model.PadSides(geom.PadLo, geom.PadHi)}
+	opts := []model.PoolOption{model.Stride(geom.Stride...), model.PadSides(geom.PadLo, geom.PadHi)}
 	if k == MeanPool {
 		return drawn{func() model.Layer { return model.MeanPool(geom.Kernel, opts...) }, out, desc}
 	}
