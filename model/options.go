@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/internal/geom"
 )
 
@@ -112,21 +113,13 @@ var (
 	_ BatchNormOption = MomentumOption(nil)
 )
 
-func (o WindowOption) apply(c *options)    { applyFunc(o, c) }
-func (o KernelOption) apply(c *options)    { applyFunc(o, c) }
-func (o TransposeOption) apply(c *options) { applyFunc(o, c) }
-func (o AffineOption) apply(c *options)    { applyFunc(o, c) }
-func (o WeightOption) apply(c *options)    { applyFunc(o, c) }
-func (o NormOption) apply(c *options)      { applyFunc(o, c) }
-func (o MomentumOption) apply(c *options)  { applyFunc(o, c) }
-
-// applyFunc applies the option f to c; a nil option is skipped, so that a
-// caller may pass a conditional option as nil.
-func applyFunc[F ~func(*options)](f F, c *options) {
-	if f != nil {
-		f(c)
-	}
-}
+func (o WindowOption) apply(c *options)    { funcopt.Call(o, c) }
+func (o KernelOption) apply(c *options)    { funcopt.Call(o, c) }
+func (o TransposeOption) apply(c *options) { funcopt.Call(o, c) }
+func (o AffineOption) apply(c *options)    { funcopt.Call(o, c) }
+func (o WeightOption) apply(c *options)    { funcopt.Call(o, c) }
+func (o NormOption) apply(c *options)      { funcopt.Call(o, c) }
+func (o MomentumOption) apply(c *options)  { funcopt.Call(o, c) }
 
 func (WindowOption) convOption()             {}
 func (WindowOption) convTransposeOption()    {}

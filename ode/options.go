@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/flatkit/flatkit/internal/funcopt"
 )
 
 // The options of a call are typed, so that an option that does not apply
@@ -71,18 +73,10 @@ var (
 	_ GradientShardOption    = BatchOption(nil)
 )
 
-func (o Option) apply(c *options)        { applyFunc(o, c) }
-func (o SaveOption) apply(c *options)    { applyFunc(o, c) }
-func (o WorkersOption) apply(c *options) { applyFunc(o, c) }
-func (o BatchOption) apply(c *options)   { applyFunc(o, c) }
-
-// applyFunc applies the option f to c; a nil option is skipped, so that a
-// caller may pass a conditional option as nil.
-func applyFunc[F ~func(*options)](f F, c *options) {
-	if f != nil {
-		f(c)
-	}
-}
+func (o Option) apply(c *options)        { funcopt.Call(o, c) }
+func (o SaveOption) apply(c *options)    { funcopt.Call(o, c) }
+func (o WorkersOption) apply(c *options) { funcopt.Call(o, c) }
+func (o BatchOption) apply(c *options)   { funcopt.Call(o, c) }
 
 func (Option) solveOption()                   {}
 func (Option) ensembleSolveOption()           {}

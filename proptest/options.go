@@ -1,5 +1,7 @@
 package proptest
 
+import "github.com/flatkit/flatkit/internal/funcopt"
+
 // The options of a derivative check are typed, so that an option that does
 // not apply to a check does not compile. Option fits every check. FDOption
 // fits the checks against finite differences: CheckGrad, CheckJVP and
@@ -43,17 +45,9 @@ var (
 	_ TransposeCheckOption = TransposeOption(nil)
 )
 
-func (o Option) apply(c *checkConfig)          { applyFunc(o, c) }
-func (o FDOption) apply(c *checkConfig)        { applyFunc(o, c) }
-func (o TransposeOption) apply(c *checkConfig) { applyFunc(o, c) }
-
-// applyFunc applies the option f to c; a nil option is skipped, so that a
-// caller may pass a conditional option as nil.
-func applyFunc[F ~func(*checkConfig)](f F, c *checkConfig) {
-	if f != nil {
-		f(c)
-	}
-}
+func (o Option) apply(c *checkConfig)          { funcopt.Call(o, c) }
+func (o FDOption) apply(c *checkConfig)        { funcopt.Call(o, c) }
+func (o TransposeOption) apply(c *checkConfig) { funcopt.Call(o, c) }
 
 func (Option) fdCheckOption()                 {}
 func (Option) transposeCheckOption()          {}

@@ -13,8 +13,15 @@ func Collect[C any, O ~func(*C)](opts []O) C {
 // defaults rather than from zero. A nil option is skipped, as in Collect.
 func Apply[C any, O ~func(*C)](cfg *C, opts []O) {
 	for _, o := range opts {
-		if o != nil {
-			o(cfg)
-		}
+		Call(o, cfg)
+	}
+}
+
+// Call applies the one option o to cfg unless o is nil. Typed options,
+// whose func types satisfy per-call interfaces, call it from their apply
+// method.
+func Call[C any, O ~func(*C)](o O, cfg *C) {
+	if o != nil {
+		o(cfg)
 	}
 }
