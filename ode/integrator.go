@@ -7,12 +7,18 @@ import (
 
 // Stats are the counters of one solve.
 type Stats struct {
-	FEvals   int     // evaluations of F (steps, the initial-step heuristic, interpolation stages)
-	JacEvals int     // Jacobian evaluations (stiff methods; 0 for explicit ones)
-	LUs      int     // LU factorisations (stiff methods; 0 for explicit ones)
-	Accepted int     // accepted steps
-	Rejected int     // rejected step attempts (error too large, or a non-finite trial)
-	Retcode  Retcode // how the solve ended
+	FEvals   int // evaluations of F (steps, the initial-step heuristic, interpolation stages)
+	JacEvals int // Jacobian evaluations (stiff methods; 0 for explicit ones)
+	LUs      int // LU factorisations (stiff methods; 0 for explicit ones)
+	Accepted int // accepted steps
+	Rejected int // rejected step attempts (error too large, or a non-finite trial)
+
+	NewtonIters  int     // Newton iterations of the implicit methods (BDF)
+	NewtonFails  int     // steps retried because Newton's iteration did not converge
+	LinearIters  int     // iterations of an iterative linear solver (GMRES)
+	LinearFails  int     // linear solves that did not converge
+	ErrTestFails int     // steps rejected by the local error test
+	Retcode      Retcode // how the solve ended
 }
 
 func (s *Stats) addCounts(o Stats) {
@@ -21,6 +27,11 @@ func (s *Stats) addCounts(o Stats) {
 	s.LUs += o.LUs
 	s.Accepted += o.Accepted
 	s.Rejected += o.Rejected
+	s.NewtonIters += o.NewtonIters
+	s.NewtonFails += o.NewtonFails
+	s.LinearIters += o.LinearIters
+	s.LinearFails += o.LinearFails
+	s.ErrTestFails += o.ErrTestFails
 }
 
 // addStats adds the counters of o into s. Its Retcode becomes the last

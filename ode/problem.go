@@ -28,6 +28,12 @@ type Problem[T Float] struct {
 	P      []float32
 	Jac    func(J []T, u []T, p []float32, t float64)
 
+	// JacStructure is the structure of ∂F/∂u: DenseJacobian (nil),
+	// BandJacobian, SparseJacobian or MatrixFreeJacobian. The stiff
+	// methods keep J in it, and Jac writes J in its storage; Structure
+	// says how.
+	JacStructure Structure
+
 	// JVP writes jv = ∂F/∂u·v + ∂F/∂p·dp at u, p and t; dp has the
 	// length of p. dp is nil when the parameter direction is zero: then
 	// only ∂F/∂u·v is wanted. ForwardSensitivity needs it; a stiff method

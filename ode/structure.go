@@ -1,0 +1,130 @@
+package ode
+
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/ode/linalg"
+)
+
+// Structure is the sparsity structure of a problem's Jacobian ∂F/∂u, set
+// in Problem.JacStructure. The stiff methods keep J, and solve with
+// W = I − c·J, in that structure: DenseJacobian, BandJacobian, SparseJacobian or MatrixFreeJacobian. A nil
+// structure is DenseJacobian.
+//
+// Problem.Jac, when given, writes J in the structure's storage:
+//
+//	DenseJacobian       row-major n×n: J[i*n+j] = ∂F_i/∂u_j
+//	BandJacobian        by rows, Lower+Upper+1 entries each:
+//	            J[i*(Lower+Upper+1) + j−i+Lower] = ∂F_i/∂u_j for −Lower ≤ j−i ≤ Upper
+//	            (entries outside the matrix are ignored)
+//	SparseJacobian      the values of Pattern's entries, in its CSR order
+//	MatrixFreeJacobian  Jac is not used; J·v comes from Problem.JVP or a difference
+//	            quotient of F
+type Structure interface {
+	String() string
+	structure()
+}
+
+// DenseJacobian is a Jacobian with no structure: n×n entries.
+type DenseJacobian struct{}
+
+// BandJacobian is a band Jacobian: ∂F_i/∂u_j = 0 unless −Lower ≤ j−i ≤ Upper.
+type BandJacobian struct{ Lower, Upper int }
+
+// SparseJacobian is a Jacobian whose non-zero entries are those of Pattern, an
+// n×n linalg.Pattern.
+type SparseJacobian struct{ Pattern *linalg.Pattern }
+
+// MatrixFreeJacobian is a Jacobian that is never formed: the linear systems are
+// solved by GMRES on products J·v.
+type MatrixFreeJacobian struct{}
+
+func (DenseJacobian) structure()      {}
+func (BandJacobian) structure()       {}
+func (SparseJacobian) structure()     {}
+func (MatrixFreeJacobian) structure() {}
+
+func (DenseJacobian) String() string { return "dense" }
+func (b BandJacobian) String() string {
+	return fmt.Sprintf("band(lower %d, upper %d)", b.Lower, b.Upper)
+}
+func (MatrixFreeJacobian) String() string { return "matrix-free" }
+func (s SparseJacobian) String() string {
+	if s.Pattern == nil {
+		return "sparse(nil pattern)"
+	}
+	return fmt.Sprintf("sparse(%d entries)", s.Pattern.NNZ())
+}
+
+// LinearSolver is how a stiff method solves with W = I − c·J: DenseLU,
+// BandLU, SparseLU or GMRES. It is a setting of the stiff methods; nil
+// chooses from the problem's structure: DenseLU for DenseJacobian, BandLU for
+// BandJacobian, SparseLU for SparseJacobian and GMRES for MatrixFreeJacobian.
+type LinearSolver interface {
+	String() string
+	linearSolver()
+}
+
+// DenseLU factors W by a dense LU with partial pivoting. It needs a DenseJacobian
+// structure or one it can be filled from (BandJacobian, SparseJacobian).
+type DenseLU struct{}
+
+// BandLU factors W by a band LU with partial pivoting, in O(n·l·(l+u))
+// for lower and upper bandwidths l and u. It needs a BandJacobian structure.
+type BandLU struct{}
+
+// SparseLU factors W by a sparse LU with a fill-reducing ordering. The
+// symbolic analysis of the pattern is done once and reused by every
+// refactorisation, as KLU does. It needs a SparseJacobian structure.
+type SparseLU struct{}
+
+// GMRES solves with W by restarted GMRES on products J·v, from
+// Problem.JVP or a difference quotient of F, with any structure.
+type GMRES struct {
+	// Restart is the number of Krylov vectors kept before a restart;
+	// 0 means 5, CVODE's default.
+	Restart int
+	// MaxRestarts is the number of restarts before the solve counts as
+	// not converged; 0 means none.
+	MaxRestarts int
+	// Precond is the preconditioner; nil means none.
+	Precond Preconditioner
+}
+
+func (DenseLU) linearSolver()  {}
+func (BandLU) linearSolver()   {}
+func (SparseLU) linearSolver() {}
+func (GMRES) linearSolver()    {}
+
+func (DenseLU) String() string  { return "dense LU" }
+func (BandLU) String() string   { return "band LU" }
+func (SparseLU) String() string { return "sparse LU" }
+func (GMRES) String() string    { return "GMRES" }
+
+// Preconditioner is GMRES's preconditioner P ≈ W, applied on the left as
+// P⁻¹. It is set up whenever the stiff method updates its Jacobian or
+// c, and applied once per GMRES iteration.
+type Preconditioner interface {
+	String() string
+	preconditioner()
+}
+
+// BandPreconditioner is CVODE's band preconditioner: a band approximation
+// of J with these bandwidths, from coloured difference quotients of F,
+// and the band LU of I − c·J_band.
+type BandPreconditioner struct{ Lower, Upper int }
+
+// BlockDiagonalPreconditioner keeps the diagonal blocks of J, Block×Block
+// each (for example the species at each grid point), and factors
+// I − c·J_block block by block. Block must divide n.
+type BlockDiagonalPreconditioner struct{ Block int }
+
+func (BandPreconditioner) preconditioner()          {}
+func (BlockDiagonalPreconditioner) preconditioner() {}
+
+func (b BandPreconditioner) String() string {
+	return fmt.Sprintf("band preconditioner(lower %d, upper %d)", b.Lower, b.Upper)
+}
+func (b BlockDiagonalPreconditioner) String() string {
+	return fmt.Sprintf("block-diagonal preconditioner(block %d)", b.Block)
+}
