@@ -162,7 +162,7 @@ func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], er
 			o.rtolv = filled(o.rtol, n)
 		}
 	}
-	st, err := newStepper[T](m, n, adaptive)
+	st, err := newStepper(m, &prob, adaptive)
 	if err != nil {
 		return nil, err
 	}

@@ -88,11 +88,12 @@ type stepFailer interface {
 	failure() (code Retcode, component int, cause error)
 }
 
-// newStepper builds method m's stepper for state type T and dimension n.
+// newStepper builds method m's stepper for prob's state type and dimension.
 // adaptive is false under FixedStep, where no error estimate is needed. A
 // new family of methods adds its case here, with a Method type that
 // implements info, as the Rosenbrock methods do.
-func newStepper[T Float](m Method, n int, adaptive bool) (stepper[T], error) {
+func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T], error) {
+	n := len(prob.U0)
 	switch m := m.(type) {
 	case *erkMethod:
 		return newERK[T](m.tab, n, adaptive), nil

@@ -42,8 +42,13 @@ func newJacEval[T Float](n int) jacEval[T] {
 // below 1 is perturbed on its own scale, not by √ε: a radical
 // concentration of 1e-10, say.
 func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
+	je.jacobianAt(it, J, it.t, it.u, f0, h)
+}
+
+// jacobianAt is jacobian at t and u instead of it.t and it.u.
+func (je *jacEval[T]) jacobianAt(it *Integrator[T], J []T, t float64, u, f0 []T, h float64) {
 	it.stats.JacEvals++
-	u, p, t := it.u, it.prob.P, it.t
+	p := it.prob.P
 	if it.prob.Jac != nil {
 		it.prob.Jac(J, u, p, t)
 		return
@@ -162,6 +167,12 @@ func (w *wSystem[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
 	if hg == w.hg {
 		return true
 	}
+	return w.factorW(it, hg)
+}
+
+// factorW forms W = I − hg·J and factors it. It reports false when W is
+// singular; failure then says where.
+func (w *wSystem[T]) factorW(it *Integrator[T], hg float64) bool {
 	c := T(-hg)
 	W, J := w.W, w.J
 	n := w.n
