@@ -1,0 +1,474 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/flatkit/flatkit/internal/stiffprob"
+	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/linalg"
+)
+
+// Scenario stiff: the large stiff systems of ../shared/peers/cvode_stiff_bench.c
+// (CVODE's BDF with its dense, band, KLU and GMRES linear solvers), case by
+// case under the peer's names "<problem> N=<N> <linear solver>", at rtol
+// 1e-6 and atol 1e-8. The problems are those of internal/stiffprob:
+//
+//   - bruss1d: the 1-D Brusselator, 2N states, band 2, t ∈ [0, 10], with
+//     the exact Jacobian in the solver's storage (dense, band, CSR);
+//   - bruss2d: the 2-D Brusselator of the SciML tutorial, 2N² states, t ∈
+//     [0, 11.5], restarted at t = 1.1 where its forcing starts; klu with
+//     the exact CSR Jacobian, gmres matrix-free without preconditioner;
+//   - pollu: the Test Set's POLLU, 20 states, dense with difference
+//     quotients for the Jacobian, as the peer's;
+//   - medakzo: the Test Set's MEDAKZO, 400 states, restarted at t = 5 where
+//     φ drops, band with difference quotients, as the peer's.
+//
+// A solve runs a reused ode.Integrator through the problem's segments,
+// Reinit + Run each from the state the last left, as the peer's
+// CVodeReInit at its restarts (the peer times create + solve + free). The
+// repetitions follow the peer: one untimed solve, then at least 3 and
+// until 2 s or 21 have run; median, min and max are over them, allocs per
+// solve over all of them.
+//
+// Each line carries the peer's counters (nsteps = accepted steps, nfe,
+// nje, nsetups = factorisations, nni, nli), the final state's rms, first
+// and last components as the peer prints them, and the error against a
+// reference solved once per problem at rtol 1e-10, atol 1e-14:
+// err_weighted = max |u − ref| / (atol + rtol |ref|) with the case's
+// tolerances, err_rel_inf = ‖u − ref‖∞ / ‖ref‖∞, and err_rfl, the largest
+// relative error of rms, first and last, which scores the peer's line the
+// same way from its printed values against ref_rms, ref_first and
+// ref_last.
+//
+// A case whose solver is not built yet is a line with unit "skipped" and
+// the reason; a small one may run a stand-in (Rodas5P with a dense LU),
+// named in stand_in. Scenario stiff64 is the peer's bruss2d64: the 2-D
+// Brusselator at 64×64, which the peer runs only when named.
+
+func init() {
+	register(scenario{
+		name:  "stiff",
+		about: "large stiff systems (1-D and 2-D Brusselator, POLLU, MEDAKZO) with dense, band, sparse and GMRES linear solvers, as the CVODE peer",
+		run:   func(b *bencher) error { return runStiff(b, stiffCases) },
+	})
+	register(scenario{
+		name:  "stiff64",
+		about: "the 2-D Brusselator at 64×64 (8192 states) with a sparse LU, as the CVODE peer's bruss2d64",
+		run:   func(b *bencher) error { return runStiff(b, stiff64Cases) },
+	})
+}
+
+// The tolerances of the scenario (and of the peer), and of its references.
+const (
+	stiffRTol, stiffATol       = 1e-6, 1e-8
+	stiffRefRTol, stiffRefATol = 1e-10, 1e-14
+)
+
+// stiffCase is one line of the scenario: a problem of the peer at its N,
+// and the kind of linear solver, the last word of the peer's case name.
+type stiffCase struct {
+	problem string // bruss1d, bruss2d, pollu, medakzo
+	N       int
+	kind    string // dense, band, klu (sparse LU), gmres
+}
+
+func (c stiffCase) name() string { return fmt.Sprintf("%s N=%d %s", c.problem, c.N, c.kind) }
+
+// stiffCases are the peer's default cases, in its order.
+var stiffCases = []stiffCase{
+	{"bruss1d", 100, "dense"}, {"bruss1d", 100, "band"}, {"bruss1d", 100, "klu"},
+	{"bruss1d", 250, "band"}, {"bruss1d", 500, "band"}, {"bruss1d", 500, "klu"},
+	{"bruss1d", 1000, "band"}, {"bruss1d", 2000, "band"},
+	{"bruss2d", 32, "klu"}, {"bruss2d", 32, "gmres"},
+	{"pollu", 20, "dense"}, {"medakzo", 200, "band"},
+}
+
+// stiffQuickCases are the cases of -quick mode, which checks that the
+// scenario runs: each problem small.
+var stiffQuickCases = []stiffCase{
+	{"bruss1d", 10, "dense"}, {"bruss1d", 10, "band"}, {"bruss1d", 10, "klu"},
+	{"bruss2d", 6, "klu"}, {"bruss2d", 6, "gmres"}, {"pollu", 20, "dense"}, {"medakzo", 10, "band"},
+}
+
+// stiff64Cases is the peer's bruss2d64.
+var stiff64Cases = []stiffCase{{"bruss2d", 64, "klu"}}
+
+// stiffGrowthN are the grid sizes of the cost-growth line (band solver).
+var stiffGrowthN = []int{250, 500, 1000, 2000}
+
+// jacFunc is the signature of ode.Problem.Jac.
+type jacFunc = func(J, u []float64, p []float32, t float64)
+
+// stiffDef is a problem with its Jacobians in each storage; a nil Jacobian
+// means difference quotients, as the peer uses for POLLU and MEDAKZO.
+type stiffDef struct {
+	n            int // states
+	u0           []float64
+	segs         []stiffprob.Segment
+	f            func(du, u []float64, p []float32, t float64)
+	jac          jacFunc // dense
+	jacBand      jacFunc
+	lower, upper int // bandwidths, for band
+	pattern      *linalg.Pattern
+	jacSparse    jacFunc
+	refJac       jacFunc                   // dense, for the reference
+	check        func(ref []float64) error // checks the reference, or nil
+}
+
+// newStiffDef builds the problem of case c.
+func newStiffDef(c stiffCase) *stiffDef {
+	switch c.problem {
+	case "bruss1d":
+		p := stiffprob.NewBruss1D[float64](c.N)
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, jac: p.Jac, jacBand: p.JacBand,
+			lower: 2, upper: 2, pattern: p.Pattern(), jacSparse: p.JacSparse, refJac: p.Jac}
+	case "bruss2d":
+		p := stiffprob.NewBruss2D[float64](c.N)
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, pattern: p.Pattern(), jacSparse: p.JacSparse,
+			refJac: p.Jac}
+	case "pollu":
+		var p stiffprob.Pollu[float64]
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, check: checkPolluRef}
+	case "medakzo":
+		p := stiffprob.Medakzo[float64]{N: c.N}
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, lower: 2, upper: 2, refJac: p.Jac}
+	}
+	panic("flatkit: stiff: unknown problem " + c.problem)
+}
+
+// checkPolluRef checks a POLLU reference against the Test Set's y(60).
+func checkPolluRef(ref []float64) error {
+	for i, w := range stiffprob.PolluRef {
+		if math.Abs(ref[i]-w) > 1e-7*math.Abs(w)+1e-14 {
+			return fmt.Errorf("the POLLU reference's y%d(60) = %.10g, want the Test Set's %.10g", i+1, ref[i], w)
+		}
+	}
+	return nil
+}
+
+// stiffSolver is how a case solves: the method, and the problem's Jacobian
+// in the structure of the linear solver.
+type stiffSolver struct {
+	method    ode.Method
+	structure ode.Structure
+	jac       jacFunc
+	linsolver string // as the JSON line names it
+	standIn   string // why a stand-in runs, if one does
+}
+
+// stiffStandInMax is the largest system a dense stand-in solves.
+const stiffStandInMax = 400
+
+// stiffSolverFor returns the solver of a case's kind for d, or the reason
+// there is none yet. Each kind is one return: when BDF and the structured
+// linear solvers land, the stand-ins become ode.BDF() with the kind's
+// structure, e.g. {method: ode.BDF(), structure: ode.BandJacobian{Lower:
+// d.lower, Upper: d.upper}, jac: d.jacBand, linsolver: "band LU"}.
+func stiffSolverFor(d *stiffDef, kind string) (stiffSolver, string) {
+	dense := stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.jac, linsolver: "dense LU"}
+	switch kind {
+	case "dense":
+		dense.standIn = "Rodas5P for BDF (not built yet)"
+		return dense, ""
+	case "band":
+		if d.n <= stiffStandInMax {
+			dense.standIn = "Rodas5P with a dense LU for BDF with a band LU (not built yet)"
+			dense.jac = denseFromBand(d)
+			return dense, ""
+		}
+		return stiffSolver{}, "BDF and the band LU not built yet"
+	case "klu":
+		if d.n <= stiffStandInMax {
+			dense.standIn = "Rodas5P with a dense LU for BDF with a sparse LU (not built yet)"
+			return dense, ""
+		}
+		return stiffSolver{}, "BDF and the sparse LU not built yet"
+	case "gmres":
+		return stiffSolver{}, "BDF and GMRES not built yet"
+	}
+	return stiffSolver{}, "unknown linear solver " + kind
+}
+
+// denseFromBand is d's dense Jacobian, or nil (difference quotients) when
+// d has none, as the peer's band cases without a Jacobian.
+func denseFromBand(d *stiffDef) jacFunc { return d.jac }
+
+// stiffReference solves d at rtol 1e-10, atol 1e-14 with the best solver
+// built, or returns why it cannot.
+func stiffReference(ctx context.Context, d *stiffDef) ([]float64, string, error) {
+	if d.n > stiffStandInMax {
+		return nil, "no reference: a dense Rodas5P reference of this size takes too long; needs BDF or a structured LU", nil
+	}
+	s := stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.refJac}
+	r, err := newStiffRun(d, s, stiffRefRTol, stiffRefATol)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := r.solve(ctx); err != nil {
+		return nil, "", fmt.Errorf("reference: %w", err)
+	}
+	ref := slices.Clone(r.it.U())
+	if d.check != nil {
+		if err := d.check(ref); err != nil {
+			return nil, "", err
+		}
+	}
+	return ref, "Rodas5P, dense LU, exact Jacobian (POLLU: difference quotients), rtol 1e-10, atol 1e-14", nil
+}
+
+// stiffRun is a reused integrator that solves a problem's segments.
+type stiffRun struct {
+	it    *ode.Integrator[float64]
+	d     *stiffDef
+	stats ode.Stats
+}
+
+func newStiffRun(d *stiffDef, s stiffSolver, rtol, atol float64) (*stiffRun, error) {
+	seg := d.segs[0]
+	prob := ode.Problem[float64]{F: d.f, Jac: s.jac, JacStructure: s.structure, U0: d.u0, T0: seg.T0, T1: seg.T1, P: seg.P}
+	it, err := ode.NewIntegrator(prob, s.method, ode.Tol(rtol, atol), ode.MaxSteps(10_000_000))
+	if err != nil {
+		return nil, err
+	}
+	return &stiffRun{it: it, d: d}, nil
+}
+
+// solve runs the segments one after the other and sums their counters.
+func (r *stiffRun) solve(ctx context.Context) error {
+	r.stats = ode.Stats{}
+	u := r.d.u0
+	for _, s := range r.d.segs {
+		if err := r.it.Reinit(u, s.T0, s.T1, s.P); err != nil {
+			return err
+		}
+		if err := r.it.Run(ctx); err != nil {
+			return fmt.Errorf("segment [%g, %g]: %w", s.T0, s.T1, err)
+		}
+		st := r.it.Stats()
+		r.stats.FEvals += st.FEvals
+		r.stats.JacEvals += st.JacEvals
+		r.stats.LUs += st.LUs
+		r.stats.Accepted += st.Accepted
+		r.stats.Rejected += st.Rejected
+		r.stats.NewtonIters += st.NewtonIters
+		r.stats.NewtonFails += st.NewtonFails
+		r.stats.LinearIters += st.LinearIters
+		r.stats.LinearFails += st.LinearFails
+		r.stats.ErrTestFails += st.ErrTestFails
+		u = r.it.U()
+	}
+	return nil
+}
+
+// stiffResult is a figure with the scenario's extra fields.
+type stiffResult struct {
+	result
+	Skipped   string   `json:"skipped,omitempty"`
+	StandIn   string   `json:"stand_in,omitempty"`
+	Method    string   `json:"method,omitempty"`
+	LinSolver string   `json:"linsolver,omitempty"`
+	Jacobian  string   `json:"jacobian,omitempty"`
+	States    int      `json:"states,omitempty"`
+	RTol      float64  `json:"rtol,omitempty"`
+	ATol      float64  `json:"atol,omitempty"`
+	Reps      int      `json:"reps,omitempty"`
+	NSteps    int      `json:"nsteps,omitempty"`
+	Rejected  *int     `json:"rejected,omitempty"`
+	NFE       int      `json:"nfe,omitempty"`
+	NJE       *int     `json:"nje,omitempty"`
+	NSetups   *int     `json:"nsetups,omitempty"`
+	NNI       *int     `json:"nni,omitempty"`
+	NLI       *int     `json:"nli,omitempty"`
+	RMS       *float64 `json:"rms,omitempty"`
+	First     *float64 `json:"first,omitempty"`
+	Last      *float64 `json:"last,omitempty"`
+	Reference string   `json:"reference,omitempty"`
+	ErrW      *float64 `json:"err_weighted,omitempty"`
+	ErrRelInf *float64 `json:"err_rel_inf,omitempty"`
+	ErrRFL    *float64 `json:"err_rfl,omitempty"`
+	RefRMS    *float64 `json:"ref_rms,omitempty"`
+	RefFirst  *float64 `json:"ref_first,omitempty"`
+	RefLast   *float64 `json:"ref_last,omitempty"`
+	// the cost-growth line: time per state at each N, in µs
+	PerState map[string]float64 `json:"us_per_state,omitempty"`
+	SpreadPc *float64           `json:"spread_pc,omitempty"`
+}
+
+func iptr(x int) *int { return &x }
+
+// runStiff runs cases, then the cost-growth line when the band cases at
+// stiffGrowthN are among them.
+func runStiff(b *bencher, cases []stiffCase) error {
+	ctx := context.Background()
+	defs := map[string]*stiffDef{}
+	type refEntry struct {
+		u     []float64
+		about string
+	}
+	refs := map[string]refEntry{}
+	perState := map[int]float64{}
+	growthSkip := ""
+	if b.opt.quick {
+		cases = stiffQuickCases
+	}
+	for _, c := range cases {
+		key := fmt.Sprintf("%s N=%d", c.problem, c.N)
+		d := defs[key]
+		if d == nil {
+			d = newStiffDef(c)
+			defs[key] = d
+		}
+		r := stiffResult{States: d.n, RTol: stiffRTol, ATol: stiffATol}
+		r.Case = c.name()
+		s, skip := stiffSolverFor(d, c.kind)
+		if skip != "" {
+			r.Unit, r.Skipped = "skipped", skip
+			b.emitStiff(r)
+			if c.problem == "bruss1d" && c.kind == "band" {
+				growthSkip = fmt.Sprintf("N=%d: %s", c.N, skip)
+			}
+			continue
+		}
+		ref, ok := refs[key]
+		if !ok {
+			u, why, err := stiffReference(ctx, d)
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			ref = refEntry{u, why}
+			refs[key] = ref
+		}
+		if err := b.stiffCase(ctx, &r, d, s, ref.u, ref.about); err != nil {
+			return fmt.Errorf("%s: %w", c.name(), err)
+		}
+		if c.problem == "bruss1d" && c.kind == "band" {
+			perState[c.N] = r.Median * 1e3 / float64(d.n)
+		}
+	}
+	if slices.ContainsFunc(cases, func(c stiffCase) bool { return c.problem == "bruss1d" && c.kind == "band" && c.N == stiffGrowthN[0] }) {
+		b.stiffGrowth(perState, growthSkip)
+	}
+	return nil
+}
+
+// stiffCase times case c's solves and emits its line into r.
+func (b *bencher) stiffCase(ctx context.Context, r *stiffResult, d *stiffDef, s stiffSolver, ref []float64, refAbout string) error {
+	run, err := newStiffRun(d, s, stiffRTol, stiffATol)
+	if err != nil {
+		return err
+	}
+	ts, allocs, err := b.timeStiff(ctx, run)
+	if err != nil {
+		return err
+	}
+	sort := slices.Clone(ts)
+	slices.Sort(sort)
+	r.Median, r.Min, r.Max, r.Unit = median(sort)/1e6, sort[0]/1e6, sort[len(sort)-1]/1e6, "ms"
+	r.Allocs, r.Reps = allocs, len(ts)
+	r.StandIn, r.Method, r.LinSolver = s.standIn, s.method.Name(), s.linsolver
+	r.Jacobian = "exact"
+	if s.jac == nil {
+		r.Jacobian = "difference quotients"
+	}
+	st := run.stats
+	r.NSteps, r.Rejected, r.NFE = st.Accepted, iptr(st.Rejected), st.FEvals
+	r.NJE, r.NSetups, r.NNI, r.NLI = iptr(st.JacEvals), iptr(st.LUs), iptr(st.NewtonIters), iptr(st.LinearIters)
+	u := run.it.U()
+	rms, first, last := rmsFirstLast(u)
+	r.RMS, r.First, r.Last = ptr(rms), ptr(first), ptr(last)
+	if ref == nil {
+		r.Reference = refAbout
+	} else {
+		r.Reference = refAbout
+		var w, e, nr float64
+		for i := range u {
+			di := math.Abs(u[i] - ref[i])
+			w = max(w, di/(stiffATol+stiffRTol*math.Abs(ref[i])))
+			e, nr = max(e, di), max(nr, math.Abs(ref[i]))
+		}
+		rr, rf, rl := rmsFirstLast(ref)
+		r.ErrW, r.ErrRelInf = ptr(w), ptr(e/nr)
+		r.ErrRFL = ptr(max(relErr1(rms, rr), relErr1(first, rf), relErr1(last, rl)))
+		r.RefRMS, r.RefFirst, r.RefLast = ptr(rr), ptr(rf), ptr(rl)
+	}
+	b.emitStiff(*r)
+	return nil
+}
+
+// timeStiff solves once untimed, then as the peer repeats: at least 3
+// solves, more until 2 s or 21 solves (one in -quick mode). It returns the
+// time of each in ns and the allocations per solve over them all.
+func (b *bencher) timeStiff(ctx context.Context, run *stiffRun) ([]float64, float64, error) {
+	if err := run.solve(ctx); err != nil {
+		return nil, 0, err
+	}
+	minReps, maxReps, budget := 3, 21, 2*time.Second
+	if b.opt.quick {
+		minReps, maxReps = 1, 1
+	}
+	var ts []float64
+	var total time.Duration
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for len(ts) < minReps || (total < budget && len(ts) < maxReps) {
+		start := time.Now()
+		err := run.solve(ctx)
+		el := time.Since(start)
+		if err != nil {
+			return nil, 0, err
+		}
+		ts = append(ts, float64(el))
+		total += el
+	}
+	runtime.ReadMemStats(&m1)
+	return ts, float64(m1.Mallocs-m0.Mallocs) / float64(len(ts)), nil
+}
+
+// rmsFirstLast is the root mean square of u and its first and last
+// components, as the peer prints them.
+func rmsFirstLast(u []float64) (rms, first, last float64) {
+	for _, v := range u {
+		rms += v * v
+	}
+	return math.Sqrt(rms / float64(len(u))), u[0], u[len(u)-1]
+}
+
+func relErr1(x, ref float64) float64 { return math.Abs(x-ref) / math.Abs(ref) }
+
+// stiffGrowth emits the cost-growth line: time per state of the band
+// cases at stiffGrowthN, and the largest deviation from their mean in %.
+func (b *bencher) stiffGrowth(perState map[int]float64, skip string) {
+	r := stiffResult{}
+	r.Case = "bruss1d band cost growth N=250..2000"
+	if len(perState) < len(stiffGrowthN) {
+		r.Unit = "skipped"
+		r.Skipped = "needs the band cases at N = 250, 500, 1000, 2000"
+		if skip != "" {
+			r.Skipped += "; " + skip
+		}
+		b.emitStiff(r)
+		return
+	}
+	r.PerState = map[string]float64{}
+	var mean, lo, hi float64
+	lo = math.Inf(1)
+	for _, n := range stiffGrowthN {
+		v := perState[n]
+		r.PerState[fmt.Sprintf("N=%d", n)] = round3(v)
+		mean += v / float64(len(stiffGrowthN))
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	r.Median, r.Min, r.Max, r.Unit = mean, lo, hi, "us/state"
+	r.SpreadPc = ptr(round3(100 * max(hi-mean, mean-lo) / mean))
+	r.Note = "median time per state of the band cases; spread_pc = largest deviation from the mean, in %"
+	b.emitStiff(r)
+}
+
+// emitStiff is bencher.emit for a figure with extra fields.
+func (b *bencher) emitStiff(r stiffResult) { b.emitExtra(&r.result, &r) }
