@@ -133,7 +133,7 @@ func newStiffDef(c stiffCase) *stiffDef {
 			refJac: p.Jac}
 	case "pollu":
 		var p stiffprob.Pollu[float64]
-		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, check: checkPolluRef}
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, refJac: p.Jac, check: checkPolluRef}
 	case "medakzo":
 		p := stiffprob.Medakzo[float64]{N: c.N}
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, lower: 2, upper: 2, refJac: p.Jac}
@@ -218,7 +218,7 @@ func stiffReference(ctx context.Context, d *stiffDef) ([]float64, string, error)
 			return nil, "", err
 		}
 	}
-	return ref, "Rodas5P, dense LU, exact Jacobian (POLLU: difference quotients), rtol 1e-10, atol 1e-14", nil
+	return ref, "Rodas5P, dense LU, exact Jacobian, rtol 1e-10, atol 1e-14", nil
 }
 
 // stiffRun is a reused integrator that solves a problem's segments.

@@ -66,6 +66,12 @@ func (Pollu[T]) F(du, u []T, _ []float32, _ float64) {
 	r[23] = k(23) * y[0] * y[3]
 	r[24] = k(24) * y[18] * y[0]
 	r[25] = k(25) * y[19]
+	polluCombine(f, &r)
+}
+
+// polluCombine writes f, the rates of change of the species, from the
+// reaction rates r.
+func polluCombine[T Float](f *[20]T, r *[26]T) {
 	f[0] = -r[1] - r[10] - r[14] - r[23] - r[24] + r[2] + r[3] + r[9] + r[11] + r[12] + r[22] + r[25]
 	f[1] = -r[2] - r[3] - r[9] - r[12] + r[1] + r[21]
 	f[2] = -r[15] + r[1] + r[17] + r[19] + r[22]
@@ -86,4 +92,45 @@ func (Pollu[T]) F(du, u []T, _ []float32, _ float64) {
 	f[17] = r[20]
 	f[18] = -r[21] - r[22] - r[24] + r[23] + r[25]
 	f[19] = -r[25] + r[24]
+}
+
+// polluReactants are the species (0-based) whose product with k_k gives
+// r_k; −1 when the reaction has one reactant.
+var polluReactants = [26][2]int{{-1, -1},
+	{0, -1}, {1, 3}, {4, 1}, {6, -1}, {6, -1}, {6, 5}, {8, -1}, {8, 5}, {10, 1}, {10, 0},
+	{12, -1}, {9, 1}, {13, -1}, {0, 5}, {2, -1}, {3, -1}, {3, -1}, {15, -1}, {15, -1}, {16, 5},
+	{18, -1}, {18, -1}, {0, 3}, {18, 0}, {19, -1}}
+
+// polluStoich[k] is column k of the stoichiometric matrix, ∂f/∂r_k,
+// found from polluCombine with unit rates.
+var polluStoich = func() (s [26][20]float64) {
+	for k := 1; k < 26; k++ {
+		var r [26]float64
+		r[k] = 1
+		polluCombine(&s[k], &r)
+	}
+	return s
+}()
+
+// Jac writes the Jacobian, dense and row-major, into J (len ≥ 400):
+// ∂f_i/∂y_j = Σ_k S_ik ∂r_k/∂y_j with S the stoichiometric matrix.
+func (Pollu[T]) Jac(J, u []T, _ []float32, _ float64) {
+	J = J[:400]
+	clear(J)
+	for k := 1; k < 26; k++ {
+		a, b := polluReactants[k][0], polluReactants[k][1]
+		da, db := T(polluK[k]), T(0) // ∂r_k/∂y_a, ∂r_k/∂y_b
+		if b >= 0 {
+			da, db = T(polluK[k])*u[b], T(polluK[k])*u[a]
+		}
+		for i, s := range &polluStoich[k] {
+			if s == 0 {
+				continue
+			}
+			J[i*20+a] += T(s) * da
+			if b >= 0 {
+				J[i*20+b] += T(s) * db
+			}
+		}
+	}
 }
