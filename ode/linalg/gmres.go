@@ -84,9 +84,11 @@ func (g *GMRES[T]) InitialResidual() float64 { return g.res0 }
 //	‖P⁻¹(b − A·x)‖ = sqrt(Σᵢ (wᵢ·(P⁻¹(b − A·x))ᵢ)² / n)
 //
 // is at most tol. This is CVODE's test: cvLsSolve passes SPGMR the
-// 2-norm bound delta = tol·√n for the residual scaled by w, and ODE
-// solvers pass tol = 0.05·(the Newton iteration's convergence
-// coefficient). Each restart cycle takes at most Restart iterations, and
+// 2-norm bound delta = tol·√n for the residual scaled by w, with tol =
+// eplifac·tq[4], 0.05 times the Newton iteration's convergence
+// tolerance. cvLsSolve first returns x = 0 without a solve when the
+// weighted RMS norm of b itself is at most tol; that test is the
+// caller's. Each restart cycle takes at most Restart iterations, and
 // there are at most maxRestarts restarts.
 //
 // iters is the number of products with A, res the weighted RMS norm of

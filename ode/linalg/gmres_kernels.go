@@ -9,12 +9,14 @@ package linalg
 func dot[T Float](x, y []T) float64 {
 	y = y[:len(x)]
 	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(x); i += 2 {
-		s0 += float64(x[i]) * float64(y[i])
-		s1 += float64(x[i+1]) * float64(y[i+1])
+	n := len(x) &^ 1
+	for i := 0; i < n; i += 2 {
+		x2 := x[i : i+2 : i+2]
+		y2 := y[i : i+2 : i+2]
+		s0 += float64(x2[0]) * float64(y2[0])
+		s1 += float64(x2[1]) * float64(y2[1])
 	}
-	if i < len(x) {
+	if i := n; i < len(x) {
 		s0 += float64(x[i]) * float64(y[i])
 	}
 	return s0 + s1
@@ -24,15 +26,17 @@ func dot[T Float](x, y []T) float64 {
 func normDot[T Float](x, y []T) (xx, xy float64) {
 	y = y[:len(x)]
 	var a0, a1, b0, b1 float64
-	i := 0
-	for ; i+1 < len(x); i += 2 {
-		x0, x1 := float64(x[i]), float64(x[i+1])
+	n := len(x) &^ 1
+	for i := 0; i < n; i += 2 {
+		x2 := x[i : i+2 : i+2]
+		y2 := y[i : i+2 : i+2]
+		x0, x1 := float64(x2[0]), float64(x2[1])
 		a0 += x0 * x0
 		a1 += x1 * x1
-		b0 += x0 * float64(y[i])
-		b1 += x1 * float64(y[i+1])
+		b0 += x0 * float64(y2[0])
+		b1 += x1 * float64(y2[1])
 	}
-	if i < len(x) {
+	if i := n; i < len(x) {
 		x0 := float64(x[i])
 		a0 += x0 * x0
 		b0 += x0 * float64(y[i])
@@ -47,16 +51,20 @@ func scaleNormDot[T Float](dst, w, src, y []T) (dd, dy float64) {
 	src = src[:len(dst)]
 	y = y[:len(dst)]
 	var a0, a1, b0, b1 float64
-	i := 0
-	for ; i+1 < len(dst); i += 2 {
-		d0, d1 := w[i]*src[i], w[i+1]*src[i+1]
-		dst[i], dst[i+1] = d0, d1
+	n := len(dst) &^ 1
+	for i := 0; i < n; i += 2 {
+		dst2 := dst[i : i+2 : i+2]
+		src2 := src[i : i+2 : i+2]
+		w2 := w[i : i+2 : i+2]
+		y2 := y[i : i+2 : i+2]
+		d0, d1 := w2[0]*src2[0], w2[1]*src2[1]
+		dst2[0], dst2[1] = d0, d1
 		a0 += float64(d0) * float64(d0)
 		a1 += float64(d1) * float64(d1)
-		b0 += float64(d0) * float64(y[i])
-		b1 += float64(d1) * float64(y[i+1])
+		b0 += float64(d0) * float64(y2[0])
+		b1 += float64(d1) * float64(y2[1])
 	}
-	if i < len(dst) {
+	if i := n; i < len(dst) {
 		d0 := w[i] * src[i]
 		dst[i] = d0
 		a0 += float64(d0) * float64(d0)
@@ -112,14 +120,17 @@ func axpyDot[T Float](y []T, a T, x, z []T) float64 {
 	x = x[:len(y)]
 	z = z[:len(y)]
 	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(y); i += 2 {
-		y0, y1 := y[i]+a*x[i], y[i+1]+a*x[i+1]
-		y[i], y[i+1] = y0, y1
-		s0 += float64(y0) * float64(z[i])
-		s1 += float64(y1) * float64(z[i+1])
+	n := len(y) &^ 1
+	for i := 0; i < n; i += 2 {
+		x2 := x[i : i+2 : i+2]
+		y2 := y[i : i+2 : i+2]
+		z2 := z[i : i+2 : i+2]
+		y0, y1 := y2[0]+a*x2[0], y2[1]+a*x2[1]
+		y2[0], y2[1] = y0, y1
+		s0 += float64(y0) * float64(z2[0])
+		s1 += float64(y1) * float64(z2[1])
 	}
-	if i < len(y) {
+	if i := n; i < len(y) {
 		y0 := y[i] + a*x[i]
 		y[i] = y0
 		s0 += float64(y0) * float64(z[i])
@@ -131,14 +142,16 @@ func axpyDot[T Float](y []T, a T, x, z []T) float64 {
 func axpyNorm[T Float](y []T, a T, x []T) float64 {
 	x = x[:len(y)]
 	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(y); i += 2 {
-		y0, y1 := y[i]+a*x[i], y[i+1]+a*x[i+1]
-		y[i], y[i+1] = y0, y1
+	n := len(y) &^ 1
+	for i := 0; i < n; i += 2 {
+		x2 := x[i : i+2 : i+2]
+		y2 := y[i : i+2 : i+2]
+		y0, y1 := y2[0]+a*x2[0], y2[1]+a*x2[1]
+		y2[0], y2[1] = y0, y1
 		s0 += float64(y0) * float64(y0)
 		s1 += float64(y1) * float64(y1)
 	}
-	if i < len(y) {
+	if i := n; i < len(y) {
 		y0 := y[i] + a*x[i]
 		y[i] = y0
 		s0 += float64(y0) * float64(y0)
