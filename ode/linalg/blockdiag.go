@@ -149,6 +149,17 @@ func (b *BlockLU[T]) Solve(x []T) {
 	}
 }
 
+// SolveTo writes dst = M⁻¹·r, M the matrix last factored: the signature
+// of a GMRES preconditioner. dst may be r. It panics if len(dst) or len(r)
+// is not n.
+func (b *BlockLU[T]) SolveTo(dst, r []T) {
+	if len(r) != b.n {
+		panic(fmt.Sprintf("linalg: BlockLU.SolveTo: len(r) = %d, want %d", len(r), b.n))
+	}
+	copy(dst, r)
+	b.Solve(dst)
+}
+
 // solve2 is Solve for 2×2 blocks, the common case of two species.
 func (b *BlockLU[T]) solve2(x []T) {
 	lu, piv := b.lu, b.piv

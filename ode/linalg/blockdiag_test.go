@@ -67,6 +67,15 @@ func TestBlockLUMatchesDenseSolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("gonum: %v", err)
 			}
+			if !trans {
+				y := make([]float64, n)
+				lu.SolveTo(y, b)
+				for i := range y {
+					if y[i] != x[i] {
+						t.Fatalf("SolveTo: y[%d] = %g, Solve %g", i, y[i], x[i])
+					}
+				}
+			}
 			scale := mat.Norm(&want, math.Inf(1))
 			for i := range x {
 				if d := math.Abs(x[i] - want.AtVec(i)); d > 1e-10*scale {

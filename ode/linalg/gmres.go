@@ -70,7 +70,8 @@ func (g *GMRES[T]) Restart() int { return g.m }
 // compares Solve's residual with it.
 func (g *GMRES[T]) InitialResidual() float64 { return g.res0 }
 
-// Solve solves A·x = b approximately, from x = 0, and writes x.
+// Solve solves A·x = b approximately, from x = 0, and writes x, which
+// must not alias b.
 //
 // a writes dst ← A·v. prec, if not nil, writes dst ← P⁻¹·r for a
 // preconditioner P ≈ A, applied on the left. Neither may keep its
