@@ -14,6 +14,7 @@
 //	SparseLU   sparse LU with a fill-reducing ordering, whose symbolic
 //	           analysis is reused across refactorisations of one pattern
 //	GMRES      restarted GMRES on an operator, with a preconditioner
+//	BlockLU    LU of block-diagonal matrices, a preconditioner for GMRES
 //
 // The package imports nothing from flatkit, so that any package can use
 // it. Package ode chooses among the solvers from a problem's structure.
