@@ -1,0 +1,333 @@
+package linalg
+
+import "fmt"
+
+// BandLU is the LU factorisation with partial pivoting of an n×n band
+// matrix with lower bandwidth Lower and upper bandwidth Upper, as LAPACK's
+// gbtrf computes it. Row interchanges let U's upper bandwidth grow to
+// lower+upper, so a factorisation costs O(n·lower·(lower+upper)) and a
+// solve O(n·(2·lower+upper)).
+//
+// The input of Factor and FactorShifted is the band storage of package
+// ode's BandJacobian: by rows, lower+upper+1 entries per row, entry (i, j)
+// at index i*(lower+upper+1) + j−i+lower. Entries of that storage that
+// fall outside the matrix (j < 0 or j ≥ n) are ignored.
+//
+// A BandLU allocates only in NewBandLU: Factor, FactorShifted, Solve and
+// SolveTranspose allocate nothing. It is not safe for concurrent use.
+type BandLU[T Float] struct {
+	n, lower, upper int
+	kl, ku          int // lower and upper reduced to n−1
+	// width is the stride of a: a row keeps columns i−lower to
+	// i+upper+lower, the last lower of them for fill-in.
+	width int
+	// a holds the rows of W by rows, entry (i, j) at
+	// i*width + j−i+lower, and after a factorisation U's rows, with
+	// 1/U_ii on the diagonal so that solves multiply.
+	a []T
+	// l holds L's multipliers by columns: l[k*lower+r] is the multiplier
+	// of row k+1+r at step k.
+	l []T
+	// piv[k] is the row swapped with row k at step k, as in LAPACK.
+	piv []int
+	// ext[k] is the number of columns right of the diagonal that U's row
+	// k may have non-zero: upper without interchanges, up to lower+upper.
+	ext []int
+	// scale is the magnitude of each row of W, swapped with the rows,
+	// for the test of a negligible pivot.
+	scale []T
+	ok    bool // a successful factorisation is held
+}
+
+// NewBandLU returns a band LU for n×n matrices with the given lower and
+// upper bandwidths. Bandwidths above n−1 are reduced to n−1. It panics on
+// a negative argument.
+func NewBandLU[T Float](n, lower, upper int) *BandLU[T] {
+	if n < 0 || lower < 0 || upper < 0 {
+		panic(fmt.Sprintf("linalg: NewBandLU(%d, %d, %d): want non-negative arguments", n, lower, upper))
+	}
+	b := &BandLU[T]{n: n, lower: lower, upper: upper}
+	// The fill-in columns are those of the lower rows below; past n−1
+	// bandwidth no row has more entries.
+	kl, ku := min(lower, max(n-1, 0)), min(upper, max(n-1, 0))
+	b.kl, b.ku = kl, ku
+	b.width = 2*kl + ku + 1
+	b.a = make([]T, n*b.width)
+	b.l = make([]T, n*kl)
+	b.piv = make([]int, n)
+	b.ext = make([]int, n)
+	b.scale = make([]T, n)
+	return b
+}
+
+// Size returns n, and Bandwidths the lower and upper bandwidths the
+// input storage has.
+func (b *BandLU[T]) Size() int { return b.n }
+
+// Bandwidths returns the lower and upper bandwidths of the input storage.
+func (b *BandLU[T]) Bandwidths() (lower, upper int) { return b.lower, b.upper }
+
+// BandLen is the length of the band storage of an n×n matrix with these
+// bandwidths: n·(lower+upper+1).
+func BandLen(n, lower, upper int) int { return n * (lower + upper + 1) }
+
+// FactorShifted factors W = I − c·J, where J is in band storage. It
+// returns −1 on success, or the column of the first pivot that is zero,
+// not finite, or below 4ε times its row's scale max(1, max_j |c·J_ij|).
+// The last test catches a row cancelled to rounding noise, which would
+// otherwise give a solution amplified by 1/ε. After a failure the
+// factorisation must not be used to solve.
+func (b *BandLU[T]) FactorShifted(J []T, c T) int {
+	b.load(J, c, true)
+	return b.factor()
+}
+
+// Factor factors A, given in band storage. It returns −1 on success, or
+// the column of the first pivot that is zero, not finite, or below 4ε
+// times its row's scale max_j |A_ij|. After a failure the factorisation
+// must not be used to solve.
+func (b *BandLU[T]) Factor(A []T) int {
+	b.load(A, 1, false)
+	return b.factor()
+}
+
+// load copies A, or I − c·A when shift is set, into the rows of b.a, with
+// zeros in the fill-in columns, and each row's scale into b.scale.
+func (b *BandLU[T]) load(A []T, c T, shift bool) {
+	n, w, kl, ku := b.n, b.width, b.kl, b.ku
+	sw := b.lower + b.upper + 1
+	A = A[:n*sw]
+	a := b.a[:n*w]
+	scale := b.scale[:n]
+	for i := 0; i < n; i++ {
+		row := a[i*w : i*w+w]
+		clear(row)
+		// Columns i−kl to i+ku of row i come from A's row i, which starts
+		// at column i−b.lower; lo and hi bound the part inside the matrix.
+		src := A[i*sw+b.lower-kl : i*sw+b.lower+ku+1]
+		lo, hi := max(0, kl-i), min(kl+ku+1, kl+n-i)
+		band := row[lo:hi]
+		src = src[lo:hi]
+		band = band[:len(src)]
+		s := T(0)
+		if shift {
+			for j, v := range src {
+				v *= c
+				band[j] = -v
+				s = max(s, abs(v))
+			}
+			row[kl]++
+			s = max(s, 1)
+		} else {
+			for j, v := range src {
+				band[j] = v
+				s = max(s, abs(v))
+			}
+		}
+		scale[i] = s
+	}
+}
+
+// factor runs the elimination on a, as LAPACK's gbtf2 does but by rows:
+// at step k, the pivot is the largest |a_ik| for k ≤ i ≤ k+kl; row k and
+// the pivot row are swapped over columns k to ju, the last column any of
+// the rows k… may have reached; then each row below subtracts its
+// multiple of row k.
+func (b *BandLU[T]) factor() int {
+	b.ok = false
+	n, w, kl, ku := b.n, b.width, b.kl, b.ku
+	a := b.a[:n*w]
+	lm := b.l[:n*kl]
+	piv := b.piv[:n]
+	ext := b.ext[:n]
+	scale := b.scale[:n]
+	tiny := 4 * eps[T]()
+	ju := 0 // the last column touched so far
+	for k := 0; k < n; k++ {
+		last := min(n-1, k+kl) // the last row with an entry in column k
+		// Pivot: a_ik sits at i*w + k−i+kl = i*(w−1) + k+kl.
+		p := k
+		big := abs(a[k*w+kl])
+		for i := k + 1; i <= last; i++ {
+			if v := abs(a[i*(w-1)+k+kl]); v > big {
+				big, p = v, i
+			}
+		}
+		piv[k] = p
+		if !(big > 0) || float64(big)-float64(big) != 0 { // zero, NaN or Inf
+			return k
+		}
+		ju = max(ju, min(n-1, p+ku))
+		m := ju - k // the columns k+1 … ju right of the diagonal
+		ext[k] = m
+		rk := a[k*w+kl : k*w+kl+m+1]
+		if p != k {
+			rp := a[p*w+kl+k-p : p*w+kl+k-p+m+1]
+			for j := range rk {
+				rk[j], rp[j] = rp[j], rk[j]
+			}
+			scale[k], scale[p] = scale[p], scale[k]
+		}
+		if big <= tiny*scale[k] {
+			return k
+		}
+		inv := 1 / rk[0]
+		rk[0] = inv
+		rk = rk[1:]
+		lk := lm[k*kl : k*kl+last-k]
+		for r := range lk {
+			i := k + 1 + r
+			off := i*w + kl + k - i // a_ik
+			ri := a[off : off+m+1]
+			l := ri[0] * inv
+			lk[r] = l
+			if l == 0 {
+				continue
+			}
+			ri = ri[1:]
+			ri = ri[:len(rk)]
+			for j, v := range rk {
+				ri[j] -= l * v
+			}
+		}
+	}
+	b.ok = true
+	return -1
+}
+
+// Solve overwrites x with W⁻¹x, where W is the last matrix factored. It
+// panics if the last factorisation failed or none was done.
+func (b *BandLU[T]) Solve(x []T) {
+	if !b.ok {
+		panic("linalg: BandLU.Solve without a successful factorisation")
+	}
+	n, w, kl := b.n, b.width, b.kl
+	a := b.a[:n*w]
+	lm := b.l[:n*kl]
+	piv := b.piv[:n]
+	ext := b.ext[:n]
+	x = x[:n]
+	// L y = P x, one column of multipliers per step.
+	for k := 0; k < n; k++ {
+		if p := piv[k]; p != k {
+			x[k], x[p] = x[p], x[k]
+		}
+		xk := x[k]
+		if xk == 0 {
+			continue
+		}
+		lk := lm[k*kl : k*kl+min(kl, n-1-k)]
+		xs := x[k+1 : k+1+len(lk)]
+		for r, l := range lk {
+			xs[r] -= l * xk
+		}
+	}
+	// U x = y by rows, U's row k spanning columns k to k+ext[k].
+	for k := n - 1; k >= 0; k-- {
+		m := ext[k]
+		rk := a[k*w+kl : k*w+kl+m+1]
+		xs := x[k : k+m+1]
+		s := xs[0]
+		xs = xs[1:]
+		uk := rk[1:]
+		uk = uk[:len(xs)]
+		for j, v := range uk {
+			s -= v * xs[j]
+		}
+		x[k] = s * rk[0]
+	}
+}
+
+// SolveTranspose overwrites x with W⁻ᵀx, where W is the last matrix
+// factored. It panics if the last factorisation failed or none was done.
+func (b *BandLU[T]) SolveTranspose(x []T) {
+	if !b.ok {
+		panic("linalg: BandLU.SolveTranspose without a successful factorisation")
+	}
+	n, w, kl := b.n, b.width, b.kl
+	a := b.a[:n*w]
+	lm := b.l[:n*kl]
+	piv := b.piv[:n]
+	ext := b.ext[:n]
+	x = x[:n]
+	// Uᵀ z = x: z_k is final once the rows above have been subtracted.
+	for k := 0; k < n; k++ {
+		m := ext[k]
+		rk := a[k*w+kl : k*w+kl+m+1]
+		zk := x[k] * rk[0]
+		x[k] = zk
+		if zk == 0 {
+			continue
+		}
+		uk := rk[1:]
+		xs := x[k+1 : k+1+len(uk)]
+		for j, v := range uk {
+			xs[j] -= v * zk
+		}
+	}
+	// Lᵀ and the interchanges in reverse: x = P₀ᵀL₀⁻ᵀ … Pₙ₋₁ᵀLₙ₋₁⁻ᵀ z.
+	for k := n - 1; k >= 0; k-- {
+		lk := lm[k*kl : k*kl+min(kl, n-1-k)]
+		xs := x[k+1 : k+1+len(lk)]
+		s := x[k]
+		for r, l := range lk {
+			s -= l * xs[r]
+		}
+		x[k] = s
+		if p := piv[k]; p != k {
+			x[k], x[p] = x[p], x[k]
+		}
+	}
+}
+
+// BandToDense writes the n×n matrix of band storage band, with these
+// bandwidths, into dst as a row-major matrix: dst[i*n+j] = A_ij. Entries
+// outside the band are set to zero.
+func BandToDense[T Float](dst []T, n, lower, upper int, band []T) {
+	dst = dst[:n*n]
+	sw := lower + upper + 1
+	band = band[:n*sw]
+	for i := 0; i < n; i++ {
+		row := dst[i*n : i*n+n]
+		for j := range row {
+			row[j] = 0
+		}
+		for j := max(0, i-lower); j <= min(n-1, i+upper); j++ {
+			row[j] = band[i*sw+j-i+lower]
+		}
+	}
+}
+
+// BandFromDense writes the band of the row-major n×n matrix dense into
+// band storage dst, with these bandwidths. Entries of the storage outside
+// the matrix are set to zero. Entries of dense outside the band are not
+// read.
+func BandFromDense[T Float](dst []T, n, lower, upper int, dense []T) {
+	sw := lower + upper + 1
+	dst = dst[:n*sw]
+	dense = dense[:n*n]
+	for i := 0; i < n; i++ {
+		for d := -lower; d <= upper; d++ {
+			v := T(0)
+			if j := i + d; j >= 0 && j < n {
+				v = dense[i*n+j]
+			}
+			dst[i*sw+d+lower] = v
+		}
+	}
+}
+
+// eps is the machine epsilon of T: 2⁻⁵² for float64, 2⁻²³ for float32.
+func eps[T Float]() T {
+	if T(1)+T(0x1p-30) == T(1) {
+		return T(0x1p-23)
+	}
+	return T(0x1p-52)
+}
+
+func abs[T Float](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
