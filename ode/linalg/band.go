@@ -1,6 +1,9 @@
 package linalg
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // BandLU is the LU factorisation with partial pivoting of an n×n band
 // matrix with lower bandwidth Lower and upper bandwidth Upper, as LAPACK's
@@ -78,8 +81,7 @@ func BandLen(n, lower, upper int) int { return n * (lower + upper + 1) }
 // otherwise give a solution amplified by 1/ε. After a failure the
 // factorisation must not be used to solve.
 func (b *BandLU[T]) FactorShifted(J []T, c T) int {
-	b.load(J, c, true)
-	return b.factor()
+	return b.factor(J, c, true)
 }
 
 // Factor factors A, given in band storage. It returns −1 on success, or
@@ -87,25 +89,36 @@ func (b *BandLU[T]) FactorShifted(J []T, c T) int {
 // times its row's scale max_j |A_ij|. After a failure the factorisation
 // must not be used to solve.
 func (b *BandLU[T]) Factor(A []T) int {
-	b.load(A, 1, false)
-	return b.factor()
+	return b.factor(A, 1, false)
 }
 
-// load copies A, or I − c·A when shift is set, into the rows of b.a, with
-// zeros in the fill-in columns, and each row's scale into b.scale.
-func (b *BandLU[T]) load(A []T, c T, shift bool) {
+// loadChunk is the number of rows factor loads ahead of the elimination,
+// so that a row is still in cache when the elimination reaches it.
+const loadChunk = 64
+
+// load copies rows from to to−1 of A, or of I − c·A when shift is set,
+// into b.a, with zeros in the fill-in columns, and each row's scale into
+// b.scale.
+func (b *BandLU[T]) load(A []T, c T, shift bool, from, to int) {
 	n, w, kl, ku := b.n, b.width, b.kl, b.ku
 	sw := b.lower + b.upper + 1
 	A = A[:n*sw]
 	a := b.a[:n*w]
 	scale := b.scale[:n]
-	for i := 0; i < n; i++ {
+	for i := from; i < to; i++ {
 		row := a[i*w : i*w+w]
-		clear(row)
 		// Columns i−kl to i+ku of row i come from A's row i, which starts
 		// at column i−b.lower; lo and hi bound the part inside the matrix.
+		// The rest of the row is zero. (Loops, not clear: the spans are
+		// a few entries, shorter than a call to memclr.)
 		src := A[i*sw+b.lower-kl : i*sw+b.lower+ku+1]
 		lo, hi := max(0, kl-i), min(kl+ku+1, kl+n-i)
+		for j := 0; j < lo; j++ {
+			row[j] = 0
+		}
+		for j := hi; j < len(row); j++ {
+			row[j] = 0
+		}
 		band := row[lo:hi]
 		src = src[lo:hi]
 		band = band[:len(src)]
@@ -128,12 +141,13 @@ func (b *BandLU[T]) load(A []T, c T, shift bool) {
 	}
 }
 
-// factor runs the elimination on a, as LAPACK's gbtf2 does but by rows:
+// factor loads A, or I − c·A when shift is set, and runs the elimination,
+// as LAPACK's gbtf2 does but by rows:
 // at step k, the pivot is the largest |a_ik| for k ≤ i ≤ k+kl; row k and
 // the pivot row are swapped over columns k to ju, the last column any of
 // the rows k… may have reached; then each row below subtracts its
 // multiple of row k.
-func (b *BandLU[T]) factor() int {
+func (b *BandLU[T]) factor(A []T, c T, shift bool) int {
 	b.ok = false
 	n, w, kl, ku := b.n, b.width, b.kl, b.ku
 	a := b.a[:n*w]
@@ -142,9 +156,15 @@ func (b *BandLU[T]) factor() int {
 	ext := b.ext[:n]
 	scale := b.scale[:n]
 	tiny := 4 * eps[T]()
-	ju := 0 // the last column touched so far
+	ju := 0     // the last column touched so far
+	loaded := 0 // the rows loaded so far
 	for k := 0; k < n; k++ {
 		last := min(n-1, k+kl) // the last row with an entry in column k
+		if last >= loaded {
+			to := min(n, last+loadChunk)
+			b.load(A, c, shift, loaded, to)
+			loaded = to
+		}
 		// Pivot: a_ik sits at i*w + k−i+kl = i*(w−1) + k+kl.
 		p := k
 		big := abs(a[k*w+kl])
@@ -325,9 +345,5 @@ func eps[T Float]() T {
 	return T(0x1p-52)
 }
 
-func abs[T Float](x T) T {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
+// abs is |x| without a branch, which random signs would mispredict.
+func abs[T Float](x T) T { return T(math.Abs(float64(x))) }
