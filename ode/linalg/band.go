@@ -215,17 +215,20 @@ func (b *BandLU[T]) factor(A []T, c T, shift bool) int {
 	return -1
 }
 
+// factors returns the factors for a solve, op, and panics if there are
+// none.
+func (b *BandLU[T]) factors(op string) (a, lm []T, piv, ext []int) {
+	if !b.ok {
+		panic("linalg: BandLU." + op + " without a successful factorisation")
+	}
+	return b.a[:b.n*b.width], b.l[:b.n*b.kl], b.piv[:b.n], b.ext[:b.n]
+}
+
 // Solve overwrites x with W⁻¹x, where W is the last matrix factored. It
 // panics if the last factorisation failed or none was done.
 func (b *BandLU[T]) Solve(x []T) {
-	if !b.ok {
-		panic("linalg: BandLU.Solve without a successful factorisation")
-	}
+	a, lm, piv, ext := b.factors("Solve")
 	n, w, kl := b.n, b.width, b.kl
-	a := b.a[:n*w]
-	lm := b.l[:n*kl]
-	piv := b.piv[:n]
-	ext := b.ext[:n]
 	x = x[:n]
 	// L y = P x, one column of multipliers per step.
 	for k := 0; k < n; k++ {
@@ -261,14 +264,8 @@ func (b *BandLU[T]) Solve(x []T) {
 // SolveTranspose overwrites x with W⁻ᵀx, where W is the last matrix
 // factored. It panics if the last factorisation failed or none was done.
 func (b *BandLU[T]) SolveTranspose(x []T) {
-	if !b.ok {
-		panic("linalg: BandLU.SolveTranspose without a successful factorisation")
-	}
+	a, lm, piv, ext := b.factors("SolveTranspose")
 	n, w, kl := b.n, b.width, b.kl
-	a := b.a[:n*w]
-	lm := b.l[:n*kl]
-	piv := b.piv[:n]
-	ext := b.ext[:n]
 	x = x[:n]
 	// Uᵀ z = x: z_k is final once the rows above have been subtracted.
 	for k := 0; k < n; k++ {

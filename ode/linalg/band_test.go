@@ -64,14 +64,7 @@ func bandCheckSolves(t *rapid.T, lu *linalg.BandLU[float64], n int, w []float64)
 	cond := mat.Cond(W, 1)
 	b := rapid.SliceOfN(rapid.Float64Range(-1, 1), n, n).Draw(t, "b")
 	for _, trans := range []bool{false, true} {
-		x := append([]float64(nil), b...)
-		var M mat.Matrix = W
-		if trans {
-			lu.SolveTranspose(x)
-			M = W.T()
-		} else {
-			lu.Solve(x)
-		}
+		x, M := bandSolve(lu, W, b, trans)
 		// Backward error: ‖Mx − b‖∞ small beside ‖M‖∞·‖x‖∞.
 		var r mat.VecDense
 		r.MulVec(M, mat.NewVecDense(n, x))
@@ -97,6 +90,18 @@ func bandCheckSolves(t *rapid.T, lu *linalg.BandLU[float64], n int, w []float64)
 			t.Fatalf("transpose %v (cond %.3g): x differs from the dense solve by %g, want at most 1e-10·%g", trans, cond, diff, scale)
 		}
 	}
+}
+
+// bandSolve returns lu's solution of W·x = b, or of Wᵀ·x = b when trans
+// is set, and the matrix solved with, W or Wᵀ.
+func bandSolve[T linalg.Float](lu *linalg.BandLU[T], W *mat.Dense, b []T, trans bool) ([]T, mat.Matrix) {
+	x := append([]T(nil), b...)
+	if trans {
+		lu.SolveTranspose(x)
+		return x, W.T()
+	}
+	lu.Solve(x)
+	return x, W
 }
 
 func vecNormInf(x []float64) float64 {
@@ -175,14 +180,7 @@ func TestBandLUFloat32(t *testing.T) {
 			b64[i] = float64(v)
 		}
 		for _, trans := range []bool{false, true} {
-			x := append([]float32(nil), b...)
-			var M mat.Matrix = W
-			if trans {
-				lu.SolveTranspose(x)
-				M = W.T()
-			} else {
-				lu.Solve(x)
-			}
+			x, M := bandSolve(lu, W, b, trans)
 			var want mat.VecDense
 			if err := want.SolveVec(M, mat.NewVecDense(c.n, b64)); err != nil {
 				t.Fatal(err)
