@@ -12,6 +12,7 @@ import (
 	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/internal/relerr"
+	"github.com/flatkit/flatkit/internal/wanterr"
 	"github.com/flatkit/flatkit/ode/linalg"
 )
 
@@ -59,10 +60,10 @@ func (c bandCase) dense() []float64 {
 // factors of the dense n×n matrix w, against gonum's dense solves: the
 // residual always, and the solution to 1e-10 relative when w's condition
 // number is below 1e4.
-func bandCheckSolves(t *rapid.T, lu *linalg.BandLU[float64], n int, w []float64) {
+func bandCheckSolves(t wanterr.TB, lu *linalg.BandLU[float64], n int, w, b []float64) {
+	t.Helper()
 	W := mat.NewDense(n, n, w)
 	cond := mat.Cond(W, 1)
-	b := rapid.SliceOfN(rapid.Float64Range(-1, 1), n, n).Draw(t, "b")
 	for _, trans := range []bool{false, true} {
 		x, M := bandSolve(lu, W, b, trans)
 		// Backward error: ‖Mx − b‖∞ small beside ‖M‖∞·‖x‖∞.
@@ -119,7 +120,7 @@ func TestBandLUFactorAgreesWithDense(t *testing.T) {
 		if k := lu.Factor(c.band); k >= 0 {
 			t.Skipf("singular at column %d", k) // possible only without dominance
 		}
-		bandCheckSolves(t, lu, c.n, c.dense())
+		bandCheckSolves(t, lu, c.n, c.dense(), rapid.SliceOfN(rapid.Float64Range(-1, 1), c.n, c.n).Draw(t, "b"))
 	})
 }
 
@@ -152,7 +153,7 @@ func TestBandLUFactorShiftedAgreesWithDense(t *testing.T) {
 		for i := 0; i < c.n; i++ {
 			w[i*c.n+i]++
 		}
-		bandCheckSolves(t, lu, c.n, w)
+		bandCheckSolves(t, lu, c.n, w, rapid.SliceOfN(rapid.Float64Range(-1, 1), c.n, c.n).Draw(t, "b"))
 	})
 }
 
@@ -190,6 +191,37 @@ func TestBandLUFloat32(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Larger systems than the property tests draw, past the chunks in which
+// the factorisation loads its rows, with and without interchanges.
+func TestBandLULarge(t *testing.T) {
+	for _, n := range []int{63, 64, 65, 130, 300} {
+		for _, bw := range [][2]int{{2, 2}, {10, 3}, {0, 5}, {5, 0}} {
+			for _, pivoting := range []bool{false, true} {
+				l, u := bw[0], bw[1]
+				J := bandBrusselatorLike(n, l, u, uint64(n), pivoting)
+				lu := linalg.NewBandLU[float64](n, l, u)
+				const c = 0.3
+				if k := lu.FactorShifted(J, c); k >= 0 {
+					t.Fatalf("n=%d bandwidths %v: FactorShifted = %d, want -1", n, bw, k)
+				}
+				w := make([]float64, n*n)
+				linalg.BandToDense(w, n, l, u, J)
+				for i := range w {
+					w[i] *= -c
+				}
+				for i := range n {
+					w[i*n+i]++
+				}
+				b := make([]float64, n)
+				for i := range b {
+					b[i] = math.Sin(float64(i))
+				}
+				bandCheckSolves(t, lu, n, w, b)
+			}
+		}
+	}
 }
 
 // A regular matrix whose diagonal is zero cannot be factored without
