@@ -226,38 +226,56 @@ func (b *BandLU[T]) factors(op string) (a, lm []T, piv, ext []int) {
 
 // Solve overwrites x with W⁻¹x, where W is the last matrix factored. It
 // panics if the last factorisation failed or none was done.
+//
+// Each loop of the solves carries the component the next row needs in a
+// register (xn), so that a row waits on a multiply and a subtraction, not
+// on a store and a load of the row before.
 func (b *BandLU[T]) Solve(x []T) {
 	a, lm, piv, ext := b.factors("Solve")
 	n, w, kl := b.n, b.width, b.kl
 	x = x[:n]
-	// L y = P x, one column of multipliers per step.
-	for k := 0; k < n; k++ {
-		if p := piv[k]; p != k {
-			x[k], x[p] = x[p], x[k]
-		}
-		xk := x[k]
-		if xk == 0 {
-			continue
-		}
-		lk := lm[k*kl : k*kl+min(kl, n-1-k)]
-		xs := x[k+1 : k+1+len(lk)]
-		for r, l := range lk {
-			xs[r] -= l * xk
-		}
+	if n == 0 {
+		return
 	}
-	// U x = y by rows, U's row k spanning columns k to k+ext[k].
+	// L y = P x, one column of multipliers per step; xn is x_k as the
+	// steps before k left it. The last step has no interchange.
+	if kl > 0 {
+		xn := x[0]
+		for k := 0; k < n-1; k++ {
+			xk := xn
+			if p := piv[k]; p != k {
+				xk, x[p] = x[p], xn
+			}
+			x[k] = xk
+			lk := lm[k*kl : k*kl+min(kl, n-1-k)]
+			xs := x[k+1 : k+1+len(lk)]
+			xn = xs[0] - lk[0]*xk
+			xs, lk = xs[1:], lk[1:]
+			xs = xs[:len(lk)]
+			for r, l := range lk {
+				xs[r] -= l * xk
+			}
+		}
+		x[n-1] = xn
+	}
+	// U x = y by rows, U's row k spanning columns k to k+ext[k]; xn is
+	// x_{k+1}.
+	xn := T(0)
 	for k := n - 1; k >= 0; k-- {
 		m := ext[k]
 		rk := a[k*w+kl : k*w+kl+m+1]
-		xs := x[k : k+m+1]
-		s := xs[0]
-		xs = xs[1:]
-		uk := rk[1:]
-		uk = uk[:len(xs)]
-		for j, v := range uk {
-			s -= v * xs[j]
+		s := x[k]
+		if m > 0 {
+			xs := x[k+2 : k+1+m]
+			uk := rk[2:]
+			uk = uk[:len(xs)]
+			for j, v := range uk {
+				s -= v * xs[j]
+			}
+			s -= rk[1] * xn
 		}
-		x[k] = s * rk[0]
+		xn = s * rk[0]
+		x[k] = xn
 	}
 }
 
@@ -267,32 +285,51 @@ func (b *BandLU[T]) SolveTranspose(x []T) {
 	a, lm, piv, ext := b.factors("SolveTranspose")
 	n, w, kl := b.n, b.width, b.kl
 	x = x[:n]
-	// Uᵀ z = x: z_k is final once the rows above have been subtracted.
+	if n == 0 {
+		return
+	}
+	// Uᵀ z = x: z_k is final once the rows above have been subtracted;
+	// xn is x_k as the rows above left it.
+	xn := x[0]
 	for k := 0; k < n; k++ {
 		m := ext[k]
 		rk := a[k*w+kl : k*w+kl+m+1]
-		zk := x[k] * rk[0]
+		zk := xn * rk[0]
 		x[k] = zk
-		if zk == 0 {
+		if m == 0 {
+			if k+1 < n {
+				xn = x[k+1]
+			}
 			continue
 		}
 		uk := rk[1:]
 		xs := x[k+1 : k+1+len(uk)]
+		xn = xs[0] - uk[0]*zk
+		xs, uk = xs[1:], uk[1:]
+		xs = xs[:len(uk)]
 		for j, v := range uk {
 			xs[j] -= v * zk
 		}
 	}
 	// Lᵀ and the interchanges in reverse: x = P₀ᵀL₀⁻ᵀ … Pₙ₋₁ᵀLₙ₋₁⁻ᵀ z.
-	for k := n - 1; k >= 0; k-- {
-		lk := lm[k*kl : k*kl+min(kl, n-1-k)]
-		xs := x[k+1 : k+1+len(lk)]
-		s := x[k]
-		for r, l := range lk {
-			s -= l * xs[r]
-		}
-		x[k] = s
-		if p := piv[k]; p != k {
-			x[k], x[p] = x[p], x[k]
+	// The last step is the identity; xn is the final x_{k+1}.
+	if kl > 0 {
+		xn = x[n-1]
+		for k := n - 2; k >= 0; k-- {
+			lk := lm[k*kl : k*kl+min(kl, n-1-k)]
+			xs := x[k+2 : k+1+len(lk)]
+			l1 := lk[1:]
+			l1 = l1[:len(xs)]
+			s := x[k]
+			for r, l := range l1 {
+				s -= l * xs[r]
+			}
+			s -= lk[0] * xn
+			if p := piv[k]; p != k {
+				s, x[p] = x[p], s
+			}
+			x[k] = s
+			xn = s
 		}
 	}
 }
