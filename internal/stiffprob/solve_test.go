@@ -3,10 +3,12 @@ package stiffprob_test
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/flatkit/flatkit/internal/stiffprob"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // solveSegments solves prob's segments one after the other with m, each
@@ -53,6 +55,42 @@ func TestMedakzoSegments(t *testing.T) {
 	for i := range u {
 		if math.Abs(u[i]-w[i]) > 1e-6*math.Abs(w[i])+1e-9 {
 			t.Errorf("u[%d](20): %.12g in two segments, %.12g in one", i, u[i], w[i])
+		}
+	}
+}
+
+// TestPatternsProbed checks the declared patterns and bands against
+// ode's probing of F: each pattern is exactly the one probed, and
+// CheckStructure accepts the bands.
+func TestPatternsProbed(t *testing.T) {
+	b1, b2 := stiffprob.NewBruss1D[float64](9), stiffprob.NewBruss2D[float64](6)
+	for _, c := range []struct {
+		name string
+		prob ode.Problem[float64]
+		want *linalg.Pattern
+	}{
+		{"Bruss1D", ode.Problem[float64]{F: b1.F, U0: b1.U0(), T1: 10}, b1.Pattern()},
+		{"Bruss2D", ode.Problem[float64]{F: b2.F, U0: b2.U0(), T1: 11.5}, b2.Pattern()},
+	} {
+		got, err := ode.ProbePattern(c.prob)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(got.RowPtr, c.want.RowPtr) || !slices.Equal(got.ColIdx, c.want.ColIdx) {
+			t.Errorf("%s: probed pattern of %d entries differs from the declared one of %d", c.name, got.NNZ(), c.want.NNZ())
+		}
+		c.prob.JacStructure = ode.SparseJacobian{Pattern: c.want}
+		if err := ode.CheckStructure(c.prob); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	m := stiffprob.Medakzo[float64]{N: 8}
+	for _, prob := range []ode.Problem[float64]{
+		{F: b1.F, U0: b1.U0(), T1: 10, JacStructure: ode.BandJacobian{Lower: 2, Upper: 2}},
+		{F: m.F, U0: m.U0(), T1: 20, P: []float32{2}, JacStructure: ode.BandJacobian{Lower: 2, Upper: 2}},
+	} {
+		if err := ode.CheckStructure(prob); err != nil {
+			t.Error(err)
 		}
 	}
 }
