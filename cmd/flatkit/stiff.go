@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flatkit/flatkit/internal/stiffprob"
@@ -116,7 +117,8 @@ type stiffDef struct {
 	lower, upper int // bandwidths, for band
 	pattern      *linalg.Pattern
 	jacSparse    jacFunc
-	refJac       jacFunc                   // dense, for the reference
+	refJac       jacFunc                   // exact and dense, for the reference
+	refBand      jacFunc                   // exact band, for the reference, or nil
 	check        func(ref []float64) error // checks the reference, or nil
 }
 
@@ -126,7 +128,7 @@ func newStiffDef(c stiffCase) *stiffDef {
 	case "bruss1d":
 		p := stiffprob.NewBruss1D[float64](c.N)
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, jac: p.Jac, jacBand: p.JacBand,
-			lower: 2, upper: 2, pattern: p.Pattern(), jacSparse: p.JacSparse, refJac: p.Jac}
+			lower: 2, upper: 2, pattern: p.Pattern(), jacSparse: p.JacSparse, refJac: p.Jac, refBand: p.JacBand}
 	case "bruss2d":
 		p := stiffprob.NewBruss2D[float64](c.N)
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, pattern: p.Pattern(), jacSparse: p.JacSparse,
@@ -136,7 +138,8 @@ func newStiffDef(c stiffCase) *stiffDef {
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, refJac: p.Jac, check: checkPolluRef}
 	case "medakzo":
 		p := stiffprob.Medakzo[float64]{N: c.N}
-		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, lower: 2, upper: 2, refJac: p.Jac}
+		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, lower: 2, upper: 2, refJac: p.Jac,
+			refBand: p.JacBand}
 	}
 	panic("flatkit: stiff: unknown problem " + c.problem)
 }
@@ -164,50 +167,91 @@ type stiffSolver struct {
 // stiffStandInMax is the largest system a dense stand-in solves.
 const stiffStandInMax = 400
 
-// stiffSolverFor returns the solver of a case's kind for d, or the reason
-// there is none yet. Each kind is one return: when BDF and the structured
-// linear solvers land, the stand-ins become ode.BDF() with the kind's
-// structure, e.g. {method: ode.BDF(), structure: ode.BandJacobian{Lower:
-// d.lower, Upper: d.upper}, jac: d.jacBand, linsolver: "band LU"}.
-func stiffSolverFor(d *stiffDef, kind string) (stiffSolver, string) {
-	dense := stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.jac, linsolver: "dense LU"}
+// stiffBuilt says which of the stiff solvers package ode has. Until the
+// seam lands, the Rosenbrock methods take every Jacobian as dense and do
+// not refuse a structure, so the scenario cannot find out by trying:
+// flip each flag when its branch is merged.
+var stiffBuilt = struct{ bdf, band, sparse, gmres bool }{}
+
+// stiffSolvers returns the solvers of a case's kind for d, best first.
+// The scenario runs the first that ode accepts and skips the case, with
+// the reasons, when there is none. BDF is not built yet: Rodas5P stands
+// in, with the kind's structure once built, or with a dense LU on up to
+// stiffStandInMax states. When BDF lands, each kind's first solver
+// becomes ode.BDF() with the same structure, e.g. {method: ode.BDF(),
+// structure: d.band(), jac: d.jacBand, linsolver: "band LU"}.
+func stiffSolvers(d *stiffDef, kind string) []stiffSolver {
+	const why = "Rodas5P for BDF (not built yet)"
+	dense := stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.jac, linsolver: "dense LU",
+		standIn: fmt.Sprintf("Rodas5P with a dense LU for BDF with a %s solver (not built yet)", kind)}
+	var s []stiffSolver
 	switch kind {
 	case "dense":
-		dense.standIn = "Rodas5P for BDF (not built yet)"
-		return dense, ""
+		dense.standIn = why
+		return []stiffSolver{dense}
 	case "band":
-		if d.n <= stiffStandInMax {
-			dense.standIn = "Rodas5P with a dense LU for BDF with a band LU (not built yet)"
-			dense.jac = denseFromBand(d)
-			return dense, ""
+		if stiffBuilt.band {
+			s = append(s, stiffSolver{method: ode.Rodas5P(), structure: d.band(), jac: d.jacBand, linsolver: "band LU", standIn: why})
 		}
-		return stiffSolver{}, "BDF and the band LU not built yet"
 	case "klu":
-		if d.n <= stiffStandInMax {
-			dense.standIn = "Rodas5P with a dense LU for BDF with a sparse LU (not built yet)"
-			return dense, ""
+		if stiffBuilt.sparse {
+			s = append(s, stiffSolver{method: ode.Rodas5P(), structure: ode.SparseJacobian{Pattern: d.pattern}, jac: d.jacSparse,
+				linsolver: "sparse LU", standIn: why})
 		}
-		return stiffSolver{}, "BDF and the sparse LU not built yet"
 	case "gmres":
-		return stiffSolver{}, "BDF and GMRES not built yet"
+		// A Rosenbrock method needs exact linear solves: no stand-in.
+		return nil
 	}
-	return stiffSolver{}, "unknown linear solver " + kind
+	if d.n <= stiffStandInMax {
+		s = append(s, dense)
+	}
+	return s
 }
 
-// denseFromBand is d's dense Jacobian, or nil (difference quotients) when
-// d has none, as the peer's band cases without a Jacobian.
-func denseFromBand(d *stiffDef) jacFunc { return d.jac }
+// band is d's band structure.
+func (d *stiffDef) band() ode.Structure { return ode.BandJacobian{Lower: d.lower, Upper: d.upper} }
+
+// stiffRefSolvers are the solvers of the reference, best first: Rodas5P
+// with the exact Jacobian in a band, in d's pattern, or dense on up to
+// stiffStandInMax states.
+func stiffRefSolvers(d *stiffDef) []stiffSolver {
+	var s []stiffSolver
+	if d.refBand != nil && stiffBuilt.band {
+		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: d.band(), jac: d.refBand, linsolver: "band LU"})
+	}
+	if d.pattern != nil && stiffBuilt.sparse {
+		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: ode.SparseJacobian{Pattern: d.pattern}, jac: d.jacSparse,
+			linsolver: "sparse LU"})
+	}
+	if d.n <= stiffStandInMax {
+		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.refJac, linsolver: "dense LU"})
+	}
+	return s
+}
+
+// firstRun returns a run of the first of solvers that ode accepts at the
+// tolerances, or the reasons it accepts none.
+func firstRun(d *stiffDef, solvers []stiffSolver, rtol, atol float64) (*stiffRun, stiffSolver, string) {
+	var why []string
+	for _, s := range solvers {
+		r, err := newStiffRun(d, s, rtol, atol)
+		if err == nil {
+			return r, s, ""
+		}
+		why = append(why, fmt.Sprintf("%s with a %s: %v", s.method.Name(), s.linsolver, err))
+	}
+	if len(why) == 0 {
+		return nil, stiffSolver{}, "no solver built yet: BDF, and the structured linear solvers in ode"
+	}
+	return nil, stiffSolver{}, strings.Join(why, "; ")
+}
 
 // stiffReference solves d at rtol 1e-10, atol 1e-14 with the best solver
-// built, or returns why it cannot.
+// built, or returns why there is none.
 func stiffReference(ctx context.Context, d *stiffDef) ([]float64, string, error) {
-	if d.n > stiffStandInMax {
-		return nil, "no reference: a dense Rodas5P reference of this size takes too long; needs BDF or a structured LU", nil
-	}
-	s := stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.refJac}
-	r, err := newStiffRun(d, s, stiffRefRTol, stiffRefATol)
-	if err != nil {
-		return nil, "", err
+	r, s, why := firstRun(d, stiffRefSolvers(d), stiffRefRTol, stiffRefATol)
+	if r == nil {
+		return nil, "no reference: " + why, nil
 	}
 	if err := r.solve(ctx); err != nil {
 		return nil, "", fmt.Errorf("reference: %w", err)
@@ -218,7 +262,7 @@ func stiffReference(ctx context.Context, d *stiffDef) ([]float64, string, error)
 			return nil, "", err
 		}
 	}
-	return ref, "Rodas5P, dense LU, exact Jacobian, rtol 1e-10, atol 1e-14", nil
+	return ref, fmt.Sprintf("%s, %s, exact Jacobian, rtol %g, atol %g", s.method.Name(), s.linsolver, stiffRefRTol, stiffRefATol), nil
 }
 
 // stiffRun is a reused integrator that solves a problem's segments.
@@ -325,8 +369,8 @@ func runStiff(b *bencher, cases []stiffCase) error {
 		}
 		r := stiffResult{States: d.n, RTol: stiffRTol, ATol: stiffATol}
 		r.Case = c.name()
-		s, skip := stiffSolverFor(d, c.kind)
-		if skip != "" {
+		run, s, skip := firstRun(d, stiffSolvers(d, c.kind), stiffRTol, stiffATol)
+		if run == nil {
 			r.Unit, r.Skipped = "skipped", skip
 			b.emitStiff(r)
 			if c.problem == "bruss1d" && c.kind == "band" {
@@ -336,14 +380,14 @@ func runStiff(b *bencher, cases []stiffCase) error {
 		}
 		ref, ok := refs[key]
 		if !ok {
-			u, why, err := stiffReference(ctx, d)
+			u, about, err := stiffReference(ctx, d)
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
-			ref = refEntry{u, why}
+			ref = refEntry{u, about}
 			refs[key] = ref
 		}
-		if err := b.stiffCase(ctx, &r, d, s, ref.u, ref.about); err != nil {
+		if err := b.stiffCase(ctx, &r, run, s, ref.u, ref.about); err != nil {
 			return fmt.Errorf("%s: %w", c.name(), err)
 		}
 		if c.problem == "bruss1d" && c.kind == "band" {
@@ -356,12 +400,8 @@ func runStiff(b *bencher, cases []stiffCase) error {
 	return nil
 }
 
-// stiffCase times case c's solves and emits its line into r.
-func (b *bencher) stiffCase(ctx context.Context, r *stiffResult, d *stiffDef, s stiffSolver, ref []float64, refAbout string) error {
-	run, err := newStiffRun(d, s, stiffRTol, stiffATol)
-	if err != nil {
-		return err
-	}
+// stiffCase times run's solves by s and emits its line, r.
+func (b *bencher) stiffCase(ctx context.Context, r *stiffResult, run *stiffRun, s stiffSolver, ref []float64, refAbout string) error {
 	ts, allocs, err := b.timeStiff(ctx, run)
 	if err != nil {
 		return err
