@@ -18,7 +18,7 @@ import (
 
 // ErrNoSparsityRule is wrapped by the error of JacobianPattern for a
 // recording with an op that has no structural rule.
-var ErrNoSparsityRule = fmt.Errorf("ad: no sparsity rule")
+var ErrNoSparsityRule = errorf("no sparsity rule")
 
 // JacobianPattern returns the structural sparsity pattern of the Jacobian
 // ∂y/∂x in compressed sparse row form: row i, for element i of y counted
@@ -259,7 +259,7 @@ func (s *sparsitySweep) rule(nd *node) (depSet, error) {
 	case *matmulPrim:
 		s.matmul(nd, shape(0), shape(1))
 	default:
-		return depSet{}, fmt.Errorf("%w for %s, an op on the path from x to y: JacobianPattern covers arithmetic, elementwise, selection, reduction, shape, index and matrix-product ops", ErrNoSparsityRule, nd.prim.Name())
+		return depSet{}, errorf("JacobianPattern: %w for %s, an op on the path from x to y; want arithmetic, elementwise, selection, reduction, shape, index or matrix-product ops", ErrNoSparsityRule, nd.prim.Name())
 	}
 	return depSet{}, nil
 }
