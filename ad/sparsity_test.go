@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/flat"
 )
@@ -209,4 +211,106 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestJacobianPatternRandom draws random programs of the ops with rules
+// and checks that the pattern has every non-zero of the Jacobian at
+// random points (it may have more: the branches not taken, and sums that
+// cancel).
+func TestJacobianPatternRandom(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, 8).Draw(rt, "n")
+		type step struct{ op, a, b, c, m int }
+		nsteps := rapid.IntRange(1, 6).Draw(rt, "steps")
+		steps := make([]step, nsteps)
+		idxs, idxs2 := make([][]int, nsteps), make([][]int, nsteps)
+		sizes := []int{n}
+		for s := range steps {
+			st := step{op: rapid.IntRange(0, 7).Draw(rt, "op")}
+			k := len(sizes)
+			st.a, st.b, st.c = rapid.IntRange(0, k-1).Draw(rt, "a"), rapid.IntRange(0, k-1).Draw(rt, "b"), rapid.IntRange(0, k-1).Draw(rt, "c")
+			st.m = rapid.IntRange(1, 8).Draw(rt, "m")
+			size := sizes[st.a]
+			switch st.op {
+			case 1, 3: // a ⊙ gathered b; Where(a, gathered b, gathered c)
+				idxs[s] = rapid.SliceOfN(rapid.IntRange(0, sizes[st.b]-1), size, size).Draw(rt, "idx")
+				idxs2[s] = rapid.SliceOfN(rapid.IntRange(0, sizes[st.c]-1), size, size).Draw(rt, "idx2")
+			case 2: // ScatterAdd of a into m
+				size = st.m
+				idxs[s] = rapid.SliceOfN(rapid.IntRange(0, st.m-1), sizes[st.a], sizes[st.a]).Draw(rt, "idx")
+			case 5: // a·B, B of m columns gathered from b
+				idxs[s] = rapid.SliceOfN(rapid.IntRange(0, sizes[st.b]-1), size*st.m, size*st.m).Draw(rt, "idx")
+				size = st.m
+			case 6: // Max over a reshaped (2, size/2)
+				if size%2 == 0 {
+					size /= 2
+				}
+			}
+			steps[s] = st
+			sizes = append(sizes, size)
+		}
+		f := func(x ad.Var) ad.Var {
+			vals := []ad.Var{x}
+			for s, st := range steps {
+				a := vals[st.a]
+				var y ad.Var
+				switch st.op {
+				case 0:
+					y = ad.Tanh(ad.Add(ad.Square(a), ad.Relu(a)))
+				case 1:
+					y = ad.Mul(a, ad.Gather(vals[st.b], idxs[s], len(idxs[s])))
+				case 2:
+					y = ad.ScatterAdd(ad.Sin(a), idxs[s], st.m)
+				case 3:
+					y = ad.Where(a, ad.Gather(vals[st.b], idxs[s], len(idxs[s])), ad.Gather(vals[st.c], idxs2[s], len(idxs2[s])))
+				case 4:
+					y = ad.Add(ad.Abs(a), ad.Sum(vals[st.b]))
+				case 5:
+					y = ad.MatMul(a, ad.Reshape(ad.Gather(vals[st.b], idxs[s], len(idxs[s])), a.Size(), st.m))
+				case 6:
+					if sz := a.Size(); sz%2 == 0 {
+						y = ad.Reshape(ad.Max(ad.Reshape(a, 2, sz/2), 0), sz/2)
+					} else {
+						y = ad.Transpose(ad.Reshape(a, 1, sz), 1, 0)
+						y = ad.Reshape(y, sz)
+					}
+				case 7:
+					y = ad.Reshape(ad.Crop(ad.Pad(a, 2, 1), 1, 2), a.Size())
+				}
+				vals = append(vals, y)
+			}
+			return vals[len(vals)-1]
+		}
+		θ := make([]float32, n)
+		tp := ad.NewTape()
+		x := tp.Param(θ)
+		rowPtr, colIdx, err := tp.JacobianPattern(f(x), x)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		has := func(i, j int) bool {
+			for _, c := range colIdx[rowPtr[i]:rowPtr[i+1]] {
+				if c == j {
+					return true
+				}
+			}
+			return false
+		}
+		for p := range 4 {
+			for j := range θ {
+				θ[j] = float32((j*7+p*3)%11)/3 - 1.6
+			}
+			J, err := ad.Jacobian(f, θ)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			for i := range J.Shape[0] {
+				for j := range n {
+					if v := J.Data[i*n+j]; v != 0 && !has(i, j) {
+						rt.Fatalf("∂y%d/∂x%d = %g at %v is missing from the pattern", i, j, v, θ)
+					}
+				}
+			}
+		}
+	})
 }
