@@ -3,6 +3,7 @@ package ad_test
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,7 +156,7 @@ func TestJacobianPatternZeroFactor(t *testing.T) {
 	}
 	want := [][]int{{0, 3}, {1, 4}, {2, 5}}
 	for i, w := range want {
-		if got := colIdx[rowPtr[i]:rowPtr[i+1]]; !equalInts(got, w) {
+		if got := colIdx[rowPtr[i]:rowPtr[i+1]]; !slices.Equal(got, w) {
 			t.Errorf("row %d: columns %v, want %v", i, got, w)
 		}
 	}
@@ -172,7 +173,7 @@ func TestJacobianPatternIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(rowPtr, []int{0, 0, 0, 1, 2}) || !equalInts(colIdx, []int{0, 1}) {
+	if !slices.Equal(rowPtr, []int{0, 0, 0, 1, 2}) || !slices.Equal(colIdx, []int{0, 1}) {
 		t.Errorf("got rowPtr %v colIdx %v, want [0 0 0 1 2] and [0 1]", rowPtr, colIdx)
 	}
 	rowPtr, colIdx, err = tp.JacobianPattern(c, x)
@@ -199,18 +200,6 @@ func TestJacobianPatternNoRule(t *testing.T) {
 	if _, _, err := tp2.JacobianPattern(y2, x2); err != nil {
 		t.Fatalf("Conv of constants: %v, want no error", err)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestJacobianPatternRandom draws random programs of the ops with rules

@@ -392,9 +392,12 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 	return nil
 }
 
+// evalJac writes J in the problem's structure: dense by n reverse sweeps
+// (row i of J is the cotangent of the i-th unit vector), sparse or band
+// by forward sweeps seeded with colours (evalJacColoured's).
 func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
-	if a.cj != nil {
-		return a.evalJacColoured(J, u, p, t)
+	if a.cj != nil && len(J) != a.cj.size {
+		return fmt.Errorf("Jac: J has %d values, want %d (the storage of %s)", len(J), a.cj.size, a.cj.structure())
 	}
 	w := a.get()
 	pr := &w.progs[progJac]
@@ -405,30 +408,19 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 		if err != nil {
 			return err
 		}
-		if len(y.Shape()) != 1 {
-			y = ad.Reshape(y, n)
+		if a.cj != nil {
+			err = a.cj.sweep(pr, y, n)
+		} else {
+			err = w.reverseRows(pr, y, n)
 		}
-		if len(w.eye) != n*n {
-			w.eye = make([]float32, n*n)
-			for i := range n {
-				w.eye[i*n+i] = 1
-			}
-		}
-		if len(pr.rows) != n {
-			pr.rows = make([]ad.Var, n)
-		}
-		tp := pr.tape
-		pr.wrt[0] = pr.in[0]
-		pr.sh[2][0] = n
-		for i := range n {
-			// Every sweep covers f's nodes only (from u to y), not the
-			// previous sweeps'.
-			e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
-			if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 		a.end(pr, p, pr.rows)
+	}
+	if a.cj != nil {
+		a.cj.write(J, pr.rows)
+		return nil
 	}
 	for i, r := range pr.rows {
 		row := J[i*n : (i+1)*n]
@@ -437,6 +429,35 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 			continue
 		}
 		copy(row, r.Data())
+	}
+	return nil
+}
+
+// reverseRows records the n rows of the dense Jacobian of y into pr.rows,
+// by one reverse sweep each, seeded with the unit vectors.
+func (w *adWork) reverseRows(pr *adProg, y ad.Var, n int) error {
+	if len(y.Shape()) != 1 {
+		y = ad.Reshape(y, n)
+	}
+	if len(w.eye) != n*n {
+		w.eye = make([]float32, n*n)
+		for i := range n {
+			w.eye[i*n+i] = 1
+		}
+	}
+	if len(pr.rows) != n {
+		pr.rows = make([]ad.Var, n)
+	}
+	tp := pr.tape
+	pr.wrt[0] = pr.in[0]
+	pr.sh[2][0] = n
+	for i := range n {
+		// Every sweep covers f's nodes only (from u to y), not the
+		// previous sweeps'.
+		e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
+		if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -207,42 +207,34 @@ func covers(have, want *linalg.Pattern) error {
 	return nil
 }
 
-// evalJacColoured writes J in a.cj's storage: one recording of f with u
-// a Param, and a forward sweep seeded with each colour's seed.
-func (a *adRHS) evalJacColoured(J, u, p []float32, t float64) error {
-	cj := a.cj
-	if len(J) != cj.size {
-		return fmt.Errorf("Jac: J has %d values, want %d (the storage of %s)", len(J), cj.size, cj.structure())
+// sweep records, into pr.rows, the k forward sweeps over f's recording
+// (from u to y) seeded with the colours' seeds: tangent c holds the
+// entries of the columns of colour c, each in its row.
+func (cj *colouredJac) sweep(pr *adProg, y ad.Var, n int) error {
+	if len(pr.rows) != cj.k {
+		pr.rows = make([]ad.Var, cj.k)
 	}
-	w := a.get()
-	pr := &w.progs[progJac]
-	defer a.done(w, pr)
-	n := a.n
-	if !a.begin(pr, u, p) {
-		y, err := a.record(pr, u, p, t, recU)
-		if err != nil {
+	tp := pr.tape
+	pr.wrt[0] = pr.in[0]
+	pr.sh[2][0] = n
+	for c := range cj.k {
+		// Each sweep covers f's nodes only, not the earlier sweeps'.
+		// out[0] holds the seed: a slice of a field does not escape.
+		pr.out[0] = tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: cj.seeds[c*n : (c+1)*n]})
+		var err error
+		if pr.rows[c], err = tp.JVPOf(y, pr.wrt[:1], pr.out[:1]); err != nil {
 			return err
 		}
-		if len(pr.rows) != cj.k {
-			pr.rows = make([]ad.Var, cj.k)
-		}
-		tp := pr.tape
-		pr.wrt[0] = pr.in[0]
-		pr.sh[2][0] = n
-		for c := range cj.k {
-			// Each sweep covers f's nodes only, not the earlier sweeps'.
-			// out[0] holds the seed: a slice of a field does not escape.
-			pr.out[0] = tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: cj.seeds[c*n : (c+1)*n]})
-			if pr.rows[c], err = tp.JVPOf(y, pr.wrt[:1], pr.out[:1]); err != nil {
-				return err
-			}
-		}
-		a.end(pr, p, pr.rows)
 	}
+	return nil
+}
+
+// write writes J in cj's storage from the sweeps' tangents.
+func (cj *colouredJac) write(J []float32, tans []ad.Var) {
 	if cj.band {
 		clear(J)
 	}
-	for c, tv := range pr.rows {
+	for c, tv := range tans {
 		dst, row := cj.dst[cj.start[c]:cj.start[c+1]], cj.row[cj.start[c]:cj.start[c+1]]
 		if tv.IsZero() {
 			for _, q := range dst {
@@ -255,7 +247,6 @@ func (a *adRHS) evalJacColoured(J, u, p []float32, t float64) error {
 			J[q] = d[row[k]]
 		}
 	}
-	return nil
 }
 
 // detectStructure sets up Problem's sparse or band Jacobian: it detects
