@@ -34,12 +34,14 @@ var ErrNoSparsityRule = errorf("no sparsity rule")
 // is zero by construction (through Sign, Indicator, StopGradient or the
 // condition of Where) is not, just as ad's derivatives carry none.
 //
-// The ops with a rule are those of arithmetic, elementwise functions and
-// activations, masks and selection, reductions, products, shapes and
-// indexing, and LogSumExp. An op on the path from x to y without one (the
-// convolutions, pooling, batch normalisation, a user's Primitive) is an
-// error that names it and wraps ErrNoSparsityRule. Ops that do not depend
-// on x need no rule.
+// The ops with a rule: Add, Sub, Mul, Div, Neg, Scale and the elementwise
+// functions and activations; Clamp, Where and the masks; Sum, Mean, Max,
+// Min, SumTo, BroadcastTo and LogSumExp (so Softmax and LogSoftmax);
+// MatMul and MatMulT; View, Slice, Reshape, Transpose, Concat, Stack,
+// SliceAxis, PadAxis, Pad and Crop; Gather and ScatterAdd. An op on the
+// path from x to y without one (the convolutions, pooling, batch
+// normalisation, a user's Primitive) is an error that names it and wraps
+// ErrNoSparsityRule. Ops that do not depend on x need no rule.
 func (t *Tape) JacobianPattern(y, x Var) (rowPtr, colIdx []int, err error) {
 	if t.err != nil {
 		return nil, nil, t.err

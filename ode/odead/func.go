@@ -36,7 +36,10 @@ import (
 // then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
-// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
+// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j. With
+// JacPattern (and BandJac), it is sparse (or band) instead: JacStructure
+// says so, and Jac writes its storage by one forward sweep per colour of
+// the pattern (see SparseJac).
 //
 // F and Jac cannot return errors. If f fails, with an error recorded on
 // the tape (a shape mismatch, a missing derivative rule, a result of the

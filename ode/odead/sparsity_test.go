@@ -3,6 +3,7 @@ package odead_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -384,4 +385,35 @@ func TestSparseJacErrors(t *testing.T) {
 		t.Errorf("MaxPool: got %v, want an error naming it and wrapping ad.ErrNoSparsityRule", err)
 	}
 	t.Log(err)
+}
+
+// Goroutines that share a problem get the same sparse Jacobian, each on
+// its own tapes.
+func TestSparseJacConcurrent(t *testing.T) {
+	b := newBruss2D(8)
+	u := b.u0()
+	prob, err := odead.Problem(b.f, u, 0, 1, nil, odead.SparseJac())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nnz := prob.JacStructure.(ode.SparseJacobian).Pattern.NNZ()
+	want := make([]float32, nnz)
+	prob.Jac(want, u, nil, 0)
+	got := make([][]float32, 4)
+	done := make(chan int)
+	for g := range got {
+		got[g] = make([]float32, nnz)
+		go func() {
+			for range 20 {
+				prob.Jac(got[g], u, nil, 0)
+			}
+			done <- g
+		}()
+	}
+	for range got {
+		g := <-done
+		if !slices.Equal(got[g], want) {
+			t.Errorf("goroutine %d: a different Jacobian", g)
+		}
+	}
 }
