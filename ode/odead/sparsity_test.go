@@ -172,11 +172,12 @@ func TestBrusselator2DValues(t *testing.T) {
 	}
 }
 
-// The detected pattern is the hand-derived one, at the initial state,
+// The detected pattern is the hand-derived one (N = 64 is the size of
+// examples/brusselator), at the initial state,
 // where u = 0 on the grid's edges y = 0 and y = 1 (so ∂u'/∂v = u² = 0
 // there), and at u = 0, where every derivative of u²v is 0.
 func TestBrusselator2DPattern(t *testing.T) {
-	for _, N := range []int{8, 32} {
+	for _, N := range []int{8, 32, 64} {
 		b := newBruss2D(N)
 		want := b.pattern(t)
 		for _, u := range [][]float32{b.u0(), make([]float32, 2*N*N)} {
