@@ -14,10 +14,14 @@
 //	go run ./examples/brusselator                  # 64×64, PNGs in the working directory
 //	go run ./examples/brusselator -n 32 -out /tmp  # 32×32
 //
-// The right-hand side, the pattern and the Jacobian's values are those of
-// internal/stiffprob.Bruss2D, which cmd/flatkit's bench stiff also
-// solves. The solve restarts at t = 1.1, where the forcing switches on,
-// so that no step spans the jump in F.
+// The Jacobian's sparsity pattern is detected from the right-hand side
+// written with ad ops (adrhs.go) by odead.Sparsity, from one recording:
+// structurally, so it holds at every state. The solve then runs the
+// float64 right-hand side and its Jacobian's values in that pattern from
+// internal/stiffprob.Bruss2D, which cmd/flatkit's bench stiff also solves;
+// the pattern detected is checked to be the one they fill. The solve
+// restarts at t = 1.1, where the forcing switches on, so that no step
+// spans the jump in F.
 //
 // Flags and their defaults:
 //
