@@ -92,6 +92,7 @@ type SparseLUStats struct {
 	Refactor int // refactorisations reusing the pivot order
 	Fallback int // refactorisations abandoned for a pivoting factorisation
 	Singular int // factorisations that met a zero or non-finite pivot
+	Flops    int // multiply-adds of one refactorisation
 }
 
 // NewSparseLU analyses the n×n pattern p of J for factorisations of
@@ -109,6 +110,12 @@ func NewSparseLU[T Float](p *Pattern) (*SparseLU[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("linalg: NewSparseLU: %w", err)
 	}
+	return newSparseLUOrdered[T](p, perm), nil
+}
+
+// newSparseLUOrdered is NewSparseLU with the ordering perm given: row and
+// column perm[k] of W are eliminated k-th.
+func newSparseLUOrdered[T Float](p *Pattern, perm []int) *SparseLU[T] {
 	n := p.Rows
 	s := &SparseLU[T]{
 		n: n, q: make([]int32, n), qinv: make([]int32, n),
@@ -142,7 +149,7 @@ func NewSparseLU[T Float](p *Pattern) (*SparseLU[T], error) {
 	s.atgt = make([]int32, len(s.arow))
 	s.pnnz = nnz
 	s.stats.N, s.stats.NNZ = n, len(s.arow)+n
-	return s, nil
+	return s
 }
 
 // Stats returns the counters of the factorisations so far and the sizes
@@ -358,6 +365,14 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 		s.rowmap[i] = pinv[s.qinv[i]]
 	}
 	s.stats.NNZL, s.stats.NNZU = len(s.li), len(s.ui)+n
+	flops := 0
+	for k := 0; k < n; k++ {
+		for _, j := range s.ui[s.up[k]:s.up[k+1]] {
+			flops += s.lp[j+1] - s.lp[j]
+		}
+		flops += s.lp[k+1] - s.lp[k]
+	}
+	s.stats.Flops = flops
 	return -1
 }
 
