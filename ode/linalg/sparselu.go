@@ -67,7 +67,9 @@ type SparseLU[T Float] struct {
 	pinv   []int32 // row of Qᵀ·Wᵀ·Q → pivot position
 	rowmap []int32 // row of Wᵀ → pivot position: pinv[qinv[i]]
 
-	x     []T // dense column, all zero between columns
+	x     []T     // dense column, all zero between columns
+	xs    []T     // a supernode's part of a column
+	snEnd []int32 // last column of the supernode of L column j
 	work  []T
 	flag  []int32
 	stack []int32
@@ -122,7 +124,8 @@ func newSparseLUOrdered[T Float](p *Pattern, perm []int) *SparseLU[T] {
 		acol: make([]int, n+1), dsrc: make([]int32, n),
 		lp: make([]int, n+1), up: make([]int, n+1), ud: make([]T, n),
 		pinv: make([]int32, n), rowmap: make([]int32, n),
-		x: make([]T, n), work: make([]T, n), flag: make([]int32, n),
+		x: make([]T, n), xs: make([]T, n), snEnd: make([]int32, n),
+		work: make([]T, n), flag: make([]int32, n),
 		stack: make([]int32, n), pstk: make([]int, n), topo: make([]int32, n),
 	}
 	for k, i := range perm {
@@ -221,53 +224,6 @@ func (s *SparseLU[T]) scatter(k int, vals []T, scale, shift T, rows []int32, dia
 	x[diag] = d
 }
 
-// refactor redoes the arithmetic of the last pivoting factorisation with
-// new values. It reports false, leaving s.x clean, when a pivot is zero,
-// not finite, or smaller than PivotTolerance times the largest entry of
-// its column of L.
-func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
-	x := s.x
-	for k := 0; k < s.n; k++ {
-		s.scatter(k, vals, scale, shift, s.atgt, s.pinv[k])
-		u0, u1 := s.up[k], s.up[k+1]
-		ui, ux := s.ui[u0:u1], s.ux[u0:u1]
-		ux = ux[:len(ui)]
-		for e, j := range ui {
-			xj := x[j]
-			ux[e] = xj
-			x[j] = 0
-			l0, l1 := s.lp[j], s.lp[j+1]
-			li, lx := s.li[l0:l1], s.lx[l0:l1]
-			lx = lx[:len(li)]
-			for t, r := range li {
-				x[r] -= lx[t] * xj
-			}
-		}
-		piv := x[k]
-		x[k] = 0
-		l0, l1 := s.lp[k], s.lp[k+1]
-		li, lx := s.li[l0:l1], s.lx[l0:l1]
-		lx = lx[:len(li)]
-		var big T
-		for t, r := range li {
-			v := x[r]
-			x[r] = 0
-			lx[t] = v
-			big = max(big, abs(v))
-		}
-		ap := abs(piv)
-		if !(ap > 0) || math.IsInf(float64(ap), 0) || ap < PivotTolerance*big {
-			return false
-		}
-		inv := 1 / piv
-		for t := range lx {
-			lx[t] *= inv
-		}
-		s.ud[k] = piv
-	}
-	return true
-}
-
 func abs[T Float](v T) T {
 	if v < 0 {
 		return -v
@@ -364,6 +320,7 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 	for i := 0; i < n; i++ {
 		s.rowmap[i] = pinv[s.qinv[i]]
 	}
+	s.findSupernodes()
 	s.stats.NNZL, s.stats.NNZU = len(s.li), len(s.ui)+n
 	flops := 0
 	for k := 0; k < n; k++ {

@@ -384,3 +384,25 @@ func TestSparseLUAllocs(t *testing.T) {
 		t.Errorf("FactorShifted+Solve+SolveTranspose allocate %v times, want 0", allocs)
 	}
 }
+
+// Refactorisations on the Brusselator, whose factors have wide supernodes,
+// agree with dense solves as c changes.
+func TestSparseLURefactorBrusselator(t *testing.T) {
+	const N = 8
+	p := brusselatorPattern(N)
+	vals := brusselatorValues(p, N)
+	s, err := linalg.NewSparseLU[float64](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		c := rapid.Float64Range(1e-5, 1e-1).Draw(rt, "c")
+		if k := s.FactorShifted(vals, c); k >= 0 {
+			rt.Fatalf("FactorShifted = %d", k)
+		}
+		checkSolves(rt, s, denseOf(p, vals, -c, 1))
+	})
+	if st := s.Stats(); st.Refactor == 0 {
+		t.Errorf("stats %+v, want refactorisations", st)
+	}
+}
