@@ -3,7 +3,6 @@ package linalg
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // PivotTolerance is the threshold of SparseLU's partial pivoting: the
@@ -19,28 +18,33 @@ const PivotTolerance = 0.1
 // SparseLU is a sparse LU factorisation of W = I − c·J (or of J itself)
 // for a fixed sparsity pattern of J, in the manner of KLU.
 //
-// NewSparseLU analyses the pattern once: it adds the diagonal, and orders
+// NewSparseLU analyses the pattern once: it adds the diagonal, orders
 // rows and columns symmetrically by approximate minimum degree (AMD) on
 // the pattern of W + Wᵀ, which suits the structurally symmetric patterns
 // of discretised PDEs and reaction networks better than a column
-// ordering. There is no block triangular form: the Jacobians of stiff
-// ODEs are mostly irreducible.
+// ordering, and finds the patterns of L and U for diagonal pivots. There
+// is no block triangular form: the Jacobians of stiff ODEs are mostly
+// irreducible.
 //
-// The first factorisation is left-looking (Gilbert and Peierls): for each
-// column, a depth-first search over the columns of L already computed
-// finds the structure of the column, a sparse triangular solve its
-// values, and the pivot is chosen by threshold partial pivoting that
-// prefers the diagonal. Later factorisations of new values on the same
-// pattern reuse the pivot order and the patterns of L and U and do only
-// the arithmetic (KLU's refactorisation), falling back to a pivoting
-// factorisation when a reused pivot is too small against its column.
+// A factorisation reuses a pivot order and the patterns of L and U and
+// does only the arithmetic (KLU's refactorisation), left-looking, with
+// the columns of a supernode of L applied together. The first one reuses
+// the diagonal pivots of the analysis. When a reused pivot is zero, not
+// finite, or below PivotTolerance times the largest entry of its column
+// of L, it falls back to a pivoting factorisation: left-looking (Gilbert
+// and Peierls), each column's structure found by a depth-first search
+// over the columns of L already computed (pruned symmetrically, as KLU
+// does), its values by a sparse triangular solve, and its pivot by
+// threshold partial pivoting that prefers the diagonal. Its pivot order
+// and patterns are then the ones reused. Accepting the diagonal pivots of
+// the analysis gives the same factors a pivoting factorisation would.
 //
 // Internally the factorisation is of Wᵀ, whose compressed columns are the
 // compressed rows of W: P·Qᵀ·Wᵀ·Q = L·U with L unit lower triangular.
 // Solve and SolveTranspose use the transposed and the plain triangular
-// solves. After the first factorisation, neither FactorShifted, Factor,
-// Solve nor SolveTranspose allocates unless a fallback factorisation
-// needs more room for L and U.
+// solves. Neither FactorShifted, Factor, Solve nor SolveTranspose
+// allocates unless a pivoting factorisation needs more room for L and U
+// than the analysis or an earlier one did.
 //
 // A SparseLU is not safe for concurrent use.
 type SparseLU[T Float] struct {
@@ -74,11 +78,17 @@ type SparseLU[T Float] struct {
 	flag  []int32
 	stack []int32
 	pstk  []int
+	lend  []int // end of the part of L's column searched, after pruning
 	topo  []int32
 
-	pnnz   int // entries of J's pattern
-	sorter columnSorter[T]
-	valid  bool // the last factorisation succeeded
+	pnnz int // entries of J's pattern
+	// Scratch of sortColumns: a transposed factor.
+	tp    []int
+	ti    []int32
+	tx    []T
+	valid bool // the last factorisation succeeded: solves may use it
+	// pattern: the patterns of L and U and the pivot order can be reused.
+	pattern bool
 	// repivot asks the next factorisation to pivot anew.
 	repivot bool
 	stats   SparseLUStats
@@ -90,8 +100,8 @@ type SparseLUStats struct {
 	NNZ      int // entries of W's pattern, the diagonal included
 	NNZL     int // entries of L below the diagonal
 	NNZU     int // entries of U, the diagonal included
-	Factors  int // factorisations with pivoting (the first, and fallbacks)
-	Refactor int // refactorisations reusing the pivot order
+	Factors  int // factorisations choosing pivots (after a fallback or Reset)
+	Refactor int // factorisations reusing a pivot order, the first included
 	Fallback int // refactorisations abandoned for a pivoting factorisation
 	Singular int // factorisations that met a zero or non-finite pivot
 	Flops    int // multiply-adds of one refactorisation
@@ -126,7 +136,7 @@ func newSparseLUOrdered[T Float](p *Pattern, perm []int) *SparseLU[T] {
 		pinv: make([]int32, n), rowmap: make([]int32, n),
 		x: make([]T, n), xs: make([]T, n), snEnd: make([]int32, n),
 		work: make([]T, n), flag: make([]int32, n),
-		stack: make([]int32, n), pstk: make([]int, n), topo: make([]int32, n),
+		stack: make([]int32, n), pstk: make([]int, n), lend: make([]int, n), topo: make([]int32, n),
 	}
 	for k, i := range perm {
 		s.q[k], s.qinv[i] = int32(i), int32(k)
@@ -152,6 +162,10 @@ func newSparseLUOrdered[T Float](p *Pattern, perm []int) *SparseLU[T] {
 	s.atgt = make([]int32, len(s.arow))
 	s.pnnz = nnz
 	s.stats.N, s.stats.NNZ = n, len(s.arow)+n
+	// The patterns of L and U for the diagonal pivots, so that the first
+	// factorisation is a refactorisation when they are acceptable.
+	s.pivotFactor(nil, 0, 0)
+	s.pattern = true
 	return s
 }
 
@@ -168,10 +182,10 @@ func (s *SparseLU[T]) Order() []int32 { return s.q }
 func (s *SparseLU[T]) Reset() { s.repivot = true }
 
 // FactorShifted factors W = I − c·J, J's values in the order of the
-// pattern given to NewSparseLU. The first call, and any call after a
-// failed one, factors with threshold partial pivoting; later calls reuse
-// the pivot order and fall back to pivoting when a reused pivot is too
-// small. It returns −1, or the index (a row of W) whose elimination met a
+// pattern given to NewSparseLU. It reuses the last pivot order (at first
+// the diagonal) and falls back to threshold partial pivoting when a
+// reused pivot is too small, and after a failed call or Reset. It
+// returns −1, or the index (a row of W) whose elimination met a
 // zero or non-finite pivot: W is then singular to working precision and
 // s cannot solve until a later factorisation succeeds.
 func (s *SparseLU[T]) FactorShifted(vals []T, c T) int {
@@ -189,20 +203,22 @@ func (s *SparseLU[T]) factor(vals []T, scale, shift T) int {
 	if len(vals) != s.pnnz {
 		panic(fmt.Sprintf("linalg: SparseLU: %d values, want the pattern's %d", len(vals), s.pnnz))
 	}
-	if s.valid && !s.repivot {
+	if s.pattern && !s.repivot {
 		if s.refactor(vals, scale, shift) {
+			s.valid = true
 			s.stats.Refactor++
 			return -1
 		}
 		s.stats.Fallback++
 	}
 	s.stats.Factors++
+	s.repivot = false
 	if k := s.pivotFactor(vals, scale, shift); k >= 0 {
-		s.valid, s.repivot = false, false
+		s.valid, s.pattern = false, false
 		s.stats.Singular++
 		return int(s.q[k])
 	}
-	s.valid, s.repivot = true, false
+	s.valid, s.pattern = true, true
 	return -1
 }
 
@@ -233,7 +249,8 @@ func abs[T Float](v T) T {
 
 // pivotFactor factors with threshold partial pivoting, building the
 // patterns of L and U anew. It returns −1, or the column where no usable
-// pivot was found; s.x is left clean either way.
+// pivot was found; s.x is left clean either way. With vals nil it builds
+// the patterns for the diagonal pivots alone, with zero values.
 func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 	n := s.n
 	x, pinv, flag, topo := s.x, s.pinv, s.flag, s.topo
@@ -253,6 +270,11 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 		}
 		if flag[k] != int32(k) {
 			top = s.reach(int32(k), int32(k), top)
+		}
+		if vals == nil {
+			s.storeColumn(k, top, int32(k), 0)
+			s.prune(k, int32(k))
+			continue
 		}
 		s.scatter(k, vals, scale, shift, s.arow, int32(k))
 		// Sparse triangular solve with the columns of L in topological order.
@@ -291,29 +313,14 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 			}
 			return k
 		}
-		inv := 1 / pv
-		for _, r := range topo[top:] {
-			switch j := pinv[r]; {
-			case j >= 0:
-				s.ui = append(s.ui, j)
-				s.ux = append(s.ux, x[r])
-			case r != piv:
-				s.li = append(s.li, r) // relabelled to pivot order below
-				s.lx = append(s.lx, x[r]*inv)
-			}
-			x[r] = 0
-		}
-		pinv[piv] = int32(k)
-		s.ud[k] = pv
-		s.lp[k+1], s.up[k+1] = len(s.li), len(s.ui)
+		s.storeColumn(k, top, piv, pv)
+		s.prune(k, piv)
 	}
 	for t, r := range s.li {
 		s.li[t] = pinv[r]
 	}
-	for k := 0; k < n; k++ {
-		s.sortColumn(s.ui[s.up[k]:s.up[k+1]], s.ux[s.up[k]:s.up[k+1]])
-		s.sortColumn(s.li[s.lp[k]:s.lp[k+1]], s.lx[s.lp[k]:s.lp[k+1]])
-	}
+	s.sortColumns(s.lp, s.li, s.lx)
+	s.sortColumns(s.up, s.ui, s.ux)
 	for e, r := range s.arow {
 		s.atgt[e] = pinv[r]
 	}
@@ -333,6 +340,73 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 	return -1
 }
 
+// storeColumn appends column k, in s.x at the rows s.topo[top:], to L
+// and U with the pivot row piv of value pv, and clears s.x.
+func (s *SparseLU[T]) storeColumn(k, top int, piv int32, pv T) {
+	x, pinv := s.x, s.pinv
+	var inv T
+	if pv != 0 {
+		inv = 1 / pv
+	}
+	m := s.n - top
+	s.li, s.lx = grow(s.li, m), grow(s.lx, m)
+	s.ui, s.ux = grow(s.ui, m), grow(s.ux, m)
+	for _, r := range s.topo[top:] {
+		switch j := pinv[r]; {
+		case j >= 0:
+			s.ui = append(s.ui, j)
+			s.ux = append(s.ux, x[r])
+		case r != piv:
+			s.li = append(s.li, r) // relabelled to pivot order at the end
+			s.lx = append(s.lx, x[r]*inv)
+		}
+		x[r] = 0
+	}
+	pinv[piv] = int32(k)
+	s.ud[k] = pv
+	s.lp[k+1], s.up[k+1] = len(s.li), len(s.ui)
+	s.lend[k] = s.lp[k+1]
+}
+
+// prune shortens the searched part of the columns of L that column k
+// depends on (symmetric pruning, Eisenstat and Liu, as KLU does): when
+// U(j, k) and L(piv, j) are both non-zero, every row of L(:, j) not yet
+// pivotal is in L(:, k) too, so a search reaching j reaches them through
+// row piv and column k. Column j's rows are reordered, pivotal ones first,
+// and the search stops there.
+func (s *SparseLU[T]) prune(k int, piv int32) {
+	pinv := s.pinv
+	for _, j := range s.ui[s.up[k]:s.up[k+1]] {
+		l0, l1 := s.lp[j], s.lp[j+1]
+		if s.lend[j] != l1 {
+			continue // pruned already
+		}
+		li := s.li[l0:l1]
+		found := false
+		for _, r := range li {
+			if r == piv {
+				found = true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		lx := s.lx[l0:l1]
+		head, tail := 0, len(li)
+		for head < tail {
+			if pinv[li[head]] >= 0 {
+				head++
+				continue
+			}
+			tail--
+			li[head], li[tail] = li[tail], li[head]
+			lx[head], lx[tail] = lx[tail], lx[head]
+		}
+		s.lend[j] = l0 + head
+	}
+}
+
 // reach runs a depth-first search from row r in the graph of the columns
 // of L computed so far (row r leads to column pinv[r] when r is pivotal),
 // marking rows with flag k and pushing each finished row onto topo below
@@ -350,7 +424,7 @@ func (s *SparseLU[T]) reach(r, k int32, top int) int {
 		j := pinv[r]
 		done := true
 		if j >= 0 {
-			end := s.lp[j+1]
+			end := s.lend[j]
 			for t := pstk[h]; t < end; t++ {
 				c := s.li[t]
 				if flag[c] == k {
@@ -376,36 +450,49 @@ func (s *SparseLU[T]) reach(r, k int32, top int) int {
 	return top
 }
 
-// sortColumn sorts the row indices of a column ascending, carrying the
-// values along: insertion sort for short columns, sort.Sort otherwise.
-func (s *SparseLU[T]) sortColumn(idx []int32, val []T) {
-	val = val[:len(idx)]
-	if len(idx) > 32 {
-		s.sorter.idx, s.sorter.val = idx, val
-		sort.Sort(&s.sorter)
-		s.sorter.idx, s.sorter.val = nil, nil
-		return
+// sortColumns sorts the row indices of each column of a compressed
+// column matrix ascending, carrying the values along, by transposing it
+// twice (counting sorts) through s's scratch.
+func (s *SparseLU[T]) sortColumns(cp []int, ci []int32, cx []T) {
+	n, nnz := s.n, len(ci)
+	s.tp = grow(s.tp[:0], n+1)[:n+1]
+	s.ti = grow(s.ti[:0], nnz)[:nnz]
+	s.tx = grow(s.tx[:0], nnz)[:nnz]
+	tp, ti, tx, next := s.tp, s.ti, s.tx, s.pstk
+	// Rows: count, offsets, then fill by columns in order.
+	clear(tp)
+	for _, r := range ci {
+		tp[r+1]++
 	}
-	for a := 1; a < len(idx); a++ {
-		i, v := idx[a], val[a]
-		b := a
-		for b > 0 && idx[b-1] > i {
-			idx[b], val[b] = idx[b-1], val[b-1]
-			b--
+	for i := 0; i < n; i++ {
+		tp[i+1] += tp[i]
+	}
+	copy(next, tp[:n])
+	for k := 0; k < n; k++ {
+		for e := cp[k]; e < cp[k+1]; e++ {
+			r := ci[e]
+			ti[next[r]], tx[next[r]] = int32(k), cx[e]
+			next[r]++
 		}
-		idx[b], val[b] = i, v
+	}
+	// Back to columns, rows now ascending in each.
+	copy(next, cp[:n])
+	for r := 0; r < n; r++ {
+		for e := tp[r]; e < tp[r+1]; e++ {
+			k := ti[e]
+			ci[next[k]], cx[next[k]] = int32(r), tx[e]
+			next[k]++
+		}
 	}
 }
 
-// columnSorter sorts a column's row indices with its values.
-type columnSorter[T Float] struct {
-	idx []int32
-	val []T
-}
-
-func (c *columnSorter[T]) Len() int           { return len(c.idx) }
-func (c *columnSorter[T]) Less(a, b int) bool { return c.idx[a] < c.idx[b] }
-func (c *columnSorter[T]) Swap(a, b int) {
-	c.idx[a], c.idx[b] = c.idx[b], c.idx[a]
-	c.val[a], c.val[b] = c.val[b], c.val[a]
+// grow returns s with room for m more elements, doubling its capacity
+// when it must grow so that a factorisation's appends copy little.
+func grow[E any](s []E, m int) []E {
+	if len(s)+m <= cap(s) {
+		return s
+	}
+	t := make([]E, len(s), max(2*cap(s), len(s)+m))
+	copy(t, s)
+	return t
 }
