@@ -291,6 +291,11 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 				x[i] -= lx[t] * xj
 			}
 		}
+		// A column with a non-finite entry has no usable pivot.
+		var sum T
+		for _, r := range topo[top:] {
+			sum += x[r]
+		}
 		// Threshold partial pivoting among the rows not yet pivotal.
 		piv, big := int32(-1), T(0)
 		for _, r := range topo[top:] {
@@ -307,7 +312,7 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 		if piv >= 0 {
 			pv = x[piv]
 		}
-		if ap := abs(pv); !(ap > 0) || math.IsInf(float64(ap), 0) {
+		if ap := abs(pv); !(ap > 0) || math.IsInf(float64(ap), 0) || sum-sum != 0 {
 			for _, r := range topo[top:] {
 				x[r] = 0
 			}

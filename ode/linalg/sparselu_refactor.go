@@ -41,12 +41,16 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 		u0, u1 := s.up[k], s.up[k+1]
 		ui, ux := s.ui[u0:u1], s.ux[u0:u1]
 		ux = ux[:len(ui)]
+		var sum T // of the column's entries: NaN if one is not finite
 		for e := 0; e < len(ui); {
 			j := int(ui[e])
 			end := min(int(s.snEnd[j]), k-1)
 			w := end - j + 1
 			if w >= 4 && e+w <= len(ui) && int(ui[e+w-1]) == end {
 				s.updateSupernode(j, end, ux[e:e+w])
+				for _, v := range ux[e : e+w] {
+					sum += v
+				}
 				e += w
 				continue
 			}
@@ -59,6 +63,7 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 			for t, r := range li {
 				x[r] -= lx[t] * xj
 			}
+			sum += xj
 			e++
 		}
 		piv := x[k]
@@ -73,8 +78,9 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 			lx[t] = v
 			big = max(big, abs(v))
 		}
+		sum += big
 		ap := abs(piv)
-		if !(ap > 0) || math.IsInf(float64(ap), 0) || ap < PivotTolerance*big {
+		if !(ap > 0) || math.IsInf(float64(ap), 0) || ap < PivotTolerance*big || sum-sum != 0 {
 			return false
 		}
 		inv := 1 / piv

@@ -247,6 +247,20 @@ func TestSparseLUSingular(t *testing.T) {
 			}
 		}
 	}
+	// A NaN below the diagonal, where no pivot would meet it, is reported
+	// too, cold and warm.
+	tri, _ := linalg.NewPattern(2, 2, []linalg.Entry{{0, 0}, {0, 1}, {1, 1}})
+	for _, v := range [][]float64{{1, math.NaN(), 1}, {1, math.Inf(1), 1}} {
+		for _, warm := range []bool{false, true} {
+			ts, _ := linalg.NewSparseLU[float64](tri)
+			if warm {
+				ts.Factor([]float64{1, 1, 1})
+			}
+			if k := ts.Factor(v); k < 0 {
+				t.Errorf("Factor(%v) (warm %v) = %d, want an index", v, warm, k)
+			}
+		}
+	}
 	// W = I − c·J with c = 1/4 on J = 4·I is singular too.
 	diag := linalg.BandPattern(4, 0, 0)
 	d, _ := linalg.NewSparseLU[float64](diag)
