@@ -420,3 +420,48 @@ func TestSparseLURefactorBrusselator(t *testing.T) {
 		t.Errorf("stats %+v, want refactorisations", st)
 	}
 }
+
+// A clone factors and solves as the original does, independently.
+func TestSparseLUClone(t *testing.T) {
+	const N = 6
+	p := brusselatorPattern(N)
+	vals := brusselatorValues(p, N)
+	s, err := linalg.NewSparseLU[float64](p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0 := s.Clone()
+	s.FactorShifted(vals, 1e-3)
+	c1 := s.Clone()
+	for i, c := range []*linalg.SparseLU[float64]{c0, c1} {
+		c.FactorShifted(vals, 1e-3)
+		x, y := make([]float64, p.Rows), make([]float64, p.Rows)
+		for j := range x {
+			x[j], y[j] = float64(j%5), float64(j%5)
+		}
+		s.Solve(x)
+		c.Solve(y)
+		for j := range x {
+			if x[j] != y[j] {
+				t.Fatalf("clone %d: x[%d] = %g, want the original's %g", i, j, y[j], x[j])
+			}
+		}
+	}
+	// Factoring the clone leaves the original's factors alone.
+	c1.FactorShifted(vals, 1e-1)
+	x := make([]float64, p.Rows)
+	x[3] = 1
+	s.Solve(x)
+	w := denseOf(p, vals, -1e-3, 1)
+	var r mat.VecDense
+	r.MulVec(w, mat.NewVecDense(p.Rows, x))
+	for j := 0; j < p.Rows; j++ {
+		want := 0.0
+		if j == 3 {
+			want = 1
+		}
+		if math.Abs(r.AtVec(j)-want) > 1e-12 {
+			t.Fatalf("after the clone's factorisation, the original's residual at %d is %g", j, r.AtVec(j)-want)
+		}
+	}
+}
