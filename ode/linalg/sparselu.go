@@ -75,6 +75,7 @@ type SparseLU[T Float] struct {
 	x     []T     // dense column, all zero between columns
 	xs    []T     // a supernode's part of a column
 	snEnd []int32 // last column of the supernode of L column j
+	sn    []int32 // first columns of the supernodes, then n
 	work  []T
 	flag  []int32
 	stack []int32
@@ -183,7 +184,7 @@ func (s *SparseLU[T]) Clone() *SparseLU[T] {
 		li: slices.Clone(s.li), ui: slices.Clone(s.ui),
 		lx: slices.Clone(s.lx), ux: slices.Clone(s.ux), ud: slices.Clone(s.ud),
 		pinv: slices.Clone(s.pinv), rowmap: slices.Clone(s.rowmap),
-		snEnd: slices.Clone(s.snEnd), lend: slices.Clone(s.lend),
+		snEnd: slices.Clone(s.snEnd), sn: slices.Clone(s.sn), lend: slices.Clone(s.lend),
 		x: make([]T, n), xs: make([]T, n), work: make([]T, n), flag: make([]int32, n),
 		stack: make([]int32, n), pstk: make([]int, n), topo: make([]int32, n),
 		pnnz: s.pnnz, valid: s.valid, pattern: s.pattern, repivot: s.repivot,

@@ -11,6 +11,7 @@ import (
 // updates a column with several of them at once.
 func (s *SparseLU[T]) findSupernodes() {
 	n := s.n
+	s.sn = s.sn[:0]
 	if n == 0 {
 		return
 	}
@@ -22,6 +23,56 @@ func (s *SparseLU[T]) findSupernodes() {
 		if len(a) == len(b)+1 && a[0] == int32(j+1) && slices.Equal(a[1:], b) {
 			s.snEnd[j] = s.snEnd[j+1]
 		}
+	}
+	for j := 0; j < n; j = int(s.snEnd[j]) + 1 {
+		s.sn = append(s.sn, int32(j))
+	}
+	s.sn = append(s.sn, int32(n))
+}
+
+// dotSupernode does the part of the backward solve with Lᵀ for the
+// columns j..end of one supernode of L: w[t] −= L(:, t)ᵀ·w for t from end
+// down to j. The rows below the supernode, shared, go four columns at a
+// time.
+func (s *SparseLU[T]) dotSupernode(w []T, j, end int) {
+	rows := s.li[s.lp[end]:s.lp[end+1]]
+	m := len(rows)
+	shared := func(t int) []T {
+		b := s.lp[t] + end - t
+		return s.lx[b : b+m : b+m]
+	}
+	d := s.xs[:end-j+1]
+	t := j
+	for ; t+3 <= end; t += 4 {
+		s0, s1, s2, s3 := shared(t), shared(t+1), shared(t+2), shared(t+3)
+		var d0, d1, d2, d3 T
+		for i, r := range rows {
+			wr := w[r]
+			d0 += s0[i] * wr
+			d1 += s1[i] * wr
+			d2 += s2[i] * wr
+			d3 += s3[i] * wr
+		}
+		d[t-j], d[t-j+1], d[t-j+2], d[t-j+3] = d0, d1, d2, d3
+	}
+	for ; t <= end; t++ {
+		sh := shared(t)
+		var dt T
+		for i, r := range rows {
+			dt += sh[i] * w[r]
+		}
+		d[t-j] = dt
+	}
+	// The triangle inside the supernode, backward.
+	for t := end; t >= j; t-- {
+		in := s.lx[s.lp[t] : s.lp[t]+end-t]
+		wr := w[t+1 : end+1]
+		in = in[:len(wr)]
+		sum := d[t-j]
+		for i, v := range in {
+			sum += v * wr[i]
+		}
+		w[t] -= sum
 	}
 }
 
@@ -47,7 +98,7 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 			end := min(int(s.snEnd[j]), k-1)
 			w := end - j + 1
 			if w >= 4 && e+w <= len(ui) && int(ui[e+w-1]) == end {
-				s.updateSupernode(j, end, ux[e:e+w])
+				s.updateSupernode(x, j, end, ux[e:e+w])
 				for _, v := range ux[e : e+w] {
 					sum += v
 				}
@@ -93,13 +144,13 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 }
 
 // updateSupernode applies columns j..end of L, part of one supernode, to
-// the dense column s.x, storing x[j..end] (final) in ux and clearing them.
+// the dense column x (x −= L(:, j..end)·x[j..end], x[j..end] final
+// first). With ux non-nil it moves x[j..end] to ux, clearing them.
 // Column t of the run holds rows t+1..end first, then the rows of column
 // end, which every column of the run shares. Columns go four at a time:
 // the small triangle among them, then the rows below in the run (stored
 // contiguously in x), then the shared rows.
-func (s *SparseLU[T]) updateSupernode(j, end int, ux []T) {
-	x := s.x
+func (s *SparseLU[T]) updateSupernode(x []T, j, end int, ux []T) {
 	rows := s.li[s.lp[end]:s.lp[end+1]]
 	m := len(rows)
 	// below returns column t's values for the rows from..end of the run
@@ -118,8 +169,12 @@ func (s *SparseLU[T]) updateSupernode(j, end int, ux []T) {
 		x1 := x[t+1] - l0[0]*x0
 		x2 := x[t+2] - l0[1]*x0 - l1[0]*x1
 		x3 := x[t+3] - l0[2]*x0 - l1[1]*x1 - l2[0]*x2
-		x[t], x[t+1], x[t+2], x[t+3] = 0, 0, 0, 0
-		ux[t-j], ux[t-j+1], ux[t-j+2], ux[t-j+3] = x0, x1, x2, x3
+		if ux != nil {
+			x[t], x[t+1], x[t+2], x[t+3] = 0, 0, 0, 0
+			ux[t-j], ux[t-j+1], ux[t-j+2], ux[t-j+3] = x0, x1, x2, x3
+		} else {
+			x[t+1], x[t+2], x[t+3] = x1, x2, x3
+		}
 		// Rows t+4..end of the run.
 		a0, s0 := below(t, t+4)
 		a1, s1 := below(t+1, t+4)
@@ -137,8 +192,10 @@ func (s *SparseLU[T]) updateSupernode(j, end int, ux []T) {
 	}
 	for ; t <= end; t++ {
 		xt := x[t]
-		x[t] = 0
-		ux[t-j] = xt
+		if ux != nil {
+			x[t] = 0
+			ux[t-j] = xt
+		}
 		a, sh := below(t, t+1)
 		xr := x[t+1 : end+1]
 		a = a[:len(xr)]

@@ -23,16 +23,23 @@ func (s *SparseLU[T]) Solve(x []T) {
 		}
 		w[k] = sum / s.ud[k]
 	}
-	// Lᵀ is unit upper triangular: backward.
-	for k := s.n - 1; k >= 0; k-- {
-		l0, l1 := s.lp[k], s.lp[k+1]
-		li, lx := s.li[l0:l1], s.lx[l0:l1]
-		lx = lx[:len(li)]
-		sum := w[k]
-		for e, r := range li {
-			sum -= lx[e] * w[r]
+	// Lᵀ is unit upper triangular: backward, by supernodes.
+	for b := len(s.sn) - 2; b >= 0; b-- {
+		j, end := int(s.sn[b]), int(s.sn[b+1])-1
+		if end-j >= 3 {
+			s.dotSupernode(w, j, end)
+			continue
 		}
-		w[k] = sum
+		for k := end; k >= j; k-- {
+			l0, l1 := s.lp[k], s.lp[k+1]
+			li, lx := s.li[l0:l1], s.lx[l0:l1]
+			lx = lx[:len(li)]
+			sum := w[k]
+			for e, r := range li {
+				sum -= lx[e] * w[r]
+			}
+			w[k] = sum
+		}
 	}
 	for i, r := range s.rowmap {
 		x[i] = w[r]
@@ -48,13 +55,20 @@ func (s *SparseLU[T]) SolveTranspose(x []T) {
 	for i, r := range s.rowmap {
 		w[r] = x[i]
 	}
-	for k := 0; k < s.n; k++ {
-		l0, l1 := s.lp[k], s.lp[k+1]
-		li, lx := s.li[l0:l1], s.lx[l0:l1]
-		lx = lx[:len(li)]
-		wk := w[k]
-		for e, r := range li {
-			w[r] -= lx[e] * wk
+	for b := 0; b+1 < len(s.sn); b++ {
+		j, end := int(s.sn[b]), int(s.sn[b+1])-1
+		if end-j >= 3 {
+			s.updateSupernode(w, j, end, nil)
+			continue
+		}
+		for k := j; k <= end; k++ {
+			l0, l1 := s.lp[k], s.lp[k+1]
+			li, lx := s.li[l0:l1], s.lx[l0:l1]
+			lx = lx[:len(li)]
+			wk := w[k]
+			for e, r := range li {
+				w[r] -= lx[e] * wk
+			}
 		}
 	}
 	for k := s.n - 1; k >= 0; k-- {
