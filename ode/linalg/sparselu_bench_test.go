@@ -138,3 +138,38 @@ func BenchmarkSparseLUBrusselator(b *testing.B) {
 		})
 	}
 }
+
+// The refactorisation and the solve in float32, beside the float64 ones.
+func BenchmarkSparseLUBrusselator32(b *testing.B) {
+	for _, N := range []int{32, 64} {
+		p := brusselatorPattern(N)
+		vals := brusselatorValues(p, N)
+		v32 := make([]float32, len(vals))
+		for i, v := range vals {
+			v32[i] = float32(v)
+		}
+		s, err := linalg.NewSparseLU[float32](p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if k := s.FactorShifted(v32, benchC); k >= 0 {
+			b.Fatal(k)
+		}
+		b.Run(fmt.Sprintf("N=%d/refactor", N), func(b *testing.B) {
+			cpuRun(b, func() {
+				if k := s.FactorShifted(v32, benchC); k >= 0 {
+					b.Fatal(k)
+				}
+			})
+		})
+		x := make([]float32, p.Rows)
+		b.Run(fmt.Sprintf("N=%d/solve", N), func(b *testing.B) {
+			cpuRun(b, func() {
+				for i := range x {
+					x[i] = 1
+				}
+				s.Solve(x)
+			})
+		})
+	}
+}

@@ -24,6 +24,13 @@ func randomPattern(rt *rapid.T, n int, dropDiag float64) *linalg.Pattern {
 			e = append(e, linalg.Entry{Row: i, Col: rapid.IntRange(0, n-1).Draw(rt, "col")})
 		}
 	}
+	// Sometimes a dense row and column, which AMD orders last.
+	if n > 20 && rapid.IntRange(0, 4).Draw(rt, "dense") == 0 {
+		d := rapid.IntRange(0, n-1).Draw(rt, "denseRow")
+		for j := 0; j < n; j++ {
+			e = append(e, linalg.Entry{Row: d, Col: j}, linalg.Entry{Row: j, Col: d})
+		}
+	}
 	p, err := linalg.NewPattern(n, n, e)
 	if err != nil {
 		rt.Fatal(err)
