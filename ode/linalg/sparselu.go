@@ -307,13 +307,8 @@ func (s *SparseLU[T]) pivotFactor(vals []T, scale, shift T) int {
 			if j < 0 {
 				continue
 			}
-			xj := x[r]
-			l0, l1 := s.lp[j], s.lp[j+1]
-			li, lx := s.li[l0:l1], s.lx[l0:l1]
-			lx = lx[:len(li)]
-			for t, i := range li {
-				x[i] -= lx[t] * xj
-			}
+			li, lx := s.lcol(int(j))
+			axpy(li, lx, x, x[r])
 		}
 		// A column with a non-finite entry has no usable pivot.
 		var sum T

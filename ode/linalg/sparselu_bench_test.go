@@ -107,35 +107,7 @@ func BenchmarkSparseLUBrusselator(b *testing.B) {
 			b.ReportMetric(float64(st.NNZL+st.NNZU), "nnz(L+U)")
 			b.ReportMetric(float64(st.Flops), "madds")
 		})
-		b.Run(fmt.Sprintf("N=%d/refactor", N), func(b *testing.B) {
-			cpuRun(b, func() {
-				if k := s.FactorShifted(vals, benchC); k >= 0 {
-					b.Fatal(k)
-				}
-			})
-		})
-		if k := s.FactorShifted(vals, benchC); k >= 0 {
-			b.Fatal(k)
-		}
-		x := make([]float64, p.Rows)
-		// Each solve starts from ones: repeated solves would shrink x into
-		// subnormal numbers and time those.
-		b.Run(fmt.Sprintf("N=%d/solve", N), func(b *testing.B) {
-			cpuRun(b, func() {
-				for i := range x {
-					x[i] = 1
-				}
-				s.Solve(x)
-			})
-		})
-		b.Run(fmt.Sprintf("N=%d/solveT", N), func(b *testing.B) {
-			cpuRun(b, func() {
-				for i := range x {
-					x[i] = 1
-				}
-				s.SolveTranspose(x)
-			})
-		})
+		benchRefactorSolve(b, N, s, vals, true)
 	}
 }
 
@@ -152,23 +124,41 @@ func BenchmarkSparseLUBrusselator32(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if k := s.FactorShifted(v32, benchC); k >= 0 {
-			b.Fatal(k)
-		}
-		b.Run(fmt.Sprintf("N=%d/refactor", N), func(b *testing.B) {
-			cpuRun(b, func() {
-				if k := s.FactorShifted(v32, benchC); k >= 0 {
-					b.Fatal(k)
-				}
-			})
+		benchRefactorSolve(b, N, s, v32, false)
+	}
+}
+
+// benchRefactorSolve times s's refactorisation with vals and its solves
+// (the transposed one too when trans is set).
+func benchRefactorSolve[T linalg.Float](b *testing.B, N int, s *linalg.SparseLU[T], vals []T, trans bool) {
+	if k := s.FactorShifted(vals, benchC); k >= 0 {
+		b.Fatal(k)
+	}
+	b.Run(fmt.Sprintf("N=%d/refactor", N), func(b *testing.B) {
+		cpuRun(b, func() {
+			if k := s.FactorShifted(vals, benchC); k >= 0 {
+				b.Fatal(k)
+			}
 		})
-		x := make([]float32, p.Rows)
-		b.Run(fmt.Sprintf("N=%d/solve", N), func(b *testing.B) {
+	})
+	x := make([]T, 2*N*N)
+	// Each solve starts from ones: repeated solves would shrink x into
+	// subnormal numbers and time those.
+	solves := map[string]func([]T){"solve": s.Solve}
+	if trans {
+		solves["solveT"] = s.SolveTranspose
+	}
+	for _, name := range []string{"solve", "solveT"} {
+		solve, ok := solves[name]
+		if !ok {
+			continue
+		}
+		b.Run(fmt.Sprintf("N=%d/%s", N, name), func(b *testing.B) {
 			cpuRun(b, func() {
 				for i := range x {
 					x[i] = 1
 				}
-				s.Solve(x)
+				solve(x)
 			})
 		})
 	}

@@ -89,8 +89,7 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 	x := s.x
 	for k := 0; k < s.n; k++ {
 		s.scatter(k, vals, scale, shift, s.atgt, s.pinv[k])
-		u0, u1 := s.up[k], s.up[k+1]
-		ui, ux := s.ui[u0:u1], s.ux[u0:u1]
+		ui, ux := s.ucol(k)
 		ux = ux[:len(ui)]
 		var sum T // of the column's entries: NaN if one is not finite
 		for e := 0; e < len(ui); {
@@ -108,19 +107,14 @@ func (s *SparseLU[T]) refactor(vals []T, scale, shift T) bool {
 			xj := x[j]
 			ux[e] = xj
 			x[j] = 0
-			l0, l1 := s.lp[j], s.lp[j+1]
-			li, lx := s.li[l0:l1], s.lx[l0:l1]
-			lx = lx[:len(li)]
-			for t, r := range li {
-				x[r] -= lx[t] * xj
-			}
+			li, lx := s.lcol(j)
+			axpy(li, lx, x, xj)
 			sum += xj
 			e++
 		}
 		piv := x[k]
 		x[k] = 0
-		l0, l1 := s.lp[k], s.lp[k+1]
-		li, lx := s.li[l0:l1], s.lx[l0:l1]
+		li, lx := s.lcol(k)
 		lx = lx[:len(li)]
 		var big T
 		for t, r := range li {

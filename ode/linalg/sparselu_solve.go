@@ -14,14 +14,8 @@ func (s *SparseLU[T]) Solve(x []T) {
 	}
 	// Uᵀ is lower triangular: forward, by dot products with U's columns.
 	for k := 0; k < s.n; k++ {
-		u0, u1 := s.up[k], s.up[k+1]
-		ui, ux := s.ui[u0:u1], s.ux[u0:u1]
-		ux = ux[:len(ui)]
-		sum := w[k]
-		for e, j := range ui {
-			sum -= ux[e] * w[j]
-		}
-		w[k] = sum / s.ud[k]
+		ui, ux := s.ucol(k)
+		w[k] = (w[k] - dot(ui, ux, w)) / s.ud[k]
 	}
 	// Lᵀ is unit upper triangular: backward, by supernodes.
 	for b := len(s.sn) - 2; b >= 0; b-- {
@@ -31,14 +25,8 @@ func (s *SparseLU[T]) Solve(x []T) {
 			continue
 		}
 		for k := end; k >= j; k-- {
-			l0, l1 := s.lp[k], s.lp[k+1]
-			li, lx := s.li[l0:l1], s.lx[l0:l1]
-			lx = lx[:len(li)]
-			sum := w[k]
-			for e, r := range li {
-				sum -= lx[e] * w[r]
-			}
-			w[k] = sum
+			li, lx := s.lcol(k)
+			w[k] -= dot(li, lx, w)
 		}
 	}
 	for i, r := range s.rowmap {
@@ -62,24 +50,14 @@ func (s *SparseLU[T]) SolveTranspose(x []T) {
 			continue
 		}
 		for k := j; k <= end; k++ {
-			l0, l1 := s.lp[k], s.lp[k+1]
-			li, lx := s.li[l0:l1], s.lx[l0:l1]
-			lx = lx[:len(li)]
-			wk := w[k]
-			for e, r := range li {
-				w[r] -= lx[e] * wk
-			}
+			li, lx := s.lcol(k)
+			axpy(li, lx, w, w[k])
 		}
 	}
 	for k := s.n - 1; k >= 0; k-- {
-		u0, u1 := s.up[k], s.up[k+1]
-		ui, ux := s.ui[u0:u1], s.ux[u0:u1]
-		ux = ux[:len(ui)]
-		wk := w[k] / s.ud[k]
-		w[k] = wk
-		for e, j := range ui {
-			w[j] -= ux[e] * wk
-		}
+		ui, ux := s.ucol(k)
+		w[k] /= s.ud[k]
+		axpy(ui, ux, w, w[k])
 	}
 	for k, i := range s.q {
 		x[i] = w[k]
@@ -92,5 +70,36 @@ func (s *SparseLU[T]) check(x []T) {
 	}
 	if len(x) != s.n {
 		panic(fmt.Sprintf("linalg: SparseLU: solve of %d values, want %d", len(x), s.n))
+	}
+}
+
+// lcol returns the row indices and values of column k of L.
+func (s *SparseLU[T]) lcol(k int) ([]int32, []T) {
+	a, b := s.lp[k], s.lp[k+1]
+	return s.li[a:b:b], s.lx[a:b:b]
+}
+
+// ucol returns the row indices and values of column k of U, without the
+// diagonal.
+func (s *SparseLU[T]) ucol(k int) ([]int32, []T) {
+	a, b := s.up[k], s.up[k+1]
+	return s.ui[a:b:b], s.ux[a:b:b]
+}
+
+// dot returns the sum of val[e]·w[idx[e]].
+func dot[T Float](idx []int32, val, w []T) T {
+	val = val[:len(idx)]
+	var sum T
+	for e, r := range idx {
+		sum += val[e] * w[r]
+	}
+	return sum
+}
+
+// axpy subtracts val[e]·a from x[idx[e]].
+func axpy[T Float](idx []int32, val, x []T, a T) {
+	val = val[:len(idx)]
+	for e, r := range idx {
+		x[r] -= val[e] * a
 	}
 }
