@@ -179,8 +179,10 @@ func heatmap(path string, n int, t float64, u []float64) error {
 		pal.SetMax(hi + 1)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("u at t = %g (min %.3g, max %.3g)", t, lo, hi)
+	p.Title.Text = fmt.Sprintf("u at t = %g (min %.5g, max %.5g)", t, lo, hi)
 	p.X.Label.Text, p.Y.Label.Text = "x", "y"
-	p.Add(plotter.NewHeatMap(g, pal.Palette(255)))
+	hm := plotter.NewHeatMap(g, pal.Palette(255))
+	hm.Rasterized = true // one image: no seams between the cells
+	p.Add(hm)
 	return p.Save(5*vg.Inch, 5*vg.Inch, path)
 }
