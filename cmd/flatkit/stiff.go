@@ -37,7 +37,11 @@ import (
 // solve over all of them.
 //
 // Each line carries the peer's counters (nsteps = accepted steps, nfe,
-// nje, nsetups = factorisations, nni, nli), the final state's rms, first
+// nje, nsetups = factorisations, nni, nli) of the whole solve, and of the
+// last segment alone in last_segment: the peer's CVodeReInit zeroes its
+// counters, so it prints those of its last segment. nfe counts the
+// evaluations of F for difference-quotient Jacobians too, which CVODE's
+// nfe leaves out (its nfeLS). The final state's rms, first
 // and last components as the peer prints them, and the error against a
 // reference solved once per problem at rtol 1e-10, atol 1e-14:
 // err_weighted = max |u − ref| / (atol + rtol |ref|) with the case's
@@ -269,7 +273,8 @@ func stiffReference(ctx context.Context, d *stiffDef) ([]float64, string, error)
 type stiffRun struct {
 	it    *ode.Integrator[float64]
 	d     *stiffDef
-	stats ode.Stats
+	stats ode.Stats // of the whole solve
+	last  ode.Stats // of the last segment
 }
 
 func newStiffRun(d *stiffDef, s stiffSolver, rtol, atol float64) (*stiffRun, error) {
@@ -294,6 +299,7 @@ func (r *stiffRun) solve(ctx context.Context) error {
 			return fmt.Errorf("segment [%g, %g]: %w", s.T0, s.T1, err)
 		}
 		st := r.it.Stats()
+		r.last = st
 		r.stats.FEvals += st.FEvals
 		r.stats.JacEvals += st.JacEvals
 		r.stats.LUs += st.LUs
@@ -338,6 +344,9 @@ type stiffResult struct {
 	RefRMS    *float64 `json:"ref_rms,omitempty"`
 	RefFirst  *float64 `json:"ref_first,omitempty"`
 	RefLast   *float64 `json:"ref_last,omitempty"`
+	// The counters of the last segment alone: those the peer prints, as
+	// CVodeReInit zeroes its counters at each restart.
+	LastSegment *stiffCounters `json:"last_segment,omitempty"`
 	// the cost-growth line: time per state at each N, in µs
 	PerState    map[string]float64 `json:"us_per_state,omitempty"`
 	PerStateMin map[string]float64 `json:"us_per_state_min,omitempty"`
@@ -346,6 +355,16 @@ type stiffResult struct {
 }
 
 func iptr(x int) *int { return &x }
+
+// stiffCounters are the peer's counters.
+type stiffCounters struct {
+	NSteps  int `json:"nsteps"`
+	NFE     int `json:"nfe"`
+	NJE     int `json:"nje"`
+	NSetups int `json:"nsetups"`
+	NNI     int `json:"nni"`
+	NLI     int `json:"nli"`
+}
 
 // runStiff runs cases, then the cost-growth line when the band cases at
 // stiffGrowthN are among them.
@@ -420,6 +439,10 @@ func (b *bencher) stiffCase(ctx context.Context, r *stiffResult, run *stiffRun, 
 	st := run.stats
 	r.NSteps, r.Rejected, r.NFE = st.Accepted, iptr(st.Rejected), st.FEvals
 	r.NJE, r.NSetups, r.NNI, r.NLI = iptr(st.JacEvals), iptr(st.LUs), iptr(st.NewtonIters), iptr(st.LinearIters)
+	if len(run.d.segs) > 1 {
+		l := run.last
+		r.LastSegment = &stiffCounters{NSteps: l.Accepted, NFE: l.FEvals, NJE: l.JacEvals, NSetups: l.LUs, NNI: l.NewtonIters, NLI: l.LinearIters}
+	}
 	u := run.it.U()
 	rms, first, last := rmsFirstLast(u)
 	r.RMS, r.First, r.Last = ptr(rms), ptr(first), ptr(last)

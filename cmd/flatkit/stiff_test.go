@@ -34,6 +34,11 @@ func TestBenchStiffQuick(t *testing.T) {
 		// answer is off by far more.
 		checkAtMost(t, c.name(), m, "err_weighted", 100)
 		checkAtMost(t, c.name(), m, "err_rfl", 1e-4)
+		if last, ok := m["last_segment"].(map[string]any); ok != (c.problem == "bruss2d" || c.problem == "medakzo") {
+			t.Errorf("%s: last_segment %v, want it exactly for the problems with a restart", c.name(), m["last_segment"])
+		} else if ok && !(last["nsteps"].(float64) > 0 && last["nsteps"].(float64) < m["nsteps"].(float64)) {
+			t.Errorf("%s: %v steps in the last segment of %v", c.name(), last["nsteps"], m["nsteps"])
+		}
 		// One quick solve also counts the runtime's own rare allocations.
 		checkAtMost(t, c.name(), m, "allocs", 2)
 	}
