@@ -81,7 +81,7 @@ func (it *Integrator[T]) step() error {
 				}
 				return it.fail(NonFinite, c, nil)
 			}
-			it.dt = h * ctlQmin
+			it.dt = it.controlReject(h, e2)
 			it.rejectedLast = true
 			continue
 		}
