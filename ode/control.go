@@ -13,7 +13,9 @@ import "math"
 // A rejected step retries with h·max(qmin, safety·e^−β1), and the step
 // after a rejection may not grow. Non-finite attempts retry with h·qmin.
 // Ten in a row, or a dt underflow right after one, end the solve with
-// NonFinite.
+// NonFinite. A stepper that chooses its own steps, BDF, implements
+// stepChooser; the integrator then asks it for the first step, the next
+// and the retries, and uses none of the above.
 const (
 	ctlSafety   = 0.9
 	ctlQmin     = 0.2

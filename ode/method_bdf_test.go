@@ -83,19 +83,28 @@ func checkBDFStats(t *testing.T, name string, st ode.Stats) {
 // 1e-10.
 func TestBDFRobertson4e10(t *testing.T) {
 	prob := ode.Problem[float64]{F: robertson[float64], Jac: robertsonJac[float64], U0: []float64{1, 0, 0}, T1: 4e10}
-	ref, err := ode.Solve(bg, prob, ode.Rodas5P(), ode.Tol(1e-10, 1e-14))
+	sol := bdfAgainstRodas5P(t, "Robertson to 4e10", prob, 1e-10, 1e-14)
+	checkBDFStats(t, "Robertson to 4e10", sol.Stats)
+}
+
+// bdfAgainstRodas5P solves prob by BDF at rtol 1e-6, atol 1e-8 and checks
+// the result against Rodas5P's at rtol, atol.
+func bdfAgainstRodas5P(t *testing.T, name string, prob ode.Problem[float64], rtol, atol float64) *ode.Solution[float64] {
+	t.Helper()
+	ref, err := ode.Solve(bg, prob, ode.Rodas5P(), ode.Tol(rtol, atol))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: Rodas5P: %v", name, err)
 	}
 	sol, err := ode.Solve(bg, prob, ode.BDF(), ode.Tol(1e-6, 1e-8))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	w := weightedErr(sol.U[1], ref.U[1], 1e-6, 1e-8)
-	t.Logf("weighted error %.3g, %d steps", w, sol.Stats.Accepted)
+	t.Logf("%s: weighted error %.3g, max error %.3g, %+v", name, w, maxAbsDiff(sol.U[1], ref.U[1]), sol.Stats)
 	if w > bdfBound {
-		t.Errorf("weighted error %.3g > %d: %v, Rodas5P %v", w, bdfBound, sol.U[1], ref.U[1])
+		t.Errorf("%s: weighted error %.3g > %d", name, w, bdfBound)
 	}
+	return sol
 }
 
 func TestBDFVanDerPol(t *testing.T) {
@@ -166,25 +175,12 @@ func TestBDFHires(t *testing.T) {
 // The 1-D Brusselator at N = 50 with the user's dense Jacobian against
 // Rodas5P at rtol 1e-10, and the counts of CVODE at N = 100.
 func TestBDFBrusselator1D(t *testing.T) {
-	prob := bruss1d(50, true)
-	ref, err := ode.Solve(bg, prob, ode.Rodas5P(), ode.Tol(1e-10, 1e-12))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := ode.Solve(bg, prob, ode.BDF(), ode.Tol(1e-6, 1e-8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := weightedErr(sol.U[1], ref.U[1], 1e-6, 1e-8)
-	t.Logf("N=50: weighted error %.3g, max error %.3g, %+v", w, maxAbsDiff(sol.U[1], ref.U[1]), sol.Stats)
-	if w > bdfBound {
-		t.Errorf("N=50: weighted error %.3g > %d", w, bdfBound)
-	}
+	sol := bdfAgainstRodas5P(t, "bruss1d N=50", bruss1d(50, true), 1e-10, 1e-12)
 	checkBDFStats(t, "bruss1d N=50", sol.Stats)
 
 	// CVODE 6.4, bruss1d N=100 dense: 222 steps, 263 f, 4 J, 28 setups,
 	// 260 Newton iterations, and the solution's RMS 2.522002593.
-	sol, err = ode.Solve(bg, bruss1d(100, true), ode.BDF(), ode.Tol(1e-6, 1e-8))
+	sol, err := ode.Solve(bg, bruss1d(100, true), ode.BDF(), ode.Tol(1e-6, 1e-8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,21 +200,8 @@ func TestBDFBrusselator1D(t *testing.T) {
 
 // POLLU with a difference-quotient Jacobian, against Rodas5P at 1e-12.
 func TestBDFPollu(t *testing.T) {
-	prob := pollu()
-	ref, err := ode.Solve(bg, prob, ode.Rodas5P(), ode.Tol(1e-12, 1e-14))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol, err := ode.Solve(bg, prob, ode.BDF(), ode.Tol(1e-6, 1e-8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := weightedErr(sol.U[1], ref.U[1], 1e-6, 1e-8)
 	// CVODE 6.4: 176 steps, 5 J, 35 setups, 299 Newton iterations.
-	t.Logf("POLLU: weighted error %.3g, %+v", w, sol.Stats)
-	if w > bdfBound {
-		t.Errorf("POLLU: weighted error %.3g > %d", w, bdfBound)
-	}
+	sol := bdfAgainstRodas5P(t, "POLLU", pollu(), 1e-12, 1e-14)
 	if sol.Stats.Accepted > 220 {
 		t.Errorf("POLLU: %d steps; CVODE takes 176", sol.Stats.Accepted)
 	}
