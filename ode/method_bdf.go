@@ -29,6 +29,15 @@ import (
 // not supported; InitialStep sets the first step. After an event that
 // continues, the method restarts at order 1 with a new initial step.
 //
+// At a TStop BDF also restarts, as a CVODE user calls CVodeReInit at a
+// discontinuity: a stop is where F may jump. As for every implicit
+// method, the step that lands on a stop evaluates F at the stop, so F
+// should take its value from the left there.
+//
+// Gradients: ForwardSensitivity, BacksolveAdjoint and InterpolatingAdjoint
+// without checkpoints work with BDF. With checkpoints the adjoint replays
+// the forward steps as fixed steps, which BDF does not take.
+//
 // The error test and Newton's convergence test use CVODE's weights
 // 1/(atol + rtol·|y_n|) at the start of each step. Stats counts steps,
 // evaluations of F (including those of difference-quotient Jacobians),

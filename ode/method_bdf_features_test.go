@@ -311,3 +311,23 @@ func TestBDFAllocs(t *testing.T) {
 		}
 	}
 }
+
+// Gradients through BDF agree with those through Rodas5P to the
+// tolerance's accuracy.
+func TestBDFGradient(t *testing.T) {
+	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.BacksolveAdjoint{}} {
+		g, err := ode.Gradient(bg, lvProblem(), ode.BDF(), lvLoss(), s, ode.Tol(1e-8, 1e-10))
+		if err != nil {
+			t.Fatalf("%T: %v", s, err)
+		}
+		r, err := ode.Gradient(bg, lvProblem(), ode.Rodas5P(), lvLoss(), s, ode.Tol(1e-10, 1e-12))
+		if err != nil {
+			t.Fatalf("%T: Rodas5P: %v", s, err)
+		}
+		for k := range g.P {
+			if d := math.Abs(g.P[k] - r.P[k]); d > 1e-4*math.Abs(r.P[k]) {
+				t.Errorf("%T: dL/dθ[%d] = %.10g, through Rodas5P %.10g", s, k, g.P[k], r.P[k])
+			}
+		}
+	}
+}

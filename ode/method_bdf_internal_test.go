@@ -3,6 +3,8 @@ package ode
 import (
 	"math"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestBDFOrders: on a linear problem with a known solution the error
@@ -57,4 +59,58 @@ func maxAbsDiff(a, b []float64) float64 {
 		m = max(m, math.Abs(a[i]-b[i]))
 	}
 	return m
+}
+
+// TestBDFNordsieckOps: predict is the rescaling by η^j followed by
+// Pascal's matrix, z_j ← Σ_{k≥j} C(k, j)·η^k·z_k, and restore undoes the
+// prediction, for every order.
+func TestBDFNordsieckOps(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 7).Draw(rt, "n")
+		q := rapid.IntRange(1, bdfMaxQ).Draw(rt, "q")
+		eta := rapid.Float64Range(0.1, 10).Draw(rt, "eta")
+		if rapid.Bool().Draw(rt, "same h") {
+			eta = 1
+		}
+		b := &bdf[float64]{n: n, qmax: bdfMaxQ, q: q}
+		orig := make([][]float64, q+1)
+		for j := 0; j <= q; j++ {
+			b.z[j] = make([]float64, n)
+			orig[j] = make([]float64, n)
+			for i := range n {
+				v := rapid.Float64Range(-1, 1).Draw(rt, "z")
+				b.z[j][i], orig[j][i] = v, v
+			}
+		}
+		b.predict(eta)
+		for j := 0; j <= q; j++ {
+			for i := range n {
+				want, mag, bin := 0.0, 0.0, 1.0 // bin = C(k, j)
+				for k := j; k <= q; k++ {
+					v := bin * math.Pow(eta, float64(k)) * orig[k][i]
+					want += v
+					mag += math.Abs(v)
+					bin = bin * float64(k+1) / float64(k+1-j)
+				}
+				if d := math.Abs(b.z[j][i] - want); d > 1e-14*mag {
+					rt.Fatalf("q=%d η=%g: predicted z[%d][%d] = %g, want %g", q, eta, j, i, b.z[j][i], want)
+				}
+			}
+		}
+		scale := 0.0 // the largest predicted value: restore's rounding is relative to it
+		for j := 0; j <= q; j++ {
+			for _, v := range b.z[j] {
+				scale = max(scale, math.Abs(v))
+			}
+		}
+		b.restore()
+		for j := 0; j <= q; j++ {
+			for i := range n {
+				want := math.Pow(eta, float64(j)) * orig[j][i]
+				if d := math.Abs(b.z[j][i] - want); d > 1e-13*scale {
+					rt.Fatalf("q=%d η=%g: restored z[%d][%d] = %g, want %g", q, eta, j, i, b.z[j][i], want)
+				}
+			}
+		}
+	})
 }

@@ -49,20 +49,60 @@ func (b *bdf[T]) predict(eta float64) {
 			z2[i] = a2
 		}
 		return
+	case 3:
+		z1, z2, z3 := b.z[1][:len(z0)], b.z[2][:len(z0)], b.z[3][:len(z0)]
+		s1, s2, s3 := s[1], s[2], s[3]
+		for i := range z0 {
+			a0, a1, a2, a3 := z0[i], z1[i]*s1, z2[i]*s2, z3[i]*s3
+			a2 += a3
+			a1 += a2
+			a0 += a1
+			a2 += a3
+			a1 += a2
+			a2 += a3
+			z0[i], z1[i], z2[i], z3[i] = a0, a1, a2, a3
+		}
+		return
 	}
-	var a [bdfMaxQ + 1]T
+	// Orders 4 and 5.
+	z1, z2, z3, z4 := b.z[1][:len(z0)], b.z[2][:len(z0)], b.z[3][:len(z0)], b.z[4][:len(z0)]
+	s1, s2, s3, s4, s5 := s[1], s[2], s[3], s[4], s[5]
+	if q == 4 {
+		for i := range z0 {
+			a0, a1, a2, a3, a4 := z0[i], z1[i]*s1, z2[i]*s2, z3[i]*s3, z4[i]*s4
+			a3 += a4
+			a2 += a3
+			a1 += a2
+			a0 += a1
+			a3 += a4
+			a2 += a3
+			a1 += a2
+			a3 += a4
+			a2 += a3
+			a3 += a4
+			z0[i], z1[i], z2[i], z3[i], z4[i] = a0, a1, a2, a3, a4
+		}
+		return
+	}
+	z5 := b.z[5][:len(z0)]
 	for i := range z0 {
-		for j := 0; j <= q; j++ {
-			a[j] = b.z[j][i] * s[j]
-		}
-		for k := 1; k <= q; k++ {
-			for j := q; j >= k; j-- {
-				a[j-1] += a[j]
-			}
-		}
-		for j := 0; j <= q; j++ {
-			b.z[j][i] = a[j]
-		}
+		a0, a1, a2, a3, a4, a5 := z0[i], z1[i]*s1, z2[i]*s2, z3[i]*s3, z4[i]*s4, z5[i]*s5
+		a4 += a5
+		a3 += a4
+		a2 += a3
+		a1 += a2
+		a0 += a1
+		a4 += a5
+		a3 += a4
+		a2 += a3
+		a1 += a2
+		a4 += a5
+		a3 += a4
+		a2 += a3
+		a4 += a5
+		a3 += a4
+		a4 += a5
+		z0[i], z1[i], z2[i], z3[i], z4[i], z5[i] = a0, a1, a2, a3, a4, a5
 	}
 }
 
@@ -232,34 +272,42 @@ func (b *bdf[T]) correct(it *Integrator[T], saveAcor, wantDdn, wantDup bool, cqu
 	acor := b.acor[:n]
 	ewt := b.ewt[:n]
 	var lT [bdfMaxQ + 1]T
+	var zs [bdfMaxQ + 1][]T
 	for j := 0; j <= q; j++ {
 		lT[j] = T(b.l[j])
+		zs[j] = b.z[j][:n]
 	}
-	if wantDdn || wantDup {
-		zq, old := b.z[q][:n], b.acorOld[:n]
-		cq := T(cquot)
-		var sq, sp float64
-		for i, a := range acor {
+	z0, zq, old := zs[0], zs[q], b.acorOld[:n]
+	norms := wantDdn || wantDup
+	cq, lq := T(cquot), lT[q]
+	scalar := !it.o.perComponent()
+	atol, rtol := it.o.atol, it.o.rtol
+	var sq, sp float64
+	for i, a := range acor {
+		if norms {
 			w := ewt[i]
-			r := float64(zq[i]+lT[q]*a) * w
+			r := float64(zq[i]+lq*a) * w
 			sq += r * r
-			if wantDup {
-				d := float64(a-cq*old[i]) * w
-				sp += d * d
-			}
+			d := float64(a-cq*old[i]) * w
+			sp += d * d
 		}
+		for j := 1; j <= q; j++ {
+			zs[j][i] += lT[j] * a
+		}
+		y := z0[i] + a // l[0] = 1
+		z0[i] = y
+		if scalar {
+			ewt[i] = 1 / (atol + rtol*math.Abs(float64(y)))
+		}
+	}
+	if norms {
 		ddn, dup = math.Sqrt(sq*b.nw), math.Sqrt(sp*b.nw)
 	}
-	for j := 1; j <= q; j++ {
-		axpy(b.z[j], acor, lT[j])
-	}
-	z0 := b.z[0][:n]
-	for i, a := range acor {
-		z0[i] += a // l[0] = 1
-	}
 	if saveAcor {
-		copy(b.acorOld, acor)
+		copy(old, acor)
 	}
-	b.setWeights(it, z0)
+	if !scalar {
+		b.setWeights(it, z0)
+	}
 	return ddn, dup
 }
