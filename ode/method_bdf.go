@@ -261,6 +261,9 @@ func (b *bdf[T]) attempt(it *Integrator[T], h float64) float64 {
 	b.fail = bdfOK
 	b.pending = false
 	if b.qprime != b.q {
+		if it.h != 0 {
+			it.ensurePoly() // the last step's polynomial, before its array changes order
+		}
 		b.adjustOrder(b.qprime - b.q)
 		b.q = b.qprime
 		b.qwait = b.q + 1
@@ -324,6 +327,9 @@ func (b *bdf[T]) retryStep(it *Integrator[T], h, e2 float64) float64 {
 		return hn
 	}
 	// At order 1: reload z[1] = hn·F(t_n, y_n).
+	if it.h != 0 {
+		it.ensurePoly()
+	}
 	z1 := b.z[1]
 	it.prob.F(z1, it.u, it.prob.P, it.t)
 	it.stats.FEvals++
@@ -428,22 +434,27 @@ func (b *bdf[T]) prepareNext(h, ddn, dup float64, qm1, qp1 bool) {
 // dense writes the step's polynomial in θ: with s = θ − 1, the Nordsieck
 // array gives y(t_n + s·h) = Σ_j z_j s^j, expanded here in powers of θ. The
 // constant term is then set to it.uPrev, the linear one adjusted to keep
-// the value at θ = 1, so the output is continuous from step to step.
+// the value at θ = 1, so the output is continuous from step to step. A
+// rejected attempt since may have rescaled z to another step size (an
+// attempt that changes the order computes the polynomial first).
 func (b *bdf[T]) dense(it *Integrator[T], poly []T) {
 	n, q := b.n, b.q
 	clear(poly[(q+1)*n : (b.qmax+1)*n])
-	// c[k][j] = C(j, k)·(−1)^(j−k), the coefficient of z_j in θ^k.
+	r := it.h / b.hscale // z_j is scaled by hscale^j; the step by it.h^j
+	// c[k][j] = C(j, k)·(−1)^(j−k)·r^j, the coefficient of z_j in θ^k.
 	var c [bdfMaxQ + 1][bdfMaxQ + 1]T
+	rj := 1.0
 	for j := 0; j <= q; j++ {
 		bin := 1.0 // C(j, k)
 		for k := 0; k <= j; k++ {
-			v := bin
+			v := bin * rj
 			if (j-k)&1 == 1 {
 				v = -v
 			}
 			c[k][j] = T(v)
 			bin = bin * float64(j-k) / float64(k+1)
 		}
+		rj *= r
 	}
 	up := it.uPrev[:n]
 	var zi [bdfMaxQ + 1]T

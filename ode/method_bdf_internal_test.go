@@ -114,3 +114,49 @@ func TestBDFNordsieckOps(t *testing.T) {
 		}
 	})
 }
+
+// TestBDFDenseAfterRejection: the last step's polynomial is the same
+// whether it is read right after the step or after rejected attempts that
+// rescaled the array or changed its order.
+func TestBDFDenseAfterRejection(t *testing.T) {
+	f := func(du, u []float64, _ []float32, _ float64) {
+		du[0] = -u[0] + u[1]
+		du[1] = -1000 * u[1]
+	}
+	it, err := NewIntegrator(Problem[float64]{F: f, U0: []float64{1, 1}, T1: 4}, BDF(), Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := it.st.(*bdf[float64])
+	want, got := make([]float64, 2), make([]float64, 2)
+	for k := 0; k < 200 && !it.Done(); k++ {
+		if err := it.Step(); err != nil {
+			t.Fatal(err)
+		}
+		it.ensurePoly()
+		saved := append([]float64(nil), it.poly...)
+		θ := 0.3
+		hornerInto(want, saved, it.deg, it.n, θ)
+		// Attempts of other sizes, rejected by hand: each predicts and
+		// restores, as a failed attempt does.
+		it.polyOK = false
+		for _, eta := range []float64{0.5, 0.25} {
+			if b.qprime != b.q {
+				it.ensurePoly()
+				b.adjustOrder(b.qprime - b.q)
+				b.q = b.qprime
+				b.qwait = b.q + 1
+			}
+			b.predict(eta * it.dt / b.hscale)
+			b.hscale = eta * it.dt
+			b.restore()
+		}
+		it.ensurePoly()
+		hornerInto(got, it.poly, it.deg, it.n, θ)
+		if d := maxAbsDiff(got, want); d > 1e-12*(1+math.Abs(want[0])) {
+			t.Fatalf("step %d: after rejections the polynomial at θ = %g is %v, right after the step %v", k, θ, got, want)
+		}
+		copy(it.poly, saved)
+		it.polyOK = true
+	}
+}
