@@ -508,7 +508,6 @@ func (b *bdf[T]) firstStep(it *Integrator[T], f0 []T) float64 {
 		return dir * hg
 	}
 	hnew, hs := hg, hg
-	hnewOK := false
 	for count1 := 1; count1 <= bdfHinIters; count1++ {
 		ok := false
 		var ydd float64
@@ -521,30 +520,30 @@ func (b *bdf[T]) firstStep(it *Integrator[T], f0 []T) float64 {
 			hg *= 0.2
 		}
 		if !ok {
-			if count1 <= 2 {
-				hnew = hg // no recovery: take the cut step and let the steps sort it out
-			} else {
+			// F is not finite along the Euler steps tried: fall back on
+			// the last size that passed, or the last one cut.
+			hnew = hg
+			if count1 > 2 {
 				hnew = hs
 			}
 			break
 		}
 		hs = hg
-		if hnewOK || count1 == bdfHinIters {
-			hnew = hg
-			break
-		}
 		if ydd*hub*hub > 2 {
 			hnew = math.Sqrt(2 / ydd)
 		} else {
 			hnew = math.Sqrt(hg * hub)
 		}
+		if count1 == bdfHinIters {
+			break
+		}
 		hrat := hnew / hg
 		if hrat > 0.5 && hrat < 2 {
-			hnewOK = true
+			break // within a factor of 2 of the last: accepted
 		}
 		if count1 > 1 && hrat > 2 {
-			hnew = hg
-			hnewOK = true
+			hnew = hg // y'' seems bad: keep the last size
+			break
 		}
 		hg = hnew
 	}

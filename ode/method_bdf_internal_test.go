@@ -160,3 +160,54 @@ func TestBDFDenseAfterRejection(t *testing.T) {
 		it.polyOK = true
 	}
 }
+
+// TestBDFStepsLikeCVODE: on Robertson with the user's Jacobian at rtol
+// 1e-6, atol 1e-8, BDF takes CVODE's steps. The reference is CVODE 6.4
+// (BDF, dense LU, CV_ONE_STEP) after steps 1, 2, 12, 30, 100 and 150: the
+// order and size of that step, and the counts of F evaluations,
+// Jacobians, setups (factorisations), Newton iterations and error test
+// failures so far. The
+// two agree to rounding for the first 150 steps.
+func TestBDFStepsLikeCVODE(t *testing.T) {
+	cvode := []struct {
+		step, q                       int
+		h                             float64
+		nfe, nje, nsetups, nni, nnetf int
+	}{
+		{1, 1, 6.925841e-08, 4, 1, 1, 1, 0},
+		{2, 1, 2.292396e-05, 13, 3, 5, 10, 1},
+		{12, 2, 4.359108e-05, 28, 3, 8, 25, 2},
+		{30, 4, 2.243549e-04, 53, 3, 12, 50, 3},
+		{100, 5, 3.345841e-01, 137, 4, 24, 134, 3},
+		{150, 4, 2.287881e-01, 230, 5, 30, 227, 7},
+	}
+	f := func(du, u []float64, _ []float32, _ float64) {
+		du[0] = -0.04*u[0] + 1e4*u[1]*u[2]
+		du[1] = 0.04*u[0] - 1e4*u[1]*u[2] - 3e7*u[1]*u[1]
+		du[2] = 3e7 * u[1] * u[1]
+	}
+	jac := func(J, u []float64, _ []float32, _ float64) {
+		J[0], J[1], J[2] = -0.04, 1e4*u[2], 1e4*u[1]
+		J[3], J[4], J[5] = 0.04, -1e4*u[2]-6e7*u[1], -1e4*u[1]
+		J[6], J[7], J[8] = 0, 6e7*u[1], 0
+	}
+	it, err := NewIntegrator(Problem[float64]{F: f, Jac: jac, U0: []float64{1, 0, 0}, T1: 1e5}, BDF(), Tol(1e-6, 1e-8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := it.st.(*bdf[float64])
+	k := 0
+	for _, c := range cvode {
+		for k < c.step {
+			if err := it.Step(); err != nil {
+				t.Fatal(err)
+			}
+			k++
+		}
+		st := it.Stats()
+		if b.q != c.q || math.Abs(it.h-c.h) > 1e-6*c.h || st.FEvals != c.nfe || st.JacEvals != c.nje || st.LUs != c.nsetups || st.NewtonIters != c.nni || st.ErrTestFails != c.nnetf {
+			t.Errorf("step %d: order %d, h %.6e, %d f, %d J, %d LUs, %d Newton, %d error test failures; CVODE %d, %.6e, %d, %d, %d, %d, %d",
+				k, b.q, it.h, st.FEvals, st.JacEvals, st.LUs, st.NewtonIters, st.ErrTestFails, c.q, c.h, c.nfe, c.nje, c.nsetups, c.nni, c.nnetf)
+		}
+	}
+}
