@@ -185,7 +185,8 @@
 //	method_rosenbrock.go    the Rosenbrock–Wanner loop over a W-transformed tableau
 //	method_rosenbrock23.go  Rosenbrock23
 //	method_rodas5p.go       Rodas5P's tableau
-//	method_bdf.go           BDF: the method, its steps, their size and order, dense output
+//	method_bdf.go           BDF: the method, its attempts and dense output
+//	method_bdf_control.go   BDF's choice of step size and order, its initial step
 //	method_bdf_nordsieck.go BDF's Nordsieck array and its coefficients
 //	method_bdf_newton.go    BDF's Newton iteration and the reuse of J and M
 //	method_jacobian.go      the stiff methods' Jacobian and W = I − γh·J

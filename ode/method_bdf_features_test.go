@@ -331,3 +331,48 @@ func TestBDFGradient(t *testing.T) {
 		}
 	}
 }
+
+// Per-component tolerances, with a component left out of the error
+// control by an infinite atol.
+func TestBDFTolPerComponent(t *testing.T) {
+	prob := ode.Problem[float64]{F: robertson[float64], Jac: robertsonJac[float64], U0: []float64{1, 0, 0}, T1: 1e5}
+	sol, err := ode.Solve(bg, prob, ode.BDF(), ode.TolPerComponent(1e-6, []float64{1e-8, 1e-14, 1e-8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(sol.U[1][1]-robertsonRef1e5[1]) / robertsonRef1e5[1]; d > 1e-3 {
+		t.Errorf("y2 = %g with atol 1e-14, relative error %.3g", sol.U[1][1], d)
+	}
+	free, err := ode.Solve(bg, prob, ode.BDF(), ode.TolPerComponent(1e-6, []float64{1e-8, math.Inf(1), 1e-8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("y2 controlled: %d steps; left out: %d steps", sol.Stats.Accepted, free.Stats.Accepted)
+	if free.Stats.Accepted >= sol.Stats.Accepted {
+		t.Errorf("leaving y2 out of the error control takes %d steps, not fewer than %d", free.Stats.Accepted, sol.Stats.Accepted)
+	}
+	if w := weightedErr([]float64{free.U[1][0], free.U[1][2]}, []float64{robertsonRef1e5[0], robertsonRef1e5[2]}, 1e-6, 1e-8); w > bdfBound {
+		t.Errorf("y1, y3 with y2 left out: weighted error %.3g > %d", w, bdfBound)
+	}
+}
+
+// A reused float32 integrator allocates nothing either.
+func TestBDFAllocsFloat32(t *testing.T) {
+	prob := ode.Problem[float32]{F: robertson[float32], U0: []float32{1, 0, 0}, T1: 1e3}
+	it, err := ode.NewIntegrator(prob, ode.BDF(), ode.Tol(1e-4, 1e-7), ode.SaveAt(1, 10, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() {
+		if err := it.Reinit(prob.U0, 0, 1e3, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Run(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if a := testing.AllocsPerRun(5, run); a != 0 {
+		t.Errorf("%v allocations per Reinit and Run, want 0", a)
+	}
+}
