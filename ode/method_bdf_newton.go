@@ -14,6 +14,17 @@ import "math"
 // moved (otherwise the old J is refactored with the new γ). A correction
 // from an M of a stale γ̄ is scaled by 2/(1 + γ/γ̄).
 
+// reducedSolver is implemented by an iterative linSys (GMRES) whose solve,
+// when it stops short of tol, can still leave in b a solution that
+// reduced the residual. BDF accepts such a solution at the first Newton
+// iteration of an attempt, as CVODE's cvLsSolve accepts SUNLS_RES_REDUCED
+// there; later iterations treat it as a failed solve.
+type reducedSolver interface {
+	// reduced reports whether the last solve that returned false left
+	// in b a solution that reduced the residual.
+	reduced() bool
+}
+
 // Outcomes of one Newton iteration sequence.
 const (
 	bdfNlsOK = iota
@@ -112,6 +123,11 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 		}
 		ok := b.ls.solve(it, del, u, f, tol)
 		it.stats.NewtonIters++
+		if !ok && m == 0 {
+			if r, isR := b.ls.(reducedSolver); isR && r.reduced() {
+				ok = true
+			}
+		}
 		if !ok {
 			if !b.jcur {
 				return bdfNlsTryAgain
