@@ -9,7 +9,9 @@ import (
 
 // The BDF benchmarks: whole solves on a reused integrator, the cases of
 // the peer benchmark (shared/peers/cvode_stiff_bench.c) at rtol 1e-6,
-// atol 1e-8. Each reports CVODE's counters for the comparison.
+// atol 1e-8. Each reports BDF's counters under CVODE's names (nfe here
+// includes the evaluations of difference-quotient Jacobians, CVODE's does
+// not) for the comparison with `run.sh stiff`.
 
 func benchBDF(b *testing.B, prob ode.Problem[float64]) {
 	it, err := ode.NewIntegrator(prob, ode.BDF(), ode.Tol(1e-6, 1e-8))
@@ -35,8 +37,11 @@ func benchBDF(b *testing.B, prob ode.Problem[float64]) {
 	b.ReportMetric(float64(st.NewtonIters), "nni")
 }
 
-// BenchmarkBDFBruss1dDense: "bruss1d N=100 dense", the user's dense Jacobian.
+// BenchmarkBDFBruss1dDense: "bruss1d N=100 dense", the user's dense
+// Jacobian. CVODE 6.4: 222 steps, nfe 263, nje 4, nsetups 28, nni 260.
 func BenchmarkBDFBruss1dDense(b *testing.B) { benchBDF(b, bruss1d(100, true)) }
 
 // BenchmarkBDFPollu: "pollu dense", a difference-quotient Jacobian.
+// CVODE 6.4: 176 steps, nfe 302 (and 100 for its Jacobians), nje 5,
+// nsetups 35, nni 299.
 func BenchmarkBDFPollu(b *testing.B) { benchBDF(b, pollu()) }
