@@ -376,3 +376,42 @@ func TestBDFAllocsFloat32(t *testing.T) {
 		t.Errorf("%v allocations per Reinit and Run, want 0", a)
 	}
 }
+
+// Backwards in time: the same steps as forwards on the mirrored problem;
+// and from a given first step.
+func TestBDFBackwardAndInitialStep(t *testing.T) {
+	// y1' = −y1 + y2, y2' = −2·y2 from t = 1 back to 0: y2 = e^(−2t),
+	// y1 = 2e^(−t) − e^(−2t). The solution grows backwards, and with it
+	// the global error: the weighted error is 37 at rtol 1e-8, 1 forwards.
+	f := func(du, u []float64, _ []float32, _ float64) {
+		du[0] = -u[0] + u[1]
+		du[1] = -2 * u[1]
+	}
+	mirrored := func(du, u []float64, _ []float32, _ float64) {
+		du[0] = u[0] - u[1]
+		du[1] = 2 * u[1]
+	}
+	exact := func(t float64) []float64 { return []float64{2*math.Exp(-t) - math.Exp(-2*t), math.Exp(-2 * t)} }
+	fwd, err := ode.Solve(bg, ode.Problem[float64]{F: mirrored, U0: exact(1), T0: 0, T1: 1}, ode.BDF(), ode.Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob := ode.Problem[float64]{F: f, U0: exact(1), T0: 1, T1: 0}
+	for _, opts := range [][]ode.SolveOption{
+		{ode.Tol(1e-8, 1e-10)},
+		{ode.Tol(1e-8, 1e-10), ode.InitialStep(1e-3)},
+	} {
+		sol, err := ode.Solve(bg, prob, ode.BDF(), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := weightedErr(sol.U[1], exact(0), 1e-8, 1e-10)
+		t.Logf("%d options: y(0) = %v, weighted error %.3g, %d steps", len(opts), sol.U[1], w, sol.Stats.Accepted)
+		if sol.T[1] != 0 || w > 100 {
+			t.Errorf("backwards to %g: weighted error %.3g > 100", sol.T[1], w)
+		}
+		if len(opts) == 1 && (sol.Stats.Accepted != fwd.Stats.Accepted || maxAbsDiff(sol.U[1], fwd.U[1]) > 1e-14) {
+			t.Errorf("backwards: %v in %d steps; forwards on the mirrored problem %v in %d", sol.U[1], sol.Stats.Accepted, fwd.U[1], fwd.Stats.Accepted)
+		}
+	}
+}
