@@ -134,7 +134,7 @@ const (
 )
 
 // bdf is the stepper of BDFMethod. Its Nordsieck array z holds, at the
-// last accepted point t_n, z[j] = hˢʲ·y⁽ʲ⁾(t_n)/j! of the interpolating
+// last accepted point t_n, z[j] = hs^j·y⁽ʲ⁾(t_n)/j! of the interpolating
 // polynomial of order q, with hs = hscale. An attempt rescales it to the
 // step it is given, predicts, corrects by Newton's iteration and tests the
 // error; a rejected attempt restores it. Completing a step adds the
@@ -243,17 +243,6 @@ func (b *bdf[T]) setWeights(it *Integrator[T], y []T) {
 		}
 	}
 	b.nw = 1 / float64(max(k, 1))
-}
-
-// norm is the weighted RMS norm of v.
-func (b *bdf[T]) norm(v []T) float64 {
-	ewt := b.ewt[:len(v)]
-	var s float64
-	for i, x := range v {
-		r := float64(x) * ewt[i]
-		s += r * r
-	}
-	return math.Sqrt(s * b.nw)
 }
 
 // attempt takes a trial step of size h from t_n: it rescales z to h,
