@@ -9,7 +9,7 @@ import (
 
 // TestBenchStiffQuick runs the stiff scenario's small -quick cases and
 // checks each line: a skipped case names its reason; a solved one has its
-// counters, an error against the reference within 100 times the
+// counters, an error against the reference within 1000 times the
 // tolerance asked, and no allocation per solve.
 func TestBenchStiffQuick(t *testing.T) {
 	cases := runBench(t, []string{"stiff"})
@@ -29,11 +29,13 @@ func TestBenchStiffQuick(t *testing.T) {
 				t.Errorf("%s: field %q missing or not a number: %v", c.name(), k, m)
 			}
 		}
-		// The global error of the oscillating Brusselators at t = 11.5
-		// reaches some 30 times the local tolerance (bruss2d N=6); a wrong
-		// answer is off by far more.
-		checkAtMost(t, c.name(), m, "err_weighted", 100)
-		checkAtMost(t, c.name(), m, "err_rfl", 1e-4)
+		// The global error of the oscillating 2-D Brusselator at t = 11.5
+		// reaches a few hundred times the local tolerance, CVODE's as
+		// flatkit's (their rms, first and last agree with each other to
+		// 1e-7 and with the reference to 4e-4 at N = 32); a wrong answer
+		// is off by far more.
+		checkAtMost(t, c.name(), m, "err_weighted", 1000)
+		checkAtMost(t, c.name(), m, "err_rfl", 1e-3)
 		if last, ok := m["last_segment"].(map[string]any); ok != (c.problem == "bruss2d" || c.problem == "medakzo") {
 			t.Errorf("%s: last_segment %v, want it exactly for the problems with a restart", c.name(), m["last_segment"])
 		} else if ok && !(last["nsteps"].(float64) > 0 && last["nsteps"].(float64) < m["nsteps"].(float64)) {

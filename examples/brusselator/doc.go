@@ -19,7 +19,9 @@
 // structurally, so it holds at every state. The solve then runs the
 // float64 right-hand side and its Jacobian's values in that pattern from
 // internal/stiffprob.Bruss2D, which cmd/flatkit's bench stiff also solves;
-// the pattern detected is checked to be the one they fill. The solve
+// the pattern detected is checked to be the one they fill. BDF solves
+// with a sparse LU on it (where ode has none, grids of up to 512 states
+// fall back to a dense Jacobian). The solve
 // restarts at t = 1.1, where the forcing switches on, so that no step
 // spans the jump in F.
 //

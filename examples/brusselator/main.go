@@ -59,19 +59,20 @@ func main() {
 }
 
 // solver returns the method and the problem for b: BDF with a sparse LU
-// on the pattern detected from the ad right-hand side, pat.
+// on the pattern detected from the ad right-hand side, pat, as an
+// integrator accepts it. Without the sparse LU in ode, a small grid runs
+// BDF with the dense Jacobian instead.
 func solver(b *stiffprob.Bruss2D[float64], pat *linalg.Pattern) (ode.Method, ode.Problem[float64], error) {
-	prob := ode.Problem[float64]{F: b.F, U0: b.U0()}
-	// BDF and the sparse LU are not on main yet: a small grid runs
-	// Rodas5P with the dense Jacobian instead. With them, this is
-	//	prob.Jac, prob.JacStructure = b.JacSparse, ode.SparseJacobian{Pattern: pat}
-	//	return ode.BDF(), prob, nil
-	_ = pat
-	if b.Dim() > 512 {
-		return nil, prob, fmt.Errorf("%d states need BDF with a sparse LU, not built yet; try -n 16", b.Dim())
+	prob := ode.Problem[float64]{F: b.F, U0: b.U0(), T1: 1, Jac: b.JacSparse, JacStructure: ode.SparseJacobian{Pattern: pat}}
+	_, err := ode.NewIntegrator(prob, ode.BDF())
+	if err == nil {
+		return ode.BDF(), prob, nil
 	}
-	prob.Jac = b.Jac
-	return ode.Rodas5P(), prob, nil
+	if b.Dim() > 512 {
+		return nil, prob, fmt.Errorf("%d states need BDF with a sparse LU: %w; try -n 16", b.Dim(), err)
+	}
+	prob.Jac, prob.JacStructure = b.Jac, ode.DenseJacobian{}
+	return ode.BDF(), prob, nil
 }
 
 // run solves on the cfg.n grid, writes the heatmaps and prints the
