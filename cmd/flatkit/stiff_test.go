@@ -88,3 +88,12 @@ func TestStiffGrowth(t *testing.T) {
 		t.Errorf("incomplete growth line %v, want skipped with a reason", s)
 	}
 }
+
+// TestStiff64OnlyNamed checks that flatkit bench runs stiff but not
+// stiff64 when no scenario is named, as the peer runs its bruss2d64.
+func TestStiff64OnlyNamed(t *testing.T) {
+	d := defaultNames()
+	if !slices.Contains(d, "stiff") || slices.Contains(d, "stiff64") || !slices.Contains(scenarioNames(), "stiff64") {
+		t.Errorf("default scenarios %v, want stiff and not stiff64 (registered: %v)", d, scenarioNames())
+	}
+}
