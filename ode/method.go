@@ -97,10 +97,8 @@ func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T],
 	switch m := m.(type) {
 	case *erkMethod:
 		return newERK[T](m.tab, n, adaptive), nil
-	case *rosMethod:
-		return newRosenbrock[T](m.tab, n, adaptive), nil
-	case *r23Method:
-		return newRos23[T](n, adaptive), nil
+	case Rodas5PMethod, *Rodas5PMethod, Rosenbrock23Method, *Rosenbrock23Method:
+		return newRosStepper(m, prob, adaptive)
 	}
 	return nil, errorf("method %s has no stepper", m.Name())
 }

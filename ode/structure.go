@@ -2,6 +2,7 @@ package ode
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flatkit/flatkit/ode/linalg"
 )
@@ -127,4 +128,71 @@ func (b BandPreconditioner) String() string {
 }
 func (b BlockDiagonalPreconditioner) String() string {
 	return fmt.Sprintf("block-diagonal preconditioner(block %d)", b.Block)
+}
+
+// checkStructure checks s for a problem of dimension n: bandwidths are
+// non-negative, a sparse pattern is valid and n×n.
+func checkStructure(s Structure, n int) error {
+	switch s := s.(type) {
+	case BandJacobian:
+		if s.Lower < 0 || s.Upper < 0 {
+			return errorf("BandJacobian{Lower: %d, Upper: %d}: want non-negative bandwidths", s.Lower, s.Upper)
+		}
+	case SparseJacobian:
+		if s.Pattern == nil {
+			return errorf("SparseJacobian has a nil Pattern, want the n×n pattern of ∂F/∂u (n = %d)", n)
+		}
+		if err := s.Pattern.Validate(); err != nil {
+			return errorf("SparseJacobian: %v", err)
+		}
+		if s.Pattern.Rows != n || s.Pattern.Cols != n {
+			return errorf("SparseJacobian's pattern is %d×%d, want %d×%d (the state's dimension)", s.Pattern.Rows, s.Pattern.Cols, n, n)
+		}
+	}
+	return nil
+}
+
+// checkSolver checks the settings of ls for a problem of dimension n.
+func checkSolver(ls LinearSolver, n int) error {
+	g, ok := ls.(GMRES)
+	if !ok {
+		return nil
+	}
+	if g.Restart < 0 || g.MaxRestarts < 0 {
+		return errorf("GMRES{Restart: %d, MaxRestarts: %d}: want non-negative values", g.Restart, g.MaxRestarts)
+	}
+	switch p := g.Precond.(type) {
+	case BandPreconditioner:
+		if p.Lower < 0 || p.Upper < 0 {
+			return errorf("BandPreconditioner{Lower: %d, Upper: %d}: want non-negative bandwidths", p.Lower, p.Upper)
+		}
+	case BlockDiagonalPreconditioner:
+		if p.Block < 1 || n%p.Block != 0 {
+			return errorf("BlockDiagonalPreconditioner{Block: %d}: want a block size that divides the dimension %d", p.Block, n)
+		}
+	}
+	return nil
+}
+
+// sameStructure reports whether a and b are the same structure, so that
+// an integrator built for one can solve a problem with the other. nil is
+// DenseJacobian; sparse patterns are compared by their entries.
+func sameStructure(a, b Structure) bool {
+	if a == nil {
+		a = DenseJacobian{}
+	}
+	if b == nil {
+		b = DenseJacobian{}
+	}
+	sa, ok1 := a.(SparseJacobian)
+	sb, ok2 := b.(SparseJacobian)
+	if ok1 || ok2 {
+		if !ok1 || !ok2 {
+			return false
+		}
+		pa, pb := sa.Pattern, sb.Pattern
+		return pa == pb || pa != nil && pb != nil && pa.Rows == pb.Rows && pa.Cols == pb.Cols &&
+			slices.Equal(pa.RowPtr, pb.RowPtr) && slices.Equal(pa.ColIdx, pb.ColIdx)
+	}
+	return a == b
 }
