@@ -11,6 +11,10 @@
 // functions. Each nested derivative differentiates with respect to a fresh
 // copy of its argument, so perturbations of different levels never mix.
 //
+// JacobianPattern finds the sparsity pattern of a Jacobian from the
+// recording, structurally: each op has a rule for which input elements an
+// output element is computed from, and no value is read.
+//
 // Names: XOf(y, …) is X of the recorded expression y, as in VJPOf, JVPOf
 // and HVPOf. GradWrt(p) is the gradient with respect to the Param p, the
 // wrt of those products.

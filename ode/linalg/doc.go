@@ -10,10 +10,11 @@
 //
 // The solvers are generic over the element type, float32 or float64:
 //
-//	BandLU     band LU with partial pivoting, LAPACK's gbtrf storage
+//	BandLU     band LU with partial pivoting, as LAPACK's gbtrf, by rows
 //	SparseLU   sparse LU with a fill-reducing ordering, whose symbolic
 //	           analysis is reused across refactorisations of one pattern
 //	GMRES      restarted GMRES on an operator, with a preconditioner
+//	BlockLU    LU of block-diagonal matrices, a preconditioner for GMRES
 //
 // The package imports nothing from flatkit, so that any package can use
 // it. Package ode chooses among the solvers from a problem's structure.

@@ -26,6 +26,18 @@
 // share the problem. Make a new problem to go on. A failed call leaves
 // its outputs as they were; the solvers do not use them.
 //
+// # Sparse and band Jacobians
+//
+// A large right-hand side, such as a PDE on a grid, has a sparse
+// Jacobian. Sparsity finds its pattern from one recording of f, exactly:
+// from the ops, never from values, so a dependency whose derivative is 0
+// at the recorded state is kept. With the option SparseJac, Problem
+// detects it and sets JacStructure to ode.SparseJacobian; Jac then
+// writes the pattern's values by one forward sweep per colour of
+// linalg.Colour, a few sweeps instead of n. BandJac gives a band
+// structure instead, and JacPattern a pattern of the user's, for Func and
+// Derivs too.
+//
 // # Replay
 //
 // With the option Replayable, each product is recorded once per goroutine

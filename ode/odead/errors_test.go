@@ -54,6 +54,17 @@ func TestErrorsPrefixOnce(t *testing.T) {
 			_, err := odead.NeuralProblem(model.Dense(2, 2), []float32{1, 2}, 0, 1, make([]float32, 5))
 			return err
 		}, "odead: ", "NeuralProblem: len(θ) = 5, want 6", nil},
+		{"Problem with SparseJac, an op without a sparsity rule", func() error {
+			pooled := func(u, _ ad.Var, _ float64) ad.Var {
+				return ad.Add(u, ad.Reshape(ad.MaxPool(ad.Reshape(u, 1, 1, 2), ad.PoolGeom{Kernel: []int{1}}), 2))
+			}
+			_, err := odead.Problem(pooled, []float32{1, 2}, 0, 1, nil, odead.SparseJac())
+			return err
+		}, "odead: ", "JacobianPattern: no sparsity rule for MaxPool", nil},
+		{"Sparsity, wrong size", func() error {
+			_, err := odead.Sparsity(wrongSize, []float32{1, 2}, nil, 0)
+			return err
+		}, "odead: ", "Sparsity at t=0: f returned 1 values", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -53,3 +53,28 @@ func ExampleFunc_error() {
 	// Failed true true
 	// odead: the ad right-hand side: u left the domain
 }
+
+// The pattern of du_i = u_i·u_{i+1} from the ad recording at u = 0,
+// where every derivative is 0: the pattern is structural, so both
+// dependencies of each row are in it.
+func ExampleSparsity() {
+	f := func(u, _ ad.Var, _ float64) ad.Var {
+		right := ad.Crop(ad.Pad(u, 0, 1), 1, 0) // u_{i+1}, 0 past the end
+		return ad.Mul(u, right)
+	}
+	pat, err := odead.Sparsity(f, make([]float32, 4), nil, 0)
+	if err != nil {
+		panic(err)
+	}
+	for i := range pat.Rows {
+		fmt.Println(i, pat.Row(i))
+	}
+	lower, upper := pat.Bandwidths()
+	fmt.Println("bandwidths", lower, upper)
+	// Output:
+	// 0 [0 1]
+	// 1 [1 2]
+	// 2 [2 3]
+	// 3 [3]
+	// bandwidths 0 1
+}

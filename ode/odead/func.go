@@ -9,6 +9,7 @@ import (
 	"github.com/flatkit/flatkit/internal/freelist"
 	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // Func adapts a right-hand side written with ad ops to the in-place form
@@ -35,7 +36,10 @@ import (
 // then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
-// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j.
+// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j. With
+// JacPattern (and BandJac), it is sparse (or band) instead: JacStructure
+// says so, and Jac writes its storage by one forward sweep per colour of
+// the pattern (see SparseJac).
 //
 // F and Jac cannot return errors. If f fails, with an error recorded on
 // the tape (a shape mismatch, a missing derivative rule, a result of the
@@ -53,7 +57,8 @@ func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Prob
 		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
 	}
 	a := newADRHS(f, n, opts)
-	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, Err: a.errOf}
+	a.givenStructure("Func")
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
 }
 
 // Derivs is Func with the derivative products JVP and VJP of
@@ -79,18 +84,45 @@ func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Pr
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	return newADRHS(f, n, opts).problem()
+	a := newADRHS(f, n, opts)
+	a.givenStructure("Derivs")
+	return a.problem()
 }
 
-// problem is the ode.Problem with a's F, Jac, JVP, VJP and Err.
+// problem is the ode.Problem with a's F, Jac, JacStructure, JVP, VJP and
+// Err.
 func (a *adRHS) problem() ode.Problem[float32] {
-	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+}
+
+// structure is the ode.Structure of the Jacobian that a's Jac writes.
+func (a *adRHS) structure() ode.Structure {
+	if a.cj != nil {
+		return a.cj.structure()
+	}
+	return nil
+}
+
+// givenStructure sets up the sparse or band Jacobian of Func and Derivs,
+// which have no state to detect a pattern at: the pattern must be given
+// with JacPattern. Anything else is a bug, and panics.
+func (a *adRHS) givenStructure(fn string) {
+	if a.cfg.jac != jacDense && a.cfg.pattern == nil {
+		panic(fmt.Sprintf("odead: %s with SparseJac or BandJac: want the pattern given by JacPattern (from Sparsity), or Problem, which detects it at u0", fn))
+	}
+	if err := a.useStructure(&a.cfg, a.cfg.pattern); err != nil {
+		panic(fmt.Sprintf("odead: %s: JacPattern: %v", fn, err))
+	}
 }
 
 // Option configures Func, Derivs and Problem.
 type Option func(*adConfig)
 
-type adConfig struct{ replay bool }
+type adConfig struct {
+	replay  bool
+	jac     int             // jacDense, jacSparse or jacBand
+	pattern *linalg.Pattern // given by JacPattern
+}
 
 // Replayable declares that f records the same ops, with the same
 // attributes and constants, at every call: what it records depends on the
@@ -114,7 +146,7 @@ func Replayable() Option { return func(c *adConfig) { c.replay = true } }
 
 func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS {
 	c := funcopt.Collect(opts)
-	return &adRHS{f: f, n: n, replay: c.replay}
+	return &adRHS{f: f, n: n, replay: c.replay, cfg: c}
 }
 
 func (a *adRHS) callF(du, u, p []float32, t float64) {
@@ -169,7 +201,10 @@ func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64
 	if err := a.evalF(du, u0, p, t0); err != nil {
 		return ode.Problem[float32]{}, errorf("Problem: the right-hand side at t=%g: %w", t0, err)
 	}
-	if err := a.evalJac(make([]float32, n*n), u0, p, t0); err != nil {
+	if err := a.detectStructure(u0, p, t0); err != nil {
+		return ode.Problem[float32]{}, errorf("Problem: %w", err)
+	}
+	if err := a.evalJac(make([]float32, a.jacSize()), u0, p, t0); err != nil {
 		return ode.Problem[float32]{}, errorf("Problem: the Jacobian at t=%g: %w", t0, err)
 	}
 	// Directions of ones, so that every rule on a path from u or p runs.
@@ -192,6 +227,8 @@ func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64
 type adRHS struct {
 	f      func(u, p ad.Var, t float64) ad.Var
 	n      int
+	cfg    adConfig
+	cj     *colouredJac           // a sparse or band Jacobian's colouring; nil for dense
 	replay bool                   // record each product once per adWork, then replay it
 	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
 	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
@@ -358,7 +395,13 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 	return nil
 }
 
+// evalJac writes J in the problem's structure: dense by n reverse sweeps
+// (row i of J is the cotangent of the i-th unit vector), sparse or band
+// by forward sweeps seeded with colours (evalJacColoured's).
 func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
+	if a.cj != nil && len(J) != a.cj.size {
+		return fmt.Errorf("Jac: J has %d values, want %d (the storage of %s)", len(J), a.cj.size, a.cj.structure())
+	}
 	w := a.get()
 	pr := &w.progs[progJac]
 	defer a.done(w, pr)
@@ -368,30 +411,19 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 		if err != nil {
 			return err
 		}
-		if len(y.Shape()) != 1 {
-			y = ad.Reshape(y, n)
+		if a.cj != nil {
+			err = a.cj.sweep(pr, y, n)
+		} else {
+			err = w.reverseRows(pr, y, n)
 		}
-		if len(w.eye) != n*n {
-			w.eye = make([]float32, n*n)
-			for i := range n {
-				w.eye[i*n+i] = 1
-			}
-		}
-		if len(pr.rows) != n {
-			pr.rows = make([]ad.Var, n)
-		}
-		tp := pr.tape
-		pr.wrt[0] = pr.in[0]
-		pr.sh[2][0] = n
-		for i := range n {
-			// Every sweep covers f's nodes only (from u to y), not the
-			// previous sweeps'.
-			e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
-			if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 		a.end(pr, p, pr.rows)
+	}
+	if a.cj != nil {
+		a.cj.write(J, pr.rows)
+		return nil
 	}
 	for i, r := range pr.rows {
 		row := J[i*n : (i+1)*n]
@@ -400,6 +432,35 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 			continue
 		}
 		copy(row, r.Data())
+	}
+	return nil
+}
+
+// reverseRows records the n rows of the dense Jacobian of y into pr.rows,
+// by one reverse sweep each, seeded with the unit vectors.
+func (w *adWork) reverseRows(pr *adProg, y ad.Var, n int) error {
+	if len(y.Shape()) != 1 {
+		y = ad.Reshape(y, n)
+	}
+	if len(w.eye) != n*n {
+		w.eye = make([]float32, n*n)
+		for i := range n {
+			w.eye[i*n+i] = 1
+		}
+	}
+	if len(pr.rows) != n {
+		pr.rows = make([]ad.Var, n)
+	}
+	tp := pr.tape
+	pr.wrt[0] = pr.in[0]
+	pr.sh[2][0] = n
+	for i := range n {
+		// Every sweep covers f's nodes only (from u to y), not the
+		// previous sweeps'.
+		e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
+		if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,254 @@
+package linalg
+
+import "fmt"
+
+// BlockLU factors and solves block-diagonal matrices: n/block dense
+// blocks of block×block entries on the diagonal, zero elsewhere. It is
+// the block-diagonal preconditioner of GMRES, for example the coupling of
+// the species at each grid point of a reaction-diffusion system, where the
+// blocks are the diagonal blocks of J with the diffusion left out.
+//
+// Each block is factored by LU with partial pivoting, the pivots'
+// reciprocals kept on the diagonal. Factoring allocates nothing, and
+// neither do the solves.
+type BlockLU[T Float] struct {
+	n, bs int
+	lu    []T   // the factors of the blocks, one after another, row-major
+	piv   []int // the row swaps of each block, local indices
+	scale []T   // a magnitude per row of the block in factorisation
+}
+
+// NewBlockLU returns the workspace for n×n matrices of n/block diagonal
+// blocks. It panics unless block ≥ 1 divides n.
+func NewBlockLU[T Float](n, block int) *BlockLU[T] {
+	if block < 1 || n < 0 || n%block != 0 {
+		panic(fmt.Sprintf("linalg: NewBlockLU(%d, %d): want block ≥ 1 dividing n ≥ 0", n, block))
+	}
+	return &BlockLU[T]{
+		n: n, bs: block,
+		lu:    make([]T, n*block),
+		piv:   make([]int, n),
+		scale: make([]T, block),
+	}
+}
+
+// Len is the order n of the matrix.
+func (b *BlockLU[T]) Len() int { return b.n }
+
+// Block is the order of each diagonal block.
+func (b *BlockLU[T]) Block() int { return b.bs }
+
+// FactorShifted factors I − c·J_k for each diagonal block J_k of J. J
+// holds the n/block blocks one after another, each row-major, n·block
+// values in all; it is not modified.
+//
+// It returns −1 on success, or the global column of the first pivot that
+// is zero, not finite, or below 4ε·max(1, max_j |c·J_ij|) of its row i,
+// the rule of the ODE solvers' dense LU. A row cancelled to rounding
+// noise so counts as singular, instead of giving a solution amplified by
+// 1/ε. After a failure the factors must not be used to solve.
+//
+// It panics if len(J) ≠ n·block.
+func (b *BlockLU[T]) FactorShifted(J []T, c T) int {
+	bs := b.bs
+	if len(J) != b.n*bs {
+		panic(fmt.Sprintf("linalg: BlockLU.FactorShifted: len(J) = %d, want n·block = %d", len(J), b.n*bs))
+	}
+	tiny := T(4 * roundoff[T]())
+	for k0 := 0; k0 < b.n; k0 += bs {
+		a := b.lu[k0*bs : (k0+bs)*bs]
+		jb := J[k0*bs : (k0+bs)*bs]
+		for i := 0; i < bs; i++ {
+			row := a[i*bs : (i+1)*bs]
+			s := T(1)
+			for j, v := range jb[i*bs : (i+1)*bs] {
+				v *= -c
+				row[j] = v
+				if av := fabs(v); av > s {
+					s = av
+				}
+			}
+			row[i]++
+			b.scale[i] = s
+		}
+		if k := luBlock(a, bs, b.piv[k0:k0+bs], b.scale, tiny); k >= 0 {
+			return k0 + k
+		}
+	}
+	return -1
+}
+
+// luBlock factors the row-major n×n matrix a in place with partial
+// pivoting, 1/U_kk stored on the diagonal. It returns −1, or the column of
+// the first pivot that is zero, not finite or at most tiny·scale of its
+// row; scale is permuted with the rows.
+func luBlock[T Float](a []T, n int, piv []int, scale []T, tiny T) int {
+	a = a[:n*n]
+	piv = piv[:n]
+	scale = scale[:n]
+	for k := 0; k < n; k++ {
+		p := k
+		big := fabs(a[k*n+k])
+		for i := k + 1; i < n; i++ {
+			if v := fabs(a[i*n+k]); v > big {
+				big, p = v, i
+			}
+		}
+		piv[k] = p
+		if !(big > 0) || float64(big)-float64(big) != 0 { // zero, NaN or Inf
+			return k
+		}
+		if p != k {
+			rp, rk := a[p*n:p*n+n], a[k*n:k*n+n]
+			for j := range rk {
+				rk[j], rp[j] = rp[j], rk[j]
+			}
+			scale[k], scale[p] = scale[p], scale[k]
+		}
+		if big <= tiny*scale[k] {
+			return k
+		}
+		rk := a[k*n+k+1 : k*n+n]
+		inv := 1 / a[k*n+k]
+		a[k*n+k] = inv
+		for i := k + 1; i < n; i++ {
+			l := a[i*n+k] * inv
+			a[i*n+k] = l
+			if l == 0 {
+				continue
+			}
+			ri := a[i*n+k+1 : i*n+n]
+			ri = ri[:len(rk)]
+			for j, v := range rk {
+				ri[j] -= l * v
+			}
+		}
+	}
+	return -1
+}
+
+// Solve overwrites x with the solution of M·x = x, M the matrix last
+// factored. It panics if len(x) ≠ n.
+func (b *BlockLU[T]) Solve(x []T) {
+	if len(x) != b.n {
+		panic(fmt.Sprintf("linalg: BlockLU.Solve: len(x) = %d, want %d", len(x), b.n))
+	}
+	bs := b.bs
+	switch bs {
+	case 1:
+		for i, d := range b.lu[:len(x)] {
+			x[i] *= d
+		}
+		return
+	case 2:
+		b.solve2(x)
+		return
+	}
+	for k0 := 0; k0 < b.n; k0 += bs {
+		luBlockSolve(b.lu[k0*bs:(k0+bs)*bs], bs, b.piv[k0:k0+bs], x[k0:k0+bs])
+	}
+}
+
+// SolveTo writes dst = M⁻¹·r, M the matrix last factored: the signature
+// of a GMRES preconditioner. dst may be r. It panics if len(dst) or len(r)
+// is not n.
+func (b *BlockLU[T]) SolveTo(dst, r []T) {
+	if len(r) != b.n {
+		panic(fmt.Sprintf("linalg: BlockLU.SolveTo: len(r) = %d, want %d", len(r), b.n))
+	}
+	copy(dst, r)
+	b.Solve(dst)
+}
+
+// solve2 is Solve for 2×2 blocks, the common case of two species.
+func (b *BlockLU[T]) solve2(x []T) {
+	lu, piv := b.lu, b.piv
+	for k0 := 0; k0+1 < len(x); k0 += 2 {
+		a := lu[2*k0 : 2*k0+4 : 2*k0+4]
+		x0, x1 := x[k0], x[k0+1]
+		if piv[k0] != 0 {
+			x0, x1 = x1, x0
+		}
+		x1 -= a[2] * x0
+		x1 *= a[3]
+		x[k0] = (x0 - a[1]*x1) * a[0]
+		x[k0+1] = x1
+	}
+}
+
+// luBlockSolve solves with one block's factors in place.
+func luBlockSolve[T Float](lu []T, n int, piv []int, x []T) {
+	lu = lu[:n*n]
+	x = x[:n]
+	for k, p := range piv[:n] {
+		if p != k {
+			x[k], x[p] = x[p], x[k]
+		}
+	}
+	for i := 1; i < n; i++ {
+		s := x[i]
+		for j, v := range lu[i*n : i*n+i] {
+			s -= v * x[j]
+		}
+		x[i] = s
+	}
+	for i := n - 1; i >= 0; i-- {
+		row := lu[i*n+i : i*n+n]
+		xi := x[i:n]
+		xi = xi[:len(row)]
+		s := xi[0]
+		for j := 1; j < len(row); j++ {
+			s -= row[j] * xi[j]
+		}
+		xi[0] = s * row[0]
+	}
+}
+
+// SolveTranspose overwrites x with the solution of Mᵀ·x = x, M the matrix
+// last factored. It panics if len(x) ≠ n.
+func (b *BlockLU[T]) SolveTranspose(x []T) {
+	if len(x) != b.n {
+		panic(fmt.Sprintf("linalg: BlockLU.SolveTranspose: len(x) = %d, want %d", len(x), b.n))
+	}
+	bs := b.bs
+	for k0 := 0; k0 < b.n; k0 += bs {
+		lu := b.lu[k0*bs : (k0+bs)*bs]
+		xb := x[k0 : k0+bs]
+		// P·M = L·U, so Mᵀ = Uᵀ·Lᵀ·P: solve Uᵀ·z = x, Lᵀ·y = z, x = Pᵀ·y.
+		for i := 0; i < bs; i++ {
+			s := xb[i] * lu[i*bs+i]
+			xb[i] = s
+			if s == 0 {
+				continue
+			}
+			row := lu[i*bs+i+1 : i*bs+bs]
+			rest := xb[i+1:]
+			rest = rest[:len(row)]
+			for j, v := range row {
+				rest[j] -= v * s
+			}
+		}
+		for i := bs - 1; i > 0; i-- {
+			s := xb[i]
+			if s == 0 {
+				continue
+			}
+			for j, v := range lu[i*bs : i*bs+i] {
+				xb[j] -= v * s
+			}
+		}
+		piv := b.piv[k0 : k0+bs]
+		for k := bs - 1; k >= 0; k-- {
+			if p := piv[k]; p != k {
+				xb[k], xb[p] = xb[p], xb[k]
+			}
+		}
+	}
+}
+
+func fabs[T Float](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
