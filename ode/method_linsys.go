@@ -2,6 +2,8 @@ package ode
 
 import (
 	"fmt"
+
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // linSys is the seam between a stiff method and its linear algebra: the
@@ -58,8 +60,8 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 	if err := checkSolver(ls, n); err != nil {
 		return nil, err
 	}
-	if _, ok := ls.(GMRES); ok {
-		return nil, errorf("GMRES is not wired yet") // TODO(seam): after h27-gmres lands
+	if g, ok := ls.(GMRES); ok {
+		return newGMRESSys[T](n, g, s), nil
 	}
 	bad := func() error {
 		return errorf("linear solver %v cannot solve with a %v Jacobian; want %v (or GMRES)", ls, s, defaultSolver(s))
@@ -74,12 +76,24 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 		switch ls.(type) {
 		case DenseLU:
 			return newStructSys[T](sj, newDenseFill(sj), "dense LU"), nil
+		case BandLU:
+			return newStructSys[T](sj, linalg.NewBandLU[T](n, s.Lower, s.Upper), "band LU"), nil
+		case SparseLU:
+			return newBandAsSparse(sj)
 		}
 	case SparseJacobian:
 		sj := newSparseJac[T](s.Pattern)
 		switch ls.(type) {
 		case DenseLU:
 			return newStructSys[T](sj, newDenseFill(sj), "dense LU"), nil
+		case BandLU:
+			return newSparseAsBand(sj), nil
+		case SparseLU:
+			lu, err := newSparseLU[T](s.Pattern)
+			if err != nil {
+				return nil, errorf("SparseJacobian: %v", err)
+			}
+			return newStructSys[T](sj, lu, "sparse LU"), nil
 		}
 	}
 	return nil, bad()
@@ -134,9 +148,9 @@ func (d *denseSys[T]) failure() (Retcode, int, error) { return d.w.failure() }
 // lsFail is why a linear system's last operation failed.
 type lsFail struct {
 	kind    int // one of the ls… constants
-	i, j    int // the entry of J, or the pivot column in j
+	i, j    int // the entry of J, or the pivot column in j; GMRES's iterations in i
 	v       float64
-	t       float64 // the time of a GMRES solve
+	t       float64 // GMRES's tolerance
 	userJac bool    // J came from Problem.Jac
 	name    string  // the solver or preconditioner
 }
@@ -146,13 +160,13 @@ const (
 	lsSingular // a zero or negligible pivot in column j
 	lsJacNaN   // J[i][j] is NaN or ±Inf
 	lsOutside  // Problem.Jac wrote v at (i, j), outside the n×n matrix
-	lsNoConv   // GMRES stopped at residual v at time t
+	lsNoConv   // GMRES stopped at residual v > t after i iterations
 )
 
 func (f *lsFail) failure() (Retcode, int, error) {
 	switch f.kind {
 	case lsSingular:
-		return Singular, -1, fmt.Errorf("%s: W = I − γ·dt·J is singular (zero pivot in column %d)", f.name, f.j)
+		return Singular, -1, fmt.Errorf("%s: W = I − γ·dt·J is singular (zero pivot at row or column %d)", f.name, f.j)
 	case lsJacNaN:
 		src := "the finite-difference Jacobian"
 		if f.userJac {
@@ -162,7 +176,7 @@ func (f *lsFail) failure() (Retcode, int, error) {
 	case lsOutside:
 		return Failed, f.i, fmt.Errorf("Problem.Jac wrote %g at row %d, column %d of the band storage, outside the matrix; want those entries left 0", f.v, f.i, f.j)
 	case lsNoConv:
-		return Failed, -1, fmt.Errorf("%s did not converge at t=%.17g: weighted RMS residual %g after the last step reduction", f.name, f.t, f.v)
+		return Failed, -1, fmt.Errorf("%s did not converge: weighted RMS residual %.3g after %d iterations, want ≤ %g", f.name, f.v, f.i, f.t)
 	}
 	return Unfinished, -1, nil
 }

@@ -177,3 +177,55 @@ func (d *denseFill[T]) FactorShifted(J []T, c T) int {
 }
 
 func (d *denseFill[T]) Solve(b []T) { luSolve(d.W, d.n, d.piv, b) }
+
+// gatherLU is a shiftedLU in another storage: it gathers J's values into
+// the storage of lu before each factorisation. It solves a band structure
+// by SparseLU (the band's pattern) and a sparse one by BandLU (the band of
+// the pattern's bandwidths).
+type gatherLU[T Float] struct {
+	src []int // the position in J of each value of buf; −1 for a zero
+	buf []T
+	lu  shiftedLU[T]
+}
+
+func (g *gatherLU[T]) FactorShifted(J []T, c T) int {
+	for k, q := range g.src {
+		if q >= 0 {
+			g.buf[k] = J[q]
+		} else {
+			g.buf[k] = 0
+		}
+	}
+	return g.lu.FactorShifted(g.buf, c)
+}
+
+func (g *gatherLU[T]) Solve(b []T) { g.lu.Solve(b) }
+
+// newBandAsSparse solves a band structure by SparseLU on the band's pattern.
+func newBandAsSparse[T Float](sj *structJac[T]) (*structSys[T], error) {
+	lu, err := newSparseLU[T](sj.pat)
+	if err != nil {
+		return nil, errorf("SparseLU of the band's pattern: %v", err)
+	}
+	g := &gatherLU[T]{src: make([]int, sj.pat.NNZ()), buf: padded[T](sj.pat.NNZ()), lu: lu}
+	for i := 0; i < sj.n; i++ {
+		for x := sj.pat.RowPtr[i]; x < sj.pat.RowPtr[i+1]; x++ {
+			g.src[x] = sj.pos(i, sj.pat.ColIdx[x])
+		}
+	}
+	return newStructSys[T](sj, g, "sparse LU"), nil
+}
+
+// newSparseAsBand solves a sparse structure by BandLU on the band of its
+// pattern's bandwidths.
+func newSparseAsBand[T Float](sj *structJac[T]) *structSys[T] {
+	n := sj.n
+	lower, upper := sj.pat.Bandwidths()
+	w := lower + upper + 1
+	g := &gatherLU[T]{src: make([]int, n*w), buf: padded[T](n * w), lu: linalg.NewBandLU[T](n, lower, upper)}
+	for k := range g.src {
+		i := k / w
+		g.src[k] = sj.pat.Index(i, i+k%w-lower)
+	}
+	return newStructSys[T](sj, g, "band LU")
+}

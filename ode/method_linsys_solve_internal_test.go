@@ -28,6 +28,18 @@ func linsysCases(b linsysBruss) []linsysCase {
 		{name: "band DenseLU Jac", s: BandJacobian{2, 2}, ls: DenseLU{}, jac: true},
 		{name: "sparse DenseLU Jac", s: SparseJacobian{pat}, ls: DenseLU{}, jac: true},
 		{name: "band DenseLU JVP", s: BandJacobian{2, 2}, ls: DenseLU{}, jvp: true},
+		{name: "band BandLU", s: BandJacobian{2, 2}},
+		{name: "band BandLU Jac", s: BandJacobian{2, 2}, jac: true},
+		{name: "band BandLU JVP", s: BandJacobian{2, 2}, jvp: true},
+		{name: "sparse BandLU", s: SparseJacobian{pat}, ls: BandLU{}},
+		{name: "GMRES", s: MatrixFreeJacobian{}, ls: GMRES{MaxRestarts: 10}},
+		{name: "GMRES JVP", s: MatrixFreeJacobian{}, ls: GMRES{MaxRestarts: 10}, jvp: true},
+		{name: "GMRES band prec", s: MatrixFreeJacobian{}, ls: GMRES{Precond: BandPreconditioner{2, 2}}},
+		{name: "GMRES band prec JVP", s: MatrixFreeJacobian{}, ls: GMRES{Precond: BandPreconditioner{2, 2}}, jvp: true},
+		{name: "GMRES block prec", s: MatrixFreeJacobian{}, ls: GMRES{MaxRestarts: 10, Precond: BlockDiagonalPreconditioner{2}}},
+		{name: "GMRES block prec JVP", s: MatrixFreeJacobian{}, ls: GMRES{MaxRestarts: 10, Precond: BlockDiagonalPreconditioner{2}}, jvp: true},
+		{name: "band GMRES block prec", s: BandJacobian{2, 2}, ls: GMRES{MaxRestarts: 10, Precond: BlockDiagonalPreconditioner{2}}},
+		{name: "band GMRES band prec", s: BandJacobian{2, 2}, ls: GMRES{Precond: BandPreconditioner{2, 2}}},
 	}
 }
 
@@ -152,7 +164,7 @@ func TestLinsysBadInput(t *testing.T) {
 		b.jacBand(J, y, p, t)
 		J[bandPos(0, -1, 2, 2)] = 7
 	}
-	_, err := Solve(ctx, prob, Rodas5PMethod{Linear: DenseLU{}})
+	_, err := Solve(ctx, prob, Rodas5P())
 	if err == nil || !strings.Contains(err.Error(), "row 0, column -1") {
 		t.Errorf("Jac written outside the band: %v, want an error naming row 0, column -1", err)
 	} else {
@@ -163,7 +175,7 @@ func TestLinsysBadInput(t *testing.T) {
 		b.jacBand(J, y, p, t)
 		J[bandPos(3, 5, 2, 2)] = math.NaN()
 	}
-	_, err = Solve(ctx, prob, Rodas5PMethod{Linear: DenseLU{}})
+	_, err = Solve(ctx, prob, Rodas5P())
 	var oe *Error
 	if !errors.As(err, &oe) || oe.Code != NonFinite || !strings.Contains(err.Error(), "J[3][5]") {
 		t.Errorf("NaN in the band Jacobian: %v, want NonFinite naming J[3][5]", err)
@@ -205,5 +217,38 @@ func TestLinsysBadInput(t *testing.T) {
 	prob.JacStructure = DenseJacobian{}
 	if err := it.ReinitProblem(prob); err != nil {
 		t.Errorf("ReinitProblem with DenseJacobian{} after nil: %v", err)
+	}
+}
+
+// TestLinsysGMRESNotConverging: GMRES that does not converge rejects the
+// step; adaptive, smaller steps then converge, and the solve counts the
+// failures; under FixedStep, or when it never converges, the error names
+// t and the residual.
+func TestLinsysGMRESNotConverging(t *testing.T) {
+	b := newLinsysBruss(50)
+	ctx := context.Background()
+	prob := b.problem()
+	prob.JacStructure = MatrixFreeJacobian{}
+	sol, err := Solve(ctx, prob, Rodas5PMethod{Linear: GMRES{Restart: 2}}, Tol(1e-6, 1e-8))
+	if err != nil || sol.Stats.LinearFails == 0 || sol.Stats.Rejected < sol.Stats.LinearFails {
+		t.Errorf("GMRES(2): %v, %+v; want success after failed solves, each a rejected step", err, sol.Stats)
+	}
+	_, err = Solve(ctx, prob, Rodas5PMethod{Linear: GMRES{Restart: 2}}, FixedStep(0.1))
+	var oe *Error
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "did not converge") || !strings.Contains(err.Error(), "at t=0") || !strings.Contains(err.Error(), "residual") {
+		t.Errorf("GMRES(2) at a fixed step 0.1: %v, want an error naming t and the residual", err)
+	} else {
+		t.Log(err)
+	}
+	prob.JVP = func(jv, _, _ []float64, _ []float32, _ []float64, _ float64) {
+		for i := range jv {
+			jv[i] = math.NaN()
+		}
+	}
+	_, err = Solve(ctx, prob, Rodas5P(), Tol(1e-6, 1e-8))
+	if err == nil || !strings.Contains(err.Error(), "did not converge") {
+		t.Errorf("GMRES on a NaN JVP: %v, want an error saying it did not converge", err)
+	} else {
+		t.Log(err)
 	}
 }
