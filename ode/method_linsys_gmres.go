@@ -94,6 +94,7 @@ func (s *gmresSys[T]) factor(it *Integrator[T], c float64) bool {
 // answer without a product, as in CVODE's cvLsSolve. The weights are
 // those of the error test at it.u, the start of the step.
 func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
+	s.fail.kind = lsOK
 	n := s.n
 	w := s.w
 	for i, v := range it.u[:n] {
