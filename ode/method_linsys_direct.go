@@ -81,12 +81,20 @@ func (sj *structJac[T]) eval(it *Integrator[T], t float64, u, f0 []T, h float64,
 	} else {
 		sj.cj.eval(it, sj.vals, t, u, f0, h)
 	}
-	if k := firstNonFinite(sj.vals); k >= 0 {
-		fail.kind = lsJacNaN
-		fail.i, fail.j = sj.entry(k)
-		return false
+	return finiteJac(sj.vals, sj.entry, fail)
+}
+
+// finiteJac reports whether the Jacobian values vals are all finite; if
+// not, fail names the entry, with entry mapping a position to its row and
+// column.
+func finiteJac[T Float](vals []T, entry func(k int) (i, j int), fail *lsFail) bool {
+	k := firstNonFinite(vals)
+	if k < 0 {
+		return true
 	}
-	return true
+	fail.kind = lsJacNaN
+	fail.i, fail.j = entry(k)
+	return false
 }
 
 // shiftedLU is a factorisation of W = I − c·J with J in a structure's

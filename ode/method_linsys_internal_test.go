@@ -157,13 +157,7 @@ func TestLinsysDenseFill(t *testing.T) {
 	J := make([]float64, n*n)
 	b.jacDense(J, y, nil, 0)
 	const c = 0.01
-	W := make([]float64, n*n)
-	for i := range W {
-		W[i] = -c * J[i]
-	}
-	for i := 0; i < n; i++ {
-		W[i*n+i]++
-	}
+	W := shiftedDense(J, n, c)
 	rhs := make([]float64, n)
 	for i := range rhs {
 		rhs[i] = math.Cos(float64(i))
@@ -191,4 +185,16 @@ func TestLinsysDenseFill(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shiftedDense is W = I − c·J for the row-major n×n J.
+func shiftedDense(J []float64, n int, c float64) []float64 {
+	W := make([]float64, n*n)
+	for i := range W {
+		W[i] = -c * J[i]
+	}
+	for i := 0; i < n; i++ {
+		W[i*n+i]++
+	}
+	return W
 }

@@ -116,13 +116,7 @@ func TestLinsysRandomSolves(t *testing.T) {
 		}
 		// The exact answer, by a dense solve of the exact W.
 		J := r.dense(u)
-		W := make([]float64, n*n)
-		for i := range W {
-			W[i] = -c * J[i]
-		}
-		for i := 0; i < n; i++ {
-			W[i*n+i]++
-		}
+		W := shiftedDense(J, n, c)
 		piv := make([]int, n)
 		lu := append([]float64(nil), W...)
 		if luFactor(lu, n, piv, nil) >= 0 {

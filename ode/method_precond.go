@@ -73,12 +73,7 @@ func (p *precSys[T]) jacobian(it *Integrator[T], t float64, u, f0 []T, h float64
 	it.stats.JacEvals++
 	fail.userJac = false
 	p.cj.eval(it, p.vals, t, u, f0, h)
-	if k := firstNonFinite(p.vals); k >= 0 {
-		fail.kind = lsJacNaN
-		fail.i, fail.j = p.entry(k)
-		return false
-	}
-	return true
+	return finiteJac(p.vals, p.entry, fail)
 }
 
 // entry is the row and column of position k of vals, for the errors.
