@@ -104,7 +104,7 @@ func TestLinsysRandomSolves(t *testing.T) {
 			b[i] = rapid.Float64Range(-1, 1).Draw(rt, "b")
 		}
 		var s Structure = SparseJacobian{r.pat}
-		solvers := []LinearSolver{DenseLU{}, BandLU{}, GMRES{Restart: 40, MaxRestarts: 3}}
+		solvers := []LinearSolver{DenseLU{}, BandLU{}, SparseLU{}, GMRES{Restart: 40, MaxRestarts: 3}}
 		if band {
 			lo, up := r.pat.Bandwidths()
 			s = BandJacobian{lo, up}

@@ -1,12 +1,14 @@
 package ode
 
-import (
-	"errors"
+import "github.com/flatkit/flatkit/ode/linalg"
 
-	"github.com/flatkit/flatkit/ode/linalg"
-)
-
-// newSparseLU is linalg's sparse LU of pattern p, the SparseLU solver.
+// newSparseLU is linalg's sparse LU of pattern p, the SparseLU solver: its
+// ordering and symbolic analysis are done here, once per integrator, and
+// reused by every factorisation.
 func newSparseLU[T Float](p *linalg.Pattern) (shiftedLU[T], error) {
-	return nil, errors.New("the sparse LU is not merged yet") // TODO(seam): linalg.NewSparseLU once h27-sparse lands
+	lu, err := linalg.NewSparseLU[T](p)
+	if err != nil {
+		return nil, err
+	}
+	return lu, nil
 }

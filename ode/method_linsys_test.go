@@ -30,6 +30,8 @@ func TestStructuresFloat32(t *testing.T) {
 		{"band dense LU", ode.BandJacobian{Lower: 1, Upper: 2}, ode.DenseLU{}},
 		{"sparse dense LU", ode.SparseJacobian{Pattern: full}, ode.DenseLU{}},
 		{"sparse band LU", ode.SparseJacobian{Pattern: full}, ode.BandLU{}},
+		{"sparse", ode.SparseJacobian{Pattern: full}, nil},
+		{"band sparse LU", ode.BandJacobian{Lower: 1, Upper: 2}, ode.SparseLU{}},
 		{"GMRES band", ode.MatrixFreeJacobian{}, ode.GMRES{Precond: ode.BandPreconditioner{Lower: 1, Upper: 2}}},
 		{"GMRES block", ode.MatrixFreeJacobian{}, ode.GMRES{Precond: ode.BlockDiagonalPreconditioner{Block: 3}}},
 	}
