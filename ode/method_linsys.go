@@ -29,9 +29,11 @@ type linSys[T Float] interface {
 	factor(it *Integrator[T], c float64) bool
 	// solve overwrites b with W⁻¹b. A direct solver ignores the rest. An
 	// iterative one computes J·v at u, where fu = F(u, t), and stops when
-	// the residual's weighted RMS norm (the integrator's weights) is below
-	// tol; it counts LinearIters and reports false when it did not
-	// converge.
+	// the residual's weighted RMS norm (the integrator's weights at it.u)
+	// is below tol; it counts LinearIters, and LinearFails when it did not
+	// converge, and then reports false. t is it.t when u is it.u itself (a
+	// Rosenbrock stage) and otherwise it.t + h of the attempt (a Newton
+	// iterate of an implicit method).
 	solve(it *Integrator[T], b, u, fu []T, tol float64) bool
 	// failure reports why the last jacobian, factor or solve failed.
 	failure() (Retcode, int, error)

@@ -21,7 +21,10 @@ package ode
 func Rodas5P() Method { return Rodas5PMethod{} }
 
 // Rodas5PMethod is Rodas5P with its settings; the zero value is the
-// default. A value is stateless and safe to share.
+// default. A value is stateless and safe to share. The Jacobian and the
+// solves with W follow Problem.JacStructure (see Structure): a band or
+// sparse J costs a few evaluations of F (or JVPs) and a band or sparse LU
+// per step, instead of n evaluations and a dense LU.
 //
 //	m := ode.Rodas5PMethod{Linear: ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}}
 type Rodas5PMethod struct {

@@ -21,7 +21,8 @@ import (
 func Rosenbrock23() Method { return Rosenbrock23Method{} }
 
 // Rosenbrock23Method is Rosenbrock23 with its settings; the zero value is
-// the default. A value is stateless and safe to share.
+// the default. A value is stateless and safe to share. The Jacobian and
+// the solves with W follow Problem.JacStructure, as for Rodas5PMethod.
 type Rosenbrock23Method struct {
 	// Linear is the linear solver for W = I − h·d·J. nil chooses from
 	// Problem.JacStructure (see LinearSolver).
