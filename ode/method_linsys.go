@@ -35,6 +35,13 @@ type linSys[T Float] interface {
 	// Rosenbrock stage) and otherwise it.t + h of the attempt (a Newton
 	// iterate of an implicit method).
 	solve(it *Integrator[T], b, u, fu []T, tol float64) bool
+	// shift sets c for the products W·v = v − c·J·v of an iterative
+	// solver, so that it solves with the current W while its
+	// preconditioner keeps the c of the last factor, and reports true. A
+	// direct solver keeps the W of the last factor and reports false; a
+	// caller whose c has changed since then scales the solutions, as
+	// CVODE does for direct solvers only (its scalesol).
+	shift(c float64) bool
 	// failure reports why the last jacobian, factor or solve failed.
 	failure() (Retcode, int, error)
 }
@@ -144,6 +151,8 @@ func (d *denseSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	d.w.solve(b)
 	return true
 }
+
+func (d *denseSys[T]) shift(c float64) bool { return false }
 
 func (d *denseSys[T]) failure() (Retcode, int, error) { return d.w.failure() }
 

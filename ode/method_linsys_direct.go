@@ -138,6 +138,8 @@ func (s *structSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool 
 	return true
 }
 
+func (s *structSys[T]) shift(c float64) bool { return false }
+
 func (s *structSys[T]) failure() (Retcode, int, error) { return s.fail.failure() }
 
 // denseFill is a dense LU of W = I − c·J with J in band or sparse storage:

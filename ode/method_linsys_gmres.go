@@ -127,6 +127,11 @@ func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	return true
 }
 
+func (s *gmresSys[T]) shift(c float64) bool {
+	s.c = T(c)
+	return true
+}
+
 func (s *gmresSys[T]) failure() (Retcode, int, error) { return s.fail.failure() }
 
 // apply writes dst = W·v = v − c·J·v.

@@ -198,3 +198,57 @@ func shiftedDense(J []float64, n int, c float64) []float64 {
 	}
 	return W
 }
+
+// TestLinsysShift: GMRES solves with the c given to shift, its
+// preconditioner kept from the last factor; the direct systems keep the
+// factored W and say so.
+func TestLinsysShift(t *testing.T) {
+	b := newLinsysBruss(10)
+	n := 2 * b.N
+	y := linsysState(b)
+	J := make([]float64, n*n)
+	b.jacDense(J, y, nil, 0)
+	f0 := make([]float64, n)
+	b.f(f0, y, nil, 0)
+	rhs := make([]float64, n)
+	for i := range rhs {
+		rhs[i] = math.Sin(float64(i + 1))
+	}
+	const c0, c1 = 0.01, 0.013
+	for _, ls := range []LinearSolver{DenseLU{}, BandLU{}, GMRES{Restart: n, MaxRestarts: 2, Precond: BandPreconditioner{2, 2}}} {
+		prob := b.problem()
+		prob.JacStructure = BandJacobian{2, 2}
+		prob.U0 = y
+		prob.JVP = b.jvp
+		it, err := NewIntegrator(prob, Rodas5PMethod{Linear: ls}, Tol(1e-10, 1e-10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := it.st.(*rosenbrock[float64]).lin.ls
+		if !sys.jacobian(it, 0, it.u, f0, 1e-3) || !sys.factor(it, c0) {
+			t.Fatal(sys.failure())
+		}
+		_, iterative := ls.(GMRES)
+		if got := sys.shift(c1); got != iterative {
+			t.Errorf("%v: shift reports %t, want %t", ls, got, iterative)
+		}
+		c := c0
+		if iterative {
+			c = c1
+		}
+		W := shiftedDense(J, n, c)
+		x := append([]float64(nil), rhs...)
+		if !sys.solve(it, x, it.u, f0, 1e-6) {
+			t.Fatal(sys.failure())
+		}
+		for i := 0; i < n; i++ {
+			s := 0.0
+			for j := 0; j < n; j++ {
+				s += W[i*n+j] * x[j]
+			}
+			if math.Abs(s-rhs[i]) > 1e-9 {
+				t.Errorf("%v: (W(c=%g)·x)[%d] = %v, want %v", ls, c, i, s, rhs[i])
+			}
+		}
+	}
+}
