@@ -20,11 +20,12 @@ type jacEval[T Float] struct {
 	sqrtEps float64 // √ε of T: the relative size of difference steps
 	up      []T     // the perturbed state
 	fp      []T     // F at the perturbed point
+	inc     []T     // the difference increments
 }
 
 func newJacEval[T Float](n int) jacEval[T] {
-	buf := padded[T](2 * n)
-	return jacEval[T]{n: n, sqrtEps: sqrtEpsOf[T](), up: buf[:n:n], fp: buf[n:]}
+	buf := padded[T](3 * n)
+	return jacEval[T]{n: n, sqrtEps: sqrtEpsOf[T](), up: buf[:n:n], fp: buf[n : 2*n : 2*n], inc: buf[2*n:]}
 }
 
 // jacobian writes the row-major Jacobian J[i*n+j] = ∂F_i/∂u_j at it.t and
@@ -32,13 +33,7 @@ func newJacEval[T Float](n int) jacEval[T] {
 // else by forward differences: n evaluations of F, counted in FEvals. It
 // counts one JacEval in every case. h is the step the Jacobian is for.
 //
-// The difference increments are those of CVODE's cvDlsDenseDQJac:
-//
-//	δ_j = max(√ε·|u_j|, m·(atol + rtol·|u_j|)),  m = 1000·|h|·ε·n·‖f0‖,
-//
-// with ‖·‖ the weighted RMS norm, and m = 1 when f0 = 0. So a component far
-// below 1 is perturbed on its own scale, not by √ε: a radical
-// concentration of 1e-10, say.
+// The difference increments are CVODE's; see dqIncrements.
 func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	je.jacobianAt(it, J, it.t, it.u, f0, h)
 }
@@ -67,12 +62,13 @@ func (je *jacEval[T]) jacobianAt(it *Integrator[T], J []T, t float64, u, f0 []T,
 	}
 	copy(up, u)
 	f0 = f0[:n]
-	minInc := dqMinInc(it, f0, u, h, je.sqrtEps)
+	inc := je.inc
+	dqIncrements(it, u, f0, h, je.sqrtEps, inc)
 	for j := 0; j < n; j++ {
 		uj := up[j]
-		d := dqPerturb(it, up, j, minInc, je.sqrtEps)
+		up[j] = uj + inc[j]
 		it.prob.F(fp, up, p, t)
-		inv := 1 / d
+		inv := 1 / inc[j]
 		for i, v := range fp[:n] {
 			J[i*n+j] = (v - f0[i]) * inv
 		}

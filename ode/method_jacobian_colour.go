@@ -117,18 +117,18 @@ func (c *colJac[T]) evalJVP(it *Integrator[T], vals []T, t float64, u []T) {
 }
 
 // evalFD takes one forward difference of F per group, with the increments
-// of jacEval.jacobianAt.
+// of dqIncrements.
 func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h float64) {
 	n := c.n
 	up, fp, inc := c.up, c.fp, c.inc
 	copy(up, u[:n])
 	f0 = f0[:n]
-	minInc := dqMinInc(it, f0, u, h, c.sqrtEps)
+	dqIncrements(it, u, f0, h, c.sqrtEps, inc)
 	p := it.prob.P
 	for g := 0; g+1 < len(c.grpPtr); g++ {
 		cols := c.grpCol[c.grpPtr[g]:c.grpPtr[g+1]]
 		for _, j := range cols {
-			inc[j] = dqPerturb(it, up, j, minInc, c.sqrtEps)
+			up[j] = u[j] + inc[j]
 		}
 		it.prob.F(fp, up, p, t)
 		for _, j := range cols {
@@ -143,39 +143,42 @@ func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h 
 	it.stats.FEvals += c.groups()
 }
 
-// dqMinInc is the lower bound of the difference increments of CVODE's
-// difference-quotient Jacobians, relative to each component's tolerance
-// atol + rtol·|u_j|: m = 1000·|h|·ε·n·‖f0‖, with ‖·‖ the weighted RMS
-// norm, and m = 1 when f0 = 0 (or is not finite).
-func dqMinInc[T Float](it *Integrator[T], f0, u []T, h, sqrtEps float64) float64 {
+// dqIncrements writes the forward-difference increment of every
+// component of u into inc, with f0 = F(u) and h the step the Jacobian is
+// for. They are CVODE's (cvDlsDenseDQJac, cvDlsBandDQJac):
+//
+//	δ_j = max(√ε·|u_j|, m·(atol + rtol·|u_j|)),  m = 1000·|h|·ε·n·‖f0‖,
+//
+// with ‖·‖ the weighted RMS norm, and m = 1 when f0 = 0. So a component
+// far below 1 is perturbed on its own scale, not by √ε: a radical
+// concentration of 1e-10, say. Each δ_j is rounded to the exact difference
+// (u_j + δ_j) − u_j, so that u_j + inc[j] is the perturbed value and
+// 1/inc[j] its exact reciprocal step; one below the spacing of floats at
+// u_j becomes √ε·max(|u_j|, 1). One call per Jacobian, so that the
+// callers' loops over the columns stay free of calls.
+func dqIncrements[T Float](it *Integrator[T], u, f0 []T, h, sqrtEps float64, inc []T) {
+	n := len(f0)
+	u, inc = u[:n], inc[:n]
+	ue := sqrtEps * sqrtEps
 	fn := wrmsNorm(f0, u, u, &it.o)
+	minInc := 1.0
 	if fn > 0 && fn <= math.MaxFloat64 {
-		ue := sqrtEps * sqrtEps
-		return 1000 * math.Abs(h) * ue * float64(len(f0)) * fn
+		minInc = 1000 * math.Abs(h) * ue * float64(n) * fn
 	}
-	return 1
-}
-
-// dqPerturb adds to up[j] the increment δ_j = max(√ε·|u_j|,
-// minInc·(atol + rtol·|u_j|)) and returns the increment as stored, which
-// is exactly up[j] − u_j. An increment below the spacing of floats at u_j
-// becomes √ε·max(|u_j|, 1).
-func dqPerturb[T Float](it *Integrator[T], up []T, j int, minInc, sqrtEps float64) T {
-	uj := up[j]
-	a := math.Abs(float64(uj))
-	atol, rtol := it.o.tolAt(j)
-	if math.IsInf(atol, 1) { // a component left out of the error control
-		atol = 0
+	for j, uj := range u {
+		a := math.Abs(float64(uj))
+		atol, rtol := it.o.tolAt(j)
+		if math.IsInf(atol, 1) { // a component left out of the error control
+			atol = 0
+		}
+		d := T(max(sqrtEps*a, minInc*(atol+rtol*a)))
+		d = T(uj+d) - uj // exactly representable: T() rounds the sum
+		if d == 0 {
+			d = T(sqrtEps * max(a, 1))
+			d = T(uj+d) - uj
+		}
+		inc[j] = d
 	}
-	d := T(max(sqrtEps*a, minInc*(atol+rtol*a)))
-	up[j] = uj + d
-	d = up[j] - uj // exactly representable
-	if d == 0 {
-		d = T(sqrtEps * max(a, 1))
-		up[j] = uj + d
-		d = up[j] - uj
-	}
-	return d
 }
 
 // bandColJac is colJac for the band storage of BandJacobian with

@@ -263,7 +263,9 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 				g[x] = a
 			}
 		}
-		if !r.lin.solve(it, g, r.f0) {
+		if d := r.lin.dense; d != nil {
+			d.w.solve(g)
+		} else if !r.lin.solve(it, g, r.f0) {
 			it.stats.FEvals += i
 			return math.Inf(1)
 		}

@@ -110,7 +110,9 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k1 {
 		k1[i] = f0[i] + hd*dT[i]
 	}
-	if !r.lin.solve(it, k1, f0) {
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k1)
+	} else if !r.lin.solve(it, k1, f0) {
 		return math.Inf(1)
 	}
 	h2 := h / 2
@@ -125,7 +127,9 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k2 {
 		k2[i] = f1[i] - k1[i]
 	}
-	if !r.lin.solve(it, k2, f0) {
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k2)
+	} else if !r.lin.solve(it, k2, f0) {
 		it.stats.FEvals++
 		return math.Inf(1)
 	}
@@ -149,7 +153,9 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k3 {
 		k3[i] = f2[i] - e32*(k2[i]-f1[i]) - 2*(k1[i]-f0[i]) + hd*dT[i]
 	}
-	if !r.lin.solve(it, k3, f0) {
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k3)
+	} else if !r.lin.solve(it, k3, f0) {
 		return math.Inf(1)
 	}
 	h6 := h / 6
