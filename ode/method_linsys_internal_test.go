@@ -1,6 +1,7 @@
 package ode
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -151,11 +152,8 @@ func TestLinsysEntry(t *testing.T) {
 // TestLinsysDenseFill: DenseLU over a band or sparse structure solves
 // W x = b as a dense LU of the same W does.
 func TestLinsysDenseFill(t *testing.T) {
-	b := newLinsysBruss(20)
+	b, y, J := linsysAt(20)
 	n := 2 * b.N
-	y := linsysState(b)
-	J := make([]float64, n*n)
-	b.jacDense(J, y, nil, 0)
 	const c = 0.01
 	W := shiftedDense(J, n, c)
 	rhs := make([]float64, n)
@@ -175,15 +173,7 @@ func TestLinsysDenseFill(t *testing.T) {
 		}
 		x := append([]float64(nil), rhs...)
 		d.Solve(x)
-		for i := 0; i < n; i++ {
-			s := 0.0
-			for j := 0; j < n; j++ {
-				s += W[i*n+j] * x[j]
-			}
-			if math.Abs(s-rhs[i]) > 1e-12 {
-				t.Errorf("band %t: (W x)[%d] = %v, want %v", sj.band, i, s, rhs[i])
-			}
-		}
+		checkSolved(t, fmt.Sprintf("band %t", sj.band), W, x, rhs, 1e-12)
 	}
 }
 
@@ -203,11 +193,8 @@ func shiftedDense(J []float64, n int, c float64) []float64 {
 // preconditioner kept from the last factor; the direct systems keep the
 // factored W and say so.
 func TestLinsysShift(t *testing.T) {
-	b := newLinsysBruss(10)
+	b, y, J := linsysAt(10)
 	n := 2 * b.N
-	y := linsysState(b)
-	J := make([]float64, n*n)
-	b.jacDense(J, y, nil, 0)
 	f0 := make([]float64, n)
 	b.f(f0, y, nil, 0)
 	rhs := make([]float64, n)
@@ -241,14 +228,32 @@ func TestLinsysShift(t *testing.T) {
 		if !sys.solve(it, x, it.u, f0, 1e-6) {
 			t.Fatal(sys.failure())
 		}
-		for i := 0; i < n; i++ {
-			s := 0.0
-			for j := 0; j < n; j++ {
-				s += W[i*n+j] * x[j]
-			}
-			if math.Abs(s-rhs[i]) > 1e-9 {
-				t.Errorf("%v: (W(c=%g)·x)[%d] = %v, want %v", ls, c, i, s, rhs[i])
-			}
+		checkSolved(t, fmt.Sprintf("%v with c=%g", ls, c), W, x, rhs, 1e-9)
+	}
+}
+
+// linsysAt is the Brusselator of N points at linsysState, with its
+// analytic Jacobian, row-major.
+func linsysAt(N int) (b linsysBruss, y, J []float64) {
+	b = newLinsysBruss(N)
+	n := 2 * N
+	y = linsysState(b)
+	J = make([]float64, n*n)
+	b.jacDense(J, y, nil, 0)
+	return b, y, J
+}
+
+// checkSolved checks that W·x = rhs to tol in every component.
+func checkSolved(t *testing.T, name string, W, x, rhs []float64, tol float64) {
+	t.Helper()
+	n := len(x)
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for j := 0; j < n; j++ {
+			s += W[i*n+j] * x[j]
+		}
+		if math.Abs(s-rhs[i]) > tol {
+			t.Errorf("%s: (W·x)[%d] = %v, want %v", name, i, s, rhs[i])
 		}
 	}
 }
