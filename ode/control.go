@@ -13,7 +13,9 @@ import "math"
 // A rejected step retries with h·max(qmin, safety·e^−β1), and the step
 // after a rejection may not grow. Non-finite attempts retry with h·qmin.
 // Ten in a row, or a dt underflow right after one, end the solve with
-// NonFinite.
+// NonFinite. A stepper that chooses its own steps, BDF, implements
+// stepChooser; the integrator then asks it for the first step, the next
+// and the retries, and uses none of the above.
 const (
 	ctlSafety   = 0.9
 	ctlQmin     = 0.2
@@ -113,8 +115,12 @@ func firstNonFinite[T Float](u []T) int {
 //
 //	h = min(100·h0, (0.01/max(d1, d2))^(1/(p+1))).
 //
-// It costs one evaluation of F.
+// It costs one evaluation of F. A stepper that chooses its own steps
+// (stepChooser) gives the first step instead.
 func (it *Integrator[T]) initialStep(f0 []T) float64 {
+	if ch, ok := it.st.(stepChooser[T]); ok {
+		return ch.firstStep(it, f0)
+	}
 	span := math.Abs(it.t1 - it.t0)
 	u0 := it.u
 	var d0, d1 float64
@@ -175,6 +181,9 @@ func (it *Integrator[T]) controlAccept(h, e2 float64) float64 {
 		}
 		return h
 	}
+	if ch, ok := it.st.(stepChooser[T]); ok {
+		return ch.nextStep(it, h)
+	}
 	// The chain from e to the next step's size is what the next step
 	// waits for: one multiplication at the end, h·g, rather than two
 	// divisions by the safety factor and by h/q.
@@ -197,8 +206,15 @@ func (it *Integrator[T]) controlAccept(h, e2 float64) float64 {
 }
 
 // controlReject returns the step size to retry after a rejected step with
-// squared error norm e2.
+// squared error norm e2: above 1, or NaN or +Inf for a non-finite
+// attempt, which retries with h·qmin.
 func (it *Integrator[T]) controlReject(h, e2 float64) float64 {
+	if ch, ok := it.st.(stepChooser[T]); ok {
+		return ch.retryStep(it, h, e2)
+	}
+	if !(e2 <= math.MaxFloat64) {
+		return h * ctlQmin
+	}
 	g := ctlSafety * exp2Fast(-0.5*it.beta1*log2Fast(e2))
 	return h * max(g, ctlQmin)
 }

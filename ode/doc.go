@@ -25,13 +25,17 @@
 //	Vern7         order 7(6), for tight tolerances
 //	RK4           order 4, fixed steps only: give FixedStep
 //
-// The stiff methods are Rosenbrock–Wanner methods over the same seam:
+// The stiff methods are two Rosenbrock–Wanner methods and BDF:
 //
 //	Rosenbrock23  order 2(3), for loose tolerances and float32 states
-//	Rodas5P       order 5(4), the default stiff choice
+//	Rodas5P       order 5(4), the default stiff choice for small systems
+//	BDF           orders 1–5, variable order, for large stiff systems
 //
-// Each of their steps evaluates the Jacobian once and factors W = I − γh·J
-// by a dense LU with partial pivoting. The Jacobian comes from Problem.Jac
+// Each Rosenbrock step evaluates the Jacobian once and factors
+// W = I − γh·J by a dense LU with partial pivoting. BDF is CVODE's
+// variable-order BDF: Newton iterations on M = I − γJ, with the Jacobian
+// and M's factors reused across many steps, and its own choice of step
+// size and order. The Jacobian comes from Problem.Jac
 // if given, else from forward differences of F with CVODE's increments.
 // Package ode/odead supplies an exact Jacobian for a right-hand side
 // written with ad ops. Stats counts Jacobians and LU factorisations. A W
@@ -39,7 +43,8 @@
 //
 // Adaptive methods control the local error in a weighted RMS norm, as Tol
 // describes. A PI controller picks the next step; control.go holds its
-// constants and their sources.
+// constants and their sources. BDF chooses its steps and orders itself,
+// with CVODE's heuristics.
 //
 // # Output
 //
@@ -180,6 +185,10 @@
 //	method_rosenbrock.go    the Rosenbrock–Wanner loop over a W-transformed tableau
 //	method_rosenbrock23.go  Rosenbrock23
 //	method_rodas5p.go       Rodas5P's tableau
+//	method_bdf.go           BDF: the method, its attempts and dense output
+//	method_bdf_control.go   BDF's choice of step size and order, its initial step
+//	method_bdf_nordsieck.go BDF's Nordsieck array and its coefficients
+//	method_bdf_newton.go    BDF's Newton iteration and the reuse of J and M
 //	method_jacobian.go      the stiff methods' Jacobian and W = I − γh·J
 //	method_lu.go            dense LU with partial pivoting
 //

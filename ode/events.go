@@ -140,7 +140,10 @@ func (it *Integrator[T]) fireEvent(j int) bool {
 		return true
 	}
 	it.ensurePoly() // keep the cut step interpolable (AtInto) after the restart
-	it.st.start(it)
+	f0 := it.st.start(it)
+	if ch, ok := it.st.(stepChooser[T]); ok && it.adaptive {
+		it.dt = ch.firstStep(it, f0) // a method that restarts (BDF) starts its steps anew
+	}
 	for k := range it.prob.Events {
 		g := it.prob.Events[k].G(it.u, it.t)
 		it.g[k] = g

@@ -81,7 +81,7 @@ func (it *Integrator[T]) step() error {
 				}
 				return it.fail(NonFinite, c, nil)
 			}
-			it.dt = h * ctlQmin
+			it.dt = it.controlReject(h, e2)
 			it.rejectedLast = true
 			continue
 		}
@@ -125,10 +125,26 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	}
 	if it.t == it.t1 {
 		it.finish(Success)
+	} else if land && ev < 0 {
+		it.restartAtStop()
 	}
 	if it.onAccept != nil {
 		it.onAccept()
 	}
+}
+
+// restartAtStop restarts a method that chooses its own steps (BDF) at a
+// TStop, where F may jump: its history from before the stop would
+// mispredict the steps after it. The step's polynomial is computed first,
+// so that it stays readable.
+func (it *Integrator[T]) restartAtStop() {
+	ch, ok := it.st.(stepChooser[T])
+	if !ok || !it.adaptive {
+		return
+	}
+	it.ensurePoly()
+	f0 := it.st.start(it)
+	it.dt = ch.firstStep(it, f0)
 }
 
 // replay solves again from u0 at t0 to t1 on the given steps, as a solve

@@ -1,7 +1,8 @@
 package ode
 
-// Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4, and the
-// stiff Rosenbrock23 and Rodas5P. Its value is stateless and safe to share.
+// Method is an integration method: Tsit5, DP5, BS3, Vern7, RK4, the stiff
+// Rosenbrock23 and Rodas5P, and BDF. Its value is stateless and safe to
+// share.
 // The per-solve state lives in the Integrator.
 type Method interface {
 	Name() string
@@ -10,8 +11,7 @@ type Method interface {
 }
 
 // tabMethod is the part of a tableau's Method that does not depend on the
-// kind of tableau: its name and its methodInfo. erkMethod and rosMethod
-// embed it.
+// kind of tableau: its name and its methodInfo. erkMethod embeds it.
 type tabMethod struct {
 	name string // the tableau's
 	inf  methodInfo
@@ -88,6 +88,23 @@ type stepFailer interface {
 	failure() (code Retcode, component int, cause error)
 }
 
+// stepChooser is implemented by a stepper that chooses its own step sizes
+// (and orders), as BDF does. In adaptive solves the integrator then asks it
+// for every step size instead of using its initial-step heuristic and its
+// PI controller. It still clips the steps to TStops and T1, and the
+// stepper must accept whatever size it is given.
+type stepChooser[T Float] interface {
+	// firstStep returns the signed size of the first step after start,
+	// where f0 = F(it.t, it.u) is what start returned.
+	firstStep(it *Integrator[T], f0 []T) float64
+	// nextStep returns the signed size of the step after the accepted
+	// attempt of size h. It is called before accept.
+	nextStep(it *Integrator[T], h float64) float64
+	// retryStep returns the signed size to retry after a rejected attempt
+	// of size h that returned e2: above 1, NaN or +Inf.
+	retryStep(it *Integrator[T], h, e2 float64) float64
+}
+
 // newStepper builds method m's stepper for prob's state type and dimension.
 // adaptive is false under FixedStep, where no error estimate is needed. A
 // new family of methods adds its case here, with a Method type that
@@ -99,6 +116,8 @@ func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T],
 		return newERK[T](m.tab, n, adaptive), nil
 	case Rodas5PMethod, *Rodas5PMethod, Rosenbrock23Method, *Rosenbrock23Method:
 		return newRosStepper(m, prob, adaptive)
+	case *BDFMethod:
+		return newBDF(m, prob, adaptive)
 	}
 	return nil, errorf("method %s has no stepper", m.Name())
 }

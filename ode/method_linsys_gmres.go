@@ -39,6 +39,7 @@ type gmresSys[T Float] struct {
 	tp    float64
 
 	aFn, pFn func(dst, v []T) // the method values apply and precond, made once
+	red      bool             // the last failed solve reduced the residual
 	fail     lsFail
 }
 
@@ -118,14 +119,24 @@ func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	iters, res, ok := s.g.Solve(s.aFn, s.pFn, b, s.x, w, tol, s.maxRestarts)
 	s.it, s.u, s.fu = nil, nil, nil
 	it.stats.LinearIters += iters
+	s.red = false
 	if !ok {
 		it.stats.LinearFails++
 		s.fail.kind, s.fail.v, s.fail.t, s.fail.i = lsNoConv, res, tol, iters
+		if res < s.g.InitialResidual() { // x = 0 otherwise
+			s.red = true
+			copy(b, s.x)
+		}
 		return false
 	}
 	copy(b, s.x)
 	return true
 }
+
+// reduced reports whether the last solve that returned false left in b a
+// solution that reduced the residual, CVODE's SUNLS_RES_REDUCED (BDF's
+// reducedSolver).
+func (s *gmresSys[T]) reduced() bool { return s.red }
 
 func (s *gmresSys[T]) shift(c float64) bool {
 	s.c = T(c)
@@ -193,3 +204,5 @@ func structPattern(s Structure, n int) *linalg.Pattern {
 	}
 	return nil
 }
+
+var _ reducedSolver = (*gmresSys[float64])(nil)

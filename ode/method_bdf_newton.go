@@ -1,0 +1,188 @@
+package ode
+
+import "math"
+
+// BDF's corrector: Newton's iteration on
+//
+//	G(acor) = acor − γ·F(t_n, z[0] + acor) + z[1]/l[1] = 0,
+//
+// with M = I − γ̄J factored for some earlier γ̄ and J, as CVODE's cvNls,
+// cvNewtonIteration and cvLsSetup do it. M is refactored when γ has moved
+// by more than 30 % since, after 20 steps, and after any failure; J is
+// evaluated anew after 51 steps, after a convergence failure, and when
+// Newton's iteration fails with a J that is not current and γ has not
+// moved (otherwise the old J is refactored with the new γ). A correction
+// from an M of a stale γ̄ is scaled by 2/(1 + γ/γ̄).
+
+// reducedSolver is implemented by an iterative linSys (GMRES) whose solve,
+// when it stops short of tol, can still leave in b a solution that
+// reduced the residual. BDF accepts such a solution at the first Newton
+// iteration of an attempt, as CVODE's cvLsSolve accepts SUNLS_RES_REDUCED
+// there; later iterations treat it as a failed solve.
+type reducedSolver interface {
+	// reduced reports whether the last solve that returned false left
+	// in b a solution that reduced the residual.
+	reduced() bool
+}
+
+// Outcomes of one Newton iteration sequence.
+const (
+	bdfNlsOK = iota
+	bdfNlsFail
+	bdfNlsTryAgain // failed with a stale J or M: set up again and retry
+)
+
+// CVODE's convfail: why the linear system is set up.
+const (
+	bdfNoFailures = iota
+	bdfFailBadJ
+	bdfFailOther
+)
+
+// nls solves the corrector equation at tn. It reports whether it
+// converged; b.fail says why not.
+func (b *bdf[T]) nls(it *Integrator[T], tn, h float64) bool {
+	callSetup := b.nflag != bdfFirstCall || b.nst == 0 || !b.jOK ||
+		b.nst >= b.nstlp+bdfMSBP || math.Abs(b.gamrat-1) > bdfDGMax
+	convfail := bdfNoFailures
+	if b.nflag == bdfPrevConvFail {
+		convfail = bdfFailOther
+	}
+	z0 := b.z[0]
+	for {
+		it.prob.F(b.f, z0, it.prob.P, tn)
+		it.stats.FEvals++
+		if c := firstNonFinite(b.f); c >= 0 {
+			b.fail, b.nanComp, b.nanT = bdfFNaN, c, tn
+			return false
+		}
+		if callSetup {
+			callSetup = false
+			if !b.setup(it, tn, h, convfail) {
+				b.fail = bdfLinSysBad
+				return false
+			}
+		}
+		switch b.iterate(it, tn) {
+		case bdfNlsOK:
+			return true
+		case bdfNlsFail:
+			return false
+		}
+		callSetup, convfail = true, bdfFailBadJ
+	}
+}
+
+// setup evaluates J at the prediction when it is due, and factors
+// M = I − γJ. b.f is F at the prediction.
+func (b *bdf[T]) setup(it *Integrator[T], tn, h float64, convfail int) bool {
+	dgamma := math.Abs(b.gamma/b.gammap - 1)
+	jbad := !b.jOK || b.nst == 0 || b.nst >= b.nstlj+bdfMSBJ ||
+		(convfail == bdfFailBadJ && dgamma < bdfDGMaxJ) || convfail == bdfFailOther
+	b.jcur = false
+	if jbad {
+		b.jOK = false
+		if !b.ls.jacobian(it, tn, b.z[0], b.f, h) {
+			return false
+		}
+		b.jOK, b.jcur = true, true
+		b.nstlj = b.nst
+	}
+	b.gamrat, b.crate, b.gammap, b.nstlp = 1, 1, b.gamma, b.nst
+	return b.ls.factor(it, b.gamma)
+}
+
+// iterate runs up to bdfMaxCor Newton iterations from acor = 0. b.f is F
+// at the prediction. The iterate y = z[0] + acor is kept in it.uNew.
+func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
+	n := b.n
+	z0, z1 := b.z[0][:n], b.z[1][:n]
+	acor, del, f, y := b.acor[:n], b.del[:n], b.f[:n], it.uNew[:n]
+	ewt := b.ewt[:n]
+	gam, rl1 := T(b.gamma), T(b.rl1)
+	scale := T(1)
+	if b.gamrat != 1 {
+		scale = T(2 / (1 + b.gamrat))
+	}
+	tol := bdfEpLin * b.tq[4]
+	var delp float64
+	for m := 0; ; m++ {
+		// The residual's negative, γF − (z[1]/l[1] + acor).
+		if m == 0 {
+			for i := range del {
+				del[i] = gam*f[i] - rl1*z1[i]
+			}
+		} else {
+			for i := range del {
+				del[i] = gam*f[i] - (rl1*z1[i] + acor[i])
+			}
+		}
+		u := y
+		if m == 0 {
+			u = z0
+		}
+		ok := b.ls.solve(it, del, u, f, tol)
+		it.stats.NewtonIters++
+		if !ok && m == 0 {
+			if r, isR := b.ls.(reducedSolver); isR && r.reduced() {
+				ok = true
+			}
+		}
+		if !ok {
+			if !b.jcur {
+				return bdfNlsTryAgain
+			}
+			b.fail = bdfLinSysBad
+			return bdfNlsFail
+		}
+		// acor += scale·del and y = z[0] + acor, with ‖scale·del‖ and ‖acor‖.
+		var sd, sa float64
+		if m == 0 {
+			for i, d := range del {
+				d *= scale
+				acor[i] = d
+				y[i] = z0[i] + d
+				r := float64(d) * ewt[i]
+				sd += r * r
+			}
+			sa = sd
+		} else {
+			for i, d := range del {
+				d *= scale
+				a := acor[i] + d
+				acor[i] = a
+				y[i] = z0[i] + a
+				w := ewt[i]
+				r, s := float64(d)*w, float64(a)*w
+				sd += r * r
+				sa += s * s
+			}
+		}
+		dn := math.Sqrt(sd * b.nw)
+		if m > 0 {
+			b.crate = max(bdfCrDown*b.crate, dn/delp)
+		}
+		if dcon := dn * min(1, b.crate) / b.tq[4]; dcon <= 1 {
+			b.acnrm = math.Sqrt(sa * b.nw)
+			b.jcur = false
+			return bdfNlsOK
+		}
+		if m+1 == bdfMaxCor || (m >= 1 && dn > bdfRDiv*delp) || !(dn <= math.MaxFloat64) {
+			if !b.jcur {
+				return bdfNlsTryAgain
+			}
+			b.fail = bdfNewton
+			return bdfNlsFail
+		}
+		delp = dn
+		it.prob.F(f, y, it.prob.P, tn)
+		it.stats.FEvals++
+		if c := firstNonFinite(f); c >= 0 {
+			if !b.jcur {
+				return bdfNlsTryAgain
+			}
+			b.fail, b.nanComp, b.nanT = bdfFNaN, c, tn
+			return bdfNlsFail
+		}
+	}
+}
