@@ -15,11 +15,21 @@ func benchLinsys(b *testing.B, N int, s Structure, ls LinearSolver, jvp bool) {
 	if jvp {
 		prob.JVP = br.jvp
 	}
-	it, err := NewIntegrator(prob, Rodas5PMethod{Linear: ls}, Tol(1e-6, 1e-8))
+	benchProblem(b, prob, br.u0(), Rodas5PMethod{Linear: ls})
+}
+
+func benchLinsysWith(b *testing.B, N int, s Structure, m Method) {
+	br := newLinsysBruss(N)
+	prob := br.problem()
+	prob.JacStructure = s
+	benchProblem(b, prob, br.u0(), m)
+}
+
+func benchProblem(b *testing.B, prob Problem[float64], u0 []float64, m Method) {
+	it, err := NewIntegrator(prob, m, Tol(1e-6, 1e-8))
 	if err != nil {
 		b.Fatal(err)
 	}
-	u0 := br.u0()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -44,4 +54,16 @@ func BenchmarkBrussRodas5PGMRESBandPrec500(b *testing.B) {
 }
 func BenchmarkBrussRodas5PGMRESBandPrecJVP500(b *testing.B) {
 	benchLinsys(b, 500, MatrixFreeJacobian{}, GMRES{Precond: BandPreconditioner{2, 2}}, true)
+}
+
+// BDF on the same problem; benchLinsysWith is benchLinsys for method m.
+func BenchmarkBrussBDFBand500(b *testing.B) {
+	benchLinsysWith(b, 500, BandJacobian{2, 2}, &BDFMethod{})
+}
+func BenchmarkBrussBDFSparse500(b *testing.B) {
+	br := newLinsysBruss(500)
+	benchLinsysWith(b, 500, SparseJacobian{br.pattern()}, &BDFMethod{})
+}
+func BenchmarkBrussBDFGMRESBandPrec500(b *testing.B) {
+	benchLinsysWith(b, 500, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
 }
