@@ -8,8 +8,8 @@ package ode
 // dt underflow.
 var (
 	_ Method = (*erkMethod)(nil)
-	_ Method = (*r23Method)(nil)
-	_ Method = (*rosMethod)(nil)
+	_ Method = Rodas5PMethod{}
+	_ Method = Rosenbrock23Method{}
 
 	_ Sensitivity = BacksolveAdjoint{}
 	_ Sensitivity = DiscreteAdjoint{}

@@ -32,13 +32,17 @@
 //	BDF           orders 1–5, variable order, for large stiff systems
 //
 // Each Rosenbrock step evaluates the Jacobian once and factors
-// W = I − γh·J by a dense LU with partial pivoting. BDF is CVODE's
-// variable-order BDF: Newton iterations on M = I − γJ, with the Jacobian
-// and M's factors reused across many steps, and its own choice of step
-// size and order. The Jacobian comes from Problem.Jac
-// if given, else from forward differences of F with CVODE's increments.
-// Package ode/odead supplies an exact Jacobian for a right-hand side
-// written with ad ops. Stats counts Jacobians and LU factorisations. A W
+// W = I − γh·J. BDF is CVODE's variable-order BDF: Newton iterations on
+// M = I − γJ, with the Jacobian and M's factors reused across many steps,
+// and its own choice of step size and order. The Jacobian is kept in
+// Problem.JacStructure, dense, band, sparse or matrix-free, and W is
+// solved by the method's LinearSolver: dense, band or sparse LU, or
+// GMRES with a preconditioner (see Structure and LinearSolver). The
+// Jacobian comes from Problem.Jac if given, else from Problem.JVP, else
+// from forward differences of F with CVODE's increments, by groups of
+// columns for a band or sparse J. Package ode/odead supplies an exact
+// Jacobian, and its pattern, for a right-hand side written with ad ops.
+// Stats counts Jacobians, LU factorisations and GMRES iterations. A W
 // that stays singular ends the solve with Singular.
 //
 // Adaptive methods control the local error in a weighted RMS norm, as Tol
@@ -189,7 +193,12 @@
 //	method_bdf_control.go   BDF's choice of step size and order, its initial step
 //	method_bdf_nordsieck.go BDF's Nordsieck array and its coefficients
 //	method_bdf_newton.go    BDF's Newton iteration and the reuse of J and M
-//	method_jacobian.go      the stiff methods' Jacobian and W = I − γh·J
+//	method_rosenbrock_lin.go the Rosenbrock steps' Jacobian, ∂F/∂t and W
+//	method_jacobian.go      the dense Jacobian and W = I − γh·J
+//	method_jacobian_colour.go coloured Jacobians: JVP sweeps, differences of F
+//	method_linsys*.go       the linear systems of the structures: dense, band, sparse, GMRES
+//	method_precond.go       GMRES's band and block-diagonal preconditioners
+//	structure.go            the Jacobian's structures and the linear solvers' settings
 //	method_lu.go            dense LU with partial pivoting
 //
 //	Sensitivities

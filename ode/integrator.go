@@ -245,14 +245,18 @@ func (it *Integrator[T]) Reinit(u0 []T, t0, t1 float64, p []float32) error {
 }
 
 // ReinitProblem starts a new solve of prob, which must have the same
-// dimension; F, Jac, P, Events and the span may all differ. It is how an
-// ensemble runs trajectory after trajectory in one integrator.
+// dimension and JacStructure; F, Jac, P, Events and the span may all
+// differ. It is how an ensemble runs trajectory after trajectory in one
+// integrator.
 func (it *Integrator[T]) ReinitProblem(prob Problem[T]) error {
 	if err := prob.validate(); err != nil {
 		return err
 	}
 	if len(prob.U0) != it.n {
 		return errorf("ReinitProblem: len(U0) = %d, want %d", len(prob.U0), it.n)
+	}
+	if !sameStructure(prob.JacStructure, it.prob.JacStructure) {
+		return errorf("ReinitProblem: JacStructure %v, want the integrator's %v", prob.JacStructure, it.prob.JacStructure)
 	}
 	it.prob = prob
 	it.growEvents(len(prob.Events))

@@ -11,8 +11,7 @@ type Method interface {
 }
 
 // tabMethod is the part of a tableau's Method that does not depend on the
-// kind of tableau: its name and its methodInfo. erkMethod and rosMethod
-// embed it.
+// kind of tableau: its name and its methodInfo. erkMethod embeds it.
 type tabMethod struct {
 	name string // the tableau's
 	inf  methodInfo
@@ -115,10 +114,8 @@ func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T],
 	switch m := m.(type) {
 	case *erkMethod:
 		return newERK[T](m.tab, n, adaptive), nil
-	case *rosMethod:
-		return newRosenbrock[T](m.tab, n, adaptive), nil
-	case *r23Method:
-		return newRos23[T](n, adaptive), nil
+	case Rodas5PMethod, *Rodas5PMethod, Rosenbrock23Method, *Rosenbrock23Method:
+		return newRosStepper(m, prob, adaptive)
 	case *BDFMethod:
 		return newBDF(m, prob, adaptive)
 	}

@@ -6,8 +6,10 @@ import (
 )
 
 // Jacobians for the stiff methods. The sources, in order of preference, are
-// Problem.Jac when given, else forward differences of F. odead.Func builds
-// a Jac from a right-hand side written with ad ops. The Rosenbrock methods
+// Problem.Jac when given, else one Problem.JVP per column (per group of
+// columns for a band or sparse structure, see colJac), else forward
+// differences of F. odead.Func builds a Jac from a right-hand side written
+// with ad ops. The Rosenbrock methods
 // need the time derivative ∂F/∂t for non-autonomous problems. It is always
 // a forward difference: one evaluation of F, exactly zero when F does not
 // depend on t.
@@ -18,29 +20,20 @@ type jacEval[T Float] struct {
 	sqrtEps float64 // √ε of T: the relative size of difference steps
 	up      []T     // the perturbed state
 	fp      []T     // F at the perturbed point
+	inc     []T     // the difference increments
 }
 
 func newJacEval[T Float](n int) jacEval[T] {
-	buf := padded[T](2 * n)
-	se := math.Sqrt(0x1p-52)
-	if T(1)+T(0x1p-30) == T(1) { // T is float32
-		se = math.Sqrt(0x1p-23)
-	}
-	return jacEval[T]{n: n, sqrtEps: se, up: buf[:n:n], fp: buf[n:]}
+	buf := padded[T](3 * n)
+	return jacEval[T]{n: n, sqrtEps: sqrtEpsOf[T](), up: buf[:n:n], fp: buf[n : 2*n : 2*n], inc: buf[2*n:]}
 }
 
 // jacobian writes the row-major Jacobian J[i*n+j] = ∂F_i/∂u_j at it.t and
-// it.u. It comes from Problem.Jac, or else by forward differences: n
-// evaluations of F, counted in FEvals. It counts one JacEval either way. h
-// is the step the Jacobian is for.
+// it.u. It comes from Problem.Jac, else from n JVPs with the unit vectors,
+// else by forward differences: n evaluations of F, counted in FEvals. It
+// counts one JacEval in every case. h is the step the Jacobian is for.
 //
-// The difference increments are those of CVODE's cvDlsDenseDQJac:
-//
-//	δ_j = max(√ε·|u_j|, m·(atol + rtol·|u_j|)),  m = 1000·|h|·ε·n·‖f0‖,
-//
-// with ‖·‖ the weighted RMS norm, and m = 1 when f0 = 0. So a component far
-// below 1 is perturbed on its own scale, not by √ε: a radical
-// concentration of 1e-10, say.
+// The difference increments are CVODE's; see dqIncrements.
 func (je *jacEval[T]) jacobian(it *Integrator[T], J, f0 []T, h float64) {
 	je.jacobianAt(it, J, it.t, it.u, f0, h)
 }
@@ -55,31 +48,27 @@ func (je *jacEval[T]) jacobianAt(it *Integrator[T], J []T, t float64, u, f0 []T,
 	}
 	n := je.n
 	up, fp := je.up, je.fp
+	if it.prob.JVP != nil { // column j is J·e_j
+		clear(up)
+		for j := 0; j < n; j++ {
+			up[j] = 1
+			it.prob.JVP(fp, u, up, p, nil, t)
+			up[j] = 0
+			for i, v := range fp[:n] {
+				J[i*n+j] = v
+			}
+		}
+		return
+	}
 	copy(up, u)
 	f0 = f0[:n]
-	ue := je.sqrtEps * je.sqrtEps
-	fn := wrmsNorm(f0, u, u, &it.o)
-	minInc := 1.0
-	if fn > 0 && fn <= math.MaxFloat64 {
-		minInc = 1000 * math.Abs(h) * ue * float64(n) * fn
-	}
+	inc := je.inc
+	dqIncrements(it, u, f0, h, je.sqrtEps, inc)
 	for j := 0; j < n; j++ {
 		uj := up[j]
-		a := math.Abs(float64(uj))
-		atol, rtol := it.o.tolAt(j)
-		if math.IsInf(atol, 1) { // a component left out of the error control
-			atol = 0
-		}
-		d := T(max(je.sqrtEps*a, minInc*(atol+rtol*a)))
-		up[j] = uj + d
-		d = up[j] - uj // exactly representable
-		if d == 0 {    // δ below the spacing of floats at u_j
-			d = T(je.sqrtEps * max(a, 1))
-			up[j] = uj + d
-			d = up[j] - uj
-		}
+		up[j] = uj + inc[j]
 		it.prob.F(fp, up, p, t)
-		inv := 1 / d
+		inv := 1 / inc[j]
 		for i, v := range fp[:n] {
 			J[i*n+j] = (v - f0[i]) * inv
 		}
@@ -110,21 +99,17 @@ func (je *jacEval[T]) timeDerivative(it *Integrator[T], dT, f0 []T, h float64) {
 	}
 }
 
-// wSystem holds the Jacobian of the current step, ∂F/∂t, and the LU factors
-// of W = I − hγ·J, the matrix of every stage of a Rosenbrock method. J and
-// ∂F/∂t are evaluated once per step, at its start, and kept across rejected
-// attempts. W is factored again whenever J or h changes.
+// wSystem holds a dense Jacobian and the LU factors of W = I − c·J: the
+// linear algebra of denseSys.
 type wSystem[T Float] struct {
 	n       int
 	je      jacEval[T]
 	J, W    []T
-	dT      []T
 	scale   []T // row magnitudes of W's terms, for luFactor
 	piv     []int
 	perm    []int   // for n ≤ 3: the pivoting as a permutation (luPerm)
-	jacOK   bool    // J and dT are those of the current (t, u)
-	hg      float64 // hγ of the factored W; 0 when W is not valid
-	failK   int     // why the last prepare failed: wOK, wSingular, wJacNaN
+	hg      float64 // c of the factored W; 0 when W is not valid
+	failK   int     // why the last evaluation or factorisation failed: wOK, wSingular, wJacNaN
 	failAt  int     // the pivot column, or the flat index of the bad entry
 	userJac bool    // J came from Problem.Jac
 }
@@ -136,38 +121,12 @@ const (
 )
 
 func newWSystem[T Float](n int) wSystem[T] {
-	buf := padded[T](2*n*n + 2*n)
+	buf := padded[T](2*n*n + n)
 	return wSystem[T]{
 		n: n, je: newJacEval[T](n),
-		J: buf[: n*n : n*n], W: buf[n*n : 2*n*n : 2*n*n], dT: buf[2*n*n : 2*n*n+n : 2*n*n+n], scale: buf[2*n*n+n:],
+		J: buf[: n*n : n*n], W: buf[n*n : 2*n*n : 2*n*n], scale: buf[2*n*n:],
 		piv: make([]int, n), perm: make([]int, n),
 	}
-}
-
-// invalidate forgets J when the state changed: a new step or an event.
-func (w *wSystem[T]) invalidate() { w.jacOK, w.hg = false, 0 }
-
-// prepare makes J and ∂F/∂t current for it.t and it.u, whose F is f0, and
-// factors W = I − hγJ. It returns false when W cannot be factored, because
-// it is singular or J is not finite; failure then describes why.
-func (w *wSystem[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
-	w.failK = wOK
-	if !w.jacOK {
-		w.userJac = it.prob.Jac != nil
-		w.je.jacobian(it, w.J, f0, h)
-		w.je.timeDerivative(it, w.dT, f0, h)
-		w.jacOK, w.hg = true, 0
-		if i := firstNonFinite(w.J); i >= 0 {
-			w.failK, w.failAt = wJacNaN, i
-			w.jacOK = false
-			return false
-		}
-	}
-	hg := h * gamma
-	if hg == w.hg {
-		return true
-	}
-	return w.factorW(it, hg)
 }
 
 // factorW forms W = I − hg·J and factors it. It reports false when W is
@@ -207,7 +166,8 @@ func (w *wSystem[T]) solve(b []T) {
 	}
 }
 
-// failure reports why the last prepare failed, or a nil error.
+// failure reports why the last evaluation or factorisation failed, or a
+// nil error.
 func (w *wSystem[T]) failure() (Retcode, int, error) {
 	switch w.failK {
 	case wSingular:

@@ -16,9 +16,30 @@ package ode
 // the paper in the W-transformed form of OrdinaryDiffEq.jl's
 // Rodas5PTableau. TestRosenbrockOrderConditions checks the order
 // conditions up to order 5, and to 4 for the embedded method.
-func Rodas5P() Method { return rodas5pMethod }
+//
+// Rodas5P returns Rodas5PMethod{}, the method with its default settings.
+func Rodas5P() Method { return Rodas5PMethod{} }
 
-var rodas5pMethod = newRosMethod(rodas5pTableau())
+// Rodas5PMethod is Rodas5P with its settings; the zero value is the
+// default. A value is stateless and safe to share. The Jacobian and the
+// solves with W follow Problem.JacStructure (see Structure): a band or
+// sparse J costs a few evaluations of F (or JVPs) and a band or sparse LU
+// per step, instead of n evaluations and a dense LU.
+//
+//	m := ode.Rodas5PMethod{Linear: ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}}
+type Rodas5PMethod struct {
+	// Linear is the linear solver for W = I − hγ·J. nil chooses from
+	// Problem.JacStructure (see LinearSolver).
+	Linear LinearSolver
+}
+
+var rodas5pTab = checkedTableau(rodas5pTableau())
+
+func (Rodas5PMethod) Name() string   { return "Rodas5P" }
+func (Rodas5PMethod) String() string { return "Rodas5P" }
+func (Rodas5PMethod) info() methodInfo {
+	return methodInfo{order: rodas5pTab.order, adaptive: true, stiff: true}
+}
 
 func rodas5pTableau() *rosTableau {
 	const gamma = 0.21193756319429014

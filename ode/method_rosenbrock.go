@@ -53,24 +53,20 @@ func (tb *rosTableau) check() error {
 	return nil
 }
 
-// rosMethod is the Method of a Rosenbrock tableau.
-type rosMethod struct {
-	tab *rosTableau
-	tabMethod
-}
-
-func newRosMethod(tb *rosTableau) *rosMethod {
+// checkedTableau returns tb after checking its shape; a bad built-in
+// tableau is a bug.
+func checkedTableau(tb *rosTableau) *rosTableau {
 	if err := tb.check(); err != nil {
 		panic("ode: bad Rosenbrock tableau " + err.Error())
 	}
-	return &rosMethod{tab: tb, tabMethod: tabMethod{tb.name, methodInfo{order: tb.order, adaptive: true, stiff: true}}}
+	return tb
 }
 
 // rosenbrock is the generic Rosenbrock loop over a rosTableau.
 type rosenbrock[T Float] struct {
 	n, s     int
 	gamma    float64
-	w        wSystem[T]
+	lin      rosLin[T]
 	k        []T // the s stages g_i, stage i at k[i*n:(i+1)*n]
 	f0       []T // F(t, u) at the start of the step
 	tmp      []T // a stage's input
@@ -144,9 +140,9 @@ func isIncrement(row, prev []float64, j int) bool {
 	return true
 }
 
-func newRosenbrock[T Float](tb *rosTableau, n int, adaptive bool) *rosenbrock[T] {
+func newRosenbrock[T Float](tb *rosTableau, n int, adaptive bool, lin rosLin[T]) *rosenbrock[T] {
 	s := len(tb.c)
-	r := &rosenbrock[T]{n: n, s: s, gamma: tb.gamma, w: newWSystem[T](n), c: tb.c, d: tb.d, adaptive: adaptive}
+	r := &rosenbrock[T]{n: n, s: s, gamma: tb.gamma, lin: lin, c: tb.c, d: tb.d, adaptive: adaptive}
 	buf := padded[T]((s + 2) * n) // written every stage (see padded)
 	r.k = buf[: s*n : s*n]
 	r.f0 = buf[s*n : (s+1)*n : (s+1)*n]
@@ -198,11 +194,11 @@ func (r *rosenbrock[T]) start(it *Integrator[T]) []T {
 	it.prob.F(r.f0, it.u, it.prob.P, it.t)
 	it.stats.FEvals++
 	r.f0OK = true
-	r.w.invalidate()
+	r.lin.invalidate()
 	return r.f0
 }
 
-func (r *rosenbrock[T]) failure() (Retcode, int, error) { return r.nf.failure(r.w.failure) }
+func (r *rosenbrock[T]) failure() (Retcode, int, error) { return r.nf.failure(r.lin.ls.failure) }
 
 func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 	u, t, n := it.u, it.t, r.n
@@ -216,11 +212,11 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if noteNonFinite(&r.nf, r.f0, 0, t) {
 		return math.Inf(1)
 	}
-	if !r.w.prepare(it, r.f0, hf, r.gamma) {
+	if !r.lin.prepare(it, r.f0, hf, r.gamma) {
 		return math.Inf(1)
 	}
 	hg := T(hf * r.gamma)
-	dT := r.w.dT[:n]
+	dT := r.lin.dT[:n]
 	if noteNonFinite(&r.nf, dT, -1, t) {
 		return math.Inf(1)
 	}
@@ -267,7 +263,12 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 				g[x] = a
 			}
 		}
-		r.w.solve(g)
+		if d := r.lin.dense; d != nil {
+			d.w.solve(g)
+		} else if !r.lin.solve(it, g, r.f0) {
+			it.stats.FEvals += i
+			return math.Inf(1)
+		}
 	}
 	it.stats.FEvals += r.s - 1
 	un := it.uNew
@@ -292,7 +293,7 @@ func (r *rosenbrock[T]) attempt(it *Integrator[T], hf float64) float64 {
 func (r *rosenbrock[T]) accept(it *Integrator[T], h float64) {
 	r.h = h
 	r.f0OK = false
-	r.w.invalidate()
+	r.lin.invalidate()
 }
 
 // dense expands (1−θ)u₀ + θ(u₁ + (1−θ)(K₁ + θ(K₂ + θK₃))) in powers of θ:

@@ -15,15 +15,23 @@ import (
 //
 // L. F. Shampine, M. W. Reichelt, "The MATLAB ODE Suite", SIAM J. Sci.
 // Comput. 18 (1997) 1–22, section 3.
-func Rosenbrock23() Method { return rosenbrock23Method }
+//
+// Rosenbrock23 returns Rosenbrock23Method{}, the method with its default
+// settings.
+func Rosenbrock23() Method { return Rosenbrock23Method{} }
 
-var rosenbrock23Method = &r23Method{}
+// Rosenbrock23Method is Rosenbrock23 with its settings; the zero value is
+// the default. A value is stateless and safe to share. The Jacobian and
+// the solves with W follow Problem.JacStructure, as for Rodas5PMethod.
+type Rosenbrock23Method struct {
+	// Linear is the linear solver for W = I − h·d·J. nil chooses from
+	// Problem.JacStructure (see LinearSolver).
+	Linear LinearSolver
+}
 
-type r23Method struct{}
-
-func (*r23Method) Name() string     { return "Rosenbrock23" }
-func (*r23Method) String() string   { return "Rosenbrock23" }
-func (*r23Method) info() methodInfo { return methodInfo{order: 2, adaptive: true, stiff: true} }
+func (Rosenbrock23Method) Name() string     { return "Rosenbrock23" }
+func (Rosenbrock23Method) String() string   { return "Rosenbrock23" }
+func (Rosenbrock23Method) info() methodInfo { return methodInfo{order: 2, adaptive: true, stiff: true} }
 
 // The coefficients: W = I − h·d·J with d = 1/(2+√2), and e32 = 6+√2.
 var (
@@ -46,7 +54,7 @@ var (
 //	u(t + θh) ≈ u + h(θ(1−θ)k1 + θ(θ−2d)k2)/(1−2d).
 type ros23[T Float] struct {
 	n          int
-	w          wSystem[T]
+	lin        rosLin[T]
 	f0, f1, f2 []T
 	k1, k2, k3 []T
 	tmp        []T
@@ -57,21 +65,21 @@ type ros23[T Float] struct {
 	nf         nonFiniteTrace
 }
 
-func newRos23[T Float](n int, adaptive bool) *ros23[T] {
+func newRos23[T Float](n int, adaptive bool, lin rosLin[T]) *ros23[T] {
 	buf := padded[T](7 * n) // written every stage (see padded)
 	v := func(i int) []T { return buf[i*n : (i+1)*n : (i+1)*n] }
-	return &ros23[T]{n: n, w: newWSystem[T](n), f0: v(0), f1: v(1), f2: v(2), k1: v(3), k2: v(4), k3: v(5), tmp: v(6), adaptive: adaptive}
+	return &ros23[T]{n: n, lin: lin, f0: v(0), f1: v(1), f2: v(2), k1: v(3), k2: v(4), k3: v(5), tmp: v(6), adaptive: adaptive}
 }
 
 func (r *ros23[T]) degree() int { return 2 }
 
-func (r *ros23[T]) failure() (Retcode, int, error) { return r.nf.failure(r.w.failure) }
+func (r *ros23[T]) failure() (Retcode, int, error) { return r.nf.failure(r.lin.ls.failure) }
 
 func (r *ros23[T]) start(it *Integrator[T]) []T {
 	it.prob.F(r.f0, it.u, it.prob.P, it.t)
 	it.stats.FEvals++
 	r.f0OK, r.f2OK = true, false
-	r.w.invalidate()
+	r.lin.invalidate()
 	return r.f0
 }
 
@@ -88,12 +96,12 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	if noteNonFinite(&r.nf, r.f0, 0, t) {
 		return math.Inf(1)
 	}
-	if !r.w.prepare(it, r.f0, hf, r23D) {
+	if !r.lin.prepare(it, r.f0, hf, r23D) {
 		return math.Inf(1)
 	}
 	h := T(hf)
 	hd := T(hf * r23D)
-	dT := r.w.dT
+	dT := r.lin.dT
 	if noteNonFinite(&r.nf, dT[:len(r.f0)], -1, t) {
 		return math.Inf(1)
 	}
@@ -102,7 +110,11 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k1 {
 		k1[i] = f0[i] + hd*dT[i]
 	}
-	r.w.solve(k1)
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k1)
+	} else if !r.lin.solve(it, k1, f0) {
+		return math.Inf(1)
+	}
 	h2 := h / 2
 	for i := range tmp {
 		tmp[i] = u[i] + h2*k1[i]
@@ -115,7 +127,12 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k2 {
 		k2[i] = f1[i] - k1[i]
 	}
-	r.w.solve(k2)
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k2)
+	} else if !r.lin.solve(it, k2, f0) {
+		it.stats.FEvals++
+		return math.Inf(1)
+	}
 	un := it.uNew
 	for i := range k2 {
 		k2[i] += k1[i]
@@ -136,7 +153,11 @@ func (r *ros23[T]) attempt(it *Integrator[T], hf float64) float64 {
 	for i := range k3 {
 		k3[i] = f2[i] - e32*(k2[i]-f1[i]) - 2*(k1[i]-f0[i]) + hd*dT[i]
 	}
-	r.w.solve(k3)
+	if d := r.lin.dense; d != nil {
+		d.w.solve(k3)
+	} else if !r.lin.solve(it, k3, f0) {
+		return math.Inf(1)
+	}
 	h6 := h / 6
 	for i := range tmp {
 		tmp[i] = h6 * (k1[i] - 2*k2[i] + k3[i])
@@ -153,7 +174,7 @@ func (r *ros23[T]) accept(it *Integrator[T], h float64) {
 		r.f0OK = false
 	}
 	r.f2OK = false
-	r.w.invalidate()
+	r.lin.invalidate()
 }
 
 func (r *ros23[T]) dense(it *Integrator[T], poly []T) {

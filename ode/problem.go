@@ -15,7 +15,8 @@ type Float interface{ ~float32 | ~float64 }
 // the flat float32 parameter buffer or a view of it, passed through
 // unchanged. T1 < T0 integrates backwards in time; T1 == T0 is a valid,
 // empty span. Jac is optional and used only by stiff methods: it writes the
-// row-major n×n Jacobian, J[i*n+j] = ∂F_i/∂u_j. Events are optional.
+// Jacobian in the storage of JacStructure, by default the row-major n×n
+// J[i*n+j] = ∂F_i/∂u_j. Events are optional.
 //
 // JVP and VJP are the derivative products that Gradient needs; Sensitivity
 // says which method uses which. odead.Derivs and odead.Problem fill them
