@@ -173,13 +173,6 @@ type stiffSolver struct {
 // stiffStandInMax is the largest system a dense stand-in solves.
 const stiffStandInMax = 400
 
-// stiffBuilt says which structures the Rosenbrock methods solve in. Until
-// the seam lands they take every Jacobian as dense and do not refuse a
-// structure (a band Jac then takes 57814 steps on MEDAKZO N=10), so the
-// scenario cannot find out by trying: flip each flag when it is merged.
-// BDF refuses a structure it cannot solve in, and needs no flag.
-var stiffBuilt = struct{ band, sparse bool }{}
-
 // stiffSolvers returns the solvers of a case's kind for d, best first:
 // BDF with the kind's linear solver, then, on up to stiffStandInMax
 // states, BDF with a dense LU standing in for a linear solver ode does
@@ -211,22 +204,16 @@ func stiffSolvers(d *stiffDef, kind string) []stiffSolver {
 func (d *stiffDef) band() ode.Structure { return ode.BandJacobian{Lower: d.lower, Upper: d.upper} }
 
 // stiffRefSolvers are the solvers of the reference, best first: Rodas5P
-// with the exact Jacobian in a band or in d's pattern, BDF likewise, and
-// Rodas5P with a dense LU on up to stiffStandInMax states.
+// with the exact Jacobian in a band, in d's pattern, or dense on up to
+// stiffStandInMax states.
 func stiffRefSolvers(d *stiffDef) []stiffSolver {
 	var s []stiffSolver
-	band := stiffSolver{structure: d.band(), jac: d.refBand, linsolver: "band LU"}
-	sparse := stiffSolver{structure: ode.SparseJacobian{Pattern: d.pattern}, jac: d.jacSparse, linsolver: "sparse LU"}
-	for _, m := range []ode.Method{ode.Rodas5P(), ode.BDF()} {
-		rodas := m.Name() == "Rodas5P"
-		if d.refBand != nil && (!rodas || stiffBuilt.band) {
-			band.method = m
-			s = append(s, band)
-		}
-		if d.pattern != nil && (!rodas || stiffBuilt.sparse) {
-			sparse.method = m
-			s = append(s, sparse)
-		}
+	if d.refBand != nil {
+		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: d.band(), jac: d.refBand, linsolver: "band LU"})
+	}
+	if d.pattern != nil {
+		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: ode.SparseJacobian{Pattern: d.pattern}, jac: d.jacSparse,
+			linsolver: "sparse LU"})
 	}
 	if d.n <= stiffStandInMax {
 		s = append(s, stiffSolver{method: ode.Rodas5P(), structure: ode.DenseJacobian{}, jac: d.refJac, linsolver: "dense LU"})
