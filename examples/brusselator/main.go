@@ -133,6 +133,9 @@ func run(ctx context.Context, w io.Writer, cfg config) (*summary, error) {
 	if cfg.out == "" {
 		return s, nil
 	}
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return nil, err
+	}
 	for k, t := range s.Times {
 		path := filepath.Join(cfg.out, fmt.Sprintf("brusselator_u_t%g.png", t))
 		if err := heatmap(path, cfg.n, t, s.U[k]); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // the first snapshot equal to the initial state and the others finite and
 // moved away from it.
 func TestRun(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "new") // made by run
 	cfg := config{n: 8, out: dir, times: []float64{11.5, 0, 1.1, 3}}
 	var out bytes.Buffer
 	s, err := run(context.Background(), &out, cfg)
