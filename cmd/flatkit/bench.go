@@ -18,9 +18,10 @@ import (
 // file (restructure.go, …) and registers itself from an init function, so a
 // new scenario is one new file.
 type scenario struct {
-	name  string
-	about string // one line for the usage text
-	run   func(b *bencher) error
+	name      string
+	about     string // one line for the usage text
+	run       func(b *bencher) error
+	onlyNamed bool // not run by "flatkit bench" without names: too long
 }
 
 var scenarios = map[string]scenario{}
@@ -39,6 +40,18 @@ func scenarioNames() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// defaultNames returns the scenarios "flatkit bench" runs when none is
+// named: all but the onlyNamed ones, sorted.
+func defaultNames() []string {
+	var names []string
+	for _, n := range scenarioNames() {
+		if !scenarios[n].onlyNamed {
+			names = append(names, n)
+		}
+	}
 	return names
 }
 

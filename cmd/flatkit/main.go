@@ -97,7 +97,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if len(names) == 0 {
-		names = scenarioNames()
+		names = defaultNames()
 	}
 	for _, n := range names {
 		if _, ok := scenarios[n]; !ok {
