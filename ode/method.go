@@ -120,8 +120,10 @@ func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T],
 		return newERK[T](m.tab, n, adaptive), nil
 	case Rodas5PMethod, *Rodas5PMethod, Rosenbrock23Method, *Rosenbrock23Method:
 		return newRosStepper(m, prob, adaptive)
-	case *BDFMethod:
+	case BDFMethod:
 		return newBDF(m, prob, adaptive)
+	case *BDFMethod:
+		return newBDF(*m, prob, adaptive)
 	}
 	return nil, errorf("method %s has no stepper", m.Name())
 }

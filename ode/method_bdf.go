@@ -12,7 +12,13 @@ import (
 // factorisation. It is the choice for large stiff systems: a step costs
 // one evaluation of F per Newton iteration, and the Jacobian and M are
 // formed only every few tens of steps, so its cost per step grows with the
-// linear solves, not with n³. BDF() gives the default settings.
+// linear solves, not with n³. BDF() gives the default settings; the
+// zero value is the default, and a value (or a pointer to one) sets
+// them:
+//
+//	m := ode.BDFMethod{MaxOrder: 3, Linear: ode.BandLU{}}
+//
+// A value is stateless and safe to share.
 //
 // The form is CVODE's rather than FBDF's or QNDF's (DifferentialEquations.jl)
 // because its heuristics are published with their constants (Hindmarsh et
@@ -60,15 +66,16 @@ type BDFMethod struct {
 	Linear LinearSolver
 }
 
-// BDF returns the BDF method with its default settings: orders up to 5
-// and the linear solver of the problem's Jacobian structure.
-func BDF() *BDFMethod { return &BDFMethod{} }
+// BDF returns BDFMethod{}, the BDF method with its default settings:
+// orders up to 5 and the linear solver of the problem's Jacobian
+// structure.
+func BDF() Method { return BDFMethod{} }
 
 // Name returns "BDF".
-func (m *BDFMethod) Name() string { return "BDF" }
+func (m BDFMethod) Name() string { return "BDF" }
 
-func (m *BDFMethod) String() string {
-	if m == nil || (m.MaxOrder == 0 && m.Linear == nil) {
+func (m BDFMethod) String() string {
+	if m.MaxOrder == 0 && m.Linear == nil {
 		return "BDF"
 	}
 	s := fmt.Sprintf("BDF(MaxOrder %d", m.maxOrder())
@@ -78,14 +85,14 @@ func (m *BDFMethod) String() string {
 	return s + ")"
 }
 
-func (m *BDFMethod) maxOrder() int {
-	if m == nil || m.MaxOrder == 0 {
+func (m BDFMethod) maxOrder() int {
+	if m.MaxOrder == 0 {
 		return bdfMaxQ
 	}
 	return m.MaxOrder
 }
 
-func (m *BDFMethod) info() methodInfo {
+func (m BDFMethod) info() methodInfo {
 	return methodInfo{order: min(max(m.maxOrder(), 1), bdfMaxQ), adaptive: true, stiff: true}
 }
 
@@ -183,7 +190,7 @@ type bdf[T Float] struct {
 	nanT              float64
 }
 
-func newBDF[T Float](m *BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], error) {
+func newBDF[T Float](m BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], error) {
 	if m.MaxOrder < 0 || m.MaxOrder > bdfMaxQ {
 		return nil, errorf("BDF: MaxOrder = %d, want 1 to %d (0 means %d)", m.MaxOrder, bdfMaxQ, bdfMaxQ)
 	}

@@ -36,7 +36,7 @@ func TestBDFShiftCurrentGamma(t *testing.T) {
 		if c.ls != (DenseLU{}) {
 			prob.JacStructure = MatrixFreeJacobian{}
 		}
-		it, err := NewIntegrator(prob, &BDFMethod{Linear: c.ls}, Tol(1e-6, 1e-8))
+		it, err := NewIntegrator(prob, BDFMethod{Linear: c.ls}, Tol(1e-6, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestBDFAcceptsReducedResidual(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob.JacStructure = MatrixFreeJacobian{}
-	it, err := NewIntegrator(prob, &BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
+	it, err := NewIntegrator(prob, BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,24 +62,24 @@ func BenchmarkBrussRodas5PGMRESBandPrecJVP500(b *testing.B) {
 
 // BDF on the same problem; benchLinsysWith is benchLinsys for method m.
 func BenchmarkBrussBDFBand500(b *testing.B) {
-	benchLinsysWith(b, 500, BandJacobian{2, 2}, &BDFMethod{})
+	benchLinsysWith(b, 500, BandJacobian{2, 2}, BDFMethod{})
 }
 func BenchmarkBrussBDFSparse500(b *testing.B) {
 	br := newLinsysBruss(500)
-	benchLinsysWith(b, 500, SparseJacobian{br.pattern()}, &BDFMethod{})
+	benchLinsysWith(b, 500, SparseJacobian{br.pattern()}, BDFMethod{})
 }
 func BenchmarkBrussBDFGMRESBandPrec500(b *testing.B) {
-	benchLinsysWith(b, 500, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
+	benchLinsysWith(b, 500, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
 }
 
 // BDF with GMRES, with and without the band preconditioner, at N = 100
 // and 500 (200 and 1000 states): products by difference quotients.
 func BenchmarkBrussBDFGMRES100(b *testing.B) {
-	benchLinsysWith(b, 100, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{}})
+	benchLinsysWith(b, 100, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{}})
 }
 func BenchmarkBrussBDFGMRESBandPrec100(b *testing.B) {
-	benchLinsysWith(b, 100, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
+	benchLinsysWith(b, 100, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
 }
 func BenchmarkBrussBDFGMRES500(b *testing.B) {
-	benchLinsysWith(b, 500, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{}})
+	benchLinsysWith(b, 500, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{}})
 }
