@@ -10,6 +10,8 @@ var (
 	_ Method = (*erkMethod)(nil)
 	_ Method = Rodas5PMethod{}
 	_ Method = Rosenbrock23Method{}
+	_ Method = BDFMethod{}
+	_ Method = (*BDFMethod)(nil)
 
 	_ Sensitivity = BacksolveAdjoint{}
 	_ Sensitivity = DiscreteAdjoint{}
@@ -25,4 +27,8 @@ var (
 
 	_ stepFailer = (*rosenbrock[float64])(nil)
 	_ stepFailer = (*ros23[float64])(nil)
+	_ stepFailer = (*bdf[float64])(nil)
+
+	_ stepper[float64]     = (*bdf[float64])(nil)
+	_ stepChooser[float64] = (*bdf[float64])(nil)
 )

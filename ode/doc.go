@@ -45,6 +45,13 @@
 // Stats counts Jacobians, LU factorisations and GMRES iterations. A W
 // that stays singular ends the solve with Singular.
 //
+// The three stiff methods take their settings alike: Rosenbrock23(),
+// Rodas5P() and BDF() return the defaults, and the exported structs,
+// whose zero values are the defaults, set them, as values or pointers:
+//
+//	ode.Rodas5PMethod{Linear: ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}}
+//	ode.BDFMethod{MaxOrder: 3, Linear: ode.BandLU{}}
+//
 // Adaptive methods control the local error in a weighted RMS norm, as Tol
 // describes. A PI controller picks the next step; control.go holds its
 // constants and their sources. BDF chooses its steps and orders itself,

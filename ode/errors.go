@@ -34,9 +34,18 @@ const (
 	// hook reported the error, which Error.Err holds. The hooks are
 	// Problem.Err and Loss.Err.
 	Failed
+	// ErrorTestFailed: BDF's local error test failed 7 times on one step
+	// (CVODE's limit); Error.Component names the component of the
+	// largest weighted error. F may be discontinuous there, or the
+	// solution blow up, or the tolerance be too tight.
+	ErrorTestFailed
+	// ConvergenceFailed: BDF's Newton iteration failed 10 times on one
+	// step (CVODE's limit), most often because Problem.Jac or its
+	// JacStructure does not match F.
+	ConvergenceFailed
 )
 
-var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled", "Singular", "Failed"}
+var retcodeNames = [...]string{"Unfinished", "Success", "Terminated", "MaxSteps", "DtUnderflow", "NonFinite", "Cancelled", "Singular", "Failed", "ErrorTestFailed", "ConvergenceFailed"}
 
 func (r Retcode) String() string {
 	if r >= 0 && int(r) < len(retcodeNames) {
@@ -55,8 +64,8 @@ type Error struct {
 	Code      Retcode
 	T         float64 // the time reached when the solve stopped
 	Dt        float64 // the last step size tried (0 if none)
-	Component int     // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; −1 if unknown or not applicable
-	Err       error   // the context's error for Cancelled; the hook's error for Failed; the cause for Singular and for a non-finite Jacobian; else nil
+	Component int     // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; ErrorTestFailed: the component of the largest weighted error; −1 if unknown or not applicable
+	Err       error   // the context's error for Cancelled; the hook's error for Failed; the cause for Singular, ErrorTestFailed, ConvergenceFailed and a non-finite Jacobian; else nil
 }
 
 func (e *Error) Error() string { return prefix + e.Unprefixed() }
@@ -79,6 +88,10 @@ func (e *Error) Unprefixed() string {
 		return fmt.Sprintf("non-finite value (NaN or Inf) at t=%.17g", e.T)
 	case Cancelled:
 		return fmt.Sprintf("cancelled at t=%.17g: %v", e.T, e.Err)
+	case ErrorTestFailed:
+		return fmt.Sprintf("%s at t=%.17g (dt=%g): F may be discontinuous or the solution blow up here, or the tolerance be too tight", bareText(e.Err), e.T, e.Dt)
+	case ConvergenceFailed:
+		return fmt.Sprintf("%s at t=%.17g (dt=%g): check Problem.Jac against F and the storage of its JacStructure, and F for a discontinuity", bareText(e.Err), e.T, e.Dt)
 	case Singular:
 		return fmt.Sprintf("%s at t=%.17g (dt=%g): check Problem.Jac, or the problem", bareText(e.Err), e.T, e.Dt)
 	case Failed:

@@ -183,7 +183,8 @@ func TestStepAfterDone(t *testing.T) {
 
 func TestRetcodeStrings(t *testing.T) {
 	for c, s := range map[ode.Retcode]string{ode.Unfinished: "Unfinished", ode.Success: "Success", ode.Terminated: "Terminated",
-		ode.MaxStepsReached: "MaxSteps", ode.DtUnderflow: "DtUnderflow", ode.NonFinite: "NonFinite", ode.Cancelled: "Cancelled", 99: "Retcode(99)"} {
+		ode.MaxStepsReached: "MaxSteps", ode.DtUnderflow: "DtUnderflow", ode.NonFinite: "NonFinite", ode.Cancelled: "Cancelled",
+		ode.ErrorTestFailed: "ErrorTestFailed", ode.ConvergenceFailed: "ConvergenceFailed", 99: "Retcode(99)"} {
 		if c.String() != s {
 			t.Errorf("%d.String() = %q, want %q", int(c), c.String(), s)
 		}

@@ -89,6 +89,11 @@ func (it *Integrator[T]) step() error {
 		if it.adaptive && e2 > 1 {
 			it.stats.Rejected++
 			it.dt = it.controlReject(h, e2)
+			if ch, ok := it.st.(stepChooser[T]); ok {
+				if code, comp, cause := ch.gaveUp(); cause != nil {
+					return it.fail(code, comp, cause)
+				}
+			}
 			it.rejectedLast = true
 			continue
 		}

@@ -103,6 +103,10 @@ type stepChooser[T Float] interface {
 	// retryStep returns the signed size to retry after a rejected attempt
 	// of size h that returned e2: above 1, NaN or +Inf.
 	retryStep(it *Integrator[T], h, e2 float64) float64
+	// gaveUp is asked after retryStep of an attempt whose e2 was above 1
+	// and finite: a non-nil error ends the solve with that Retcode and
+	// component (too many failures on one step).
+	gaveUp() (code Retcode, component int, cause error)
 }
 
 // newStepper builds method m's stepper for prob's state type and dimension.
@@ -116,8 +120,10 @@ func newStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[T],
 		return newERK[T](m.tab, n, adaptive), nil
 	case Rodas5PMethod, *Rodas5PMethod, Rosenbrock23Method, *Rosenbrock23Method:
 		return newRosStepper(m, prob, adaptive)
-	case *BDFMethod:
+	case BDFMethod:
 		return newBDF(m, prob, adaptive)
+	case *BDFMethod:
+		return newBDF(*m, prob, adaptive)
 	}
 	return nil, errorf("method %s has no stepper", m.Name())
 }

@@ -12,7 +12,13 @@ import (
 // factorisation. It is the choice for large stiff systems: a step costs
 // one evaluation of F per Newton iteration, and the Jacobian and M are
 // formed only every few tens of steps, so its cost per step grows with the
-// linear solves, not with n³. BDF() gives the default settings.
+// linear solves, not with n³. BDF() gives the default settings; the
+// zero value is the default, and a value (or a pointer to one) sets
+// them:
+//
+//	m := ode.BDFMethod{MaxOrder: 3, Linear: ode.BandLU{}}
+//
+// A value is stateless and safe to share.
 //
 // The form is CVODE's rather than FBDF's or QNDF's (DifferentialEquations.jl)
 // because its heuristics are published with their constants (Hindmarsh et
@@ -38,6 +44,10 @@ import (
 // without checkpoints work with BDF. With checkpoints the adjoint replays
 // the forward steps as fixed steps, which BDF does not take.
 //
+// A step that fails CVODE's error test 7 times ends the solve with
+// ErrorTestFailed, one whose Newton iteration fails 10 times with
+// ConvergenceFailed (TestBDFGivesUp).
+//
 // TestBDFStepsLikeCVODE holds BDF to CVODE 6.4's steps, orders and
 // counts on Robertson's problem. NewtonFails counts the steps retried
 // after Newton's iteration failed; CVODE's count of convergence failures
@@ -56,15 +66,16 @@ type BDFMethod struct {
 	Linear LinearSolver
 }
 
-// BDF returns the BDF method with its default settings: orders up to 5
-// and the linear solver of the problem's Jacobian structure.
-func BDF() *BDFMethod { return &BDFMethod{} }
+// BDF returns BDFMethod{}, the BDF method with its default settings:
+// orders up to 5 and the linear solver of the problem's Jacobian
+// structure.
+func BDF() Method { return BDFMethod{} }
 
 // Name returns "BDF".
-func (m *BDFMethod) Name() string { return "BDF" }
+func (m BDFMethod) Name() string { return "BDF" }
 
-func (m *BDFMethod) String() string {
-	if m == nil || (m.MaxOrder == 0 && m.Linear == nil) {
+func (m BDFMethod) String() string {
+	if m.MaxOrder == 0 && m.Linear == nil {
 		return "BDF"
 	}
 	s := fmt.Sprintf("BDF(MaxOrder %d", m.maxOrder())
@@ -74,14 +85,14 @@ func (m *BDFMethod) String() string {
 	return s + ")"
 }
 
-func (m *BDFMethod) maxOrder() int {
-	if m == nil || m.MaxOrder == 0 {
+func (m BDFMethod) maxOrder() int {
+	if m.MaxOrder == 0 {
 		return bdfMaxQ
 	}
 	return m.MaxOrder
 }
 
-func (m *BDFMethod) info() methodInfo {
+func (m BDFMethod) info() methodInfo {
 	return methodInfo{order: min(max(m.maxOrder(), 1), bdfMaxQ), adaptive: true, stiff: true}
 }
 
@@ -108,6 +119,8 @@ const (
 	bdfBias3    = 10.0  // BIAS3: at order q+1
 	bdfAddon    = 1e-6  // ADDON
 	bdfMaxNef1  = 3     // MXNEF1: error test failures before the order drops
+	bdfMaxNef   = 7     // MXNEF: error test failures on one step before the solve ends
+	bdfMaxNcf   = 10    // MXNCF: Newton failures on one step before the solve ends
 	bdfSmallNef = 2     // SMALL_NEF
 	bdfLongWait = 10    // LONG_WAIT: steps at order 1 after a reload
 	bdfHubFact  = 0.1   // HUB_FACTOR of the initial step
@@ -168,6 +181,8 @@ type bdf[T Float] struct {
 	jcur              bool // J was evaluated in this attempt
 	jOK               bool // J has been evaluated since start
 	nef               int  // error test failures of this step
+	ncf               int  // Newton failures of this step
+	errComp           int  // the component of the largest weighted error, after bdfMaxNef failures
 	nflag             int  // bdfFirstCall, bdfPrevConvFail, bdfPrevErrFail
 	pending           bool // an attempt passed and its step is not completed yet
 	fail              int  // why the last attempt failed
@@ -175,7 +190,7 @@ type bdf[T Float] struct {
 	nanT              float64
 }
 
-func newBDF[T Float](m *BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], error) {
+func newBDF[T Float](m BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], error) {
 	if m.MaxOrder < 0 || m.MaxOrder > bdfMaxQ {
 		return nil, errorf("BDF: MaxOrder = %d, want 1 to %d (0 means %d)", m.MaxOrder, bdfMaxQ, bdfMaxQ)
 	}
@@ -216,7 +231,7 @@ func (b *bdf[T]) start(it *Integrator[T]) []T {
 	b.gammap, b.gamrat, b.crate = 0, 1, 1
 	b.nst, b.nstlp, b.nstlj = 0, 0, 0
 	b.jcur, b.jOK = false, false
-	b.nef, b.nflag, b.pending, b.fail = 0, bdfFirstCall, false, bdfOK
+	b.nef, b.ncf, b.nflag, b.pending, b.fail = 0, 0, bdfFirstCall, false, bdfOK
 	return b.z[1]
 }
 
@@ -270,6 +285,7 @@ func (b *bdf[T]) attempt(it *Integrator[T], h float64) float64 {
 		b.restore()
 		b.nflag = bdfPrevConvFail
 		b.etamax = 1
+		b.ncf++
 		it.stats.NewtonFails++
 		if b.fail == bdfNewton {
 			return bdfConvFail
@@ -281,6 +297,9 @@ func (b *bdf[T]) attempt(it *Integrator[T], h float64) float64 {
 		b.restore()
 		b.fail = bdfErrTest
 		b.nef++
+		if b.nef >= bdfMaxNef {
+			b.errComp = b.largestError()
+		}
 		b.nflag = bdfPrevErrFail
 		b.etamax = 1
 		it.stats.ErrTestFails++
@@ -303,6 +322,34 @@ func (b *bdf[T]) failure() (Retcode, int, error) {
 		return NonFinite, b.nanComp, fmt.Errorf("F has a NaN or Inf in component %d (a Newton iterate of BDF, at t=%.17g)", b.nanComp, b.nanT)
 	}
 	return Unfinished, -1, nil
+}
+
+// gaveUp ends the solve after too many failures on one step, as CVODE
+// does: bdfMaxNef error test failures (CV_ERR_FAILURE), or bdfMaxNcf
+// failures of Newton's iteration (CV_CONV_FAILURE). By then h has shrunk
+// by at least 10⁶; going on would only end in DtUnderflow, which blames
+// the solution or the tolerance rather than what is more often wrong: a
+// Jacobian or a structure that does not match F, or a discontinuity.
+func (b *bdf[T]) gaveUp() (Retcode, int, error) {
+	switch {
+	case b.fail == bdfErrTest && b.nef >= bdfMaxNef:
+		return ErrorTestFailed, b.errComp, fmt.Errorf("BDF's error test failed %d times on one step (the largest weighted error in component %d)", b.nef, b.errComp)
+	case b.fail == bdfNewton && b.ncf >= bdfMaxNcf:
+		return ConvergenceFailed, -1, fmt.Errorf("BDF's Newton iteration failed %d times on one step", b.ncf)
+	}
+	return Unfinished, -1, nil
+}
+
+// largestError returns the component of the largest weighted correction
+// |acor_i|·w_i, the local error estimate's largest term.
+func (b *bdf[T]) largestError() int {
+	k, m := -1, -1.0
+	for i, a := range b.acor[:b.n] {
+		if e := math.Abs(float64(a)) * b.ewt[i]; e > m {
+			k, m = i, e
+		}
+	}
+	return k
 }
 
 // dense writes the step's polynomial in θ: with s = θ − 1, the Nordsieck

@@ -84,7 +84,7 @@ func (b *bdf[T]) complete(it *Integrator[T]) {
 	}
 	b.prepareNext(h, ddn*b.tq[1], dup*b.tq[3], needQm1, needQp1)
 	b.etamax = bdfEtaMax
-	b.nef, b.nflag = 0, bdfFirstCall
+	b.nef, b.ncf, b.nflag = 0, 0, bdfFirstCall
 }
 
 // prepareNext chooses hprime and qprime from the error estimates at orders

@@ -258,7 +258,7 @@ func TestBDFSettings(t *testing.T) {
 		opts []ode.SolveOption
 		want string
 	}{
-		{&ode.BDFMethod{MaxOrder: 6}, nil, "MaxOrder = 6"},
+		{ode.BDFMethod{MaxOrder: 6}, nil, "MaxOrder = 6"},
 		{&ode.BDFMethod{MaxOrder: -1}, nil, "MaxOrder = -1"},
 		{ode.BDF(), []ode.SolveOption{ode.FixedStep(0.1)}, "FixedStep"},
 	} {
@@ -268,14 +268,29 @@ func TestBDFSettings(t *testing.T) {
 		}
 	}
 	for q := 1; q <= 5; q++ {
-		sol, err := ode.Solve(bg, prob, &ode.BDFMethod{MaxOrder: q}, ode.Tol(1e-6, 1e-8))
+		sol, err := ode.Solve(bg, prob, ode.BDFMethod{MaxOrder: q}, ode.Tol(1e-6, 1e-8))
 		if err != nil {
 			t.Fatalf("MaxOrder %d: %v", q, err)
 		}
 		t.Logf("MaxOrder %d: %d steps", q, sol.Stats.Accepted)
 	}
-	if s := (&ode.BDFMethod{MaxOrder: 3}).String(); s != "BDF(MaxOrder 3)" {
+	if s := (ode.BDFMethod{MaxOrder: 3}).String(); s != "BDF(MaxOrder 3)" {
 		t.Errorf("String() = %q", s)
+	}
+	// The settings as a value and through a pointer are the same method.
+	val := ode.BDFMethod{MaxOrder: 3, Linear: ode.BandLU{}}
+	band := prob
+	band.JacStructure = ode.BandJacobian{Lower: 2, Upper: 2}
+	a, err := ode.Solve(bg, band, val, ode.Tol(1e-6, 1e-8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ode.Solve(bg, band, &val, ode.Tol(1e-6, 1e-8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stats != b.Stats || a.U[len(a.U)-1][1] != b.U[len(b.U)-1][1] {
+		t.Errorf("BDFMethod by value: %+v; through a pointer: %+v", a.Stats, b.Stats)
 	}
 }
 

@@ -12,7 +12,9 @@ import "math"
 // evaluated anew after 51 steps, after a convergence failure, and when
 // Newton's iteration fails with a J that is not current and γ has not
 // moved (otherwise the old J is refactored with the new γ). A correction
-// from an M of a stale γ̄ is scaled by 2/(1 + γ/γ̄).
+// from an M of a stale γ̄ is scaled by 2/(1 + γ/γ̄) for a direct solver;
+// an iterative one (GMRES) solves with the current γ instead, through
+// linSys.shift, and keeps the preconditioner of γ̄.
 
 // reducedSolver is implemented by an iterative linSys (GMRES) whose solve,
 // when it stops short of tol, can still leave in b a solution that
@@ -100,8 +102,11 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 	acor, del, f, y := b.acor[:n], b.del[:n], b.f[:n], it.uNew[:n]
 	ewt := b.ewt[:n]
 	gam, rl1 := T(b.gamma), T(b.rl1)
+	// An iterative solver takes the current γ in its products (CVODE's
+	// cvLsATimes); a direct one keeps M of γ̄, and its correction is
+	// scaled by 2/(1 + γ/γ̄) (CVODE's scalesol).
 	scale := T(1)
-	if b.gamrat != 1 {
+	if !b.ls.shift(b.gamma) && b.gamrat != 1 {
 		scale = T(2 / (1 + b.gamrat))
 	}
 	tol := bdfEpLin * b.tq[4]

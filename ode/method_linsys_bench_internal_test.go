@@ -44,6 +44,10 @@ func benchProblem(b *testing.B, prob Problem[float64], u0 []float64, m Method) {
 	b.ReportMetric(float64(st.Accepted), "steps")
 	b.ReportMetric(float64(st.FEvals), "fevals")
 	b.ReportMetric(float64(st.LinearIters), "liniters")
+	b.ReportMetric(float64(st.NewtonIters), "nni")
+	b.ReportMetric(float64(st.NewtonFails), "ncfails")
+	b.ReportMetric(float64(st.LinearFails), "linfails")
+	b.ReportMetric(float64(st.ErrTestFails), "etfails")
 }
 
 func BenchmarkBrussRodas5PDense50(b *testing.B) { benchLinsys(b, 50, nil, nil, false) }
@@ -58,12 +62,24 @@ func BenchmarkBrussRodas5PGMRESBandPrecJVP500(b *testing.B) {
 
 // BDF on the same problem; benchLinsysWith is benchLinsys for method m.
 func BenchmarkBrussBDFBand500(b *testing.B) {
-	benchLinsysWith(b, 500, BandJacobian{2, 2}, &BDFMethod{})
+	benchLinsysWith(b, 500, BandJacobian{2, 2}, BDFMethod{})
 }
 func BenchmarkBrussBDFSparse500(b *testing.B) {
 	br := newLinsysBruss(500)
-	benchLinsysWith(b, 500, SparseJacobian{br.pattern()}, &BDFMethod{})
+	benchLinsysWith(b, 500, SparseJacobian{br.pattern()}, BDFMethod{})
 }
 func BenchmarkBrussBDFGMRESBandPrec500(b *testing.B) {
-	benchLinsysWith(b, 500, MatrixFreeJacobian{}, &BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
+	benchLinsysWith(b, 500, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
+}
+
+// BDF with GMRES, with and without the band preconditioner, at N = 100
+// and 500 (200 and 1000 states): products by difference quotients.
+func BenchmarkBrussBDFGMRES100(b *testing.B) {
+	benchLinsysWith(b, 100, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{}})
+}
+func BenchmarkBrussBDFGMRESBandPrec100(b *testing.B) {
+	benchLinsysWith(b, 100, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{Precond: BandPreconditioner{2, 2}}})
+}
+func BenchmarkBrussBDFGMRES500(b *testing.B) {
+	benchLinsysWith(b, 500, MatrixFreeJacobian{}, BDFMethod{Linear: GMRES{}})
 }

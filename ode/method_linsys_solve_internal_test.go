@@ -94,7 +94,7 @@ func TestLinsysBrusselatorSolves(t *testing.T) {
 	for _, mk := range []func(LinearSolver) Method{
 		func(ls LinearSolver) Method { return Rodas5PMethod{Linear: ls} },
 		func(ls LinearSolver) Method { return Rosenbrock23Method{Linear: ls} },
-		func(ls LinearSolver) Method { return &BDFMethod{Linear: ls} },
+		func(ls LinearSolver) Method { return BDFMethod{Linear: ls} },
 	} {
 		ref, err := Solve(ctx, b.problem(), mk(nil), Tol(rtol, atol))
 		if err != nil {
@@ -129,7 +129,7 @@ func TestLinsysBrusselatorSolves(t *testing.T) {
 func TestLinsysAllocs(t *testing.T) {
 	b := newLinsysBruss(20)
 	for _, c := range linsysCases(b) {
-		for _, m := range []Method{Rodas5PMethod{Linear: c.ls}, &BDFMethod{Linear: c.ls}} {
+		for _, m := range []Method{Rodas5PMethod{Linear: c.ls}, BDFMethod{Linear: c.ls}} {
 			linsysAllocs(t, b, c, m)
 		}
 	}

@@ -36,7 +36,7 @@ func TestStructuresFloat32(t *testing.T) {
 		{"GMRES block", ode.MatrixFreeJacobian{}, ode.GMRES{Precond: ode.BlockDiagonalPreconditioner{Block: 3}}},
 	}
 	methods := []func(ode.LinearSolver) ode.Method{
-		func(ls ode.LinearSolver) ode.Method { return &ode.Rodas5PMethod{Linear: ls} },
+		func(ls ode.LinearSolver) ode.Method { return ode.Rodas5PMethod{Linear: ls} },
 		func(ls ode.LinearSolver) ode.Method { return ode.Rosenbrock23Method{Linear: ls} },
 	}
 	for _, mk := range methods {

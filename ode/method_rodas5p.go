@@ -35,8 +35,9 @@ type Rodas5PMethod struct {
 
 var rodas5pTab = checkedTableau(rodas5pTableau())
 
-func (Rodas5PMethod) Name() string   { return "Rodas5P" }
-func (Rodas5PMethod) String() string { return "Rodas5P" }
+func (Rodas5PMethod) Name() string { return "Rodas5P" }
+
+func (m Rodas5PMethod) String() string { return withLinear("Rodas5P", m.Linear) }
 func (Rodas5PMethod) info() methodInfo {
 	return methodInfo{order: rodas5pTab.order, adaptive: true, stiff: true}
 }

@@ -29,8 +29,10 @@ type Rosenbrock23Method struct {
 	Linear LinearSolver
 }
 
-func (Rosenbrock23Method) Name() string     { return "Rosenbrock23" }
-func (Rosenbrock23Method) String() string   { return "Rosenbrock23" }
+func (Rosenbrock23Method) Name() string { return "Rosenbrock23" }
+
+func (m Rosenbrock23Method) String() string { return withLinear("Rosenbrock23", m.Linear) }
+
 func (Rosenbrock23Method) info() methodInfo { return methodInfo{order: 2, adaptive: true, stiff: true} }
 
 // The coefficients: W = I − h·d·J with d = 1/(2+√2), and e32 = 6+√2.

@@ -69,6 +69,15 @@ func (r *rosLin[T]) solve(it *Integrator[T], b, f0 []T) bool {
 	return r.ls.solve(it, b, it.u, f0, rosKrylovTol)
 }
 
+// withLinear is a stiff method's name with its linear solver, if set:
+// "Rodas5P(band LU)".
+func withLinear(name string, ls LinearSolver) string {
+	if ls == nil {
+		return name
+	}
+	return name + "(" + ls.String() + ")"
+}
+
 // newRosStepper builds the stepper of a Rosenbrock method, a
 // Rodas5PMethod or a Rosenbrock23Method or a pointer to one, with its
 // linear system in prob's structure.

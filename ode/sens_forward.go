@@ -181,7 +181,7 @@ func (fs *forwardSens[T]) rowsRHS(dY, Y []T, p []float32, t float64) {
 	u := Y[:n]
 	ju, jp := fs.ju, fs.jp
 	if fs.jacs {
-		fs.gs.prob.Jac(ju, u, p, t)
+		fs.gs.jac.eval(ju, u, p, t)
 		fs.gs.prob.ParamJac(jp, u, p, t)
 	} else {
 		vjp, er := fs.gs.prob.VJP, fs.er
@@ -226,7 +226,7 @@ func (fs *forwardSens[T]) rows2(dS, Y []T, p []float32, t float64) {
 	jp := fs.jp[: 2*np : 2*np]
 	u := Y[:2:2]
 	if fs.jacs {
-		fs.gs.prob.Jac(ju, u, p, t)
+		fs.gs.jac.eval(ju, u, p, t)
 		fs.gs.prob.ParamJac(jp, u, p, t)
 	} else {
 		ju[0], ju[1], ju[2], ju[3] = 0, 0, 0, 0
@@ -300,7 +300,7 @@ func (fs *forwardSens[T]) quadRHS(dY, Y []T, p []float32, t float64) {
 func (fs *forwardSens[T]) jac(JA, Y []T, p []float32, t float64) {
 	n, m, N := fs.n, fs.m, fs.dimN
 	u := Y[:n]
-	jacobianOf(fs.jn, &fs.gs.prob, u, p, t, fs.ev, fs.col)
+	jacobianOf(fs.jn, fs.gs, u, p, t, fs.ev, fs.col)
 	clear(JA)
 	for b := 0; b <= m; b++ {
 		off := b * n
@@ -348,7 +348,7 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	quad := gs.loss.Running != nil
 	// GradientFor's problem may lack the products or the Jacobians; the
 	// choice is made before build, whose integrator evaluates the system.
-	fs.jacs = gs.prob.Jac != nil && gs.prob.ParamJac != nil
+	fs.jacs = gs.jac.ok() && gs.prob.ParamJac != nil
 	fs.rows = fs.jacs || useRows(fs.n, fs.m, gs.prob.VJP != nil)
 	if !fs.rows && gs.prob.JVP == nil {
 		return errorf("Gradient: ForwardSensitivity needs Problem.JVP, or Jac and ParamJac, for the sensitivities' right-hand side; this problem has neither")

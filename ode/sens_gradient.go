@@ -93,6 +93,7 @@ type GradientSolver[T Float] struct {
 	fbuf   []T          // F at an end of the span
 	u0buf  []T          // U0From(P)
 	errFn  func() error // callbackErr, made once when needed (a method value allocates)
+	jac    denseJac[T]  // Problem.Jac read as a dense n×n matrix
 }
 
 // gradMethod is one sensitivity method's implementation.
@@ -114,6 +115,15 @@ type gradMethod[T Float] interface {
 // returned. The error names the pass that found it. Where a solve or the
 // discrete adjoint's reverse pass stopped on it, that is an *Error with
 // Retcode Failed.
+//
+// The sensitivity and adjoint systems do not use Problem.JacStructure
+// yet: a stiff method solves them with dense Jacobians. A band or sparse
+// Problem.Jac is read in its structure's storage and expanded into the
+// dense n×n matrix they need, and a matrix-free structure's Jac is not
+// read (TestGradientStructuredJacobian). So the gradient is right for
+// every structure, at the cost of n² memory and the dense LUs of a stiff
+// method's sensitivity solves, whatever the structure of the forward
+// problem.
 func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {
@@ -160,6 +170,9 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 		return nil, err
 	}
 	gs := &GradientSolver[T]{prob: prob, method: m, sens: s, o: o}
+	if err := gs.jac.set(&gs.prob); err != nil {
+		return nil, err
+	}
 	if err := gs.fillDerivatives(); err != nil {
 		return nil, err
 	}
@@ -189,7 +202,7 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 func (gs *GradientSolver[T]) fillDerivatives() error {
 	_, forward := gs.sens.(ForwardSensitivity)
 	// Jac and ParamJac make the whole sensitivity right-hand side.
-	needJVP := forward && (gs.prob.Jac == nil || gs.prob.ParamJac == nil)
+	needJVP := forward && (!usesJac(&gs.prob) || gs.prob.ParamJac == nil)
 	if needJVP && gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
 			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
@@ -251,6 +264,9 @@ func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], l
 	}
 	if prob.VJP == nil {
 		gs.prob.VJP = vjp
+	}
+	if err := gs.jac.set(&gs.prob); err != nil {
+		return nil, err
 	}
 	gs.lossv = loss // a copy in the solver: &loss would escape and allocate
 	if err := gs.setLoss(&gs.lossv); err != nil {

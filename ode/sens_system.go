@@ -86,7 +86,7 @@ func (s *fwdSystem[T]) vjp(du, dp, w, u []T, p []float32, t float64) {
 // running cost, the row of q is ∂g/∂u.
 func (s *fwdSystem[T]) jac(J, u []T, p []float32, t float64) {
 	n, N := s.n, s.dim()
-	jacobianOf(s.jn, &s.gs.prob, u[:n], p, t, s.ev, s.row)
+	jacobianOf(s.jn, s.gs, u[:n], p, t, s.ev, s.row)
 	clear(J)
 	for i := 0; i < n; i++ {
 		copy(J[i*N:i*N+n], s.jn[i*n:(i+1)*n])
@@ -97,14 +97,16 @@ func (s *fwdSystem[T]) jac(J, u []T, p []float32, t float64) {
 	}
 }
 
-// jacobianOf writes the n×n Jacobian of prob.F at u, p and t into J. It
-// comes from prob.Jac, else from n VJPs, else from n JVPs. ev and col are
-// n-vectors of scratch.
-func jacobianOf[T Float](J []T, prob *Problem[T], u []T, p []float32, t float64, ev, col []T) {
+// jacobianOf writes the n×n Jacobian of gs.prob.F at u, p and t into J,
+// row-major. It comes from Problem.Jac in its structure's storage (see
+// denseJac), else from n VJPs, else from n JVPs. ev and col are n-vectors
+// of scratch.
+func jacobianOf[T Float](J []T, gs *GradientSolver[T], u []T, p []float32, t float64, ev, col []T) {
 	n := len(u)
+	prob := &gs.prob
 	switch {
-	case prob.Jac != nil:
-		prob.Jac(J, u, p, t)
+	case gs.jac.ok():
+		gs.jac.eval(J, u, p, t)
 	case prob.VJP != nil:
 		clear(ev)
 		for i := 0; i < n; i++ {

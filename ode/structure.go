@@ -34,6 +34,10 @@ import (
 // written outside the matrix ends the solve with an error naming its row
 // and column, since it means the storage was misread. A SparseJacobian's
 // pattern must be valid and n×n: NewIntegrator says what is wrong.
+//
+// Gradient reads Jac in the structure's storage too, but its sensitivity
+// and adjoint systems are dense for now: it expands a band or sparse J
+// into the n×n matrix (see Gradient).
 type Structure interface {
 	String() string
 	structure()

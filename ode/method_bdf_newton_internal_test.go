@@ -1,0 +1,125 @@
+package ode
+
+import (
+	"math"
+	"testing"
+)
+
+// TestBDFShiftCurrentGamma: with γ 20 % below the γ̄ of the last setup
+// (no new setup is due), BDF with GMRES solves with the current γ, so on
+// y' = −λy, where one GMRES iteration solves exactly, Newton's correction
+// is exact to rounding. A direct solver keeps M of γ̄ and scales its
+// correction by 2/(1 + γ/γ̄), which leaves a residual within Newton's
+// tolerance but far above rounding: the case tells the two apart.
+func TestBDFShiftCurrentGamma(t *testing.T) {
+	const lambda = 1000.0
+	f := func(du, u []float64, _ []float32, _ float64) {
+		for i, v := range u {
+			du[i] = -lambda * v
+		}
+	}
+	jvp := func(jv, _, v []float64, _ []float32, _ []float64, _ float64) {
+		for i, x := range v {
+			jv[i] = -lambda * x
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		ls    LinearSolver
+		exact bool
+	}{
+		{"GMRES", GMRES{}, true},
+		{"GMRES band-preconditioned", GMRES{Precond: BandPreconditioner{0, 0}}, true},
+		{"DenseLU", DenseLU{}, false},
+	} {
+		prob := Problem[float64]{F: f, JVP: jvp, U0: []float64{1, 2, 3}, T1: 1}
+		if c.ls != (DenseLU{}) {
+			prob.JacStructure = MatrixFreeJacobian{}
+		}
+		it, err := NewIntegrator(prob, BDFMethod{Linear: c.ls}, Tol(1e-6, 1e-8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := it.st.(*bdf[float64])
+		for b.nst < 5 || b.nflag != bdfFirstCall || b.nst >= b.nstlp+bdfMSBP-1 {
+			if err := it.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.qprime = b.q
+		h := 0.8 * b.gammap / b.rl1
+		if d := b.attempt(it, h); d > 1 {
+			t.Fatalf("%s: the attempt at h=%g failed: %g", c.name, h, d)
+		}
+		if math.Abs(b.gamrat-0.8) > 1e-12 {
+			t.Fatalf("%s: γ/γ̄ = %g, want 0.8 (a setup ran)", c.name, b.gamrat)
+		}
+		// The corrector's residual acor − γF(z0 + acor) + z1/l1, relative
+		// to acor.
+		var r, a float64
+		for i := range b.acor {
+			y := b.z[0][i] + b.acor[i]
+			g := b.acor[i] + b.gamma*lambda*y + b.rl1*b.z[1][i]
+			r = max(r, math.Abs(g))
+			a = max(a, math.Abs(b.acor[i]))
+		}
+		rel := r / a
+		t.Logf("%s: relative residual %.3g", c.name, rel)
+		if c.exact && rel > 1e-12 {
+			t.Errorf("%s: relative residual %.3g, want rounding (solved with the current γ)", c.name, rel)
+		}
+		if !c.exact && rel < 1e-9 {
+			t.Errorf("%s: relative residual %.3g, want the stale M's (the test does not discriminate)", c.name, rel)
+		}
+	}
+}
+
+// reducedSpy is a gmresSys that counts the reduced solutions BDF accepts.
+type reducedSpy struct {
+	*gmresSys[float64]
+	accepted int
+}
+
+func (s *reducedSpy) reduced() bool {
+	r := s.gmresSys.reduced()
+	if r {
+		s.accepted++
+	}
+	return r
+}
+
+// TestBDFAcceptsReducedResidual: GMRES with one Krylov vector and no
+// restart often stops short of its tolerance with a smaller residual.
+// BDF takes such a solution at the first Newton iteration (CVODE's
+// SUNLS_RES_REDUCED) through reducedSolver, and the solve still ends at
+// the dense solution within the tolerance.
+func TestBDFAcceptsReducedResidual(t *testing.T) {
+	br := newLinsysBruss(10)
+	prob := br.problem()
+	refIt, err := NewIntegrator(prob, BDF(), Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refIt.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	prob.JacStructure = MatrixFreeJacobian{}
+	it, err := NewIntegrator(prob, BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := it.st.(*bdf[float64])
+	spy := &reducedSpy{gmresSys: b.ls.(*gmresSys[float64])}
+	b.ls = spy
+	if err := it.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := it.Stats()
+	t.Logf("%d reduced solutions accepted; %+v", spy.accepted, st)
+	if spy.accepted == 0 {
+		t.Errorf("no reduced solution accepted (%d linear failures)", st.LinearFails)
+	}
+	if e := maxAbsDiff(it.U(), refIt.U()); e > 1e-4 {
+		t.Errorf("max error %.3g against the dense BDF at rtol 1e-8, want ≤ 1e-4", e)
+	}
+}
