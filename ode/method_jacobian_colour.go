@@ -37,6 +37,15 @@ type colJac[T Float] struct {
 	up      []T   // the perturbed state, or the JVP's seed
 	fp      []T   // F at the perturbed state, or the JVP
 	inc     []T   // the increment of each column of the current group
+
+	// strict makes every sweep check that F changes only in the rows of
+	// its group's entries, so that a pattern missing a dependency is an
+	// error instead of a wrong Jacobian. A preconditioner's sweeps, which
+	// approximate J on purpose, are not strict.
+	strict       bool
+	mark         []int // mark[i] == stamp: row i has an entry in the current group
+	stamp        int
+	missI, missJ int // the missing entry the last sweep found, or −1
 }
 
 // newColJac builds the sweeps for pattern p, n×n, whose columns are
@@ -70,7 +79,41 @@ func newColJac[T Float](p *linalg.Pattern, colours []int, k int, pos func(i, j i
 	}
 	buf := padded[T](3 * n)
 	c.up, c.fp, c.inc = buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
+	c.missI, c.missJ = -1, -1
 	return c
+}
+
+// checked makes c strict: see colJac.strict.
+func (c *colJac[T]) checked() *colJac[T] {
+	c.strict = true
+	c.mark = make([]int, c.n)
+	return c
+}
+
+// markGroup stamps the rows that have an entry in the columns cols.
+func (c *colJac[T]) markGroup(cols []int) {
+	c.stamp++
+	for _, j := range cols {
+		for x := c.colPtr[j]; x < c.colPtr[j+1]; x++ {
+			c.mark[c.colRow[x]] = c.stamp
+		}
+	}
+}
+
+// unmarkedChange returns the first row outside the current group's
+// entries where the product changed, d[i] ≠ base[i] (base nil: d[i] ≠ 0),
+// or −1.
+func (c *colJac[T]) unmarkedChange(d, base []T) int {
+	for i, v := range d[:c.n] {
+		b := T(0)
+		if base != nil {
+			b = base[i]
+		}
+		if v != b && c.mark[i] != c.stamp {
+			return i
+		}
+	}
+	return -1
 }
 
 // sqrtEpsOf is √ε of T: the relative size of difference steps.
@@ -88,16 +131,19 @@ func (c *colJac[T]) groups() int { return len(c.grpPtr) - 1 }
 // f0 = F(u, t): by JVPs when Problem.JVP is set, else by differences of F,
 // one evaluation per group, counted in FEvals. h is the step the Jacobian
 // is for. It does not count the JacEval: the caller does.
-func (c *colJac[T]) eval(it *Integrator[T], vals []T, t float64, u, f0 []T, h float64) {
+//
+// A strict colJac reports false when F depends on a column outside the
+// pattern; missI and missJ then name the entry.
+func (c *colJac[T]) eval(it *Integrator[T], vals []T, t float64, u, f0 []T, h float64) bool {
+	c.missI, c.missJ = -1, -1
 	if it.prob.JVP != nil {
-		c.evalJVP(it, vals, t, u)
-		return
+		return c.evalJVP(it, vals, t, u)
 	}
-	c.evalFD(it, vals, t, u, f0, h)
+	return c.evalFD(it, vals, t, u, f0, h)
 }
 
 // evalJVP takes one JVP per group: seed = Σ e_j over the group's columns.
-func (c *colJac[T]) evalJVP(it *Integrator[T], vals []T, t float64, u []T) {
+func (c *colJac[T]) evalJVP(it *Integrator[T], vals []T, t float64, u []T) bool {
 	seed, jv := c.up, c.fp
 	clear(seed)
 	p := it.prob.P
@@ -107,6 +153,19 @@ func (c *colJac[T]) evalJVP(it *Integrator[T], vals []T, t float64, u []T) {
 			seed[j] = 1
 		}
 		it.prob.JVP(jv, u, seed, p, nil, t)
+		if c.strict {
+			c.markGroup(cols)
+			if i := c.unmarkedChange(jv, nil); i >= 0 {
+				clear(seed)
+				c.findMissing(i, cols, func(j int) bool {
+					seed[j] = 1
+					it.prob.JVP(jv, u, seed, p, nil, t)
+					seed[j] = 0
+					return jv[i] != 0
+				})
+				return false
+			}
+		}
 		for _, j := range cols {
 			seed[j] = 0
 			for x := c.colPtr[j]; x < c.colPtr[j+1]; x++ {
@@ -114,11 +173,24 @@ func (c *colJac[T]) evalJVP(it *Integrator[T], vals []T, t float64, u []T) {
 			}
 		}
 	}
+	return true
+}
+
+// findMissing names the column of cols on which row i depends, asking
+// depends for each; the error path of a strict sweep.
+func (c *colJac[T]) findMissing(i int, cols []int, depends func(j int) bool) {
+	c.missI, c.missJ = i, cols[0]
+	for _, j := range cols {
+		if depends(j) {
+			c.missJ = j
+			return
+		}
+	}
 }
 
 // evalFD takes one forward difference of F per group, with the increments
 // of dqIncrements.
-func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h float64) {
+func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h float64) bool {
 	n := c.n
 	up, fp, inc := c.up, c.fp, c.inc
 	copy(up, u[:n])
@@ -131,6 +203,23 @@ func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h 
 			up[j] = u[j] + inc[j]
 		}
 		it.prob.F(fp, up, p, t)
+		if c.strict {
+			c.markGroup(cols)
+			if i := c.unmarkedChange(fp, f0); i >= 0 {
+				for _, j := range cols {
+					up[j] = u[j]
+				}
+				c.findMissing(i, cols, func(j int) bool {
+					up[j] = u[j] + inc[j]
+					it.prob.F(fp, up, p, t)
+					up[j] = u[j]
+					it.stats.FEvals++
+					return fp[i] != f0[i]
+				})
+				it.stats.FEvals += g + 1
+				return false
+			}
+		}
 		for _, j := range cols {
 			up[j] = u[j]
 			d := 1 / inc[j]
@@ -141,6 +230,7 @@ func (c *colJac[T]) evalFD(it *Integrator[T], vals []T, t float64, u, f0 []T, h 
 		}
 	}
 	it.stats.FEvals += c.groups()
+	return true
 }
 
 // dqIncrements writes the forward-difference increment of every

@@ -172,6 +172,7 @@ const (
 	lsJacNaN   // J[i][j] is NaN or ±Inf
 	lsOutside  // Problem.Jac wrote v at (i, j), outside the n×n matrix
 	lsNoConv   // GMRES stopped at residual v > t after i iterations
+	lsMissing  // F_i depends on u_j, which the structure lacks; found at time v
 )
 
 func (f *lsFail) failure() (Retcode, int, error) {
@@ -186,6 +187,8 @@ func (f *lsFail) failure() (Retcode, int, error) {
 		return NonFinite, f.i, fmt.Errorf("%s has a NaN or Inf at J[%d][%d]", src, f.i, f.j)
 	case lsOutside:
 		return Failed, f.i, fmt.Errorf("Problem.Jac wrote %g at row %d, column %d of the band storage, outside the matrix; want those entries left 0", f.v, f.i, f.j)
+	case lsMissing:
+		return Failed, f.i, fmt.Errorf("the Jacobian's structure misses ∂F_%d/∂u_%d: F_%d changes with u_%d (found by the coloured Jacobian sweep at t=%.17g); declare that entry, or use GMRES with a preconditioner for an approximate structure", f.i, f.j, f.i, f.j, f.v)
 	case lsNoConv:
 		return Failed, -1, fmt.Errorf("%s did not converge: weighted RMS residual %.3g after %d iterations, want ≤ %g", f.name, f.v, f.i, f.t)
 	}

@@ -22,7 +22,7 @@ type structJac[T Float] struct {
 func newBandJac[T Float](n, lower, upper int) *structJac[T] {
 	sj := &structJac[T]{n: n, band: true, lower: lower, upper: upper}
 	sj.vals = padded[T](n * (lower + upper + 1))
-	sj.cj = bandColJac[T](n, lower, upper)
+	sj.cj = bandColJac[T](n, lower, upper).checked()
 	sj.pat = linalg.BandPattern(n, lower, upper)
 	for i := 0; i < n; i++ {
 		for j := i - lower; j <= i+upper; j++ {
@@ -37,7 +37,7 @@ func newBandJac[T Float](n, lower, upper int) *structJac[T] {
 func newSparseJac[T Float](p *linalg.Pattern) *structJac[T] {
 	sj := &structJac[T]{n: p.Rows, pat: p, vals: padded[T](p.NNZ())}
 	colours, k := linalg.Colour(p)
-	sj.cj = newColJac[T](p, colours, k, p.Index)
+	sj.cj = newColJac[T](p, colours, k, p.Index).checked()
 	return sj
 }
 
@@ -78,8 +78,9 @@ func (sj *structJac[T]) eval(it *Integrator[T], t float64, u, f0 []T, h float64,
 				return false
 			}
 		}
-	} else {
-		sj.cj.eval(it, sj.vals, t, u, f0, h)
+	} else if !sj.cj.eval(it, sj.vals, t, u, f0, h) {
+		fail.kind, fail.i, fail.j, fail.v = lsMissing, sj.cj.missI, sj.cj.missJ, t
+		return false
 	}
 	return finiteJac(sj.vals, sj.entry, fail)
 }

@@ -26,9 +26,16 @@ import (
 // from forward differences of F, with CVODE's increments. A band or
 // sparse J takes one product per group of structurally orthogonal
 // columns (Curtis, Powell and Reid; linalg.Colour): Lower+Upper+1 for a
-// band, whatever n, instead of n. A problem whose J has an entry outside
-// its declared structure gets a wrong J, not an error: ProbePattern and
-// CheckStructure find the pattern of a plain Go F.
+// band, whatever n, instead of n.
+//
+// An entry of J outside the declared structure is an error, not a wrong
+// J, when the sweeps can see it: each checks that F changes only in the
+// rows its group of columns has entries in, so a dependency in any other
+// row ends the solve with Retcode Failed naming the entry. A dependency in
+// a row that has another entry in the same group is invisible to the
+// sweeps, and so is any entry a user Jac leaves out: CheckStructure probes
+// every column and finds them all, and ProbePattern finds the pattern of
+// a plain Go F.
 //
 // Problem.Jac's band storage is checked at every evaluation: a non-zero
 // written outside the matrix ends the solve with an error naming its row
