@@ -206,6 +206,7 @@
 //	method_linsys*.go       the linear systems of the structures: dense, band, sparse, GMRES
 //	method_precond.go       GMRES's band and block-diagonal preconditioners
 //	structure.go            the Jacobian's structures and the linear solvers' settings
+//	structure_probe.go      ProbePattern and CheckStructure: a plain Go F's pattern by probing
 //	method_lu.go            dense LU with partial pivoting
 //
 //	Sensitivities
@@ -221,6 +222,7 @@
 //	sens_dense.go           reading a stored dense output
 //	sens_checkpoints.go     checkpoints and the replay of their segments
 //	sens_finitediff.go      JVP and VJP by finite differences
+//	sens_jac.go             a band or sparse Problem.Jac expanded for the dense sensitivities
 //	sens_rows2_*            ForwardSensitivity's row product: AVX2 assembly, portable
 //
 //	Ensembles
