@@ -271,7 +271,7 @@ func (e Ensemble[T]) Solve(ctx context.Context, m Method, opts ...EnsembleSolveO
 		return nil, errorf("ensemble cancelled: %w", context.Cause(ctx))
 	}
 	for _, w := range workers {
-		res.Stats.addCounts(w.stats)
+		res.Stats.Add(w.stats)
 	}
 	res.Errors = slices.Concat(r.errs...) // in shard order; nil if none failed
 	res.Acc = r.total

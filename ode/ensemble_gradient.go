@@ -82,7 +82,7 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 		return nil, errorf("Ensemble.Gradient cancelled: %w", context.Cause(ctx))
 	}
 	for _, w := range ws {
-		res.Stats.addCounts(w.stats)
+		res.Stats.Add(w.stats)
 	}
 	res.Errors = slices.Concat(r.errs...) // in shard order; nil if none failed
 	return res, r.finish(res)
@@ -278,7 +278,7 @@ func (e Ensemble[T]) MergeGradients(parts []*GradientShardResult[T]) (*EnsembleG
 			}
 		}
 		res.Errors = append(res.Errors, p.Errors...)
-		res.Stats.addCounts(p.Stats)
+		res.Stats.Add(p.Stats)
 	}
 	r := &gradRun[T]{np: np, shardSum: shardSum{total: total}, idx: make([]int, positions)}
 	return res, r.finish(res)
@@ -392,8 +392,8 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 			continue
 		}
 		g, err := w.gs.GradientFor(ctx, w.prob, r.lossFor(i))
-		w.stats.addCounts(w.gs.res.Forward) // also a failed gradient's counters
-		w.stats.addCounts(w.gs.res.Backward)
+		w.stats.Add(w.gs.res.Forward) // also a failed gradient's counters
+		w.stats.Add(w.gs.res.Backward)
 		if err != nil {
 			if ctx.Err() != nil {
 				return errs, true, nil

@@ -129,7 +129,7 @@ func (e Ensemble[T]) Merge(parts []*ShardResult[T]) (*EnsembleResult[T], error) 
 			addInto(res.Acc, p.Acc)
 		}
 		res.Errors = append(res.Errors, p.Errors...)
-		res.Stats.addCounts(p.Stats)
+		res.Stats.Add(p.Stats)
 	}
 	if !e.DropOutputs {
 		res.U = rows(flat, e.N, c.k)

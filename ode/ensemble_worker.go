@@ -63,7 +63,7 @@ func (e *Ensemble[T]) runShard(ctx context.Context, w *ensWorker[T], c ensConfig
 		err := it.ReinitProblem(w.prob)
 		if err == nil {
 			err = it.Run(ctx)
-			w.stats.addCounts(it.Stats())
+			w.stats.Add(it.Stats())
 		}
 		slot := w.slot
 		if out != nil {

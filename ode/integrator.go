@@ -21,7 +21,9 @@ type Stats struct {
 	Retcode      Retcode // how the solve ended
 }
 
-func (s *Stats) addCounts(o Stats) {
+// Add adds the counters of o into s, as for the segments of a solve
+// restarted by hand. It leaves s.Retcode as it is.
+func (s *Stats) Add(o Stats) {
 	s.FEvals += o.FEvals
 	s.JacEvals += o.JacEvals
 	s.LUs += o.LUs
@@ -38,7 +40,7 @@ func (s *Stats) addCounts(o Stats) {
 // one that is not Success.
 func addStats(s *Stats, o Stats) {
 	rc := s.Retcode
-	s.addCounts(o)
+	s.Add(o)
 	if o.Retcode != Success || rc == Unfinished {
 		s.Retcode = o.Retcode
 	} else {

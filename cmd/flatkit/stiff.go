@@ -288,16 +288,7 @@ func (r *stiffRun) solve(ctx context.Context) error {
 		}
 		st := r.it.Stats()
 		r.last = st
-		r.stats.FEvals += st.FEvals
-		r.stats.JacEvals += st.JacEvals
-		r.stats.LUs += st.LUs
-		r.stats.Accepted += st.Accepted
-		r.stats.Rejected += st.Rejected
-		r.stats.NewtonIters += st.NewtonIters
-		r.stats.NewtonFails += st.NewtonFails
-		r.stats.LinearIters += st.LinearIters
-		r.stats.LinearFails += st.LinearFails
-		r.stats.ErrTestFails += st.ErrTestFails
+		r.stats.Add(st)
 		u = r.it.U()
 	}
 	return nil

@@ -59,19 +59,12 @@ func main() {
 }
 
 // solver returns the method and the problem for b: BDF with a sparse LU
-// on the pattern detected from the ad right-hand side, pat, as an
-// integrator accepts it. Without the sparse LU in ode, a small grid runs
-// BDF with the dense Jacobian instead.
+// on the pattern detected from the ad right-hand side, pat.
 func solver(b *stiffprob.Bruss2D[float64], pat *linalg.Pattern) (ode.Method, ode.Problem[float64], error) {
 	prob := ode.Problem[float64]{F: b.F, U0: b.U0(), T1: 1, Jac: b.JacSparse, JacStructure: ode.SparseJacobian{Pattern: pat}}
-	_, err := ode.NewIntegrator(prob, ode.BDF())
-	if err == nil {
-		return ode.BDF(), prob, nil
+	if _, err := ode.NewIntegrator(prob, ode.BDF()); err != nil {
+		return nil, prob, err
 	}
-	if b.Dim() > 512 {
-		return nil, prob, fmt.Errorf("%d states need BDF with a sparse LU: %w; try -n 16", b.Dim(), err)
-	}
-	prob.Jac, prob.JacStructure = b.Jac, ode.DenseJacobian{}
 	return ode.BDF(), prob, nil
 }
 
@@ -124,7 +117,7 @@ func run(ctx context.Context, w io.Writer, cfg config) (*summary, error) {
 			s.U = append(s.U, slices.Clone(sol.U[k][:cfg.n*cfg.n]))
 		}
 		u = sol.U[len(sol.U)-1]
-		addStats(&s.Stats, sol.Stats)
+		s.Stats.Add(sol.Stats)
 	}
 	el := time.Since(start)
 	st := s.Stats
@@ -145,16 +138,6 @@ func run(ctx context.Context, w io.Writer, cfg config) (*summary, error) {
 	}
 	fmt.Fprintf(w, "heatmaps of u written to %s\n", strings.Join(s.Files, ", "))
 	return s, nil
-}
-
-// addStats adds the counters of o into s.
-func addStats(s *ode.Stats, o ode.Stats) {
-	s.FEvals += o.FEvals
-	s.JacEvals += o.JacEvals
-	s.LUs += o.LUs
-	s.Accepted += o.Accepted
-	s.Rejected += o.Rejected
-	s.NewtonIters += o.NewtonIters
 }
 
 // grid is u on the n×n grid as gonum/plot's GridXYZ: column c is x, row
