@@ -111,17 +111,11 @@ func TestBDFAcceptsReducedResidual(t *testing.T) {
 	if err := refIt.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	prob.JacStructure = MatrixFreeJacobian{}
-	it, err := NewIntegrator(prob, BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := it.st.(*bdf[float64])
-	spy := &reducedSpy{gmresSys: b.ls.(*gmresSys[float64])}
-	b.ls = spy
-	if err := it.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	var spy *reducedSpy
+	it := runGMRESSpy(t, prob, func(g *gmresSys[float64]) linSys[float64] {
+		spy = &reducedSpy{gmresSys: g}
+		return spy
+	})
 	st := it.Stats()
 	t.Logf("%d reduced solutions accepted; %+v", spy.accepted, st)
 	if spy.accepted == 0 {
@@ -130,6 +124,23 @@ func TestBDFAcceptsReducedResidual(t *testing.T) {
 	if e := maxAbsDiff(it.U(), refIt.U()); e > 1e-4 {
 		t.Errorf("max error %.3g against the dense BDF at rtol 1e-8, want ≤ 1e-4", e)
 	}
+}
+
+// runGMRESSpy solves prob, matrix-free, by BDF with GMRES of one Krylov
+// vector at rtol 1e-6, its gmresSys wrapped by spy.
+func runGMRESSpy(t *testing.T, prob Problem[float64], spy func(*gmresSys[float64]) linSys[float64]) *Integrator[float64] {
+	t.Helper()
+	prob.JacStructure = MatrixFreeJacobian{}
+	it, err := NewIntegrator(prob, BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := it.st.(*bdf[float64])
+	b.ls = spy(b.ls.(*gmresSys[float64]))
+	if err := it.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return it
 }
 
 // setupSpy is a gmresSys that counts the setups BDF asks of it.
@@ -157,19 +168,11 @@ func (s *setupSpy) factor(it *Integrator[float64], c float64) bool {
 // With one Krylov vector the 1-D Brusselator's Newton iterations fail
 // often.
 func TestBDFGMRESWithoutSetup(t *testing.T) {
-	br := newLinsysBruss(10)
-	prob := br.problem()
-	prob.JacStructure = MatrixFreeJacobian{}
-	it, err := NewIntegrator(prob, BDFMethod{Linear: GMRES{Restart: 1}}, Tol(1e-6, 1e-8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := it.st.(*bdf[float64])
-	spy := &setupSpy{gmresSys: b.ls.(*gmresSys[float64])}
-	b.ls = spy
-	if err := it.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	var spy *setupSpy
+	it := runGMRESSpy(t, newLinsysBruss(10).problem(), func(g *gmresSys[float64]) linSys[float64] {
+		spy = &setupSpy{gmresSys: g}
+		return spy
+	})
 	st := it.Stats()
 	t.Logf("%d attempts; %+v", it.attempts, st)
 	if st.NewtonFails == 0 {
