@@ -180,6 +180,7 @@ type bdf[T Float] struct {
 	nst, nstlp, nstlj int  // steps since start, and at the last factorisation and Jacobian
 	jcur              bool // J was evaluated in this attempt
 	jOK               bool // J has been evaluated since start
+	noSetup           bool // the linear solver has nothing to set up (setupFreeSolver)
 	nef               int  // error test failures of this step
 	ncf               int  // Newton failures of this step
 	errComp           int  // the component of the largest weighted error, after bdfMaxNef failures
@@ -204,6 +205,9 @@ func newBDF[T Float](m BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], err
 	n := len(prob.U0)
 	qmax := m.maxOrder()
 	b := &bdf[T]{n: n, qmax: qmax, ls: ls}
+	if f, ok := ls.(setupFreeSolver); ok {
+		b.noSetup = f.setupFree()
+	}
 	buf := padded[T]((qmax + 6) * n)
 	for j := 0; j <= qmax; j++ {
 		b.z[j] = buf[j*n : (j+1)*n : (j+1)*n]

@@ -14,7 +14,8 @@ import "math"
 // moved (otherwise the old J is refactored with the new γ). A correction
 // from an M of a stale γ̄ is scaled by 2/(1 + γ/γ̄) for a direct solver;
 // an iterative one (GMRES) solves with the current γ instead, through
-// linSys.shift, and keeps the preconditioner of γ̄.
+// linSys.shift, and keeps the preconditioner of γ̄. GMRES without a
+// preconditioner has nothing to set up (setupFreeSolver).
 
 // reducedSolver is implemented by an iterative linSys (GMRES) whose solve,
 // when it stops short of tol, can still leave in b a solution that
@@ -25,6 +26,18 @@ type reducedSolver interface {
 	// reduced reports whether the last solve that returned false left
 	// in b a solution that reduced the residual.
 	reduced() bool
+}
+
+// setupFreeSolver is implemented by a linSys that may have nothing to set
+// up: GMRES without a preconditioner, whose products J·v are always taken
+// at the current iterate. BDF then never calls jacobian or factor, starts
+// each attempt's Newton iteration from a convergence rate of 1, and fails
+// an attempt whose iteration fails without retrying it, as CVODE does
+// when it has neither a matrix nor a preconditioner setup (cvLsInitialize
+// sets no lsetup, and cvNls then sets crate = 1).
+type setupFreeSolver interface {
+	// setupFree reports whether there is nothing to set up.
+	setupFree() bool
 }
 
 // Outcomes of one Newton iteration sequence.
@@ -46,6 +59,11 @@ const (
 func (b *bdf[T]) nls(it *Integrator[T], tn, h float64) bool {
 	callSetup := b.nflag != bdfFirstCall || b.nst == 0 || !b.jOK ||
 		b.nst >= b.nstlp+bdfMSBP || math.Abs(b.gamrat-1) > bdfDGMax
+	if b.noSetup {
+		// Nothing to set up: CVODE then has no lsetup, and it starts
+		// every attempt from crate = 1.
+		callSetup, b.crate = false, 1
+	}
 	convfail := bdfNoFailures
 	if b.nflag == bdfPrevConvFail {
 		convfail = bdfFailOther
@@ -106,17 +124,28 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 	// cvLsATimes); a direct one keeps M of γ̄, and its correction is
 	// scaled by 2/(1 + γ/γ̄) (CVODE's scalesol).
 	scale := T(1)
-	if !b.ls.shift(b.gamma) && b.gamrat != 1 {
+	iterative := b.ls.shift(b.gamma)
+	if !iterative && b.gamrat != 1 {
 		scale = T(2 / (1 + b.gamrat))
 	}
 	tol := bdfEpLin * b.tq[4]
 	var delp float64
 	for m := 0; ; m++ {
 		// The residual's negative, γF − (z[1]/l[1] + acor).
+		small := false
 		if m == 0 {
+			var s float64
 			for i := range del {
-				del[i] = gam*f[i] - rl1*z1[i]
+				d := gam*f[i] - rl1*z1[i]
+				del[i] = d
+				r := float64(d) * ewt[i]
+				s += r * r
 			}
+			// At the first iteration, CVODE's cvLsSolve takes a
+			// residual already below an iterative solver's tolerance
+			// as the correction itself (W·b ≈ b to within it); at
+			// later ones the solver returns 0 then.
+			small = iterative && math.Sqrt(s*b.nw) <= tol
 		} else {
 			for i := range del {
 				del[i] = gam*f[i] - (rl1*z1[i] + acor[i])
@@ -126,7 +155,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 		if m == 0 {
 			u = z0
 		}
-		ok := b.ls.solve(it, del, u, f, tol)
+		ok := small || b.ls.solve(it, del, u, f, tol)
 		it.stats.NewtonIters++
 		if !ok && m == 0 {
 			if r, isR := b.ls.(reducedSolver); isR && r.reduced() {
@@ -134,7 +163,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 			}
 		}
 		if !ok {
-			if !b.jcur {
+			if b.stale() {
 				return bdfNlsTryAgain
 			}
 			b.fail = bdfLinSysBad
@@ -173,7 +202,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 			return bdfNlsOK
 		}
 		if m+1 == bdfMaxCor || (m >= 1 && dn > bdfRDiv*delp) || !(dn <= math.MaxFloat64) {
-			if !b.jcur {
+			if b.stale() {
 				return bdfNlsTryAgain
 			}
 			b.fail = bdfNewton
@@ -183,7 +212,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 		it.prob.F(f, y, it.prob.P, tn)
 		it.stats.FEvals++
 		if c := firstNonFinite(f); c >= 0 {
-			if !b.jcur {
+			if b.stale() {
 				return bdfNlsTryAgain
 			}
 			b.fail, b.nanComp, b.nanT = bdfFNaN, c, tn
@@ -191,3 +220,10 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 		}
 	}
 }
+
+// stale reports whether a failed Newton iteration may be retried after a
+// new setup: J or the preconditioner was not evaluated in this attempt,
+// and there is something to set up. Without a setup (GMRES without a
+// preconditioner) a retry would repeat the same iteration; CVODE's Newton
+// solver has no lsetup to call then and fails at once.
+func (b *bdf[T]) stale() bool { return !b.jcur && !b.noSetup }

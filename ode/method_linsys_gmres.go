@@ -92,8 +92,10 @@ func (s *gmresSys[T]) factor(it *Integrator[T], c float64) bool {
 }
 
 // solve runs GMRES from x = 0. When ‖b‖ ≤ tol already, x = 0 is the
-// answer without a product, as in CVODE's cvLsSolve. The weights are
-// those of the error test at it.u, the start of the step.
+// answer without a product, as in CVODE's cvLsSolve after the first
+// Newton iteration (at the first, BDF takes b itself and does not call
+// solve). The weights are those of the error test at it.u, the start of
+// the step.
 func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	s.fail.kind = lsOK
 	n := s.n
@@ -137,6 +139,10 @@ func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 // solution that reduced the residual, CVODE's SUNLS_RES_REDUCED (BDF's
 // reducedSolver).
 func (s *gmresSys[T]) reduced() bool { return s.red }
+
+// setupFree reports whether there is no preconditioner: then jacobian
+// and factor have nothing to do (setupFreeSolver).
+func (s *gmresSys[T]) setupFree() bool { return s.pre == nil }
 
 func (s *gmresSys[T]) shift(c float64) bool {
 	s.c = T(c)
@@ -205,4 +211,7 @@ func structPattern(s Structure, n int) *linalg.Pattern {
 	return nil
 }
 
-var _ reducedSolver = (*gmresSys[float64])(nil)
+var (
+	_ reducedSolver   = (*gmresSys[float64])(nil)
+	_ setupFreeSolver = (*gmresSys[float64])(nil)
+)
