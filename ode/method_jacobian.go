@@ -3,6 +3,8 @@ package ode
 import (
 	"fmt"
 	"math"
+
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // Jacobians for the stiff methods. The sources, in order of preference, are
@@ -105,7 +107,7 @@ type wSystem[T Float] struct {
 	n       int
 	je      jacEval[T]
 	J, W    []T
-	scale   []T // row magnitudes of W's terms, for luFactor
+	scale   []T // row magnitudes of W's terms, for linalg.LUFactor
 	piv     []int
 	perm    []int   // for n ≤ 3: the pivoting as a permutation (luPerm)
 	hg      float64 // c of the factored W; 0 when W is not valid
@@ -147,7 +149,7 @@ func (w *wSystem[T]) factorW(it *Integrator[T], hg float64) bool {
 		w.scale[i] = sc
 	}
 	it.stats.LUs++
-	if k := luFactor(W, n, w.piv, w.scale); k >= 0 {
+	if k := linalg.LUFactor(W, n, w.piv, w.scale); k >= 0 {
 		w.hg = 0
 		w.failK, w.failAt = wSingular, k
 		return false
@@ -162,7 +164,7 @@ func (w *wSystem[T]) factorW(it *Integrator[T], hg float64) bool {
 // solve overwrites b with W⁻¹b.
 func (w *wSystem[T]) solve(b []T) {
 	if w.n > 3 || !luSolveSmall(w.W, w.n, w.perm, b) {
-		luSolve(w.W, w.n, w.piv, b)
+		linalg.LUSolve(w.W, w.n, w.piv, b)
 	}
 }
 

@@ -184,10 +184,10 @@ func (d *denseFill[T]) FactorShifted(J []T, c T) int {
 		row[i] += 1
 		d.scale[i] = sc
 	}
-	return luFactor(W, n, d.piv, d.scale)
+	return linalg.LUFactor(W, n, d.piv, d.scale)
 }
 
-func (d *denseFill[T]) Solve(b []T) { luSolve(d.W, d.n, d.piv, b) }
+func (d *denseFill[T]) Solve(b []T) { linalg.LUSolve(d.W, d.n, d.piv, b) }
 
 // gatherLU is a shiftedLU in another storage: it gathers J's values into
 // the storage of lu before each factorisation. It solves a band structure

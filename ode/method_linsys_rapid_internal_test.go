@@ -119,7 +119,7 @@ func TestLinsysRandomSolves(t *testing.T) {
 		W := shiftedDense(J, n, c)
 		piv := make([]int, n)
 		lu := append([]float64(nil), W...)
-		if luFactor(lu, n, piv, nil) >= 0 {
+		if linalg.LUFactor(lu, n, piv, nil) >= 0 {
 			rt.Skip("W singular")
 		}
 		// The sensitivity of x to relative errors in J and in W:
@@ -129,7 +129,7 @@ func TestLinsysRandomSolves(t *testing.T) {
 			rt.Skip("W ill-conditioned")
 		}
 		want := append([]float64(nil), b...)
-		luSolve(lu, n, piv, want)
+		linalg.LUSolve(lu, n, piv, want)
 		f0 := make([]float64, n)
 		r.f(f0, u, nil, 0)
 		for _, ls := range solvers {
@@ -184,7 +184,7 @@ func cond1(A, lu []float64, n int, piv []int) float64 {
 	inv := norm(func(j int) []float64 {
 		clear(e)
 		e[j] = 1
-		luSolve(lu, n, piv, e)
+		linalg.LUSolve(lu, n, piv, e)
 		return e
 	})
 	w := make([]float64, n)

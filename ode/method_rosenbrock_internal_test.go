@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // Order conditions of Rosenbrock methods (Hairer & Wanner II, IV.7) by
@@ -238,7 +240,7 @@ func TestLU(t *testing.T) {
 		}
 		lu := slices.Clone(a)
 		piv := make([]int, n)
-		if k := luFactor(lu, n, piv, nil); k >= 0 {
+		if k := linalg.LUFactor(lu, n, piv, nil); k >= 0 {
 			t.Fatalf("n=%d: singular at %d", n, k)
 		}
 		if n <= 3 {
@@ -246,14 +248,14 @@ func TestLU(t *testing.T) {
 			luPerm(piv, perm)
 			b2 := slices.Clone(b)
 			luSolveSmall(lu, n, perm, b2)
-			luSolve(lu, n, piv, b)
+			linalg.LUSolve(lu, n, piv, b)
 			for i := range b {
 				if math.Abs(b2[i]-b[i]) > 1e-14*(1+math.Abs(b[i])) {
 					t.Errorf("n=%d: luSolveSmall %v, luSolve %v", n, b2, b)
 				}
 			}
 		} else {
-			luSolve(lu, n, piv, b)
+			linalg.LUSolve(lu, n, piv, b)
 		}
 		e := 0.0
 		for i := range x {
@@ -273,10 +275,10 @@ func TestLU(t *testing.T) {
 				b32[i] += a32[i*n+j] * float32(x[j])
 			}
 		}
-		if k := luFactor(a32, n, piv, nil); k >= 0 {
+		if k := linalg.LUFactor(a32, n, piv, nil); k >= 0 {
 			t.Fatalf("n=%d float32: singular at %d", n, k)
 		}
-		luSolve(a32, n, piv, b32)
+		linalg.LUSolve(a32, n, piv, b32)
 		e = 0
 		for i := range x {
 			e = max(e, math.Abs(float64(b32[i])-x[i]))
@@ -286,17 +288,17 @@ func TestLU(t *testing.T) {
 		}
 	}
 	sing := []float64{1, 2, 3, 2, 4, 6, 1, 0, 1}
-	if k := luFactor(sing, 3, make([]int, 3), nil); k != 2 {
+	if k := linalg.LUFactor(sing, 3, make([]int, 3), nil); k != 2 {
 		t.Errorf("singular matrix: luFactor returned %d, want 2", k)
 	}
 	// Cancellation to rounding noise: 1 − 3·(1/3) is not 0 but is singular
 	// on the scale of its terms.
 	c := []float64{1 - 3*(1.0/3)}
-	if k := luFactor(c, 1, make([]int, 1), []float64{1}); k != 0 {
+	if k := linalg.LUFactor(c, 1, make([]int, 1), []float64{1}); k != 0 {
 		t.Errorf("cancelled pivot %g: luFactor returned %d, want 0", c[0], k)
 	}
 	nan := []float64{math.NaN(), 1, 0, 1}
-	if k := luFactor(nan, 2, make([]int, 2), nil); k < 0 {
+	if k := linalg.LUFactor(nan, 2, make([]int, 2), nil); k < 0 {
 		t.Errorf("NaN matrix factored")
 	}
 }

@@ -54,7 +54,6 @@ func (b *BlockLU[T]) FactorShifted(J []T, c T) int {
 	if len(J) != b.n*bs {
 		panic(fmt.Sprintf("linalg: BlockLU.FactorShifted: len(J) = %d, want n·block = %d", len(J), b.n*bs))
 	}
-	tiny := T(4 * roundoff[T]())
 	for k0 := 0; k0 < b.n; k0 += bs {
 		a := b.lu[k0*bs : (k0+bs)*bs]
 		jb := J[k0*bs : (k0+bs)*bs]
@@ -64,64 +63,15 @@ func (b *BlockLU[T]) FactorShifted(J []T, c T) int {
 			for j, v := range jb[i*bs : (i+1)*bs] {
 				v *= -c
 				row[j] = v
-				if av := fabs(v); av > s {
+				if av := abs(v); av > s {
 					s = av
 				}
 			}
 			row[i]++
 			b.scale[i] = s
 		}
-		if k := luBlock(a, bs, b.piv[k0:k0+bs], b.scale, tiny); k >= 0 {
+		if k := LUFactor(a, bs, b.piv[k0:k0+bs], b.scale); k >= 0 {
 			return k0 + k
-		}
-	}
-	return -1
-}
-
-// luBlock factors the row-major n×n matrix a in place with partial
-// pivoting, 1/U_kk stored on the diagonal. It returns −1, or the column of
-// the first pivot that is zero, not finite or at most tiny·scale of its
-// row; scale is permuted with the rows.
-func luBlock[T Float](a []T, n int, piv []int, scale []T, tiny T) int {
-	a = a[:n*n]
-	piv = piv[:n]
-	scale = scale[:n]
-	for k := 0; k < n; k++ {
-		p := k
-		big := fabs(a[k*n+k])
-		for i := k + 1; i < n; i++ {
-			if v := fabs(a[i*n+k]); v > big {
-				big, p = v, i
-			}
-		}
-		piv[k] = p
-		if !(big > 0) || float64(big)-float64(big) != 0 { // zero, NaN or Inf
-			return k
-		}
-		if p != k {
-			rp, rk := a[p*n:p*n+n], a[k*n:k*n+n]
-			for j := range rk {
-				rk[j], rp[j] = rp[j], rk[j]
-			}
-			scale[k], scale[p] = scale[p], scale[k]
-		}
-		if big <= tiny*scale[k] {
-			return k
-		}
-		rk := a[k*n+k+1 : k*n+n]
-		inv := 1 / a[k*n+k]
-		a[k*n+k] = inv
-		for i := k + 1; i < n; i++ {
-			l := a[i*n+k] * inv
-			a[i*n+k] = l
-			if l == 0 {
-				continue
-			}
-			ri := a[i*n+k+1 : i*n+n]
-			ri = ri[:len(rk)]
-			for j, v := range rk {
-				ri[j] -= l * v
-			}
 		}
 	}
 	return -1
@@ -145,7 +95,7 @@ func (b *BlockLU[T]) Solve(x []T) {
 		return
 	}
 	for k0 := 0; k0 < b.n; k0 += bs {
-		luBlockSolve(b.lu[k0*bs:(k0+bs)*bs], bs, b.piv[k0:k0+bs], x[k0:k0+bs])
+		LUSolve(b.lu[k0*bs:(k0+bs)*bs], bs, b.piv[k0:k0+bs], x[k0:k0+bs])
 	}
 }
 
@@ -173,34 +123,6 @@ func (b *BlockLU[T]) solve2(x []T) {
 		x1 *= a[3]
 		x[k0] = (x0 - a[1]*x1) * a[0]
 		x[k0+1] = x1
-	}
-}
-
-// luBlockSolve solves with one block's factors in place.
-func luBlockSolve[T Float](lu []T, n int, piv []int, x []T) {
-	lu = lu[:n*n]
-	x = x[:n]
-	for k, p := range piv[:n] {
-		if p != k {
-			x[k], x[p] = x[p], x[k]
-		}
-	}
-	for i := 1; i < n; i++ {
-		s := x[i]
-		for j, v := range lu[i*n : i*n+i] {
-			s -= v * x[j]
-		}
-		x[i] = s
-	}
-	for i := n - 1; i >= 0; i-- {
-		row := lu[i*n+i : i*n+n]
-		xi := x[i:n]
-		xi = xi[:len(row)]
-		s := xi[0]
-		for j := 1; j < len(row); j++ {
-			s -= row[j] * xi[j]
-		}
-		xi[0] = s * row[0]
 	}
 }
 
@@ -244,11 +166,4 @@ func (b *BlockLU[T]) SolveTranspose(x []T) {
 			}
 		}
 	}
-}
-
-func fabs[T Float](x T) T {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -291,9 +291,4 @@ func (g *GMRES[T]) mgsPass(l int, hc []float64, vk []T) float64 {
 }
 
 // roundoff is the unit roundoff of T.
-func roundoff[T Float]() float64 {
-	if T(1)+T(0x1p-30) == T(1) {
-		return 0x1p-23
-	}
-	return 0x1p-52
-}
+func roundoff[T Float]() float64 { return float64(eps[T]()) }
