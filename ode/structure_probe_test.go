@@ -7,68 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/stiffprob"
 	"github.com/flatkit/flatkit/internal/wanterr"
 	"github.com/flatkit/flatkit/ode"
 	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // probeBruss1D is the 1-D Brusselator of Hairer and Wanner II (IV.1) on N
-// grid points, with the states interleaved u_1, v_1, …, u_N, v_N:
-//
-//	u_i' = 1 + u_i²v_i − 4u_i + α(u_{i−1} − 2u_i + u_{i+1})
-//	v_i' = 3u_i − u_i²v_i + α(v_{i−1} − 2v_i + v_{i+1})
-//
-// with α = (N+1)²/50, the boundary values u = 1 and v = 3, and
-// u_i(0) = 1 + sin(2πx_i), v_i(0) = 3 at x_i = i/(N+1).
+// grid points, stiffprob.Bruss1D, without a Jacobian.
 func probeBruss1D[T ode.Float](N int) ode.Problem[T] {
-	alpha := T((N+1)*(N+1)) / 50
-	u0 := make([]T, 2*N)
-	for i := range N {
-		x := float64(i+1) / float64(N+1)
-		u0[2*i], u0[2*i+1] = T(1+math.Sin(2*math.Pi*x)), 3
-	}
-	return ode.Problem[T]{
-		U0: u0, T0: 0, T1: 10,
-		F: func(du, u []T, _ []float32, _ float64) {
-			for i := range N {
-				ul, vl, ur, vr := T(1), T(3), T(1), T(3)
-				if i > 0 {
-					ul, vl = u[2*i-2], u[2*i-1]
-				}
-				if i < N-1 {
-					ur, vr = u[2*i+2], u[2*i+3]
-				}
-				ui, vi := u[2*i], u[2*i+1]
-				du[2*i] = 1 + ui*ui*vi - 4*ui + alpha*(ul-2*ui+ur)
-				du[2*i+1] = 3*ui - ui*ui*vi + alpha*(vl-2*vi+vr)
-			}
-		},
-	}
+	b := stiffprob.NewBruss1D[T](N)
+	return ode.Problem[T]{F: b.F, U0: b.U0(), T0: 0, T1: 10}
 }
 
 // probeBruss1DPattern is the true pattern of probeBruss1D's Jacobian: u_i'
 // depends on u_{i−1}, u_i, v_i, u_{i+1}, and v_i' on v_{i−1}, u_i, v_i,
 // v_{i+1}. It lies in BandPattern(2N, 2, 2) without the entries (2i, 2i−1)
 // and (2i+1, 2i+2).
-func probeBruss1DPattern(N int) *linalg.Pattern {
-	var e []linalg.Entry
-	for i := range N {
-		u, v := 2*i, 2*i+1
-		e = append(e, linalg.Entry{Row: u, Col: u}, linalg.Entry{Row: u, Col: v},
-			linalg.Entry{Row: v, Col: u}, linalg.Entry{Row: v, Col: v})
-		if i > 0 {
-			e = append(e, linalg.Entry{Row: u, Col: u - 2}, linalg.Entry{Row: v, Col: v - 2})
-		}
-		if i < N-1 {
-			e = append(e, linalg.Entry{Row: u, Col: u + 2}, linalg.Entry{Row: v, Col: v + 2})
-		}
-	}
-	p, err := linalg.NewPattern(2*N, 2*N, e)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
+func probeBruss1DPattern(N int) *linalg.Pattern { return stiffprob.NewBruss1D[float64](N).Pattern() }
 
 func samePattern(t *testing.T, got, want *linalg.Pattern) {
 	t.Helper()
