@@ -86,7 +86,7 @@ func CheckStructure[T Float](prob Problem[T]) error {
 		}
 		has = s.Pattern.Has
 	default:
-		return errorf("CheckStructure: unknown structure %v", s)
+		return errorf("CheckStructure: structure %v, want a DenseJacobian, BandJacobian, SparseJacobian or MatrixFreeJacobian", s)
 	}
 	type miss struct {
 		linalg.Entry

@@ -125,7 +125,7 @@ func (p *Pattern) Bandwidths() (lower, upper int) {
 // offending row.
 func (p *Pattern) Validate() error {
 	if p == nil {
-		return fmt.Errorf("linalg: the pattern is nil")
+		return fmt.Errorf("linalg: the pattern is nil, want a *Pattern")
 	}
 	if p.Rows < 0 || p.Cols < 0 {
 		return fmt.Errorf("linalg: pattern of %d×%d, want non-negative dimensions", p.Rows, p.Cols)
@@ -138,7 +138,7 @@ func (p *Pattern) Validate() error {
 	}
 	for i := 0; i < p.Rows; i++ {
 		if p.RowPtr[i+1] < p.RowPtr[i] {
-			return fmt.Errorf("linalg: pattern's RowPtr decreases at row %d", i)
+			return fmt.Errorf("linalg: pattern's RowPtr decreases at row %d (%d then %d), want non-decreasing offsets", i, p.RowPtr[i], p.RowPtr[i+1])
 		}
 		prev := -1
 		for _, j := range p.Row(i) {
