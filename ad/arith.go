@@ -61,7 +61,16 @@ func (p *binaryPrim) Forward(f *Forward) {
 		binaryRow(p.op, od, xd, yd, 0, 1)
 		return
 	}
-	a, b, out := f.In[0], f.In[1], f.Out
+	binaryBroadcast(p.op, f.In[0], f.In[1], f.Out, binaryRow)
+}
+
+func (p *binaryPrim) Forward64(f *Forward) {
+	binaryBroadcast(p.op, f.In64[0], f.In64[1], f.Out64, binaryRowGo[float64])
+}
+
+// binaryBroadcast computes out = a op b, broadcasting, row by row with
+// row (binaryRow's contract).
+func binaryBroadcast[T flat.Float](op binop, a, b, out flat.TensorOf[T], row func(op binop, out, a, b []T, la, lb int)) {
 	sa, sb := bstrides(a.Shape, out.Shape), bstrides(b.Shape, out.Shape)
 	var ms, ma, mb [maxRank]int
 	shape := coalesce(out.Shape, &sa, &sb, &ms, &ma, &mb)
@@ -70,8 +79,36 @@ func (p *binaryPrim) Forward(f *Forward) {
 		inner, la, lb = shape[r-1], ma[r-1], mb[r-1]
 	}
 	rows(shape, &ma, &mb, func(o, ia, ib int) {
-		binaryRow(p.op, out.Data[o:o+inner], a.Data[ia:], b.Data[ib:], la, lb)
+		row(op, out.Data[o:o+inner], a.Data[ia:], b.Data[ib:], la, lb)
 	})
+}
+
+// binaryRowGo is binaryRow in plain Go, for either precision: float64's
+// kernel, and the reference float32's SIMD kernels give the same bits as.
+func binaryRowGo[T flat.Float](op binop, out, a, b []T, la, lb int) {
+	n := len(out)
+	if la == 1 && lb == 1 {
+		binaryShort(op, out, a[:n], b[:n])
+		return
+	}
+	switch op {
+	case opAdd:
+		for i := range out {
+			out[i] = a[i*la] + b[i*lb]
+		}
+	case opSub:
+		for i := range out {
+			out[i] = a[i*la] - b[i*lb]
+		}
+	case opMul:
+		for i := range out {
+			out[i] = a[i*la] * b[i*lb]
+		}
+	case opDiv:
+		for i := range out {
+			out[i] = a[i*la] / b[i*lb]
+		}
+	}
 }
 
 // ones is a read-only row of ones for addConst.
@@ -104,8 +141,9 @@ func addConst(out, a []float32, y float32) bool {
 // element is one IEEE operation, so both give the same bits.
 const shortRow = 16
 
-// binaryShort is binaryRow's same-length case for a short row.
-func binaryShort(op binop, out, a, b []float32) {
+// binaryShort is binaryRow's same-length case for a short row, and
+// binaryRowGo's for any.
+func binaryShort[T flat.Float](op binop, out, a, b []T) {
 	out = out[:len(a)]
 	b = b[:len(a)]
 	switch op {
@@ -305,9 +343,9 @@ func (p *binaryPrim) VJP(r *Rule, c Var) {
 }
 
 // Scale returns α·v for a constant α.
-func Scale(v Var, alpha float32) Var {
+func Scale(v Var, alpha float64) Var {
 	if v.t == nil {
 		return v
 	}
-	return Mul(v, v.t.Scalar(alpha))
+	return Mul(v, ScalarLike(v, alpha))
 }

@@ -67,7 +67,7 @@ func BatchNorm(x, gamma, beta Var, eps float32) (y, stats Var) {
 		return x.t.fail(errorf("BatchNorm: gamma and beta must be both given or both the zero Var")), x.t.failed()
 	}
 	stats = Apply(bnStatsOp, Attrs{}, x)
-	eps1 := [1]float32{eps}
+	eps1 := [1]float64{float64(eps)}
 	a := Attrs{Floats: eps1[:]}
 	if gamma.IsZero() {
 		return Apply(bnNormOp, a, x, stats), stats
@@ -139,7 +139,7 @@ func (*bnNormPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 }
 
 func (*bnNormPrim) Forward(f *Forward) {
-	j := bnJob{kind: bnKindNorm, out: f.Out.Data, x: f.In[0].Data, st: f.In[1].Data, eps: f.Attrs.Floats[0], d: bnDimsOf(f.In[0].Shape)}
+	j := bnJob{kind: bnKindNorm, out: f.Out.Data, x: f.In[0].Data, st: f.In[1].Data, eps: float32(f.Attrs.Floats[0]), d: bnDimsOf(f.In[0].Shape)}
 	if len(f.In) == 4 {
 		j.gamma, j.beta = f.In[2].Data, f.In[3].Data
 	}
@@ -166,7 +166,7 @@ func (*bnSumsPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 
 func (*bnSumsPrim) Forward(f *Forward) {
 	bnRun(bnJob{kind: bnKindSums, out: f.Out.Data, x: f.In[0].Data, st: f.In[1].Data, g: f.In[2].Data,
-		eps: f.Attrs.Floats[0], d: bnDimsOf(f.In[0].Shape)})
+		eps: float32(f.Attrs.Floats[0]), d: bnDimsOf(f.In[0].Shape)})
 }
 
 func (*bnBackDataPrim) Name() string { return "BatchNormBackData" }
@@ -191,7 +191,7 @@ func (*bnBackDataPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 
 func (*bnBackDataPrim) Forward(f *Forward) {
 	j := bnJob{kind: bnKindBackData, out: f.Out.Data, x: f.In[0].Data, st: f.In[1].Data, g: f.In[2].Data,
-		t: f.In[3].Data, eps: f.Attrs.Floats[0], d: bnDimsOf(f.In[0].Shape)}
+		t: f.In[3].Data, eps: float32(f.Attrs.Floats[0]), d: bnDimsOf(f.In[0].Shape)}
 	if len(f.In) == 5 {
 		j.gamma = f.In[4].Data
 	}

@@ -24,7 +24,7 @@ func bnGeomOf(r *Rule) bnGeom {
 	g.keep[1] = g.c
 	g.m = float32(r.In[0].Size() / g.c)
 	if len(r.Attrs.Floats) > 0 {
-		g.eps = r.Attrs.Floats[0]
+		g.eps = float32(r.Attrs.Floats[0])
 	}
 	return g
 }
@@ -69,7 +69,7 @@ func (*bnStatsPrim) JVP(r *Rule) Var {
 	}
 	g := bnGeomOf(r)
 	xc := Sub(r.In[0], g.row(r.Out, 0))
-	return g.rows(Scale(g.sum(tx), 1/g.m), Scale(g.sum(Mul(xc, tx)), 2/g.m))
+	return g.rows(Scale(g.sum(tx), float64(1/g.m)), Scale(g.sum(Mul(xc, tx)), float64(2/g.m)))
 }
 
 // VJP:
@@ -81,7 +81,7 @@ func (*bnStatsPrim) VJP(r *Rule, c Var) {
 	}
 	g := bnGeomOf(r)
 	xc := Sub(r.In[0], g.row(r.Out, 0))
-	r.AddGrad(0, Add(Scale(g.row(c, 0), 1/g.m), Mul(xc, Scale(g.row(c, 1), 2/g.m))))
+	r.AddGrad(0, Add(Scale(g.row(c, 0), float64(1/g.m)), Mul(xc, Scale(g.row(c, 1), float64(2/g.m)))))
 }
 
 // JVP of T = (Σg; Σg·x̂):
@@ -178,13 +178,13 @@ func (*bnBackDataPrim) JVP(r *Rule) Var {
 	k := g.kOf(r, s)
 	kt1 := Mul(k, g.row(T, 1)) // k·T₁
 	if !tx.IsZero() {
-		out = addOrSet(out, Mul(tx, Scale(Mul(kt1, s), -1/g.m)))
+		out = addOrSet(out, Mul(tx, Scale(Mul(kt1, s), float64(-1/g.m))))
 	}
 	if !tS.IsZero() {
 		dmu, dv := g.row(tS, 0), g.row(tS, 1)
 		s2dv := Mul(Mul(s, s), dv)
-		w1 := Scale(Mul(kt1, Mul(s, dmu)), 1/g.m)
-		w2 := Scale(Mul(kt1, s2dv), 0.5/g.m)
+		w1 := Scale(Mul(kt1, Mul(s, dmu)), float64(1/g.m))
+		w2 := Scale(Mul(kt1, s2dv), float64(0.5/g.m))
 		out = addOrSet(out, Add(Mul(r.Out, Scale(s2dv, -0.5)), Add(w1, Mul(g.xhat(x, S, s), w2))))
 	}
 	return out
@@ -211,7 +211,7 @@ func (*bnBackDataPrim) VJP(r *Rule, c Var) {
 	t1 := g.row(T, 1)
 	ks := Mul(k, s)
 	if r.Need(0) {
-		r.AddGrad(0, Mul(c, Scale(Mul(ks, t1), -1/g.m)))
+		r.AddGrad(0, Mul(c, Scale(Mul(ks, t1), float64(-1/g.m))))
 	}
 	if !r.Need(1) && !r.Need(3) && !(affine && r.Need(4)) {
 		return
@@ -219,18 +219,18 @@ func (*bnBackDataPrim) VJP(r *Rule, c Var) {
 	Q := bnSums(x, S, c, r.Attrs)
 	q0, q1 := g.row(Q, 0), g.row(Q, 1)
 	if r.Need(3) {
-		r.AddGrad(3, g.rows(Scale(Mul(k, q0), -1/g.m), Scale(Mul(k, q1), -1/g.m)))
+		r.AddGrad(3, g.rows(Scale(Mul(k, q0), float64(-1/g.m)), Scale(Mul(k, q1), float64(-1/g.m))))
 	}
 	if !r.Need(1) && !(affine && r.Need(4)) {
 		return
 	}
-	t1q1 := Scale(Mul(t1, q1), 1/g.m)
-	U := Sub(Sub(g.sum(Mul(c, gv)), Scale(Mul(g.row(T, 0), q0), 1/g.m)), t1q1)
+	t1q1 := Scale(Mul(t1, q1), float64(1/g.m))
+	U := Sub(Sub(g.sum(Mul(c, gv)), Scale(Mul(g.row(T, 0), q0), float64(1/g.m))), t1q1)
 	if affine && r.Need(4) {
 		r.AddGrad(4, Reshape(Mul(s, U), g.c))
 	}
 	if r.Need(1) {
-		dm := Scale(Mul(ks, Mul(t1, q0)), 1/g.m)
+		dm := Scale(Mul(ks, Mul(t1, q0)), float64(1/g.m))
 		dv := Scale(Mul(Mul(Mul(s, s), k), Sub(U, t1q1)), -0.5)
 		r.AddGrad(1, g.rows(dm, dv))
 	}

@@ -25,9 +25,9 @@ func bnComposite(x, gamma, beta ad.Var, eps float32) (y, mean, variance ad.Var) 
 	}
 	keep[1] = s[1]
 	inv := 1 / float32(x.Size()/s[1])
-	mean = ad.Scale(ad.SumTo(x, keep...), inv)
+	mean = ad.Scale(ad.SumTo(x, keep...), float64(inv))
 	xc := ad.Sub(x, mean)
-	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
+	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), float64(inv))
 	std := ad.Sqrt(ad.Add(variance, x.Tape().Scalar(eps)))
 	if gamma.IsZero() {
 		return ad.Mul(xc, ad.Div(x.Tape().Scalar(1), std)), mean, variance

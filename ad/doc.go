@@ -24,6 +24,19 @@
 // path. The gradient is a flat vector of the same length, assembled from
 // the views' ranges.
 //
+// Precision: a value is float32 or float64. Param records the float32
+// parameter buffer; ParamFloat64 records it converted to float64, and
+// Param64, Const64, Scalar64 and Full64 record float64 data, such as the
+// state of a stiff model solved at tight tolerances. Each op computes in
+// its inputs' precision, with tangents and cotangents of the same, so the
+// derivatives of a float64 computation are float64 throughout; GradWrt64
+// returns its gradients. Mixing is explicit: an op given values of two
+// precisions is an error naming both, Convert changes a value's precision,
+// and ScalarLike and FullLike make constants in the precision of a value.
+// The op set and its rules are written once for both precisions; the
+// convolution, pooling and batch-norm kernels are float32 only, and given
+// float64 values they record an error naming the op and the precision.
+//
 // Errors are sticky, like bufio.Scanner's. The first bad shape or stale Var
 // is recorded on the tape, and later ops return a failed Var. Grad,
 // Backward and Err report it with the op and the shapes involved. A
@@ -34,6 +47,7 @@
 // The op set:
 //
 //   - arithmetic, broadcasting: Add, Sub, Mul, Div, Neg, Scale
+//   - precision: Convert, and the constants ScalarLike and FullLike
 //   - elementwise functions: Exp, Log, Log1p, Sqrt, Square, Pow, Abs,
 //     Sign, Sin, Cos, Erf
 //   - activations: Tanh, Sigmoid, Relu, LeakyRelu, Elu, Gelu, Softplus,
@@ -56,7 +70,7 @@
 // TestDocListsEveryOp checks that this list names every op.
 //
 // The op set is open. A Primitive has a forward kernel and optional JVPRule
-// and VJPRule methods. Applied with Apply, it composes with every other op
+// and VJPRule methods, and a float64 kernel if it is a Float64Kernel. Applied with Apply, it composes with every other op
 // to any order, exactly as the built-in ops do.
 //
 // Memory: values, shapes and gradients live in arenas owned by the tape and

@@ -235,7 +235,7 @@ func TestElementwiseErrors(t *testing.T) {
 			return ad.Clamp(tp.Full(0, 3), 1, -1)
 		}, []string{"Clamp", "lo ≤ hi", "[1, -1]"}},
 		{"Indicator NaN bound", func(tp *ad.Tape) ad.Var {
-			return ad.Indicator(tp.Full(0, 3), float32(math.NaN()), 1)
+			return ad.Indicator(tp.Full(0, 3), float64(float32(math.NaN())), 1)
 		}, []string{"Indicator", "NaN"}},
 		{"sticky", func(tp *ad.Tape) ad.Var {
 			bad := ad.Where(tp.Full(1, 2), tp.Full(0, 3), tp.Full(0, 2))

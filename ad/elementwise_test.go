@@ -114,7 +114,7 @@ var ewCases = []ewCase{
 			p = float32(rapid.Float64Range(-1, 3).Draw(t, "p"))
 		}
 		return ewOp{
-			f:   func(x ad.Var) ad.Var { return ad.Pow(x, p) },
+			f:   func(x ad.Var) ad.Var { return ad.Pow(x, float64(p)) },
 			ref: func(_ int, x float64) float64 { return math.Pow(x, float64(p)) },
 			d:   func(_ int, x float64) float64 { return float64(p) * math.Pow(x, float64(p)-1) },
 		}
@@ -128,7 +128,7 @@ var ewCases = []ewCase{
 	{name: "LeakyRelu", gen: ewAway(0.1, 2), flat: true, op: func(t *rapid.T, _ int) ewOp {
 		s := float32(rapid.Float64Range(0, 0.5).Draw(t, "slope"))
 		return ewOp{
-			f: func(x ad.Var) ad.Var { return ad.LeakyRelu(x, s) },
+			f: func(x ad.Var) ad.Var { return ad.LeakyRelu(x, float64(s)) },
 			ref: func(_ int, x float64) float64 {
 				if x > 0 {
 					return x
@@ -141,7 +141,7 @@ var ewCases = []ewCase{
 	{name: "Elu", gen: ewAway(0.1, 2), op: func(t *rapid.T, _ int) ewOp {
 		α := float32(rapid.Float64Range(0.5, 2).Draw(t, "alpha"))
 		return ewOp{
-			f: func(x ad.Var) ad.Var { return ad.Elu(x, α) },
+			f: func(x ad.Var) ad.Var { return ad.Elu(x, float64(α)) },
 			ref: func(_ int, x float64) float64 {
 				if x > 0 {
 					return x

@@ -15,13 +15,13 @@ func BatchNormStats(x Var) Var { return Apply(bnStatsOp, Attrs{}, x) }
 
 // BatchNormSums records BatchNormSums(x, S, g) = (Σg; Σg·x̂).
 func BatchNormSums(x, S, g Var, eps float32) Var {
-	return bnSums(x, S, g, Attrs{Floats: []float32{eps}})
+	return bnSums(x, S, g, Attrs{Floats: []float64{float64(eps)}})
 }
 
 // BatchNormBackData records BatchNormBackData(x, S, g, T, γ), γ the zero
 // Var for none.
 func BatchNormBackData(x, S, g, T, gamma Var, eps float32) Var {
-	return bnBackData(x, S, g, T, gamma, Attrs{Floats: []float32{eps}})
+	return bnBackData(x, S, g, T, gamma, Attrs{Floats: []float64{float64(eps)}})
 }
 
 // Products into caller-owned buffers, and replays of a whole recording or
@@ -124,7 +124,7 @@ func (t *Tape) AddVJP(y Var, w []float32, wrt []Var, dst [][]float32) error {
 		return nil
 	}
 	seed := t.Const(flat.Tensor{Shape: t.nodes[y.id].shape, Data: w})
-	t.reverse(lo, y, seed, ids, dst, false)
+	t.reverse(lo, y, seed, ids, dst, nil, false)
 	return t.err
 }
 

@@ -39,7 +39,9 @@ func recordOn(t *Tape, f func(Var) Var, θ []float32) (Var, Var) {
 	} else if y.t != t {
 		t.fail(errorf("the function returned a Var of another tape"))
 	}
-	return p, y
+	// A function that computes in float64 inside gives its result rounded
+	// to float32, the precision of θ and of every result here.
+	return p, Convert(y, Float32)
 }
 
 // ValueAndGrad returns f(θ) and its gradient. f must return a scalar.
@@ -83,7 +85,7 @@ func VJP(f func(Var) Var, θ, u []float32) ([]float32, error) {
 		return nil, errorf("VJP: u has %d elements, want %d (f's output, shape %v)", len(u), y.Size(), y.Shape())
 	}
 	g := make([]float32, len(θ))
-	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g}, false)
+	t.reverse(p.id, y, t.Const(flat.Tensor{Shape: y.Shape(), Data: u}), []int32{p.id}, [][]float32{g}, nil, false)
 	return g, t.err
 }
 
@@ -107,14 +109,20 @@ func JVP(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 // tangent runs one forward sweep from p with direction dir and returns the
 // tangent of y (zeros if y does not depend on p), owned by the tape.
 func (t *Tape) tangent(p, y Var, dir []float32) []float32 {
-	seed := t.Const(flat.Tensor{Shape: p.Shape(), Data: dir})
+	seed := Convert(t.Const(flat.Tensor{Shape: p.Shape(), Data: dir}), p.Precision())
 	slots := t.forwardSweep(p.id, y.id+1, 1, []int32{p.id}, []Var{seed})
 	if t.err != nil {
 		return nil
 	}
 	out := t.f32.zeroed(y.Size())
 	if s := slots[y.id-p.id]; s >= 0 {
-		copy(out, t.nodes[s].data)
+		if nd := &t.nodes[s]; nd.f64 {
+			for i, v := range nd.data64 {
+				out[i] = float32(v)
+			}
+		} else {
+			copy(out, nd.data)
+		}
 	}
 	return out
 }
@@ -124,12 +132,12 @@ func (t *Tape) gradVarOf(p, y Var) Var {
 	if !t.checkScalar("gradient", y) {
 		return t.failed()
 	}
-	g := t.reverse(p.id, y, t.Full(1, y.Shape()...), []int32{p.id}, nil, false)
+	g := t.reverse(p.id, y, t.fullOf(y.id, 1, y.Shape()...), []int32{p.id}, nil, nil, false)
 	if t.err != nil {
 		return t.failed()
 	}
 	if g[0].IsZero() {
-		return t.Full(0, p.Shape()...)
+		return t.fullOf(p.id, 0, p.Shape()...)
 	}
 	return g[0]
 }
@@ -193,7 +201,7 @@ func HVPReverse(f func(Var) Var, θ, dir []float32) ([]float32, error) {
 		return nil, t.err
 	}
 	hv := make([]float32, len(θ))
-	t.reverse(p.id, s, t.Full(1), []int32{p.id}, [][]float32{hv}, false)
+	t.reverse(p.id, s, t.Full(1), []int32{p.id}, [][]float32{hv}, nil, false)
 	return hv, t.err
 }
 
@@ -217,7 +225,7 @@ func (t *Tape) jacobian(p, y Var) (flat.Tensor, error) {
 		for i := 0; i < m; i++ {
 			seed := t.Full(0, y.Shape()...)
 			seed.Data()[i] = 1
-			t.reverse(p.id, y, seed, []int32{p.id}, [][]float32{J.Data[i*n : (i+1)*n]}, false)
+			t.reverse(p.id, y, seed, []int32{p.id}, [][]float32{J.Data[i*n : (i+1)*n]}, nil, false)
 		}
 		return J, t.err
 	}

@@ -28,14 +28,17 @@ func (t *Tape) Backward(loss Var) error {
 	// The sweep overwrites the gradients (it writes every element), so
 	// they are not zeroed first.
 	for k, id := range t.params {
-		t.grads[k] = t.f32.alloc(len(t.nodes[id].data))
-	}
-	seed := t.Full(1, t.nodes[loss.id].shape...)
-	t.reverse(0, loss, seed, t.params, t.grads, true)
-	if t.err != nil {
-		for k := range t.grads {
-			t.grads[k] = nil
+		if nd := &t.nodes[id]; nd.f64 {
+			t.grads64[k] = t.f64.alloc(len(nd.data64))
+		} else {
+			t.grads[k] = t.f32.alloc(len(nd.data))
 		}
+	}
+	seed := t.fullOf(loss.id, 1, t.nodes[loss.id].shape...)
+	t.reverse(0, loss, seed, t.params, t.grads, t.grads64, true)
+	if t.err != nil {
+		clear(t.grads)
+		clear(t.grads64)
 	}
 	return t.err
 }
@@ -50,22 +53,28 @@ func (t *Tape) Grad(loss Var) ([]float32, error) {
 	if err := t.Backward(loss); err != nil {
 		return nil, err
 	}
-	return t.grads[0], nil
+	return t.GradWrt(Var{t: t, id: t.params[0], gen: t.gen}), nil
 }
 
 // GradWrt returns the gradient with respect to the Param p computed by the
 // last Backward, or nil if p is not a Param of this tape or Backward has not
-// run.
+// run. For a float64 Param (ParamFloat64, Param64) it is the float64
+// gradient rounded to float32, in the tape's memory; GradWrt64 gives it
+// unrounded.
 func (t *Tape) GradWrt(p Var) []float32 {
-	if p.t != t || p.gen != t.gen {
+	k := t.paramIndex(p)
+	switch {
+	case k < 0:
 		return nil
-	}
-	for k, id := range t.params {
-		if id == p.id {
-			return t.grads[k]
+	case t.grads64[k] != nil:
+		g64 := t.grads64[k]
+		g := t.f32.alloc(len(g64))
+		for i, v := range g64 {
+			g[i] = float32(v)
 		}
+		return g
 	}
-	return nil
+	return t.grads[k]
 }
 
 // GradVar returns ∇f at x as a Var of x's shape that can itself be
@@ -87,13 +96,13 @@ func GradVar(f func(Var) Var, x Var) Var {
 	if t.err != nil || !t.checkScalar("GradVar", y) {
 		return t.failed()
 	}
-	seed := t.Full(1, y.Shape()...)
-	g := t.reverse(lo, y, seed, []int32{xi.id}, nil, false)
+	seed := t.fullOf(y.id, 1, y.Shape()...)
+	g := t.reverse(lo, y, seed, []int32{xi.id}, nil, nil, false)
 	if t.err != nil {
 		return t.failed()
 	}
 	if g[0].IsZero() {
-		return t.Full(0, x.Shape()...)
+		return t.fullOf(x.id, 0, x.Shape()...)
 	}
 	return g[0]
 }
@@ -125,10 +134,10 @@ func JVPVar(f func(Var) Var, x, dir Var) Var {
 		return t.failed()
 	}
 	if y.id < lo {
-		return t.Full(0, y.Shape()...) // f ignored its argument
+		return t.fullOf(y.id, 0, y.Shape()...) // f ignored its argument
 	}
 	if s := slots[y.id-lo]; s >= 0 {
 		return Var{t: t, id: s, gen: t.gen}
 	}
-	return t.Full(0, y.Shape()...)
+	return t.fullOf(y.id, 0, y.Shape()...)
 }

@@ -33,10 +33,11 @@ func TestSliceKernelsMatchScalar(t *testing.T) {
 			t.Errorf("Relu(%v): kernel %v (%#x), scalar %v (%#x)", x, out[i], math.Float32bits(out[i]), want, math.Float32bits(want))
 		}
 	}
+	inf32 := float32(math.Inf(1))
 	for _, a := range [][]float32{{0, inf32}, {-1, 1}, {-inf32, 0}, {0.5, 0.5}, {-inf32, inf32}} {
-		indicatorKernel(out, xs, a)
+		indicatorKernel(out, xs, a[0], a[1])
 		for i, x := range xs {
-			if want := indicatorOp.f(x, a); math.Float32bits(out[i]) != math.Float32bits(want) {
+			if want := indicatorOp.f(x, a[0], a[1]); math.Float32bits(out[i]) != math.Float32bits(want) {
 				t.Errorf("Indicator(%v, %v): kernel %v, scalar %v", x, a, out[i], want)
 			}
 		}
@@ -119,6 +120,7 @@ func TestAddConstMatchesLoop(t *testing.T) {
 		a = append(a, float32(len(a))*1.37e-3-1, -float32(len(a))*7.1e5)
 	}
 	out := make([]float32, len(a))
+	inf32 := float32(math.Inf(1))
 	for _, y := range []float32{1, -1, 0.1, -3.5e-8, 1e30, -1e30, inf32, -inf32, 0, float32(math.Copysign(0, -1)), float32(math.NaN())} {
 		for _, n := range []int{31, 32, 1023, 1024, 1025, len(a)} {
 			if !addConst(out[:n], a[:n], y) {

@@ -56,7 +56,7 @@ func View(v Var, off int, shape ...int) Var {
 	// size, which made nested containers cost O(params) per layer.
 	if t := v.t; t != nil && t.err == nil && t.live(v) {
 		if nd := &t.nodes[v.id]; nd.prim == viewOp {
-			if n, ok := viewSize(shape); ok && off >= 0 && off+n <= len(nd.data) {
+			if n, ok := viewSize(shape); ok && off >= 0 && off+n <= nd.size() {
 				off += nd.attrs.Ints[0]
 				v = Var{t: t, id: nd.in[0], gen: t.gen}
 			}
@@ -93,11 +93,14 @@ func (*viewPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return append(dst, shape...), nil
 }
-func (*viewPrim) Forward(*Forward) {}
-func (*viewPrim) Alias(in []flat.Tensor, a Attrs) []float32 {
+func (*viewPrim) Forward(*Forward)                              {}
+func (*viewPrim) Alias(in []flat.Tensor, a Attrs) []float32     { return viewOf(in[0].Data, a) }
+func (*viewPrim) Alias64(in []flat.Tensor64, a Attrs) []float64 { return viewOf(in[0].Data, a) }
+
+func viewOf[T flat.Float](x []T, a Attrs) []T {
 	off := a.Ints[0]
 	end := off + sizeOf(a.Ints[1:])
-	return in[0].Data[off:end:end]
+	return x[off:end:end]
 }
 func (*viewPrim) JVP(r *Rule) Var { return View(r.Tangent(0), r.Attrs.Ints[0], r.Attrs.Ints[1:]...) }
 func (*viewPrim) VJP(r *Rule, c Var) {
@@ -159,9 +162,12 @@ func (*embedPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return append(dst, shape...), nil
 }
-func (*embedPrim) Forward(f *Forward) {
-	clear(f.Out.Data)
-	copy(f.Out.Data[f.Attrs.Ints[0]:], f.In[0].Data)
+func (*embedPrim) Forward(f *Forward)   { embedInto(f.Out.Data, f.In[0].Data, f.Attrs.Ints[0]) }
+func (*embedPrim) Forward64(f *Forward) { embedInto(f.Out64.Data, f.In64[0].Data, f.Attrs.Ints[0]) }
+
+func embedInto[T flat.Float](out, x []T, off int) {
+	clear(out)
+	copy(out[off:], x)
 }
 func (*embedPrim) JVP(r *Rule) Var { return embed(r.Tangent(0), r.Attrs.Ints[0], r.Attrs.Ints[1:]) }
 func (*embedPrim) VJP(r *Rule, c Var) {
@@ -201,10 +207,11 @@ func (*reshapePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return dst, nil
 }
-func (*reshapePrim) Forward(*Forward)                          {}
-func (*reshapePrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].Data }
-func (*reshapePrim) JVP(r *Rule) Var                           { return Reshape(r.Tangent(0), r.Out.Shape()...) }
-func (*reshapePrim) VJP(r *Rule, c Var)                        { r.AddGrad(0, Reshape(c, r.In[0].Shape()...)) }
+func (*reshapePrim) Forward(*Forward)                              {}
+func (*reshapePrim) Alias(in []flat.Tensor, _ Attrs) []float32     { return in[0].Data }
+func (*reshapePrim) Alias64(in []flat.Tensor64, _ Attrs) []float64 { return in[0].Data }
+func (*reshapePrim) JVP(r *Rule) Var                               { return Reshape(r.Tangent(0), r.Out.Shape()...) }
+func (*reshapePrim) VJP(r *Rule, c Var)                            { r.AddGrad(0, Reshape(c, r.In[0].Shape()...)) }
 
 // identity is a fresh node with v's value: GradVar differentiates with
 // respect to it, so that uses of v captured by closures stay constants.
@@ -214,10 +221,11 @@ func (*identityPrim) Name() string { return "Identity" }
 func (*identityPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	return append(dst, in[0]...), nil
 }
-func (*identityPrim) Forward(*Forward)                          {}
-func (*identityPrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].Data }
-func (*identityPrim) JVP(r *Rule) Var                           { return r.Tangent(0) }
-func (*identityPrim) VJP(r *Rule, c Var)                        { r.AddGrad(0, c) }
+func (*identityPrim) Forward(*Forward)                              {}
+func (*identityPrim) Alias(in []flat.Tensor, _ Attrs) []float32     { return in[0].Data }
+func (*identityPrim) Alias64(in []flat.Tensor64, _ Attrs) []float64 { return in[0].Data }
+func (*identityPrim) JVP(r *Rule) Var                               { return r.Tangent(0) }
+func (*identityPrim) VJP(r *Rule, c Var)                            { r.AddGrad(0, c) }
 
 // concat0 joins vs along their first axis; the other axes must agree: the
 // contiguous case of Concat(0, vs...), a copy of each input in turn.
@@ -239,10 +247,13 @@ func (*concatPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	dst = append(dst, rows)
 	return append(dst, first[1:]...), nil
 }
-func (*concatPrim) Forward(f *Forward) {
+func (*concatPrim) Forward(f *Forward)   { concatInto(f.Out.Data, f.In) }
+func (*concatPrim) Forward64(f *Forward) { concatInto(f.Out64.Data, f.In64) }
+
+func concatInto[T flat.Float](out []T, in []flat.TensorOf[T]) {
 	off := 0
-	for _, x := range f.In {
-		off += copy(f.Out.Data[off:], x.Data)
+	for _, x := range in {
+		off += copy(out[off:], x.Data)
 	}
 }
 func (*concatPrim) JVP(r *Rule) Var {
@@ -252,7 +263,7 @@ func (*concatPrim) JVP(r *Rule) Var {
 		if tv := r.Tangent(i); !tv.IsZero() {
 			parts[i] = tv
 		} else {
-			parts[i] = t.Full(0, r.In[i].Shape()...)
+			parts[i] = FullLike(r.In[i], 0, r.In[i].Shape()...)
 		}
 	}
 	return concat0(parts...)
@@ -317,9 +328,11 @@ func (*sumToPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return append(dst, a.Ints...), nil
 }
-func (*sumToPrim) Forward(f *Forward) {
-	clear(f.Out.Data)
-	x, out := f.In[0], f.Out
+func (*sumToPrim) Forward(f *Forward)   { sumTo(f.In[0], f.Out) }
+func (*sumToPrim) Forward64(f *Forward) { sumTo(f.In64[0], f.Out64) }
+
+func sumTo[T flat.Float](x, out flat.TensorOf[T]) {
+	clear(out.Data)
 	so := bstrides(out.Shape, x.Shape)
 	var zero, ms, mo, mz [maxRank]int
 	shape := coalesce(x.Shape, &so, &zero, &ms, &mo, &mz)
@@ -330,7 +343,7 @@ func (*sumToPrim) Forward(f *Forward) {
 	rows(shape, &mo, &mz, func(ix, io, _ int) {
 		row := x.Data[ix : ix+inner]
 		if last == 0 {
-			out.Data[io] += flat.Sum(row)
+			out.Data[io] += sumOf(row)
 			return
 		}
 		addInto(out.Data[io:io+inner], row)
@@ -364,8 +377,10 @@ func (*broadcastToPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return append(dst, a.Ints...), nil
 }
-func (*broadcastToPrim) Forward(f *Forward) {
-	x, out := f.In[0], f.Out
+func (*broadcastToPrim) Forward(f *Forward)   { broadcastTo(f.In[0], f.Out) }
+func (*broadcastToPrim) Forward64(f *Forward) { broadcastTo(f.In64[0], f.Out64) }
+
+func broadcastTo[T flat.Float](x, out flat.TensorOf[T]) {
 	sx := bstrides(x.Shape, out.Shape)
 	var zero [maxRank]int
 	inner, last := 1, 0
@@ -386,3 +401,16 @@ func (*broadcastToPrim) Forward(f *Forward) {
 }
 func (*broadcastToPrim) JVP(r *Rule) Var    { return BroadcastTo(r.Tangent(0), r.Attrs.Ints...) }
 func (*broadcastToPrim) VJP(r *Rule, c Var) { r.AddGrad(0, SumTo(c, r.In[0].Shape()...)) }
+
+// sumOf returns the sum of x: flat's SIMD Sum for float32, a plain loop
+// for float64.
+func sumOf[T flat.Float](x []T) T {
+	if x32, ok := any(x).([]float32); ok {
+		return T(flat.Sum(x32))
+	}
+	var s T
+	for _, v := range x {
+		s += v
+	}
+	return s
+}

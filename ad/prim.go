@@ -12,11 +12,12 @@ import (
 var nan32 = float32(math.NaN())
 
 // Attrs are the parameters of one application of a primitive. Ints hold
-// axes, offsets, shapes and indices; Floats hold slopes and bounds. Apply
-// copies them onto the tape.
+// axes, offsets, shapes and indices; Floats hold slopes and bounds, in
+// float64 so that a float64 op keeps them exactly (a float32 kernel rounds
+// them to float32). Apply copies them onto the tape.
 type Attrs struct {
 	Ints   []int
-	Floats []float32
+	Floats []float64
 }
 
 // Primitive is an operation with a forward kernel. Every op of the package is
@@ -63,10 +64,15 @@ type Aliaser interface {
 	Alias(in []flat.Tensor, a Attrs) []float32
 }
 
-// Forward is what a primitive's kernel reads and writes.
+// Forward is what a primitive's kernel reads and writes: In and Out for
+// float32 values (Forward), In64 and Out64 for float64 ones (Forward64 of a
+// Float64Kernel). The fields of the other precision are nil. Convert is the
+// one op whose input and output precisions differ.
 type Forward struct {
 	In    []flat.Tensor
 	Out   flat.Tensor
+	In64  []flat.Tensor64
+	Out64 flat.Tensor64
 	Attrs Attrs
 	t     *Tape
 	saved []int
@@ -271,15 +277,18 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 	}
 	shapes := t.shapeArgs[:0]
 	ids := t.ids.alloc(len(in))
+	any64 := false
 	for i, v := range in {
 		if !t.check(p.Name(), v) {
 			return t.failed()
 		}
 		ids[i] = v.id
-		shapes = append(shapes, t.nodes[v.id].shape)
+		nd := &t.nodes[v.id]
+		shapes = append(shapes, nd.shape)
+		any64 = any64 || nd.f64
 	}
 	t.shapeArgs = shapes
-	ca := Attrs{Ints: t.ints.copyOf(a.Ints), Floats: t.f32.copyOf(a.Floats)}
+	ca := Attrs{Ints: t.ints.copyOf(a.Ints), Floats: t.f64.copyOf(a.Floats)}
 	if t.sharedInts != nil {
 		ca.Ints, t.sharedInts = t.sharedInts, nil
 	}
@@ -293,6 +302,9 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 		n *= d
 	}
 	shape := t.ints.copyOf(out)
+	if any64 || p == Primitive(convertOp) {
+		return t.apply64(p, ca, ids, shape, n)
+	}
 	// The scratch below lives in the tape (on the heap, so that passing it
 	// to the primitive allocates nothing); it is written and cleared field
 	// by field, which is cheaper than whole-struct copies of

@@ -58,7 +58,10 @@ func Mean(v Var, axes ...int) Var {
 			n *= s[ax]
 		}
 	}
-	return Scale(Sum(v, axes...), 1/float32(n))
+	if v.Precision() == Float32 {
+		return Scale(Sum(v, axes...), float64(1/float32(n)))
+	}
+	return Scale(Sum(v, axes...), 1/float64(n))
 }
 
 func contains(axes []int, i, r int) bool {

@@ -64,6 +64,19 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 	if nd.kind == kindOp {
 		return t.fail(errorf("Rebind: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
 	}
+	if nd.converted {
+		// A ParamFloat64: convert the new values into its float64 copy.
+		if len(data) != len(nd.data64) {
+			return t.fail(errorf("Rebind: %d values for a ParamFloat64 of shape %v, want %d", len(data), nd.shape, len(nd.data64))).t.err
+		}
+		for i, x := range data {
+			nd.data64[i] = float64(x)
+		}
+		return nil
+	}
+	if nd.f64 {
+		return t.fail(errorf("Rebind: float32 values for a float64 %s; use Rebind64", kindName(nd.kind))).t.err
+	}
 	if len(data) != len(nd.data) {
 		return t.fail(errorf("Rebind: %d values for a %s of shape %v, want %d", len(data), kindName(nd.kind), nd.shape, len(nd.data))).t.err
 	}
@@ -74,6 +87,33 @@ func (t *Tape) Rebind(v Var, data []float32) error {
 		t.plan.bound++
 	}
 	nd.data = data[:len(data):len(data)]
+	return nil
+}
+
+// Rebind64 is Rebind for a float64 Param64 or Const64: data replaces v's
+// data, is not copied, and must have v's size.
+func (t *Tape) Rebind64(v Var, data []float64) error {
+	if t.err != nil {
+		return t.err
+	}
+	if !t.check("Rebind64", v) {
+		return t.err
+	}
+	nd := &t.nodes[v.id]
+	switch {
+	case nd.kind == kindOp:
+		return t.fail(errorf("Rebind64: value %d is made by %s; want a Param or a Const", v.id, nd.prim.Name())).t.err
+	case !nd.f64:
+		return t.fail(errorf("Rebind64: float64 values for a float32 %s; use Rebind", kindName(nd.kind))).t.err
+	case nd.converted:
+		return t.fail(errorf("Rebind64: float64 values for a ParamFloat64, which converts a float32 buffer; use Rebind")).t.err
+	case len(data) != len(nd.data64):
+		return t.fail(errorf("Rebind64: %d values for a %s of shape %v, want %d", len(data), kindName(nd.kind), nd.shape, len(nd.data64))).t.err
+	}
+	if len(data) > 0 && &data[0] != &nd.data64[0] {
+		t.plan.bound++
+	}
+	nd.data64 = data[:len(data):len(data)]
 	return nil
 }
 
@@ -120,6 +160,8 @@ func (t *Tape) ReplayFor(vs ...Var) error {
 		switch {
 		case st.refresh && st.bound != pl.bound:
 			t.runStep(pl, st)
+		case st.k64 != nil:
+			st.k64.Forward64(&st.f)
 		case st.alias == nil:
 			st.prim.Forward(&st.f)
 		}
@@ -190,14 +232,23 @@ func (t *Tape) makeSubset(vs []Var) {
 // stands as it was made.
 func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
 	for j, id := range t.nodes[st.node].in {
-		st.f.In[j].Data = t.nodes[id].data
+		if st.f.In64 != nil {
+			st.f.In64[j].Data = t.nodes[id].data64
+		} else {
+			st.f.In[j].Data = t.nodes[id].data
+		}
 	}
 	st.bound = pl.bound
-	if st.alias != nil {
+	switch {
+	case st.alias64 != nil:
+		t.nodes[st.node].data64 = st.alias64.Alias64(st.f.In64, st.f.Attrs)
+	case st.alias != nil:
 		t.nodes[st.node].data = st.alias.Alias(st.f.In, st.f.Attrs)
-		return
+	case st.k64 != nil:
+		st.k64.Forward64(&st.f)
+	default:
+		st.prim.Forward(&st.f)
 	}
-	st.prim.Forward(&st.f)
 }
 
 // replayPlan is what a replay runs: one step per op whose output must be
@@ -206,11 +257,12 @@ func (t *Tape) runStep(pl *replayPlan, st *replayStep) {
 // are read anew from the nodes; every other op's output stays in the
 // buffer it was recorded in.
 type replayPlan struct {
-	gen   uint32
-	len   int
-	bound uint32 // counts the Rebinds to new memory (see replayStep.bound)
-	steps []replayStep
-	args  []flat.Tensor
+	gen    uint32
+	len    int
+	bound  uint32 // counts the Rebinds to new memory (see replayStep.bound)
+	steps  []replayStep
+	args   []flat.Tensor
+	args64 []flat.Tensor64
 	// ReplayFor's subset of steps for the values targets, if subOK.
 	sub     []*replayStep
 	targets []int32
@@ -219,10 +271,12 @@ type replayPlan struct {
 
 type replayStep struct {
 	node    int32
-	refresh bool      // an input may have new data: re-read the inputs' slices
-	bound   uint32    // plan.bound when the step last read them
-	alias   Aliaser   // non-nil: recompute the view instead of running a kernel
-	prim    Primitive // the kernel otherwise
+	refresh bool          // an input may have new data: re-read the inputs' slices
+	bound   uint32        // plan.bound when the step last read them
+	alias   Aliaser       // non-nil: recompute the view instead of running a kernel
+	alias64 Aliaser64     // the same, for a float64 view (alias is set too)
+	prim    Primitive     // the kernel otherwise
+	k64     Float64Kernel // non-nil: the op's inputs are float64, run Forward64
 	f       Forward
 }
 
@@ -239,6 +293,17 @@ func (t *Tape) makePlan() {
 	}
 	args := pl.args[:total]
 	clear(args)
+	total64 := 0
+	for i := range t.nodes {
+		if nd := &t.nodes[i]; len(nd.in) > 0 && t.nodes[nd.in[0]].f64 {
+			total64 += len(nd.in)
+		}
+	}
+	if cap(pl.args64) < total64 {
+		pl.args64 = make([]flat.Tensor64, total64)
+	}
+	args64 := pl.args64[:total64]
+	clear(args64)
 	pl.steps = pl.steps[:0]
 	// volatile marks the nodes whose data slice Rebind may replace.
 	volatile := make([]bool, len(t.nodes))
@@ -258,19 +323,40 @@ func (t *Tape) makePlan() {
 			}
 			volatile[i] = true
 		}
-		in := args[:len(nd.in):len(nd.in)]
-		args = args[len(nd.in):]
-		for j, id := range nd.in {
-			in[j] = flat.Tensor{Shape: t.nodes[id].shape, Data: t.nodes[id].data}
-		}
 		// bound ≠ pl.bound: the first replay reads every volatile input
 		// and remakes every view, which Rebinds before the plan (made at
 		// the first replay) may have left stale.
 		st := replayStep{node: int32(i), refresh: vol, bound: pl.bound - 1}
-		st.f = Forward{In: in, Out: flat.Tensor{Shape: nd.shape, Data: nd.data}, Attrs: nd.attrs, t: t}
-		if nd.alias {
-			st.alias, _ = asRule[Aliaser](nd.prim)
+		st.f = Forward{Attrs: nd.attrs, t: t}
+		if nd.f64 {
+			st.f.Out64 = flat.Tensor64{Shape: nd.shape, Data: nd.data64}
 		} else {
+			st.f.Out = flat.Tensor{Shape: nd.shape, Data: nd.data}
+		}
+		if in64 := t.nodes[nd.in[0]].f64; in64 {
+			in := args64[:len(nd.in):len(nd.in)]
+			args64 = args64[len(nd.in):]
+			for j, id := range nd.in {
+				in[j] = flat.Tensor64{Shape: t.nodes[id].shape, Data: t.nodes[id].data64}
+			}
+			st.f.In64 = in
+		} else {
+			in := args[:len(nd.in):len(nd.in)]
+			args = args[len(nd.in):]
+			for j, id := range nd.in {
+				in[j] = flat.Tensor{Shape: t.nodes[id].shape, Data: t.nodes[id].data}
+			}
+			st.f.In = in
+		}
+		switch {
+		case nd.alias:
+			st.alias, _ = asRule[Aliaser](nd.prim)
+			if st.f.In64 != nil {
+				st.alias64, _ = asRule[Aliaser64](nd.prim)
+			}
+		case nd.f64 || st.f.In64 != nil:
+			st.k64, _ = asRule[Float64Kernel](nd.prim)
+		default:
 			st.prim = nd.prim
 		}
 		pl.steps = append(pl.steps, st)
@@ -310,7 +396,7 @@ func (t *Tape) VJPOf(y, w Var, wrt, out []Var) error {
 	if lo > y.id {
 		return nil
 	}
-	res := t.reverse(lo, y, w, ids, nil, false)
+	res := t.reverse(lo, y, w, ids, nil, nil, false)
 	if t.err != nil {
 		return t.err
 	}

@@ -244,7 +244,7 @@ func TestReplayRefusesValueDependentRecordings(t *testing.T) {
 			}
 			return Sin(p)
 		}, false},
-		{"item-then-op", func(p Var) Var { return Scale(p, Sum(p).Item()) }, false},
+		{"item-then-op", func(p Var) Var { return Scale(p, float64(Sum(p).Item())) }, false},
 		{"read-at-end", func(p Var) Var { y := Tanh(p); _ = y.Data(); _ = y.String(); return y }, true},
 		{"size-and-shape", func(p Var) Var { return Reshape(Tanh(p), p.Size()/2, p.Shape()[0]/3) }, true},
 	}

@@ -50,9 +50,9 @@ func (t *Tape) JacobianPattern(y, x Var) (rowPtr, colIdx []int, err error) {
 		return nil, nil, t.err
 	}
 	if x.id > y.id {
-		return make([]int, len(t.nodes[y.id].data)+1), nil, nil
+		return make([]int, t.nodes[y.id].size()+1), nil, nil
 	}
-	s := &sparsitySweep{t: t, lo: x.id, nx: len(t.nodes[x.id].data)}
+	s := &sparsitySweep{t: t, lo: x.id, nx: t.nodes[x.id].size()}
 	s.sets = make([]depSet, y.id-x.id+1)
 	s.stamp = make([]int, s.nx)
 	s.tick = 1 // a stamp of 0 is no element
@@ -68,7 +68,7 @@ func (t *Tape) JacobianPattern(y, x Var) (rowPtr, colIdx []int, err error) {
 		}
 	}
 	ys := s.sets[y.id-x.id]
-	ny := len(t.nodes[y.id].data)
+	ny := t.nodes[y.id].size()
 	rowPtr = make([]int, ny+1)
 	if ys.ptr == nil {
 		return rowPtr, nil, nil
@@ -123,7 +123,7 @@ func (s *sparsitySweep) node(id int32) error {
 	if !depends {
 		return nil
 	}
-	size := len(nd.data)
+	size := nd.size()
 	s.ptr = make([]int32, 1, size+1)
 	s.idx = make([]int32, 0, size)
 	shared, err := s.rule(nd)
@@ -176,7 +176,7 @@ func (s *sparsitySweep) end() {
 func (s *sparsitySweep) rule(nd *node) (depSet, error) {
 	t := s.t
 	shape := func(k int) []int { return t.nodes[nd.in[k]].shape }
-	size := len(nd.data)
+	size := nd.size()
 	switch p := nd.prim.(type) {
 	case *reshapePrim, *identityPrim:
 		return *s.in[0], nil

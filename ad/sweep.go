@@ -51,7 +51,10 @@ func missingRule(nd *node, mode string) error {
 // read, and a wrt node outside the range gets zeros); otherwise it returns
 // each cotangent as a Var (the zero Var if it is zero), assembled with ops
 // so that it can be differentiated again.
-func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, overwrite bool) []Var {
+//
+// A float64 wrt node's cotangent goes into raw64[k] instead (raw[k] is
+// then not read); raw64 may be nil when every wrt node is float32.
+func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, raw64 [][]float64, overwrite bool) []Var {
 	if t.err != nil {
 		return nil
 	}
@@ -106,7 +109,7 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, ov
 		}
 		if nd.prim == viewOp {
 			if in := nd.in[0]; in >= lo && wrtOf[in-lo] >= 0 {
-				t.pieces = append(t.pieces, piece{wrt: int(wrtOf[in-lo]), off: nd.attrs.Ints[0], len: len(nd.data), cot: c})
+				t.pieces = append(t.pieces, piece{wrt: int(wrtOf[in-lo]), off: nd.attrs.Ints[0], len: nd.size(), cot: c})
 				continue
 			}
 		}
@@ -128,13 +131,19 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, ov
 	}
 	if raw != nil {
 		for k, w := range wrt {
-			if w < lo || w > hi {
+			f64 := raw64 != nil && raw64[k] != nil
+			switch {
+			case (w < lo || w > hi) && overwrite && f64:
+				clear(raw64[k])
+			case w < lo || w > hi:
 				if overwrite {
 					clear(raw[k])
 				}
-				continue
+			case f64:
+				settle(t, k, raw64[k], cot[w-lo], overwrite)
+			default:
+				settle(t, k, raw[k], cot[w-lo], overwrite)
 			}
-			t.settle(k, raw[k], cot[w-lo], overwrite)
 		}
 		return nil
 	}
@@ -151,10 +160,18 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, ov
 	return res
 }
 
-// addInto adds src into dst with flat's SIMD Axpy: dst + 1·src rounds
-// exactly like dst + src, so the bits are those of the plain loop.
-func addInto(dst, src []float32) {
-	flat.Axpy(1, src, dst[:len(src)])
+// addInto adds src into dst, for float32 with flat's SIMD Axpy: dst +
+// 1·src rounds exactly like dst + src, so the bits are those of the plain
+// loop.
+func addInto[T flat.Float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		flat.Axpy(1, any(src).([]float32), d[:len(src)])
+		return
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += v
+	}
 }
 
 // directViews fills r.dests with the Views of wrt nodes among the nodes
@@ -194,6 +211,10 @@ func (r *Rule) directViews(lo, hi int32, wrtOf []int32, nwrt int) []int32 {
 			if k := wrtOf[in-lo]; k >= 0 {
 				if nd.prim != viewOp {
 					clean[k] = 0
+					continue
+				}
+				if t.nodes[in].f64 {
+					clean[k] = 0 // no direct writes into float64 gradients
 					continue
 				}
 				if !dead {
@@ -243,7 +264,7 @@ func (r *Rule) directViews(lo, hi int32, wrtOf []int32, nwrt int) []int32 {
 // their sum, and when the pieces are all there is and do not overlap, it
 // copies each into its range (skipping one a rule already computed there,
 // see Rule.gradDest) and zeroes the rest, without a pass of additions.
-func (t *Tape) settle(k int, dst []float32, full int32, overwrite bool) {
+func settle[T flat.Float](t *Tape, k int, dst []T, full int32, overwrite bool) {
 	ps := t.piecesOf[:0]
 	for _, p := range t.pieces {
 		if p.wrt == k {
@@ -270,7 +291,7 @@ func (t *Tape) settle(k int, dst []float32, full int32, overwrite bool) {
 					continue
 				}
 				clear(dst[end:p.off])
-				src, d := t.nodes[p.cot].data, dst[p.off:p.off+p.len]
+				src, d := dataOf[T](&t.nodes[p.cot]), dst[p.off:p.off+p.len]
 				if &src[0] != &d[0] {
 					copy(d, src)
 				}
@@ -284,10 +305,10 @@ func (t *Tape) settle(k int, dst []float32, full int32, overwrite bool) {
 		clear(dst)
 	}
 	if full >= 0 {
-		addInto(dst, t.nodes[full].data)
+		addInto(dst, dataOf[T](&t.nodes[full]))
 	}
 	for _, p := range ps {
-		addInto(dst[p.off:p.off+p.len], t.nodes[p.cot].data)
+		addInto(dst[p.off:p.off+p.len], dataOf[T](&t.nodes[p.cot]))
 	}
 }
 
@@ -296,7 +317,7 @@ func (t *Tape) settle(k int, dst []float32, full int32, overwrite bool) {
 func (t *Tape) assemble(k int, w int32, full int32) Var {
 	wv := Var{t: t, id: w, gen: t.gen}
 	shape := t.nodes[w].shape
-	size := len(t.nodes[w].data)
+	size := t.nodes[w].size()
 	ps := t.piecesOf[:0]
 	for _, p := range t.pieces {
 		if p.wrt == k {
@@ -334,7 +355,7 @@ func (t *Tape) assemble(k int, w int32, full int32) Var {
 			break
 		}
 		if p.off > end {
-			parts = append(parts, t.Full(0, p.off-end))
+			parts = append(parts, t.fullOf(w, 0, p.off-end))
 		}
 		parts = append(parts, v)
 		end = p.off + p.len
@@ -353,7 +374,7 @@ func (t *Tape) assemble(k int, w int32, full int32) Var {
 		}
 	} else {
 		if end < size {
-			parts = append(parts, t.Full(0, size-end))
+			parts = append(parts, t.fullOf(w, 0, size-end))
 		}
 		flatCot = parts[0]
 		if len(parts) > 1 {

@@ -22,12 +22,14 @@ type Tape struct {
 	gen   uint32
 	nodes []node
 	f32   arena[float32]
+	f64   arena[float64]
 	ints  arena[int]
 	ids   arena[int32]
 	err   error
 
-	params []int32     // node ids made by Param, in order
-	grads  [][]float32 // gradient of each param after Backward; nil if none
+	params  []int32     // node ids made by Param, in order
+	grads   [][]float32 // gradient of each float32 param after Backward; nil if none
+	grads64 [][]float64 // gradient of each float64 param after Backward; nil if none
 
 	order  int // derivative order of the nodes being recorded (see node.order)
 	sweeps int // sweeps in progress, to catch re-entry from a rule
@@ -43,17 +45,18 @@ type Tape struct {
 	sharedInts []int
 	plan       replayPlan // the replay's, for the recording of generation plan.gen
 
-	shapeArgs    [][]int       // scratch for Primitive.Shape
-	outShape     []int         // scratch for Primitive.Shape's result
-	fwdArgs      []flat.Tensor // scratch for Primitive.Forward
-	fwd          Forward       // passed to Primitive.Forward
-	rules        []*Rule       // one per nesting depth of rule calls
-	pieces       []piece       // view-of-wrt cotangents during a reverse sweep
-	piecesOf     []piece       // scratch: the pieces of one wrt node
-	piecesSorted []piece       // scratch: piecesOf sorted by offset
-	parts        []Var         // scratch: the parts of an assembled cotangent
-	resBuf       []Var         // scratch: a reverse sweep's results
-	varBuf       []Var         // scratch: see varScratch
+	shapeArgs    [][]int         // scratch for Primitive.Shape
+	outShape     []int           // scratch for Primitive.Shape's result
+	fwdArgs      []flat.Tensor   // scratch for Primitive.Forward
+	fwdArgs64    []flat.Tensor64 // scratch for Float64Kernel.Forward64
+	fwd          Forward         // passed to Primitive.Forward
+	rules        []*Rule         // one per nesting depth of rule calls
+	pieces       []piece         // view-of-wrt cotangents during a reverse sweep
+	piecesOf     []piece         // scratch: the pieces of one wrt node
+	piecesSorted []piece         // scratch: piecesOf sorted by offset
+	parts        []Var           // scratch: the parts of an assembled cotangent
+	resBuf       []Var           // scratch: a reverse sweep's results
+	varBuf       []Var           // scratch: see varScratch
 }
 
 type nodeKind uint8
@@ -65,16 +68,21 @@ const (
 )
 
 // node is one recorded value: the primitive that made it, its inputs, and
-// its value.
+// its value, in data (float32) or data64 (float64) as f64 says.
 type node struct {
-	kind  nodeKind
-	prim  Primitive
-	in    []int32
-	shape []int
-	data  []float32
-	attrs Attrs
-	saved []int
-	alias bool // prim is an Aliaser: data views an input's
+	kind   nodeKind
+	prim   Primitive
+	in     []int32
+	shape  []int
+	data   []float32
+	data64 []float64
+	attrs  Attrs
+	saved  []int
+	alias  bool // prim is an Aliaser: data views an input's
+	f64    bool // the value is float64, in data64
+	// converted marks a ParamFloat64: data64 is the tape's float64 copy
+	// of a float32 buffer, which Rebind converts again.
+	converted bool
 	// order is how many derivative sweeps lie between the user's code and
 	// this node: 0 for the user's own operations, k+1 for operations made by
 	// a rule applied to a node of order k. It names the order of a missing rule.
@@ -100,11 +108,13 @@ func (t *Tape) Reset() {
 	clear(t.nodes) // drop references to primitives and user data
 	t.nodes = t.nodes[:0]
 	t.f32.reset()
+	t.f64.reset()
 	t.ints.reset()
 	t.ids.reset()
 	t.err = nil
 	t.params = t.params[:0]
 	t.grads = t.grads[:0]
+	t.grads64 = t.grads64[:0]
 	t.order = 0
 	t.readAt, t.savedAt = 0, 0
 	if len(t.plan.steps) > 0 { // drop the plan's references to callers' data
@@ -214,9 +224,14 @@ func (t *Tape) Param(θ []float32) Var {
 	}
 	shape := t.ints.alloc(1)
 	shape[0] = len(θ)
-	v := t.push(node{kind: kindParam, shape: shape, data: θ})
+	return t.pushParam(node{kind: kindParam, shape: shape, data: θ})
+}
+
+func (t *Tape) pushParam(nd node) Var {
+	v := t.push(nd)
 	t.params = append(t.params, v.id)
 	t.grads = append(t.grads, nil)
+	t.grads64 = append(t.grads64, nil)
 	return v
 }
 
@@ -295,7 +310,8 @@ func (v Var) Shape() []int {
 }
 
 // Value returns v's value as a tensor viewing the tape's memory (or the
-// caller's, for Param and Const). Do not modify it.
+// caller's, for Param and Const). Do not modify it. A float64 Var has no
+// float32 value: its Value has v's shape and no data; use Value64.
 func (v Var) Value() flat.Tensor {
 	if n := v.read(); n != nil {
 		return flat.Tensor{Shape: n.shape, Data: n.data}
@@ -303,7 +319,8 @@ func (v Var) Value() flat.Tensor {
 	return flat.Tensor{}
 }
 
-// Data returns v's values in row-major order; see Value.
+// Data returns v's values in row-major order; see Value. It is nil for a
+// float64 Var; use Data64.
 func (v Var) Data() []float32 {
 	if n := v.read(); n != nil {
 		return n.data
@@ -314,18 +331,22 @@ func (v Var) Data() []float32 {
 // Size returns the number of elements of v.
 func (v Var) Size() int {
 	if n := v.node(); n != nil {
-		return len(n.data)
+		return n.size()
 	}
 	return 0
 }
 
-// Item returns the value of a one-element Var, or NaN if v has another size.
+// Item returns the value of a one-element Var, rounded to float32 if v is
+// float64, or NaN if v has another size.
 func (v Var) Item() float32 {
-	d := v.Data()
-	if len(d) != 1 {
+	n := v.read()
+	if n == nil || n.size() != 1 {
 		return nan32
 	}
-	return d[0]
+	if n.f64 {
+		return float32(n.data64[0])
+	}
+	return n.data[0]
 }
 
 func (v Var) String() string {
@@ -341,6 +362,9 @@ func (v Var) String() string {
 			name = "const"
 		case kindOp:
 			name = n.prim.Name()
+		}
+		if n.f64 {
+			return fmt.Sprintf("Var#%d(%s, float64) %v", v.id, name, flat.Tensor64{Shape: n.shape, Data: n.data64})
 		}
 		return fmt.Sprintf("Var#%d(%s) %v", v.id, name, flat.Tensor{Shape: n.shape, Data: n.data})
 	}

@@ -20,20 +20,24 @@ import (
 // LeakyRelu'(0) = slope, Elu'(0) = alpha, Abs'(0) = Sign(0) = 0. Clamp's
 // range is open: its derivative is 0 at x = lo and x = hi.
 
-var (
-	inf32 = float32(math.Inf(1))
+var inf = math.Inf(1)
 
-	invSqrt2   = float32(1 / math.Sqrt2)
-	invSqrt2Pi = float32(1 / math.Sqrt(2*math.Pi))
-	twoSqrtPi  = float32(2 / math.Sqrt(math.Pi))
+const (
+	invSqrt2   = 1 / math.Sqrt2
+	invSqrt2Pi = 0.3989422804014327 // 1/√(2π)
+	twoSqrtPi  = 2 / math.SqrtPi
 )
 
 // unaryPrim is an elementwise function of one input without attributes.
+// Most are one generic function instantiated for each precision; float32
+// has its own where it is an approximation made for speed (Tanh,
+// Sigmoid).
 type unaryPrim struct {
 	name string
 	f    func(x float32) float32
-	// kernel, if set, maps a whole slice; it saves an indirect call per
-	// element on hot activations.
+	f64  func(x float64) float64
+	// kernel, if set, maps a whole float32 slice; it saves an indirect
+	// call per element on hot activations.
 	kernel func(out, x []float32)
 	// deriv returns d out/d x as a Var, from the input x and the output y.
 	deriv func(x, y Var) Var
@@ -58,6 +62,12 @@ func (p *unaryPrim) Forward(f *Forward) {
 		out[i] = p.f(v)
 	}
 }
+func (p *unaryPrim) Forward64(f *Forward) {
+	x, out := f.In64[0].Data, f.Out64.Data
+	for i, v := range x {
+		out[i] = p.f64(v)
+	}
+}
 func (p *unaryPrim) times(t Var, r *Rule) Var {
 	if p.scale != nil {
 		return p.scale(t, r.In[0], r.Out)
@@ -67,17 +77,31 @@ func (p *unaryPrim) times(t Var, r *Rule) Var {
 func (p *unaryPrim) JVP(r *Rule) Var    { return p.times(r.Tangent(0), r) }
 func (p *unaryPrim) VJP(r *Rule, c Var) { r.AddGrad(0, p.times(c, r)) }
 
-// unaryAttrPrim is an elementwise function of one input with float
-// attributes (Attrs.Floats). deriv returns d out/d x as a Var, or the zero
-// Var where the derivative is zero by construction; nil means always zero.
+// unaryAttrPrim is an elementwise function of one input with one or two
+// float attributes (Attrs.Floats; a float32 kernel rounds them to float32
+// first). deriv returns d out/d x as a Var, or the zero Var where the
+// derivative is zero by construction; nil means always zero. The attributes
+// it gets are those the kernel of x's precision used.
 type unaryAttrPrim struct {
 	name string
-	f    func(x float32, a []float32) float32
-	// kernel, if set, maps a whole slice, with the same results as f; it
-	// saves an indirect call per element on hot ops.
-	kernel func(out, x, a []float32)
-	deriv  func(x, y Var, a []float32) Var
-	check  func(a []float32) error // validates the attributes; may be nil
+	f    func(x, a0, a1 float32) float32
+	f64  func(x, a0, a1 float64) float64
+	// kernel, if set, maps a whole float32 slice, with the same results as
+	// f; it saves an indirect call per element on hot ops.
+	kernel func(out, x []float32, a0, a1 float32)
+	deriv  func(x, y Var, a0, a1 float64) Var
+	check  func(a []float64) error // validates the attributes; may be nil
+}
+
+// attrs returns the first two attributes, 0 for those missing.
+func attrs2(a []float64) (a0, a1 float64) {
+	if len(a) > 0 {
+		a0 = a[0]
+	}
+	if len(a) > 1 {
+		a1 = a[1]
+	}
+	return a0, a1
 }
 
 func (p *unaryAttrPrim) Name() string { return p.name }
@@ -90,20 +114,33 @@ func (p *unaryAttrPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	return append(dst, in[0]...), nil
 }
 func (p *unaryAttrPrim) Forward(f *Forward) {
-	x, out, a := f.In[0].Data, f.Out.Data, f.Attrs.Floats
+	x, out := f.In[0].Data, f.Out.Data
+	a0, a1 := attrs2(f.Attrs.Floats)
+	b0, b1 := float32(a0), float32(a1)
 	if p.kernel != nil {
-		p.kernel(out, x, a)
+		p.kernel(out, x, b0, b1)
 		return
 	}
 	for i, v := range x {
-		out[i] = p.f(v, a)
+		out[i] = p.f(v, b0, b1)
+	}
+}
+func (p *unaryAttrPrim) Forward64(f *Forward) {
+	x, out := f.In64[0].Data, f.Out64.Data
+	a0, a1 := attrs2(f.Attrs.Floats)
+	for i, v := range x {
+		out[i] = p.f64(v, a0, a1)
 	}
 }
 func (p *unaryAttrPrim) d(r *Rule) Var {
 	if p.deriv == nil {
 		return Var{}
 	}
-	return p.deriv(r.In[0], r.Out, r.Attrs.Floats)
+	a0, a1 := attrs2(r.Attrs.Floats)
+	if r.In[0].Precision() == Float32 {
+		a0, a1 = float64(float32(a0)), float64(float32(a1))
+	}
+	return p.deriv(r.In[0], r.Out, a0, a1)
 }
 func (p *unaryAttrPrim) JVP(r *Rule) Var {
 	d := p.d(r)
@@ -118,7 +155,11 @@ func (p *unaryAttrPrim) VJP(r *Rule, c Var) {
 	}
 }
 
-func f64(x float32, f func(float64) float64) float32 { return float32(f(float64(x))) }
+// via returns f in x's precision: f is computed in float64, and a float32
+// result is rounded once.
+func via[T flat.Float](f func(float64) float64) func(T) T {
+	return func(x T) T { return T(f(float64(x))) }
+}
 
 var negOp = &negPrim{}
 
@@ -131,9 +172,12 @@ func (*negPrim) Name() string { return "Neg" }
 func (*negPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	return append(dst, in[0]...), nil
 }
-func (*negPrim) Forward(f *Forward) {
-	for i, v := range f.In[0].Data {
-		f.Out.Data[i] = -v
+func (*negPrim) Forward(f *Forward)   { negate(f.Out.Data, f.In[0].Data) }
+func (*negPrim) Forward64(f *Forward) { negate(f.Out64.Data, f.In64[0].Data) }
+
+func negate[T flat.Float](out, x []T) {
+	for i, v := range x {
+		out[i] = -v
 	}
 }
 func (*negPrim) JVP(r *Rule) Var    { return Neg(r.Tangent(0)) }
@@ -144,9 +188,10 @@ var tanhOp = &unaryPrim{
 	// A float32 rational approximation; vmath.Tanh vectorises it (AVX-512,
 	// AVX2) and agrees with vmath.TanhScalar bit for bit.
 	f:      vmath.TanhScalar,
+	f64:    math.Tanh,
 	kernel: vmath.Tanh,
 	// 1 − y²
-	deriv: func(_, y Var) Var { return Sub(y.t.Scalar(1), Mul(y, y)) },
+	deriv: func(_, y Var) Var { return Sub(ScalarLike(y, 1), Mul(y, y)) },
 }
 
 // Tanh returns tanh(v) elementwise.
@@ -155,56 +200,51 @@ func Tanh(v Var) Var { return Apply(tanhOp, Attrs{}, v) }
 // Primitives without attributes.
 var (
 	expOp = &unaryPrim{
-		name:  "Exp",
-		f:     func(x float32) float32 { return f64(x, math.Exp) },
+		name: "Exp",
+		f:    via[float32](math.Exp), f64: math.Exp,
 		deriv: func(_, y Var) Var { return y },
 	}
 	logOp = &unaryPrim{
-		name:  "Log",
-		f:     func(x float32) float32 { return f64(x, math.Log) },
-		deriv: func(x, _ Var) Var { return Div(x.t.Scalar(1), x) },
+		name: "Log",
+		f:    via[float32](math.Log), f64: math.Log,
+		deriv: func(x, _ Var) Var { return Div(ScalarLike(x, 1), x) },
 	}
 	log1pOp = &unaryPrim{
-		name:  "Log1p",
-		f:     func(x float32) float32 { return f64(x, math.Log1p) },
-		deriv: func(x, _ Var) Var { t := x.t; return Div(t.Scalar(1), Add(t.Scalar(1), x)) },
+		name: "Log1p",
+		f:    via[float32](math.Log1p), f64: math.Log1p,
+		deriv: func(x, _ Var) Var { one := ScalarLike(x, 1); return Div(one, Add(one, x)) },
 	}
 	sqrtOp = &unaryPrim{
-		name:  "Sqrt",
-		f:     func(x float32) float32 { return f64(x, math.Sqrt) },
-		deriv: func(_, y Var) Var { return Div(y.t.Scalar(0.5), y) },
+		name: "Sqrt",
+		f:    via[float32](math.Sqrt), f64: math.Sqrt,
+		deriv: func(_, y Var) Var { return Div(ScalarLike(y, 0.5), y) },
 	}
 	squareOp = &unaryPrim{
-		name:  "Square",
-		f:     func(x float32) float32 { return x * x },
+		name: "Square",
+		f:    square[float32], f64: square[float64],
 		deriv: func(x, _ Var) Var { return Scale(x, 2) },
 	}
 	absOp = &unaryPrim{
 		name: "Abs",
-		f: func(x float32) float32 {
-			return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
-		},
+		f:    via[float32](math.Abs), f64: math.Abs,
 		deriv: func(x, _ Var) Var { return Sign(x) },
 	}
-	sinOp     = &unaryPrim{name: "Sin", f: func(x float32) float32 { return f64(x, math.Sin) }}
-	cosOp     = &unaryPrim{name: "Cos", f: func(x float32) float32 { return f64(x, math.Cos) }}
+	sinOp     = &unaryPrim{name: "Sin", f: via[float32](math.Sin), f64: math.Sin}
+	cosOp     = &unaryPrim{name: "Cos", f: via[float32](math.Cos), f64: math.Cos}
 	sigmoidOp = &unaryPrim{
 		name: "Sigmoid",
 		// A float32 expf-based sigmoid, within 2.4 ulps and without cancellation
 		// for negative x; vmath.Sigmoid vectorises it, bit for bit.
 		f:      vmath.SigmoidScalar,
+		f64:    sigmoid64,
 		kernel: vmath.Sigmoid,
 		// y (1 − y)
-		deriv: func(_, y Var) Var { return Mul(y, Sub(y.t.Scalar(1), y)) },
+		deriv: func(_, y Var) Var { return Mul(y, Sub(ScalarLike(y, 1), y)) },
 	}
 	reluOp = &unaryPrim{
-		name: "Relu",
-		f: func(x float32) float32 {
-			if x > 0 {
-				return x
-			}
-			return 0
-		},
+		name:   "Relu",
+		f:      relu[float32],
+		f64:    relu[float64],
 		kernel: vmath.Relu, // the same as f, bit for bit, vectorised
 		// t·[x > 0] in one pass (not Mul(t, Indicator(x, 0, +Inf)), two
 		// passes and a buffer), and 0 where x ≤ 0 even for a NaN or
@@ -214,41 +254,35 @@ var (
 	}
 	geluOp = &unaryPrim{
 		name: "Gelu",
-		f: func(x float32) float32 {
-			v := float64(x)
-			return float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
-		},
+		f:    via[float32](gelu64),
+		f64:  gelu64,
 		// Φ(x) + x φ(x), Φ(x) = (1 + erf(x/√2))/2, φ(x) = exp(−x²/2)/√(2π)
 		deriv: func(x, _ Var) Var {
-			t := x.t
-			cdf := Scale(Add(t.Scalar(1), Erf(Scale(x, invSqrt2))), 0.5)
-			pdf := Scale(Exp(Scale(Square(x), -0.5)), invSqrt2Pi)
+			cdf := Scale(Add(ScalarLike(x, 1), Erf(Scale(x, roundAs(x, invSqrt2)))), 0.5)
+			pdf := Scale(Exp(Scale(Square(x), -0.5)), roundAs(x, invSqrt2Pi))
 			return Add(cdf, Mul(x, pdf))
 		},
 	}
 	erfOp = &unaryPrim{
 		name: "Erf",
-		f:    func(x float32) float32 { return f64(x, math.Erf) },
+		f:    via[float32](math.Erf), f64: math.Erf,
 		// 2/√π · exp(−x²)
-		deriv: func(x, _ Var) Var { return Scale(Exp(Neg(Square(x))), twoSqrtPi) },
+		deriv: func(x, _ Var) Var { return Scale(Exp(Neg(Square(x))), roundAs(x, twoSqrtPi)) },
 	}
 	softplusOp = &unaryPrim{
-		name: "Softplus",
-		f: func(x float32) float32 {
-			v := float64(x)
-			return float32(math.Max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))))
-		},
+		name:  "Softplus",
+		f:     via[float32](softplus64),
+		f64:   softplus64,
 		deriv: func(x, _ Var) Var { return Sigmoid(x) },
 	}
 	swishOp = &unaryPrim{
 		name: "Swish",
-		f: func(x float32) float32 {
-			return float32(float64(x) * sigmoid64(float64(x)))
-		},
+		f:    via[float32](swish64),
+		f64:  swish64,
 		// s + x s (1 − s) = s + y (1 − s), s = sigmoid(x)
 		deriv: func(x, y Var) Var {
 			s := Sigmoid(x)
-			return Add(s, Mul(y, Sub(x.t.Scalar(1), s)))
+			return Add(s, Mul(y, Sub(ScalarLike(x, 1), s)))
 		},
 	}
 )
@@ -259,13 +293,36 @@ func init() {
 	sinOp.deriv = func(x, _ Var) Var { return Cos(x) }
 	cosOp.deriv = func(x, _ Var) Var { return Neg(Sin(x)) }
 	// p xᵖ⁻¹; zero by construction for p = 0
-	powOp.deriv = func(x, _ Var, a []float32) Var {
-		p := a[0]
+	powOp.deriv = func(x, _ Var, p, _ float64) Var {
 		if p == 0 {
 			return Var{}
 		}
 		return Scale(Pow(x, p-1), p)
 	}
+}
+
+func square[T flat.Float](x T) T { return x * x }
+
+func relu[T flat.Float](x T) T {
+	if x > 0 {
+		return x
+	}
+	return 0
+}
+
+func gelu64(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) }
+
+func softplus64(v float64) float64 { return math.Max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
+
+func swish64(v float64) float64 { return v * sigmoid64(v) }
+
+// roundAs returns c rounded to x's precision: the constants of rules are
+// float32 numbers in float32 code.
+func roundAs(x Var, c float64) float64 {
+	if x.Precision() == Float32 {
+		return float64(float32(c))
+	}
+	return c
 }
 
 func sigmoid64(v float64) float64 {
@@ -333,76 +390,86 @@ func Swish(x Var) Var { return Apply(swishOp, Attrs{}, x) }
 var (
 	powOp = &unaryAttrPrim{
 		name: "Pow",
-		f: func(x float32, a []float32) float32 {
-			return float32(math.Pow(float64(x), float64(a[0])))
-		},
+		f:    func(x, p, _ float32) float32 { return float32(math.Pow(float64(x), float64(p))) },
+		f64:  func(x, p, _ float64) float64 { return math.Pow(x, p) },
 	}
 	signOp = &unaryAttrPrim{
 		name: "Sign",
-		f: func(x float32, _ []float32) float32 {
-			switch {
-			case x > 0:
-				return 1
-			case x < 0:
-				return -1
-			}
-			return x // ±0 and NaN
-		},
+		f:    sign[float32],
+		f64:  sign[float64],
 	}
 	indicatorOp = &unaryAttrPrim{
-		name: "Indicator",
-		f: func(x float32, a []float32) float32 {
-			if a[0] < x && x < a[1] {
-				return 1
-			}
-			return 0
-		},
+		name:   "Indicator",
+		f:      indicator[float32],
+		f64:    indicator[float64],
 		kernel: indicatorKernel,
 		check:  checkRange,
 	}
 	leakyReluOp = &unaryAttrPrim{
 		name: "LeakyRelu",
-		f: func(x float32, a []float32) float32 {
-			if x > 0 {
-				return x
-			}
-			return a[0] * x
-		},
+		f:    leakyRelu[float32],
+		f64:  leakyRelu[float64],
 		// slope + (1 − slope)·[x > 0]
-		deriv: func(x, _ Var, a []float32) Var {
-			s := a[0]
-			return Add(x.t.Scalar(s), Scale(Indicator(x, 0, inf32), 1-s))
+		deriv: func(x, _ Var, s, _ float64) Var {
+			return Add(ScalarLike(x, s), Scale(Indicator(x, 0, inf), 1-s))
 		},
 	}
 	eluOp = &unaryAttrPrim{
 		name: "Elu",
-		f: func(x float32, a []float32) float32 {
-			if x > 0 {
-				return x
-			}
-			return a[0] * f64(x, math.Expm1)
-		},
+		f:    elu[float32],
+		f64:  elu[float64],
 		// 1 for x > 0, α eˣ = y + α otherwise
-		deriv: func(x, y Var, a []float32) Var {
-			t := x.t
-			return Where(x, t.Scalar(1), Add(y, t.Scalar(a[0])))
+		deriv: func(x, y Var, a, _ float64) Var {
+			return Where(x, ScalarLike(x, 1), Add(y, ScalarLike(x, a)))
 		},
 	}
 	clampOp = &unaryAttrPrim{
 		name: "Clamp",
-		f: func(x float32, a []float32) float32 {
-			return min(max(x, a[0]), a[1])
-		},
+		f:    clamp[float32],
+		f64:  clamp[float64],
 		// [lo < x < hi]
-		deriv: func(x, _ Var, a []float32) Var { return Indicator(x, a[0], a[1]) },
+		deriv: func(x, _ Var, lo, hi float64) Var { return Indicator(x, lo, hi) },
 		check: checkRange,
 	}
 )
 
 // indicatorKernel is Indicator's f over a slice, vectorised.
-func indicatorKernel(out, x, a []float32) { vmath.Indicator(out[:len(x)], x, a[0], a[1]) }
+func indicatorKernel(out, x []float32, lo, hi float32) { vmath.Indicator(out[:len(x)], x, lo, hi) }
 
-func checkRange(a []float32) error {
+func sign[T flat.Float](x, _, _ T) T {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x // ±0 and NaN
+}
+
+func indicator[T flat.Float](x, lo, hi T) T {
+	if lo < x && x < hi {
+		return 1
+	}
+	return 0
+}
+
+func leakyRelu[T flat.Float](x, slope, _ T) T {
+	if x > 0 {
+		return x
+	}
+	return slope * x
+}
+
+func elu[T flat.Float](x, alpha, _ T) T {
+	if x > 0 {
+		return x
+	}
+	return alpha * T(math.Expm1(float64(x)))
+}
+
+func clamp[T flat.Float](x, lo, hi T) T { return min(max(x, lo), hi) }
+
+func checkRange(a []float64) error {
 	if !(a[0] <= a[1]) {
 		return fmt.Errorf("range [%v, %v]: want lo ≤ hi", a[0], a[1])
 	}
@@ -411,8 +478,8 @@ func checkRange(a []float32) error {
 
 // Pow returns xᵖ elementwise for a constant exponent p. For a non-integer p
 // the input should be positive (NaN otherwise, as in math.Pow).
-func Pow(x Var, p float32) Var {
-	return Apply(powOp, Attrs{Floats: []float32{p}}, x)
+func Pow(x Var, p float64) Var {
+	return Apply(powOp, Attrs{Floats: []float64{p}}, x)
 }
 
 // Sign returns 1, −1 or 0 by the sign of x, elementwise. Its derivative is
@@ -423,27 +490,27 @@ func Sign(x Var) Var { return Apply(signOp, Attrs{}, x) }
 // zero, structurally, to every order. It is the mask that the derivative
 // rules of piecewise ops such as Relu and Clamp are written with, and user
 // rules may use it the same way. Either bound may be infinite; lo > hi is an error.
-func Indicator(x Var, lo, hi float32) Var {
-	return Apply(indicatorOp, Attrs{Floats: []float32{lo, hi}}, x)
+func Indicator(x Var, lo, hi float64) Var {
+	return Apply(indicatorOp, Attrs{Floats: []float64{lo, hi}}, x)
 }
 
 // LeakyRelu returns x for x > 0 and slope·x otherwise, elementwise.
 // PyTorch's default slope is 0.01.
-func LeakyRelu(x Var, slope float32) Var {
-	return Apply(leakyReluOp, Attrs{Floats: []float32{slope}}, x)
+func LeakyRelu(x Var, slope float64) Var {
+	return Apply(leakyReluOp, Attrs{Floats: []float64{slope}}, x)
 }
 
 // Elu returns x for x > 0 and alpha·(eˣ − 1) otherwise, elementwise.
 // PyTorch's default alpha is 1.
-func Elu(x Var, alpha float32) Var {
-	return Apply(eluOp, Attrs{Floats: []float32{alpha}}, x)
+func Elu(x Var, alpha float64) Var {
+	return Apply(eluOp, Attrs{Floats: []float64{alpha}}, x)
 }
 
 // Clamp returns x limited to [lo, hi], elementwise. Either bound may be
 // infinite; lo > hi is an error. The derivative is 1 inside (lo, hi) and 0
 // elsewhere, at the bounds too.
-func Clamp(x Var, lo, hi float32) Var {
-	return Apply(clampOp, Attrs{Floats: []float32{lo, hi}}, x)
+func Clamp(x Var, lo, hi float64) Var {
+	return Apply(clampOp, Attrs{Floats: []float64{lo, hi}}, x)
 }
 
 // StopGradient returns x's value, sharing its memory, as a value whose
@@ -459,7 +526,8 @@ func (*stopGradientPrim) Name() string { return "StopGradient" }
 func (*stopGradientPrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	return append(dst, in[0]...), nil
 }
-func (*stopGradientPrim) Forward(*Forward)                          {}
-func (*stopGradientPrim) Alias(in []flat.Tensor, _ Attrs) []float32 { return in[0].Data }
-func (*stopGradientPrim) JVP(*Rule) Var                             { return Var{} }
-func (*stopGradientPrim) VJP(*Rule, Var)                            {}
+func (*stopGradientPrim) Forward(*Forward)                              {}
+func (*stopGradientPrim) Alias(in []flat.Tensor, _ Attrs) []float32     { return in[0].Data }
+func (*stopGradientPrim) Alias64(in []flat.Tensor64, _ Attrs) []float64 { return in[0].Data }
+func (*stopGradientPrim) JVP(*Rule) Var                                 { return Var{} }
+func (*stopGradientPrim) VJP(*Rule, Var)                                {}

@@ -6,13 +6,25 @@ import (
 	"strings"
 )
 
-// Tensor is a row-major view of Data with the given Shape. Both fields are
-// exported: a Tensor is a plain value, and copying it copies the view, not the
-// numbers. A Tensor with an empty Shape is a scalar holding Data[0].
-type Tensor struct {
+// Float is the element types a tensor can hold.
+type Float interface{ ~float32 | ~float64 }
+
+// TensorOf is a row-major view of Data with the given Shape. Both fields
+// are exported: a tensor is a plain value, and copying it copies the view,
+// not the numbers. A tensor with an empty Shape is a scalar holding
+// Data[0].
+type TensorOf[T Float] struct {
 	Shape []int
-	Data  []float32
+	Data  []T
 }
+
+// Tensor is a tensor of float32, the element type of the parameter buffer
+// and of everything the parameters feed by default.
+type Tensor = TensorOf[float32]
+
+// Tensor64 is a tensor of float64, for values computed in float64 from the
+// parameters (see package ad's precisions).
+type Tensor64 = TensorOf[float64]
 
 // New returns a zeroed tensor of the given shape, backed by a new slice.
 // It panics if a dimension is negative.
@@ -57,7 +69,7 @@ func SizeOf(shape []int) (int, error) {
 const maxInt = int(^uint(0) >> 1)
 
 // Size returns the number of elements the shape holds.
-func (t Tensor) Size() int {
+func (t TensorOf[T]) Size() int {
 	n := 1
 	for _, d := range t.Shape {
 		n *= d
@@ -66,20 +78,20 @@ func (t Tensor) Size() int {
 }
 
 // Rank returns the number of dimensions.
-func (t Tensor) Rank() int { return len(t.Shape) }
+func (t TensorOf[T]) Rank() int { return len(t.Shape) }
 
 // Reshape returns a view of the same data with a new shape. One dimension may
 // be -1, meaning "whatever makes the sizes agree". It never copies.
-func (t Tensor) Reshape(shape ...int) (Tensor, error) {
+func (t TensorOf[T]) Reshape(shape ...int) (TensorOf[T], error) {
 	infer, known := -1, 1
 	for i, d := range shape {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			return Tensor{}, fmt.Errorf("flat: Reshape %v to %v: dimension %d is %d, want ≥ 0 (or -1 in one dimension)", t.Shape, shape, i, d)
+			return TensorOf[T]{}, fmt.Errorf("flat: Reshape %v to %v: dimension %d is %d, want ≥ 0 (or -1 in one dimension)", t.Shape, shape, i, d)
 		case d != 0 && known > maxInt/d:
-			return Tensor{}, fmt.Errorf("flat: Reshape %v to %v: shape holds more elements than an int can count", t.Shape, shape)
+			return TensorOf[T]{}, fmt.Errorf("flat: Reshape %v to %v: shape holds more elements than an int can count", t.Shape, shape)
 		default:
 			known *= d
 		}
@@ -87,26 +99,26 @@ func (t Tensor) Reshape(shape ...int) (Tensor, error) {
 	n := len(t.Data)
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v: no size for the -1 dimension, want the other dimensions' product (%d) nonzero and dividing %d", t.Shape, n, shape, known, n)
+			return TensorOf[T]{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v: no size for the -1 dimension, want the other dimensions' product (%d) nonzero and dividing %d", t.Shape, n, shape, known, n)
 		}
 		s := append([]int(nil), shape...)
 		s[infer] = n / known
-		return Tensor{Shape: s, Data: t.Data}, nil
+		return TensorOf[T]{Shape: s, Data: t.Data}, nil
 	}
 	if known != n {
-		return Tensor{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v (%d elements), want a shape of %d elements", t.Shape, n, shape, known, n)
+		return TensorOf[T]{}, fmt.Errorf("flat: Reshape %v (%d elements) to %v (%d elements), want a shape of %d elements", t.Shape, n, shape, known, n)
 	}
-	return Tensor{Shape: shape, Data: t.Data}, nil
+	return TensorOf[T]{Shape: shape, Data: t.Data}, nil
 }
 
 // At returns the element at the given multi-index. It panics if the index is
 // out of range, like indexing a slice.
-func (t Tensor) At(idx ...int) float32 { return t.Data[t.offset(idx)] }
+func (t TensorOf[T]) At(idx ...int) T { return t.Data[t.offset(idx)] }
 
 // Set stores v at the given multi-index.
-func (t Tensor) Set(v float32, idx ...int) { t.Data[t.offset(idx)] = v }
+func (t TensorOf[T]) Set(v T, idx ...int) { t.Data[t.offset(idx)] = v }
 
-func (t Tensor) offset(idx []int) int {
+func (t TensorOf[T]) offset(idx []int) int {
 	if len(idx) != len(t.Shape) {
 		panic(fmt.Sprintf("flat: index %v into shape %v, want %d indices", idx, t.Shape, len(t.Shape)))
 	}
@@ -122,7 +134,7 @@ func (t Tensor) offset(idx []int) int {
 
 // String formats the tensor as its shape followed by its values, nested by
 // dimension, eliding the middle of any dimension longer than 8.
-func (t Tensor) String() string {
+func (t TensorOf[T]) String() string {
 	var sb strings.Builder
 	sb.WriteString("Tensor")
 	sb.WriteString(shapeString(t.Shape))
@@ -145,7 +157,7 @@ func shapeString(shape []int) string {
 
 const elideOver = 8
 
-func writeNested(sb *strings.Builder, shape []int, data []float32) {
+func writeNested[T Float](sb *strings.Builder, shape []int, data []T) {
 	if len(shape) == 0 {
 		fmt.Fprintf(sb, "%g", data[0])
 		return

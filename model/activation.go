@@ -60,12 +60,12 @@ func Swish() *FuncLayer { return Func("Swish", ad.Swish) }
 
 // LeakyRelu is the layer max(x, slope·x) for 0 ≤ slope ≤ 1.
 func LeakyRelu(slope float32) *FuncLayer {
-	return Func("LeakyRelu", func(x ad.Var) ad.Var { return ad.LeakyRelu(x, slope) })
+	return Func("LeakyRelu", func(x ad.Var) ad.Var { return ad.LeakyRelu(x, float64(slope)) })
 }
 
 // Elu is the layer x for x > 0, alpha·(e^x − 1) otherwise.
 func Elu(alpha float32) *FuncLayer {
-	return Func("Elu", func(x ad.Var) ad.Var { return ad.Elu(x, alpha) })
+	return Func("Elu", func(x ad.Var) ad.Var { return ad.Elu(x, float64(alpha)) })
 }
 
 // Softmax is the layer softmax over axis. For inputs (N, C, …) the axis is

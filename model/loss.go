@@ -159,8 +159,8 @@ func Huber(yhat, y ad.Var, delta float32, opts ...LossOption) ad.Var {
 		return failOn(errorf("Huber: delta is %v, want a finite delta > 0", delta), yhat, y)
 	}
 	d := ad.Sub(yhat, y)
-	q := ad.Clamp(d, -delta, delta)
-	h := ad.Add(ad.Scale(ad.Square(q), 0.5), ad.Scale(ad.Abs(ad.Sub(d, q)), delta))
+	q := ad.Clamp(d, float64(-delta), float64(delta))
+	h := ad.Add(ad.Scale(ad.Square(q), 0.5), ad.Scale(ad.Abs(ad.Sub(d, q)), float64(delta)))
 	return reduce(h, red)
 }
 
@@ -248,7 +248,7 @@ func ceReduce(total ad.Var, samples int, red reduction) ad.Var {
 	if red == sumReduction {
 		return total
 	}
-	return ad.Scale(total, 1/float32(samples))
+	return ad.Scale(total, float64(1/float32(samples)))
 }
 
 // labelCE is a cross-entropy of x against class indices labels. x holds
@@ -295,7 +295,7 @@ func oneHotCE(name string, x, target ad.Var, opts []LossOption, total func() ad.
 // weights. Prefer LogitCrossEntropy on the logits, which is stable.
 func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
 	return labelCE("CrossEntropy", probs, labels, opts, func(g ad.Var) ad.Var {
-		return ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float32(math.Inf(1))))))
+		return ad.Neg(ad.Sum(ad.Log(ad.Clamp(g, ProbEps, float64(float32(math.Inf(1)))))))
 	})
 }
 
@@ -306,7 +306,7 @@ func CrossEntropy(probs ad.Var, labels []int, opts ...LossOption) ad.Var {
 // The probabilities are clamped below at ProbEps.
 func CrossEntropyOneHot(probs, target ad.Var, opts ...LossOption) ad.Var {
 	return oneHotCE("CrossEntropyOneHot", probs, target, opts, func() ad.Var {
-		lp := ad.Log(ad.Clamp(probs, ProbEps, float32(math.Inf(1))))
+		lp := ad.Log(ad.Clamp(probs, ProbEps, float64(float32(math.Inf(1)))))
 		return ad.Neg(ad.Sum(ad.Mul(target, lp)))
 	})
 }

@@ -34,9 +34,9 @@ func normEps(name string, o *options) (float32, error) {
 // also returns the mean and the variance, of shape keep.
 func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.Var) {
 	inv := 1 / float32(n)
-	mean = ad.Scale(ad.SumTo(x, keep...), inv)
+	mean = ad.Scale(ad.SumTo(x, keep...), float64(inv))
 	xc := ad.Sub(x, mean)
-	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
+	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), float64(inv))
 	std := ad.Sqrt(ad.Add(variance, x.Tape().Scalar(eps)))
 	return ad.Div(xc, std), mean, variance
 }

@@ -223,12 +223,12 @@ func (g *stackGen) layer(k Kind, s []int, depth int, preserve bool) drawn {
 	case LeakyRelu:
 		a := rapid.SampledFrom([]float32{0.01, 0.1, 0.3}).Draw(t, "slope")
 		return same(func() model.Layer {
-			return watchedFunc(g.kinks, "LeakyRelu", func(x ad.Var) ad.Var { return ad.LeakyRelu(x, a) })
+			return watchedFunc(g.kinks, "LeakyRelu", func(x ad.Var) ad.Var { return ad.LeakyRelu(x, float64(a)) })
 		}, fmt.Sprintf("LeakyRelu(%g)", a))
 	case Elu:
 		a := rapid.SampledFrom([]float32{1, 0.5}).Draw(t, "alpha")
 		return same(func() model.Layer {
-			return watchedFunc(g.kinks, "Elu", func(x ad.Var) ad.Var { return ad.Elu(x, a) })
+			return watchedFunc(g.kinks, "Elu", func(x ad.Var) ad.Var { return ad.Elu(x, float64(a)) })
 		}, fmt.Sprintf("Elu(%g)", a))
 	case Skip:
 		in := g.chain(s, depth+1, true)

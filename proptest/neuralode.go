@@ -47,7 +47,7 @@ func (c NeuralODECase) Loss() ode.Loss[float32] {
 	return odead.Loss(c.At, func(ts []float64, us []ad.Var) ad.Var {
 		var s ad.Var
 		for i, u := range us {
-			term := ad.Scale(ad.Sum(ad.Square(u)), w[i])
+			term := ad.Scale(ad.Sum(ad.Square(u)), float64(w[i]))
 			if s.IsZero() {
 				s = term
 			} else {

@@ -222,7 +222,7 @@ func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
 			outs[i] = ad.Add(ad.Scale(ad.Slice(u, i, i+1), -odeDamping), u.Tape().Scalar(float32(odeForcing(i, t))))
 		}
 		for _, r := range c.Terms {
-			term := ad.Scale(ad.Slice(p, r.K, r.K+1), float32(r.Sign))
+			term := ad.Scale(ad.Slice(p, r.K, r.K+1), float64(float32(r.Sign)))
 			if f := odeFactorAD(r.Phi, ad.Slice(u, r.A, r.A+1)); !f.IsZero() {
 				term = ad.Mul(term, f)
 			}

@@ -18,7 +18,7 @@ func (*scaledCopy) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
 }
 func (*scaledCopy) Forward(f *ad.Forward)        { copy(f.Out.Data, f.In[0].Data) }
 func (*scaledCopy) JVP(r *ad.Rule) ad.Var        { return r.Tangent(0) }
-func (c *scaledCopy) VJP(r *ad.Rule, cot ad.Var) { r.AddGrad(0, ad.Scale(cot, c.vjp)) }
+func (c *scaledCopy) VJP(r *ad.Rule, cot ad.Var) { r.AddGrad(0, ad.Scale(cot, float64(c.vjp))) }
 func scaledCopyMap(c *scaledCopy) func(ad.Var) ad.Var {
 	return func(p ad.Var) ad.Var { return ad.Scale(ad.Apply(c, ad.Attrs{}, p), 0.5) }
 }

@@ -47,7 +47,7 @@ func newADBruss(n int) *adBruss {
 func (a *adBruss) f(u, _ ad.Var, t float64) ad.Var {
 	nn := a.n * a.n
 	nb := func(d int) ad.Var { return ad.Gather(u, a.nbr[d], 2*nn) }
-	lap := ad.Scale(ad.Sub(ad.Add(ad.Add(nb(0), nb(1)), ad.Add(nb(2), nb(3))), ad.Scale(u, 4)), a.alpha)
+	lap := ad.Scale(ad.Sub(ad.Add(ad.Add(nb(0), nb(1)), ad.Add(nb(2), nb(3))), ad.Scale(u, 4)), float64(a.alpha))
 	U, V := ad.Slice(u, 0, nn), ad.Slice(u, nn, 2*nn)
 	u2v := ad.Mul(ad.Square(U), V)
 	du := ad.Sub(ad.Add(u2v, u.Tape().Scalar(1)), ad.Scale(U, 4.4))

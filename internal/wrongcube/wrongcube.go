@@ -30,10 +30,10 @@ func (*Cube) Forward(f *ad.Forward) {
 	}
 }
 func (c *Cube) JVP(r *ad.Rule) ad.Var {
-	return ad.Scale(ad.Mul(r.Tangent(0), ad.Apply(c.Deriv, ad.Attrs{}, r.In[0])), c.JVPScale)
+	return ad.Scale(ad.Mul(r.Tangent(0), ad.Apply(c.Deriv, ad.Attrs{}, r.In[0])), float64(c.JVPScale))
 }
 func (c *Cube) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Scale(ad.Mul(cot, ad.Apply(c.Deriv, ad.Attrs{}, r.In[0])), c.VJPScale))
+	r.AddGrad(0, ad.Scale(ad.Mul(cot, ad.Apply(c.Deriv, ad.Attrs{}, r.In[0])), float64(c.VJPScale)))
 }
 
 func (*Square3) Name() string { return "Square3" }
@@ -46,8 +46,8 @@ func (*Square3) Forward(f *ad.Forward) {
 	}
 }
 func (s *Square3) JVP(r *ad.Rule) ad.Var {
-	return ad.Mul(r.Tangent(0), ad.Scale(r.In[0], 6*s.Second))
+	return ad.Mul(r.Tangent(0), ad.Scale(r.In[0], float64(6*s.Second)))
 }
 func (s *Square3) VJP(r *ad.Rule, cot ad.Var) {
-	r.AddGrad(0, ad.Mul(cot, ad.Scale(r.In[0], 6*s.Second)))
+	r.AddGrad(0, ad.Mul(cot, ad.Scale(r.In[0], float64(6*s.Second))))
 }

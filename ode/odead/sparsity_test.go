@@ -67,7 +67,7 @@ func (b *bruss2D) f(u, _ ad.Var, t float64) ad.Var {
 	tp := u.Tape()
 	lap := ad.Add(ad.Add(ad.Gather(u, b.nbr[0], 2*n2), ad.Gather(u, b.nbr[1], 2*n2)),
 		ad.Add(ad.Gather(u, b.nbr[2], 2*n2), ad.Gather(u, b.nbr[3], 2*n2)))
-	lap = ad.Scale(ad.Sub(lap, ad.Scale(u, 4)), b.alpha)
+	lap = ad.Scale(ad.Sub(lap, ad.Scale(u, 4)), float64(b.alpha))
 	U, V := ad.Slice(u, 0, n2), ad.Slice(u, n2, 2*n2)
 	u2v := ad.Mul(ad.Square(U), V)
 	f := b.zero

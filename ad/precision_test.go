@@ -1,0 +1,200 @@
+package ad_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
+)
+
+// fd64 is the central difference of f along coordinate i at x, in float64
+// with Richardson extrapolation (two steps), accurate to ~1e-10 for the
+// smooth functions below.
+func fd64(f func([]float64) float64, x []float64, i int) float64 {
+	d := func(h float64) float64 {
+		xp := append([]float64(nil), x...)
+		xm := append([]float64(nil), x...)
+		xp[i] += h
+		xm[i] -= h
+		return (f(xp) - f(xm)) / (2 * h)
+	}
+	h := 1e-3 * math.Max(1, math.Abs(x[i]))
+	return (4*d(h/2) - d(h)) / 3
+}
+
+func TestFloat64UnaryGradients(t *testing.T) {
+	ops := []struct {
+		name string
+		f    func(ad.Var) ad.Var
+	}{
+		{"Exp", ad.Exp}, {"Log", ad.Log}, {"Log1p", ad.Log1p}, {"Sqrt", ad.Sqrt},
+		{"Square", ad.Square}, {"Sin", ad.Sin}, {"Cos", ad.Cos}, {"Tanh", ad.Tanh},
+		{"Sigmoid", ad.Sigmoid}, {"Gelu", ad.Gelu}, {"Erf", ad.Erf},
+		{"Softplus", ad.Softplus}, {"Swish", ad.Swish}, {"Neg", ad.Neg},
+		{"Pow", func(v ad.Var) ad.Var { return ad.Pow(v, 2.7) }},
+		{"LeakyRelu", func(v ad.Var) ad.Var { return ad.LeakyRelu(ad.Neg(v), 0.1) }},
+		{"Scale", func(v ad.Var) ad.Var { return ad.Scale(v, 1.0/3) }},
+	}
+	x := []float64{0.3, 1.7, 0.9, 2.2}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			// f(x) = Σ op(x)², second derivatives through the op's rule.
+			loss := func(p ad.Var) ad.Var { y := op.f(p); return ad.Sum(ad.Mul(y, y)) }
+			value := func(x []float64) float64 {
+				tp := ad.NewTape()
+				return loss(tp.Param64(x)).Item64()
+			}
+			tp := ad.NewTape()
+			p := tp.Param64(x)
+			y := loss(p)
+			if y.Precision() != ad.Float64 {
+				t.Fatalf("loss precision %v, want float64", y.Precision())
+			}
+			g, err := tp.Grad64(y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range x {
+				want := fd64(value, x, i)
+				if math.Abs(g[i]-want) > 1e-8*(1+math.Abs(want)) {
+					t.Errorf("∂f/∂x[%d] = %.15g, finite differences %.15g", i, g[i], want)
+				}
+			}
+			// Forward over reverse: the Hessian's columns against finite
+			// differences of the gradient.
+			grad := func(x []float64, j int) float64 {
+				tp := ad.NewTape()
+				g, err := tp.Grad64(loss(tp.Param64(x)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g[j]
+			}
+			for i := range x {
+				tp := ad.NewTape()
+				p := tp.Param64(x)
+				gv := ad.GradVar(loss, p)
+				dir := make([]float64, len(x))
+				dir[i] = 1
+				hv, err := tp.JVPOf(gv, []ad.Var{p}, []ad.Var{tp.Const64(flat.Tensor64{Shape: []int{len(x)}, Data: dir})})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range x {
+					want := fd64(func(x []float64) float64 { return grad(x, j) }, x, i)
+					if got := hv.Data64()[j]; math.Abs(got-want) > 1e-7*(1+math.Abs(want)) {
+						t.Errorf("H[%d][%d] = %.15g, finite differences of the gradient %.15g", j, i, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestFloat64IsNotRoundedToFloat32(t *testing.T) {
+	// 1 + 1e-10 is 1 in float32; a float64 computation must keep it.
+	tp := ad.NewTape()
+	x := tp.Param64([]float64{1e-10})
+	y := ad.Sum(ad.Add(ad.Exp(x), ad.ScalarLike(x, -1)))
+	if got := y.Item64(); math.Abs(got-1e-10) > 1e-15 {
+		t.Errorf("exp(1e-10) − 1 = %g in float64, want 1e-10", got)
+	}
+	// ParamFloat64 converts the float32 buffer: its gradient is float64.
+	tp = ad.NewTape()
+	θ := []float32{0.1, 0.2}
+	p := tp.ParamFloat64(θ)
+	loss := ad.Sum(ad.Mul(p, p))
+	if err := tp.Backward(loss); err != nil {
+		t.Fatal(err)
+	}
+	g64 := tp.GradWrt64(p)
+	g32 := tp.GradWrt(p)
+	for i, v := range θ {
+		if want := 2 * float64(v); g64[i] != want {
+			t.Errorf("GradWrt64[%d] = %.17g, want exactly %.17g", i, g64[i], want)
+		}
+		if g32[i] != float32(g64[i]) {
+			t.Errorf("GradWrt[%d] = %v, want the float64 gradient rounded, %v", i, g32[i], float32(g64[i]))
+		}
+	}
+}
+
+func TestMixedPrecisionIsAnError(t *testing.T) {
+	tp := ad.NewTape()
+	a := tp.Param([]float32{1, 2})
+	b := tp.Param64([]float64{1, 2})
+	ad.Add(a, b)
+	err := tp.Err()
+	if err == nil {
+		t.Fatal("Add of a float32 and a float64 value: no error")
+	}
+	for _, want := range []string{"Add", "float32", "float64"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	// Convert makes it explicit, and its derivative converts back.
+	tp = ad.NewTape()
+	a = tp.Param([]float32{1, 2})
+	b = tp.Param64([]float64{3, 4})
+	loss := ad.Sum(ad.Mul(ad.Convert(a, ad.Float64), b))
+	if err := tp.Backward(loss); err != nil {
+		t.Fatal(err)
+	}
+	if ga, gb := tp.GradWrt(a), tp.GradWrt64(b); ga[0] != 3 || ga[1] != 4 || gb[0] != 1 || gb[1] != 2 {
+		t.Errorf("gradients %v and %v, want [3 4] and [1 2]", ga, gb)
+	}
+}
+
+func TestFloat32OnlyKernelSaysSo(t *testing.T) {
+	tp := ad.NewTape()
+	x := tp.Full64(1, 1, 1, 4, 4)
+	w := tp.Full64(1, 1, 1, 3, 3)
+	ad.Conv(x, w, ad.ConvGeom{})
+	err := tp.Err()
+	if err == nil {
+		t.Fatal("Conv of float64 values: no error")
+	}
+	for _, want := range []string{"Conv", "float32", "float64"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+func TestRebindFloat64(t *testing.T) {
+	tp := ad.NewTape()
+	u := tp.Param64([]float64{1, 2})
+	y := ad.Exp(u)
+	if err := tp.Rebind64(u, []float64{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.ReplayFor(y); err != nil {
+		t.Fatal(err)
+	}
+	if got := y.Data64(); got[0] != 1 || got[1] != math.E {
+		t.Errorf("replayed exp([0 1]) = %v", got)
+	}
+	if err := tp.Rebind(u, []float32{0, 1}); err == nil {
+		t.Error("Rebind of float32 values to a float64 Param: no error")
+	}
+	// A ParamFloat64 converts again on Rebind.
+	tp = ad.NewTape()
+	p := tp.ParamFloat64([]float32{1, 2})
+	y = ad.Exp(p)
+	if err := tp.Rebind(p, []float32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.ReplayFor(y); err != nil {
+		t.Fatal(err)
+	}
+	if got := y.Data64(); got[0] != 1 || got[1] != math.E {
+		t.Errorf("replayed exp([0 1]) = %v", got)
+	}
+	if err := tp.Rebind64(p, []float64{0, 1}); !errors.Is(err, tp.Err()) || err == nil {
+		t.Errorf("Rebind64 of a ParamFloat64: %v, want an error", err)
+	}
+}
