@@ -56,9 +56,35 @@ func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Prob
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	a := newADRHS(f, n, opts)
+	a := newADRHS[float32](f, n, opts)
 	a.givenStructure("Func")
 	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
+}
+
+// Func64 is Func for a float64 state: f computes in float64, with u a
+// float64 Var and p the float32 parameters converted to float64
+// (ad.ParamFloat64), so F, Jac, JVP and VJP are exact to float64
+// rounding. Constants inside f must be float64 too: make them with
+// ad.ScalarLike(u, c) or ad.Scale, not Tape.Scalar, whose float32 value
+// mixed with u is an error that Err reports.
+func Func64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float64] {
+	if n < 1 || f == nil {
+		panic(fmt.Sprintf("odead: Func64(f, %d): want a non-nil f and n ≥ 1", n))
+	}
+	a := newADRHS[float64](f, n, opts)
+	a.givenStructure("Func64")
+	return ode.Problem[float64]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
+}
+
+// Derivs64 is Derivs for a float64 state, as Func64 is Func's: the
+// products are float64, and dp, the parameter part, is float64 too.
+func Derivs64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float64] {
+	if n < 1 || f == nil {
+		panic(fmt.Sprintf("odead: Derivs64(f, %d): want a non-nil f and n ≥ 1", n))
+	}
+	a := newADRHS[float64](f, n, opts)
+	a.givenStructure("Derivs64")
+	return a.problem()
 }
 
 // Derivs is Func with the derivative products JVP and VJP of
@@ -84,19 +110,19 @@ func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Pr
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
-	a := newADRHS(f, n, opts)
+	a := newADRHS[float32](f, n, opts)
 	a.givenStructure("Derivs")
 	return a.problem()
 }
 
 // problem is the ode.Problem with a's F, Jac, JacStructure, JVP, VJP and
 // Err.
-func (a *adRHS) problem() ode.Problem[float32] {
-	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+func (a *adRHS[F]) problem() ode.Problem[F] {
+	return ode.Problem[F]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
 }
 
 // structure is the ode.Structure of the Jacobian that a's Jac writes.
-func (a *adRHS) structure() ode.Structure {
+func (a *adRHS[F]) structure() ode.Structure {
 	if a.cj != nil {
 		return a.cj.structure()
 	}
@@ -106,7 +132,7 @@ func (a *adRHS) structure() ode.Structure {
 // givenStructure sets up the sparse or band Jacobian of Func and Derivs,
 // which have no state to detect a pattern at: the pattern must be given
 // with JacPattern. Anything else is a bug, and panics.
-func (a *adRHS) givenStructure(fn string) {
+func (a *adRHS[F]) givenStructure(fn string) {
 	if a.cfg.jac != jacDense && a.cfg.pattern == nil {
 		panic(fmt.Sprintf("odead: %s with SparseJac or BandJac: want the pattern given by JacPattern (from Sparsity), or Problem, which detects it at u0", fn))
 	}
@@ -144,30 +170,30 @@ type adConfig struct {
 // option: NeuralProblem passes it.
 func Replayable() Option { return func(c *adConfig) { c.replay = true } }
 
-func newADRHS(f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS {
+func newADRHS[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS[F] {
 	c := funcopt.Collect(opts)
-	return &adRHS{f: f, n: n, replay: c.replay, cfg: c}
+	return &adRHS[F]{f: f, n: n, replay: c.replay, cfg: c}
 }
 
-func (a *adRHS) callF(du, u, p []float32, t float64) {
+func (a *adRHS[F]) callF(du, u []F, p []float32, t float64) {
 	a.report(a.evalF(du, u, p, t))
 }
 
-func (a *adRHS) callJac(J, u, p []float32, t float64) {
+func (a *adRHS[F]) callJac(J, u []F, p []float32, t float64) {
 	a.report(a.evalJac(J, u, p, t))
 }
 
-func (a *adRHS) callJVP(jv, u, v, p, dp []float32, t float64) {
+func (a *adRHS[F]) callJVP(jv, u, v []F, p []float32, dp []F, t float64) {
 	a.report(a.evalJVP(jv, u, v, p, dp, t))
 }
 
-func (a *adRHS) callVJP(du, dp, w, u, p []float32, t float64) {
+func (a *adRHS[F]) callVJP(du, dp, w, u []F, p []float32, t float64) {
 	a.report(a.evalVJP(du, dp, w, u, p, t))
 }
 
 // report keeps the error of a failed call for errOf, unless an earlier
 // call failed: the first error is sticky, as on a tape.
-func (a *adRHS) report(err error) {
+func (a *adRHS[F]) report(err error) {
 	if err != nil && a.err.Load() == nil {
 		e := errorf("the ad right-hand side: %w", err) // ad's error without its "ad: "
 		a.err.CompareAndSwap(nil, &e)
@@ -175,64 +201,64 @@ func (a *adRHS) report(err error) {
 }
 
 // errOf is the problem's Err: the first failure of any call, or nil.
-func (a *adRHS) errOf() error {
+func (a *adRHS[F]) errOf() error {
 	if p := a.err.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-// Problem is Derivs with a check: it evaluates f, its Jacobian and the
-// JVP and VJP once at (u0, p, t0). It returns the error recorded on the
+// Problem is Derivs (Derivs64 for a float64 u0) with a check: it
+// evaluates f, its Jacobian and the JVP and VJP once at (u0, p, t0). It returns the error recorded on the
 // tape, if any, naming the call. The ode.Problem it returns has F, Jac,
 // JVP, VJP and Err from Derivs. p is a constant for F and Jac; for the
 // sensitivities it is differentiable, by forward mode for JVP and reverse
 // mode for VJP.
-func Problem(f func(u, p ad.Var, t float64) ad.Var, u0 []float32, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[float32], error) {
+func Problem[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u0 []F, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[F], error) {
 	n := len(u0)
 	if n == 0 {
-		return ode.Problem[float32]{}, errorf("Problem: u0 is empty, want at least one component")
+		return ode.Problem[F]{}, errorf("Problem: u0 is empty, want at least one component")
 	}
 	if f == nil {
-		return ode.Problem[float32]{}, errorf("Problem: f is nil")
+		return ode.Problem[F]{}, errorf("Problem: f is nil")
 	}
-	a := newADRHS(f, n, opts)
-	du := make([]float32, n)
+	a := newADRHS[F](f, n, opts)
+	du := make([]F, n)
 	if err := a.evalF(du, u0, p, t0); err != nil {
-		return ode.Problem[float32]{}, errorf("Problem: the right-hand side at t=%g: %w", t0, err)
+		return ode.Problem[F]{}, errorf("Problem: the right-hand side at t=%g: %w", t0, err)
 	}
 	if err := a.detectStructure(u0, p, t0); err != nil {
-		return ode.Problem[float32]{}, errorf("Problem: %w", err)
+		return ode.Problem[F]{}, errorf("Problem: %w", err)
 	}
-	if err := a.evalJac(make([]float32, a.jacSize()), u0, p, t0); err != nil {
-		return ode.Problem[float32]{}, errorf("Problem: the Jacobian at t=%g: %w", t0, err)
+	if err := a.evalJac(make([]F, a.jacSize()), u0, p, t0); err != nil {
+		return ode.Problem[F]{}, errorf("Problem: the Jacobian at t=%g: %w", t0, err)
 	}
 	// Directions of ones, so that every rule on a path from u or p runs.
-	ones := make([]float32, n+len(p))
+	ones := make([]F, n+len(p))
 	for i := range ones {
 		ones[i] = 1
 	}
 	v, dp := ones[:n], ones[n:]
 	if err := a.evalJVP(du, u0, v, p, dp, t0); err != nil {
-		return ode.Problem[float32]{}, errorf("Problem: the JVP at t=%g: %w", t0, err)
+		return ode.Problem[F]{}, errorf("Problem: the JVP at t=%g: %w", t0, err)
 	}
-	if err := a.evalVJP(make([]float32, n), make([]float32, len(p)), v, u0, p, t0); err != nil {
-		return ode.Problem[float32]{}, errorf("Problem: the VJP at t=%g: %w", t0, err)
+	if err := a.evalVJP(make([]F, n), make([]F, len(p)), v, u0, p, t0); err != nil {
+		return ode.Problem[F]{}, errorf("Problem: the VJP at t=%g: %w", t0, err)
 	}
 	prob := a.problem()
 	prob.U0, prob.T0, prob.T1, prob.P = u0, t0, t1, p
 	return prob, nil
 }
 
-type adRHS struct {
+type adRHS[F ode.Float] struct {
 	f      func(u, p ad.Var, t float64) ad.Var
 	n      int
 	cfg    adConfig
-	cj     *colouredJac           // a sparse or band Jacobian's colouring; nil for dense
-	replay bool                   // record each product once per adWork, then replay it
-	free   freelist.List[adWork]  // not emptied by GCs, unlike a sync.Pool
-	hot    atomic.Pointer[adWork] // the last put, taken first (see get)
-	err    atomic.Pointer[error]  // the first failed call's error (sticky)
+	cj     *colouredJac              // a sparse or band Jacobian's colouring; nil for dense
+	replay bool                      // record each product once per adWork, then replay it
+	free   freelist.List[adWork[F]]  // not emptied by GCs, unlike a sync.Pool
+	hot    atomic.Pointer[adWork[F]] // the last put, taken first (see get)
+	err    atomic.Pointer[error]     // the first failed call's error (sticky)
 }
 
 // The products, each recorded on its own tape of an adWork.
@@ -247,14 +273,14 @@ const (
 )
 
 // adWork is one goroutine's tapes and scratch.
-type adWork struct {
-	progs [nProgs]adProg
-	eye   []float32 // n×n identity: the seeds of Jac's sweeps
+type adWork[F ode.Float] struct {
+	progs [nProgs]adProg[F]
+	eye   []F // n×n identity: the seeds of Jac's sweeps
 }
 
 // adProg is the recording of one product: its inputs (u, p, then the
 // seeds: w, or v and dp) and results, and whether it may be replayed.
-type adProg struct {
+type adProg[F ode.Float] struct {
 	tape  *ad.Tape
 	ready bool // a replayable recording, made with len(p) = np
 	np    int
@@ -268,7 +294,7 @@ type adProg struct {
 	// its arguments into: a replay then reads its inputs where the
 	// recording did, and need not take new slices (Tape.Rebind) at every
 	// op that reads them. p, the same slice call after call, is rebound.
-	buf [4][]float32
+	buf [4][]F
 }
 
 // How record puts u and p on the tape.
@@ -281,7 +307,7 @@ const (
 // begin readies pr for use: true if its recording was replayed with the
 // inputs given (u, p, then the seeds; a nil seed must be one recorded as
 // the zero Var), false if the caller must record it anew on the reset tape.
-func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
+func (a *adRHS[F]) begin(pr *adProg[F], u []F, p []float32, seeds ...[]F) bool {
 	if pr.ready && len(p) == pr.np && len(u) == len(pr.buf[0]) {
 		tp := pr.tape
 		copy(pr.buf[0], u)
@@ -306,7 +332,7 @@ func (a *adRHS) begin(pr *adProg, u, p []float32, seeds ...[]float32) bool {
 
 // end marks a fresh recording of pr replayable, if it is and a replays;
 // its replays compute want, the product's results, and what they need.
-func (a *adRHS) end(pr *adProg, p []float32, want []ad.Var) {
+func (a *adRHS[F]) end(pr *adProg[F], p []float32, want []ad.Var) {
 	pr.want = want
 	if a.replay && pr.tape.Replayable() == nil {
 		pr.ready, pr.np = true, len(p)
@@ -317,14 +343,14 @@ func (a *adRHS) end(pr *adProg, p []float32, want []ad.Var) {
 // one in hot, the last put, if no other goroutine holds it (one atomic
 // swap, where the free list takes a lock, a slice and an unlock), else
 // one from the free list. A solve on one goroutine always finds hot.
-func (a *adRHS) get() *adWork {
+func (a *adRHS[F]) get() *adWork[F] {
 	if w := a.hot.Swap(nil); w != nil {
 		return w
 	}
 	return a.free.Get()
 }
 
-func (a *adRHS) put(w *adWork) {
+func (a *adRHS[F]) put(w *adWork[F]) {
 	if !a.hot.CompareAndSwap(nil, w) {
 		a.free.Put(w)
 	}
@@ -332,7 +358,7 @@ func (a *adRHS) put(w *adWork) {
 
 // done drops a recording that is not kept for replay, so that the tape
 // holds no reference to the caller's slices between calls.
-func (a *adRHS) done(w *adWork, pr *adProg) {
+func (a *adRHS[F]) done(w *adWork[F], pr *adProg[F]) {
 	if !pr.ready && pr.tape != nil {
 		pr.tape.Reset()
 	}
@@ -341,19 +367,24 @@ func (a *adRHS) done(w *adWork, pr *adProg) {
 
 // record runs f on pr's tape with u and p as Params or constants (mode)
 // and returns f's result, checked for size.
-func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Var, err error) {
+func (a *adRHS[F]) record(pr *adProg[F], u []F, p []float32, t float64, mode int) (y ad.Var, err error) {
 	tp := pr.tape
 	pr.sh[0][0], pr.sh[1][0] = len(u), len(p)
 	pr.buf[0] = append(pr.buf[0][:0], u...)
 	u = pr.buf[0]
 	if mode == recConst {
-		pr.in[0] = tp.Const(flat.Tensor{Shape: pr.sh[0][:], Data: u})
+		pr.in[0] = stateConst(tp, pr.sh[0][:], u)
 	} else {
-		pr.in[0] = tp.Param(u)
+		pr.in[0] = stateParam(tp, u)
 	}
-	if mode == recUAndP {
+	switch {
+	case isFloat64(u):
+		// In float64, p is converted on the way in, as a ParamFloat64
+		// (a Param, differentiated only when it is among a sweep's wrt).
+		pr.in[1] = tp.ParamFloat64(p)
+	case mode == recUAndP:
 		pr.in[1] = tp.Param(p)
-	} else {
+	default:
 		pr.in[1] = tp.Const(flat.Tensor{Shape: pr.sh[1][:], Data: p})
 	}
 	pr.in[2], pr.in[3] = ad.Var{}, ad.Var{}
@@ -371,15 +402,15 @@ func (a *adRHS) record(pr *adProg, u, p []float32, t float64, mode int) (y ad.Va
 }
 
 // seed records data as a constant of n values on pr's tape, the k-th seed.
-func (pr *adProg) seed(k int, data []float32, n int) ad.Var {
+func (pr *adProg[F]) seed(k int, data []F, n int) ad.Var {
 	pr.sh[2+k][0] = n
 	pr.buf[2+k] = append(pr.buf[2+k][:0], data...)
-	v := pr.tape.Const(flat.Tensor{Shape: pr.sh[2+k][:], Data: pr.buf[2+k]})
+	v := stateConst(pr.tape, pr.sh[2+k][:], pr.buf[2+k])
 	pr.in[2+k] = v
 	return v
 }
 
-func (a *adRHS) evalF(du, u, p []float32, t float64) error {
+func (a *adRHS[F]) evalF(du, u []F, p []float32, t float64) error {
 	w := a.get()
 	pr := &w.progs[progF]
 	defer a.done(w, pr)
@@ -391,14 +422,14 @@ func (a *adRHS) evalF(du, u, p []float32, t float64) error {
 		pr.out[0] = y
 		a.end(pr, p, pr.out[:1])
 	}
-	copy(du, pr.out[0].Data())
+	copy(du, valuesOf[F](pr.out[0]))
 	return nil
 }
 
 // evalJac writes J in the problem's structure: dense by n reverse sweeps
 // (row i of J is the cotangent of the i-th unit vector), sparse or band
 // by forward sweeps seeded with colours (evalJacColoured's).
-func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
+func (a *adRHS[F]) evalJac(J, u []F, p []float32, t float64) error {
 	if a.cj != nil && len(J) != a.cj.size {
 		return fmt.Errorf("Jac: J has %d values, want %d (the storage of %s)", len(J), a.cj.size, a.cj.structure())
 	}
@@ -412,7 +443,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 			return err
 		}
 		if a.cj != nil {
-			err = a.cj.sweep(pr, y, n)
+			err = sweepColours(a.cj, pr, y, n)
 		} else {
 			err = w.reverseRows(pr, y, n)
 		}
@@ -422,7 +453,7 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 		a.end(pr, p, pr.rows)
 	}
 	if a.cj != nil {
-		a.cj.write(J, pr.rows)
+		writeColours(a.cj, J, pr.rows)
 		return nil
 	}
 	for i, r := range pr.rows {
@@ -431,19 +462,19 @@ func (a *adRHS) evalJac(J, u, p []float32, t float64) error {
 			clear(row)
 			continue
 		}
-		copy(row, r.Data())
+		copy(row, valuesOf[F](r))
 	}
 	return nil
 }
 
 // reverseRows records the n rows of the dense Jacobian of y into pr.rows,
 // by one reverse sweep each, seeded with the unit vectors.
-func (w *adWork) reverseRows(pr *adProg, y ad.Var, n int) error {
+func (w *adWork[F]) reverseRows(pr *adProg[F], y ad.Var, n int) error {
 	if len(y.Shape()) != 1 {
 		y = ad.Reshape(y, n)
 	}
 	if len(w.eye) != n*n {
-		w.eye = make([]float32, n*n)
+		w.eye = make([]F, n*n)
 		for i := range n {
 			w.eye[i*n+i] = 1
 		}
@@ -457,7 +488,7 @@ func (w *adWork) reverseRows(pr *adProg, y ad.Var, n int) error {
 	for i := range n {
 		// Every sweep covers f's nodes only (from u to y), not the
 		// previous sweeps'.
-		e := tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: w.eye[i*n : (i+1)*n]})
+		e := stateConst(tp, pr.sh[2][:], w.eye[i*n:(i+1)*n])
 		if err := tp.VJPOf(y, e, pr.wrt[:1], pr.rows[i:i+1]); err != nil {
 			return err
 		}
@@ -467,7 +498,7 @@ func (w *adWork) reverseRows(pr *adProg, y ad.Var, n int) error {
 
 // evalJVP writes jv = ∂F/∂u·v + ∂F/∂p·dp: one forward sweep seeded at u
 // and p at once (nothing at p when dp is nil).
-func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
+func (a *adRHS[F]) evalJVP(jv, u, v []F, p []float32, dp []F, t float64) error {
 	if len(jv) != a.n || len(v) != len(u) || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("JVP: jv has %d elements, v %d, dp %d, want %d (the states), %d (len(u)) and %d (the parameters) or a nil dp", len(jv), len(v), len(dp), a.n, len(u), len(p))
 	}
@@ -494,7 +525,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 		a.end(pr, p, pr.out[:1])
 	}
 	if tv := pr.out[0]; !tv.IsZero() {
-		copy(jv, tv.Data())
+		copy(jv, valuesOf[F](tv))
 	} else {
 		clear(jv)
 	}
@@ -503,7 +534,7 @@ func (a *adRHS) evalJVP(jv, u, v, p, dp []float32, t float64) error {
 
 // evalVJP adds wᵀ·∂F/∂u into du and wᵀ·∂F/∂p into dp (unless dp is nil):
 // one reverse sweep seeded with wt.
-func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
+func (a *adRHS[F]) evalVJP(du, dp, wt, u []F, p []float32, t float64) error {
 	if len(du) != a.n || len(wt) != a.n || dp != nil && len(dp) != len(p) {
 		return fmt.Errorf("VJP: du has %d elements, w %d, dp %d, want %d and %d (the states) and %d (the parameters) or a nil dp", len(du), len(wt), len(dp), a.n, a.n, len(p))
 	}
@@ -529,17 +560,9 @@ func (a *adRHS) evalVJP(du, dp, wt, u, p []float32, t float64) error {
 		}
 		a.end(pr, p, pr.out[:nw])
 	}
-	addVar(du, pr.out[0])
+	addValues(du, pr.out[0])
 	if dp != nil {
-		addVar(dp, pr.out[1])
+		addValues(dp, pr.out[1])
 	}
 	return nil
-}
-
-// addVar adds v's values into dst (flat's Axpy with 1: the bits of dst +
-// v); the zero Var adds nothing.
-func addVar(dst []float32, v ad.Var) {
-	if !v.IsZero() {
-		flat.Axpy(1, v.Data(), dst)
-	}
 }

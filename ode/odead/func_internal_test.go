@@ -35,7 +35,7 @@ func TestDerivsReplayOrRecord(t *testing.T) {
 		for i := range θ {
 			θ[i] = 0.1 * float32(i%7-3)
 		}
-		a := newADRHS(c.f, 2, c.opts)
+		a := newADRHS[float32](c.f, 2, c.opts)
 		u, du, dp, w := []float32{0.5, -1}, make([]float32, 2), make([]float32, len(θ)), []float32{1, 2}
 		for range 2 {
 			if err := a.evalF(du, u, θ, 0); err != nil {
@@ -56,7 +56,7 @@ func TestDerivsReplayOrRecord(t *testing.T) {
 // JVP and VJP with slices of the wrong lengths say which lengths they want.
 func TestDerivsLengthErrors(t *testing.T) {
 	dense := model.Chain(model.Dense(2, 4), model.Tanh(), model.Dense(4, 2))
-	a := newADRHS(NeuralRHS(dense), 2, nil)
+	a := newADRHS[float32](NeuralRHS(dense), 2, nil)
 	θ := make([]float32, 4*2+4+2*4+2)
 	u, v := []float32{0.5, -1}, []float32{1, 2}
 	err := a.evalJVP(make([]float32, 3), u, v, θ, nil, 0)

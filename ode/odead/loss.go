@@ -27,11 +27,21 @@ import (
 // writes no dL/du. Add a running cost by setting the result's Running and
 // RunningGradient.
 func Loss(at []float64, f func(ts []float64, us []ad.Var) ad.Var) ode.Loss[float32] {
-	a := &adLoss{f: f}
-	return ode.Loss[float32]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}
+	return newLoss[float32](at, f)
 }
 
-type adLoss struct {
+// Loss64 is Loss for float64 states: the Vars f receives are float64, and
+// the loss and its gradient are computed in float64.
+func Loss64(at []float64, f func(ts []float64, us []ad.Var) ad.Var) ode.Loss[float64] {
+	return newLoss[float64](at, f)
+}
+
+func newLoss[F ode.Float](at []float64, f func(ts []float64, us []ad.Var) ad.Var) ode.Loss[F] {
+	a := &adLoss[F]{f: f}
+	return ode.Loss[F]{At: append([]float64(nil), at...), Saved: a.saved, Err: a.errOf}
+}
+
+type adLoss[F ode.Float] struct {
 	f    func(ts []float64, us []ad.Var) ad.Var
 	free freelist.List[adLossWork] // not emptied by GCs, unlike a sync.Pool
 	err  atomic.Pointer[error]     // the first failed call's error (sticky)
@@ -43,14 +53,14 @@ type adLossWork struct {
 }
 
 // errOf is the loss's Err: the first failure of any call, or nil.
-func (a *adLoss) errOf() error {
+func (a *adLoss[F]) errOf() error {
 	if p := a.err.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
+func (a *adLoss[F]) saved(ts []float64, us, dl [][]F) float64 {
 	w := a.free.Get()
 	if w.tape == nil {
 		w.tape = ad.NewTape()
@@ -62,7 +72,7 @@ func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
 	tp := w.tape
 	w.vs = w.vs[:0]
 	for _, u := range us {
-		w.vs = append(w.vs, tp.Param(u))
+		w.vs = append(w.vs, stateParam(tp, u))
 	}
 	y := a.f(ts, w.vs)
 	err := tp.Err()
@@ -78,9 +88,9 @@ func (a *adLoss) saved(ts []float64, us, dl [][]float32) float64 {
 		return 0
 	}
 	for i, v := range w.vs {
-		if g := tp.GradWrt(v); g != nil {
+		if g := gradOf[F](tp, v); g != nil {
 			copy(dl[i], g)
 		}
 	}
-	return float64(y.Item())
+	return y.Item64()
 }

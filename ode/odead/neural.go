@@ -43,19 +43,21 @@ func NeuralRHS(layer model.Layer) func(u, p ad.Var, t float64) ad.Var {
 }
 
 // NeuralProblem is the neural ODE u' = layer(u; θ) with u(t0) = u0, on
-// [t0, t1], as an ode.Problem[float32] with F, Jac, JVP, VJP and Err from
-// ad. It checks that θ has the layer's parameter count. Then it returns
-// the Problem of NeuralRHS(layer), declared Replayable.
-func NeuralProblem(layer model.Layer, u0 []float32, t0, t1 float64, θ []float32) (ode.Problem[float32], error) {
+// [t0, t1], as an ode.Problem with F, Jac, JVP, VJP and Err from ad, in
+// u0's precision: for float64 the network's weights are read from the
+// float32 θ and the network computes in float64. It checks that θ has the
+// layer's parameter count. Then it returns the Problem of
+// NeuralRHS(layer), declared Replayable.
+func NeuralProblem[F ode.Float](layer model.Layer, u0 []F, t0, t1 float64, θ []float32) (ode.Problem[F], error) {
 	if layer == nil {
-		return ode.Problem[float32]{}, errorf("NeuralProblem: layer is nil")
+		return ode.Problem[F]{}, errorf("NeuralProblem: layer is nil")
 	}
 	lay, err := model.Layout(layer)
 	if err != nil {
-		return ode.Problem[float32]{}, errorf("NeuralProblem: %w", err)
+		return ode.Problem[F]{}, errorf("NeuralProblem: %w", err)
 	}
 	if lay.Len() != len(θ) {
-		return ode.Problem[float32]{}, errorf("NeuralProblem: len(θ) = %d, want %d (the network's parameters)", len(θ), lay.Len())
+		return ode.Problem[F]{}, errorf("NeuralProblem: len(θ) = %d, want %d (the network's parameters)", len(θ), lay.Len())
 	}
 	return Problem(NeuralRHS(layer), u0, t0, t1, θ, Replayable())
 }

@@ -32,7 +32,7 @@ import (
 // pooling, batch normalisation, a user's ad.Primitive) is an error that
 // names it and wraps ad.ErrNoSparsityRule; ad.Tape.JacobianPattern lists
 // the ops covered.
-func Sparsity(f func(u, p ad.Var, t float64) ad.Var, u, p []float32, t float64) (*linalg.Pattern, error) {
+func Sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []float32, t float64) (*linalg.Pattern, error) {
 	n := len(u)
 	if n == 0 || f == nil {
 		return nil, errorf("Sparsity: want a non-nil f and a non-empty u, got f nil %t and %d states", f == nil, n)
@@ -45,11 +45,16 @@ func Sparsity(f func(u, p ad.Var, t float64) ad.Var, u, p []float32, t float64) 
 }
 
 // sparsity is Sparsity without the prefix of its errors.
-func sparsity(f func(u, p ad.Var, t float64) ad.Var, u, p []float32, t float64) (*linalg.Pattern, error) {
+func sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []float32, t float64) (*linalg.Pattern, error) {
 	n := len(u)
 	tp := ad.NewTape()
-	uv := tp.Param(append([]float32(nil), u...))
-	pv := tp.Const(flat.Tensor{Shape: []int{len(p)}, Data: p})
+	uv := stateParam(tp, append([]F(nil), u...))
+	var pv ad.Var
+	if isFloat64(u) {
+		pv = tp.ParamFloat64(p)
+	} else {
+		pv = tp.Const(flat.Tensor{Shape: []int{len(p)}, Data: p})
+	}
 	y := f(uv, pv, t)
 	if err := tp.Err(); err != nil {
 		return nil, errorf("the ad right-hand side: %w", err)
@@ -121,6 +126,7 @@ type colouredJac struct {
 	size         int       // the length of Jac's J
 	k            int       // colours
 	seeds        []float32 // k×n: seed c is 1 at the columns of colour c
+	seeds64      []float64 // the same in float64
 	// The pattern's entries grouped by colour: those of colour c are
 	// dst[start[c]:start[c+1]], each the position in J of an entry in
 	// row row[q] of its colour's sweep.
@@ -136,8 +142,10 @@ func newColouredJac(pat *linalg.Pattern, band bool) *colouredJac {
 		cj.size = n * (cj.lower + cj.upper + 1)
 	}
 	cj.seeds = make([]float32, k*n)
+	cj.seeds64 = make([]float64, k*n)
 	for j, c := range colours {
 		cj.seeds[c*n+j] = 1
+		cj.seeds64[c*n+j] = 1
 	}
 	cj.start = make([]int, k+1)
 	for _, j := range pat.ColIdx {
@@ -163,6 +171,17 @@ func newColouredJac(pat *linalg.Pattern, band bool) *colouredJac {
 	return cj
 }
 
+// seedsOf returns cj's seeds in F.
+func seedsOf[F ode.Float](cj *colouredJac) []F {
+	var d []F
+	if p, ok := any(&d).(*[]float64); ok {
+		*p = cj.seeds64
+	} else {
+		*any(&d).(*[]float32) = cj.seeds
+	}
+	return d
+}
+
 // structure is the ode.Structure of cj's Jacobian.
 func (cj *colouredJac) structure() ode.Structure {
 	if cj.band {
@@ -172,7 +191,7 @@ func (cj *colouredJac) structure() ode.Structure {
 }
 
 // jacSize is the length of the J that Jac writes.
-func (a *adRHS) jacSize() int {
+func (a *adRHS[F]) jacSize() int {
 	if a.cj != nil {
 		return a.cj.size
 	}
@@ -181,7 +200,7 @@ func (a *adRHS) jacSize() int {
 
 // useStructure sets a's Jacobian structure from its options, with pat
 // the pattern to use (given or detected), or nil for a dense Jacobian.
-func (a *adRHS) useStructure(c *adConfig, pat *linalg.Pattern) error {
+func (a *adRHS[F]) useStructure(c *adConfig, pat *linalg.Pattern) error {
 	if c.jac == jacDense {
 		return nil
 	}
@@ -210,7 +229,7 @@ func covers(have, want *linalg.Pattern) error {
 // sweep records, into pr.rows, the k forward sweeps over f's recording
 // (from u to y) seeded with the colours' seeds: tangent c holds the
 // entries of the columns of colour c, each in its row.
-func (cj *colouredJac) sweep(pr *adProg, y ad.Var, n int) error {
+func sweepColours[F ode.Float](cj *colouredJac, pr *adProg[F], y ad.Var, n int) error {
 	if len(pr.rows) != cj.k {
 		pr.rows = make([]ad.Var, cj.k)
 	}
@@ -220,7 +239,7 @@ func (cj *colouredJac) sweep(pr *adProg, y ad.Var, n int) error {
 	for c := range cj.k {
 		// Each sweep covers f's nodes only, not the earlier sweeps'.
 		// out[0] holds the seed: a slice of a field does not escape.
-		pr.out[0] = tp.Const(flat.Tensor{Shape: pr.sh[2][:], Data: cj.seeds[c*n : (c+1)*n]})
+		pr.out[0] = stateConst(tp, pr.sh[2][:], seedsOf[F](cj)[c*n:(c+1)*n])
 		var err error
 		if pr.rows[c], err = tp.JVPOf(y, pr.wrt[:1], pr.out[:1]); err != nil {
 			return err
@@ -229,8 +248,8 @@ func (cj *colouredJac) sweep(pr *adProg, y ad.Var, n int) error {
 	return nil
 }
 
-// write writes J in cj's storage from the sweeps' tangents.
-func (cj *colouredJac) write(J []float32, tans []ad.Var) {
+// writeColours writes J in cj's storage from the sweeps' tangents.
+func writeColours[F ode.Float](cj *colouredJac, J []F, tans []ad.Var) {
 	if cj.band {
 		clear(J)
 	}
@@ -242,7 +261,7 @@ func (cj *colouredJac) write(J []float32, tans []ad.Var) {
 			}
 			continue
 		}
-		d := tv.Data()
+		d := valuesOf[F](tv)
 		for k, q := range dst {
 			J[q] = d[row[k]]
 		}
@@ -252,7 +271,7 @@ func (cj *colouredJac) write(J []float32, tans []ad.Var) {
 // detectStructure sets up Problem's sparse or band Jacobian: it detects
 // the pattern at (u, p, t) and uses it, or checks that the one given by
 // JacPattern covers it.
-func (a *adRHS) detectStructure(u, p []float32, t float64) error {
+func (a *adRHS[F]) detectStructure(u []F, p []float32, t float64) error {
 	c := &a.cfg
 	if c.jac == jacDense {
 		return nil
