@@ -25,8 +25,10 @@ import (
 //	prob := odead.Func(robertson, 3)
 //	prob.U0, prob.T1 = []float32{1, 0, 0}, 1e5
 //
-// f receives the state u, of shape [n], and the parameters p, of shape
-// [len(p)]. It returns du/dt as a Var of n elements. For F and Jac, p is a
+// f is an RHS of either form: with t a float64, as above, or with t a
+// scalar Var, func(u, p, t ad.Var) ad.Var, which is replayed by default
+// (see RHS and Replayable). f receives the state u, of shape [n], and the
+// parameters p, of shape [len(p)]. It returns du/dt as a Var of n elements. For F and Jac, p is a
 // constant: the Jacobian is with respect to u only. Derivs adds the
 // products that sensitivities and adjoints need, for which p is
 // differentiable too. f is recorded on tapes kept for reuse, one set per
@@ -52,7 +54,7 @@ import (
 // such an error up front.
 //
 // n < 1 or a nil f is a bug, and panics.
-func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
+func Func[R RHS](f R, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
 	}
@@ -67,7 +69,7 @@ func Func(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Prob
 // rounding. Constants inside f must be float64 too: make them with
 // ad.ScalarLike(u, c) or ad.Scale, not Tape.Scalar, whose float32 value
 // mixed with u is an error that Err reports.
-func Func64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float64] {
+func Func64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Func64(f, %d): want a non-nil f and n ≥ 1", n))
 	}
@@ -78,7 +80,7 @@ func Func64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Pr
 
 // Derivs64 is Derivs for a float64 state, as Func64 is Func's: the
 // products are float64, and dp, the parameter part, is float64 too.
-func Derivs64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float64] {
+func Derivs64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Derivs64(f, %d): want a non-nil f and n ≥ 1", n))
 	}
@@ -106,7 +108,7 @@ func Derivs64(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.
 // of Func.
 //
 // n < 1 or a nil f is a bug, and panics.
-func Derivs(f func(u, p ad.Var, t float64) ad.Var, n int, opts ...Option) ode.Problem[float32] {
+func Derivs[R RHS](f R, n int, opts ...Option) ode.Problem[float32] {
 	if n < 1 || f == nil {
 		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
 	}
@@ -145,7 +147,7 @@ func (a *adRHS[F]) givenStructure(fn string) {
 type Option func(*adConfig)
 
 type adConfig struct {
-	replay  bool
+	replay  int             // replayDefault, replayTrusted or replayNever
 	jac     int             // jacDense, jacSparse or jacBand
 	pattern *linalg.Pattern // given by JacPattern
 }
@@ -162,17 +164,37 @@ type adConfig struct {
 // and the directions, into which each call copies its own, so that a
 // replay reads them in place.
 //
+// Without this option, an f with t a float64 is recorded anew at every
+// call: odead cannot know that its recording holds at another t (a Go
+// closure may read t and branch, or fold it into a constant). Declare it
+// Replayable when it does not read t, or write it with t as a Var (see
+// RHS), a form that is replayed by default because ad sees every use of
+// t: ops on it are replayed, and a read of its value (Item64) marks the
+// recording value-dependent.
+//
 // A recording that ad finds value-dependent is recorded anew at every
-// call, as without this option: a Max or MaxPool, whose argmax the rules
+// call, with this option or not: a Max or MaxPool, whose argmax the rules
 // keep, or a value that f's Go code reads and acts on. An f that reads t
 // must not be declared Replayable: a replay keeps the t of the first
 // call. A NeuralRHS is replayable, but it says so only through this
 // option: NeuralProblem passes it.
-func Replayable() Option { return func(c *adConfig) { c.replay = true } }
+func Replayable() Option { return func(c *adConfig) { c.replay = replayTrusted } }
 
-func newADRHS[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, n int, opts []Option) *adRHS[F] {
+// RecordEachCall records f anew at every call, never replaying it: for a
+// right-hand side of the form with t a Var, replayed by default, whose
+// recording depends on Go state that changes between calls.
+func RecordEachCall() Option { return func(c *adConfig) { c.replay = replayNever } }
+
+const (
+	replayDefault = iota // replay the form with t a Var, not the other
+	replayTrusted        // Replayable
+	replayNever          // RecordEachCall
+)
+
+func newADRHS[F ode.Float, R RHS](f R, n int, opts []Option) *adRHS[F] {
 	c := funcopt.Collect(opts)
-	return &adRHS[F]{f: f, n: n, replay: c.replay, cfg: c}
+	r := rhsOf(f)
+	return &adRHS[F]{f: r, n: n, replay: c.replay == replayTrusted || r.fv != nil && c.replay != replayNever, cfg: c}
 }
 
 func (a *adRHS[F]) callF(du, u []F, p []float32, t float64) {
@@ -214,7 +236,7 @@ func (a *adRHS[F]) errOf() error {
 // JVP, VJP and Err from Derivs. p is a constant for F and Jac; for the
 // sensitivities it is differentiable, by forward mode for JVP and reverse
 // mode for VJP.
-func Problem[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u0 []F, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[F], error) {
+func Problem[F ode.Float, R RHS](f R, u0 []F, t0, t1 float64, p []float32, opts ...Option) (ode.Problem[F], error) {
 	n := len(u0)
 	if n == 0 {
 		return ode.Problem[F]{}, errorf("Problem: u0 is empty, want at least one component")
@@ -251,7 +273,7 @@ func Problem[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u0 []F, t0, t1 
 }
 
 type adRHS[F ode.Float] struct {
-	f      func(u, p ad.Var, t float64) ad.Var
+	f      rhsFunc
 	n      int
 	cfg    adConfig
 	cj     *colouredJac              // a sparse or band Jacobian's colouring; nil for dense
@@ -295,6 +317,16 @@ type adProg[F ode.Float] struct {
 	// recording did, and need not take new slices (Tape.Rebind) at every
 	// op that reads them. p, the same slice call after call, is rebound.
 	buf [4][]F
+	// tbuf holds t for a right-hand side that takes it as a Var: the
+	// recording's constant, which a replay reads in place.
+	tbuf [1]F
+}
+
+// timeVar records t as a scalar constant of F in pr.tbuf, for a
+// right-hand side that takes t as a Var; the zero Var otherwise.
+func (pr *adProg[F]) timeVar(t float64) ad.Var {
+	pr.tbuf[0] = F(t)
+	return stateConst(pr.tape, nil, pr.tbuf[:])
 }
 
 // How record puts u and p on the tape.
@@ -307,10 +339,11 @@ const (
 // begin readies pr for use: true if its recording was replayed with the
 // inputs given (u, p, then the seeds; a nil seed must be one recorded as
 // the zero Var), false if the caller must record it anew on the reset tape.
-func (a *adRHS[F]) begin(pr *adProg[F], u []F, p []float32, seeds ...[]F) bool {
+func (a *adRHS[F]) begin(pr *adProg[F], u []F, p []float32, t float64, seeds ...[]F) bool {
 	if pr.ready && len(p) == pr.np && len(u) == len(pr.buf[0]) {
 		tp := pr.tape
 		copy(pr.buf[0], u)
+		pr.tbuf[0] = F(t)
 		ok := tp.Rebind(pr.in[1], p) == nil
 		for k, s := range seeds {
 			if v := pr.in[2+k]; ok && !v.IsZero() {
@@ -388,7 +421,11 @@ func (a *adRHS[F]) record(pr *adProg[F], u []F, p []float32, t float64, mode int
 		pr.in[1] = tp.Const(flat.Tensor{Shape: pr.sh[1][:], Data: p})
 	}
 	pr.in[2], pr.in[3] = ad.Var{}, ad.Var{}
-	y = a.f(pr.in[0], pr.in[1], t)
+	var tv ad.Var
+	if a.f.fv != nil {
+		tv = pr.timeVar(t)
+	}
+	y = a.f.call(pr.in[0], pr.in[1], t, tv)
 	if err := tp.Err(); err != nil {
 		return y, err
 	}
@@ -414,7 +451,7 @@ func (a *adRHS[F]) evalF(du, u []F, p []float32, t float64) error {
 	w := a.get()
 	pr := &w.progs[progF]
 	defer a.done(w, pr)
-	if !a.begin(pr, u, p) {
+	if !a.begin(pr, u, p, t) {
 		y, err := a.record(pr, u, p, t, recConst)
 		if err != nil {
 			return err
@@ -437,7 +474,7 @@ func (a *adRHS[F]) evalJac(J, u []F, p []float32, t float64) error {
 	pr := &w.progs[progJac]
 	defer a.done(w, pr)
 	n := a.n
-	if !a.begin(pr, u, p) {
+	if !a.begin(pr, u, p, t) {
 		y, err := a.record(pr, u, p, t, recU)
 		if err != nil {
 			return err
@@ -509,7 +546,7 @@ func (a *adRHS[F]) evalJVP(jv, u, v []F, p []float32, dp []F, t float64) error {
 	}
 	pr := &w.progs[k]
 	defer a.done(w, pr)
-	if !a.begin(pr, u, p, v, dp) {
+	if !a.begin(pr, u, p, t, v, dp) {
 		y, err := a.record(pr, u, p, t, recUAndP)
 		if err != nil {
 			return err
@@ -545,7 +582,7 @@ func (a *adRHS[F]) evalVJP(du, dp, wt, u []F, p []float32, t float64) error {
 	}
 	pr := &w.progs[k]
 	defer a.done(w, pr)
-	if !a.begin(pr, u, p, wt) {
+	if !a.begin(pr, u, p, t, wt) {
 		y, err := a.record(pr, u, p, t, recUAndP)
 		if err != nil {
 			return err

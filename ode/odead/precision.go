@@ -72,3 +72,39 @@ func isFloat64[F ode.Float](_ []F) bool {
 	_, ok := any(z).(float64)
 	return ok
 }
+
+// RHS is the two forms of a right-hand side written with ad ops. In the
+// first, t is a float64 that f may use as it likes; a recording of such
+// an f cannot be known to hold at another t, so it is replayed only when
+// declared Replayable. In the second, t is a scalar Var in the state's
+// precision, like u: an f that computes with it records ops that a
+// replay recomputes, and one that reads its value (Item64) to choose ops
+// is found value-dependent by ad; so this form is replayed by default,
+// safely (see Replayable).
+type RHS interface {
+	func(u, p ad.Var, t float64) ad.Var | func(u, p, t ad.Var) ad.Var
+}
+
+// rhsFunc is an RHS of either form.
+type rhsFunc struct {
+	f  func(u, p ad.Var, t float64) ad.Var
+	fv func(u, p, t ad.Var) ad.Var
+}
+
+func rhsOf[R RHS](f R) rhsFunc {
+	switch g := any(f).(type) {
+	case func(u, p ad.Var, t float64) ad.Var:
+		return rhsFunc{f: g}
+	case func(u, p, t ad.Var) ad.Var:
+		return rhsFunc{fv: g}
+	}
+	panic("odead: unreachable: an RHS of neither form")
+}
+
+// call applies the right-hand side: tv is t as a Var, for the second form.
+func (r rhsFunc) call(u, p ad.Var, t float64, tv ad.Var) ad.Var {
+	if r.fv != nil {
+		return r.fv(u, p, tv)
+	}
+	return r.f(u, p, t)
+}

@@ -32,12 +32,12 @@ import (
 // pooling, batch normalisation, a user's ad.Primitive) is an error that
 // names it and wraps ad.ErrNoSparsityRule; ad.Tape.JacobianPattern lists
 // the ops covered.
-func Sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []float32, t float64) (*linalg.Pattern, error) {
+func Sparsity[F ode.Float, R RHS](f R, u []F, p []float32, t float64) (*linalg.Pattern, error) {
 	n := len(u)
 	if n == 0 || f == nil {
 		return nil, errorf("Sparsity: want a non-nil f and a non-empty u, got f nil %t and %d states", f == nil, n)
 	}
-	pat, err := sparsity(f, u, p, t)
+	pat, err := sparsity(rhsOf(f), u, p, t)
 	if err != nil {
 		return nil, errorf("Sparsity at t=%g: %w", t, err)
 	}
@@ -45,7 +45,7 @@ func Sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []flo
 }
 
 // sparsity is Sparsity without the prefix of its errors.
-func sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []float32, t float64) (*linalg.Pattern, error) {
+func sparsity[F ode.Float](f rhsFunc, u []F, p []float32, t float64) (*linalg.Pattern, error) {
 	n := len(u)
 	tp := ad.NewTape()
 	uv := stateParam(tp, append([]F(nil), u...))
@@ -55,7 +55,8 @@ func sparsity[F ode.Float](f func(u, p ad.Var, t float64) ad.Var, u []F, p []flo
 	} else {
 		pv = tp.Const(flat.Tensor{Shape: []int{len(p)}, Data: p})
 	}
-	y := f(uv, pv, t)
+	tb := []F{F(t)}
+	y := f.call(uv, pv, t, stateConst(tp, nil, tb))
 	if err := tp.Err(); err != nil {
 		return nil, errorf("the ad right-hand side: %w", err)
 	}
