@@ -30,7 +30,9 @@
 // state of a stiff model solved at tight tolerances. Each op computes in
 // its inputs' precision, with tangents and cotangents of the same, so the
 // derivatives of a float64 computation are float64 throughout; GradWrt64
-// returns its gradients. Mixing is explicit: an op given values of two
+// returns its gradients, and ValueAndGrad64, JVP64, VJP64, HVP64 and
+// HVPReverse64 are the functional helpers for a float64 input. Mixing is
+// explicit: an op given values of two
 // precisions is an error naming both, Convert changes a value's precision,
 // and ScalarLike and FullLike make constants in the precision of a value.
 // The op set and its rules are written once for both precisions; the

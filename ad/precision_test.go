@@ -198,3 +198,68 @@ func TestRebindFloat64(t *testing.T) {
 		t.Errorf("Rebind64 of a ParamFloat64: %v, want an error", err)
 	}
 }
+
+func TestFunctional64(t *testing.T) {
+	// f(x) = Σ x_i² x_{i+1} (cyclic), its gradient and Hessian by hand.
+	f := func(x ad.Var) ad.Var {
+		n := x.Size()
+		next := ad.Concat(0, ad.Slice(x, 1, n), ad.Slice(x, 0, 1))
+		return ad.Sum(ad.Mul(ad.Square(x), next))
+	}
+	x := []float64{0.3, -1.1, 2.5, 0.7}
+	n := len(x)
+	grad := make([]float64, n)
+	hess := make([]float64, n*n)
+	for i := range x {
+		j, k := (i+1)%n, (i+n-1)%n
+		grad[i] = 2*x[i]*x[j] + x[k]*x[k]
+		hess[i*n+i] += 2 * x[j]
+		hess[i*n+j] += 2 * x[i]
+		hess[i*n+k] += 2 * x[k]
+	}
+	v, g, err := ad.ValueAndGrad64(f, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for i := range x {
+		want += x[i] * x[i] * x[(i+1)%n]
+	}
+	if math.Abs(v-want) > 1e-15 {
+		t.Errorf("value %.17g, want %.17g", v, want)
+	}
+	dir := []float64{0.5, -2, 1.25, 3}
+	hv, err := ad.HVP64(f, x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hvr, err := ad.HVPReverse64(f, x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jv, err := ad.JVP64(func(x ad.Var) ad.Var { return ad.GradVar(f, x) }, x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vj, err := ad.VJP64(func(x ad.Var) ad.Var { return ad.GradVar(f, x) }, x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if math.Abs(g[i]-grad[i]) > 1e-14 {
+			t.Errorf("grad[%d] = %.17g, want %.17g", i, g[i], grad[i])
+		}
+		var w float64
+		for j := range x {
+			w += hess[i*n+j] * dir[j]
+		}
+		for name, got := range map[string]float64{"HVP64": hv[i], "HVPReverse64": hvr[i], "JVP64 of the gradient": jv[i], "VJP64 of the gradient": vj[i]} {
+			if math.Abs(got-w) > 1e-13 {
+				t.Errorf("%s[%d] = %.17g, want %.17g", name, i, got, w)
+			}
+		}
+	}
+	if _, _, err := ad.ValueAndGrad64(func(x ad.Var) ad.Var { return ad.Convert(ad.Sum(x), ad.Float32) }, x); err == nil {
+		t.Error("ValueAndGrad64 of a float32 result: no error")
+	}
+}
