@@ -84,23 +84,22 @@ func (nw *Network) Reactions() int { return nw.r }
 
 // RHS is the network's right-hand side written with ad ops, for
 // odead.Func and its kin: u holds the N concentrations and p the rate
-// constants. It records the same ten ops at every call, whatever t, so
-// it may be declared odead.Replayable:
+// constants. It computes in u's precision: rates of another precision
+// (the float32 parameter buffer beside a float64 state) are converted
+// first. It records the same ops at every call, whatever t, so it may be
+// declared odead.Replayable:
 //
-//	k  = p[0:R]                       (a View, unless p is exactly R long)
-//	r  = k ⊙ u[a] ⊙ [u; 1][b]         (two Gathers, two Muls, a Concat)
+//	k  = p[0:R]                        (a View, unless p is exactly R long)
+//	r  = k ⊙ u[a] ⊙ [u; 1][b]          (two Gathers, two Muls, a Concat)
 //	du = ScatterAdd([r; −r][from], to) (a Neg, a Concat, a Gather, a ScatterAdd)
 func (nw *Network) RHS(u, p ad.Var, _ float64) ad.Var {
 	k := p
 	if p.Size() != nw.r {
 		k = ad.View(p, 0, nw.r)
 	}
-	ue := ad.Concat(0, u, one(u))
+	k = ad.Convert(k, u.Precision())
+	ue := ad.Concat(0, u, ad.FullLike(u, 1, 1)) // the 1 is the second factor of a reaction with one reactant
 	r := ad.Mul(ad.Mul(k, ad.Gather(u, nw.a, nw.r)), ad.Gather(ue, nw.b, nw.r))
 	rs := ad.Concat(0, r, ad.Neg(r))
 	return ad.ScatterAdd(ad.Gather(rs, nw.from, len(nw.from)), nw.to, nw.n)
 }
-
-// one is the constant 1 of shape [1] on u's tape, the second factor of a
-// reaction with one reactant.
-func one(u ad.Var) ad.Var { return u.Tape().Full(1, 1) }
