@@ -1,11 +1,10 @@
-package kinetics_test
+package kinetics
 
 import (
 	"context"
 	"math"
 	"testing"
 
-	"github.com/flatkit/flatkit/internal/kinetics"
 	"github.com/flatkit/flatkit/ode"
 	"pgregory.net/rapid"
 )
@@ -13,10 +12,10 @@ import (
 // TestRobertsonF checks F at a state where it is known exactly:
 // u = (1, 1e-4, 0.5) gives the rates 0.04, 0.5 and 0.3.
 func TestRobertsonF(t *testing.T) {
-	var r kinetics.Robertson[float64]
+	var r Robertson[float64]
 	du := make([]float64, 3)
-	r.F(du, []float64{1, 1e-4, 0.5}, kinetics.RobertsonRates(), 0)
-	p := kinetics.RobertsonRates()
+	r.F(du, []float64{1, 1e-4, 0.5}, RobertsonRates(), 0)
+	p := RobertsonRates()
 	r1, r2, r3 := float64(p[0]), float64(p[1])*1e-4*0.5, float64(p[2])*1e-8
 	want := []float64{0.46, -0.76, 0.3}
 	for i, w := range want {
@@ -33,20 +32,12 @@ func drawRobertson(t *rapid.T) []float64 {
 		rapid.Float64Range(0, 1).Draw(t, "y3")}
 }
 
-func drawVec(t *rapid.T, n int, name string) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = rapid.Float64Range(-1, 1).Draw(t, name)
-	}
-	return v
-}
-
 // TestRobertsonJacobian checks Jac against central differences of F in
 // random directions, and ParamJac against central differences in p
 // (through a float64 copy of F, since p is float32).
 func TestRobertsonJacobian(t *testing.T) {
-	var r kinetics.Robertson[float64]
-	p := kinetics.RobertsonRates()
+	var r Robertson[float64]
+	p := RobertsonRates()
 	rapid.Check(t, func(rt *rapid.T) {
 		u, v := drawRobertson(rt), drawVec(rt, 3, "v")
 		v[1] *= 4e-5 // y2's scale
@@ -95,8 +86,8 @@ func TestRobertsonJacobian(t *testing.T) {
 // TestRobertsonProducts checks JVP and VJP against Jac and ParamJac, and
 // the transpose identity ⟨w, J·(v, dp)⟩ = ⟨Jᵀw, (v, dp)⟩.
 func TestRobertsonProducts(t *testing.T) {
-	var r kinetics.Robertson[float64]
-	p := kinetics.RobertsonRates()
+	var r Robertson[float64]
+	p := RobertsonRates()
 	rapid.Check(t, func(rt *rapid.T) {
 		u, v, w, dp := drawRobertson(rt), drawVec(rt, 3, "v"), drawVec(rt, 3, "w"), drawVec(rt, 3, "dp")
 		J, Jp := make([]float64, 9), make([]float64, 9)
@@ -146,8 +137,8 @@ func TestRobertsonProducts(t *testing.T) {
 func TestRobertsonGradientReference(t *testing.T) {
 	const refG = 3.99825282e7
 	refP := []float64{7.683773e5, -3.068921, 5.114890e-4}
-	var r kinetics.Robertson[float64]
-	prob := ode.Problem[float64]{F: r.F, Jac: r.Jac, JVP: r.JVP, VJP: r.VJP, U0: r.U0(), T1: 4e7, P: kinetics.RobertsonRates()}
+	var r Robertson[float64]
+	prob := ode.Problem[float64]{F: r.F, Jac: r.Jac, JVP: r.JVP, VJP: r.VJP, U0: r.U0(), T1: 4e7, P: RobertsonRates()}
 	loss := ode.Loss[float64]{
 		Running:         func(u []float64, _ []float32, _ float64) float64 { return u[2] },
 		RunningGradient: func(du, _, _ []float64, _ []float32, _ float64) { du[2] += 1 },
@@ -171,8 +162,8 @@ func TestRobertsonGradientReference(t *testing.T) {
 // TestRobertsonAllocs checks that the hand-written functions allocate
 // nothing.
 func TestRobertsonAllocs(t *testing.T) {
-	var r kinetics.Robertson[float64]
-	p, u := kinetics.RobertsonRates(), []float64{0.5, 1e-5, 0.5}
+	var r Robertson[float64]
+	p, u := RobertsonRates(), []float64{0.5, 1e-5, 0.5}
 	a, b, J := make([]float64, 3), make([]float64, 3), make([]float64, 9)
 	for name, fn := range map[string]func(){
 		"F":   func() { r.F(a, u, p, 0) },

@@ -224,14 +224,7 @@ func (Pollu[T]) Pattern() *linalg.Pattern { return polluPattern }
 func (Pollu[T]) Jac(J, u []T, p []float32, _ float64) {
 	J = J[:400]
 	clear(J)
-	k := polluRates[T](p)
-	for _, t := range polluTerms {
-		v := T(t.s) * k[t.k]
-		if t.other >= 0 {
-			v *= u[t.other]
-		}
-		J[t.dense] += v
-	}
+	polluEntries(J, u, p, false)
 }
 
 // JacSparse writes the values of Pattern's entries, in CSR order, into J
@@ -239,13 +232,22 @@ func (Pollu[T]) Jac(J, u []T, p []float32, _ float64) {
 func (Pollu[T]) JacSparse(J, u []T, p []float32, _ float64) {
 	J = J[:polluPattern.NNZ()]
 	clear(J)
+	polluEntries(J, u, p, true)
+}
+
+// polluEntries adds the Jacobian's terms into J, dense or in CSR order.
+func polluEntries[T Float](J, u []T, p []float32, csr bool) {
 	k := polluRates[T](p)
 	for _, t := range polluTerms {
 		v := T(t.s) * k[t.k]
 		if t.other >= 0 {
 			v *= u[t.other]
 		}
-		J[t.csr] += v
+		at := t.dense
+		if csr {
+			at = t.csr
+		}
+		J[at] += v
 	}
 }
 
