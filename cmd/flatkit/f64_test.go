@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/cputime"
 	"github.com/flatkit/flatkit/internal/race"
 	"github.com/flatkit/flatkit/ode"
 )
@@ -69,6 +70,35 @@ func TestF64AllocatesNothing(t *testing.T) {
 				if a := testing.AllocsPerRun(20, op.hand); a != 0 {
 					t.Errorf("%s/%s: %v allocations per hand-written call, want 0", pr.name, op.name, a)
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkF64 is the scenario's products on both sides, replayed and
+// recorded, timed in the thread's CPU time too (cpu-ns/op), which moves
+// less than wall time on a shared machine, and for profiling:
+//
+//	go test ./cmd/flatkit -run X -bench F64 -benchtime 20000x
+func BenchmarkF64(b *testing.B) {
+	for _, pr := range f64Problems() {
+		for _, replay := range []bool{true, false} {
+			ap := f64Bridge(pr.ad, len(pr.u), replay, nil)
+			var sp ode.Problem[f64Float]
+			if pr.pattern != nil {
+				sp = f64Bridge(pr.ad, len(pr.u), replay, pr.pattern)
+			}
+			for _, op := range f64Ops(pr, ap, sp) {
+				name := pr.name + "/" + op.name
+				if !replay {
+					name += "/record"
+				} else {
+					b.Run(name+"/hand", func(b *testing.B) { cputime.Loop(b, op.hand) })
+				}
+				b.Run(name+"/ad", func(b *testing.B) {
+					op.ad()
+					cputime.Loop(b, op.ad)
+				})
 			}
 		}
 	}
