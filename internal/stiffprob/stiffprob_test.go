@@ -40,8 +40,12 @@ func testProblems() []problem {
 		}
 	}
 	var pl Pollu[float64]
-	ps = append(ps, problem{name: "Pollu at y0", n: 20, u0: pl.U0(), f: pl.F, jac: pl.Jac},
-		problem{name: "Pollu at y(60)", n: 20, u0: PolluRef, f: pl.F, jac: pl.Jac})
+	for _, p := range [][]float32{nil, PolluRates()} {
+		ps = append(ps, problem{name: fmt.Sprintf("Pollu at y0 p=%d", len(p)), n: 20, u0: pl.U0(), p: p, f: pl.F,
+			jac: pl.Jac, pattern: pl.Pattern(), sparse: pl.JacSparse},
+			problem{name: fmt.Sprintf("Pollu at y(60) p=%d", len(p)), n: 20, u0: PolluRef, p: p, f: pl.F,
+				jac: pl.Jac, pattern: pl.Pattern(), sparse: pl.JacSparse})
+	}
 	for _, n := range []int{2, 3, 6} {
 		m := Medakzo[float64]{N: n}
 		u0 := m.U0()
