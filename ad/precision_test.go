@@ -36,6 +36,7 @@ func TestFloat64UnaryGradients(t *testing.T) {
 		{"Softplus", ad.Softplus}, {"Swish", ad.Swish}, {"Neg", ad.Neg},
 		{"Pow", func(v ad.Var) ad.Var { return ad.Pow(v, 2.7) }},
 		{"LeakyRelu", func(v ad.Var) ad.Var { return ad.LeakyRelu(ad.Neg(v), 0.1) }},
+		{"Elu", func(v ad.Var) ad.Var { return ad.Elu(ad.Add(v, ad.ScalarLike(v, -1)), 1.3) }},
 		{"Scale", func(v ad.Var) ad.Var { return ad.Scale(v, 1.0/3) }},
 	}
 	x := []float64{0.3, 1.7, 0.9, 2.2}

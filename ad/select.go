@@ -3,6 +3,8 @@ package ad
 import (
 	"fmt"
 	"slices"
+
+	"github.com/flatkit/flatkit/flat"
 )
 
 // Selection by a condition: Where, and maskPositive, the mask of ReLU's
@@ -31,6 +33,23 @@ func (*maskPositivePrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 func (*maskPositivePrim) Forward(f *Forward) {
 	splitElems(elemJob{kind: elemMask, out: f.Out.Data, a: f.In[0].Data, b: f.In[1].Data})
 }
+func (*maskPositivePrim) Forward64(f *Forward) {
+	maskPositiveGo(f.Out64.Data, f.In64[0].Data, f.In64[1].Data)
+}
+
+// maskPositiveGo is maskPositive's kernel in plain Go, for either
+// precision: float64's, and the reference of float32's SIMD one
+// (vmath.MaskPositive), which gives the same bits.
+func maskPositiveGo[T flat.Float](out, c, y []T) {
+	out, y = out[:len(c)], y[:len(c)]
+	for i, v := range c {
+		if y[i] > 0 {
+			out[i] = v
+		} else {
+			out[i] = 0
+		}
+	}
+}
 
 // JVP: maskPositive(ċ, y); y's tangent contributes nothing.
 func (*maskPositivePrim) JVP(r *Rule) Var {
@@ -52,7 +71,9 @@ func (*maskPositivePrim) VJP(r *Rule, g Var) {
 // Where returns a where cond > 0 and b elsewhere, elementwise. The three
 // shapes broadcast together by numpy's rules (the result has the broadcast
 // shape). The derivative with respect to cond is zero; with respect to a
-// and b it is the selected branch's, so Where routes gradients.
+// and b it is the selected branch's, so Where routes gradients. Like every
+// op, it takes its inputs in one precision, the condition's included: to
+// select among float64 values by a float32 mask, Convert the mask.
 func Where(cond, a, b Var) Var { return Apply(whereOp, Attrs{}, cond, a, b) }
 
 type wherePrim struct{}
@@ -74,8 +95,13 @@ func (*wherePrim) Shape(dst []int, in [][]int, _ Attrs) ([]int, error) {
 	}
 	return dst[:n], fmt.Errorf("cond has shape %v, a %v and b %v; want shapes that broadcast together: %w", in[0], in[1], in[2], err)
 }
-func (*wherePrim) Forward(f *Forward) {
-	c, a, b, out := f.In[0], f.In[1], f.In[2], f.Out
+func (*wherePrim) Forward(f *Forward) { where(f.In[0], f.In[1], f.In[2], f.Out) }
+func (*wherePrim) Forward64(f *Forward) {
+	where(f.In64[0], f.In64[1], f.In64[2], f.Out64)
+}
+
+// where sets out to a where c > 0 and to b elsewhere, broadcasting.
+func where[T flat.Float](c, a, b, out flat.TensorOf[T]) {
 	n := len(out.Data)
 	if len(c.Data) == n && len(a.Data) == n && len(b.Data) == n {
 		cd, av, bv, od := c.Data[:n], a.Data[:n], b.Data[:n], out.Data[:n]
@@ -120,12 +146,11 @@ func (*wherePrim) JVP(r *Rule) Var {
 	if ta.IsZero() && tb.IsZero() {
 		return Var{}
 	}
-	t := r.t
 	if ta.IsZero() {
-		ta = t.Scalar(0)
+		ta = ScalarLike(r.Out, 0)
 	}
 	if tb.IsZero() {
-		tb = t.Scalar(0)
+		tb = ScalarLike(r.Out, 0)
 	}
 	return BroadcastTo(Where(r.In[0], ta, tb), r.Out.Shape()...)
 }
@@ -136,11 +161,11 @@ func (*wherePrim) JVP(r *Rule) Var {
 //	ā = SumTo(Where(cond, c, 0))
 //	b̄ = SumTo(Where(cond, 0, c))
 func (*wherePrim) VJP(r *Rule, c Var) {
-	cond, t := r.In[0], r.t
+	cond := r.In[0]
 	if r.Need(1) {
-		r.AddGrad(1, SumTo(Where(cond, c, t.Scalar(0)), r.In[1].Shape()...))
+		r.AddGrad(1, SumTo(Where(cond, c, ScalarLike(c, 0)), r.In[1].Shape()...))
 	}
 	if r.Need(2) {
-		r.AddGrad(2, SumTo(Where(cond, t.Scalar(0), c), r.In[2].Shape()...))
+		r.AddGrad(2, SumTo(Where(cond, ScalarLike(c, 0), c), r.In[2].Shape()...))
 	}
 }

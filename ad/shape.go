@@ -77,13 +77,16 @@ func (*concatAxisPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	dst[len(dst)-len(first)+ax] = total
 	return dst, nil
 }
-func (*concatAxisPrim) Forward(f *Forward) {
-	out := f.Out
-	ax, _ := normAxis(f.Attrs.Ints[0], len(out.Shape))
+func (*concatAxisPrim) Forward(f *Forward)   { concatAxis(f.Out, f.In, f.Attrs.Ints[0]) }
+func (*concatAxisPrim) Forward64(f *Forward) { concatAxis(f.Out64, f.In64, f.Attrs.Ints[0]) }
+
+// concatAxis copies in, joined along axis, into out.
+func concatAxis[T flat.Float](out flat.TensorOf[T], in []flat.TensorOf[T], axis int) {
+	ax, _ := normAxis(axis, len(out.Shape))
 	outer, _, inner := axisSplit(out.Shape, ax)
 	off := 0
 	for o := 0; o < outer; o++ {
-		for _, x := range f.In {
+		for _, x := range in {
 			blk := x.Shape[ax] * inner
 			off += copy(out.Data[off:off+blk], x.Data[o*blk:(o+1)*blk])
 		}
@@ -98,7 +101,7 @@ func (*concatAxisPrim) JVP(r *Rule) Var {
 	for i, x := range r.In {
 		tv := r.Tangent(i)
 		if tv.IsZero() {
-			tv = r.t.Full(0, x.Shape()...)
+			tv = FullLike(x, 0, x.Shape()...)
 		}
 		parts = append(parts, tv)
 	}
@@ -236,7 +239,7 @@ func lastDim(s []int) int {
 // copyWindow copies, row by row, between the dense small and the window
 // of big that the (before, after) pairs leave: into the window with into
 // (Pad), out of it otherwise (Crop).
-func copyWindow(small, big flat.Tensor, pairs []int, into bool) {
+func copyWindow[T flat.Float](small, big flat.TensorOf[T], pairs []int, into bool) {
 	if len(small.Data) == 0 {
 		return
 	}
@@ -253,9 +256,12 @@ func copyWindow(small, big flat.Tensor, pairs []int, into bool) {
 	}
 }
 
-func (*padPrim) Forward(f *Forward) {
-	clear(f.Out.Data)
-	copyWindow(f.In[0], f.Out, f.Attrs.Ints, true)
+func (*padPrim) Forward(f *Forward)   { pad(f.In[0], f.Out, f.Attrs.Ints) }
+func (*padPrim) Forward64(f *Forward) { pad(f.In64[0], f.Out64, f.Attrs.Ints) }
+
+func pad[T flat.Float](x, out flat.TensorOf[T], pads []int) {
+	clear(out.Data)
+	copyWindow(x, out, pads, true)
 }
 func (*padPrim) JVP(r *Rule) Var    { return Pad(r.Tangent(0), r.Attrs.Ints...) }
 func (*padPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Crop(c, r.Attrs.Ints...)) }
@@ -270,6 +276,7 @@ func (*cropPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	}
 	return dst, nil
 }
-func (*cropPrim) Forward(f *Forward) { copyWindow(f.Out, f.In[0], f.Attrs.Ints, false) }
-func (*cropPrim) JVP(r *Rule) Var    { return Crop(r.Tangent(0), r.Attrs.Ints...) }
-func (*cropPrim) VJP(r *Rule, c Var) { r.AddGrad(0, Pad(c, r.Attrs.Ints...)) }
+func (*cropPrim) Forward(f *Forward)   { copyWindow(f.Out, f.In[0], f.Attrs.Ints, false) }
+func (*cropPrim) Forward64(f *Forward) { copyWindow(f.Out64, f.In64[0], f.Attrs.Ints, false) }
+func (*cropPrim) JVP(r *Rule) Var      { return Crop(r.Tangent(0), r.Attrs.Ints...) }
+func (*cropPrim) VJP(r *Rule, c Var)   { r.AddGrad(0, Pad(c, r.Attrs.Ints...)) }

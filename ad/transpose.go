@@ -1,6 +1,10 @@
 package ad
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
 
 type transposePrim struct{}
 
@@ -27,8 +31,11 @@ func (*transposePrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	return dst, nil
 }
 
-func (*transposePrim) Forward(f *Forward) {
-	x, out, perm := f.In[0], f.Out, f.Attrs.Ints
+func (*transposePrim) Forward(f *Forward)   { transpose(f.In[0], f.Out, f.Attrs.Ints) }
+func (*transposePrim) Forward64(f *Forward) { transpose(f.In64[0], f.Out64, f.Attrs.Ints) }
+
+// transpose copies x into out with its axes permuted by perm.
+func transpose[T flat.Float](x, out flat.TensorOf[T], perm []int) {
 	r := len(perm)
 	if r == 0 {
 		out.Data[0] = x.Data[0]
