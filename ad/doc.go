@@ -36,8 +36,9 @@
 // precisions is an error naming both, Convert changes a value's precision,
 // and ScalarLike and FullLike make constants in the precision of a value.
 // The op set and its rules are written once for both precisions; the
-// convolution, pooling and batch-norm kernels are float32 only, and given
-// float64 values they record an error naming the op and the precision.
+// convolution, pooling, batch-norm and channel-affine kernels are float32
+// only, and given float64 values they record an error naming the op and
+// the precision.
 //
 // Errors are sticky, like bufio.Scanner's. The first bad shape or stale Var
 // is recorded on the tape, and later ops return a failed Var. Grad,

@@ -17,9 +17,9 @@ import (
 // a tangent or a cotangent has the precision of its value, and the kernels
 // are generic over the element type, with float32 fast paths (SIMD) where
 // the float32 kernels have them. A primitive without a float64 kernel (the
-// conv, pooling and batch-norm families, and a user's primitive that does
-// not implement Float64Kernel) given float64 inputs is an error naming the
-// op and the precision.
+// conv, pooling and batch-norm families, ChannelAffine, and a user's
+// primitive that does not implement Float64Kernel) given float64 inputs is
+// an error naming the op and the precision.
 
 // Precision is the element type of a value on a tape.
 type Precision uint8
