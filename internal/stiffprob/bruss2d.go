@@ -19,6 +19,13 @@ import (
 // column-major u[i, j, k]: state i + j·N + k·N² (0-based) is u (k = 0) or
 // v (k = 1) at x = i/(N−1), y = j/(N−1). Make one with NewBruss2D; its
 // methods may be called concurrently.
+//
+// F takes whether the forcing acts from p[0] (0: off, else on) when p is
+// not empty, and from t otherwise. Segments passes it in p so that the
+// segment before t = 1.1 never sees the forcing: the step that lands on
+// its T1 evaluates F at t = 1.1 itself, which the peer's CVODE never does
+// (it stops just short of a stop time), and which would add the forcing
+// over that last step.
 type Bruss2D[T Float] struct {
 	N        int
 	alpha    float64
@@ -115,27 +122,38 @@ func (b *Bruss2D[T]) U0() []T {
 }
 
 // Segments is the span [0, 11.5] in two segments, split where the
-// forcing starts at t = 1.1, as the peer restarts there.
+// forcing starts at t = 1.1, as the peer restarts there: [0, 1.1]
+// unforced and [1.1, 11.5] forced, passed in P.
 func (b *Bruss2D[T]) Segments() []Segment {
-	return []Segment{{T0: 0, T1: bruss2DTForce}, {T0: bruss2DTForce, T1: 11.5}}
+	return []Segment{{T0: 0, T1: bruss2DTForce, P: []float32{0}}, {T0: bruss2DTForce, T1: 11.5, P: []float32{1}}}
 }
 
 // Pattern is the Jacobian's sparsity pattern, 6 entries a row; JacSparse
 // writes its values. The pattern is shared: do not modify it.
 func (b *Bruss2D[T]) Pattern() *linalg.Pattern { return b.pattern }
 
-// Forced reports whether the forcing acts on grid point (i, j) at t.
+// Forced reports whether the forcing acts on grid point (i, j) at t,
+// without parameters.
 func (b *Bruss2D[T]) Forced(i, j int, t float64) bool {
-	return t >= bruss2DTForce && b.disc[i+j*b.N]
+	return forcingOn(nil, t) && b.disc[i+j*b.N]
+}
+
+// forcingOn reports whether the forcing acts: p[0] ≠ 0, or t ≥ 1.1
+// without parameters.
+func forcingOn(p []float32, t float64) bool {
+	if len(p) > 0 {
+		return p[0] != 0
+	}
+	return t >= bruss2DTForce
 }
 
 // F writes the right-hand side into du.
-func (b *Bruss2D[T]) F(du, u []T, _ []float32, t float64) {
+func (b *Bruss2D[T]) F(du, u []T, p []float32, t float64) {
 	n, nn := b.N, b.N*b.N
 	al, A, B := T(b.alpha), T(bruss2DA), T(bruss2DB)
 	us, vs := u[:nn], u[nn:2*nn]
 	dus, dvs := du[:nn], du[nn:2*nn]
-	forcing := t >= bruss2DTForce
+	forcing := forcingOn(p, t)
 	for j := 0; j < n; j++ {
 		jp, jm := wrap(j+1, n)*n, wrap(j-1, n)*n
 		jn := j * n

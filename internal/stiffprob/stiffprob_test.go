@@ -378,3 +378,31 @@ func exactPow15(z float64) float64 {
 	f, _ := s.Mul(s, bz).Float64()
 	return f
 }
+
+// TestBruss2DSegmentsForcing checks that Segments passes the forcing in
+// P: off in [0, 1.1] even at its end, t = 1.1, and on in [1.1, 11.5] from
+// its start.
+func TestBruss2DSegmentsForcing(t *testing.T) {
+	b := NewBruss2D[float64](8)
+	u := b.U0()
+	s := b.Segments()
+	if len(s) != 2 || s[0].T1 != 1.1 || s[1].T0 != 1.1 {
+		t.Fatalf("Segments %v, want [0, 1.1] and [1.1, 11.5]", s)
+	}
+	off, end, start := make([]float64, b.Dim()), make([]float64, b.Dim()), make([]float64, b.Dim())
+	b.F(off, u, nil, 1)
+	b.F(end, u, s[0].P, s[0].T1)
+	b.F(start, u, s[1].P, s[1].T0)
+	for q := range off {
+		if end[q] != off[q] {
+			t.Fatalf("state %d: F at the end of the first segment is %g, want %g, unforced", q, end[q], off[q])
+		}
+		want := 0.0
+		if q < 8*8 && b.Forced(q%8, q/8, 1.1) {
+			want = 5
+		}
+		if d := start[q] - off[q]; d != want {
+			t.Fatalf("state %d: F at the start of the second segment is forced by %g, want %g", q, d, want)
+		}
+	}
+}
