@@ -99,10 +99,10 @@ func TestPolluProducts(t *testing.T) {
 					want += J[i*20+j] * v[j]
 					mag += math.Abs(J[i*20+j] * v[j])
 				}
-				if math.Abs(jvu[i]-want) > 1e-13*mag {
+				if math.Abs(jvu[i]-want) > 1e-13*mag+1e-290 {
 					rt.Fatalf("p=%d: (J·v)_%d = %.17g, Jac gives %.17g", len(p), i, jvu[i], want)
 				}
-				if math.Abs(jv[i]-jvu[i]-fp[i]) > 1e-13*(mag+math.Abs(jv[i])+math.Abs(fp[i])) {
+				if math.Abs(jv[i]-jvu[i]-fp[i]) > 1e-13*(mag+math.Abs(jv[i])+math.Abs(fp[i]))+1e-290 {
 					rt.Fatalf("p=%d: (∂F/∂p·dp)_%d = %.17g, F with the rates dp gives %.17g", len(p), i, jv[i]-jvu[i], fp[i])
 				}
 				want, mag = 0, 0
@@ -110,7 +110,7 @@ func TestPolluProducts(t *testing.T) {
 					want += J[j*20+i] * w[j]
 					mag += math.Abs(J[j*20+i] * w[j])
 				}
-				if math.Abs(vj[i]-want) > 1e-13*mag {
+				if math.Abs(vj[i]-want) > 1e-13*mag+1e-290 {
 					rt.Fatalf("p=%d: (Jᵀw)_%d = %.17g, Jac gives %.17g", len(p), i, vj[i], want)
 				}
 			}
@@ -124,7 +124,7 @@ func TestPolluProducts(t *testing.T) {
 				rhs += dpw[k] * dp[k]
 				mag += math.Abs(dpw[k] * dp[k])
 			}
-			if math.Abs(lhs-rhs) > 1e-12*mag {
+			if math.Abs(lhs-rhs) > 1e-12*mag+1e-290 {
 				rt.Fatalf("p=%d: ⟨w, J·(v, dp)⟩ = %.17g, ⟨Jᵀw, (v, dp)⟩ = %.17g", len(p), lhs, rhs)
 			}
 		})
