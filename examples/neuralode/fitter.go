@@ -28,11 +28,13 @@ var (
 // universal returns the right-hand side of the universal ODE,
 // u' = (α u1, −δ u2) + NN(u; θ), with α and δ fixed at their true values:
 // the known linear terms plus the network on all of θ.
-func universal(net model.Layer) func(u, p ad.Var, t float64) ad.Var {
+func universal(net model.Layer) func(u, p, t ad.Var) ad.Var {
 	nn := odead.NeuralRHS(net)
-	return func(u, p ad.Var, t float64) ad.Var {
+	// t as a Var: odead then replays the recording by default (the
+	// network sees no time, and neither do the known terms).
+	return func(u, p, _ ad.Var) ad.Var {
 		known := ad.Mul(u, u.Tape().Const(flat.Tensor{Shape: shape2, Data: knownCoef}))
-		return ad.Add(known, ad.Scale(nn(ad.Scale(u, inScale), p, t), outScale))
+		return ad.Add(known, ad.Scale(nn(ad.Scale(u, inScale), p, 0), outScale))
 	}
 }
 
