@@ -123,31 +123,36 @@ func tick(t bool) string {
 	return ""
 }
 
-func (*matmulPrim) Forward(f *Forward) { matmulForward(f.In[0], f.In[1], f.Out, f.Attrs, gemm) }
+func (*matmulPrim) Forward(f *Forward) {
+	if sa, sb := f.In[0].Shape, f.In[1].Shape; len(sa) == 2 && len(sb) == 2 {
+		// One product (a layer's): no batch to walk. Written out here
+		// rather than through matmulForward, whose call costs a few
+		// percent of a small network's step.
+		m, k, n := sa[0], sa[1], sb[1]
+		if f.Attrs.Ints[0] == 1 {
+			m, k = k, m
+		}
+		if f.Attrs.Ints[1] == 1 {
+			n = sb[0]
+		}
+		gemm(f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1, m, n, k, f.In[0].Data, sa[1], f.In[1].Data, sb[1], f.Out.Data, n)
+		return
+	}
+	matmulForward(f.In[0], f.In[1], f.Out, f.Attrs, gemm)
+}
 
-// Forward64 computes the product in float64 with gemmGo, a plain loop:
+// Forward64 computes the products in float64 with gemmGo, a plain loop:
 // the matrices of an ODE's right-hand side or a small network are too
 // small for packing and blocking to pay.
 func (*matmulPrim) Forward64(f *Forward) {
 	matmulForward(f.In64[0], f.In64[1], f.Out64, f.Attrs, gemmGo[float64])
 }
 
-// matmulForward computes out = op(A)·op(B), walking the batch, one
-// product at a time with gemm (gemm's contract).
+// matmulForward computes out = op(A)·op(B), one product of the batch at a
+// time with gemm (gemm's contract); a 2-D A or B, or a batch of 1, is
+// shared.
 func matmulForward[T flat.Float](A, B, out flat.TensorOf[T], a Attrs, gemm func(ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)) {
 	ta, tb := a.Ints[0] == 1, a.Ints[1] == 1
-	if sa, sb := A.Shape, B.Shape; len(sa) == 2 && len(sb) == 2 {
-		// One product (a layer's): no batch to walk.
-		m, k, n := sa[0], sa[1], sb[1]
-		if ta {
-			m, k = k, m
-		}
-		if tb {
-			n = sb[0]
-		}
-		gemm(ta, tb, m, n, k, A.Data, sa[1], B.Data, sb[1], out.Data, n)
-		return
-	}
 	ba, m, k, _ := mmDims(A.Shape, ta)
 	bb, _, n, _ := mmDims(B.Shape, tb)
 	ra, ca := A.Shape[len(A.Shape)-2], A.Shape[len(A.Shape)-1]
