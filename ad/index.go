@@ -1,6 +1,10 @@
 package ad
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
 
 // Gather and ScatterAdd move elements by flat index. They are linear and
 // each other's adjoints, so each one's rules are written with the other:
@@ -112,9 +116,12 @@ func (*gatherPrim) Name() string { return "Gather" }
 func (*gatherPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	return checkIndexed(dst, a, in[0], true)
 }
-func (*gatherPrim) Forward(f *Forward) {
-	_, idx, _ := indexAttrs(f.Attrs)
-	x, out := f.In[0].Data, f.Out.Data
+func (*gatherPrim) Forward(f *Forward)   { gather(f.Out.Data, f.In[0].Data, f.Attrs) }
+func (*gatherPrim) Forward64(f *Forward) { gather(f.Out64.Data, f.In64[0].Data, f.Attrs) }
+
+// gather sets out[i] = x[idx[i]] for the indices of a.
+func gather[T flat.Float](out, x []T, a Attrs) {
+	_, idx, _ := indexAttrs(a)
 	out = out[:len(idx)]
 	for i, j := range idx {
 		out[i] = x[j]
@@ -133,9 +140,13 @@ func (*scatterAddPrim) Name() string { return "ScatterAdd" }
 func (*scatterAddPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	return checkIndexed(dst, a, in[0], false)
 }
-func (*scatterAddPrim) Forward(f *Forward) {
-	_, idx, _ := indexAttrs(f.Attrs)
-	u, out := f.In[0].Data, f.Out.Data
+func (*scatterAddPrim) Forward(f *Forward)   { scatterAdd(f.Out.Data, f.In[0].Data, f.Attrs) }
+func (*scatterAddPrim) Forward64(f *Forward) { scatterAdd(f.Out64.Data, f.In64[0].Data, f.Attrs) }
+
+// scatterAdd sets out to zero and adds u[i] to out[idx[i]] for the indices
+// of a.
+func scatterAdd[T flat.Float](out, u []T, a Attrs) {
+	_, idx, _ := indexAttrs(a)
 	clear(out)
 	u = u[:len(idx)]
 	for i, j := range idx {

@@ -124,20 +124,35 @@ func tick(t bool) string {
 }
 
 func (*matmulPrim) Forward(f *Forward) {
-	ta, tb := f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1
 	if sa, sb := f.In[0].Shape, f.In[1].Shape; len(sa) == 2 && len(sb) == 2 {
-		// One product (a layer's): no batch to walk.
+		// One product (a layer's): no batch to walk. Written out here
+		// rather than through matmulForward, whose call costs a few
+		// percent of a small network's step.
 		m, k, n := sa[0], sa[1], sb[1]
-		if ta {
+		if f.Attrs.Ints[0] == 1 {
 			m, k = k, m
 		}
-		if tb {
+		if f.Attrs.Ints[1] == 1 {
 			n = sb[0]
 		}
-		gemm(ta, tb, m, n, k, f.In[0].Data, sa[1], f.In[1].Data, sb[1], f.Out.Data, n)
+		gemm(f.Attrs.Ints[0] == 1, f.Attrs.Ints[1] == 1, m, n, k, f.In[0].Data, sa[1], f.In[1].Data, sb[1], f.Out.Data, n)
 		return
 	}
-	A, B := f.In[0], f.In[1]
+	matmulForward(f.In[0], f.In[1], f.Out, f.Attrs, gemm)
+}
+
+// Forward64 computes the products in float64 with gemmGo, a plain loop:
+// the matrices of an ODE's right-hand side or a small network are too
+// small for packing and blocking to pay.
+func (*matmulPrim) Forward64(f *Forward) {
+	matmulForward(f.In64[0], f.In64[1], f.Out64, f.Attrs, gemmGo[float64])
+}
+
+// matmulForward computes out = op(A)·op(B), one product of the batch at a
+// time with gemm (gemm's contract); a 2-D A or B, or a batch of 1, is
+// shared.
+func matmulForward[T flat.Float](A, B, out flat.TensorOf[T], a Attrs, gemm func(ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)) {
+	ta, tb := a.Ints[0] == 1, a.Ints[1] == 1
 	ba, m, k, _ := mmDims(A.Shape, ta)
 	bb, _, n, _ := mmDims(B.Shape, tb)
 	ra, ca := A.Shape[len(A.Shape)-2], A.Shape[len(A.Shape)-1]
@@ -151,7 +166,52 @@ func (*matmulPrim) Forward(f *Forward) {
 		if bb > 1 {
 			bi = i * rb * cb
 		}
-		gemm(ta, tb, m, n, k, A.Data[ai:ai+ra*ca], ca, B.Data[bi:bi+rb*cb], cb, f.Out.Data[i*m*n:(i+1)*m*n], n)
+		gemm(ta, tb, m, n, k, A.Data[ai:ai+ra*ca], ca, B.Data[bi:bi+rb*cb], cb, out.Data[i*m*n:(i+1)*m*n], n)
+	}
+}
+
+// gemmGo is gemm in plain Go for either precision, float64's kernel: c =
+// op(a)·op(b) for row-major a, b, c. Each case runs its innermost loop
+// along contiguous memory: rows of b scaled and added (axpy) when b is
+// not transposed, dot products of rows when it is.
+func gemmGo[T flat.Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n : i*ldc+n]
+		switch {
+		case !tb:
+			clear(ci)
+			for p := 0; p < k; p++ {
+				var aip T
+				if ta {
+					aip = a[p*lda+i]
+				} else {
+					aip = a[i*lda+p]
+				}
+				bp := b[p*ldb : p*ldb+n : p*ldb+n]
+				for j, v := range bp {
+					ci[j] += aip * v
+				}
+			}
+		case !ta:
+			ai := a[i*lda : i*lda+k : i*lda+k]
+			for j := range ci {
+				bj := b[j*ldb : j*ldb+k : j*ldb+k]
+				var s T
+				for p, v := range ai {
+					s += v * bj[p]
+				}
+				ci[j] = s
+			}
+		default:
+			for j := range ci {
+				bj := b[j*ldb : j*ldb+k : j*ldb+k]
+				var s T
+				for p, v := range bj {
+					s += a[p*lda+i] * v
+				}
+				ci[j] = s
+			}
+		}
 	}
 }
 

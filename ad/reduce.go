@@ -1,6 +1,10 @@
 package ad
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flatkit/flatkit/flat"
+)
 
 // Reductions: Sum and Mean over any axes, written with SumTo, and Max and
 // Min over one axis.
@@ -151,10 +155,17 @@ func (p *extremumPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 }
 
 func (p *extremumPrim) Forward(f *Forward) {
-	x, out := f.In[0], f.Out.Data
-	ax, _ := normAxis(f.Attrs.Ints[0], len(x.Shape))
+	extremum(f.In[0], f.Out.Data, f.Save(len(f.Out.Data)), f.Attrs, p.min)
+}
+func (p *extremumPrim) Forward64(f *Forward) {
+	extremum(f.In64[0], f.Out64.Data, f.Save(len(f.Out64.Data)), f.Attrs, p.min)
+}
+
+// extremum sets out to the maximum (or with isMin the minimum) of x over the
+// axis of a, and arg to the flat positions in x of the chosen elements.
+func extremum[T flat.Float](x flat.TensorOf[T], out []T, arg []int, a Attrs, isMin bool) {
+	ax, _ := normAxis(a.Ints[0], len(x.Shape))
 	outer, n, inner := axisSplit(x.Shape, ax)
-	arg := f.Save(len(out))
 	for o := 0; o < outer; o++ {
 		base := o * n * inner
 		best := out[o*inner : (o+1)*inner]
@@ -166,7 +177,7 @@ func (p *extremumPrim) Forward(f *Forward) {
 		for k := 1; k < n; k++ {
 			off := base + k*inner
 			row := x.Data[off : off+inner]
-			if p.min {
+			if isMin {
 				for i, v := range row {
 					if v < best[i] || v != v && best[i] == best[i] {
 						best[i], pos[i] = v, off+i

@@ -3,6 +3,8 @@ package ad
 import (
 	"fmt"
 	"math"
+
+	"github.com/flatkit/flatkit/flat"
 )
 
 // The softmax family over one axis. LogSumExp is a primitive with a stable
@@ -65,9 +67,12 @@ func (*logSumExpPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 	return reducedShape(dst, in[0], ax), nil
 }
 
-func (*logSumExpPrim) Forward(f *Forward) {
-	x, out := f.In[0], f.Out.Data
-	ax, _ := normAxis(f.Attrs.Ints[0], len(x.Shape))
+func (*logSumExpPrim) Forward(f *Forward)   { logSumExpAxis(f.In[0], f.Out.Data, f.Attrs) }
+func (*logSumExpPrim) Forward64(f *Forward) { logSumExpAxis(f.In64[0], f.Out64.Data, f.Attrs) }
+
+// logSumExpAxis sets out to log Σ exp(x) over the axis of a.
+func logSumExpAxis[T flat.Float](x flat.TensorOf[T], out []T, a Attrs) {
+	ax, _ := normAxis(a.Ints[0], len(x.Shape))
 	outer, n, inner := axisSplit(x.Shape, ax)
 	for o := 0; o < outer; o++ {
 		base := o * n * inner
@@ -78,9 +83,9 @@ func (*logSumExpPrim) Forward(f *Forward) {
 }
 
 // logSumExp returns log Σ_k exp(x[k·stride]) for k < n, shifted by the
-// maximum and accumulated in float64.
-func logSumExp(x []float32, n, stride int) float32 {
-	m := float32(math.Inf(-1))
+// maximum and accumulated in float64 (float32's result is rounded once).
+func logSumExp[T flat.Float](x []T, n, stride int) T {
+	m := T(math.Inf(-1))
 	for k := 0; k < n; k++ {
 		if v := x[k*stride]; v > m || v != v {
 			m = v
@@ -94,7 +99,7 @@ func logSumExp(x []float32, n, stride int) float32 {
 	for k := 0; k < n; k++ {
 		s += math.Exp(float64(x[k*stride]) - mf)
 	}
-	return float32(mf + math.Log(s))
+	return T(mf + math.Log(s))
 }
 
 // softmaxOf returns exp(x − lse) for lse = LogSumExp(x, axis), and the
