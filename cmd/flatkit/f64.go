@@ -36,8 +36,8 @@ import (
 // largest difference of the two sides' results relative to the largest
 // hand-written value: they compute the same thing.
 //
-// Until ad computes in float64, the ad side is float32 (precision
-// "float32"): f64Bridge, f64Float and f64Precision are what changes then.
+// The ad side computes in float64 (odead.Derivs64), as the hand-written
+// side does.
 
 func init() {
 	register(scenario{
@@ -48,15 +48,14 @@ func init() {
 }
 
 // f64Float is the element type of the ad side's states.
-type f64Float = float32
+type f64Float = float64
 
 // f64Precision names f64Float in the lines.
-const f64Precision = "float32"
+const f64Precision = "float64"
 
 // f64Bridge makes the ad side's problem from a right-hand side written
-// with ad ops: F, Jac, JVP and VJP, and Jac in the CSR storage of pat
-// when pat is not nil. It is float32 odead.Derivs until ad computes in
-// float64, and then the float64 bridge.
+// with ad ops: F, Jac, JVP and VJP in float64, and Jac in the CSR storage
+// of pat when pat is not nil.
 func f64Bridge(f func(u, p ad.Var, t float64) ad.Var, n int, replay bool, pat *linalg.Pattern) ode.Problem[f64Float] {
 	var opts []odead.Option
 	if replay {
@@ -65,7 +64,7 @@ func f64Bridge(f func(u, p ad.Var, t float64) ad.Var, n int, replay bool, pat *l
 	if pat != nil {
 		opts = append(opts, odead.JacPattern(pat))
 	}
-	return odead.Derivs(f, n, opts...)
+	return odead.Derivs64(f, n, opts...)
 }
 
 // f64Problem is one problem of the scenario: its ad right-hand side, its
