@@ -84,60 +84,7 @@ func TestFloat64OpsBGradients(t *testing.T) {
 	for _, c := range opsBCases {
 		t.Run(c.name, func(t *testing.T) {
 			loss := func(p ad.Var) ad.Var { return opsBLoss(c.f(p)) }
-			value := func(x []float64) float64 {
-				tp := ad.NewTape()
-				return loss(tp.Param64(x)).Item64()
-			}
-			grad := func(x []float64) []float64 {
-				tp := ad.NewTape()
-				g, err := tp.Grad64(loss(tp.Param64(x)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return g
-			}
-			g := grad(x)
-			for i := range x {
-				want := fd64(value, x, i)
-				if math.Abs(g[i]-want) > 1e-8*(1+math.Abs(want)) {
-					t.Errorf("∂f/∂x[%d] = %.15g, finite differences %.15g", i, g[i], want)
-				}
-			}
-			// Forward over reverse: Hessian columns against finite
-			// differences of the gradient, in a few directions.
-			for _, i := range []int{0, 5, 13, 22} {
-				tp := ad.NewTape()
-				p := tp.Param64(x)
-				gv := ad.GradVar(loss, p)
-				dir := make([]float64, len(x))
-				dir[i] = 1
-				hv, err := tp.JVPOf(gv, []ad.Var{p}, []ad.Var{tp.Const64(flat.Tensor64{Shape: []int{len(x)}, Data: dir})})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if hv.Precision() != ad.Float64 {
-					t.Fatalf("Hessian column in %v, want float64", hv.Precision())
-				}
-				h := 1e-3 * math.Max(1, math.Abs(x[i]))
-				col := func(h float64) []float64 {
-					xp := append([]float64(nil), x...)
-					xm := append([]float64(nil), x...)
-					xp[i] += h
-					xm[i] -= h
-					gp, gm := grad(xp), grad(xm)
-					for j := range gp {
-						gp[j] = (gp[j] - gm[j]) / (2 * h)
-					}
-					return gp
-				}
-				c1, c2 := col(h), col(h/2)
-				for j, got := range hv.Data64() {
-					want := (4*c2[j] - c1[j]) / 3
-					if math.Abs(got-want) > 1e-7*(1+math.Abs(want)) {
-						t.Errorf("H[%d][%d] = %.15g, finite differences of the gradient %.15g", j, i, got, want)
-					}
-				}
-			}
+			checkSecondOrder64(t, loss, x, []int{0, 5, 13, 22})
 		})
 	}
 }

@@ -44,55 +44,69 @@ func TestFloat64UnaryGradients(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			// f(x) = Σ op(x)², second derivatives through the op's rule.
 			loss := func(p ad.Var) ad.Var { y := op.f(p); return ad.Sum(ad.Mul(y, y)) }
-			value := func(x []float64) float64 {
-				tp := ad.NewTape()
-				return loss(tp.Param64(x)).Item64()
-			}
-			tp := ad.NewTape()
-			p := tp.Param64(x)
-			y := loss(p)
-			if y.Precision() != ad.Float64 {
-				t.Fatalf("loss precision %v, want float64", y.Precision())
-			}
-			g, err := tp.Grad64(y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range x {
-				want := fd64(value, x, i)
-				if math.Abs(g[i]-want) > 1e-8*(1+math.Abs(want)) {
-					t.Errorf("∂f/∂x[%d] = %.15g, finite differences %.15g", i, g[i], want)
-				}
-			}
-			// Forward over reverse: the Hessian's columns against finite
-			// differences of the gradient.
-			grad := func(x []float64, j int) float64 {
-				tp := ad.NewTape()
-				g, err := tp.Grad64(loss(tp.Param64(x)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return g[j]
-			}
-			for i := range x {
-				tp := ad.NewTape()
-				p := tp.Param64(x)
-				gv := ad.GradVar(loss, p)
-				dir := make([]float64, len(x))
-				dir[i] = 1
-				hv, err := tp.JVPOf(gv, []ad.Var{p}, []ad.Var{tp.Const64(flat.Tensor64{Shape: []int{len(x)}, Data: dir})})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j := range x {
-					want := fd64(func(x []float64) float64 { return grad(x, j) }, x, i)
-					if got := hv.Data64()[j]; math.Abs(got-want) > 1e-7*(1+math.Abs(want)) {
-						t.Errorf("H[%d][%d] = %.15g, finite differences of the gradient %.15g", j, i, got, want)
-					}
-				}
-			}
+			checkSecondOrder64(t, loss, x, allCoords(len(x)))
 		})
 	}
+}
+
+// checkSecondOrder64 checks the float64 gradient of loss at x against
+// fd64 in every coordinate (to 1e-8 relative), and, for each coordinate
+// i in cols, the Hessian's column i by forward over reverse against
+// fdVec64 of the gradient (to 1e-7). It returns the gradient.
+func checkSecondOrder64(t *testing.T, loss func(ad.Var) ad.Var, x []float64, cols []int) []float64 {
+	t.Helper()
+	value := func(x []float64) float64 {
+		tp := ad.NewTape()
+		y := loss(tp.Param64(x))
+		if err := tp.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return y.Item64()
+	}
+	tp := ad.NewTape()
+	y := loss(tp.Param64(x))
+	if p := y.Precision(); p != ad.Float64 {
+		t.Fatalf("loss precision %v, want float64", p)
+	}
+	g, err := tp.Grad64(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if want := fd64(value, x, i); math.Abs(g[i]-want) > 1e-8*(1+math.Abs(want)) {
+			t.Errorf("∂f/∂x[%d] = %.15g, finite differences %.15g", i, g[i], want)
+		}
+	}
+	gradAt := func(x []float64) []float64 { return grad64(t, loss, x) }
+	for _, i := range cols {
+		tp := ad.NewTape()
+		p := tp.Param64(x)
+		dir := make([]float64, len(x))
+		dir[i] = 1
+		hv, err := tp.JVPOf(ad.GradVar(loss, p), []ad.Var{p}, []ad.Var{tp.Const64(flat.Tensor64{Shape: []int{len(x)}, Data: dir})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hv.Precision() != ad.Float64 {
+			t.Fatalf("Hessian column in %v, want float64", hv.Precision())
+		}
+		want := fdVec64(gradAt, x, i)
+		for j, got := range hv.Data64() {
+			if math.Abs(got-want[j]) > 1e-7*(1+math.Abs(want[j])) {
+				t.Errorf("H[%d][%d] = %.15g, finite differences of the gradient %.15g", j, i, got, want[j])
+			}
+		}
+	}
+	return g
+}
+
+// allCoords returns 0, …, n−1.
+func allCoords(n int) []int {
+	c := make([]int, n)
+	for i := range c {
+		c[i] = i
+	}
+	return c
 }
 
 func TestFloat64IsNotRoundedToFloat32(t *testing.T) {

@@ -55,12 +55,7 @@ import (
 //
 // n < 1 or a nil f is a bug, and panics.
 func Func[R RHS](f R, n int, opts ...Option) ode.Problem[float32] {
-	if n < 1 || f == nil {
-		panic(fmt.Sprintf("odead: Func(f, %d): want a non-nil f and n ≥ 1", n))
-	}
-	a := newADRHS[float32](f, n, opts)
-	a.givenStructure("Func")
-	return ode.Problem[float32]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
+	return given[float32]("Func", f, n, opts).problem(false)
 }
 
 // Func64 is Func for a float64 state: f computes in float64, with u a
@@ -70,23 +65,13 @@ func Func[R RHS](f R, n int, opts ...Option) ode.Problem[float32] {
 // ad.ScalarLike(u, c) or ad.Scale, not Tape.Scalar, whose float32 value
 // mixed with u is an error that Err reports.
 func Func64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
-	if n < 1 || f == nil {
-		panic(fmt.Sprintf("odead: Func64(f, %d): want a non-nil f and n ≥ 1", n))
-	}
-	a := newADRHS[float64](f, n, opts)
-	a.givenStructure("Func64")
-	return ode.Problem[float64]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
+	return given[float64]("Func64", f, n, opts).problem(false)
 }
 
 // Derivs64 is Derivs for a float64 state, as Func64 is Func's: the
 // products are float64, and dp, the parameter part, is float64 too.
 func Derivs64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
-	if n < 1 || f == nil {
-		panic(fmt.Sprintf("odead: Derivs64(f, %d): want a non-nil f and n ≥ 1", n))
-	}
-	a := newADRHS[float64](f, n, opts)
-	a.givenStructure("Derivs64")
-	return a.problem()
+	return given[float64]("Derivs64", f, n, opts).problem(true)
 }
 
 // Derivs is Func with the derivative products JVP and VJP of
@@ -100,27 +85,37 @@ func Derivs64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
 //     recording and one reverse sweep seeded with w, towards u and p at
 //     once (towards u only when dp is nil).
 //
-// Both are exact to float32 rounding, as ad is float32. They are safe for
-// concurrent use and allocation-free once warm, as F and Jac are. With
-// Replayable each product's recording, sweep included, is replayed. If f
-// fails they leave jv, or du and dp, as they were, and Err reports the
-// error, as for F; Problem reports it up front. F, Jac and Err are those
-// of Func.
+// Both are exact to the rounding of the state's precision (float32 here,
+// float64 with Derivs64). They are safe for concurrent use and
+// allocation-free once warm, as F and Jac are. A replayed recording (see
+// Replayable) is replayed with its sweep. If f fails they leave jv, or du
+// and dp, as they were, and Err reports the error, as for F; Problem
+// reports it up front. F, Jac and Err are those of Func.
 //
 // n < 1 or a nil f is a bug, and panics.
 func Derivs[R RHS](f R, n int, opts ...Option) ode.Problem[float32] {
-	if n < 1 || f == nil {
-		panic(fmt.Sprintf("odead: Derivs(f, %d): want a non-nil f and n ≥ 1", n))
-	}
-	a := newADRHS[float32](f, n, opts)
-	a.givenStructure("Derivs")
-	return a.problem()
+	return given[float32]("Derivs", f, n, opts).problem(true)
 }
 
-// problem is the ode.Problem with a's F, Jac, JacStructure, JVP, VJP and
-// Err.
-func (a *adRHS[F]) problem() ode.Problem[F] {
-	return ode.Problem[F]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), JVP: a.callJVP, VJP: a.callVJP, Err: a.errOf}
+// given is the adRHS of Func, Func64, Derivs and Derivs64 (named fn in
+// its panics), whose structure, if not dense, is given by JacPattern.
+func given[F ode.Float, R RHS](fn string, f R, n int, opts []Option) *adRHS[F] {
+	if n < 1 || f == nil {
+		panic(fmt.Sprintf("odead: %s(f, %d): want a non-nil f and n ≥ 1", fn, n))
+	}
+	a := newADRHS[F](f, n, opts)
+	a.givenStructure(fn)
+	return a
+}
+
+// problem is the ode.Problem with a's F, Jac, JacStructure and Err, and
+// with derivs its JVP and VJP.
+func (a *adRHS[F]) problem(derivs bool) ode.Problem[F] {
+	p := ode.Problem[F]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
+	if derivs {
+		p.JVP, p.VJP = a.callJVP, a.callVJP
+	}
+	return p
 }
 
 // structure is the ode.Structure of the Jacobian that a's Jac writes.
@@ -267,7 +262,7 @@ func Problem[F ode.Float, R RHS](f R, u0 []F, t0, t1 float64, p []float32, opts 
 	if err := a.evalVJP(make([]F, n), make([]F, len(p)), v, u0, p, t0); err != nil {
 		return ode.Problem[F]{}, errorf("Problem: the VJP at t=%g: %w", t0, err)
 	}
-	prob := a.problem()
+	prob := a.problem(true)
 	prob.U0, prob.T0, prob.T1, prob.P = u0, t0, t1, p
 	return prob, nil
 }
