@@ -58,6 +58,7 @@ func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 func (c *checkConfig) fdProbes(θ []float32, salt uint64) []probe {
 	ps := c.probes(θ, salt)
 	hmax, _ := c.stepRange()
+	hmax *= slices.Max(stepMults)
 	δ := c.probeSteps()
 	for k := range ps {
 		ps[k].d = snapDirection(θ, unitDirection(ps[k].d), hmax, slices.Min(δ))
@@ -127,10 +128,12 @@ func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report stri
 		return "", err
 	}
 	ps := c.fdProbes(θ, 1)
+	gc := *c
+	gc.abs = c.gradAbs
 	var d disagreements
 	for _, p := range ps {
 		gd := []float64{dot64(g, p.d)}
-		rep, err := c.compare(f, θ, p.d, gd, absDot64(g, p.d))
+		rep, err := gc.compare(f, θ, p.d, gd, absDot64(g, p.d))
 		if err != nil {
 			return "", err
 		}
@@ -205,13 +208,21 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	t.Helper()
 	c := configure(opts)
 	ps := c.fdProbes(θ, 2)
-	var d disagreements
-	for _, p := range ps {
+	// A column that is zero but for rounding is judged against the
+	// size of the whole Jacobian: scale is the largest J·d.
+	jvs := make([][]float32, len(ps))
+	scale := 0.0
+	for k, p := range ps {
 		jv, err := ad.JVP(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
-		rep, err := c.compare(f, θ, p.d, float64s(jv), absMax(jv))
+		jvs[k] = jv
+		scale = math.Max(scale, absMax(jv))
+	}
+	var d disagreements
+	for k, p := range ps {
+		rep, err := c.compare(f, θ, p.d, float64s(jvs[k]), scale)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
@@ -275,8 +286,10 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	}
 	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
 	ps := c.fdProbes(θ, 5)
-	hus := make([][]float32, len(ps))
-	var d disagreements
+	// A column that is zero but for rounding is judged against the
+	// size of the whole Hessian: scale is the largest H·u of both modes.
+	hus, hus2 := make([][]float32, len(ps)), make([][]float32, len(ps))
+	scale := 0.0
 	for k, p := range ps {
 		hu, err := ad.HVP(f, θ, p.d)
 		if err != nil {
@@ -286,16 +299,20 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 		if err != nil {
 			t.Fatalf("CheckHVP: HVPReverse: %v", err)
 		}
-		hus[k] = hu
+		hus[k], hus2[k] = hu, hu2
+		scale = math.Max(scale, absMax(hu)+absMax(hu2))
+	}
+	var d disagreements
+	for k, p := range ps {
+		hu, hu2 := hus[k], hus2[k]
 		bad := "" // the direction's first disagreement
-		scale := absMax(hu) + absMax(hu2)
 		for i := range hu {
 			if tol := 1e-4*scale + 1e-6; !(math.Abs(float64(hu[i]-hu2[i])) <= tol) {
 				bad = fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol)
 				break
 			}
 		}
-		rep, err := c.compare(grad, θ, p.d, float64s(hu), absMax(hu))
+		rep, err := c.compare(grad, θ, p.d, float64s(hu), scale/2)
 		if err != nil {
 			t.Fatalf("CheckHVP: %v", err)
 		}

@@ -57,6 +57,7 @@ func (TransposeOption) transposeCheckOption() {}
 type checkConfig struct {
 	steps      []float32
 	rel, abs   float64
+	gradAbs    float64     // abs for CheckGrad's comparisons
 	eval       fdEvaluator // how the finite differences evaluate f
 	dirs       int
 	full       int
@@ -67,7 +68,8 @@ type checkConfig struct {
 // Defaults of the derivative checks; see the options.
 const (
 	DefaultRelTol     = 1e-3
-	DefaultAbsTol     = 1e-4
+	DefaultAbsTol     = 2e-3 // of CheckJVP and CheckHVP
+	DefaultGradAbsTol = 1e-4 // of CheckGrad
 	DefaultDirections = 4
 	DefaultFullUpTo   = 16
 
@@ -98,17 +100,21 @@ func Steps(h ...float32) FDOption {
 	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
 }
 
-// Tol sets the tolerance of the comparisons with finite differences; the
-// default is 1e-3 and 1e-4. |ad − fd| must be within
+// Tol sets the tolerance of the comparisons with finite differences. The
+// defaults are DefaultRelTol and DefaultAbsTol (CheckJVP, CheckHVP) or
+// DefaultGradAbsTol (CheckGrad). |ad − fd| must be within
 // rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the estimated error
-// of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale is Σ|∂f/∂θᵢ·dᵢ|,
-// the size of the terms it sums. For CheckJVP and CheckHVP, ad is one
-// component of J·d or H·d, and scale is the largest of them. The default
-// catches a rule wrong by 1 % wherever the differences are accurate to a
-// few parts in ten thousand, as they are for smooth functions of
-// moderate size in float32 (TestCheckersCatchRulesWrongByOnePercent).
+// of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale is
+// Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and CheckHVP,
+// ad is one component of J·d or H·d, and scale is the largest of them: a
+// small component is rounded relative to the largest, and float32 second
+// derivatives are rounded by more than first ones. The defaults catch a
+// derivative wrong by 1 % (in its largest components) wherever the
+// differences are accurate to a few parts in ten thousand, as they are
+// for smooth functions of moderate size in float32
+// (TestCheckersCatchRulesWrongByOnePercent).
 func Tol(rel, abs float64) FDOption {
-	return func(c *checkConfig) { c.rel, c.abs = rel, abs }
+	return func(c *checkConfig) { c.rel, c.abs, c.gradAbs = rel, abs, abs }
 }
 
 // Directions sets how many random directions are checked when θ is larger
@@ -146,7 +152,7 @@ func Exact() TransposeOption {
 
 // configure applies opts to the defaults; a nil option is skipped.
 func configure[O applier](opts []O) checkConfig {
-	c := checkConfig{steps: defaultSteps, eval: eval32, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
+	c := checkConfig{steps: defaultSteps, eval: eval32, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
 	for _, o := range opts {
 		if any(o) != nil {
