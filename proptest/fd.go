@@ -3,7 +3,6 @@ package proptest
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/flatkit/flatkit/ad"
@@ -288,8 +287,6 @@ func (c *checkConfig) tol(ad, fd, est, scale float64) float64 {
 // small, and those float32 holds as subnormal numbers.
 const floorUnits = 16
 
-var debugFD = os.Getenv("FDDEBUG") != ""
-
 // errSafety is how many times its estimated error a finite difference may
 // be off.
 const errSafety = 2
@@ -310,8 +307,9 @@ type fdEstimate struct {
 // output, matches the finite differences. scale is the size of the terms
 // AD summed into one output. It takes the differences at c's steps, and
 // at larger multiples of them (stepMults) while some output's estimated
-// error is the larger part of its tolerance; each output keeps the
-// estimate of least error. If some output does not match, compare
+// error is the larger part of its tolerance and there are several steps;
+// each output keeps the estimate of least error among those that agree
+// with the estimates before. If some output does not match, compare
 // returns a report naming the worst, with the differences at every step,
 // their estimate and the tolerance.
 func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []float64, scale float64) (report string, err error) {
@@ -330,23 +328,23 @@ func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []flo
 		rough := false
 		for i := range want {
 			v, e := tb.estimate(i)
-			if best[i].tb == nil || e < best[i].err {
+			// A larger step replaces the estimate only if it is more
+			// accurate and agrees with it: far from zero the terms
+			// that the extrapolation drops may not be small.
+			if b := best[i]; b.tb == nil || e < b.err && math.Abs(v-b.v) <= b.err+e {
 				best[i] = fdEstimate{v, e, tb}
 			}
 			b := best[i]
 			rough = rough || !(errSafety*b.err <= c.rel*(math.Abs(want[i])+math.Abs(b.v))+c.abs*scale)
 		}
-		if !rough {
-			break
+		if !rough || len(c.steps) == 1 {
+			break // a single step has no estimate of its truncation error
 		}
 	}
 	worst, wi := -1.0, -1
 	for i, b := range best {
 		a := want[i]
 		off := math.Abs(a - b.v)
-		if debugFD {
-			fmt.Printf("DBG i=%d ad=%.7g fd=%.7g est=%.3g tol=%.3g rel=%.3g h0=%g\n", i, a, b.v, b.err, c.tol(a, b.v, b.err, scale), off/math.Abs(a), b.tb.h[0])
-		}
 		tol := c.tol(a, b.v, b.err, scale)
 		if off <= tol {
 			continue
