@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
+	"slices"
 
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
-	"github.com/flatkit/flatkit/flat"
 )
 
 // The AD checkers compare a function's derivatives computed by package ad
@@ -47,6 +46,25 @@ func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 	for k := range ps {
 		d := c.direction(θ, salt<<16|uint64(k), n)
 		ps[k] = probe{d: d, coord: -1, label: fmt.Sprintf("along random direction %d of %d (|d| = %.3g)", k+1, c.dirs, norm64(d))}
+	}
+	return ps
+}
+
+// fdProbes returns the directions of a check against finite differences:
+// those of probes, each scaled by a power of two so that its largest
+// component is in (1/2, 1], then snapped so that θ plus every default
+// step along it is exact in float32 (snapDirection). The steps are then
+// how far θ's most moved component goes.
+func (c *checkConfig) fdProbes(θ []float32, salt uint64) []probe {
+	ps := c.probes(θ, salt)
+	hmax, _ := c.stepRange()
+	hmax *= slices.Max(stepMults)
+	δ := c.probeSteps()
+	for k := range ps {
+		ps[k].d = snapDirection(θ, unitDirection(ps[k].d), hmax, slices.Min(δ))
+		if ps[k].coord < 0 {
+			ps[k].label = fmt.Sprintf("along random direction %d of %d (|d| = %.3g)", k+1, c.dirs, norm64(ps[k].d))
+		}
 	}
 	return ps
 }
@@ -92,54 +110,6 @@ func dyadicFor(θ []float32, salt uint64, n int) []float32 {
 	return d
 }
 
-func evalAt(f func(ad.Var) ad.Var, θ []float32) ([]float32, error) {
-	tp := ad.NewTape()
-	y := f(tp.Param(θ))
-	if err := tp.Err(); err != nil {
-		return nil, err
-	}
-	return flat.Clone(y.Data()), nil
-}
-
-func shifted(θ, d []float32, h float32) []float32 {
-	x := flat.Clone(θ)
-	flat.Axpy(h, d, x)
-	return x
-}
-
-// centralDiff returns the central difference of f along d with step h,
-// elementwise and in float64.
-func centralDiff(f func(ad.Var) ad.Var, θ, d []float32, h float32) ([]float64, error) {
-	p, err := evalAt(f, shifted(θ, d, h))
-	if err != nil {
-		return nil, err
-	}
-	m, err := evalAt(f, shifted(θ, d, -h))
-	if err != nil {
-		return nil, err
-	}
-	if len(p) != len(m) {
-		return nil, fmt.Errorf("f has %d outputs at θ+hd but %d at θ−hd, want the same number", len(p), len(m))
-	}
-	out := make([]float64, len(p))
-	for i := range p {
-		out[i] = (float64(p[i]) - float64(m[i])) / (2 * float64(h))
-	}
-	return out, nil
-}
-
-// richardson is the Richardson extrapolation of central differences
-// d1 = D(h) and d2 = D(h/ratio): (ratio²·d2 − d1)/(ratio² − 1) cancels
-// their h² error term.
-func richardson(d1, d2, ratio float64) float64 {
-	r2 := ratio * ratio
-	return (r2*d2 - d1) / (r2 - 1)
-}
-
-func (c *checkConfig) tol(a, b, scale float64) float64 {
-	return c.rel*(math.Abs(a)+math.Abs(b)) + c.abs*(1+scale)
-}
-
 func absMax(x []float32) float64 {
 	m := 0.0
 	for _, v := range x {
@@ -150,84 +120,20 @@ func absMax(x []float32) float64 {
 
 func norm64(x []float32) float64 { return math.Sqrt(dot64(x, x)) }
 
-// compare reports whether want matches the central difference of f along
-// d at one of the steps, or the Richardson extrapolation of the first two.
-// want holds AD's value per output. If none matches, compare returns a
-// report naming the worst output, the values at every step, and the
-// tolerance.
-func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []float32, scale float64) (report string, err error) {
-	var parts []string
-	worstAt := -1
-	// agrees reports whether every output of fd is within tolerance of
-	// want; if not, it adds fd's value at the worst output (of the first
-	// estimate) to parts, formatted by format (one %.6g verb).
-	agrees := func(fd []float64, format string) bool {
-		worst, wi := -1.0, -1
-		for i := range fd {
-			a := float64(want[i])
-			e := math.Abs(a - fd[i])
-			if !(e <= c.tol(a, fd[i], scale)) && (e > worst || math.IsNaN(e)) {
-				worst, wi = e, i
-			}
-		}
-		if wi < 0 {
-			return true
-		}
-		if worstAt < 0 {
-			worstAt = wi
-		}
-		a := float64(want[worstAt])
-		parts = append(parts, fmt.Sprintf(format+" (tolerance %.3g)", fd[worstAt], c.tol(a, fd[worstAt], scale)))
-		return false
-	}
-	var first []float64 // the central differences at the first step
-	for si, h := range c.steps {
-		fd, err := centralDiff(f, θ, d, h)
-		if err != nil {
-			return "", err
-		}
-		if len(fd) != len(want) {
-			return fmt.Sprintf("AD has %d outputs, f has %d", len(want), len(fd)), nil
-		}
-		if agrees(fd, fmt.Sprintf("central difference %%.6g at step %g", h)) {
-			return "", nil
-		}
-		switch si {
-		case 0:
-			first = fd
-		case 1:
-			// A large third derivative along d leaves an error of order
-			// h² at both steps (|d| ≈ 10 for 100 parameters); their
-			// extrapolation cancels it. fd becomes that extrapolation.
-			ratio := float64(c.steps[0]) / float64(h)
-			for i := range fd {
-				fd[i] = richardson(first[i], fd[i], ratio)
-			}
-			if agrees(fd, "their Richardson extrapolation %.6g") {
-				return "", nil
-			}
-		}
-	}
-	out := ""
-	if len(want) > 1 {
-		out = fmt.Sprintf("output %d: ", worstAt)
-	}
-	return fmt.Sprintf("%sAD %.6g, %s", out, want[worstAt], strings.Join(parts, ", ")), nil
-}
-
 // checkGrad runs CheckGrad's comparisons and returns a report of the first
 // failure with the number of failing directions, or "" if all agree.
 func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report string, err error) {
-	v, g, err := ad.ValueAndGrad(f, θ)
+	_, g, err := ad.ValueAndGrad(f, θ)
 	if err != nil {
 		return "", err
 	}
-	ps := c.probes(θ, 1)
+	ps := c.fdProbes(θ, 1)
+	gc := *c
+	gc.abs = c.gradAbs
 	var d disagreements
 	for _, p := range ps {
-		gd := []float32{float32(dot64(g, p.d))}
-		scale := math.Abs(float64(v)) + absMax(g)*absMax(p.d)
-		rep, err := c.compare(f, θ, p.d, gd, scale)
+		gd := []float64{dot64(g, p.d)}
+		rep, err := gc.compare(f, θ, p.d, gd, absDot64(g, p.d))
 		if err != nil {
 			return "", err
 		}
@@ -301,18 +207,22 @@ func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []F
 func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	t.Helper()
 	c := configure(opts)
-	y, err := evalAt(f, θ)
-	if err != nil {
-		t.Fatalf("CheckJVP: %v", err)
-	}
-	ps := c.probes(θ, 2)
-	var d disagreements
-	for _, p := range ps {
+	ps := c.fdProbes(θ, 2)
+	// A column that is zero but for rounding is judged against the
+	// size of the whole Jacobian: scale is the largest J·d.
+	jvs := make([][]float32, len(ps))
+	scale := 0.0
+	for k, p := range ps {
 		jv, err := ad.JVP(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
-		rep, err := c.compare(f, θ, p.d, jv, absMax(y)+absMax(jv))
+		jvs[k] = jv
+		scale = math.Max(scale, absMax(jv))
+	}
+	var d disagreements
+	for k, p := range ps {
+		rep, err := c.compare(f, θ, p.d, float64s(jvs[k]), scale)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
@@ -375,9 +285,11 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 		return
 	}
 	grad := func(p ad.Var) ad.Var { return ad.GradVar(f, p) }
-	ps := c.probes(θ, 5)
-	hus := make([][]float32, len(ps))
-	var d disagreements
+	ps := c.fdProbes(θ, 5)
+	// A column that is zero but for rounding is judged against the
+	// size of the whole Hessian: scale is the largest H·u of both modes.
+	hus, hus2 := make([][]float32, len(ps)), make([][]float32, len(ps))
+	scale := 0.0
 	for k, p := range ps {
 		hu, err := ad.HVP(f, θ, p.d)
 		if err != nil {
@@ -387,16 +299,20 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 		if err != nil {
 			t.Fatalf("CheckHVP: HVPReverse: %v", err)
 		}
-		hus[k] = hu
+		hus[k], hus2[k] = hu, hu2
+		scale = math.Max(scale, absMax(hu)+absMax(hu2))
+	}
+	var d disagreements
+	for k, p := range ps {
+		hu, hu2 := hus[k], hus2[k]
 		bad := "" // the direction's first disagreement
-		scale := absMax(hu) + absMax(hu2)
 		for i := range hu {
 			if tol := 1e-4*scale + 1e-6; !(math.Abs(float64(hu[i]-hu2[i])) <= tol) {
 				bad = fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol)
 				break
 			}
 		}
-		rep, err := c.compare(grad, θ, p.d, hu, absMax(hu))
+		rep, err := c.compare(grad, θ, p.d, float64s(hu), scale/2)
 		if err != nil {
 			t.Fatalf("CheckHVP: %v", err)
 		}
@@ -420,6 +336,15 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 			}
 		}
 	}
+}
+
+// float64s is x in float64.
+func float64s(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
 }
 
 func dot64(a, b []float32) float64 {

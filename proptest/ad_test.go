@@ -123,7 +123,7 @@ func TestCheckGradReportNamesIndexDirectionStepTolerance(t *testing.T) {
 	if len(r.errors) != 1 {
 		t.Fatalf("got %d reports, want 1: %v", len(r.errors), r.errors)
 	}
-	for _, want := range []string{"CheckGrad", "∂f/∂θ[", "|d| = 1", "step 0.01", "step 0.003", "tolerance", "of 4 directions"} {
+	for _, want := range []string{"CheckGrad", "∂f/∂θ[", "|d| = 1", "step 0.03125", "step 0.0078125", "estimated error", "tolerance", "of 4 directions"} {
 		if !strings.Contains(r.errors[0], want) {
 			t.Errorf("report %q does not contain %q", r.errors[0], want)
 		}
@@ -226,7 +226,7 @@ func TestCheckGradExtrapolatesPastALargeThirdDerivative(t *testing.T) {
 	if len(r.errors) == 0 {
 		t.Fatal("a VJP scaled by 1.5 passed")
 	}
-	for _, want := range []string{"at step 0.01", "at step 0.003", "Richardson extrapolation"} {
+	for _, want := range []string{"at step 0.03125", "at step 0.015625", "at step 0.0078125", "Richardson extrapolation"} {
 		if !strings.Contains(r.errors[0], want) {
 			t.Errorf("the report %q does not mention %q", r.errors[0], want)
 		}

@@ -20,8 +20,12 @@
 // against finite differences and against each other. When θ is small they
 // check along every coordinate direction: the full gradient, Jacobian or
 // Hessian. Otherwise they check along several random directions, drawn
-// deterministically from θ, so a failure replays exactly. CheckHVP checks
-// the gradient first. CheckODEGradient compares the sensitivity methods of
+// deterministically from θ, so a failure replays exactly. The finite
+// differences are extrapolated over several steps (Richardson), and the
+// tolerance is made from their estimated error, so that the defaults
+// catch a rule wrong by 1 % in float32 and pass right ones
+// (TestCheckersCatchRulesWrongByOnePercent, TestCheckersPassRightRules).
+// CheckHVP checks the gradient first. CheckODEGradient compares the sensitivity methods of
 // package ode with each other and with finite differences.
 //
 // Steps, tolerances and directions are options of a check, never package

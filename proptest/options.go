@@ -57,6 +57,8 @@ func (TransposeOption) transposeCheckOption() {}
 type checkConfig struct {
 	steps      []float32
 	rel, abs   float64
+	gradAbs    float64     // abs for CheckGrad's comparisons
+	eval       fdEvaluator // how the finite differences evaluate f
 	dirs       int
 	full       int
 	exact      bool    // CheckTranspose: dyadic directions, equality
@@ -65,8 +67,9 @@ type checkConfig struct {
 
 // Defaults of the derivative checks; see the options.
 const (
-	DefaultRelTol     = 2e-2
-	DefaultAbsTol     = 2e-3
+	DefaultRelTol     = 1e-3
+	DefaultAbsTol     = 2e-3 // of CheckJVP and CheckHVP
+	DefaultGradAbsTol = 1e-4 // of CheckGrad
 	DefaultDirections = 4
 	DefaultFullUpTo   = 16
 
@@ -75,25 +78,43 @@ const (
 	DefaultTransposeAbsTol = 1e-6
 )
 
-// defaultSteps are the finite-difference steps tried, largest first.
-var defaultSteps = []float32{1e-2, 3e-3}
+// defaultSteps are the finite-difference steps, largest first: powers of
+// two, so that the points θ ± h·d are exact in float32.
+var defaultSteps = []float32{0x1p-5, 0x1p-6, 0x1p-7}
 
-// Steps sets the finite-difference steps tried, largest first. The default
-// is 1e-2 and 3e-3. A derivative passes if it agrees with the central
-// difference at any of them. So a function whose curvature spoils one step,
-// or whose rounding spoils the other, is still checked fairly. It also
-// passes if it agrees with the Richardson extrapolation of the first two.
-// The extrapolation cancels the h² error that a large third derivative
-// along the direction leaves at both.
+// Steps sets the finite-difference steps, largest first. The default is
+// 2⁻⁵, 2⁻⁶ and 2⁻⁷. A step is how far the largest component of the
+// direction moves θ: each direction is scaled by a power of two to make
+// its largest component between 1/2 and 1. The check takes central
+// differences at every step, in float64, and extrapolates them to step 0
+// (Richardson): two steps cancel the h² error, three the h⁴ error too.
+// Of the extrapolations of runs of consecutive steps, it takes the one
+// whose error it estimates least. The estimate is how far that
+// extrapolation is from those of fewer steps, plus the rounding of f. A
+// step that crosses a kink spoils the runs that hold it, but not the
+// others. Two noise probes, at an eighth and a thirty-second of the
+// smallest step, measure the rounding of f. The points of steps that are
+// powers of two are exact in float32. A single step has no estimate of
+// its truncation error: give it a Tol that allows it.
 func Steps(h ...float32) FDOption {
 	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
 }
 
-// Tol sets the tolerance of the comparisons; the default is 2e-2 and 2e-3.
-// |ad − fd| must be within rel·(|ad| + |fd|) + abs·scale, where scale is 1
-// plus the size of the values involved.
+// Tol sets the tolerance of the comparisons with finite differences. The
+// defaults are DefaultRelTol and DefaultAbsTol (CheckJVP, CheckHVP) or
+// DefaultGradAbsTol (CheckGrad). |ad − fd| must be within
+// rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the estimated error
+// of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale is
+// Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and CheckHVP,
+// ad is one component of J·d or H·d, and scale is the largest of them: a
+// small component is rounded relative to the largest, and float32 second
+// derivatives are rounded by more than first ones. The defaults catch a
+// derivative wrong by 1 % (in its largest components) wherever the
+// differences are accurate to a few parts in ten thousand, as they are
+// for smooth functions of moderate size in float32
+// (TestCheckersCatchRulesWrongByOnePercent).
 func Tol(rel, abs float64) FDOption {
-	return func(c *checkConfig) { c.rel, c.abs = rel, abs }
+	return func(c *checkConfig) { c.rel, c.abs, c.gradAbs = rel, abs, abs }
 }
 
 // Directions sets how many random directions are checked when θ is larger
@@ -131,7 +152,7 @@ func Exact() TransposeOption {
 
 // configure applies opts to the defaults; a nil option is skipped.
 func configure[O applier](opts []O) checkConfig {
-	c := checkConfig{steps: defaultSteps, rel: DefaultRelTol, abs: DefaultAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
+	c := checkConfig{steps: defaultSteps, eval: eval32, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
 	for _, o := range opts {
 		if any(o) != nil {

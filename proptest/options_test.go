@@ -30,7 +30,7 @@ var (
 
 func optionUses() []optionUse {
 	return []optionUse{
-		{"proptest.Steps(1e-2)", proptest.Steps(1e-2), fdChecks},
+		{"proptest.Steps(1e-2, 5e-3)", proptest.Steps(1e-2, 5e-3), fdChecks},
 		{"proptest.Tol(2e-2, 2e-3)", proptest.Tol(2e-2, 2e-3), fdChecks},
 		{"proptest.TransposeTol(1e-4, 1e-6)", proptest.TransposeTol(1e-4, 1e-6), []string{"CheckTranspose"}},
 		{"proptest.Exact()", proptest.Exact(), []string{"CheckTranspose"}},
