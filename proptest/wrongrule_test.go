@@ -39,16 +39,16 @@ func (*scaledSin) Forward(f *ad.Forward) {
 	}
 }
 func (s *scaledSin) JVP(r *ad.Rule) ad.Var {
-	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), s.jvp)
+	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), float64(s.jvp))
 }
 func (s *scaledSin) VJP(r *ad.Rule, cot ad.Var) {
 	g := ad.Mul(cot, ad.Cos(r.In[0]))
 	if s.second != 1 {
 		// g + (second−1)·(g − g held constant) has g's value and
 		// second times its derivative.
-		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), s.second-1))
+		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), float64(s.second-1)))
 	}
-	r.AddGrad(0, ad.Scale(g, s.vjp))
+	r.AddGrad(0, ad.Scale(g, float64(s.vjp)))
 }
 
 var (
