@@ -59,16 +59,31 @@ func stiffSensCacheDir() string {
 	return filepath.Join(d, "flatkit", "stiffsens")
 }
 
+// stiffSensRefPath is the cache file of the reference at N.
+func stiffSensRefPath(n int) string {
+	return filepath.Join(stiffSensCacheDir(), fmt.Sprintf("ref-N%d-v%d.json", n, stiffSensRefVersion))
+}
+
+// stiffSensCachedRef returns the cached reference at N, if there is one.
+func stiffSensCachedRef(n int) (*stiffSensRef, bool) {
+	b, err := os.ReadFile(stiffSensRefPath(n))
+	if err != nil {
+		return nil, false
+	}
+	var r stiffSensRef
+	if json.Unmarshal(b, &r) != nil || r.N != n || r.Version != stiffSensRefVersion || len(r.Theta) != 3 || len(r.U0) != 2*n {
+		return nil, false
+	}
+	return &r, true
+}
+
 // stiffSensReference returns the reference at N from the cache, or
 // computes and caches it; cached says which.
 func stiffSensReference(ctx context.Context, n int) (ref *stiffSensRef, cached bool, err error) {
-	path := filepath.Join(stiffSensCacheDir(), fmt.Sprintf("ref-N%d-v%d.json", n, stiffSensRefVersion))
-	if b, err := os.ReadFile(path); err == nil {
-		var r stiffSensRef
-		if json.Unmarshal(b, &r) == nil && r.N == n && r.Version == stiffSensRefVersion && len(r.Theta) == 3 && len(r.U0) == 2*n {
-			return &r, true, nil
-		}
+	if r, ok := stiffSensCachedRef(n); ok {
+		return r, true, nil
 	}
+	path := stiffSensRefPath(n)
 	r, err := stiffSensCentral(ctx, n)
 	if err != nil {
 		return nil, false, err
