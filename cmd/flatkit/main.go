@@ -46,6 +46,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// benchFlags add the flags of scenarios (named "<scenario>-…") to bench's
+// flag set; a scenario's file appends to it from its init function.
+var benchFlags []func(fs *flag.FlagSet)
+
 func bench(args []string, stdout, stderr io.Writer) int {
 	def := defaultOptions()
 	fs := flag.NewFlagSet("flatkit bench", flag.ContinueOnError)
@@ -54,6 +58,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	batch := fs.Duration("batch", def.minBatch, "minimum duration of one timed batch")
 	steps := fs.Int("steps", def.loopSteps, "steps of the long-loop figures")
 	quick := fs.Bool("quick", false, "tiny batches, 3 samples and 1000 loop steps: checks that scenarios run, not how fast")
+	for _, add := range benchFlags {
+		add(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: flatkit bench [flags] [scenario...]\n\nflags:\n")
 		fs.PrintDefaults()
