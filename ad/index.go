@@ -149,21 +149,12 @@ func (*scatterAddPrim) Forward64(f *Forward) { scatterAdd(f.Out64.Data, f.In64[0
 
 // scatterAdd sets out to zero and adds u[i] to out[idx[i]] for the indices
 // of a.
-//
-// A run of equal indices adds into a register, loaded once and stored
-// once: the same additions in the same order, so the same bits as adding
-// into out[j] one by one, without a store and a load per element.
 func scatterAdd[T flat.Float](out, u []T, a Attrs) {
 	idx := indices(a)
 	clear(out)
 	u = u[:len(idx)]
-	for i := 0; i < len(idx); {
-		j := idx[i]
-		s := out[j]
-		for ; i < len(idx) && idx[i] == j; i++ {
-			s += u[i]
-		}
-		out[j] = s
+	for i, j := range idx {
+		out[j] += u[i]
 	}
 }
 func (*scatterAddPrim) JVP(r *Rule) Var {
