@@ -65,6 +65,20 @@ func (p *binaryPrim) Forward(f *Forward) {
 }
 
 func (p *binaryPrim) Forward64(f *Forward) {
+	// The shapes of a right-hand side's small vectors: equal lengths, or a
+	// scalar against a vector, as one row without the broadcast walk
+	// (whose strides and closure cost more than a few elements).
+	switch od, xd, yd := f.Out64.Data, f.In64[0].Data, f.In64[1].Data; {
+	case len(xd) == len(od) && len(yd) == len(od):
+		binaryShort(p.op, od, xd, yd)
+		return
+	case len(xd) == len(od) && len(yd) == 1:
+		binaryRowGo(p.op, od, xd, yd, 1, 0)
+		return
+	case len(xd) == 1 && len(yd) == len(od):
+		binaryRowGo(p.op, od, xd, yd, 0, 1)
+		return
+	}
 	binaryBroadcast(p.op, f.In64[0], f.In64[1], f.Out64, binaryRowGo[float64])
 }
 

@@ -119,9 +119,13 @@ func (*gatherPrim) Shape(dst []int, in [][]int, a Attrs) ([]int, error) {
 func (*gatherPrim) Forward(f *Forward)   { gather(f.Out.Data, f.In[0].Data, f.Attrs) }
 func (*gatherPrim) Forward64(f *Forward) { gather(f.Out64.Data, f.In64[0].Data, f.Attrs) }
 
+// indices returns the indices of an index primitive's attributes, which
+// its Shape has checked: indexAttrs without the checks, for the kernels.
+func indices(a Attrs) []int { return a.Ints[1+a.Ints[0]:] }
+
 // gather sets out[i] = x[idx[i]] for the indices of a.
 func gather[T flat.Float](out, x []T, a Attrs) {
-	_, idx, _ := indexAttrs(a)
+	idx := indices(a)
 	out = out[:len(idx)]
 	for i, j := range idx {
 		out[i] = x[j]
@@ -146,7 +150,7 @@ func (*scatterAddPrim) Forward64(f *Forward) { scatterAdd(f.Out64.Data, f.In64[0
 // scatterAdd sets out to zero and adds u[i] to out[idx[i]] for the indices
 // of a.
 func scatterAdd[T flat.Float](out, u []T, a Attrs) {
-	_, idx, _ := indexAttrs(a)
+	idx := indices(a)
 	clear(out)
 	u = u[:len(idx)]
 	for i, j := range idx {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
 )
 
 // Reaction is one reaction of a mass-action network: it runs at
@@ -20,7 +21,12 @@ type Reaction struct {
 type Network struct {
 	n, r     int
 	a, b     []int // the reactants of each reaction; b is n (an appended 1) for one
-	from, to []int // the net stoichiometry: entry i adds [r; −r][from[i]] to du[to[i]]
+	from, to []int // the net stoichiometry: entry i adds sign[i]·r[from[i]] to du[to[i]]
+	// sign is ±1 per entry, in either precision (constants of the
+	// recording, never written).
+	sign   []float32
+	sign64 []float64
+	nsign  []int // the signs' shape, [len(sign)]
 }
 
 // NewNetwork returns the network of n species with the reactions rs,
@@ -54,14 +60,19 @@ func NewNetwork(n int, rs []Reaction) (*Network, error) {
 			net[s]++
 		}
 		for s, c := range net {
-			from := k
+			sign := 1
 			if c < 0 {
-				from, c = len(rs)+k, -c
+				sign, c = -1, -c
 			}
 			for range c {
-				nw.from, nw.to = append(nw.from, from), append(nw.to, s)
+				nw.from, nw.to = append(nw.from, k), append(nw.to, s)
+				nw.sign = append(nw.sign, float32(sign))
 			}
 		}
+	}
+	nw.sign64, nw.nsign = make([]float64, len(nw.sign)), []int{len(nw.sign)}
+	for i, x := range nw.sign {
+		nw.sign64[i] = float64(x)
 	}
 	return nw, nil
 }
@@ -89,9 +100,9 @@ func (nw *Network) Reactions() int { return nw.r }
 // first. It records the same ops at every call, whatever t, so it may be
 // declared odead.Replayable:
 //
-//	k  = p[0:R]                        (a View, unless p is exactly R long)
-//	r  = k ⊙ u[a] ⊙ [u; 1][b]          (two Gathers, two Muls, a Concat)
-//	du = ScatterAdd([r; −r][from], to) (a Neg, a Concat, a Gather, a ScatterAdd)
+//	k  = p[0:R]                           (a View, unless p is exactly R long)
+//	r  = k ⊙ u[a] ⊙ [u; 1][b]             (two Gathers, two Muls, a Concat)
+//	du = ScatterAdd(sign ⊙ r[from], to)   (a Gather, a Mul, a ScatterAdd)
 func (nw *Network) RHS(u, p ad.Var, _ float64) ad.Var {
 	k := p
 	if p.Size() != nw.r {
@@ -100,6 +111,15 @@ func (nw *Network) RHS(u, p ad.Var, _ float64) ad.Var {
 	k = ad.Convert(k, u.Precision())
 	ue := ad.Concat(0, u, ad.FullLike(u, 1, 1)) // the 1 is the second factor of a reaction with one reactant
 	r := ad.Mul(ad.Mul(k, ad.Gather(u, nw.a, nw.r)), ad.Gather(ue, nw.b, nw.r))
-	rs := ad.Concat(0, r, ad.Neg(r))
-	return ad.ScatterAdd(ad.Gather(rs, nw.from, len(nw.from)), nw.to, nw.n)
+	return ad.ScatterAdd(ad.Mul(ad.Gather(r, nw.from, len(nw.from)), nw.signOf(u)), nw.to, nw.n)
+}
+
+// signOf records the entries' signs as a constant of u's precision on
+// u's tape.
+func (nw *Network) signOf(u ad.Var) ad.Var {
+	tp, sh := u.Tape(), nw.nsign
+	if u.Precision() == ad.Float64 {
+		return tp.Const64(flat.Tensor64{Shape: sh, Data: nw.sign64})
+	}
+	return tp.Const(flat.Tensor{Shape: sh, Data: nw.sign})
 }

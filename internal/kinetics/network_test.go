@@ -41,9 +41,9 @@ func hands() []hand {
 // nw's, which set the rounding of each component.
 func absNetwork(nw *Network) *Network {
 	a := *nw
-	a.from = slices.Clone(nw.from)
-	for i, f := range a.from {
-		a.from[i] = f % nw.r
+	a.sign, a.sign64 = slices.Clone(nw.sign), slices.Clone(nw.sign64)
+	for i := range a.sign {
+		a.sign[i], a.sign64[i] = 1, 1
 	}
 	return &a
 }

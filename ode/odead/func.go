@@ -38,8 +38,12 @@ import (
 // then replayed.
 //
 // The Jacobian is one recording of f and n reverse sweeps (row i of J is
-// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j. With
-// JacPattern (and BandJac), it is sparse (or band) instead: JacStructure
+// the cotangent of the i-th unit vector): J[i*n+j] = ∂du_i/∂u_j. A
+// recording that is replayed writes it instead by one forward sweep per
+// colour of its pattern (ad.Tape.JacobianPattern, found once) when there
+// are fewer colours than rows: the same derivatives, summed in another
+// order, so they may differ in the last bit from those of a recording made
+// at every call. With JacPattern (and BandJac), it is sparse (or band) instead: JacStructure
 // says so, and Jac writes its storage by one forward sweep per colour of
 // the pattern (see SparseJac).
 //
@@ -303,10 +307,13 @@ type adProg[F ode.Float] struct {
 	np    int
 	in    [4]ad.Var
 	out   [2]ad.Var
-	rows  []ad.Var // Jac: the rows of J
-	want  []ad.Var // what a replay computes: out's or rows' results
-	wrt   [2]ad.Var
-	sh    [4][1]int // shapes of u, p and the seeds
+	rows  []ad.Var // Jac: the rows of J, or its colours' columns (see cols)
+	// cols is the colouring of a dense Jacobian written by forward sweeps
+	// (see denseColours); nil when rows are its rows.
+	cols *colouredJac
+	want []ad.Var // what a replay computes: out's or rows' results
+	wrt  [2]ad.Var
+	sh   [4][1]int // shapes of u, p and the seeds
 	// The recording's own copies of u and the seeds, which a call copies
 	// its arguments into: a replay then reads its inputs where the
 	// recording did, and need not take new slices (Tape.Rebind) at every
@@ -459,8 +466,11 @@ func (a *adRHS[F]) evalF(du, u []F, p []float32, t float64) error {
 }
 
 // evalJac writes J in the problem's structure: dense by n reverse sweeps
-// (row i of J is the cotangent of the i-th unit vector), sparse or band
-// by forward sweeps seeded with colours (evalJacColoured's).
+// (row i of J is the cotangent of the i-th unit vector), or by forward
+// sweeps seeded with the colours of its pattern when the recording is
+// replayed and has fewer colours than rows (denseColours: a recording made
+// at every call is not worth finding its pattern for); sparse or band by forward
+// sweeps seeded with colours (sweepColours).
 func (a *adRHS[F]) evalJac(J, u []F, p []float32, t float64) error {
 	if a.cj != nil && len(J) != a.cj.size {
 		return fmt.Errorf("Jac: J has %d values, want %d (the storage of %s)", len(J), a.cj.size, a.cj.structure())
@@ -474,9 +484,19 @@ func (a *adRHS[F]) evalJac(J, u []F, p []float32, t float64) error {
 		if err != nil {
 			return err
 		}
-		if a.cj != nil {
+		pr.cols = nil
+		switch {
+		case a.cj != nil:
 			err = sweepColours(a.cj, pr, y, n)
-		} else {
+		case a.replay && pr.tape.Replayable() == nil:
+			// A recording kept for replay: its pattern, found once,
+			// holds at every replay.
+			if pr.cols = denseColours(pr.tape, y, pr.in[0], n); pr.cols != nil {
+				err = sweepColours(pr.cols, pr, y, n)
+				break
+			}
+			fallthrough
+		default:
 			err = w.reverseRows(pr, y, n)
 		}
 		if err != nil {
@@ -486,6 +506,10 @@ func (a *adRHS[F]) evalJac(J, u []F, p []float32, t float64) error {
 	}
 	if a.cj != nil {
 		writeColours(a.cj, J, pr.rows)
+		return nil
+	}
+	if pr.cols != nil {
+		writeColours(pr.cols, J, pr.rows)
 		return nil
 	}
 	for i, r := range pr.rows {

@@ -123,6 +123,7 @@ const (
 type colouredJac struct {
 	pat          *linalg.Pattern
 	band         bool
+	dense        bool // J is dense, row-major: the pattern's entries, zeros elsewhere
 	lower, upper int
 	size         int       // the length of Jac's J
 	k            int       // colours
@@ -135,9 +136,19 @@ type colouredJac struct {
 }
 
 func newColouredJac(pat *linalg.Pattern, band bool) *colouredJac {
+	return colourJac(pat, band, false)
+}
+
+// colourJac is newColouredJac, and with dense the colouring of a dense
+// Jacobian: J row-major n×n, the pattern's entries written and the others
+// cleared.
+func colourJac(pat *linalg.Pattern, band, dense bool) *colouredJac {
 	n := pat.Rows
 	colours, k := linalg.Colour(pat)
-	cj := &colouredJac{pat: pat, band: band, k: k, size: pat.NNZ()}
+	cj := &colouredJac{pat: pat, band: band, dense: dense, k: k, size: pat.NNZ()}
+	if dense {
+		cj.size = n * n
+	}
 	if band {
 		cj.lower, cj.upper = pat.Bandwidths()
 		cj.size = n * (cj.lower + cj.upper + 1)
@@ -161,7 +172,10 @@ func newColouredJac(pat *linalg.Pattern, band bool) *colouredJac {
 		for q := pat.RowPtr[i]; q < pat.RowPtr[i+1]; q++ {
 			j := pat.ColIdx[q]
 			at := q
-			if band {
+			switch {
+			case dense:
+				at = i*n + j
+			case band:
 				at = i*(cj.lower+cj.upper+1) + j - i + cj.lower
 			}
 			c := colours[j]
@@ -251,7 +265,7 @@ func sweepColours[F ode.Float](cj *colouredJac, pr *adProg[F], y ad.Var, n int) 
 
 // writeColours writes J in cj's storage from the sweeps' tangents.
 func writeColours[F ode.Float](cj *colouredJac, J []F, tans []ad.Var) {
-	if cj.band {
+	if cj.band || cj.dense {
 		clear(J)
 	}
 	for c, tv := range tans {
@@ -294,4 +308,26 @@ func (a *adRHS[F]) detectStructure(u []F, p []float32, t float64) error {
 		pat = c.pattern
 	}
 	return a.useStructure(c, pat)
+}
+
+// denseColours returns the colouring of the pattern of ∂y/∂u on tp's
+// recording, for a dense Jacobian written by forward sweeps, one per
+// colour, when there are fewer colours than rows: fewer sweeps than the n
+// reverse ones. It returns nil for a pattern that ad cannot find (an op
+// without a sparsity rule) or that needs n colours. The pattern is
+// structural, so it holds for every replay of the recording.
+func denseColours(tp *ad.Tape, y, u ad.Var, n int) *colouredJac {
+	rowPtr, colIdx, err := tp.JacobianPattern(y, u)
+	if err != nil {
+		return nil
+	}
+	pat := &linalg.Pattern{Rows: n, Cols: n, RowPtr: rowPtr, ColIdx: colIdx}
+	if pat.Validate() != nil {
+		return nil
+	}
+	cj := colourJac(pat, false, true)
+	if cj.k >= n {
+		return nil
+	}
+	return cj
 }
