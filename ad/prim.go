@@ -288,7 +288,10 @@ func apply(dst []float32, p Primitive, a Attrs, in []Var) Var {
 		any64 = any64 || nd.f64
 	}
 	t.shapeArgs = shapes
-	ca := Attrs{Ints: t.ints.copyOf(a.Ints), Floats: t.f64.copyOf(a.Floats)}
+	ca := Attrs{Ints: t.ints.copyOf(a.Ints)}
+	if len(a.Floats) > 0 { // a float32-only tape need not start a float64 arena
+		ca.Floats = t.f64.copyOf(a.Floats)
+	}
 	if t.sharedInts != nil {
 		ca.Ints, t.sharedInts = t.sharedInts, nil
 	}

@@ -29,7 +29,7 @@ func (t *Tape) rule() *Rule {
 func (r *Rule) setup(id int32) *node {
 	t := r.t
 	nd := &t.nodes[id]
-	r.prim, r.order = nd.prim, nd.order
+	r.prim, r.order = nd.prim, int(nd.order)
 	r.In = r.In[:0]
 	for _, in := range nd.in {
 		r.In = append(r.In, Var{t: t, id: in, gen: t.gen})
@@ -123,7 +123,7 @@ func (t *Tape) reverse(lo int32, out, seed Var, wrt []int32, raw [][]float32, ra
 		for _, in := range nd.in {
 			r.need = append(r.need, in >= lo && live[in-lo] != 0)
 		}
-		t.order = nd.order + 1
+		t.order = int(nd.order) + 1
 		vjp.VJP(r, Var{t: t, id: c, gen: t.gen})
 		if t.err != nil {
 			return nil
@@ -440,7 +440,7 @@ func (t *Tape) forwardSweep(lo, hi int32, k int, seeds []int32, seedTan []Var) [
 			return nil
 		}
 		nd = r.setup(i)
-		t.order = nd.order + 1
+		t.order = int(nd.order) + 1
 		for j := 0; j < k; j++ {
 			r.tangents = r.tangents[:0]
 			some := false

@@ -70,7 +70,6 @@ const (
 // node is one recorded value: the primitive that made it, its inputs, and
 // its value, in data (float32) or data64 (float64) as f64 says.
 type node struct {
-	kind   nodeKind
 	prim   Primitive
 	in     []int32
 	shape  []int
@@ -78,6 +77,7 @@ type node struct {
 	data64 []float64
 	attrs  Attrs
 	saved  []int
+	kind   nodeKind
 	alias  bool // prim is an Aliaser: data views an input's
 	f64    bool // the value is float64, in data64
 	// converted marks a ParamFloat64: data64 is the tape's float64 copy
@@ -86,7 +86,7 @@ type node struct {
 	// order is how many derivative sweeps lie between the user's code and
 	// this node: 0 for the user's own operations, k+1 for operations made by
 	// a rule applied to a node of order k. It names the order of a missing rule.
-	order int
+	order int32
 }
 
 // Var is a handle to a value recorded on a Tape. The zero Var is "no value":
@@ -194,7 +194,7 @@ func (t *Tape) live(v Var) bool {
 }
 
 func (t *Tape) push(n node) Var {
-	n.order = t.order
+	n.order = int32(t.order)
 	if len(t.nodes) == cap(t.nodes) {
 		t.growNodes()
 	}
