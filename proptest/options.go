@@ -58,6 +58,7 @@ type checkConfig struct {
 	steps      []float32
 	rel, abs   float64
 	gradAbs    float64     // abs for CheckGrad's comparisons
+	num        *numeric    // θ's precision
 	eval       fdEvaluator // how the finite differences evaluate f
 	dirs       int
 	full       int
@@ -65,7 +66,7 @@ type checkConfig struct {
 	trel, tabs float64 // CheckTranspose's tolerance
 }
 
-// Defaults of the derivative checks; see the options.
+// Defaults of the derivative checks of a float32 θ; see the options.
 const (
 	DefaultRelTol     = 1e-3
 	DefaultAbsTol     = 2e-3 // of CheckJVP and CheckHVP
@@ -78,9 +79,24 @@ const (
 	DefaultTransposeAbsTol = 1e-6
 )
 
-// defaultSteps are the finite-difference steps, largest first: powers of
-// two, so that the points θ ± h·d are exact in float32.
+// Default tolerances of the derivative checks of a float64 θ; see Tol and
+// TransposeTol.
+const (
+	DefaultRelTol64     = 1e-7
+	DefaultAbsTol64     = 2e-7 // of CheckJVP and CheckHVP
+	DefaultGradAbsTol64 = 1e-8 // of CheckGrad
+
+	DefaultTransposeRelTol64 = 1e-10
+	DefaultTransposeAbsTol64 = 1e-12
+)
+
+// defaultSteps are the finite-difference steps of a float32 θ, largest
+// first: powers of two, so that the points θ ± h·d are exact.
 var defaultSteps = []float32{0x1p-5, 0x1p-6, 0x1p-7}
+
+// defaultSteps64 are those of a float64 θ: smaller, since f is rounded
+// far less.
+var defaultSteps64 = []float32{0x1p-8, 0x1p-9, 0x1p-10}
 
 // Steps sets the finite-difference steps, largest first. The default is
 // 2⁻⁵, 2⁻⁶ and 2⁻⁷. A step is how far the largest component of the
@@ -150,17 +166,22 @@ func Exact() TransposeOption {
 	return func(c *checkConfig) { c.exact = true }
 }
 
-// configure applies opts to the defaults; a nil option is skipped.
-func configure[O applier](opts []O) checkConfig {
-	c := checkConfig{steps: defaultSteps, eval: eval32, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
+// configure applies opts to the defaults of the precision num; a nil
+// option is skipped.
+func configure[O applier](num *numeric, opts []O) checkConfig {
+	c := checkConfig{steps: num.steps, num: num, eval: num.eval, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
+	if num == &num64 {
+		c.rel, c.abs, c.gradAbs = DefaultRelTol64, DefaultAbsTol64, DefaultGradAbsTol64
+		c.trel, c.tabs = DefaultTransposeRelTol64, DefaultTransposeAbsTol64
+	}
 	for _, o := range opts {
 		if any(o) != nil {
 			o.apply(&c)
 		}
 	}
 	if len(c.steps) == 0 {
-		c.steps = defaultSteps
+		c.steps = num.steps
 	}
 	c.dirs = max(c.dirs, 1)
 	return c

@@ -27,7 +27,7 @@ import (
 // scaledSin is sin elementwise, a right primitive whose rules are scaled:
 // its VJP by vjp, its JVP by jvp, and the derivative of its VJP rule by
 // second, which leaves the rule's value right. 1 is right.
-type scaledSin struct{ vjp, jvp, second float32 }
+type scaledSin struct{ vjp, jvp, second float64 }
 
 func (*scaledSin) Name() string { return "ScaledSin" }
 func (*scaledSin) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
@@ -38,17 +38,22 @@ func (*scaledSin) Forward(f *ad.Forward) {
 		f.Out.Data[i] = float32(math.Sin(float64(x)))
 	}
 }
+func (*scaledSin) Forward64(f *ad.Forward) {
+	for i, x := range f.In64[0].Data {
+		f.Out64.Data[i] = math.Sin(x)
+	}
+}
 func (s *scaledSin) JVP(r *ad.Rule) ad.Var {
-	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), float64(s.jvp))
+	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), s.jvp)
 }
 func (s *scaledSin) VJP(r *ad.Rule, cot ad.Var) {
 	g := ad.Mul(cot, ad.Cos(r.In[0]))
 	if s.second != 1 {
 		// g + (second−1)·(g − g held constant) has g's value and
 		// second times its derivative.
-		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), float64(s.second-1)))
+		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), s.second-1))
 	}
-	r.AddGrad(0, ad.Scale(g, float64(s.vjp)))
+	r.AddGrad(0, ad.Scale(g, s.vjp))
 }
 
 var (
