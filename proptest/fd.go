@@ -273,9 +273,9 @@ func (c *checkConfig) tol(ad, fd, est, scale float64) float64 {
 }
 
 // floorUnits is the absolute floor of the tolerance, in units of rounding
-// of the evaluation: about 1e-6 in float32. It passes a derivative that
-// is zero but for rounding where the function's whole derivative is that
-// small, and those float32 holds as subnormal numbers.
+// of the evaluation: about 1e-6 in float32, 2e-15 in float64. It passes a
+// derivative that is zero but for rounding where the function's whole
+// derivative is that small, and those float32 holds as subnormal numbers.
 const floorUnits = 16
 
 // errSafety is how many times its estimated error a finite difference may

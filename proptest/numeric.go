@@ -19,11 +19,9 @@ import (
 // numeric is how a check computes in one precision: its rounding, the
 // derivatives of package ad, and how the finite differences evaluate f.
 type numeric struct {
-	name  string
-	unit  float64                // unit roundoff
-	round func(float64) float64  // to the nearest number of the precision
-	ulp   func(float64) float64  // the spacing of numbers at |x|
-	bits  func(float64) uint64   // x's bits, for hashing θ
+	round func(float64) float64 // to the nearest number of the precision
+	ulp   func(float64) float64 // the spacing of numbers at |x|
+	bits  func(float64) uint64  // x's bits, for hashing θ
 	grad  func(f func(ad.Var) ad.Var, θ []float64) ([]float64, error)
 	jvp   func(f func(ad.Var) ad.Var, θ, d []float64) ([]float64, error)
 	vjp   func(f func(ad.Var) ad.Var, θ, u []float64) ([]float64, error)
@@ -67,8 +65,6 @@ func narrow(x []float64) []float32 {
 }
 
 var num32 = numeric{
-	name:  "float32",
-	unit:  0x1p-24,
 	round: func(x float64) float64 { return float64(float32(x)) },
 	ulp:   func(x float64) float64 { return float64(ulp32(float32(x))) },
 	bits:  func(x float64) uint64 { return uint64(math.Float32bits(float32(x))) },
@@ -88,8 +84,6 @@ var num32 = numeric{
 }
 
 var num64 = numeric{
-	name:  "float64",
-	unit:  0x1p-53,
 	round: func(x float64) float64 { return x },
 	ulp:   ulp64,
 	bits:  math.Float64bits,
