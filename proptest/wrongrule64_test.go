@@ -2,7 +2,6 @@ package proptest_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -39,15 +38,6 @@ var (
 	wrongSinSecond64 = &scaledSin{1, 1, 1 + 1e-6}
 )
 
-// randomFunc64 is a random float64 function of θ through a scaledSin: a
-// map, and a scalar loss of it.
-type randomFunc64 struct {
-	desc string
-	θ    []float64
-	out  func(s *scaledSin) func(ad.Var) ad.Var
-	loss func(s *scaledSin) func(ad.Var) ad.Var
-}
-
 // elementwise64 are the maps of u = c ⊙ sin θ that drawFunc64 draws.
 var elementwise64 = []struct {
 	desc string
@@ -60,7 +50,7 @@ var elementwise64 = []struct {
 
 // drawFunc64 draws an elementwise function or a smooth stack of the
 // float64 layers, with a point.
-func drawFunc64(t *rapid.T) randomFunc64 {
+func drawFunc64(t *rapid.T) randomFunc[float64] {
 	if rapid.Bool().Draw(t, "stack") {
 		return drawStackFunc64(t)
 	}
@@ -75,7 +65,7 @@ func drawFunc64(t *rapid.T) randomFunc64 {
 			return e.f(ad.Mul(cv, ad.Apply(s, ad.Attrs{}, p)))
 		}
 	}
-	return randomFunc64{desc: e.desc, θ: θ, out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
+	return randomFunc[float64]{desc: e.desc, θ: θ, out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
 		y := out(s)
 		return func(p ad.Var) ad.Var {
 			return ad.Sum(ad.Mul(p.Tape().Const64(flat.Tensor64{Shape: []int{n}, Data: w}), y(p)))
@@ -85,7 +75,7 @@ func drawFunc64(t *rapid.T) randomFunc64 {
 
 // drawStackFunc64 is drawStackFunc in float64: v = [θ; x] is a float64
 // Param, and the stack holds float64 layers only.
-func drawStackFunc64(t *rapid.T) randomFunc64 {
+func drawStackFunc64(t *rapid.T) randomFunc[float64] {
 	st := proptest.Stacks(proptest.StackOptions{Smooth: true, Kinds: float64Kinds}).Draw(t, "net")
 	θ := proptest.ParamsFor(st).Draw(t, "θ")
 	x := proptest.InputFor(st).Draw(t, "x")
@@ -101,7 +91,7 @@ func drawStackFunc64(t *rapid.T) randomFunc64 {
 			return st.Net.Apply(st.Ctx(false), p, ad.View(u, nθ, st.In...))
 		}
 	}
-	return randomFunc64{desc: st.Desc, θ: widen(append(θ, x...)), out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
+	return randomFunc[float64]{desc: st.Desc, θ: widen(append(θ, x...)), out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
 		y := out(s)
 		return func(v ad.Var) ad.Var {
 			wv := v.Tape().Const64(flat.Tensor64{Shape: st.Out, Data: w})
@@ -128,24 +118,9 @@ func TestCheckersCatchRulesWrongByOneIn1e6(t *testing.T) {
 		if _, g, err := ad.ValueAndGrad64(fn.loss(rightSin64), fn.θ); err != nil || absMax64(g) == 0 {
 			t.Skipf("the loss through %s is constant (%v)", fn.desc, err)
 		}
-		checks := []struct {
-			name, want string
-			check      func(proptest.T)
-		}{
-			{"CheckGrad, VJP ×(1+1e-6)", "CheckGrad: ", func(pt proptest.T) { proptest.CheckGrad(pt, fn.loss(wrongSinVJP64), fn.θ) }},
-			{"CheckJVP, JVP ×(1+1e-6)", "CheckJVP: ", func(pt proptest.T) { proptest.CheckJVP(pt, fn.out(wrongSinJVP64), fn.θ) }},
-			{"CheckHVP, HVP ×(1+1e-6)", "finite differences of the gradient", func(pt proptest.T) { proptest.CheckHVP(pt, fn.loss(wrongSinSecond64), fn.θ) }},
-			{"CheckTranspose, VJP ×(1+1e-6)", "CheckTranspose: ", func(pt proptest.T) { proptest.CheckTranspose(pt, fn.out(wrongSinVJP64), fn.θ) }},
-		}
-		for _, c := range checks {
-			r := run(c.check)
-			if len(r.errors) == 0 {
-				t.Fatalf("%s passed through %s at θ of %d values", c.name, fn.desc, len(fn.θ))
-			}
-			if !strings.Contains(r.errors[0], c.want) {
-				t.Fatalf("%s through %s: report %q, want one that says %q", c.name, fn.desc, r.errors[0], c.want)
-			}
-		}
+		by := "×(1+1e-6)"
+		mustCatch(t, fn.desc, len(fn.θ), append(wrongChecks(fn, by, wrongSinVJP64, wrongSinJVP64, wrongSinSecond64),
+			wrongCheck{"CheckTranspose, VJP " + by, "CheckTranspose: ", func(pt proptest.T) { proptest.CheckTranspose(pt, fn.out(wrongSinVJP64), fn.θ) }}))
 	})
 }
 
