@@ -177,12 +177,11 @@ func (d *disagreements) report(n int) string {
 // recorded with Tape.Param and differentiated by ad.ValueAndGrad. A
 // float64 θ is recorded with Tape.Param64 and differentiated by
 // ad.ValueAndGrad64; f must return a float64 Var (make its constants with
-// ad.ScalarLike or ad.FullLike). The default steps and tolerances are
-// θ's precision's (Steps, Tol). The finite differences evaluate f in
-// float64 if they can: a float64 f always, and a float32 f if, given a
-// float64 Param, it computes in float64 (its ops have float64 kernels and
-// it makes its constants in its input's precision). Otherwise they
-// evaluate it in float32. A report names the precision.
+// ad.ScalarLike or ad.FullLike). The finite differences evaluate f in
+// θ's precision, and the default steps and tolerances are θ's precision's
+// (Steps, Tol). A float32 f is not evaluated in float64 even where it
+// could be: the tolerance must then still allow for the float32 rounding
+// of the derivatives, which is as large as that of the differences.
 func CheckGrad[F flat.Float](t T, f func(ad.Var) ad.Var, θ []F, opts ...FDCheckOption) {
 	t.Helper()
 	gradChecked(t, "CheckGrad", f, widen(θ), numericOf[F](), opts, "")

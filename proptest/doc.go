@@ -20,8 +20,7 @@
 // against finite differences and against each other. θ is []float32 or
 // []float64: the function is recorded and differentiated in θ's precision
 // (Tape.Param or Tape.Param64), and a float64 function must return a
-// float64 Var. The finite differences evaluate f in float64 wherever it
-// computes in float64, a float32 f too. When θ is small they
+// float64 Var. When θ is small they
 // check along every coordinate direction: the full gradient, Jacobian or
 // Hessian. Otherwise they check along several random directions, drawn
 // deterministically from θ, so a failure replays exactly. The finite

@@ -28,14 +28,12 @@ type fdEvaluator struct {
 	// unit is the unit roundoff of the evaluation: f's values are rounded
 	// by about unit relative to their size.
 	unit float64
-	// name is the precision of the evaluation, for reports.
-	name string
 }
 
 // eval32 evaluates f in float32, at θ + t·d rounded to float32. The
 // directions are snapped (snapDirection) so that the default steps give
 // points that are exact.
-var eval32 = fdEvaluator{at: evalLine32, unit: 0x1p-24, name: "float32"}
+var eval32 = fdEvaluator{at: evalLine32, unit: 0x1p-24}
 
 func evalLine32(f func(ad.Var) ad.Var, θ, d []float64, t float64) ([]float64, error) {
 	x := make([]float32, len(θ))
@@ -297,8 +295,7 @@ type fdEstimate struct {
 }
 
 // compare reports whether want, AD's derivative of f at θ along d per
-// output, matches the finite differences. For a float32 θ they evaluate f
-// in float64 if it records in float64 (recordsIn64), else in float32. scale is the size of the terms
+// output, matches the finite differences. scale is the size of the terms
 // AD summed into one output. It takes the differences at c's steps, and
 // at larger multiples of them (stepMults) while some output's estimated
 // error is the larger part of its tolerance and there are several steps;
@@ -307,11 +304,6 @@ type fdEstimate struct {
 // returns a report naming the worst, with the differences at every step,
 // their estimate and the tolerance.
 func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float64, want []float64, scale float64) (report string, err error) {
-	if c.num == &num32 && recordsIn64(f, θ) {
-		wide := *c
-		wide.eval = eval64
-		c = &wide
-	}
 	var best []fdEstimate
 	for _, mult := range stepMults {
 		tb, err := c.table(f, θ, d, mult)
@@ -374,8 +366,8 @@ func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float64, want []flo
 	if len(b.tb.h) > 1 {
 		how = "Richardson extrapolation"
 	}
-	return fmt.Sprintf("%sAD %.6g, finite differences %.6g (%s of %s, f evaluated in %s; estimated error %.3g, tolerance %.3g)",
-		out, a, b.v, how, strings.Join(steps, ", "), c.eval.name, b.err, c.tol(a, b.v, b.err, scale)), nil
+	return fmt.Sprintf("%sAD %.6g, finite differences %.6g (%s of %s; estimated error %.3g, tolerance %.3g)",
+		out, a, b.v, how, strings.Join(steps, ", "), b.err, c.tol(a, b.v, b.err, scale)), nil
 }
 
 // richardson is the Richardson extrapolation of central differences

@@ -130,24 +130,7 @@ func ulp64(x float64) float64 {
 }
 
 // eval64 evaluates f in float64 at θ + t·d, θ recorded with Param64.
-var eval64 = fdEvaluator{at: evalLine64, unit: 0x1p-53, name: "float64"}
-
-// recordsIn64 reports whether f, given a float64 Param at θ, computes in
-// float64 and returns a float64 value: whether its ops have float64
-// kernels and its constants are made in the precision of its input
-// (ad.ScalarLike, ad.FullLike, ad.Convert). Then the finite differences
-// of a float32 f can evaluate it in float64, where it is rounded 2²⁹
-// times less. A function that panics on a float64 Param (one that reads
-// its values as float32) does not.
-func recordsIn64(f func(ad.Var) ad.Var, θ []float64) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	_, err := evalLine64(f, θ, θ, 0)
-	return err == nil
-}
+var eval64 = fdEvaluator{at: evalLine64, unit: 0x1p-53}
 
 func evalLine64(f func(ad.Var) ad.Var, θ, d []float64, t float64) ([]float64, error) {
 	x := make([]float64, len(θ))

@@ -81,10 +81,9 @@ func drawFunc(t *rapid.T) randomFunc[float32] {
 	n := rapid.IntRange(1, 40).Draw(t, "n")
 	θ := proptest.NoTies(n).Draw(t, "θ")
 	c := proptest.NoTies(n).Draw(t, "c")
-	like := rapid.Bool().Draw(t, "like")
 	out := func(s *scaledSin) func(ad.Var) ad.Var {
 		return func(p ad.Var) ad.Var {
-			cv := constant(p, like, []int{n}, c)
+			cv := p.Tape().Const(flat.Tensor{Shape: []int{n}, Data: c})
 			return ad.Tanh(ad.Mul(cv, ad.Apply(s, ad.Attrs{}, p)))
 		}
 	}
@@ -102,7 +101,6 @@ func drawStackFunc(t *rapid.T) randomFunc[float32] {
 	x := proptest.InputFor(st).Draw(t, "x")
 	w := proptest.Floats(numel(st.Out)).Draw(t, "w")
 	train := rapid.Bool().Draw(t, "train")
-	like := rapid.Bool().Draw(t, "like")
 	nθ := len(θ)
 	out := func(s *scaledSin) func(ad.Var) ad.Var {
 		return func(v ad.Var) ad.Var {
@@ -117,21 +115,10 @@ func drawStackFunc(t *rapid.T) randomFunc[float32] {
 	return randomFunc[float32]{desc: st.Desc, θ: append(θ, x...), out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
 		y := out(s)
 		return func(v ad.Var) ad.Var {
-			return ad.Sum(ad.Mul(constant(v, like, st.Out, w), y(v)))
+			wv := v.Tape().Const(flat.Tensor{Shape: st.Out, Data: w})
+			return ad.Sum(ad.Mul(wv, y(v)))
 		}
 	}}
-}
-
-// constant records x of the given shape on v's tape: in float32 or, with
-// like, in v's precision. A function whose constants are made so computes
-// in float64 given a float64 Param, and the checkers then evaluate its
-// finite differences in float64; the others in float32.
-func constant(v ad.Var, like bool, shape []int, x []float32) ad.Var {
-	c := v.Tape().Const(flat.Tensor{Shape: shape, Data: x})
-	if like {
-		return ad.Convert(c, v.Precision())
-	}
-	return c
 }
 
 // At every drawn point, CheckGrad with default options catches a VJP
