@@ -99,20 +99,20 @@ var defaultSteps = []float32{0x1p-5, 0x1p-6, 0x1p-7}
 var defaultSteps64 = []float32{0x1p-8, 0x1p-9, 0x1p-10}
 
 // Steps sets the finite-difference steps, largest first. The default is
-// 2⁻⁵, 2⁻⁶ and 2⁻⁷ for a float32 θ, and 2⁻⁸, 2⁻⁹ and 2⁻¹⁰ for a float64
-// θ, whose f is rounded far less. A step is how far the largest component of the
-// direction moves θ: each direction is scaled by a power of two to make
+// 2⁻⁵, 2⁻⁶ and 2⁻⁷ for a float32 θ, and 2⁻⁸, 2⁻⁹ and 2⁻¹⁰ for a float64 θ,
+// whose f is rounded far less. A step is how far the largest component of
+// the direction moves θ: each direction is scaled by a power of two to make
 // its largest component between 1/2 and 1. The check takes central
 // differences at every step, in float64, and extrapolates them to step 0
-// (Richardson): two steps cancel the h² error, three the h⁴ error too.
-// Of the extrapolations of runs of consecutive steps, it takes the one
-// whose error it estimates least. The estimate is how far that
-// extrapolation is from those of fewer steps, plus the rounding of f. A
-// step that crosses a kink spoils the runs that hold it, but not the
-// others. Two noise probes, at an eighth and a thirty-second of the
-// smallest step, measure the rounding of f. The points of steps that are
-// powers of two are exact in θ's precision. A single step has no estimate
-// of its truncation error: give it a Tol that allows it.
+// (Richardson): two steps cancel the h² error, three the h⁴ error too. Of
+// the extrapolations of runs of consecutive steps, it takes the one whose
+// error it estimates least. The estimate is how far that extrapolation is
+// from those of fewer steps, plus the rounding of f. A step that crosses a
+// kink spoils the runs that hold it, but not the others. Two noise probes,
+// at an eighth and a thirty-second of the smallest step, measure the
+// rounding of f. The points of steps that are powers of two are exact in
+// θ's precision. A single step has no estimate of its truncation error:
+// give it a Tol that allows it.
 func Steps(h ...float32) FDOption {
 	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
 }
@@ -120,19 +120,19 @@ func Steps(h ...float32) FDOption {
 // Tol sets the tolerance of the comparisons with finite differences. The
 // defaults for a float32 θ are DefaultRelTol and DefaultAbsTol (CheckJVP,
 // CheckHVP) or DefaultGradAbsTol (CheckGrad); for a float64 θ,
-// DefaultRelTol64 and DefaultAbsTol64 or DefaultGradAbsTol64. |ad − fd| must be within
-// rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the estimated error
-// of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale is
-// Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and CheckHVP,
-// ad is one component of J·d or H·d, and scale is the largest of them: a
-// small component is rounded relative to the largest, and float32 second
-// derivatives are rounded by more than first ones. The defaults catch a
-// derivative wrong by 1 % (in its largest components) wherever the
-// differences are accurate to a few parts in ten thousand, as they are
-// for smooth functions of moderate size in float32
-// (TestCheckersCatchRulesWrongByOnePercent). The float64 defaults catch
-// one wrong by 1e-6 (TestCheckersCatchRulesWrongByOneIn1e6), and right
-// rules of smooth float64 functions pass at Tol(1e-8, 1e-8)
+// DefaultRelTol64 and DefaultAbsTol64 or DefaultGradAbsTol64. |ad − fd|
+// must be within rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the
+// estimated error of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale
+// is Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and
+// CheckHVP, ad is one component of J·d or H·d, and scale is the largest of
+// them: a small component is rounded relative to the largest, and float32
+// second derivatives are rounded by more than first ones. The defaults
+// catch a derivative wrong by 1 % (in its largest components) wherever the
+// differences are accurate to a few parts in ten thousand, as they are for
+// smooth functions of moderate size in float32
+// (TestCheckersCatchRulesWrongByOnePercent). The float64 defaults catch one
+// wrong by 1e-6 (TestCheckersCatchRulesWrongByOneIn1e6), and right rules of
+// smooth float64 functions pass at Tol(1e-8, 1e-8)
 // (TestCheckersPassRightRules64).
 func Tol(rel, abs float64) FDOption {
 	return func(c *checkConfig) { c.rel, c.abs, c.gradAbs = rel, abs, abs }
@@ -155,8 +155,9 @@ func FullUpTo(n int) Option {
 }
 
 // TransposeTol sets CheckTranspose's tolerance; the default is 1e-4 and
-// 1e-6 for a float32 θ, 1e-10 and 1e-12 for a float64 one. |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is
-// the size of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
+// 1e-6 for a float32 θ, 1e-10 and 1e-12 for a float64 one.
+// |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is the size
+// of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
 func TransposeTol(rel, abs float64) TransposeOption {
 	return func(c *checkConfig) { c.trel, c.tabs = rel, abs }
 }

@@ -2,6 +2,7 @@ package proptest_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -143,4 +144,15 @@ func TestCheckersPassRightRules64(t *testing.T) {
 		proptest.CheckHVP(t, fn.loss(rightSin64), fn.θ, tol)
 		proptest.CheckTranspose(t, fn.out(rightSin64), fn.θ)
 	})
+}
+
+// A float64 check of a function that returns a float32 value stops with
+// an error that names both precisions.
+func TestFloat64CheckOfFloat32Result(t *testing.T) {
+	θ := []float64{0.5, -0.25}
+	f := func(p ad.Var) ad.Var { return ad.Sum(ad.Convert(ad.Tanh(p), ad.Float32)) }
+	r := run(func(pt proptest.T) { proptest.CheckGrad(pt, f, θ) })
+	if !r.fatal || len(r.errors) != 1 || !strings.Contains(r.errors[0], "float32") || !strings.Contains(r.errors[0], "float64") {
+		t.Fatalf("CheckGrad of a float32 result at a float64 θ: %q (fatal %v); want a fatal error naming float32 and float64", r.errors, r.fatal)
+	}
 }
