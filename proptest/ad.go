@@ -9,12 +9,13 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flatkit/flatkit/ad"
+	"github.com/flatkit/flatkit/flat"
 )
 
 // The AD checkers compare a function's derivatives computed by package ad
 // with finite differences and with each other, in the style of JAX's
-// check_grads. They take central differences with float32-safe steps, in
-// both modes, at orders 1 and 2. One random direction misses a wrong rule
+// check_grads. They take central differences at steps whose points are
+// exact in θ's precision, in both modes, at orders 1 and 2. One random direction misses a wrong rule
 // whenever the error happens to be nearly orthogonal to it. So every check
 // runs along several directions. When θ is small these are all coordinate
 // directions, for the full gradient or Jacobian; otherwise several random
@@ -23,7 +24,7 @@ import (
 
 // probe is one direction a check runs along.
 type probe struct {
-	d     []float32
+	d     []float64
 	coord int // the coordinate of a coordinate direction, or -1
 	label string
 }
@@ -31,12 +32,12 @@ type probe struct {
 // probes returns the directions of a check of θ: the coordinate
 // directions if θ is small, else random ones drawn with the given salt.
 // An Exact CheckTranspose draws dyadic ones.
-func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
+func (c *checkConfig) probes(θ []float64, salt uint64) []probe {
 	n := len(θ)
 	if n <= c.full {
 		ps := make([]probe, n)
 		for i := range ps {
-			d := make([]float32, n)
+			d := make([]float64, n)
 			d[i] = 1
 			ps[i] = probe{d: d, coord: i, label: fmt.Sprintf("along coordinate direction e_%d (|d| = 1)", i)}
 		}
@@ -53,15 +54,15 @@ func (c *checkConfig) probes(θ []float32, salt uint64) []probe {
 // fdProbes returns the directions of a check against finite differences:
 // those of probes, each scaled by a power of two so that its largest
 // component is in (1/2, 1], then snapped so that θ plus every default
-// step along it is exact in float32 (snapDirection). The steps are then
+// step along it is exact in θ's precision (snapDirection). The steps are then
 // how far θ's most moved component goes.
-func (c *checkConfig) fdProbes(θ []float32, salt uint64) []probe {
+func (c *checkConfig) fdProbes(θ []float64, salt uint64) []probe {
 	ps := c.probes(θ, salt)
 	hmax, _ := c.stepRange()
 	hmax *= slices.Max(stepMults)
 	δ := c.probeSteps()
 	for k := range ps {
-		ps[k].d = snapDirection(θ, unitDirection(ps[k].d), hmax, slices.Min(δ))
+		ps[k].d = c.num.snapDirection(θ, c.num.unitDirection(ps[k].d), hmax, slices.Min(δ))
 		if ps[k].coord < 0 {
 			ps[k].label = fmt.Sprintf("along random direction %d of %d (|d| = %.3g)", k+1, c.dirs, norm64(ps[k].d))
 		}
@@ -71,59 +72,52 @@ func (c *checkConfig) fdProbes(θ []float32, salt uint64) []probe {
 
 // direction is a random direction of length n for θ and salt: normal, or
 // dyadic when the check is exact.
-func (c *checkConfig) direction(θ []float32, salt uint64, n int) []float32 {
+func (c *checkConfig) direction(θ []float64, salt uint64, n int) []float64 {
 	if c.exact {
-		return dyadicFor(θ, salt, n)
+		return dyadicFor(c.num, θ, salt, n)
 	}
-	return directionFor(θ, salt, n)
+	return directionFor(c.num, θ, salt, n)
 }
 
-// rngFor is a generator seeded by an FNV-1a hash of θ's bits and by salt.
-// The same θ gives the same directions in every process, so a failure
-// replays exactly.
-func rngFor(θ []float32, salt uint64) *rand.Rand {
+// rngFor is a generator seeded by an FNV-1a hash of θ's bits in its
+// precision and by salt. The same θ gives the same directions in every
+// process, so a failure replays exactly.
+func rngFor(num *numeric, θ []float64, salt uint64) *rand.Rand {
 	h := uint64(14695981039346656037)
 	for _, x := range θ {
-		h ^= uint64(math.Float32bits(x))
+		h ^= num.bits(x)
 		h *= 1099511628211
 	}
 	return rand.New(rand.NewPCG(h, salt))
 }
 
-func directionFor(θ []float32, salt uint64, n int) []float32 {
-	rng := rngFor(θ, salt)
-	d := make([]float32, n)
+// directionFor draws n normal numbers in θ's precision.
+func directionFor(num *numeric, θ []float64, salt uint64, n int) []float64 {
+	rng := rngFor(num, θ, salt)
+	d := make([]float64, n)
 	for i := range d {
-		d[i] = float32(rng.NormFloat64())
+		d[i] = num.round(rng.NormFloat64())
 	}
 	return d
 }
 
 // dyadicFor draws n multiples of 1/8 in [−8, 8]: sums and products of a
 // few of them are exact in float32 and float64.
-func dyadicFor(θ []float32, salt uint64, n int) []float32 {
-	rng := rngFor(θ, salt)
-	d := make([]float32, n)
+func dyadicFor(num *numeric, θ []float64, salt uint64, n int) []float64 {
+	rng := rngFor(num, θ, salt)
+	d := make([]float64, n)
 	for i := range d {
-		d[i] = float32(rng.IntN(129)-64) / 8
+		d[i] = float64(rng.IntN(129)-64) / 8
 	}
 	return d
 }
 
-func absMax(x []float32) float64 {
-	m := 0.0
-	for _, v := range x {
-		m = math.Max(m, math.Abs(float64(v)))
-	}
-	return m
-}
-
-func norm64(x []float32) float64 { return math.Sqrt(dot64(x, x)) }
+func norm64(x []float64) float64 { return math.Sqrt(dot64(x, x)) }
 
 // checkGrad runs CheckGrad's comparisons and returns a report of the first
 // failure with the number of failing directions, or "" if all agree.
-func checkGrad(f func(ad.Var) ad.Var, θ []float32, c *checkConfig) (report string, err error) {
-	_, g, err := ad.ValueAndGrad(f, θ)
+func checkGrad(f func(ad.Var) ad.Var, θ []float64, c *checkConfig) (report string, err error) {
+	g, err := c.num.grad(f, θ)
 	if err != nil {
 		return "", err
 	}
@@ -178,18 +172,28 @@ func (d *disagreements) report(n int) string {
 // when θ has at most FullUpTo elements, else along several random
 // directions. A failure names the component or direction, the direction's
 // size, the steps and the tolerance.
-func CheckGrad(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
+//
+// θ is float32 or float64, and f computes in its precision. A float32 θ is
+// recorded with Tape.Param and differentiated by ad.ValueAndGrad. A
+// float64 θ is recorded with Tape.Param64 and differentiated by
+// ad.ValueAndGrad64; f must return a float64 Var (make its constants with
+// ad.ScalarLike or ad.FullLike). The finite differences evaluate f in
+// θ's precision, and the default steps and tolerances are θ's precision's
+// (Steps, Tol). A float32 f is not evaluated in float64 even where it
+// could be: the tolerance must then still allow for the float32 rounding
+// of the derivatives, which is as large as that of the differences.
+func CheckGrad[F flat.Float](t T, f func(ad.Var) ad.Var, θ []F, opts ...FDCheckOption) {
 	t.Helper()
-	gradChecked(t, "CheckGrad", f, θ, opts, "")
+	gradChecked(t, "CheckGrad", f, widen(θ), numericOf[F](), opts, "")
 }
 
 // gradChecked configures the check name from opts. It checks f's gradient
 // at θ as CheckGrad does, and reports a wrong one as "name: " + wrong +
 // the report. It returns the configuration and whether the gradient was
 // right.
-func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []FDCheckOption, wrong string) (checkConfig, bool) {
+func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float64, num *numeric, opts []FDCheckOption, wrong string) (checkConfig, bool) {
 	t.Helper()
-	c := configure(opts)
+	c := configure(num, opts)
 	rep, err := checkGrad(f, θ, &c)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -203,26 +207,31 @@ func gradChecked(t T, name string, f func(ad.Var) ad.Var, θ []float32, opts []F
 // CheckJVP checks the forward-mode derivative J·d of f at θ, for any output
 // shape, against central finite differences. When θ has at most FullUpTo
 // elements it checks along every coordinate direction, each column of J.
-// Otherwise it checks along several random directions.
-func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
+// Otherwise it checks along several random directions. θ is float32 or
+// float64, as for CheckGrad; in float64 J·d comes from ad.JVP64.
+func CheckJVP[F flat.Float](t T, f func(ad.Var) ad.Var, θ []F, opts ...FDCheckOption) {
 	t.Helper()
-	c := configure(opts)
+	checkJVP(t, f, widen(θ), configure(numericOf[F](), opts))
+}
+
+func checkJVP(t T, f func(ad.Var) ad.Var, θ []float64, c checkConfig) {
+	t.Helper()
 	ps := c.fdProbes(θ, 2)
 	// A column that is zero but for rounding is judged against the
 	// size of the whole Jacobian: scale is the largest J·d.
-	jvs := make([][]float32, len(ps))
+	jvs := make([][]float64, len(ps))
 	scale := 0.0
 	for k, p := range ps {
-		jv, err := ad.JVP(f, θ, p.d)
+		jv, err := c.num.jvp(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
 		jvs[k] = jv
-		scale = math.Max(scale, absMax(jv))
+		scale = math.Max(scale, absMax64(jv))
 	}
 	var d disagreements
 	for k, p := range ps {
-		rep, err := c.compare(f, θ, p.d, float64s(jvs[k]), scale)
+		rep, err := c.compare(f, θ, p.d, jvs[k], scale)
 		if err != nil {
 			t.Fatalf("CheckJVP: %v", err)
 		}
@@ -239,19 +248,25 @@ func CheckJVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 // ⟨J v, u⟩ = ⟨v, Jᵀ u⟩. When θ has at most FullUpTo elements, v runs along
 // every coordinate direction; otherwise v is several random directions.
 // Each v meets a random u. The check holds to the tolerance of
-// TransposeTol, or exactly with Exact.
-func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...TransposeCheckOption) {
+// TransposeTol, or exactly with Exact. θ is float32 or float64, as for
+// CheckGrad; in float64 the products come from ad.JVP64 and ad.VJP64, and
+// the default tolerance is float64's.
+func CheckTranspose[F flat.Float](t T, f func(ad.Var) ad.Var, θ []F, opts ...TransposeCheckOption) {
 	t.Helper()
-	c := configure(opts)
+	checkTranspose(t, f, widen(θ), configure(numericOf[F](), opts))
+}
+
+func checkTranspose(t T, f func(ad.Var) ad.Var, θ []float64, c checkConfig) {
+	t.Helper()
 	ps := c.probes(θ, 3)
 	var d disagreements
 	for k, p := range ps {
-		jv, err := ad.JVP(f, θ, p.d)
+		jv, err := c.num.jvp(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckTranspose: JVP: %v", err)
 		}
 		u := c.direction(θ, 4<<16|uint64(k), len(jv))
-		jtu, err := ad.VJP(f, θ, u)
+		jtu, err := c.num.vjp(f, θ, u)
 		if err != nil {
 			t.Fatalf("CheckTranspose: VJP: %v", err)
 		}
@@ -277,10 +292,16 @@ func CheckTranspose(t T, f func(ad.Var) ad.Var, θ []float32, opts ...TransposeC
 // checks along every coordinate direction when θ has at most FullUpTo
 // elements, each column of the Hessian; otherwise along several random
 // directions. It also checks the symmetry ⟨H u, v⟩ = ⟨u, H v⟩ for every
-// pair of directions.
-func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
+// pair of directions. θ is float32 or float64, as for CheckGrad; in
+// float64 the products come from ad.HVP64 and ad.HVPReverse64.
+func CheckHVP[F flat.Float](t T, f func(ad.Var) ad.Var, θ []F, opts ...FDCheckOption) {
 	t.Helper()
-	c, ok := gradChecked(t, "CheckHVP", f, θ, opts, "the first derivative is wrong, so the second was not checked: ")
+	checkHVP(t, f, widen(θ), numericOf[F](), opts)
+}
+
+func checkHVP(t T, f func(ad.Var) ad.Var, θ []float64, num *numeric, opts []FDCheckOption) {
+	t.Helper()
+	c, ok := gradChecked(t, "CheckHVP", f, θ, num, opts, "the first derivative is wrong, so the second was not checked: ")
 	if !ok {
 		return
 	}
@@ -288,31 +309,31 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	ps := c.fdProbes(θ, 5)
 	// A column that is zero but for rounding is judged against the
 	// size of the whole Hessian: scale is the largest H·u of both modes.
-	hus, hus2 := make([][]float32, len(ps)), make([][]float32, len(ps))
+	hus, hus2 := make([][]float64, len(ps)), make([][]float64, len(ps))
 	scale := 0.0
 	for k, p := range ps {
-		hu, err := ad.HVP(f, θ, p.d)
+		hu, err := c.num.hvp(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckHVP: HVP: %v", err)
 		}
-		hu2, err := ad.HVPReverse(f, θ, p.d)
+		hu2, err := c.num.hvpR(f, θ, p.d)
 		if err != nil {
 			t.Fatalf("CheckHVP: HVPReverse: %v", err)
 		}
 		hus[k], hus2[k] = hu, hu2
-		scale = math.Max(scale, absMax(hu)+absMax(hu2))
+		scale = math.Max(scale, absMax64(hu)+absMax64(hu2))
 	}
 	var d disagreements
 	for k, p := range ps {
 		hu, hu2 := hus[k], hus2[k]
 		bad := "" // the direction's first disagreement
 		for i := range hu {
-			if tol := 1e-4*scale + 1e-6; !(math.Abs(float64(hu[i]-hu2[i])) <= tol) {
+			if tol := c.num.modesRel*scale + c.num.modesAbs; !(math.Abs(hu[i]-hu2[i]) <= tol) {
 				bad = fmt.Sprintf("H·u %s, component %d: forward-over-reverse %.6g, reverse-over-reverse %.6g (tolerance %.3g)", p.label, i, hu[i], hu2[i], tol)
 				break
 			}
 		}
-		rep, err := c.compare(grad, θ, p.d, float64s(hu), scale/2)
+		rep, err := c.compare(grad, θ, p.d, hu, scale/2)
 		if err != nil {
 			t.Fatalf("CheckHVP: %v", err)
 		}
@@ -330,7 +351,7 @@ func CheckHVP(t T, f func(ad.Var) ad.Var, θ []float32, opts ...FDCheckOption) {
 	for a := range ps {
 		for b := a + 1; b < len(ps); b++ {
 			x, y := dot64(hus[a], ps[b].d), dot64(ps[a].d, hus[b])
-			if tol := 1e-3*(absDot64(hus[a], ps[b].d)+absDot64(ps[a].d, hus[b])) + 1e-5; !(math.Abs(x-y) <= tol) {
+			if tol := c.num.symRel*(absDot64(hus[a], ps[b].d)+absDot64(ps[a].d, hus[b])) + c.num.symAbs; !(math.Abs(x-y) <= tol) {
 				t.Errorf("CheckHVP: Hessian not symmetric: ⟨H u, v⟩ = %.6g, ⟨u, H v⟩ = %.6g (tolerance %.3g), u %s, v %s", x, y, tol, ps[a].label, ps[b].label)
 				return
 			}
@@ -347,18 +368,18 @@ func float64s(x []float32) []float64 {
 	return out
 }
 
-func dot64(a, b []float32) float64 {
+func dot64(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
-		s += float64(a[i]) * float64(b[i])
+		s += a[i] * b[i]
 	}
 	return s
 }
 
-func absDot64(a, b []float32) float64 {
+func absDot64(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
-		s += math.Abs(float64(a[i]) * float64(b[i]))
+		s += math.Abs(a[i] * b[i])
 	}
 	return s
 }

@@ -17,14 +17,19 @@
 // Checkers take a T, which both *testing.T and *rapid.T satisfy, and report
 // what differs. CheckRoundTrip and CheckSaveLoad check layouts and structs.
 // CheckGrad, CheckJVP, CheckTranspose and CheckHVP check derivatives,
-// against finite differences and against each other. When θ is small they
-// check along every coordinate direction: the full gradient, Jacobian or
-// Hessian. Otherwise they check along several random directions, drawn
-// deterministically from θ, so a failure replays exactly. The finite
+// against finite differences and against each other. θ is []float32 or
+// []float64: the function is recorded and differentiated in θ's precision
+// (Tape.Param or Tape.Param64), and a float64 function must return a
+// float64 Var. When θ is small they check along every coordinate
+// direction: the full gradient, Jacobian or Hessian. Otherwise they check
+// along several random directions, drawn deterministically from θ, so a
+// failure replays exactly. The finite
 // differences are extrapolated over several steps (Richardson), and the
 // tolerance is made from their estimated error, so that the defaults
-// catch a rule wrong by 1 % in float32 and pass right ones
-// (TestCheckersCatchRulesWrongByOnePercent, TestCheckersPassRightRules).
+// catch a rule wrong by 1 % in float32 and by 1e-6 in float64, and pass
+// right ones (TestCheckersCatchRulesWrongByOnePercent,
+// TestCheckersCatchRulesWrongByOneIn1e6, TestCheckersPassRightRules,
+// TestCheckersPassRightRules64).
 // CheckHVP checks the gradient first. CheckODEGradient compares the sensitivity methods of
 // package ode with each other and with finite differences.
 //

@@ -24,7 +24,7 @@ import (
 // that a more precise evaluation can replace it.
 type fdEvaluator struct {
 	// at returns f(θ + t·d) in float64.
-	at func(f func(ad.Var) ad.Var, θ, d []float32, t float64) ([]float64, error)
+	at func(f func(ad.Var) ad.Var, θ, d []float64, t float64) ([]float64, error)
 	// unit is the unit roundoff of the evaluation: f's values are rounded
 	// by about unit relative to their size.
 	unit float64
@@ -35,10 +35,10 @@ type fdEvaluator struct {
 // points that are exact.
 var eval32 = fdEvaluator{at: evalLine32, unit: 0x1p-24}
 
-func evalLine32(f func(ad.Var) ad.Var, θ, d []float32, t float64) ([]float64, error) {
+func evalLine32(f func(ad.Var) ad.Var, θ, d []float64, t float64) ([]float64, error) {
 	x := make([]float32, len(θ))
 	for i := range x {
-		x[i] = float32(float64(θ[i]) + t*float64(d[i]))
+		x[i] = float32(θ[i] + t*d[i])
 	}
 	y, err := evalAt(f, x)
 	if err != nil {
@@ -73,9 +73,10 @@ var noiseProbes = []float64{1.0 / 8, 1.0 / 32}
 
 // unitDirection scales d by a power of two so that its largest component
 // is in (1/2, 1]: the steps are then how far the largest component of θ
-// moves, whatever the size of d. The scaling is exact.
-func unitDirection(d []float32) []float32 {
-	m := absMax(d)
+// moves, whatever the size of d. The scaling is exact, but for a
+// component that falls below the precision's smallest normal number.
+func (num *numeric) unitDirection(d []float64) []float64 {
+	m := absMax64(d)
 	if m == 0 || math.IsInf(m, 0) || math.IsNaN(m) {
 		return d
 	}
@@ -83,45 +84,35 @@ func unitDirection(d []float32) []float32 {
 	if frac == 0.5 {
 		e-- // m is a power of two: scale it to 1
 	}
-	out := make([]float32, len(d))
+	out := make([]float64, len(d))
 	for i, v := range d {
-		out[i] = float32(math.Ldexp(float64(v), -e))
+		out[i] = num.round(math.Ldexp(v, -e))
 	}
 	return out
 }
 
 // snapDirection rounds each component of d so that θ + h·d is exact in
-// float32 for every step h that is a power of two no smaller than hmin:
-// h·d_i becomes a multiple of the spacing of float32 numbers near
+// θ's precision for every step h that is a power of two no smaller than
+// hmin: h·d_i becomes a multiple of the spacing of numbers near
 // |θ_i| + hmax·|d_i|. The change to d is of the order of that spacing over
 // hmin, far below its own size for steps well above the rounding of θ. A
 // point can still be rounded where θ_i + h·d_i crosses a power of two. If
 // snapping would zero d, d is returned as it is.
-func snapDirection(θ, d []float32, hmax, hmin float64) []float32 {
+func (num *numeric) snapDirection(θ, d []float64, hmax, hmin float64) []float64 {
 	_, e := math.Frexp(hmin)
 	q := math.Ldexp(1, e-1) // the largest power of two ≤ hmin
-	out := make([]float32, len(d))
+	out := make([]float64, len(d))
 	zero := true
 	for i, v := range d {
-		top := math.Abs(float64(θ[i])) + hmax*math.Abs(float64(v))
-		spacing := float64(ulp32(float32(top)))
-		g := spacing / q // d_i must be a multiple of g
-		out[i] = float32(math.Round(float64(v)/g) * g)
+		top := math.Abs(θ[i]) + hmax*math.Abs(v)
+		g := num.ulp(num.round(top)) / q // d_i must be a multiple of g
+		out[i] = num.round(math.Round(v/g) * g)
 		zero = zero && out[i] == 0
 	}
 	if zero {
 		return d
 	}
 	return out
-}
-
-// ulp32 is the spacing of float32 numbers at x.
-func ulp32(x float32) float32 {
-	x = float32(math.Abs(float64(x)))
-	if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
-		return x
-	}
-	return math.Nextafter32(x, float32(math.Inf(1))) - x
 }
 
 // fdTable is the central differences of f along d at each step, per
@@ -138,7 +129,7 @@ type fdTable struct {
 // table takes the central differences of f at θ along d at the steps of
 // c and at the steps of the noise probes, all times mult, with c's
 // evaluator.
-func (c *checkConfig) table(f func(ad.Var) ad.Var, θ, d []float32, mult float64) (*fdTable, error) {
+func (c *checkConfig) table(f func(ad.Var) ad.Var, θ, d []float64, mult float64) (*fdTable, error) {
 	tb := &fdTable{}
 	for _, h32 := range c.steps {
 		h := mult * float64(h32)
@@ -187,7 +178,7 @@ func absMax64(x []float64) float64 {
 }
 
 // pair evaluates f at θ ± h·d.
-func (c *checkConfig) pair(f func(ad.Var) ad.Var, θ, d []float32, h float64) (p, m []float64, err error) {
+func (c *checkConfig) pair(f func(ad.Var) ad.Var, θ, d []float64, h float64) (p, m []float64, err error) {
 	if p, err = c.eval.at(f, θ, d, h); err != nil {
 		return nil, nil, err
 	}
@@ -282,9 +273,9 @@ func (c *checkConfig) tol(ad, fd, est, scale float64) float64 {
 }
 
 // floorUnits is the absolute floor of the tolerance, in units of rounding
-// of the evaluation: about 1e-6 in float32. It passes a derivative that
-// is zero but for rounding where the function's whole derivative is that
-// small, and those float32 holds as subnormal numbers.
+// of the evaluation: about 1e-6 in float32, 2e-15 in float64. It passes a
+// derivative that is zero but for rounding where the function's whole
+// derivative is that small, and those float32 holds as subnormal numbers.
 const floorUnits = 16
 
 // errSafety is how many times its estimated error a finite difference may
@@ -312,7 +303,7 @@ type fdEstimate struct {
 // with the estimates before. If some output does not match, compare
 // returns a report naming the worst, with the differences at every step,
 // their estimate and the tolerance.
-func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float32, want []float64, scale float64) (report string, err error) {
+func (c *checkConfig) compare(f func(ad.Var) ad.Var, θ, d []float64, want []float64, scale float64) (report string, err error) {
 	var best []fdEstimate
 	for _, mult := range stepMults {
 		tb, err := c.table(f, θ, d, mult)

@@ -58,6 +58,7 @@ type checkConfig struct {
 	steps      []float32
 	rel, abs   float64
 	gradAbs    float64     // abs for CheckGrad's comparisons
+	num        *numeric    // θ's precision
 	eval       fdEvaluator // how the finite differences evaluate f
 	dirs       int
 	full       int
@@ -65,7 +66,7 @@ type checkConfig struct {
 	trel, tabs float64 // CheckTranspose's tolerance
 }
 
-// Defaults of the derivative checks; see the options.
+// Defaults of the derivative checks of a float32 θ; see the options.
 const (
 	DefaultRelTol     = 1e-3
 	DefaultAbsTol     = 2e-3 // of CheckJVP and CheckHVP
@@ -78,41 +79,61 @@ const (
 	DefaultTransposeAbsTol = 1e-6
 )
 
-// defaultSteps are the finite-difference steps, largest first: powers of
-// two, so that the points θ ± h·d are exact in float32.
+// Default tolerances of the derivative checks of a float64 θ; see Tol and
+// TransposeTol.
+const (
+	DefaultRelTol64     = 1e-7
+	DefaultAbsTol64     = 2e-7 // of CheckJVP and CheckHVP
+	DefaultGradAbsTol64 = 1e-8 // of CheckGrad
+
+	DefaultTransposeRelTol64 = 1e-10
+	DefaultTransposeAbsTol64 = 1e-12
+)
+
+// defaultSteps are the finite-difference steps of a float32 θ, largest
+// first: powers of two, so that the points θ ± h·d are exact.
 var defaultSteps = []float32{0x1p-5, 0x1p-6, 0x1p-7}
 
+// defaultSteps64 are those of a float64 θ: smaller, since f is rounded
+// far less.
+var defaultSteps64 = []float32{0x1p-8, 0x1p-9, 0x1p-10}
+
 // Steps sets the finite-difference steps, largest first. The default is
-// 2⁻⁵, 2⁻⁶ and 2⁻⁷. A step is how far the largest component of the
-// direction moves θ: each direction is scaled by a power of two to make
+// 2⁻⁵, 2⁻⁶ and 2⁻⁷ for a float32 θ, and 2⁻⁸, 2⁻⁹ and 2⁻¹⁰ for a float64 θ,
+// whose f is rounded far less. A step is how far the largest component of
+// the direction moves θ: each direction is scaled by a power of two to make
 // its largest component between 1/2 and 1. The check takes central
 // differences at every step, in float64, and extrapolates them to step 0
-// (Richardson): two steps cancel the h² error, three the h⁴ error too.
-// Of the extrapolations of runs of consecutive steps, it takes the one
-// whose error it estimates least. The estimate is how far that
-// extrapolation is from those of fewer steps, plus the rounding of f. A
-// step that crosses a kink spoils the runs that hold it, but not the
-// others. Two noise probes, at an eighth and a thirty-second of the
-// smallest step, measure the rounding of f. The points of steps that are
-// powers of two are exact in float32. A single step has no estimate of
-// its truncation error: give it a Tol that allows it.
+// (Richardson): two steps cancel the h² error, three the h⁴ error too. Of
+// the extrapolations of runs of consecutive steps, it takes the one whose
+// error it estimates least. The estimate is how far that extrapolation is
+// from those of fewer steps, plus the rounding of f. A step that crosses a
+// kink spoils the runs that hold it, but not the others. Two noise probes,
+// at an eighth and a thirty-second of the smallest step, measure the
+// rounding of f. The points of steps that are powers of two are exact in
+// θ's precision. A single step has no estimate of its truncation error:
+// give it a Tol that allows it.
 func Steps(h ...float32) FDOption {
 	return func(c *checkConfig) { c.steps = append([]float32(nil), h...) }
 }
 
 // Tol sets the tolerance of the comparisons with finite differences. The
-// defaults are DefaultRelTol and DefaultAbsTol (CheckJVP, CheckHVP) or
-// DefaultGradAbsTol (CheckGrad). |ad − fd| must be within
-// rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the estimated error
-// of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale is
-// Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and CheckHVP,
-// ad is one component of J·d or H·d, and scale is the largest of them: a
-// small component is rounded relative to the largest, and float32 second
-// derivatives are rounded by more than first ones. The defaults catch a
-// derivative wrong by 1 % (in its largest components) wherever the
-// differences are accurate to a few parts in ten thousand, as they are
-// for smooth functions of moderate size in float32
-// (TestCheckersCatchRulesWrongByOnePercent).
+// defaults for a float32 θ are DefaultRelTol and DefaultAbsTol (CheckJVP,
+// CheckHVP) or DefaultGradAbsTol (CheckGrad); for a float64 θ,
+// DefaultRelTol64 and DefaultAbsTol64 or DefaultGradAbsTol64. |ad − fd|
+// must be within rel·(|ad| + |fd|) + 2·err + abs·scale, where err is the
+// estimated error of fd (see Steps). For CheckGrad, ad is ⟨∇f, d⟩ and scale
+// is Σ|∂f/∂θᵢ·dᵢ|, the size of the terms it sums. For CheckJVP and
+// CheckHVP, ad is one component of J·d or H·d, and scale is the largest of
+// them: a small component is rounded relative to the largest, and float32
+// second derivatives are rounded by more than first ones. The defaults
+// catch a derivative wrong by 1 % (in its largest components) wherever the
+// differences are accurate to a few parts in ten thousand, as they are for
+// smooth functions of moderate size in float32
+// (TestCheckersCatchRulesWrongByOnePercent). The float64 defaults catch one
+// wrong by 1e-6 (TestCheckersCatchRulesWrongByOneIn1e6), and right rules of
+// smooth float64 functions pass at Tol(1e-8, 1e-8)
+// (TestCheckersPassRightRules64).
 func Tol(rel, abs float64) FDOption {
 	return func(c *checkConfig) { c.rel, c.abs, c.gradAbs = rel, abs, abs }
 }
@@ -134,8 +155,9 @@ func FullUpTo(n int) Option {
 }
 
 // TransposeTol sets CheckTranspose's tolerance; the default is 1e-4 and
-// 1e-6. |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is
-// the size of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
+// 1e-6 for a float32 θ, 1e-10 and 1e-12 for a float64 one.
+// |⟨J v, u⟩ − ⟨v, Jᵀ u⟩| must be within rel·scale + abs. scale is the size
+// of the terms summed: Σ|(J v)_i u_i| + Σ|v_i (Jᵀ u)_i|.
 func TransposeTol(rel, abs float64) TransposeOption {
 	return func(c *checkConfig) { c.trel, c.tabs = rel, abs }
 }
@@ -150,17 +172,22 @@ func Exact() TransposeOption {
 	return func(c *checkConfig) { c.exact = true }
 }
 
-// configure applies opts to the defaults; a nil option is skipped.
-func configure[O applier](opts []O) checkConfig {
-	c := checkConfig{steps: defaultSteps, eval: eval32, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
+// configure applies opts to the defaults of the precision num; a nil
+// option is skipped.
+func configure[O applier](num *numeric, opts []O) checkConfig {
+	c := checkConfig{steps: num.steps, num: num, eval: num.eval, rel: DefaultRelTol, abs: DefaultAbsTol, gradAbs: DefaultGradAbsTol, dirs: DefaultDirections, full: DefaultFullUpTo,
 		trel: DefaultTransposeRelTol, tabs: DefaultTransposeAbsTol}
+	if num == &num64 {
+		c.rel, c.abs, c.gradAbs = DefaultRelTol64, DefaultAbsTol64, DefaultGradAbsTol64
+		c.trel, c.tabs = DefaultTransposeRelTol64, DefaultTransposeAbsTol64
+	}
 	for _, o := range opts {
 		if any(o) != nil {
 			o.apply(&c)
 		}
 	}
 	if len(c.steps) == 0 {
-		c.steps = defaultSteps
+		c.steps = num.steps
 	}
 	c.dirs = max(c.dirs, 1)
 	return c

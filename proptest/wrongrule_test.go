@@ -27,7 +27,7 @@ import (
 // scaledSin is sin elementwise, a right primitive whose rules are scaled:
 // its VJP by vjp, its JVP by jvp, and the derivative of its VJP rule by
 // second, which leaves the rule's value right. 1 is right.
-type scaledSin struct{ vjp, jvp, second float32 }
+type scaledSin struct{ vjp, jvp, second float64 }
 
 func (*scaledSin) Name() string { return "ScaledSin" }
 func (*scaledSin) Shape(dst []int, in [][]int, _ ad.Attrs) ([]int, error) {
@@ -38,17 +38,22 @@ func (*scaledSin) Forward(f *ad.Forward) {
 		f.Out.Data[i] = float32(math.Sin(float64(x)))
 	}
 }
+func (*scaledSin) Forward64(f *ad.Forward) {
+	for i, x := range f.In64[0].Data {
+		f.Out64.Data[i] = math.Sin(x)
+	}
+}
 func (s *scaledSin) JVP(r *ad.Rule) ad.Var {
-	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), float64(s.jvp))
+	return ad.Scale(ad.Mul(r.Tangent(0), ad.Cos(r.In[0])), s.jvp)
 }
 func (s *scaledSin) VJP(r *ad.Rule, cot ad.Var) {
 	g := ad.Mul(cot, ad.Cos(r.In[0]))
 	if s.second != 1 {
 		// g + (second−1)·(g − g held constant) has g's value and
 		// second times its derivative.
-		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), float64(s.second-1)))
+		g = ad.Add(g, ad.Scale(ad.Sub(g, ad.StopGradient(g)), s.second-1))
 	}
-	r.AddGrad(0, ad.Scale(g, float64(s.vjp)))
+	r.AddGrad(0, ad.Scale(g, s.vjp))
 }
 
 var (
@@ -60,16 +65,16 @@ var (
 
 // randomFunc is a random function of θ through a scaledSin: a map, and a
 // scalar loss of it.
-type randomFunc struct {
+type randomFunc[F flat.Float] struct {
 	desc string
-	θ    []float32
+	θ    []F
 	out  func(s *scaledSin) func(ad.Var) ad.Var
 	loss func(s *scaledSin) func(ad.Var) ad.Var
 }
 
 // drawFunc draws an elementwise function or a smooth stack of layers, with
 // a point.
-func drawFunc(t *rapid.T) randomFunc {
+func drawFunc(t *rapid.T) randomFunc[float32] {
 	if rapid.Bool().Draw(t, "stack") {
 		return drawStackFunc(t)
 	}
@@ -82,7 +87,7 @@ func drawFunc(t *rapid.T) randomFunc {
 			return ad.Tanh(ad.Mul(cv, ad.Apply(s, ad.Attrs{}, p)))
 		}
 	}
-	return randomFunc{desc: "tanh(c ⊙ sin θ)", θ: θ, out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
+	return randomFunc[float32]{desc: "tanh(c ⊙ sin θ)", θ: θ, out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
 		y := out(s)
 		return func(p ad.Var) ad.Var { return ad.Sum(y(p)) }
 	}}
@@ -90,7 +95,7 @@ func drawFunc(t *rapid.T) randomFunc {
 
 // drawStackFunc draws a smooth stack s and v = [θ; x], and maps v to
 // s.Net applied to sin v: the parameters sin θ and the input sin x.
-func drawStackFunc(t *rapid.T) randomFunc {
+func drawStackFunc(t *rapid.T) randomFunc[float32] {
 	st := proptest.Stacks(proptest.StackOptions{Smooth: true}).Draw(t, "net")
 	θ := proptest.ParamsFor(st).Draw(t, "θ")
 	x := proptest.InputFor(st).Draw(t, "x")
@@ -107,7 +112,7 @@ func drawStackFunc(t *rapid.T) randomFunc {
 			return st.Net.Apply(st.Ctx(train), p, ad.View(u, nθ, st.In...))
 		}
 	}
-	return randomFunc{desc: st.Desc, θ: append(θ, x...), out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
+	return randomFunc[float32]{desc: st.Desc, θ: append(θ, x...), out: out, loss: func(s *scaledSin) func(ad.Var) ad.Var {
 		y := out(s)
 		return func(v ad.Var) ad.Var {
 			wv := v.Tape().Const(flat.Tensor{Shape: st.Out, Data: w})
@@ -127,24 +132,39 @@ func TestCheckersCatchRulesWrongByOnePercent(t *testing.T) {
 		if _, g, err := ad.ValueAndGrad(fn.loss(rightSin), fn.θ); err != nil || absMax32(g) == 0 {
 			t.Skipf("the loss through %s is constant (%v)", fn.desc, err)
 		}
-		checks := []struct {
-			name, want string
-			check      func(proptest.T)
-		}{
-			{"CheckGrad, VJP ×1.01", "CheckGrad: ", func(pt proptest.T) { proptest.CheckGrad(pt, fn.loss(wrongSinVJP), fn.θ) }},
-			{"CheckJVP, JVP ×1.01", "CheckJVP: ", func(pt proptest.T) { proptest.CheckJVP(pt, fn.out(wrongSinJVP), fn.θ) }},
-			{"CheckHVP, HVP ×1.01", "finite differences of the gradient", func(pt proptest.T) { proptest.CheckHVP(pt, fn.loss(wrongSinSecond), fn.θ) }},
-		}
-		for _, c := range checks {
-			r := run(c.check)
-			if len(r.errors) == 0 {
-				t.Fatalf("%s passed through %s at θ of %d values", c.name, fn.desc, len(fn.θ))
-			}
-			if !strings.Contains(r.errors[0], c.want) {
-				t.Fatalf("%s through %s: report %q, want one that says %q", c.name, fn.desc, r.errors[0], c.want)
-			}
-		}
+		mustCatch(t, fn.desc, len(fn.θ), wrongChecks(fn, "×1.01", wrongSinVJP, wrongSinJVP, wrongSinSecond))
 	})
+}
+
+// wrongCheck is a check of a wrong rule, and what its report must say.
+type wrongCheck struct {
+	name, want string
+	check      func(proptest.T)
+}
+
+// wrongChecks are CheckGrad of fn's loss through vjp, CheckJVP of its map
+// through jvp, and CheckHVP of its loss through second: each rule is
+// wrong by the factor by.
+func wrongChecks[F flat.Float](fn randomFunc[F], by string, vjp, jvp, second *scaledSin) []wrongCheck {
+	return []wrongCheck{
+		{"CheckGrad, VJP " + by, "CheckGrad: ", func(pt proptest.T) { proptest.CheckGrad(pt, fn.loss(vjp), fn.θ) }},
+		{"CheckJVP, JVP " + by, "CheckJVP: ", func(pt proptest.T) { proptest.CheckJVP(pt, fn.out(jvp), fn.θ) }},
+		{"CheckHVP, HVP " + by, "finite differences of the gradient", func(pt proptest.T) { proptest.CheckHVP(pt, fn.loss(second), fn.θ) }},
+	}
+}
+
+// mustCatch fails t unless every check fails with a report that says
+// what it wants, through the function desc at θ of n values.
+func mustCatch(t *rapid.T, desc string, n int, checks []wrongCheck) {
+	for _, c := range checks {
+		r := run(c.check)
+		if len(r.errors) == 0 {
+			t.Fatalf("%s passed through %s at θ of %d values", c.name, desc, n)
+		}
+		if !strings.Contains(r.errors[0], c.want) {
+			t.Fatalf("%s through %s: report %q, want one that says %q", c.name, desc, r.errors[0], c.want)
+		}
+	}
 }
 
 func absMax32(x []float32) float32 {
