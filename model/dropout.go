@@ -53,12 +53,20 @@ func (l *DropoutLayer) Apply(c *Ctx, _, x ad.Var) ad.Var {
 	if c.RNG == nil {
 		return fail(x, errorf("Dropout(%v): training mode needs Ctx.RNG to draw the mask; set it, e.g. RNG: rand.New(rand.NewPCG(seed1, seed2))", l.P))
 	}
-	mask := x.Tape().Full(0, s...)
+	mask := ad.FullLike(x, 0, s...) // in x's precision
 	keep, scale := 1-float64(l.P), 1/(1-l.P)
-	d := mask.Data()
-	for i := range d {
-		if c.RNG.Float64() < keep {
-			d[i] = scale
+	if d := mask.Data(); d != nil {
+		for i := range d {
+			if c.RNG.Float64() < keep {
+				d[i] = scale
+			}
+		}
+	} else {
+		d := mask.Data64()
+		for i := range d {
+			if c.RNG.Float64() < keep {
+				d[i] = float64(scale)
+			}
 		}
 	}
 	return ad.Mul(x, mask)

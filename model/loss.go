@@ -175,8 +175,7 @@ func BinaryCrossEntropy(p, y ad.Var, opts ...LossOption) ad.Var {
 		return failOn(err, p, y)
 	}
 	pc := ad.Clamp(p, ProbEps, 1-ProbEps)
-	t := p.Tape()
-	one := t.Scalar(1)
+	one := ad.ScalarLike(p, 1)
 	// −[y log p + (1 − y) log(1 − p)] = −[y (log p − log(1 − p)) + log(1 − p)]
 	lq := ad.Log(ad.Sub(one, pc))
 	terms := ad.Add(ad.Mul(y, ad.Sub(ad.Log(pc), lq)), lq)

@@ -33,11 +33,14 @@ func normEps(name string, o *options) (float32, error) {
 // both over the axes where keep is 1. Those axes stay, with size 1. It
 // also returns the mean and the variance, of shape keep.
 func normalise(x ad.Var, keep []int, n int, eps float32) (y, mean, variance ad.Var) {
-	inv := 1 / float32(n)
-	mean = ad.Scale(ad.SumTo(x, keep...), float64(inv))
+	inv := 1 / float64(n)
+	if x.Precision() == ad.Float32 {
+		inv = float64(1 / float32(n)) // the float32 quotient, as always
+	}
+	mean = ad.Scale(ad.SumTo(x, keep...), inv)
 	xc := ad.Sub(x, mean)
-	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), float64(inv))
-	std := ad.Sqrt(ad.Add(variance, x.Tape().Scalar(eps)))
+	variance = ad.Scale(ad.SumTo(ad.Square(xc), keep...), inv)
+	std := ad.Sqrt(ad.Add(variance, ad.ScalarLike(x, float64(eps))))
 	return ad.Div(xc, std), mean, variance
 }
 
