@@ -23,7 +23,11 @@ import (
 //     the exact Jacobian in the solver's storage (dense, band, CSR);
 //   - bruss2d: the 2-D Brusselator of the SciML tutorial, 2N² states, t ∈
 //     [0, 11.5], restarted at t = 1.1 where its forcing starts; klu with
-//     the exact CSR Jacobian, gmres matrix-free without preconditioner;
+//     the exact CSR Jacobian, gmres matrix-free without preconditioner.
+//     The segment [0, 1.1] is unforced to its end; the peer's is not: its
+//     F takes the forcing from t ≥ 1.1 and CVODE's step onto the stop
+//     time evaluates F at t = 1.1, so the peer spends extra steps there
+//     and starts [1.1, 11.5] from another state (the line's note);
 //   - pollu: the Test Set's POLLU, 20 states, dense with difference
 //     quotients for the Jacobian, as the peer's;
 //   - medakzo: the Test Set's MEDAKZO, 400 states, restarted at t = 5 where
@@ -126,6 +130,7 @@ type stiffDef struct {
 	refJac       jacFunc                   // exact and dense, for the reference
 	refBand      jacFunc                   // exact band, for the reference, or nil
 	check        func(ref []float64) error // checks the reference, or nil
+	note         string                    // how the peer's set-up differs, or ""
 }
 
 // newStiffDef builds the problem of case c.
@@ -138,17 +143,25 @@ func newStiffDef(c stiffCase) *stiffDef {
 	case "bruss2d":
 		p := stiffprob.NewBruss2D[float64](c.N)
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, pattern: p.Pattern(), jacSparse: p.JacSparse,
-			refJac: p.Jac}
+			refJac: p.Jac, note: bruss2DPeerNote}
 	case "pollu":
 		var p stiffprob.Pollu[float64]
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, refJac: p.Jac, check: checkPolluRef}
 	case "medakzo":
 		p := stiffprob.Medakzo[float64]{N: c.N}
 		return &stiffDef{n: p.Dim(), u0: p.U0(), segs: p.Segments(), f: p.F, lower: 2, upper: 2, refJac: p.Jac,
-			refBand: p.JacBand}
+			refBand: p.JacBand, note: segmentsPeerNote}
 	}
 	panic("flatkit: stiff: unknown problem " + c.problem)
 }
+
+// The notes of the cases whose set-up or counters differ from the peer's.
+const (
+	segmentsPeerNote = "the peer prints the counters of its last segment alone (CVodeReInit zeroes them): compare last_segment"
+	bruss2DPeerNote  = "the peer's F is forced at t = 1.1 in its segment [0, 1.1] (CVODE's step onto the stop time " +
+		"evaluates F there), this one's is not, so the peer's counts and final state differ; CVODE unforced there " +
+		"takes BDF's steps (TestBDFSegmentsLikeCVODE); " + segmentsPeerNote
+)
 
 // checkPolluRef checks a POLLU reference against the Test Set's y(60).
 func checkPolluRef(ref []float64) error {
@@ -418,6 +431,7 @@ func (b *bencher) stiffCase(ctx context.Context, r *stiffResult, run *stiffRun, 
 	st := run.stats
 	r.NSteps, r.Rejected, r.NFE = st.Accepted, iptr(st.Rejected), st.FEvals
 	r.NJE, r.NSetups, r.NNI, r.NLI = iptr(st.JacEvals), iptr(st.LUs), iptr(st.NewtonIters), iptr(st.LinearIters)
+	r.Note = run.d.note
 	if len(run.d.segs) > 1 {
 		l := run.last
 		r.LastSegment = &stiffCounters{NSteps: l.Accepted, NFE: l.FEvals, NJE: l.JacEvals, NSetups: l.LUs, NNI: l.NewtonIters, NLI: l.LinearIters}

@@ -23,9 +23,12 @@ import (
 // F takes whether the forcing acts from p[0] (0: off, else on) when p is
 // not empty, and from t otherwise. Segments passes it in p so that the
 // segment before t = 1.1 never sees the forcing: the step that lands on
-// its T1 evaluates F at t = 1.1 itself, which the peer's CVODE never does
-// (it stops just short of a stop time), and which would add the forcing
-// over that last step.
+// its T1 evaluates F at t = 1.1 itself, and with the forcing taken from t
+// it would add the forcing over that last step. CVODE does the same: its
+// step onto a stop time rounds t_n onto it, so the peer, whose F takes
+// the forcing from t ≥ 1.1, evaluates F forced at t = 1.1 before its
+// restart there, and takes more steps in [0, 1.1] than BDF on these
+// segments (TestBDFSegmentsLikeCVODE in ode has the counts).
 type Bruss2D[T Float] struct {
 	N        int
 	alpha    float64

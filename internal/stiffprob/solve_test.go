@@ -60,8 +60,7 @@ func TestMedakzoSegments(t *testing.T) {
 }
 
 // TestBruss2DSegmentUnforced checks that the first segment of Bruss2D,
-// [0, 1.1], is solved without the forcing that starts at t = 1.1, as the
-// peer's CVODE solves it (it stops just short of a stop time). BDF's step
+// [0, 1.1], is solved without the forcing that starts at t = 1.1. BDF's step
 // that lands on T1 = 1.1 evaluates F there; with the forcing taken from t
 // alone, that step added it, an error of about 5·h in the disc that the
 // GMRES case of the stiff benchmark carried into the second segment. The
