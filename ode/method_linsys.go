@@ -60,6 +60,9 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 	if s == nil {
 		s = DenseJacobian{}
 	}
+	if q, ok := s.(quadJacobian); ok {
+		return newQuadSys(prob, q, ls)
+	}
 	if err := checkStructure(s, n); err != nil {
 		return nil, err
 	}
