@@ -60,8 +60,8 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 	if s == nil {
 		s = DenseJacobian{}
 	}
-	if q, ok := s.(quadJacobian); ok {
-		return newQuadSys(prob, q, ls)
+	if a, ok := s.(augJacobian); ok {
+		return newAugSys(prob, a, ls)
 	}
 	if err := checkStructure(s, n); err != nil {
 		return nil, err

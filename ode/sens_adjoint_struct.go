@@ -8,8 +8,8 @@ import "github.com/flatkit/flatkit/ode/linalg"
 // again (GMRES on −Jᵀ·v, one VJP per product). The parameter quadrature
 // μ is carried beside λ in the backward state [λ | μ], with its own
 // tolerances, but its rows are left out of the factorisation: the system
-// has a quadJacobian structure, and its linear solves are the inner
-// structure's on λ and one VJP for μ's rows (see quadSys).
+// has an augJacobian structure, and its linear solves are the inner
+// structure's on λ and one VJP for μ's rows (see augSys).
 
 // transposeStructure returns the structure of Jᵀ for J of structure s and
 // dimension n, and for a band or sparse s the position in s's storage of

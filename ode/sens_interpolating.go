@@ -89,7 +89,7 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		st, perm := transposeStructure(gs.prob.JacStructure, n)
 		bp.JacStructure = st
 		if np > 0 {
-			bp.JacStructure = quadJacobian{Inner: st, Quad: np}
+			bp.JacStructure = augJacobian{Inner: st, Blocks: 1, Quad: np, Coupling: augCoupleJVP}
 		}
 		bp.JVP = ia.jvpB
 		if usesJac(&gs.prob) {
@@ -165,7 +165,7 @@ func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
 
 // jvpB is the backward system's product with its Jacobian,
 // −[Jᵀ; (∂F/∂p)ᵀ]·v[:n], one VJP: of λ's length, or of the whole with
-// the quadrature's rows (see quadJacobian).
+// the quadrature's rows (see augJacobian).
 func (ia *interpAdjoint[T]) jvpB(jv, a, v []T, p []float32, _ []T, t float64) {
 	n := ia.n
 	ia.forwardAt(t)

@@ -97,42 +97,51 @@ func relNorm(a, b []float64) float64 {
 	return math.Sqrt(d / s)
 }
 
-// TestBrusselatorAdjointStructures: InterpolatingAdjoint's gradient of
-// G = ½ Σ u_i(10)² with respect to θ = (A, B, 50α) and u0, on the 1-D
-// Brusselator at N = 20 (40 states), with BDF, Rodas5P and Rosenbrock23
-// over band and sparse Jacobians (and matrix-free GMRES), agrees with the
-// dense structure's gradient and with central differences of tight
-// solves to 1e-5 relative in norm.
-func TestBrusselatorAdjointStructures(t *testing.T) {
+// TestBrusselatorGradientStructures: the gradient of G = ½ Σ u_i(10)²
+// with respect to θ = (A, B, 50α) and u0, on the 1-D Brusselator at N = 20
+// (40 states), by InterpolatingAdjoint with BDF, Rodas5P and Rosenbrock23
+// over band and sparse Jacobians (and matrix-free GMRES, and
+// checkpointed), and by ForwardSensitivity with BDF and Rodas5P over band
+// and sparse, agrees with the dense structure's adjoint gradient and with
+// central differences of tight solves to 1e-5 relative in norm.
+func TestBrusselatorGradientStructures(t *testing.T) {
 	const N = 20
 	gpFD, guFD := brussCentral(t, N)
 	t.Logf("central differences: dG/dθ = %.8g", gpFD)
 	ctx := context.Background()
 	opts := []ode.GradientOption{ode.Tol(1e-9, 1e-11), ode.MaxSteps(1e6)}
 	free := ode.BDFMethod{Linear: ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}}
+	adj, fwd := ode.InterpolatingAdjoint{}, ode.ForwardSensitivity{}
 	cases := []struct {
 		m       ode.Method
+		s       ode.Sensitivity
 		structs []string
-		ckpt    int
 	}{
-		{ode.BDF(), []string{"band", "sparse"}, 0},
-		{ode.Rodas5P(), []string{"band", "sparse"}, 0},
-		{ode.Rodas5P(), []string{"band"}, 16},
-		{ode.Rosenbrock23(), []string{"band"}, 0},
-		{free, []string{"free"}, 0},
+		{ode.BDF(), adj, []string{"band", "sparse"}},
+		{ode.Rodas5P(), adj, []string{"band", "sparse"}},
+		{ode.Rodas5P(), ode.InterpolatingAdjoint{Checkpoints: 16}, []string{"band"}},
+		{ode.Rosenbrock23(), adj, []string{"band"}},
+		{free, adj, []string{"free"}},
+		{ode.BDF(), fwd, []string{"band", "sparse"}},
+		{ode.Rodas5P(), fwd, []string{"band", "sparse"}},
 	}
 	for _, c := range cases {
 		o := opts
 		if c.m.Name() == "Rosenbrock23" { // third order: tighter, for the error to be well below the bar
 			o = []ode.GradientOption{ode.Tol(1e-10, 1e-12), ode.MaxSteps(1e6)}
 		}
-		dense, err := ode.Gradient(ctx, brussSensProblem(N, "dense"), c.m, brussSensLoss(), ode.InterpolatingAdjoint{}, o...)
+		// The dense reference is the adjoint's: a dense ForwardSensitivity
+		// factors n(1+m) = 1760 rows and takes minutes.
+		dense, err := ode.Gradient(ctx, brussSensProblem(N, "dense"), c.m, brussSensLoss(), adj, o...)
 		if err != nil {
-			t.Fatalf("%v dense: %v", c.m, err)
+			t.Fatalf("%v %v dense: %v", c.m, c.s, err)
 		}
 		for _, s := range c.structs {
-			name := fmt.Sprintf("%v/%s/checkpoints %d", c.m, s, c.ckpt)
-			g, err := ode.Gradient(ctx, brussSensProblem(N, s), c.m, brussSensLoss(), ode.InterpolatingAdjoint{Checkpoints: c.ckpt}, o...)
+			name := fmt.Sprintf("%v/%s/%s", c.m, c.s.Name(), s)
+			if a, ok := c.s.(ode.InterpolatingAdjoint); ok && a.Checkpoints > 0 {
+				name += "/checkpointed"
+			}
+			g, err := ode.Gradient(ctx, brussSensProblem(N, s), c.m, brussSensLoss(), c.s, o...)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -146,23 +155,36 @@ func TestBrusselatorAdjointStructures(t *testing.T) {
 			if max(dp, du) > 1e-5 {
 				t.Errorf("%s: gradient differs from the dense structure's by %.3g (θ) and %.3g (u0), want ≤ 1e-5", name, dp, du)
 			}
+			// A Rosenbrock method whose solves dropped the coupling of the
+			// sensitivities or of μ would lose its order there and take
+			// hundreds of times the steps.
+			// (A checkpointed adjoint's Backward counts the replays too.)
+			limit := 3
+			if a, ok := c.s.(ode.InterpolatingAdjoint); ok && a.Checkpoints > 0 {
+				limit = 4
+			}
+			if steps := g.Forward.Accepted + g.Backward.Accepted; steps > limit*dense.Forward.Accepted {
+				t.Errorf("%s: %d steps, want at most %d× the state's %d", name, steps, limit, dense.Forward.Accepted)
+			}
 		}
 	}
 }
 
-// A warm GradientSolver of the Brusselator's adjoint allocates nothing per
-// gradient, for each stiff method and structure.
-func TestBrusselatorAdjointAllocatesNothingWarm(t *testing.T) {
+// A warm GradientSolver of the Brusselator's gradient allocates nothing
+// per gradient, for each stiff method and structure.
+func TestBrusselatorGradientAllocatesNothingWarm(t *testing.T) {
 	ctx := context.Background()
 	free := ode.BDFMethod{Linear: ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}}
+	adj, fwd := ode.InterpolatingAdjoint{}, ode.ForwardSensitivity{}
 	for _, c := range []struct {
-		m ode.Method
-		s string
-	}{{ode.BDF(), "band"}, {ode.BDF(), "sparse"}, {ode.Rodas5P(), "band"}, {ode.Rodas5P(), "sparse"},
-		{ode.Rosenbrock23(), "sparse"}, {free, "free"}} {
-		t.Run(fmt.Sprintf("%v/%s", c.m, c.s), func(t *testing.T) {
+		m  ode.Method
+		s  string
+		sv ode.Sensitivity
+	}{{ode.BDF(), "band", adj}, {ode.BDF(), "sparse", adj}, {ode.Rodas5P(), "band", adj}, {ode.Rodas5P(), "sparse", adj},
+		{ode.Rosenbrock23(), "sparse", adj}, {free, "free", adj}, {ode.BDF(), "band", fwd}, {ode.Rodas5P(), "sparse", fwd}} {
+		t.Run(fmt.Sprintf("%v/%s/%s", c.m, c.s, c.sv.Name()), func(t *testing.T) {
 			prob := brussSensProblem(10, c.s)
-			gs, err := ode.NewGradientSolver(prob, c.m, ode.InterpolatingAdjoint{}, ode.Tol(1e-6, 1e-8))
+			gs, err := ode.NewGradientSolver(prob, c.m, c.sv, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				t.Fatal(err)
 			}
