@@ -66,15 +66,17 @@ func (a augJacobian) String() string {
 // With augCoupleJVP or augCoupleFD the solve is that of W, exact but for
 // the difference's error, so a Rosenbrock method keeps its order on the
 // coupled components. With augCoupleNone the C and Q terms are dropped.
-// C and Q are taken at the point of the last jacobian, as J is.
+// C and Q are taken at the point of the solve: for a Rosenbrock stage
+// that is the point of J, for BDF's Newton iterate a point closer to the
+// solution than that of its kept J. (The adjoint's products at the point
+// of J would read the forward solution there, and with checkpoints BDF's
+// J can be segments behind.)
 type augSys[T Float] struct {
 	in        linSys[T]
 	n, nb, nq int
 	coupling  int
 	c         float64 // c of the solves: that of the last factor, or of shift
-	tJ        float64 // the time, state and F of the last jacobian
-	uJ, fJ    []T
-	v, jv, up []T // a direction [x | 0], the product, uJ + σv
+	v, jv, up []T     // a direction [x | 0], the product, u + σv
 	reduce    reducedSolver
 	free      bool
 }
@@ -98,9 +100,9 @@ func newAugSys[T Float](prob *Problem[T], a augJacobian, ls LinearSolver) (linSy
 	}
 	s := &augSys[T]{in: in, n: n, nb: a.Blocks, nq: a.Quad, coupling: a.Coupling}
 	if a.Coupling != augCoupleNone && (a.Blocks > 1 || a.Quad > 0) {
-		s.uJ, s.v, s.jv = make([]T, N), make([]T, N), make([]T, N)
+		s.v, s.jv = make([]T, N), make([]T, N)
 		if a.Coupling == augCoupleFD {
-			s.fJ, s.up = make([]T, N), make([]T, N)
+			s.up = make([]T, N)
 		}
 	}
 	s.reduce, _ = in.(reducedSolver)
@@ -110,16 +112,9 @@ func newAugSys[T Float](prob *Problem[T], a augJacobian, ls LinearSolver) (linSy
 	return s, nil
 }
 
-func (s *augSys[T]) coupled() bool { return s.uJ != nil }
+func (s *augSys[T]) coupled() bool { return s.v != nil }
 
 func (s *augSys[T]) jacobian(it *Integrator[T], t float64, u, f0 []T, h float64) bool {
-	if s.coupled() {
-		s.tJ = t
-		copy(s.uJ, u)
-		if s.fJ != nil {
-			copy(s.fJ, f0)
-		}
-	}
 	return s.in.jacobian(it, t, u[:s.n], f0[:s.n], h)
 }
 
@@ -135,10 +130,15 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 		return false
 	}
 	c := T(s.c)
+	// The time of the solve's point, as gmresSys takes it.
+	t := it.t
+	if len(u) == 0 || &u[0] != &it.u[0] {
+		t = it.t + it.lastDt
+	}
 	if nb > 1 {
 		if s.coupled() {
 			copy(s.v[:n], b[:n])
-			s.product(it, n)
+			s.product(it, n, u, fu, t)
 			for r := n; r < n*nb; r++ {
 				b[r] += c * s.jv[r]
 			}
@@ -151,7 +151,7 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	}
 	if s.nq > 0 && s.coupled() {
 		copy(s.v[:n*nb], b[:n*nb])
-		s.product(it, n*nb)
+		s.product(it, n*nb, u, fu, t)
 		for r := n * nb; r < len(b); r++ {
 			b[r] += c * s.jv[r]
 		}
@@ -159,13 +159,13 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	return ok
 }
 
-// product writes into s.jv the product of the whole Jacobian at the last
-// jacobian's point with s.v, whose first m components are set and the
+// product writes into s.jv the product of the whole Jacobian at u and t,
+// where fu = F(u, t), with s.v, whose first m components are set and the
 // rest 0: by Problem.JVP, or by a forward difference of F with an
 // increment of the error test's scale, σ = 1/‖v‖ (CVODE's J·v quotient).
-func (s *augSys[T]) product(it *Integrator[T], m int) {
+func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 	if s.coupling == augCoupleJVP {
-		it.prob.JVP(s.jv, s.uJ, s.v, it.prob.P, nil, s.tJ)
+		it.prob.JVP(s.jv, u, s.v, it.prob.P, nil, t)
 		return
 	}
 	var acc float64
@@ -174,7 +174,7 @@ func (s *augSys[T]) product(it *Integrator[T], m int) {
 		if math.IsInf(a, 1) {
 			a = 1
 		}
-		y := float64(x) / (a + r*math.Abs(float64(s.uJ[i])))
+		y := float64(x) / (a + r*math.Abs(float64(u[i])))
 		acc += y * y
 	}
 	vn := math.Sqrt(acc / float64(m))
@@ -183,14 +183,14 @@ func (s *augSys[T]) product(it *Integrator[T], m int) {
 		return
 	}
 	sig := T(1 / vn)
-	copy(s.up, s.uJ)
+	copy(s.up, u)
 	for i, x := range s.v[:m] {
 		s.up[i] += sig * x
 	}
-	it.prob.F(s.jv, s.up, it.prob.P, s.tJ)
+	it.prob.F(s.jv, s.up, it.prob.P, t)
 	it.stats.FEvals++
 	inv := 1 / sig
-	for i, f := range s.fJ {
+	for i, f := range fu {
 		s.jv[i] = (s.jv[i] - f) * inv
 	}
 }

@@ -64,6 +64,12 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		// same dense output as the forward solve's.
 		ia.cache = &segCache[T]{ia: ia}
 		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
+		if isBDF(gs.method) {
+			// BDF takes no fixed steps: it solves each segment again with
+			// its own error control (see segCache.replay).
+			ia.cache.adaptive = true
+			so = forwardOptions(&gs.o, ia.sys, true)
+		}
 		for i := range ia.cache.its {
 			if ia.cache.its[i], err = initWith(fp, gs.method, so); err != nil {
 				return err

@@ -120,6 +120,7 @@ func TestBrusselatorGradientStructures(t *testing.T) {
 		{ode.BDF(), adj, []string{"band", "sparse"}},
 		{ode.Rodas5P(), adj, []string{"band", "sparse"}},
 		{ode.Rodas5P(), ode.InterpolatingAdjoint{Checkpoints: 16}, []string{"band"}},
+		{ode.BDF(), ode.InterpolatingAdjoint{Checkpoints: 16}, []string{"band", "sparse"}},
 		{ode.Rosenbrock23(), adj, []string{"band"}},
 		{free, adj, []string{"free"}},
 		{ode.BDF(), fwd, []string{"band", "sparse"}},
