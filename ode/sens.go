@@ -93,8 +93,10 @@ type ForwardSensitivity struct {
 // from coloured VJPs (n for a dense J). μ is integrated beside λ with the
 // QuadTol tolerances but is not in the factorisation: each solve adds
 // μ's rows by one VJP, exactly, so the method keeps its order on μ. The
-// forward pass solves the problem in its own structure, unless the loss
-// has a running cost: then it is dense.
+// forward pass solves the problem in its own structure, a running cost's
+// integral beside it in the same way (its row by a difference of the
+// running cost in a Rosenbrock solve); that needs Problem.Jac or
+// Problem.JVP, else the forward pass with a running cost is dense.
 type InterpolatingAdjoint struct {
 	// Checkpoints, if > 0, bounds memory. Instead of every step's dense
 	// output, the forward solve keeps at most Checkpoints states and the

@@ -149,3 +149,43 @@ func structured(s Structure) bool {
 	}
 	return true
 }
+
+// inStructure sets fp, the forward solve's problem, to solve in the
+// problem's band, sparse or matrix-free structure. Without a running cost
+// that is the problem itself. With one, q' = g is a quadrature beside u
+// (an augJacobian): its row is a difference of g in a Rosenbrock solve,
+// and left out of BDF's Newton matrix. That needs J of u from Jac or JVP,
+// as the n-component inner system cannot difference the whole system's
+// F; without them fp keeps its dense Jacobian.
+func (s *fwdSystem[T]) inStructure(fp *Problem[T], quad bool) {
+	prob := &s.gs.prob
+	if !quad {
+		fp.F, fp.JVP, fp.JacStructure, fp.Jac = prob.F, prob.JVP, prob.JacStructure, nil
+		if usesJac(prob) {
+			fp.Jac = prob.Jac
+		}
+		return
+	}
+	if prob.JVP == nil && (!usesJac(prob) || isGMRES(methodLinear(s.gs.method))) {
+		return
+	}
+	a := augJacobian{Inner: prob.JacStructure, Blocks: 1, Quad: 1, Coupling: augCoupleFD}
+	if isBDF(s.gs.method) {
+		a.Coupling = augCoupleNone
+	}
+	fp.JacStructure, fp.Jac, fp.JVP = a, nil, nil
+	if usesJac(prob) {
+		fp.Jac = s.jacU
+	}
+	if prob.JVP != nil {
+		fp.JVP = s.jvpU
+	}
+}
+
+// jacU writes J of u, in the structure's storage.
+func (s *fwdSystem[T]) jacU(J, y []T, p []float32, t float64) { s.gs.prob.Jac(J, y[:s.n], p, t) }
+
+// jvpU writes J·v for v of u's length n.
+func (s *fwdSystem[T]) jvpU(jv, y, v []T, p []float32, _ []T, t float64) {
+	s.gs.prob.JVP(jv, y[:s.n], v, p, nil, t)
+}

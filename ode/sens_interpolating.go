@@ -44,13 +44,8 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	fp := Problem[T]{F: ia.sys.f, U0: ia.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
 	if stiff {
 		fp.Jac = ia.sys.jac
-		if structured(gs.prob.JacStructure) && !quad {
-			// The forward solve is a solve of the problem itself, in its
-			// structure.
-			fp.F, fp.JVP, fp.JacStructure, fp.Jac = gs.prob.F, gs.prob.JVP, gs.prob.JacStructure, nil
-			if usesJac(&gs.prob) {
-				fp.Jac = gs.prob.Jac
-			}
+		if structured(gs.prob.JacStructure) {
+			ia.sys.inStructure(&fp, quad)
 		}
 	}
 	ckpt := ia.cfg.Checkpoints > 0
