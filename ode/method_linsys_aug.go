@@ -161,28 +161,34 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 
 // product writes into s.jv the product of the whole Jacobian at u and t,
 // where fu = F(u, t), with s.v, whose first m components are set and the
-// rest 0: by Problem.JVP, or by a forward difference of F with an
-// increment of the error test's scale, σ = 1/‖v‖ (CVODE's J·v quotient).
+// rest 0: by Problem.JVP, or by a forward difference of F. Its increment
+// σ moves no component j by more than √ε·scale_j, scale_j =
+// max(|u_j|, atol_j/rtol_j), as the columns of a difference Jacobian
+// move: a J·v quotient of the error test's scale (CVODE's) would lose
+// the difference to rounding at tight tolerances.
 func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 	if s.coupling == augCoupleJVP {
 		it.prob.JVP(s.jv, u, s.v, it.prob.P, nil, t)
 		return
 	}
-	var acc float64
+	sqrtEps := sqrtEpsOf[T]()
+	var r float64 // max |v_j|/scale_j
 	for i, x := range s.v[:m] {
-		a, r := it.o.tolAt(i)
-		if math.IsInf(a, 1) {
-			a = 1
+		a, rt := it.o.tolAt(i)
+		scale := math.Abs(float64(u[i]))
+		if !math.IsInf(a, 1) {
+			scale = max(scale, a/max(rt, sqrtEps))
 		}
-		y := float64(x) / (a + r*math.Abs(float64(u[i])))
-		acc += y * y
+		if !(scale > 0) || math.IsInf(scale, 0) {
+			scale = 1
+		}
+		r = max(r, math.Abs(float64(x))/scale)
 	}
-	vn := math.Sqrt(acc / float64(m))
-	if !(vn > 0) || vn > math.MaxFloat64 {
+	if !(r > 0) || r > math.MaxFloat64 {
 		clear(s.jv)
 		return
 	}
-	sig := T(1 / vn)
+	sig := T(sqrtEps / r)
 	copy(s.up, u)
 	for i, x := range s.v[:m] {
 		s.up[i] += sig * x
