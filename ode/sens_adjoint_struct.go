@@ -42,38 +42,25 @@ func transposeStructure(s Structure, n int) (Structure, []int) {
 // Jᵀ: a band preconditioner's bandwidths swapped. Other settings hold for
 // Jᵀ as they are.
 func transposedMethod(m Method) Method {
-	swap := func(ls LinearSolver) LinearSolver {
-		g, ok := ls.(GMRES)
-		if !ok {
-			return ls
-		}
-		if b, ok := g.Precond.(BandPreconditioner); ok {
-			g.Precond = BandPreconditioner{Lower: b.Upper, Upper: b.Lower}
-		}
-		return g
+	g, ok := methodLinear(m).(GMRES)
+	if !ok {
+		return m
 	}
-	switch v := m.(type) {
+	b, ok := g.Precond.(BandPreconditioner)
+	if !ok {
+		return m
+	}
+	g.Precond = BandPreconditioner{Lower: b.Upper, Upper: b.Lower}
+	switch v := methodValue(m).(type) {
 	case BDFMethod:
-		v.Linear = swap(v.Linear)
+		v.Linear = g
 		return v
-	case *BDFMethod:
-		c := *v
-		c.Linear = swap(c.Linear)
-		return c
 	case Rodas5PMethod:
-		v.Linear = swap(v.Linear)
+		v.Linear = g
 		return v
-	case *Rodas5PMethod:
-		c := *v
-		c.Linear = swap(c.Linear)
-		return c
 	case Rosenbrock23Method:
-		v.Linear = swap(v.Linear)
+		v.Linear = g
 		return v
-	case *Rosenbrock23Method:
-		c := *v
-		c.Linear = swap(c.Linear)
-		return c
 	}
 	return m
 }

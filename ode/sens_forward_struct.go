@@ -35,27 +35,32 @@ func (fs *forwardSens[T]) jvpU(jv, Y, v []T, p []float32, _ []T, t float64) {
 
 // isBDF reports whether m is BDF.
 func isBDF(m Method) bool {
-	switch m.(type) {
-	case BDFMethod, *BDFMethod:
-		return true
+	_, ok := methodValue(m).(BDFMethod)
+	return ok
+}
+
+// methodValue is m, a stiff method's settings by value where m points to
+// them.
+func methodValue(m Method) Method {
+	switch v := m.(type) {
+	case *BDFMethod:
+		return *v
+	case *Rodas5PMethod:
+		return *v
+	case *Rosenbrock23Method:
+		return *v
 	}
-	return false
+	return m
 }
 
 // methodLinear is the linear solver setting of a stiff method, else nil.
 func methodLinear(m Method) LinearSolver {
-	switch v := m.(type) {
+	switch v := methodValue(m).(type) {
 	case BDFMethod:
-		return v.Linear
-	case *BDFMethod:
 		return v.Linear
 	case Rodas5PMethod:
 		return v.Linear
-	case *Rodas5PMethod:
-		return v.Linear
 	case Rosenbrock23Method:
-		return v.Linear
-	case *Rosenbrock23Method:
 		return v.Linear
 	}
 	return nil
