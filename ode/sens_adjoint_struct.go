@@ -69,13 +69,11 @@ func transposedMethod(m Method) Method {
 // Problem.Jac, which writes J in the forward structure's: a gather of the
 // forward storage, no n×n matrix for a band or sparse J.
 type adjointJac[T Float] struct {
-	jac     func(J, u []T, p []float32, t float64)
-	n       int
-	dense   bool
-	band    bool
-	buf     []T   // J in the forward storage
-	perm    []int // see transposeStructure
-	corners []int // band storage positions outside the matrix
+	jac   func(J, u []T, p []float32, t float64)
+	n     int
+	dense bool
+	buf   []T   // J in the forward storage
+	perm  []int // see transposeStructure
 }
 
 // newAdjointJac prepares the transposition of prob's Jac, of structure s
@@ -85,15 +83,7 @@ func newAdjointJac[T Float](prob *Problem[T], perm []int) *adjointJac[T] {
 	a := &adjointJac[T]{jac: prob.Jac, n: n, perm: perm}
 	switch s := prob.JacStructure.(type) {
 	case BandJacobian:
-		a.band = true
 		a.buf = make([]T, linalg.BandLen(n, s.Lower, s.Upper))
-		for i := 0; i < n; i++ {
-			for j := i - s.Lower; j <= i+s.Upper; j++ {
-				if j < 0 || j >= n {
-					a.corners = append(a.corners, bandPos(i, j, s.Lower, s.Upper))
-				}
-			}
-		}
 	case SparseJacobian:
 		a.buf = make([]T, s.Pattern.NNZ())
 	default:
@@ -105,9 +95,7 @@ func newAdjointJac[T Float](prob *Problem[T], perm []int) *adjointJac[T] {
 
 // eval writes −Jᵀ at u, p and t into JB.
 func (a *adjointJac[T]) eval(JB, u []T, p []float32, t float64) {
-	for _, k := range a.corners {
-		a.buf[k] = 0
-	}
+	clear(a.buf) // entries Jac leaves alone are 0, as in denseJac
 	a.jac(a.buf, u, p, t)
 	if a.dense {
 		n := a.n
