@@ -196,7 +196,7 @@ func newBDF[T Float](m BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], err
 		return nil, errorf("BDF: MaxOrder = %d, want 1 to %d (0 means %d)", m.MaxOrder, bdfMaxQ, bdfMaxQ)
 	}
 	if !adaptive {
-		return nil, errorf("BDF chooses its own steps and orders and takes no fixed steps (FixedStep, or the replayed segments of a checkpointed InterpolatingAdjoint); InitialStep sets the first step")
+		return nil, errorf("BDF chooses its own steps and orders and takes no fixed steps (FixedStep); InitialStep sets the first step")
 	}
 	ls, err := newLinSys(prob, m.Linear)
 	if err != nil {

@@ -60,6 +60,9 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 	if s == nil {
 		s = DenseJacobian{}
 	}
+	if a, ok := s.(augJacobian); ok {
+		return newAugSys(prob, a, ls)
+	}
 	if err := checkStructure(s, n); err != nil {
 		return nil, err
 	}

@@ -52,8 +52,17 @@ type Sensitivity interface {
 // JVPs. Its coupling blocks ∂(J·s_k)/∂u are forward differences of the
 // sensitivity right-hand side in u. They are exact for F quadratic in u,
 // else first-order accurate in √ε; Rodas5P then behaves as with a
-// finite-difference Jacobian. Per Jacobian that is n evaluations of the
-// sensitivity right-hand side and a dense LU of size n·(1+np+n).
+// finite-difference Jacobian.
+//
+// With a band, sparse or matrix-free Problem.JacStructure, J is kept in
+// that structure and I − c·J is factored once (or GMRES run) for all the
+// blocks, each solved with the state's factorisation. BDF takes the
+// block-diagonal Newton matrix, as CVODES's simultaneous corrector does;
+// a Rosenbrock method adds the coupling blocks' products to its solves,
+// one difference of the system's right-hand side per solve. With a dense
+// structure the whole system's Jacobian is formed: n evaluations of the
+// sensitivity right-hand side per Jacobian and a dense LU of size
+// n·(1+np+n), for small problems only.
 type ForwardSensitivity struct {
 	// NoErrorControl leaves the sensitivities out of the step-size
 	// control, as CVODES's errconS = false does: fewer steps, less
@@ -74,10 +83,20 @@ type ForwardSensitivity struct {
 // solve's dense output, and λ jumps by dL/du(t_i) at each save time. Its
 // cost grows with n and the number of parameters only through products
 // with F's Jacobian. It is the default for many parameters, as
-// SciMLSensitivity's InterpolatingAdjoint and CVODES's adjoint are. With a
-// stiff method the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0] is
-// exact, from n VJPs. Its LU is dense, of size n plus the number of
-// parameters.
+// SciMLSensitivity's InterpolatingAdjoint and CVODES's adjoint are.
+//
+// With a stiff method the backward solve runs in the transposed structure
+// of Problem.JacStructure: a band's bandwidths swapped, a sparse pattern
+// transposed, matrix-free by GMRES on −Jᵀ·v from one VJP per product,
+// with the method's linear solver (a band preconditioner's bandwidths
+// swapped). −Jᵀ comes from Problem.Jac, gathered from its storage, else
+// from coloured VJPs (n for a dense J). μ is integrated beside λ with the
+// QuadTol tolerances but is not in the factorisation: each solve adds
+// μ's rows by one VJP, exactly, so the method keeps its order on μ. The
+// forward pass solves the problem in its own structure, a running cost's
+// integral beside it in the same way (its row by a difference of the
+// running cost in a Rosenbrock solve); that needs Problem.Jac or
+// Problem.JVP, else the forward pass with a running cost is dense.
 type InterpolatingAdjoint struct {
 	// Checkpoints, if > 0, bounds memory. Instead of every step's dense
 	// output, the forward solve keeps at most Checkpoints states and the
@@ -90,6 +109,11 @@ type InterpolatingAdjoint struct {
 	// steps and gradient as without checkpoints. The cost is one more
 	// forward pass, at the cost of its steps alone, and the memory is
 	// Checkpoints states plus two segments.
+	//
+	// BDF takes no fixed steps: it solves each segment again with error
+	// control, from order 1 at the checkpoint. Its dense output and
+	// gradient then differ from those without checkpoints by about the
+	// tolerance, and the replay costs more steps than the forward pass.
 	Checkpoints int
 	// AdjointTol and QuadTol are the backward solve's and the
 	// quadratures' tolerances; zero means the forward solve's.

@@ -65,7 +65,9 @@ func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
 // dense output as without them, so the gradient is the same: bit for bit
 // for an autonomous F, as TestInterpCheckpointReplay checks. It holds two
 // segments because a backward step and its retries can straddle a
-// checkpoint.
+// checkpoint. With BDF, which takes no fixed steps, each segment is solved
+// again with error control instead (adaptive): a dense output of the same
+// accuracy, not the same bits.
 type segCache[T Float] struct {
 	ia   *interpAdjoint[T]
 	its  [2]*Integrator[T]
@@ -74,6 +76,9 @@ type segCache[T Float] struct {
 	last int // the segment of the last read
 	ctx  context.Context
 	err  error // the first failed replay
+	// adaptive: the segments are solved again with error control, not
+	// on the forward solve's steps (BDF, which takes no fixed steps).
+	adaptive bool
 }
 
 // reset empties the cache for a new backward pass.
@@ -143,7 +148,14 @@ func (c *segCache[T]) replay(s, k int) error {
 	}
 	it := c.its[s]
 	it.prob.Err = gs.hook()
-	err := it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
+	var err error
+	if c.adaptive {
+		if err = it.Reinit(ck.state(k), lo, hi, gs.prob.P); err == nil {
+			err = it.Run(c.ctx)
+		}
+	} else {
+		err = it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
+	}
 	addStats(&gs.res.Backward, it.Stats())
 	c.held[s] = k
 	c.rd[s] = denseReader[T]{it: it}

@@ -75,7 +75,18 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	if n == 2 && !quad {
 		aug.F = fs.rhs2 // one call level fewer per stage on the common small case
 	}
-	if fs.gs.method.info().stiff {
+	switch prob := &fs.gs.prob; {
+	case !fs.gs.method.info().stiff:
+	case structured(prob.JacStructure) && (prob.JVP != nil || usesJac(prob) && !isGMRES(methodLinear(fs.gs.method))):
+		// The problem's structure on every block (sens_forward_struct.go).
+		aug.JacStructure = fs.augStructure(quad)
+		if usesJac(prob) {
+			aug.Jac = fs.jacU
+		}
+		if prob.JVP != nil {
+			aug.JVP = fs.jvpU
+		}
+	default:
 		aug.Jac = fs.jac
 		fs.jn, fs.ev, fs.col = make([]T, n*n), make([]T, n), make([]T, n)
 		fs.f0, fs.fp, fs.yp = make([]T, N), make([]T, N), make([]T, N)

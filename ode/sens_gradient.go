@@ -116,14 +116,12 @@ type gradMethod[T Float] interface {
 // discrete adjoint's reverse pass stopped on it, that is an *Error with
 // Retcode Failed.
 //
-// The sensitivity and adjoint systems do not use Problem.JacStructure
-// yet: a stiff method solves them with dense Jacobians. A band or sparse
-// Problem.Jac is read in its structure's storage and expanded into the
-// dense n×n matrix they need, and a matrix-free structure's Jac is not
-// read (TestGradientStructuredJacobian). So the gradient is right for
-// every structure, at the cost of n² memory and the dense LUs of a stiff
-// method's sensitivity solves, whatever the structure of the forward
-// problem.
+// With a stiff method, ForwardSensitivity and InterpolatingAdjoint keep
+// Problem.JacStructure (each method's doc says how;
+// TestBrusselatorGradientStructures). BacksolveAdjoint and a dense
+// ForwardSensitivity read a band or sparse Problem.Jac in its storage and
+// expand it into the n×n matrix their dense systems need; a matrix-free
+// structure's Jac is not read.
 func Gradient[T Float](ctx context.Context, prob Problem[T], m Method, loss Loss[T], s Sensitivity, opts ...GradientOption) (*GradientResult[T], error) {
 	gs, err := NewGradientSolver(prob, m, s, opts...)
 	if err != nil {

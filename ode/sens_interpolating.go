@@ -7,29 +7,28 @@ import (
 
 // interpAdjoint is InterpolatingAdjoint.
 type interpAdjoint[T Float] struct {
-	gs      *GradientSolver[T]
-	cfg     InterpolatingAdjoint
-	n, np   int
-	quad    bool
-	built   bool
-	sys     *fwdSystem[T]
-	fwd     *Integrator[T]
-	rd      denseReader[T] // the forward solve's dense output (no checkpoints)
-	cache   *segCache[T]   // or the replayed segments (checkpoints)
-	ck      checkpoints[T]
-	pass    adjointPass[T]
-	y0, ub  []T
-	ubT     float64   // the time of the state in ub (NaN: none)
-	steps   []float64 // with checkpoints: every forward step's start, size and end
-	ev      []T
-	row, rp []T
-	u1      []T
+	gs     *GradientSolver[T]
+	cfg    InterpolatingAdjoint
+	n, np  int
+	quad   bool
+	built  bool
+	sys    *fwdSystem[T]
+	fwd    *Integrator[T]
+	rd     denseReader[T] // the forward solve's dense output (no checkpoints)
+	cache  *segCache[T]   // or the replayed segments (checkpoints)
+	ck     checkpoints[T]
+	pass   adjointPass[T]
+	y0, ub []T
+	ubT    float64   // the time of the state in ub (NaN: none)
+	steps  []float64 // with checkpoints: every forward step's start, size and end
+	u1     []T
+	aj     *adjointJac[T] // −Jᵀ from Problem.Jac; nil: from VJPs
 }
 
 func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	ia := &interpAdjoint[T]{gs: gs, cfg: cfg, n: n, np: np,
-		ev: make([]T, n), row: make([]T, n), rp: make([]T, np), u1: make([]T, n)}
+		u1: make([]T, n)}
 	gs.res.P = make([]T, np)
 	return ia, nil
 }
@@ -45,6 +44,9 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	fp := Problem[T]{F: ia.sys.f, U0: ia.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
 	if stiff {
 		fp.Jac = ia.sys.jac
+		if structured(gs.prob.JacStructure) {
+			ia.sys.inStructure(&fp, quad)
+		}
 	}
 	ckpt := ia.cfg.Checkpoints > 0
 	var err error
@@ -57,6 +59,12 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		// same dense output as the forward solve's.
 		ia.cache = &segCache[T]{ia: ia}
 		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
+		if isBDF(gs.method) {
+			// BDF takes no fixed steps: it solves each segment again with
+			// its own error control (see segCache.replay).
+			ia.cache.adaptive = true
+			so = forwardOptions(&gs.o, ia.sys, true)
+		}
 		for i := range ia.cache.its {
 			if ia.cache.its[i], err = initWith(fp, gs.method, so); err != nil {
 				return err
@@ -75,10 +83,23 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	if n == 2 && !quad {
 		bp.F = ia.rhs2
 	}
+	bm := gs.method
 	if stiff {
-		bp.Jac = ia.jacB
+		// The backward system in the transposed structure, μ beside λ
+		// as quadratures (sens_adjoint_struct.go).
+		st, perm := transposeStructure(gs.prob.JacStructure, n)
+		bp.JacStructure = st
+		if np > 0 {
+			bp.JacStructure = augJacobian{Inner: st, Blocks: 1, Quad: np, Coupling: augCoupleJVP}
+		}
+		bp.JVP = ia.jvpB
+		if usesJac(&gs.prob) {
+			ia.aj = newAdjointJac(&gs.prob, perm)
+			bp.Jac = ia.jacB
+		}
+		bm = transposedMethod(gs.method)
 	}
-	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, n+np, 0, n))
+	bwd, err := initWith(bp, bm, backwardOptions(&gs.o, n+np, 0, n))
 	if err != nil {
 		return err
 	}
@@ -136,26 +157,29 @@ func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
 	ia.gs.prob.VJP(d[:2:2], d[2:], wn, ia.ub[:2:2], p, t)
 }
 
-// jacB is the backward system's Jacobian [−Jᵀ 0; −(∂F/∂p)ᵀ 0], from n VJPs.
+// jacB writes the backward system's Jacobian with respect to λ, −Jᵀ, in
+// the transposed structure's storage, from Problem.Jac.
 func (ia *interpAdjoint[T]) jacB(JB, a []T, p []float32, t float64) {
-	n, np := ia.n, ia.np
-	nb := n + np
 	ia.forwardAt(t)
-	u := ia.ub[:n]
-	clear(JB)
-	for c := 0; c < n; c++ {
-		ia.ev[c] = 1
-		clear(ia.row)
-		clear(ia.rp)
-		ia.gs.prob.VJP(ia.row, ia.rp, ia.ev, u, p, t)
-		ia.ev[c] = 0
-		for r, v := range ia.row {
-			JB[r*nb+c] = -v
-		}
-		for k, v := range ia.rp {
-			JB[(n+k)*nb+c] = -v
-		}
+	ia.aj.eval(JB, ia.ub[:ia.n], p, t)
+}
+
+// jvpB is the backward system's product with its Jacobian,
+// −[Jᵀ; (∂F/∂p)ᵀ]·v[:n], one VJP: of λ's length, or of the whole with
+// the quadrature's rows (see augJacobian).
+func (ia *interpAdjoint[T]) jvpB(jv, a, v []T, p []float32, _ []T, t float64) {
+	n := ia.n
+	ia.forwardAt(t)
+	wn := ia.sys.wneg[:n]
+	for i, x := range v[:n] {
+		wn[i] = -x
 	}
+	clear(jv)
+	var dp []T
+	if len(jv) > n {
+		dp = jv[n:]
+	}
+	ia.gs.prob.VJP(jv[:n], dp, wn, ia.ub[:n], p, t)
 }
 
 func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {

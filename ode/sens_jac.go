@@ -3,9 +3,11 @@ package ode
 import "github.com/flatkit/flatkit/ode/linalg"
 
 // denseJac reads Problem.Jac, written in the storage of the problem's
-// JacStructure, as the row-major n×n matrix that the gradient code works
-// with: its sensitivity and adjoint systems are dense, whatever the
-// structure (a later issue will carry the structures into them). A band
+// JacStructure, as the row-major n×n matrix that the gradient code's
+// dense systems work with (BacksolveAdjoint's, a dense
+// ForwardSensitivity's, the rows of the sensitivities' right-hand side;
+// the structured ones are in sens_adjoint_struct.go and
+// sens_forward_struct.go). A band
 // Jac is expanded by linalg.BandToDense, a sparse one scattered from its
 // CSR values; both cost a buffer of their storage besides the n×n matrix.
 // A matrix-free structure's Jac is not used, as Structure says: the

@@ -74,12 +74,16 @@ func gradBruss(br linsysBruss, s Structure) Problem[float64] {
 }
 
 // TestGradientStructuredJacobian: Gradient reads a band or sparse
-// Problem.Jac in its structure's storage (forming the dense matrix its
-// sensitivity systems use), so the gradients of the 1-D Brusselator with
-// a band and a sparse structure equal those with a dense one, for BDF and
-// Rodas5P, by ForwardSensitivity (with Jac and ParamJac, and with JVPs)
-// and InterpolatingAdjoint. A matrix-free structure's Jac is not read
-// (the problem's panics).
+// Problem.Jac in its structure's storage, so the gradients of the 1-D
+// Brusselator with a band and a sparse structure agree with those with a
+// dense one, for BDF and Rodas5P, by ForwardSensitivity (with Jac and
+// ParamJac, and with JVPs; every block in the structure) and
+// InterpolatingAdjoint (its passes in the structure and its transpose).
+// The block-diagonal Newton matrix of BDF's sensitivities and the
+// differenced coupling of Rodas5P's are not the dense path's, so they
+// agree to well below the tolerance, not to rounding. A matrix-free
+// structure's Jac is not read (the problem's panics); it runs GMRES, so
+// it agrees to the tolerance only.
 func TestGradientStructuredJacobian(t *testing.T) {
 	const N = 10
 	br := newLinsysBruss(N)
@@ -130,8 +134,13 @@ func TestGradientStructuredJacobian(t *testing.T) {
 					e = max(e, math.Abs(got.U0[k]-w)/scale)
 				}
 				t.Logf("%s: dL/dp = %.6g, relative difference %.3g", name, got.P, e)
-				if e > 1e-6 {
-					t.Errorf("%s: gradient differs from the dense structure's by %.3g (dL/dp %v, want %v)", name, e, got.P, want.P)
+				bound := 1e-6
+				if _, free := s.(MatrixFreeJacobian); free {
+					// GMRES: agreement to the tolerance asked.
+					bound = 1e-4
+				}
+				if e > bound {
+					t.Errorf("%s: gradient differs from the dense structure's by %.3g > %g (dL/dp %v, want %v)", name, e, bound, got.P, want.P)
 				}
 			}
 		}

@@ -42,9 +42,10 @@ import (
 // and column, since it means the storage was misread. A SparseJacobian's
 // pattern must be valid and n×n: NewIntegrator says what is wrong.
 //
-// Gradient reads Jac in the structure's storage too, but its sensitivity
-// and adjoint systems are dense for now: it expands a band or sparse J
-// into the n×n matrix (see Gradient).
+// Gradient reads Jac in the structure's storage too: ForwardSensitivity
+// and InterpolatingAdjoint solve in the structure (the adjoint in its
+// transpose); the other methods expand J into the n×n matrix (see
+// Gradient).
 type Structure interface {
 	String() string
 	structure()
