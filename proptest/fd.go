@@ -241,6 +241,42 @@ func (tb *fdTable) extrapolate(i, a, b int, fnoise float64) (v, noise float64) {
 // far their central differences are from the extrapolation of all steps,
 // times their step, is the rounding of f(θ+hd) − f(θ−hd) over 2.
 func (tb *fdTable) estimate(i int) (v, err float64) {
+	v, err = tb.estimateRuns(i)
+	return v, math.Max(err, tb.quantized(i))
+}
+
+// quantized is a lower bound on the error of output i's differences when
+// f's rounding quantum shows: a central difference that is exactly 0 at
+// some steps (steps or noise probes) and not at others says f did not
+// change by one of its rounding steps there, not that the derivative is
+// 0, so the estimate is no better than the largest of the others. When
+// every difference is exactly 0, f's resolution is not known (f's size
+// understates it when f is what is left of larger terms, such as a
+// LogSumExp of values near 4 whose small weights move f by less than
+// one of its ulps), and the finite differences judge nothing: the check
+// of that output then rests on the others and, in CheckHVP and
+// CheckTranspose, on the comparisons of ad with itself.
+func (tb *fdTable) quantized(i int) float64 {
+	zeros, most := false, 0.0
+	for _, d := range tb.diff {
+		zeros = zeros || d[i] == 0
+		most = math.Max(most, math.Abs(d[i]))
+	}
+	for _, d := range tb.probe {
+		zeros = zeros || d[i] == 0
+		most = math.Max(most, math.Abs(d[i]))
+	}
+	switch {
+	case !zeros:
+		return 0
+	case most == 0:
+		return math.Inf(1)
+	}
+	return most
+}
+
+// estimateRuns is estimate without the quantization bound.
+func (tb *fdTable) estimateRuns(i int) (v, err float64) {
 	n := len(tb.h)
 	ref, _ := tb.extrapolate(i, 0, n-1, 0)
 	fnoise := 0.0
