@@ -153,7 +153,10 @@ func TestNarrowRows(t *testing.T) {
 					rt.Fatalf("y[%d] = %g, the exact sum NaN", i, got)
 				}
 			case math.IsInf(exact, 0):
-				if got != exact {
+				// A product that overflows float32 meets an infinity of
+				// the other sign in the float32 sum: NaN, where float64's
+				// sum keeps one infinity.
+				if got != exact && !(special && math.IsNaN(got)) {
 					rt.Fatalf("y[%d] = %g, the exact sum %g", i, got, exact)
 				}
 			case mag > math.MaxFloat32/2:

@@ -146,10 +146,15 @@ type wrongCheck struct {
 // through jvp, and CheckHVP of its loss through second: each rule is
 // wrong by the factor by.
 func wrongChecks[F flat.Float](fn randomFunc[F], by string, vjp, jvp, second *scaledSin) []wrongCheck {
+	// float32: the sharp tolerance, SharpTol; float64: the defaults.
+	var opts []proptest.FDCheckOption
+	if _, f32 := any(fn.θ).([]float32); f32 {
+		opts = append(opts, proptest.SharpTol())
+	}
 	return []wrongCheck{
-		{"CheckGrad, VJP " + by, "CheckGrad: ", func(pt proptest.T) { proptest.CheckGrad(pt, fn.loss(vjp), fn.θ) }},
-		{"CheckJVP, JVP " + by, "CheckJVP: ", func(pt proptest.T) { proptest.CheckJVP(pt, fn.out(jvp), fn.θ) }},
-		{"CheckHVP, HVP " + by, "finite differences of the gradient", func(pt proptest.T) { proptest.CheckHVP(pt, fn.loss(second), fn.θ) }},
+		{"CheckGrad, VJP " + by, "CheckGrad: ", func(pt proptest.T) { proptest.CheckGrad(pt, fn.loss(vjp), fn.θ, opts...) }},
+		{"CheckJVP, JVP " + by, "CheckJVP: ", func(pt proptest.T) { proptest.CheckJVP(pt, fn.out(jvp), fn.θ, opts...) }},
+		{"CheckHVP, HVP " + by, "finite differences of the gradient", func(pt proptest.T) { proptest.CheckHVP(pt, fn.loss(second), fn.θ, opts...) }},
 	}
 }
 
