@@ -43,11 +43,13 @@ import (
 // objective returns an error, a non-finite loss or a non-finite gradient
 // inside a line search, the search halves its step toward the last
 // acceptable one and goes on. The failure counts as one of the search's
-// MaxLineSearch evaluations. A search that finds no acceptable point drops
-// the memory and tries once more along the projected gradient. If that
-// fails too, the run ends with an error that wraps the last failure's
-// cause, reachable by errors.Is and errors.As. A failure at the start ends
-// the run at once, with θ unchanged.
+// MaxLineSearch evaluations, so a search halves a failing step at most 20
+// times by default. A search that finds no acceptable point drops the
+// memory, if it holds any, and searches again along the projected
+// gradient. If a search fails with an empty memory, the run ends; when
+// evaluations failed in that search, the error wraps the last failure's
+// cause, reachable by errors.Is and errors.As, and θ holds the last
+// iterate. A failure at the start ends the run at once, with θ unchanged.
 //
 // When a search fails with no failed evaluation, float32 rounding may have
 // left no decrease to find. The run then checks as Minimize does: if the
@@ -57,7 +59,8 @@ import (
 // LBFGSB is an optimize.Method only so that Minimize can take it: Minimize
 // runs it in a loop of its own, because gonum tests convergence on the full
 // gradient, which is not zero where a bound is active. gonum's own
-// optimize.Minimize refuses it (Uses returns an error).
+// optimize.Minimize refuses it: Uses returns an error, on which gonum
+// panics.
 //
 // TestLBFGSBMatchesSciPy holds the agreement with SciPy.
 type LBFGSB struct {

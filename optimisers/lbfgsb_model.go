@@ -90,26 +90,17 @@ func (mm *lbMemory) buildK(a []float64) {
 	k, m, st := mm.k, mm.m, 2*mm.m
 	for i := range k {
 		for j := range k {
-			var top float64 // −D and Lᵀ
-			switch {
-			case i == j:
-				top = -mm.sy[i*m+i]
-			case i < j:
-				top = mm.sy[j*m+i] // (Lᵀ)ᵢⱼ = Lⱼᵢ = sⱼᵀyᵢ, j > i
+			var d, l float64 // −D; L, whose entry Lᵢⱼ = sᵢᵀyⱼ for i > j
+			if i == j {
+				d = -mm.sy[i*m+i]
 			}
-			a[i*st+j] = top
-			var low float64 // L
 			if i > j {
-				low = mm.sy[i*m+j]
+				l = mm.sy[i*m+j]
 			}
-			a[(k+i)*st+j] = low
-			a[i*st+k+j] = 0 // filled from the symmetry below
+			a[i*st+j] = d
+			a[(k+i)*st+j] = l
+			a[j*st+k+i] = l // Lᵀ
 			a[(k+i)*st+k+j] = mm.theta * mm.ss[i*m+j]
-		}
-	}
-	for i := range k {
-		for j := range k {
-			a[i*st+k+j] = a[(k+j)*st+i]
 		}
 	}
 }
