@@ -15,8 +15,9 @@ import (
 // lbMemory is the limited-memory BFGS matrix in the compact form of the
 // paper, B = θI − W M Wᵀ with W = [Y θS] (n × 2k) and
 // M = K⁻¹, K = [[−D, Lᵀ], [L, θSᵀS]]: D = diag(sᵢᵀyᵢ) and L is the strictly
-// lower triangle of SᵀY. The k ≤ m pairs are kept in a ring, oldest first;
-// the small matrices are kept in that logical order.
+// lower triangle of SᵀY. The k ≤ m pairs are kept in a ring, oldest first,
+// each scaled to ‖s‖ = 1; the small matrices are kept in that logical
+// order.
 type lbMemory struct {
 	n, m  int
 	k     int         // pairs held
@@ -67,15 +68,21 @@ func (mm *lbMemory) push(s, y []float64) bool {
 			}
 		}
 	}
+	// The pair is kept scaled to ‖s‖ = 1. BFGS does not change when s and
+	// y are scaled together, and pairs of like size keep K well
+	// conditioned when steps shrink by orders of magnitude.
 	k := mm.k
-	copy(mm.s[(mm.head+k)%m], s)
-	copy(mm.y[(mm.head+k)%m], y)
+	sk, yk := mm.s[(mm.head+k)%m], mm.y[(mm.head+k)%m]
+	sc := 1 / math.Sqrt(dot(s, s))
+	for i, v := range s {
+		sk[i], yk[i] = v*sc, y[i]*sc
+	}
 	mm.k++
 	for j := 0; j <= k; j++ {
 		sj, yj := mm.sv(j), mm.yv(j)
-		mm.sy[k*m+j] = dot(s, yj)
-		mm.sy[j*m+k] = dot(sj, y)
-		v := dot(s, sj)
+		mm.sy[k*m+j] = dot(sk, yj)
+		mm.sy[j*m+k] = dot(sj, yk)
+		v := dot(sk, sj)
 		mm.ss[k*m+j], mm.ss[j*m+k] = v, v
 	}
 	mm.theta = yty / sty
@@ -386,8 +393,15 @@ func dot(a, b []float64) float64 {
 }
 
 // luFactor factors the n × n matrix a (row stride st) in place by Gaussian
-// elimination with partial pivoting. It reports false for a zero pivot.
+// elimination with partial pivoting. It reports false for a pivot below
+// 1e-12 of the largest entry, a matrix singular to rounding.
 func luFactor(a []float64, n, st int, piv []int) bool {
+	scale := 0.0
+	for r := range n {
+		for _, v := range a[r*st : r*st+n] {
+			scale = math.Max(scale, math.Abs(v))
+		}
+	}
 	for c := range n {
 		p, big := c, math.Abs(a[c*st+c])
 		for r := c + 1; r < n; r++ {
@@ -395,7 +409,7 @@ func luFactor(a []float64, n, st int, piv []int) bool {
 				p, big = r, v
 			}
 		}
-		if !(big > 0) {
+		if !(big > 1e-12*scale) {
 			return false
 		}
 		piv[c] = p
