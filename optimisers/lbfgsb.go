@@ -41,10 +41,10 @@ import (
 //
 // A failed evaluation is an infeasible point, not the end. When the
 // objective returns an error, a non-finite loss or a non-finite gradient
-// inside a line search, the search halves its step toward the last
-// acceptable one and goes on. The failure counts as one of the search's
-// MaxLineSearch evaluations, so a search halves a failing step at most 20
-// times by default. A search that finds no acceptable point drops the
+// inside a line search, the search starts again from the iterate with half
+// the failed step as its largest, and goes on. The failure counts as one
+// of the search's MaxLineSearch evaluations, so a search halves a failing
+// step at most 20 times by default. A search that finds no acceptable point drops the
 // memory, if it holds any, and searches again along the projected
 // gradient. If a search fails with an empty memory, the run ends; when
 // evaluations failed in that search, the error wraps the last failure's
@@ -77,10 +77,12 @@ type LBFGSB struct {
 
 // Line-search constants of L-BFGS-B (the Fortran code's dcsrch call): the
 // sufficient decrease and curvature parameters of the strong Wolfe
-// conditions.
+// conditions, and the relative width of the interval at which the search
+// ends.
 const (
 	lbFtol = 1e-3
 	lbGtol = 0.9
+	lbXtol = 0.1
 	lbBig  = 1e10 // the largest step along an unbounded direction
 )
 
@@ -117,6 +119,7 @@ type lbRun struct {
 	f       float64
 	xt, gt  []float64 // the trial point
 	xl, gl  []float64 // the best acceptable point of the search so far
+	mt      optimize.MoreThuente
 	d, xbar []float64
 	s, y    []float64
 	x32     []float32

@@ -24,6 +24,7 @@ type scipyLBFGSB struct {
 		X      []float64   `json:"x"`
 		F      float64     `json:"f"`
 		Active []int       `json:"active"`
+		Trace  [][]float64 `json:"trace"`
 	} `json:"problems"`
 }
 
@@ -86,7 +87,8 @@ func TestLBFGSBMatchesSciPy(t *testing.T) {
 			}
 			// Stop on float32's resolution alone: no projected-gradient
 			// threshold and no Converger, as SciPy ran with tiny tolerances.
-			set := &optimize.Settings{GradientThreshold: math.NaN(), Converger: optimize.NeverTerminate{}}
+			rec := &lbTrace{}
+			set := &optimize.Settings{GradientThreshold: math.NaN(), Converger: optimize.NeverTerminate{}, Recorder: rec}
 			res, err := Minimize(fg, θ, &LBFGSB{Bounds: Bounds{Lower: p.Lower, Upper: p.Upper}}, set)
 			if err != nil {
 				t.Fatalf("Minimize: %v", err)
@@ -107,6 +109,33 @@ func TestLBFGSBMatchesSciPy(t *testing.T) {
 			}
 			t.Logf("SciPy %s: max |θ − x| = %.3g; f = %.12g (SciPy %.12g); %v after %d iterations, %d evaluations",
 				ref.SciPy, worst, res.F, p.F, res.Status, res.MajorIterations, res.FuncEvaluations)
+			// The path: the same algorithm takes the same steps, up to
+			// float32 rounding of the iterates, which grows along the path.
+			if len(rec.xs) < len(p.Trace) {
+				t.Fatalf("%d iterates recorded, want at least %d", len(rec.xs), len(p.Trace))
+			}
+			for k, want := range p.Trace {
+				e := 0.0
+				for i, v := range want {
+					e = math.Max(e, math.Abs(rec.xs[k][i]-v)/(1+math.Abs(v)))
+				}
+				t.Logf("iterate %d: max relative difference from SciPy's %.3g", k+1, e)
+				if e > 1e-6 {
+					t.Errorf("iterate %d differs from SciPy's by %.3g (relative), want ≤ 1e-6", k+1, e)
+				}
+			}
 		})
 	}
+}
+
+// lbTrace records the iterates of the major iterations.
+type lbTrace struct{ xs [][]float64 }
+
+func (r *lbTrace) Init() error { return nil }
+
+func (r *lbTrace) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
+	if op == optimize.MajorIteration {
+		r.xs = append(r.xs, append([]float64(nil), loc.X...))
+	}
+	return nil
 }

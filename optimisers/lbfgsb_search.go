@@ -1,38 +1,42 @@
 package optimisers
 
 import (
+	"errors"
 	"math"
 
 	"gonum.org/v1/gonum/optimize"
 )
 
 // search looks along d from x for a step that satisfies the strong Wolfe
-// conditions with L-BFGS-B's constants: a bracketing phase, then zooming
-// with safeguarded cubic interpolation (Nocedal and Wright, Numerical
-// Optimization, algorithms 3.5 and 3.6). The first trial step and the
-// largest step are L-BFGS-B's. A failed evaluation halves the step toward
-// the last acceptable one. When the evaluations run out, the best
-// acceptable point found, one of sufficient decrease, is taken.
+// conditions, with the line search L-BFGS-B uses: Moré and Thuente's
+// (gonum's MoreThuente, a port of MINPACK-2's dcsrch) with L-BFGS-B's
+// constants. The first trial step and the largest step are L-BFGS-B's.
+//
+// A failed evaluation at step a restarts the search from x with a/2 as
+// both its first and its largest step. When the evaluations run out, or
+// the search's interval becomes too narrow, the acceptable point of
+// lowest loss seen, one of sufficient decrease, is taken, as dcsrch's
+// warnings end L-BFGS-B's search at its best step.
 //
 // On success the point is in xt, gt and its loss in r.f. A status other
 // than NotTerminated is a limit of the settings, reached in the search.
 func (r *lbRun) search() (ok bool, stop optimize.Status) {
 	f0, dg0 := r.f, dot(r.g, r.d)
-	stpmax, stp := r.steps()
-	aLo, fLo, dgLo := 0.0, f0, dg0
-	aHi, fHi, dgHi := math.Inf(1), 0.0, 0.0
-	hiFailed := false
-	xl := r.x // the point at aLo
-	a := stp
+	stpmax, a := r.steps()
+	mt := &r.mt
+	*mt = optimize.MoreThuente{DecreaseFactor: lbFtol, CurvatureFactor: lbGtol, StepTolerance: lbXtol, MaximumStep: stpmax}
+	mt.Init(f0, dg0, a)
+	a = math.Min(a, stpmax)
+	best, fBest := false, f0
 	for range r.maxLS {
 		same := true
 		for i, v := range r.x {
 			t := float64(float32(math.Min(math.Max(v+a*r.d[i], r.lo[i]), r.hi[i])))
 			r.xt[i] = t
-			same = same && t == xl[i]
+			same = same && t == v
 		}
 		if same {
-			break // float32 cannot tell the step from the best one
+			break // float32 cannot tell the step from no step
 		}
 		ft, err := r.eval(r.xt, r.gt)
 		if st := r.limit(); st != optimize.NotTerminated {
@@ -41,41 +45,33 @@ func (r *lbRun) search() (ok bool, stop optimize.Status) {
 		if err != nil {
 			r.fails++
 			r.lastFail = errorf("evaluation %d, step %.3g of iteration %d: %w", r.evals, a, r.iter+1, err)
-			aHi, hiFailed = a, true
-			a = aLo + 0.5*(a-aLo)
+			a *= 0.5
+			*mt = optimize.MoreThuente{DecreaseFactor: lbFtol, CurvatureFactor: lbGtol, StepTolerance: lbXtol, MaximumStep: a}
+			mt.Init(f0, dg0, a)
 			continue
 		}
 		dgt := dot(r.gt, r.d)
-		if ft > f0+lbFtol*a*dg0 || ft >= fLo {
-			aHi, fHi, dgHi, hiFailed = a, ft, dgt, false
-		} else {
-			if math.Abs(dgt) <= -lbGtol*dg0 {
-				r.f = ft
-				return true, optimize.NotTerminated
-			}
-			if dgt*(aHi-aLo) >= 0 || math.IsInf(aHi, 1) && dgt >= 0 {
-				aHi, fHi, dgHi, hiFailed = aLo, fLo, dgLo, false
-			}
-			aLo, fLo, dgLo = a, ft, dgt
+		if ft <= f0+lbFtol*a*dg0 && ft < fBest {
+			best, fBest = true, ft
 			copy(r.xl, r.xt)
 			copy(r.gl, r.gt)
-			xl = r.xl
-			if math.IsInf(aHi, 1) {
-				if a >= stpmax {
-					break // at the largest step, still going down
-				}
-				a = math.Min(4*a, stpmax)
-				continue
-			}
 		}
-		a = lbInterpolate(aLo, fLo, dgLo, aHi, fHi, dgHi, hiFailed)
+		op, next, err := mt.Iterate(ft, dgt)
+		if err == nil && op == optimize.MajorIteration || errors.Is(err, optimize.ErrLinesearcherBound) {
+			r.f = ft // the strong Wolfe conditions hold, or the largest step decreases enough
+			return true, optimize.NotTerminated
+		}
+		if err != nil {
+			break // the interval is too narrow
+		}
+		a = next
 	}
-	if aLo == 0 {
+	if !best {
 		return false, optimize.NotTerminated
 	}
 	copy(r.xt, r.xl)
 	copy(r.gt, r.gl)
-	r.f = fLo
+	r.f = fBest
 	return true, optimize.NotTerminated
 }
 
@@ -112,28 +108,4 @@ func (r *lbRun) steps() (stpmax, stp float64) {
 		stp = math.Min(1/math.Sqrt(dot(r.d, r.d)), stpmax)
 	}
 	return stpmax, stp
-}
-
-// lbInterpolate returns the next trial step between aLo and aHi: the
-// minimiser of the cubic through both ends' values and slopes, kept at
-// least a tenth of the interval from either end; the midpoint when the
-// cubic has no minimiser there or the aHi end failed to evaluate.
-func lbInterpolate(aLo, fLo, dgLo, aHi, fHi, dgHi float64, hiFailed bool) float64 {
-	mid := aLo + 0.5*(aHi-aLo)
-	if hiFailed {
-		return mid
-	}
-	d1 := dgLo + dgHi - 3*(fLo-fHi)/(aLo-aHi)
-	disc := d1*d1 - dgLo*dgHi
-	if !(disc >= 0) {
-		return mid
-	}
-	d2 := math.Copysign(math.Sqrt(disc), aHi-aLo)
-	a := aHi - (aHi-aLo)*(dgHi+d2-d1)/(dgHi-dgLo+2*d2)
-	lo, hi := math.Min(aLo, aHi), math.Max(aLo, aHi)
-	w := hi - lo
-	if !(a >= lo+0.1*w && a <= hi-0.1*w) {
-		return mid
-	}
-	return a
 }

@@ -39,7 +39,9 @@ JSON format (numbers are repr(float(x)), exact float64 values):
           "a": [[n] x m], "b": [m],      lsq only
           "x": [n],                      SciPy's L-BFGS-B solution
           "f": number,                   the loss there
-          "active": [indices]            variables at a bound in x
+          "active": [indices],           variables at a bound in x
+          "trace": [[n] x 8]             SciPy's first 8 iterates (callback),
+                                         to check the path, not only the end
         }, ...
       ]
     }
@@ -66,12 +68,17 @@ def rosen_grad(x):
 OPTIONS = {"ftol": 1e-15, "gtol": 1e-12, "maxiter": 100000, "maxfun": 100000}
 
 
+TRACE = 8
+
+
 def solve(fun, jac, x0, lower, upper):
+    trace = []
     res = minimize(fun, x0, jac=jac, method="L-BFGS-B",
-                   bounds=list(zip(lower, upper)), options=OPTIONS)
+                   bounds=list(zip(lower, upper)), options=OPTIONS,
+                   callback=lambda xk: trace.append(num(xk)) if len(trace) < TRACE else None)
     x = res.x
     active = [i for i in range(len(x)) if x[i] == lower[i] or x[i] == upper[i]]
-    return x, float(res.fun), active
+    return x, float(res.fun), active, trace
 
 
 def num(v):
@@ -86,10 +93,10 @@ def rosenbrock20():
     lower[3] = 1.2
     x0 = np.full(n, 0.5)
     x0 = np.clip(x0, lower, upper)
-    x, f, active = solve(rosen, rosen_grad, x0, lower, upper)
+    x, f, active, trace = solve(rosen, rosen_grad, x0, lower, upper)
     assert active, "no bound is active"
     return {"name": "rosenbrock20", "lower": num(lower), "upper": num(upper),
-            "x0": num(x0), "x": num(x), "f": f, "active": active}
+            "x0": num(x0), "x": num(x), "f": f, "active": active, "trace": trace}
 
 
 def lsq():
@@ -107,12 +114,13 @@ def lsq():
     def jac(x):
         return a.T @ (a @ x - b)
 
-    x, f, active = solve(fun, jac, x0, lower, upper)
+    x, f, active, trace = solve(fun, jac, x0, lower, upper)
     ref = lsq_linear(a, b, bounds=(lower, upper), method="bvls", tol=1e-14).x
     assert np.max(np.abs(ref - x)) < 1e-9, (ref, x)
     assert any(x[i] == 0 for i in active) and any(x[i] == 0.3 for i in active)
     return {"name": "lsq", "lower": num(lower), "upper": num(upper), "x0": num(x0),
-            "a": [num(row) for row in a], "b": num(b), "x": num(x), "f": f, "active": active}
+            "a": [num(row) for row in a], "b": num(b), "x": num(x), "f": f, "active": active,
+            "trace": trace}
 
 
 def main():
