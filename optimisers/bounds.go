@@ -116,10 +116,14 @@ func (b Bounds) float32Box(n int) (lower, upper []float64, err error) {
 	return lower, upper, nil
 }
 
-// roundUp32 returns the smallest float32 value ≥ v, as a float64. Values
-// beyond float32's range become ±Inf, which is no bound on that side:
-// float32 θ cannot pass it anyway.
+// roundUp32 returns the smallest float32 value ≥ v, as a float64, and
+// −Inf below float32's range. A bound beyond float32's range is no bound
+// on that side: float32 θ cannot pass it anyway. (A lower bound above the
+// range becomes +Inf, which float32Box refuses.)
 func roundUp32(v float64) float64 {
+	if v < -math.MaxFloat32 {
+		return math.Inf(-1)
+	}
 	r := float32(v)
 	if float64(r) < v {
 		r = math.Nextafter32(r, float32(math.Inf(1)))
@@ -127,8 +131,12 @@ func roundUp32(v float64) float64 {
 	return float64(r)
 }
 
-// roundDown32 returns the largest float32 value ≤ v, as a float64.
+// roundDown32 returns the largest float32 value ≤ v, as a float64, and
+// +Inf beyond float32's range.
 func roundDown32(v float64) float64 {
+	if v > math.MaxFloat32 {
+		return math.Inf(1)
+	}
 	r := float32(v)
 	if float64(r) > v {
 		r = math.Nextafter32(r, float32(math.Inf(-1)))
