@@ -1,6 +1,7 @@
 package optimisers
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -42,12 +43,7 @@ func BoundsByPath(lay *layout.Layout, byPath map[string]Interval) (Bounds, error
 	}
 	loFrom := make([]string, n) // the path that set each element's lower bound, for errors
 	hiFrom := make([]string, n)
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths) // the first error does not depend on map order
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byPath)) { // the first error does not depend on map order
 		iv := byPath[p]
 		if err := iv.check(); err != nil {
 			return Bounds{}, errorf("BoundsByPath: path %q: %w", p, err)

@@ -170,18 +170,24 @@ func lbDrawBox(t *rapid.T, n int) (x, g, lo, hi []float64) {
 	return x, g, lo, hi
 }
 
+// lbDrawCauchy draws a memory, its dense B, a box with a point and a
+// gradient, and computes the Cauchy point into md.
+func lbDrawCauchy(t *rapid.T) (mm *lbMemory, b [][]float64, md *lbModel, x, g, lo, hi []float64) {
+	n, m := rapid.IntRange(1, 7).Draw(t, "n"), rapid.IntRange(1, 4).Draw(t, "m")
+	mm, _, _ = lbDrawMemory(t, n, m)
+	b = lbCompactB(mm)
+	x, g, lo, hi = lbDrawBox(t, n)
+	md = newLBModel(n, m)
+	md.cauchy(mm, x, g, lo, hi)
+	return mm, b, md, x, g, lo, hi
+}
+
 // TestLBCauchyPoint: the generalized Cauchy point is the first local
 // minimiser of the model along the projected path P(x − tg), found here
 // segment by segment with the dense B; and c = Wᵀ(xc − x).
 func TestLBCauchyPoint(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n, m := rapid.IntRange(1, 7).Draw(t, "n"), rapid.IntRange(1, 4).Draw(t, "m")
-		mm, _, _ := lbDrawMemory(t, n, m)
-		b := lbCompactB(mm)
-		x, g, lo, hi := lbDrawBox(t, n)
-		md := newLBModel(n, m)
-		md.cauchy(mm, x, g, lo, hi)
-
+		mm, b, md, x, g, lo, hi := lbDrawCauchy(t)
 		want := lbCauchyDense(b, x, g, lo, hi)
 		for i := range x {
 			if math.Abs(md.xc[i]-want[i]) > 1e-8*(1+math.Abs(want[i])) {
@@ -278,12 +284,8 @@ func lbCauchyDense(b [][]float64, x, g, lo, hi []float64) []float64 {
 func TestLBSubspaceStationary(t *testing.T) {
 	checked := 0
 	rapid.Check(t, func(t *rapid.T) {
-		n, m := rapid.IntRange(1, 7).Draw(t, "n"), rapid.IntRange(1, 4).Draw(t, "m")
-		mm, _, _ := lbDrawMemory(t, n, m)
-		b := lbCompactB(mm)
-		x, g, lo, hi := lbDrawBox(t, n)
-		md := newLBModel(n, m)
-		md.cauchy(mm, x, g, lo, hi)
+		mm, b, md, x, g, lo, hi := lbDrawCauchy(t)
+		n := len(x)
 		xbar := make([]float64, n)
 		md.subspace(mm, x, g, lo, hi, xbar)
 		for i := range n {

@@ -2,6 +2,7 @@ package optimisers
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -190,12 +191,7 @@ func TransformsByPath(lay *layout.Layout, byPath map[string]Transform) (Transfor
 		return Transforms{}, errorf("TransformsByPath: nil layout")
 	}
 	ts := Transforms{n: lay.Len()}
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byPath)) { // the first error does not depend on map order
 		t := byPath[p]
 		if err := t.check(); err != nil {
 			return Transforms{}, errorf("TransformsByPath: path %q: %w", p, err)

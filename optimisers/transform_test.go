@@ -3,6 +3,7 @@ package optimisers
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,21 +72,9 @@ func TestTransformsByPathErrors(t *testing.T) {
 	if err := tr.ToUser(θ, make([]float32, 7)); err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{0, 0, 1, 1, 1, 0, 0}; !slicesEqual32(θ, want) {
+	if want := []float32{0, 0, 1, 1, 1, 0, 0}; !slices.Equal(θ, want) {
 		t.Errorf("ToUser of zeros under g: Positive() = %v, want %v", θ, want)
 	}
-}
-
-func slicesEqual32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestTransformsFromUserErrors(t *testing.T) {
@@ -162,7 +151,7 @@ func TestTransformRoundTrip(t *testing.T) {
 			}
 		}
 		inPlace := append([]float32(nil), θ...)
-		if err := tr.FromUser(inPlace, inPlace); err != nil || !slicesEqual32(inPlace, z) {
+		if err := tr.FromUser(inPlace, inPlace); err != nil || !slices.Equal(inPlace, z) {
 			t.Fatalf("FromUser in place: %v, err %v; want %v", inPlace, err, z)
 		}
 	})
