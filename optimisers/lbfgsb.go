@@ -193,8 +193,7 @@ func (r *lbRun) loop() (optimize.Status, error) {
 	if pgtol == 0 {
 		pgtol = 1e-5 // SciPy's gtol
 	}
-	conv := set.Converger
-	conv.Init(len(r.x))
+	set.Converger.Init(len(r.x))
 	if set.Recorder != nil {
 		if err := set.Recorder.Init(); err != nil {
 			return optimize.Failure, err
@@ -202,24 +201,15 @@ func (r *lbRun) loop() (optimize.Status, error) {
 	}
 	loc := &optimize.Location{X: r.x, F: r.f, Gradient: r.g}
 	op := optimize.InitIteration
+	retry := false // the memory was just dropped: the point is not new
 	for {
-		loc.X, loc.F, loc.Gradient = r.x, r.f, r.g
-		if set.Recorder != nil {
-			st := r.stats()
-			if err := set.Recorder.Record(loc, op, &st); err != nil {
-				return optimize.Failure, err
+		if !retry {
+			if st, err := r.major(loc, op, pgtol); st != optimize.NotTerminated {
+				return st, err
 			}
+			op = optimize.MajorIteration
 		}
-		op = optimize.MajorIteration
-		if r.projGradNorm() <= pgtol {
-			return optimize.GradientThreshold, nil
-		}
-		if st := conv.Converged(loc); st != optimize.NotTerminated {
-			return st, nil
-		}
-		if set.MajorIterations > 0 && r.iter >= set.MajorIterations {
-			return optimize.IterationLimit, nil
-		}
+		retry = false
 		r.md.cauchy(r.mem, r.x, r.g, r.lo, r.hi)
 		r.md.subspace(r.mem, r.x, r.g, r.lo, r.hi, r.xbar)
 		for i, v := range r.xbar {
@@ -237,6 +227,7 @@ func (r *lbRun) loop() (optimize.Status, error) {
 		if !ok {
 			if r.mem.k > 0 {
 				r.mem.reset() // L-BFGS-B's refresh: try again along the projected gradient
+				retry = true
 				continue
 			}
 			return r.searchFailed()
@@ -250,6 +241,29 @@ func (r *lbRun) loop() (optimize.Status, error) {
 		r.g, r.gt = r.gt, r.g
 		r.iter++
 	}
+}
+
+// major records the current point as a major iteration (or the initial
+// one) and checks the stopping rules there.
+func (r *lbRun) major(loc *optimize.Location, op optimize.Operation, pgtol float64) (optimize.Status, error) {
+	set := r.set
+	loc.X, loc.F, loc.Gradient = r.x, r.f, r.g
+	if set.Recorder != nil {
+		st := r.stats()
+		if err := set.Recorder.Record(loc, op, &st); err != nil {
+			return optimize.Failure, err
+		}
+	}
+	if r.projGradNorm() <= pgtol {
+		return optimize.GradientThreshold, nil
+	}
+	if st := set.Converger.Converged(loc); st != optimize.NotTerminated {
+		return st, nil
+	}
+	if set.MajorIterations > 0 && r.iter >= set.MajorIterations {
+		return optimize.IterationLimit, nil
+	}
+	return optimize.NotTerminated, nil
 }
 
 // projGradNorm returns max |P(x − g) − x|, the projected gradient's size.

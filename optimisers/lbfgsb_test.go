@@ -357,3 +357,31 @@ func TestLBFGSBAllocs(t *testing.T) {
 		t.Errorf("a run of 3 iterations allocates %v times, of 25 %v; want the same", few, many)
 	}
 }
+
+// BenchmarkMinimizeRosenbrock20 runs the 20-D Rosenbrock function from the
+// standard start to a projected gradient of 1e-4: unbounded by gonum's
+// LBFGS and by LBFGSB, and by LBFGSB in the box [−2, 0.9]²⁰.
+func BenchmarkMinimizeRosenbrock20(b *testing.B) {
+	fg := minPlain(minRosenbrock64)
+	for _, c := range []struct {
+		name string
+		m    func() optimize.Method
+	}{
+		{"LBFGS", func() optimize.Method { return &optimize.LBFGS{} }},
+		{"LBFGSB/unbounded", func() optimize.Method { return &LBFGSB{} }},
+		{"LBFGSB/box", func() optimize.Method { return &LBFGSB{Bounds: lbBox(20, -2, 0.9)} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			evals := 0
+			for b.Loop() {
+				θ := minRosenbrockStart(20)
+				res, err := Minimize(fg, θ, c.m(), &optimize.Settings{GradientThreshold: 1e-4})
+				if err != nil {
+					b.Fatal(err)
+				}
+				evals = res.FuncEvaluations
+			}
+			b.ReportMetric(float64(evals), "evals")
+		})
+	}
+}
