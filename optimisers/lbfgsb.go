@@ -66,7 +66,8 @@ import (
 // optimize.Minimize refuses it: Uses returns an error, on which gonum
 // panics.
 //
-// TestLBFGSBMatchesSciPy holds the agreement with SciPy.
+// An LBFGSB value holds no state of a run, so one value may serve
+// concurrent calls of Minimize.
 type LBFGSB struct {
 	// Bounds on θ; the zero Bounds is unbounded, and the run is then
 	// L-BFGS.
