@@ -139,6 +139,9 @@ type lbRun struct {
 // minimize runs LBFGSB from θ; set is non-nil (Minimize fills in the
 // Converger). See LBFGSB.
 func (m *LBFGSB) minimize(fg Objective, θ []float32, set *optimize.Settings) (*optimize.Result, error) {
+	if m == nil {
+		m = &LBFGSB{} // a nil *LBFGSB is the zero one: unbounded
+	}
 	n := len(θ)
 	switch {
 	case m.Memory < 0:

@@ -297,6 +297,10 @@ func TestLBFGSBErrors(t *testing.T) {
 			t.Errorf("%s: θ changed to %v", c.name, θ)
 		}
 	}
+	// A nil *LBFGSB is the zero value.
+	if _, err := Minimize(fg, []float32{0.5, 0.5, 0.5}, (*LBFGSB)(nil), &optimize.Settings{MajorIterations: 2}); err != nil {
+		t.Errorf("a nil *LBFGSB: %v", err)
+	}
 	// A bound exactly at a float32 value is kept; an interval of one
 	// float32 value fixes the variable.
 	θ := []float32{0.5, 0.5, 0.5}
