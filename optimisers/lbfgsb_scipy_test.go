@@ -67,8 +67,8 @@ func TestLBFGSBMatchesSciPy(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Problems) != 2 {
-		t.Fatalf("%d problems in the fixture, want 2", len(ref.Problems))
+	if len(ref.Problems) != 3 {
+		t.Fatalf("%d problems in the fixture, want 3", len(ref.Problems))
 	}
 	for _, p := range ref.Problems {
 		t.Run(p.Name, func(t *testing.T) {
@@ -78,6 +78,8 @@ func TestLBFGSBMatchesSciPy(t *testing.T) {
 				fg = minPlain(minRosenbrock64)
 			case "lsq":
 				fg = lsqObjective(p.A, p.B)
+			case "driver1":
+				fg = minPlain(lbDriver1)
 			default:
 				t.Fatalf("unknown problem %q", p.Name)
 			}
@@ -138,4 +140,25 @@ func (r *lbTrace) Record(loc *optimize.Location, op optimize.Operation, _ *optim
 		r.xs = append(r.xs, append([]float64(nil), loc.X...))
 	}
 	return nil
+}
+
+// lbDriver1 is the example of L-BFGS-B's distribution:
+// 0.25 (θ₀ − 1)² + 4 Σᵢ₌₁ (θᵢ − θᵢ₋₁²)², in float64 at the float32 point.
+func lbDriver1(θ, grad []float32) float64 {
+	x0 := float64(θ[0])
+	f := 0.25 * (x0 - 1) * (x0 - 1)
+	if grad != nil {
+		clear(grad)
+		grad[0] = float32(0.5 * (x0 - 1))
+	}
+	for i := 1; i < len(θ); i++ {
+		p, x := float64(θ[i-1]), float64(θ[i])
+		d := x - p*p
+		f += 4 * d * d
+		if grad != nil {
+			grad[i-1] += float32(-16 * p * d)
+			grad[i] += float32(8 * d)
+		}
+	}
+	return f
 }

@@ -21,6 +21,11 @@ Problems (every bound is active at the solution for some variable):
                 0 <= x <= 0.3 on every variable, start 0.15 everywhere.
                 lsq_linear (BVLS) solves the same problem as a check; the
                 script asserts that both agree to 1e-9.
+  driver1       the example of L-BFGS-B's own distribution, n = 25:
+                0.25 (x1 - 1)^2 + 4 sum_{i>=2} (x_i - x_{i-1}^2)^2 with the
+                odd (1-based) variables in [1.1, 100] (the original has 1,
+                where no bound is active with a non-zero gradient), the even ones in
+                [-100, 100], from 3 everywhere.
 
 SciPy runs with tolerances far below the 1e-6 the Go test asks for
 (ftol 1e-15, gtol 1e-12, maxiter and maxfun 100000), so that the reference
@@ -123,8 +128,36 @@ def lsq():
             "trace": trace}
 
 
+def driver1():
+    # The example of L-BFGS-B's distribution (driver1): n = 25,
+    # f = 0.25 (x1 - 1)^2 + 4 sum_{i>=2} (x_i - x_{i-1}^2)^2, odd (1-based)
+    # variables in [1, 100], even ones in [-100, 100], start 3. The lower
+    # bound 1 of the odd ones is 1.1 here, so that bounds are active where
+    # the gradient is not zero (at 1, the minimum is the unbounded one).
+    n = 25
+
+    def fun(x):
+        return float(0.25 * (x[0] - 1) ** 2 + 4 * np.sum((x[1:] - x[:-1] ** 2) ** 2))
+
+    def jac(x):
+        t = x[1:] - x[:-1] ** 2
+        g = np.zeros_like(x)
+        g[0] = 0.5 * (x[0] - 1)
+        g[:-1] += -16 * x[:-1] * t
+        g[1:] += 8 * t
+        return g
+
+    lower = np.array([1.1 if i % 2 == 0 else -100.0 for i in range(n)])
+    upper = np.full(n, 100.0)
+    x0 = np.full(n, 3.0)
+    x, f, active, trace = solve(fun, jac, x0, lower, upper)
+    assert active, "no bound is active"
+    return {"name": "driver1", "lower": num(lower), "upper": num(upper),
+            "x0": num(x0), "x": num(x), "f": f, "active": active, "trace": trace}
+
+
 def main():
-    out = {"scipy": scipy.__version__, "problems": [rosenbrock20(), lsq()]}
+    out = {"scipy": scipy.__version__, "problems": [rosenbrock20(), lsq(), driver1()]}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scipy_lbfgsb.json")
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
