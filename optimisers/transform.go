@@ -163,9 +163,10 @@ func sigmoid(z float64) float64 {
 // as fine as float32 itself for θ within e of 1, and |log θ| times coarser
 // beyond (14 float32 steps at θ = 10⁻⁶). The same holds for Between near
 // its ends, where z is about log of the distance to the end. A round trip
-// FromUser then ToUser returns θ within that resolution. The
-// unconstrained gradient is also smaller by dθ/dz, so a
-// Settings.GradientThreshold is in z's units.
+// FromUser then ToUser returns θ within that resolution
+// (TestTransformRoundTrip). The unconstrained gradient is the user's
+// scaled by dθ/dz, so a Settings.GradientThreshold is in z's units. The
+// zero Transforms maps nothing: z and θ are the same.
 type Transforms struct {
 	n    int
 	segs []transformSeg // in buffer order, not overlapping
