@@ -165,8 +165,7 @@ func sigmoid(z float64) float64 {
 // its ends, where z is about log of the distance to the end. A round trip
 // FromUser then ToUser returns θ within that resolution
 // (TestTransformRoundTrip). The unconstrained gradient is the user's
-// scaled by dθ/dz, so a Settings.GradientThreshold is in z's units. The
-// zero Transforms maps nothing: z and θ are the same.
+// scaled by dθ/dz, so a Settings.GradientThreshold is in z's units.
 type Transforms struct {
 	n    int
 	segs []transformSeg // in buffer order, not overlapping
