@@ -125,6 +125,43 @@
 // Float32Converged and a nil error. The default stopping rule is
 // Float32Converge.
 //
+// # Bounds and transforms
+//
+// Two ways keep a fitted parameter in its range. LBFGSB honours bounds:
+// BoundsByPath gives each leaf or group of a layout an Interval, and
+// Minimize runs the bound-constrained L-BFGS-B method of Byrd, Lu, Nocedal
+// and Zhu, as SciPy's minimize(method="L-BFGS-B") does:
+//
+//	b, err := optimisers.BoundsByPath(lay, map[string]optimisers.Interval{
+//		"beta": {Lo: 0, Hi: math.Inf(1)}, "gamma": {Lo: 0, Hi: 1}})
+//	res, err := optimisers.Minimize(fg, θ, &optimisers.LBFGSB{Bounds: b}, nil)
+//
+// Every point LBFGSB evaluates is inside the bounds, and a start outside
+// is projected onto them. It converges on the projected gradient, which is
+// zero at a minimum on a bound where the gradient is not. A failed
+// evaluation (an error, a NaN or infinite loss or gradient) inside its line
+// search shrinks the step; the run ends with the cause only when the
+// search cannot recover.
+//
+// Transforms reparameterise instead, for any method: the optimiser works
+// on an unconstrained z, and the objective sees θ = T(z). Positive is
+// exp(z), PositiveSoftplus log(1 + exp(z)), and Between(lo, hi) a scaled
+// sigmoid. TransformsByPath assigns them by path; FromUser converts the
+// start, Wrap the objective with its gradient chained through T, and
+// ToUser the fit back to the user's units:
+//
+//	tr, err := optimisers.TransformsByPath(lay, map[string]optimisers.Transform{
+//		"beta": optimisers.Positive(), "gamma": optimisers.Between(0, 1)})
+//	err = tr.FromUser(z, θ)
+//	res, err := optimisers.Minimize(tr.Wrap(fg), z, nil, nil)
+//	err = tr.ToUser(θ, z)
+//
+// Bounds allow the ends of an interval and leave the loss's curvature
+// alone; a transform never reaches an end, bends the loss, and coarsens
+// float32's resolution of θ by |z| (see Transforms). Prefer bounds when
+// the optimum may sit on a bound, transforms when a method other than
+// LBFGSB is wanted or a rate's scale is unknown.
+//
 // # Training loop and speed
 //
 // Train runs batches through a loss written with ad ops on one reused tape.

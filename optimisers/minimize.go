@@ -24,7 +24,7 @@ type Objective func(θ, grad []float32) (float64, error)
 
 // Minimize minimises fg over the flat parameter vector θ with a
 // gonum/optimize method and writes the best point found into θ. Methods
-// include LBFGS, BFGS, CG and NelderMead.
+// include LBFGS, BFGS, CG and NelderMead, and LBFGSB for bounds.
 //
 // An error of fg stops the run. Minimize returns it wrapped with the number
 // of the evaluation, so errors.Is and errors.As reach it. The run stops
@@ -95,6 +95,9 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 		}
 		s.Converger = Float32Converge()
 		set = &s
+	}
+	if lb, ok := method.(*LBFGSB); ok {
+		return lb.minimize(fg, θ, set) // bounds: a loop of its own, lbfgsb.go
 	}
 	if method == nil {
 		method = &optimize.LBFGS{}
