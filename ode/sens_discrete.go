@@ -49,9 +49,12 @@ type discreteAdjoint[T Float] struct {
 }
 
 func newDiscreteAdjoint[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint) (gradMethod[T], error) {
+	if tab := rosDiscOf(gs.method); tab != nil {
+		return newRosDiscrete(gs, cfg, tab)
+	}
 	em, ok := gs.method.(*erkMethod)
 	if !ok {
-		return nil, errorf("Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), not %s yet", gs.method.Name())
+		return nil, errorf("Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), Rosenbrock23 and Rodas5P, not %s yet", gs.method.Name())
 	}
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)
