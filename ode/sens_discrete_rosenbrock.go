@@ -44,6 +44,7 @@ type rosDiscrete[T Float] struct {
 
 	ts, hs, tEnd []float64 // every step's start time, size and end time
 	su           []T       // without checkpoints: every step's start state
+	sk           []T       // and its stages g_i, s·N values
 	ck           checkpoints[T]
 	seg          []T // with checkpoints: the start states of one segment
 
@@ -144,6 +145,7 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 			}
 		} else {
 			rd.su = append(rd.su, fwd.uPrev...)
+			rd.keepStages(fwd.st, fwd.h)
 		}
 	}
 	rd.built = true
@@ -167,9 +169,10 @@ func (rd *rosDiscrete[T]) vjp(du, dp, w, u []T, t float64) {
 
 // forwardStep recomputes the step from u at t with size h as the forward
 // solve took it: J, T and W at (t, u), the stages g_i and their inputs
-// Y_i, and u_new in rd.unew. It reports false when W could not be
-// factored.
-func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64) bool {
+// Y_i, and u_new in rd.unew. stored, if not nil, holds the forward
+// solve's stages: they are taken instead of solving for them. It reports
+// false when W could not be factored.
+func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64, stored []T) bool {
 	tab, n, N := rd.tab, rd.n, rd.N
 	f, p := rd.sys.rhs(), rd.gs.prob.P
 	lit := rd.lit
@@ -179,16 +182,18 @@ func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64) bool {
 	if !rd.ls.jacobian(lit, t, lit.u, rd.f0[:n], h) {
 		return false
 	}
-	// T as jacEval.timeDerivative takes it.
+	// δt as jacEval.timeDerivative takes it; T itself only to solve.
 	tt := t + math.Copysign(min(rd.sqrtEps*max(math.Abs(t), 1), math.Abs(h)), h)
 	rd.dt = tt - t
-	if rd.dt == 0 {
-		clear(rd.dT)
-	} else {
-		f(rd.fp, u, p, tt)
-		inv := T(1 / rd.dt)
-		for x, v := range rd.fp {
-			rd.dT[x] = (v - rd.f0[x]) * inv
+	if stored == nil {
+		if rd.dt == 0 {
+			clear(rd.dT)
+		} else {
+			f(rd.fp, u, p, tt)
+			inv := T(1 / rd.dt)
+			for x, v := range rd.fp {
+				rd.dT[x] = (v - rd.f0[x]) * inv
+			}
 		}
 	}
 	if rd.quad {
@@ -199,6 +204,9 @@ func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64) bool {
 	if !rd.ls.factor(lit, hg) {
 		return false
 	}
+	if stored != nil {
+		copy(rd.g, stored)
+	}
 	for i := 0; i < tab.s; i++ {
 		y, g := rd.stageIn(i), rd.stage(i)
 		copy(y, u)
@@ -206,6 +214,9 @@ func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64) bool {
 			if a != 0 {
 				axpy(y, rd.stage(j), T(a))
 			}
+		}
+		if stored != nil {
+			continue
 		}
 		if i == 0 {
 			copy(g, rd.f0)
@@ -241,6 +252,23 @@ func (rd *rosDiscrete[T]) forwardStep(u []T, t, h float64) bool {
 	return true
 }
 
+// keepStages appends the stages g_i of the step the forward solve just
+// accepted, in rosDiscTab's form, to rd.sk.
+func (rd *rosDiscrete[T]) keepStages(st stepper[T], h float64) {
+	switch st := st.(type) {
+	case *rosenbrock[T]:
+		rd.sk = append(rd.sk, st.k...)
+	case *ros23[T]:
+		hT := T(h)
+		for _, v := range st.k1 {
+			rd.sk = append(rd.sk, hT*v)
+		}
+		for x, v := range st.k2 {
+			rd.sk = append(rd.sk, hT*(v-st.k1[x]))
+		}
+	}
+}
+
 // solveT overwrites b with W⁻ᵀb for the whole system: with a running
 // cost, Wᵀ = [Aᵀ −hγ∂g/∂u; 0 1], so b_u += hγ·b_q·∂g/∂u first.
 func (rd *rosDiscrete[T]) solveT(b []T, hg float64) {
@@ -256,7 +284,7 @@ func (rd *rosDiscrete[T]) solveT(b []T, hg float64) {
 // reverseStep turns rd.ub, the cotangent of the end of step `step`, into
 // that of its start u. It takes in the cotangents of the save times at its
 // end and inside it.
-func (rd *rosDiscrete[T]) reverseStep(step int, u []T, ap *adjointPass[T]) error {
+func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T]) error {
 	gs, tab, n := rd.gs, rd.tab, rd.n
 	t, h, tEnd := rd.ts[step], rd.hs[step], rd.tEnd[step]
 	for ap.j >= 0 {
@@ -267,7 +295,7 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u []T, ap *adjointPass[T]) error
 		addTo(rd.ub[:n], gs.dl[k])
 		ap.j--
 	}
-	if !rd.forwardStep(u, t, h) {
+	if !rd.forwardStep(u, t, h, stored) {
 		_, _, cause := rd.ls.failure()
 		return wrapSolveErr("reverse pass", &Error{Code: Failed, T: t, Dt: h, Component: -1, Err: cause})
 	}
@@ -399,7 +427,7 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	}
 	n, N := rd.n, rd.N
 	fwd := rd.fwd
-	rd.ts, rd.hs, rd.tEnd, rd.su = rd.ts[:0], rd.hs[:0], rd.tEnd[:0], rd.su[:0]
+	rd.ts, rd.hs, rd.tEnd, rd.su, rd.sk = rd.ts[:0], rd.hs[:0], rd.tEnd[:0], rd.su[:0], rd.sk[:0]
 	ckpt := rd.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -421,8 +449,9 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	steps := len(rd.ts)
 	hook := gs.hook()
 	if !ckpt {
+		K := rd.tab.s * N
 		for i := steps - 1; i >= 0; i-- {
-			if err := rd.reverseStep(i, rd.su[i*N:(i+1)*N], ap); err != nil {
+			if err := rd.reverseStep(i, rd.su[i*N:(i+1)*N], rd.sk[i*K:(i+1)*K], ap); err != nil {
 				return err
 			}
 			if hook != nil && hook() != nil {
@@ -443,7 +472,7 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 			copy(seg[:N], rd.ck.state(c))
 			for i := lo; i < hi-1; i++ {
 				k := (i - lo) * N
-				if !rd.forwardStep(seg[k:k+N], rd.ts[i], rd.hs[i]) {
+				if !rd.forwardStep(seg[k:k+N], rd.ts[i], rd.hs[i], nil) {
 					_, _, cause := rd.ls.failure()
 					return wrapSolveErr("reverse pass", &Error{Code: Failed, T: rd.ts[i], Dt: rd.hs[i], Component: -1, Err: cause})
 				}
@@ -451,7 +480,7 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 			}
 			for i := hi - 1; i >= lo; i-- {
 				k := (i - lo) * N
-				if err := rd.reverseStep(i, seg[k:k+N], ap); err != nil {
+				if err := rd.reverseStep(i, seg[k:k+N], nil, ap); err != nil {
 					return err
 				}
 				if hook != nil && hook() != nil {

@@ -392,3 +392,45 @@ func TestDiscreteAdjointRefusesWhatItLacks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDiscreteAdjointBruss500: the gradient of issue 28's loss on the
+// 1-D Brusselator at N = 500 (1000 states), Rodas5P with a band
+// Jacobian, rtol 1e-6, atol 1e-8, by DiscreteAdjoint and by
+// InterpolatingAdjoint, beside the forward solve ("solve").
+func BenchmarkDiscreteAdjointBruss500(b *testing.B) {
+	ctx := context.Background()
+	prob := brussSensProblem(500, "band")
+	opts := []ode.GradientOption{ode.Tol(1e-6, 1e-8)}
+	b.Run("solve", func(b *testing.B) {
+		it, err := ode.NewIntegrator(prob, ode.Rodas5P(), ode.Tol(1e-6, 1e-8))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := it.Reinit(prob.U0, prob.T0, prob.T1, prob.P); err != nil {
+				b.Fatal(err)
+			}
+			if err := it.Run(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		s    ode.Sensitivity
+	}{{"discrete", ode.DiscreteAdjoint{}}, {"discrete-ckpt16", ode.DiscreteAdjoint{Checkpoints: 16}}, {"interpolating", ode.InterpolatingAdjoint{}}} {
+		s := c.s
+		b.Run(c.name, func(b *testing.B) {
+			gs, err := ode.NewGradientSolver(prob, ode.Rodas5P(), s, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			loss := brussSensLoss()
+			for b.Loop() {
+				if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
