@@ -122,8 +122,8 @@
 // written with ad ops. Plain Go code can supply them by hand, or set the
 // method's FiniteDiff field to take them by finite differences. The stiff
 // methods work with ForwardSensitivity and the continuous adjoints;
-// DiscreteAdjoint takes the explicit methods, Rosenbrock23 and Rodas5P
-// (with a direct linear solver). Checkpoints bound the
+// DiscreteAdjoint takes the explicit methods, Rosenbrock23 and Rodas5P,
+// not BDF. Checkpoints bound the
 // adjoints' memory. AdjointTol and QuadTol set the backward solve's and
 // the quadratures' tolerances.
 //
@@ -220,6 +220,7 @@
 //	sens_discrete.go        DiscreteAdjoint through explicit steps
 //	sens_discrete_rosenbrock.go  DiscreteAdjoint through Rosenbrock steps
 //	sens_discrete_rostab.go the Rosenbrock steps' common form, solves with Wᵀ
+//	sens_discrete_gmres.go  GMRES on Wᵀ for the Rosenbrock discrete adjoint
 //	sens_adjoint.go         the backward pass the continuous adjoints share
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output

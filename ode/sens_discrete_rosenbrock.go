@@ -7,9 +7,10 @@ import (
 
 // rosDiscrete is DiscreteAdjoint for Rosenbrock23 and Rodas5P: reverse
 // mode through the steps of the forward solve, in rosDiscTab's form. The
-// reverse pass evaluates J at each step's start again, factors W in the
-// forward structure and recomputes the stages; then, from the last stage
-// to the first, with ḡ the stages' cotangents,
+// reverse pass evaluates J at each step's start again and factors W in
+// the forward structure; it takes the stages from the forward solve, or
+// with checkpoints recomputes them. Then, from the last stage to the
+// first, with ḡ the stages' cotangents,
 //
 //	r̄_i = W⁻ᵀ ḡ_i,
 //	ū, p̄ += (∂F/∂(u,p))ᵀ α_i h r̄_i at Y_i,   ḡ_j += a_ij·that ū part,
@@ -27,7 +28,7 @@ import (
 // difference Jacobian the gradient is that of the solution with the exact
 // J, to the difference's accuracy. With a running cost, W's row of the
 // quadrature q is −hγ ∂g/∂u (the forward solve's augSys), solved here
-// exactly.
+// exactly. With GMRES, W⁻ᵀ is GMRES on VJPs (gmresT).
 type rosDiscrete[T Float] struct {
 	gs    *GradientSolver[T]
 	cfg   DiscreteAdjoint
@@ -41,6 +42,7 @@ type rosDiscrete[T Float] struct {
 	lit   *Integrator[T] // the inner problem's integrator: the context of ls's calls
 	ls    linSys[T]      // J of F and W in the forward structure
 	trans func(b []T)    // W⁻ᵀ from ls's factorisation
+	gt    *gmresT[T]     // or by GMRES
 
 	ts, hs, tEnd []float64 // every step's start time, size and end time
 	su           []T       // without checkpoints: every step's start state
@@ -66,12 +68,6 @@ type rosDiscrete[T Float] struct {
 }
 
 func newRosDiscrete[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint, tab *rosDiscTab) (gradMethod[T], error) {
-	if isGMRES(methodLinear(gs.method)) {
-		return nil, errorf("Gradient: DiscreteAdjoint through %s with GMRES is not supported yet: its inexact solves have no exact gradient; use BandLU or SparseLU, or InterpolatingAdjoint", gs.method.Name())
-	}
-	if _, free := gs.prob.JacStructure.(MatrixFreeJacobian); free {
-		return nil, errorf("Gradient: DiscreteAdjoint through %s with a MatrixFreeJacobian is not supported yet (GMRES's inexact solves have no exact gradient); use a band or sparse structure, or InterpolatingAdjoint", gs.method.Name())
-	}
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)
 	eps := 2 * sqrtEpsOf[T]() * sqrtEpsOf[T]()
@@ -124,7 +120,10 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 	case *ros23[T]:
 		rd.ls = st.lin.ls
 	}
-	if rd.trans = transposedSolve(rd.ls); rd.trans == nil {
+	rd.trans = transposedSolve(rd.ls)
+	if g, ok := rd.ls.(*gmresSys[T]); ok {
+		rd.gt = newGMREST(g, func(du, dp, w, u []T, p []float32, t float64) { gs.prob.VJP(du, dp, w, u, p, t) })
+	} else if rd.trans == nil {
 		return errorf("Gradient: DiscreteAdjoint through %s: the linear solver has no transposed solve", gs.method.Name())
 	}
 	s := rd.tab.s
@@ -270,15 +269,20 @@ func (rd *rosDiscrete[T]) keepStages(st stepper[T], h float64) {
 }
 
 // solveT overwrites b with W⁻ᵀb for the whole system: with a running
-// cost, Wᵀ = [Aᵀ −hγ∂g/∂u; 0 1], so b_u += hγ·b_q·∂g/∂u first.
-func (rd *rosDiscrete[T]) solveT(b []T, hg float64) {
+// cost, Wᵀ = [Aᵀ −hγ∂g/∂u; 0 1], so b_u += hγ·b_q·∂g/∂u first. It
+// reports false when GMRES did not converge.
+func (rd *rosDiscrete[T]) solveT(b []T, hg float64) bool {
 	n := rd.n
 	if rd.quad {
 		if bq := T(hg) * b[n]; bq != 0 {
 			axpy(b[:n], rd.gu[:n], bq)
 		}
 	}
+	if rd.gt != nil {
+		return rd.gt.solve(b[:n])
+	}
 	rd.trans(b[:n])
+	return true
 }
 
 // reverseStep turns rd.ub, the cotangent of the end of step `step`, into
@@ -327,9 +331,15 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 	}
 	clear(rd.tb)
 	hg := h * tab.gamma
+	if rd.gt != nil {
+		rd.gt.at(rd.lit.u, gs.prob.P, t, hg)
+	}
 	for i := tab.s - 1; i >= 0; i-- {
 		rb := rd.stageBar(i) // ḡ_i, and r̄_i from here on
-		rd.solveT(rb, hg)
+		if !rd.solveT(rb, hg) {
+			_, _, cause := rd.gt.fail.failure()
+			return wrapSolveErr("reverse pass", &Error{Code: Failed, T: t, Dt: h, Component: -1, Err: cause})
+		}
 		for j, b := range tab.beta[i] {
 			if b != 0 {
 				axpy(rd.stageBar(j), rb, T(b))
@@ -495,6 +505,10 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 		ap.j--
 	}
 	gs.res.Backward = lit.stats
+	if rd.gt != nil {
+		gs.res.Backward.LinearIters += rd.gt.iters
+		rd.gt.iters = 0
+	}
 	copy(gs.res.U0, rd.ub[:n])
 	copy(gs.res.P, rd.pb)
 	gs.endDerivatives(gs.res.U0, rd.u1)
