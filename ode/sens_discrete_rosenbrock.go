@@ -30,6 +30,8 @@ import (
 // quadrature q is −hγ ∂g/∂u (the forward solve's augSys), solved here
 // exactly. With GMRES, W⁻ᵀ is GMRES on VJPs (gmresT).
 type rosDiscrete[T Float] struct {
+	discreteTape[T] // sk: the stages g_i, s·N values per step
+
 	gs    *GradientSolver[T]
 	cfg   DiscreteAdjoint
 	tab   *rosDiscTab
@@ -44,11 +46,9 @@ type rosDiscrete[T Float] struct {
 	trans func(b []T)    // W⁻ᵀ from ls's factorisation
 	gt    *gmresT[T]     // or by GMRES
 
-	ts, hs, tEnd []float64 // every step's start time, size and end time
-	su           []T       // without checkpoints: every step's start state
-	sk           []T       // and its stages g_i, s·N values
-	ck           checkpoints[T]
-	seg          []T // with checkpoints: the start states of one segment
+	replay func(i int, u, next []T) error
+	back   func(i int, u, stored []T) error
+	ap     adjointPass[T]
 
 	g, y, gb []T // stages g_i, stage inputs Y_i, cotangents ḡ_i (then r̄_i): s·N each
 	f0, dT   []T // F and T at the step's start
@@ -70,7 +70,7 @@ type rosDiscrete[T Float] struct {
 func newRosDiscrete[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint, tab *rosDiscTab) (gradMethod[T], error) {
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)
-	eps := 2 * sqrtEpsOf[T]() * sqrtEpsOf[T]()
+	eps := sqrtEpsOf[T]() * sqrtEpsOf[T]() // ε of T
 	return &rosDiscrete[T]{gs: gs, cfg: cfg, tab: tab, n: n, np: np,
 		pb: make([]T, np), pA: make([]T, np), pB: make([]T, np), u1: make([]T, n),
 		w: make([]float64, tab.s), sqrtEps: sqrtEpsOf[T](), cbrtEps: math.Cbrt(eps)}, nil
@@ -135,18 +135,19 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 	fwd := rd.fwd
 	ckpt := rd.cfg.Checkpoints > 0
 	fwd.onAccept = func() {
-		rd.ts = append(rd.ts, fwd.tPrev)
-		rd.hs = append(rd.hs, fwd.h)
-		rd.tEnd = append(rd.tEnd, fwd.t)
-		if ckpt {
-			if !fwd.done {
-				rd.ck.step(fwd.t, fwd.u, fwd.dt)
-			}
-		} else {
-			rd.su = append(rd.su, fwd.uPrev...)
+		if rd.record(fwd, ckpt) {
 			rd.keepStages(fwd.st, fwd.h)
 		}
 	}
+	rd.replay = func(i int, u, next []T) error {
+		if !rd.forwardStep(u, rd.ts[i], rd.hs[i], nil) {
+			_, _, cause := rd.ls.failure()
+			return wrapSolveErr("reverse pass", &Error{Code: Failed, T: rd.ts[i], Dt: rd.hs[i], Component: -1, Err: cause})
+		}
+		copy(next, rd.unew)
+		return nil
+	}
+	rd.back = func(i int, u, stored []T) error { return rd.reverseStep(i, u, stored, &rd.ap) }
 	rd.built = true
 	return nil
 }
@@ -437,7 +438,7 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	}
 	n, N := rd.n, rd.N
 	fwd := rd.fwd
-	rd.ts, rd.hs, rd.tEnd, rd.su, rd.sk = rd.ts[:0], rd.hs[:0], rd.tEnd[:0], rd.su[:0], rd.sk[:0]
+	rd.reset()
 	ckpt := rd.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -454,50 +455,11 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	if rd.quad {
 		rd.ub[n] = 1
 	}
-	ap := &adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
+	rd.ap = adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
+	ap := &rd.ap
 	clear(rd.pb)
-	steps := len(rd.ts)
-	hook := gs.hook()
-	if !ckpt {
-		K := rd.tab.s * N
-		for i := steps - 1; i >= 0; i-- {
-			if err := rd.reverseStep(i, rd.su[i*N:(i+1)*N], rd.sk[i*K:(i+1)*K], ap); err != nil {
-				return err
-			}
-			if hook != nil && hook() != nil {
-				return gs.failedAt("reverse pass", rd.ts[i])
-			}
-		}
-	} else {
-		last := rd.ck.len() - 1
-		for c := last; c >= 0; c-- {
-			lo, hi := rd.ck.idx[c], steps
-			if c < last {
-				hi = rd.ck.idx[c+1]
-			}
-			if need := (hi - lo) * N; cap(rd.seg) < need {
-				rd.seg = make([]T, need)
-			}
-			seg := rd.seg[:(hi-lo)*N]
-			copy(seg[:N], rd.ck.state(c))
-			for i := lo; i < hi-1; i++ {
-				k := (i - lo) * N
-				if !rd.forwardStep(seg[k:k+N], rd.ts[i], rd.hs[i], nil) {
-					_, _, cause := rd.ls.failure()
-					return wrapSolveErr("reverse pass", &Error{Code: Failed, T: rd.ts[i], Dt: rd.hs[i], Component: -1, Err: cause})
-				}
-				copy(seg[k+N:k+2*N], rd.unew)
-			}
-			for i := hi - 1; i >= lo; i-- {
-				k := (i - lo) * N
-				if err := rd.reverseStep(i, seg[k:k+N], nil, ap); err != nil {
-					return err
-				}
-				if hook != nil && hook() != nil {
-					return gs.failedAt("reverse pass", rd.ts[i])
-				}
-			}
-		}
+	if err := rd.reverse(gs, N, rd.tab.s*N, ckpt, rd.replay, rd.back); err != nil {
+		return err
 	}
 	for ap.j >= 0 { // save times at T0: u0 itself
 		_, k := ap.saveIO(ap.j)

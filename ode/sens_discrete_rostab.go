@@ -101,7 +101,7 @@ func (d *rosDiscTab) denseWeights(w []float64, θ float64) {
 type transposeSolver[T Float] interface{ SolveTranspose(b []T) }
 
 // SolveTranspose overwrites b with W⁻ᵀb.
-func (d *denseFill[T]) SolveTranspose(b []T) { luSolveTranspose(d.W, d.n, d.piv, b) }
+func (d *denseFill[T]) SolveTranspose(b []T) { linalg.LUSolveTranspose(d.W, d.n, d.piv, b) }
 
 // SolveTranspose overwrites b with W⁻ᵀb, by the inner solver's own
 // transposed solve.
@@ -114,52 +114,13 @@ var (
 	_ transposeSolver[float64] = (*linalg.SparseLU[float64])(nil)
 )
 
-// luSolveTranspose solves Aᵀx = b in place with the factors of
-// linalg.LUFactor, PA = LU: Uᵀy = b, Lᵀz = y, x = Pᵀz.
-func luSolveTranspose[T Float](lu []T, n int, piv []int, b []T) {
-	lu = lu[:n*n]
-	b = b[:n]
-	piv = piv[:n]
-	// Uᵀ y = b: U's column i is row i of Uᵀ; 1/U_ii is on the diagonal.
-	for i := 0; i < n; i++ {
-		yi := b[i] * lu[i*n+i]
-		b[i] = yi
-		if yi == 0 {
-			continue
-		}
-		row := lu[i*n+i+1 : i*n+n]
-		rest := b[i+1 : n]
-		rest = rest[:len(row)]
-		for j, v := range row {
-			rest[j] -= v * yi
-		}
-	}
-	// Lᵀ z = y, unit diagonal: L's row i holds the multipliers of column i
-	// of Lᵀ.
-	for i := n - 1; i > 0; i-- {
-		zi := b[i]
-		if zi == 0 {
-			continue
-		}
-		row := lu[i*n : i*n+i]
-		for j, v := range row {
-			b[j] -= v * zi
-		}
-	}
-	for k := n - 1; k >= 0; k-- {
-		if p := piv[k]; p != k {
-			b[k], b[p] = b[p], b[k]
-		}
-	}
-}
-
 // transposedSolve returns the solve with Wᵀ from the factorisation that
 // ls's solves use, or nil when ls solves iteratively.
 func transposedSolve[T Float](ls linSys[T]) func(b []T) {
 	switch s := ls.(type) {
 	case *denseSys[T]:
 		w := &s.w
-		return func(b []T) { luSolveTranspose(w.W, w.n, w.piv, b) }
+		return func(b []T) { linalg.LUSolveTranspose(w.W, w.n, w.piv, b) }
 	case *structSys[T]:
 		if t, ok := s.lu.(transposeSolver[T]); ok {
 			return t.SolveTranspose
