@@ -91,7 +91,16 @@ func solveLoss(t *testing.T, prob ode.Problem[float64], m ode.Method, at []float
 	if err != nil {
 		t.Fatal(err)
 	}
-	return val(sol.U)
+	// The solve saves in the order of integration; val wants At's.
+	us := make([][]float64, len(at))
+	for j, tj := range sol.T {
+		for k, a := range at {
+			if a == tj {
+				us[k] = sol.U[j]
+			}
+		}
+	}
+	return val(us)
 }
 
 // checkDirections compares the gradient g (dL/dθ, dL/du0) with central
@@ -185,7 +194,8 @@ func TestDiscreteAdjointRosenbrockFixedSteps(t *testing.T) {
 // TestDiscreteAdjointRosenbrockStructures: on fixed steps of the 1-D
 // Brusselator (N = 10, θ = (A, B, 50α)), the gradient through Rodas5P
 // and Rosenbrock23 in the dense, band and sparse structures (the solves
-// with Wᵀ from the dense LU, the band LU and the sparse LU), agrees with
+// with Wᵀ from the dense LU, the band LU and the sparse LU; J from Jac,
+// and from coloured JVPs), agrees with
 // central differences of the discrete solution to 1e-7, and the
 // structures agree with each other to 1e-10.
 func TestDiscreteAdjointRosenbrockStructures(t *testing.T) {
@@ -193,9 +203,12 @@ func TestDiscreteAdjointRosenbrockStructures(t *testing.T) {
 	at := []float64{0.7, 1.55, 2}
 	for _, m := range []ode.Method{ode.Rosenbrock23(), ode.Rodas5P()} {
 		var ref *ode.GradientResult[float64]
-		for _, s := range []string{"dense", "band", "sparse"} {
+		for _, s := range []string{"dense", "band", "sparse", "sparse/JVP"} {
 			t.Run(m.Name()+"/"+s, func(t *testing.T) {
-				prob := brussSensProblem(N, s)
+				prob := brussSensProblem(N, strings.TrimSuffix(s, "/JVP"))
+				if strings.HasSuffix(s, "/JVP") { // J by coloured JVPs
+					prob.Jac = nil
+				}
 				prob.T1 = 2
 				loss, val := linLoss(at, 2*N)
 				fixed := ode.FixedStep(2.0 / 40)
@@ -212,6 +225,27 @@ func TestDiscreteAdjointRosenbrockStructures(t *testing.T) {
 				checkDirections(t, prob, g, f, 4, []float32{1.0 / 512, 1.0 / 512, 1.0 / 512}, 1e-8)
 			})
 		}
+	}
+}
+
+// TestDiscreteAdjointRosenbrockBackwardInTime: T1 < T0, negative steps,
+// with save times inside steps, against central differences of the
+// discrete solution.
+func TestDiscreteAdjointRosenbrockBackwardInTime(t *testing.T) {
+	at := []float64{0.05, 0.13}
+	for _, m := range []ode.Method{ode.Rosenbrock23(), ode.Rodas5P()} {
+		t.Run(m.Name(), func(t *testing.T) {
+			prob := brussSensProblem(5, "band")
+			prob.T0, prob.T1 = 0.2, 0
+			loss, val := linLoss(at, 10)
+			fixed := ode.FixedStep(0.2 / 16)
+			g, err := ode.Gradient(context.Background(), prob, m, loss, ode.DiscreteAdjoint{Checkpoints: 3}, fixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := func(p ode.Problem[float64]) float64 { return solveLoss(t, p, m, at, val, fixed) }
+			checkDirections(t, prob, g, f, 3, []float32{1.0 / 512, 1.0 / 512, 1.0 / 512}, 1e-8)
+		})
 	}
 }
 
