@@ -217,10 +217,7 @@
 //	sens_forward.go         ForwardSensitivity
 //	sens_interpolating.go   InterpolatingAdjoint
 //	sens_backsolve.go       BacksolveAdjoint
-//	sens_discrete.go        DiscreteAdjoint through explicit steps
-//	sens_discrete_rosenbrock.go  DiscreteAdjoint through Rosenbrock steps
-//	sens_discrete_rostab.go the Rosenbrock steps' common form, solves with Wᵀ
-//	sens_discrete_gmres.go  GMRES on Wᵀ for the Rosenbrock discrete adjoint
+//	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ
 //	sens_adjoint.go         the backward pass the continuous adjoints share
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output
