@@ -122,7 +122,8 @@
 // written with ad ops. Plain Go code can supply them by hand, or set the
 // method's FiniteDiff field to take them by finite differences. The stiff
 // methods work with ForwardSensitivity and the continuous adjoints;
-// DiscreteAdjoint needs an explicit method. Checkpoints bound the
+// DiscreteAdjoint takes the explicit methods, Rosenbrock23 and Rodas5P,
+// not BDF. Checkpoints bound the
 // adjoints' memory. AdjointTol and QuadTol set the backward solve's and
 // the quadratures' tolerances.
 //
@@ -216,7 +217,7 @@
 //	sens_forward.go         ForwardSensitivity
 //	sens_interpolating.go   InterpolatingAdjoint
 //	sens_backsolve.go       BacksolveAdjoint
-//	sens_discrete.go        DiscreteAdjoint
+//	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ
 //	sens_adjoint.go         the backward pass the continuous adjoints share
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output

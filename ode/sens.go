@@ -142,15 +142,30 @@ type BacksolveAdjoint struct {
 // took, with the step sizes held as constants. It gives the exact gradient
 // of the computed discrete solution to rounding, interpolation at the save
 // times included. It is the reference the other methods are tested
-// against. It supports the explicit Runge–Kutta methods.
+// against. It supports the explicit Runge–Kutta methods, Rosenbrock23 and
+// Rodas5P.
+//
+// Through a Rosenbrock step it evaluates J and factors W = I − hγJ again
+// in the forward structure, solves with Wᵀ from that factorisation (dense,
+// band or sparse LU) or by GMRES on VJPs (preconditioned by the transposed
+// preconditioner), and takes the derivative of J along each stage by a
+// central difference of two VJPs, whose relative error is about ε^⅔. J
+// counts as ∂F/∂u: with a difference Jacobian the gradient is that of the
+// solution with the exact one. With GMRES the forward stages are inexact;
+// the gradient is then that of the step map with exact solves, at the
+// computed stages. TestDiscreteAdjointRosenbrockFixedSteps and
+// TestDiscreteAdjointRosenbrockStructures check it against differences of
+// fixed-step solves.
 type DiscreteAdjoint struct {
 	// Checkpoints, if > 0, bounds memory: at most Checkpoints step
 	// starts are kept, every k-th, k doubling as the budget fills. The
 	// reverse pass recomputes each segment's steps from its checkpoint.
 	// The times and sizes of all steps are kept, two float64 per step.
-	// 0 keeps every step's start state and all its stages but the last,
-	// s·n values per step for an s-stage method. The reverse pass then
-	// evaluates no F on steps without a save time inside.
+	// 0 keeps every step's start state and its stages (all but the last
+	// for an explicit method), about s·n values per step for an s-stage
+	// method. The reverse pass then evaluates no F on explicit steps
+	// without a save time inside, and solves no stage of a Rosenbrock
+	// step again.
 	Checkpoints int
 	// QuadTol is the quadratures' tolerance; zero means the forward
 	// solve's.

@@ -21,6 +21,8 @@ import (
 // The step sizes are constants of the discrete solution; its derivatives
 // with respect to T0 and T1 are the continuous ones, λ·F at the ends.
 type discreteAdjoint[T Float] struct {
+	discreteTape[T] // sk: the stages 0…s−2 from the forward solve
+
 	gs     *GradientSolver[T]
 	cfg    DiscreteAdjoint
 	n, np  int
@@ -32,12 +34,8 @@ type discreteAdjoint[T Float] struct {
 	e      *erk[T] // rows and stage buffer k (dimension N)
 	dimN   int
 	bi     [][]float64 // the tableau's dense-output coefficients
-	ts, hs []float64   // every step's start time and size
-	tEnd   []float64   // and its end time
-	su     []T         // without checkpoints: every step's start state
-	sk     []T         // and its stages 0…s−2 from the forward solve
-	ck     checkpoints[T]
-	seg    []T // with checkpoints: the start states of one segment
+	replay func(i int, u, next []T) error
+	back   func(i int, u, stored []T) error
 	ys     []T // stage inputs of the step being reversed, (s+ne)·N
 	kb     []T // stage cotangents, (s+ne)·N
 	ub     []T // cotangent of the current state
@@ -46,12 +44,16 @@ type discreteAdjoint[T Float] struct {
 	pb     []T // the parameter cotangent
 	u1     []T
 	wsave  []float64 // b_i(θ) of one save time
+	ap     adjointPass[T]
 }
 
 func newDiscreteAdjoint[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint) (gradMethod[T], error) {
+	if tab := rosDiscOf(gs.method); tab != nil {
+		return newRosDiscrete(gs, cfg, tab)
+	}
 	em, ok := gs.method.(*erkMethod)
 	if !ok {
-		return nil, errorf("Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), not %s yet", gs.method.Name())
+		return nil, errorf("Gradient: DiscreteAdjoint supports the explicit Runge–Kutta methods (Tsit5, DP5, BS3, Vern7, RK4), Rosenbrock23 and Rodas5P, not %s yet", gs.method.Name())
 	}
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)
@@ -79,19 +81,20 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 	fwdERK := fwd.st.(*erk[T])
 	ckpt := da.cfg.Checkpoints > 0
 	fwd.onAccept = func() {
-		da.ts = append(da.ts, fwd.tPrev)
-		da.hs = append(da.hs, fwd.h)
-		da.tEnd = append(da.tEnd, fwd.t)
-		if ckpt {
-			if !fwd.done {
-				da.ck.step(fwd.t, fwd.u, fwd.dt)
-			}
-		} else {
-			da.su = append(da.su, fwd.uPrev...)
+		if da.record(fwd, ckpt) {
 			// The main stages but the last, always those of the accepted
 			// attempt: the reverse pass need not evaluate F again.
 			da.sk = append(da.sk, fwdERK.k[:(fwdERK.s-1)*N]...)
 		}
+	}
+	da.replay = func(i int, u, next []T) error {
+		da.forwardStep(u, da.ts[i], da.hs[i], false, nil)
+		copy(next, da.stageIn(da.e.s-1))
+		return nil
+	}
+	da.back = func(i int, u, stored []T) error {
+		da.reverseStep(i, u, stored, &da.ap)
+		return nil
 	}
 	da.built = true
 	return nil
@@ -263,7 +266,7 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	}
 	n, N := da.n, da.dimN
 	fwd := da.fwd
-	da.ts, da.hs, da.tEnd, da.su, da.sk = da.ts[:0], da.hs[:0], da.tEnd[:0], da.su[:0], da.sk[:0]
+	da.reset()
 	ckpt := da.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -278,43 +281,11 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 		da.ub[n] = 1
 	}
 
-	ap := &adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
+	da.ap = adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
+	ap := &da.ap
 	clear(da.pb)
-	steps := len(da.ts)
-	hook := gs.hook() // consulted after every step of the reverse pass
-	if !ckpt {
-		K := (da.e.s - 1) * N
-		for i := steps - 1; i >= 0; i-- {
-			da.reverseStep(i, da.su[i*N:(i+1)*N], da.sk[i*K:(i+1)*K], ap)
-			if hook != nil && hook() != nil {
-				return gs.failedAt("reverse pass", da.ts[i])
-			}
-		}
-	} else {
-		last := da.ck.len() - 1
-		for c := last; c >= 0; c-- {
-			lo, hi := da.ck.idx[c], steps
-			if c < last {
-				hi = da.ck.idx[c+1]
-			}
-			if need := (hi - lo) * N; cap(da.seg) < need {
-				da.seg = make([]T, need)
-			}
-			seg := da.seg[:(hi-lo)*N]
-			copy(seg[:N], da.ck.state(c))
-			for i := lo; i < hi-1; i++ {
-				k := (i - lo) * N
-				da.forwardStep(seg[k:k+N], da.ts[i], da.hs[i], false, nil)
-				copy(seg[k+N:k+2*N], da.stageIn(da.e.s-1))
-			}
-			for i := hi - 1; i >= lo; i-- {
-				k := (i - lo) * N
-				da.reverseStep(i, seg[k:k+N], nil, ap)
-				if hook != nil && hook() != nil {
-					return gs.failedAt("reverse pass", da.ts[i])
-				}
-			}
-		}
+	if err := da.reverse(gs, N, (da.e.s-1)*N, ckpt, da.replay, da.back); err != nil {
+		return err
 	}
 	for ap.j >= 0 { // save times at T0: u0 itself
 		_, k := ap.saveIO(ap.j)

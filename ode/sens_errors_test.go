@@ -39,7 +39,7 @@ func TestGradientErrors(t *testing.T) {
 		want string
 	}{
 		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "events are not supported yet (Problem has 1 events, want none)"},
-		{"discrete through Rodas5P", lvProblem(), ode.Rodas5P(), lvLoss(), ode.DiscreteAdjoint{}, nil, "DiscreteAdjoint supports the explicit"},
+		{"discrete through BDF", lvProblem(), ode.BDF(), lvLoss(), ode.DiscreteAdjoint{}, nil, "DiscreteAdjoint supports the explicit"},
 		{"no U0FromVJP", noU0VJP, ode.Tsit5(), lvLoss(), nil, nil, "U0FromVJP is nil"},
 		{"NaN loss", lvProblem(), ode.Tsit5(), nanLoss, ode.InterpolatingAdjoint{}, nil, "the loss returned NaN"},
 		{"Inf dL/du", lvProblem(), ode.Tsit5(), nanGrad, ode.ForwardSensitivity{}, nil, "dL/du at t=10 (At[0]) has +Inf in component 1"},

@@ -134,36 +134,6 @@ func (b *BlockLU[T]) SolveTranspose(x []T) {
 	}
 	bs := b.bs
 	for k0 := 0; k0 < b.n; k0 += bs {
-		lu := b.lu[k0*bs : (k0+bs)*bs]
-		xb := x[k0 : k0+bs]
-		// P·M = L·U, so Mᵀ = Uᵀ·Lᵀ·P: solve Uᵀ·z = x, Lᵀ·y = z, x = Pᵀ·y.
-		for i := 0; i < bs; i++ {
-			s := xb[i] * lu[i*bs+i]
-			xb[i] = s
-			if s == 0 {
-				continue
-			}
-			row := lu[i*bs+i+1 : i*bs+bs]
-			rest := xb[i+1:]
-			rest = rest[:len(row)]
-			for j, v := range row {
-				rest[j] -= v * s
-			}
-		}
-		for i := bs - 1; i > 0; i-- {
-			s := xb[i]
-			if s == 0 {
-				continue
-			}
-			for j, v := range lu[i*bs : i*bs+i] {
-				xb[j] -= v * s
-			}
-		}
-		piv := b.piv[k0 : k0+bs]
-		for k := bs - 1; k >= 0; k-- {
-			if p := piv[k]; p != k {
-				xb[k], xb[p] = xb[p], xb[k]
-			}
-		}
+		LUSolveTranspose(b.lu[k0*bs:(k0+bs)*bs], bs, b.piv[k0:k0+bs], x[k0:k0+bs])
 	}
 }

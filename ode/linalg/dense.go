@@ -103,3 +103,41 @@ func LUSolve[T Float](lu []T, n int, piv []int, b []T) {
 		bi[0] = s * row[0]
 	}
 }
+
+// LUSolveTranspose solves Aᵀ x = b in place with the factors of LUFactor:
+// b becomes x. PA = LU, so Aᵀ = UᵀLᵀP: it solves Uᵀz = b, Lᵀy = z and
+// sets x = Pᵀy.
+func LUSolveTranspose[T Float](lu []T, n int, piv []int, b []T) {
+	lu = lu[:n*n]
+	b = b[:n]
+	piv = piv[:n]
+	// Uᵀ z = b: row i of U is column i of Uᵀ, 1/U_ii on the diagonal.
+	for i := 0; i < n; i++ {
+		s := b[i] * lu[i*n+i]
+		b[i] = s
+		if s == 0 {
+			continue
+		}
+		row := lu[i*n+i+1 : i*n+n]
+		rest := b[i+1:]
+		rest = rest[:len(row)]
+		for j, v := range row {
+			rest[j] -= v * s
+		}
+	}
+	// Lᵀ y = z, unit diagonal: row i of L is column i of Lᵀ.
+	for i := n - 1; i > 0; i-- {
+		s := b[i]
+		if s == 0 {
+			continue
+		}
+		for j, v := range lu[i*n : i*n+i] {
+			b[j] -= v * s
+		}
+	}
+	for k := n - 1; k >= 0; k-- {
+		if p := piv[k]; p != k {
+			b[k], b[p] = b[p], b[k]
+		}
+	}
+}
