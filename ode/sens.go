@@ -130,6 +130,16 @@ type InterpolatingAdjoint struct {
 // an error from the backward solve, as TestBacksolveAdjointFailsOnRobertson
 // checks. Use it only as an explicit choice, on problems known to be
 // reversible.
+//
+// With a stiff method and a band, sparse or matrix-free
+// Problem.JacStructure, the backward system's Jacobian is block lower
+// triangular: J on u, −Jᵀ on λ in the transposed structure (as for
+// InterpolatingAdjoint), and μ's rows added exactly by one VJP per solve.
+// A Rosenbrock method's solves add the coupling of λ and μ to u (F's
+// second derivatives) by a forward difference of the VJP, one per solve,
+// so the method keeps its order; BDF leaves that coupling out of its
+// Newton matrix. TestBacksolveGradientStructures checks both. With a
+// dense structure the whole system's Jacobian is taken by differences.
 type BacksolveAdjoint struct {
 	// AdjointTol and QuadTol are the backward solve's and the
 	// quadratures' tolerances; zero means the forward solve's.
