@@ -131,13 +131,22 @@ func drawODECase(t *rapid.T) ODECase {
 	n := rapid.IntRange(1, 3).Draw(t, "n")
 	np := rapid.IntRange(1, 4).Draw(t, "np")
 	c := ODECase{N: n, NP: np}
+	drawODECaseTerms(t, &c, func(_ int, label string) int { return rapid.IntRange(0, n-1).Draw(t, label) })
+	drawODECaseRest(t, &c)
+	return c
+}
+
+// drawODECaseTerms draws n to 2n+1 terms, term r of output r mod n,
+// reading the states read(out, "a") and read(out, "b").
+func drawODECaseTerms(t *rapid.T, c *ODECase, read func(out int, label string) int) {
+	n, np := c.N, c.NP
 	nt := rapid.IntRange(n, 2*n+1).Draw(t, "terms")
 	for r := 0; r < nt; r++ {
 		term := ODETerm{
 			Out:  r % n,
 			K:    rapid.IntRange(0, np-1).Draw(t, "k"),
-			A:    rapid.IntRange(0, n-1).Draw(t, "a"),
-			B:    rapid.IntRange(0, n-1).Draw(t, "b"),
+			A:    read(r%n, "a"),
+			B:    read(r%n, "b"),
 			Sign: float64(2*rapid.IntRange(0, 1).Draw(t, "sign") - 1),
 			Phi:  rapid.IntRange(0, 3).Draw(t, "phi"),
 			Psi:  rapid.IntRange(0, 3).Draw(t, "psi"),
@@ -147,8 +156,6 @@ func drawODECase(t *rapid.T) ODECase {
 		}
 		c.Terms = append(c.Terms, term)
 	}
-	drawODECaseRest(t, &c)
-	return c
 }
 
 // drawODECaseRest draws a case's initial state, weights, parameters, span

@@ -24,23 +24,9 @@ func drawStiffODECase(t *rapid.T) ODECase {
 	n := rapid.IntRange(3, 6).Draw(t, "n")
 	np := rapid.IntRange(1, 4).Draw(t, "np")
 	c := ODECase{N: n, NP: np}
-	neighbour := func(i int) int { return min(max(i+rapid.IntRange(-1, 1).Draw(t, "offset"), 0), n-1) }
-	nt := rapid.IntRange(n, 2*n+1).Draw(t, "terms")
-	for r := 0; r < nt; r++ {
-		term := ODETerm{
-			Out:  r % n,
-			K:    rapid.IntRange(0, np-1).Draw(t, "k"),
-			A:    neighbour(r % n),
-			B:    neighbour(r % n),
-			Sign: float64(2*rapid.IntRange(0, 1).Draw(t, "sign") - 1),
-			Phi:  rapid.IntRange(0, 3).Draw(t, "phi"),
-			Psi:  rapid.IntRange(0, 3).Draw(t, "psi"),
-		}
-		if term.Phi == 1 && term.Psi == 1 {
-			term.Psi = 2
-		}
-		c.Terms = append(c.Terms, term)
-	}
+	drawODECaseTerms(t, &c, func(out int, label string) int {
+		return min(max(out+rapid.IntRange(-1, 1).Draw(t, label), 0), n-1)
+	})
 	drawODECaseRest(t, &c)
 	e := rapid.Float64Range(1, 3).Draw(t, "stiff")
 	c.Stiff = math.Round(math.Pow(10, e))
