@@ -406,8 +406,9 @@ func ODEOptions(opts ...ode.GradientOption) ODEOption {
 //     coordinate in u0 and p (central differences with Richardson
 //     extrapolation, on the steps actually taken; see paramStep).
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
-//     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m: not BDF,
-//     Rosenbrock23 or Rodas5P) against
+//     JVP; InterpolatingAdjoint, with and without checkpoints, and
+//     GaussAdjoint need VJP; DiscreteAdjoint needs VJP and an explicit m,
+//     not BDF, Rosenbrock23 or Rodas5P) against
 //     the others on the adaptive solve at rtol ODETol, with steps landing on
 //     the save times (TStops): against DiscreteAdjoint when m is explicit,
 //     else against ForwardSensitivity. ForwardSensitivity builds its
@@ -462,6 +463,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	if prob.VJP != nil {
 		add(ode.InterpolatingAdjoint{}, prob, "")
 		add(ode.InterpolatingAdjoint{Checkpoints: 4}, prob, " (4 checkpoints)")
+		add(ode.GaussAdjoint{}, prob, "")
 	}
 	if len(methods) < 2 {
 		// Only reachable with a stiff m (an explicit one needed VJP for
