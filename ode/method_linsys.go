@@ -63,6 +63,9 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 	if a, ok := s.(augJacobian); ok {
 		return newAugSys(prob, a, ls)
 	}
+	if b, ok := s.(backJacobian); ok {
+		return newBackSys(prob, b, ls)
+	}
 	if err := checkStructure(s, n); err != nil {
 		return nil, err
 	}

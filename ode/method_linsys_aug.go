@@ -171,9 +171,31 @@ func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 		it.prob.JVP(s.jv, u, s.v, it.prob.P, nil, t)
 		return
 	}
+	sig, ok := fdIncrement(it, u, s.v[:m])
+	if !ok {
+		clear(s.jv)
+		return
+	}
+	copy(s.up, u)
+	for i, x := range s.v[:m] {
+		s.up[i] += sig * x
+	}
+	it.prob.F(s.jv, s.up, it.prob.P, t)
+	it.stats.FEvals++
+	inv := 1 / sig
+	for i, f := range fu {
+		s.jv[i] = (s.jv[i] - f) * inv
+	}
+}
+
+// fdIncrement is the increment σ of a forward difference at u in the
+// direction v, on u's first len(v) components: no component j moves by
+// more than √ε·scale_j, scale_j = max(|u_j|, atol_j/rtol_j). It reports
+// false when v is 0 or not finite: the product is then 0.
+func fdIncrement[T Float](it *Integrator[T], u, v []T) (T, bool) {
 	sqrtEps := sqrtEpsOf[T]()
 	var r float64 // max |v_j|/scale_j
-	for i, x := range s.v[:m] {
+	for i, x := range v {
 		a, rt := it.o.tolAt(i)
 		scale := math.Abs(float64(u[i]))
 		if !math.IsInf(a, 1) {
@@ -185,20 +207,9 @@ func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 		r = max(r, math.Abs(float64(x))/scale)
 	}
 	if !(r > 0) || r > math.MaxFloat64 {
-		clear(s.jv)
-		return
+		return 0, false
 	}
-	sig := T(sqrtEps / r)
-	copy(s.up, u)
-	for i, x := range s.v[:m] {
-		s.up[i] += sig * x
-	}
-	it.prob.F(s.jv, s.up, it.prob.P, t)
-	it.stats.FEvals++
-	inv := 1 / sig
-	for i, f := range fu {
-		s.jv[i] = (s.jv[i] - f) * inv
-	}
+	return T(sqrtEps / r), true
 }
 
 func (s *augSys[T]) shift(c float64) bool {

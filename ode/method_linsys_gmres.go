@@ -26,6 +26,7 @@ import (
 // (counted in LUs). Without one, jacobian and factor only record.
 type gmresSys[T Float] struct {
 	n           int
+	off         int // the block's offset in the integrator's state, for the weights
 	g           *linalg.GMRES[T]
 	maxRestarts int
 	pre         *precSys[T] // nil: no preconditioner
@@ -100,8 +101,8 @@ func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	s.fail.kind = lsOK
 	n := s.n
 	w := s.w
-	for i, v := range it.u[:n] {
-		atol, rtol := it.o.tolAt(i)
+	for i, v := range it.u[s.off : s.off+n] {
+		atol, rtol := it.o.tolAt(s.off + i)
 		if math.IsInf(atol, 1) { // left out of the error control: weighed on the scale 1
 			atol = 1
 		}

@@ -1,11 +1,12 @@
 package ode
 
 // Sensitivity is a way of differentiating a solve: ForwardSensitivity,
-// InterpolatingAdjoint, BacksolveAdjoint or DiscreteAdjoint. Which
-// derivative products of F each needs:
+// InterpolatingAdjoint, GaussAdjoint, BacksolveAdjoint or
+// DiscreteAdjoint. Which derivative products of F each needs:
 //
 //	ForwardSensitivity    Problem.JVP
 //	InterpolatingAdjoint  Problem.VJP
+//	GaussAdjoint          Problem.VJP
 //	BacksolveAdjoint      Problem.VJP
 //	DiscreteAdjoint       Problem.VJP
 //
@@ -122,6 +123,36 @@ type InterpolatingAdjoint struct {
 	FiniteDiff bool
 }
 
+// GaussAdjoint is InterpolatingAdjoint with the parameter gradient taken
+// by quadrature instead of carried in the backward solve, as
+// SciMLSensitivity's GaussAdjoint. The backward solve integrates λ alone;
+// on each of its steps
+//
+//	μ += ∫ −(∂F/∂p)ᵀλ − ∂g/∂pᵀ dt
+//
+// by a Gauss–Legendre rule, λ read from the step's interpolant and u from
+// the forward solve's dense output, one VJP per node. The backward state
+// has n components instead of n + np, and μ is outside its error control:
+// μ's accuracy follows λ's and the rule's, there is no QuadTol. So it pays
+// when the parameters outnumber the states, as in a neural ODE
+// (BenchmarkGaussAdjointNeural in ode/odead); with few parameters it costs
+// about what InterpolatingAdjoint does (BenchmarkGaussAdjointBrusselator).
+// With a stiff method λ's solve is InterpolatingAdjoint's, in the
+// transposed structure.
+type GaussAdjoint struct {
+	// Checkpoints bounds memory as InterpolatingAdjoint's does.
+	Checkpoints int
+	// Nodes is the number of Gauss–Legendre nodes per backward step, 1
+	// to 5; 0 means the fewest whose rule is exact to the method's order
+	// (3 for order 5), at least 2.
+	Nodes int
+	// AdjointTol is the backward solve's tolerance; zero means the
+	// forward solve's.
+	AdjointTol Tolerance
+	// FiniteDiff takes a missing Problem.VJP by finite differences.
+	FiniteDiff bool
+}
+
 // BacksolveAdjoint solves the state backwards together with the adjoint:
 // [u, λ, μ] from T1 to T0. It keeps nothing of the forward solve but the
 // states at the save times, where u is reset to the forward value. It
@@ -130,6 +161,16 @@ type InterpolatingAdjoint struct {
 // an error from the backward solve, as TestBacksolveAdjointFailsOnRobertson
 // checks. Use it only as an explicit choice, on problems known to be
 // reversible.
+//
+// With a stiff method and a band, sparse or matrix-free
+// Problem.JacStructure, the backward system's Jacobian is block lower
+// triangular: J on u, −Jᵀ on λ in the transposed structure (as for
+// InterpolatingAdjoint), and μ's rows added exactly by one VJP per solve.
+// A Rosenbrock method's solves add the coupling of λ and μ to u (F's
+// second derivatives) by a forward difference of the VJP, one per solve,
+// so the method keeps its order; BDF leaves that coupling out of its
+// Newton matrix. TestBacksolveGradientStructures checks both. With a
+// dense structure the whole system's Jacobian is taken by differences.
 type BacksolveAdjoint struct {
 	// AdjointTol and QuadTol are the backward solve's and the
 	// quadratures' tolerances; zero means the forward solve's.
@@ -176,6 +217,7 @@ type DiscreteAdjoint struct {
 
 func (ForwardSensitivity) Name() string   { return "ForwardSensitivity" }
 func (InterpolatingAdjoint) Name() string { return "InterpolatingAdjoint" }
+func (GaussAdjoint) Name() string         { return "GaussAdjoint" }
 func (BacksolveAdjoint) Name() string     { return "BacksolveAdjoint" }
 func (DiscreteAdjoint) Name() string      { return "DiscreteAdjoint" }
 
@@ -185,6 +227,10 @@ func (s ForwardSensitivity) settings() sensSettings {
 
 func (s InterpolatingAdjoint) settings() sensSettings {
 	return sensSettings{adjTol: s.AdjointTol, quadTol: s.QuadTol, finiteDiff: s.FiniteDiff}
+}
+
+func (s GaussAdjoint) settings() sensSettings {
+	return sensSettings{adjTol: s.AdjointTol, finiteDiff: s.FiniteDiff}
 }
 
 func (s BacksolveAdjoint) settings() sensSettings {

@@ -46,11 +46,10 @@ func transposedMethod(m Method) Method {
 	if !ok {
 		return m
 	}
-	b, ok := g.Precond.(BandPreconditioner)
-	if !ok {
+	if _, ok := g.Precond.(BandPreconditioner); !ok {
 		return m
 	}
-	g.Precond = BandPreconditioner{Lower: b.Upper, Upper: b.Lower}
+	g = transposedSolver(g).(GMRES)
 	switch v := methodValue(m).(type) {
 	case BDFMethod:
 		v.Linear = g
@@ -63,6 +62,21 @@ func transposedMethod(m Method) Method {
 		return v
 	}
 	return m
+}
+
+// transposedSolver returns ls for Jᵀ: a GMRES's band preconditioner with
+// its bandwidths swapped, any other solver as it is.
+func transposedSolver(ls LinearSolver) LinearSolver {
+	g, ok := ls.(GMRES)
+	if !ok {
+		return ls
+	}
+	b, ok := g.Precond.(BandPreconditioner)
+	if !ok {
+		return ls
+	}
+	g.Precond = BandPreconditioner{Lower: b.Upper, Upper: b.Lower}
+	return g
 }
 
 // adjointJac writes −Jᵀ in the transposed structure's storage from

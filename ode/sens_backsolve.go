@@ -14,6 +14,7 @@ type backsolve[T Float] struct {
 	y0    []T
 	ys    [][]T // the forward saved states
 	u1    []T
+	aj    *adjointJac[T] // −Jᵀ from Problem.Jac; nil: from VJPs
 }
 
 func newBacksolve[T Float](gs *GradientSolver[T], _ BacksolveAdjoint) (gradMethod[T], error) {
@@ -29,18 +30,33 @@ func (bs *backsolve[T]) build(quad bool) error {
 	bs.quad = quad
 	bs.y0 = make([]T, bs.sys.dim())
 	fp := Problem[T]{F: bs.sys.f, U0: bs.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
-	if gs.method.info().stiff {
+	stiff := gs.method.info().stiff
+	if stiff {
 		fp.Jac = bs.sys.jac
+		if structured(gs.prob.JacStructure) {
+			bs.sys.inStructure(&fp, quad)
+		}
 	}
 	var err error
 	if bs.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, bs.sys, false)); err != nil {
 		return err
 	}
-	// A stiff method takes the backward system's Jacobian by finite
-	// differences: it needs second derivatives of F.
+	// With a dense structure a stiff method takes the backward system's
+	// Jacobian by finite differences: it needs second derivatives of F.
+	// Otherwise the system is solved in the problem's structure
+	// (sens_backsolve_struct.go).
 	bp := Problem[T]{F: bs.rhs, U0: make([]T, 2*n+np), P: gs.prob.P}
 	if n == 2 && !quad {
 		bp.F = bs.rhs2
+	}
+	if stiff && structured(gs.prob.JacStructure) {
+		st, perm := transposeStructure(gs.prob.JacStructure, n)
+		bs.aj = nil
+		if usesJac(&gs.prob) {
+			bs.aj = newAdjointJac(&gs.prob, perm)
+		}
+		bp.JacStructure = backJacobian{Fwd: gs.prob.JacStructure, Adj: st, Quad: np,
+			Coupled: !isBDF(gs.method), bs: bs}
 	}
 	bwd, err := initWith(bp, gs.method, backwardOptions(&gs.o, 2*n+np, n, 2*n))
 	if err != nil {

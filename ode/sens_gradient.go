@@ -179,6 +179,8 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 		gs.impl, err = newForwardSens(gs, s)
 	case InterpolatingAdjoint:
 		gs.impl, err = newInterpAdjoint(gs, s)
+	case GaussAdjoint:
+		gs.impl, err = newGaussAdjoint(gs, s)
 	case BacksolveAdjoint:
 		gs.impl, err = newBacksolve(gs, s)
 	case DiscreteAdjoint:

@@ -43,6 +43,12 @@ type ODECase struct {
 	At      []float64
 	Weights []float64 // the loss's per-component weights
 	Running bool      // the loss has the running cost p_0·u_0²
+	// Stiff, if > 0, adds the diffusion Stiff·(u_{i−1} − 2u_i + u_{i+1})
+	// to u_i', without flux at the ends (u_{−1} = u_0, u_n = u_{n−1}):
+	// eigenvalues down to −4·Stiff, a stiff problem for Stiff ≫ 1/T1
+	// (StiffODECases). It keeps the mean, so the gradient does not vanish
+	// with the fast modes.
+	Stiff float64
 }
 
 const odeDamping = 0.5
@@ -79,6 +85,9 @@ var odeFactorNames = []string{"1", "x", "tanh", "sin"}
 func (c ODECase) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "n=%d p=%v u0=%v T1=%g At=%v running=%v:", c.N, c.P, c.U0, c.T1, c.At, c.Running)
+	if c.Stiff > 0 {
+		fmt.Fprintf(&b, " u' += %g·(diffusion);", c.Stiff)
+	}
 	for _, r := range c.Terms {
 		fmt.Fprintf(&b, " u%d' += %+g·p%d·%s(u%d)·%s(u%d);", r.Out, r.Sign, r.K, odeFactorNames[r.Phi], r.A, odeFactorNames[r.Psi], r.B)
 	}
@@ -100,7 +109,11 @@ func ODECases() *rapid.Generator[ODECase] {
 // bounded reports whether a float64 solve of c stays within odeCaseBound
 // at every step.
 func (c ODECase) bounded() bool {
-	sol, err := ode.Solve(context.Background(), c.Problem64(), ode.Tsit5(), ode.Tol(1e-6, 1e-8), ode.SaveEveryStep())
+	m := ode.Tsit5()
+	if c.Stiff > 0 {
+		m = ode.Rodas5P()
+	}
+	sol, err := ode.Solve(context.Background(), c.Problem64(), m, ode.Tol(1e-6, 1e-8), ode.SaveEveryStep())
 	if err != nil {
 		return false
 	}
@@ -118,13 +131,22 @@ func drawODECase(t *rapid.T) ODECase {
 	n := rapid.IntRange(1, 3).Draw(t, "n")
 	np := rapid.IntRange(1, 4).Draw(t, "np")
 	c := ODECase{N: n, NP: np}
+	drawODECaseTerms(t, &c, func(_ int, label string) int { return rapid.IntRange(0, n-1).Draw(t, label) })
+	drawODECaseRest(t, &c)
+	return c
+}
+
+// drawODECaseTerms draws n to 2n+1 terms, term r of output r mod n,
+// reading the states read(out, "a") and read(out, "b").
+func drawODECaseTerms(t *rapid.T, c *ODECase, read func(out int, label string) int) {
+	n, np := c.N, c.NP
 	nt := rapid.IntRange(n, 2*n+1).Draw(t, "terms")
 	for r := 0; r < nt; r++ {
 		term := ODETerm{
 			Out:  r % n,
 			K:    rapid.IntRange(0, np-1).Draw(t, "k"),
-			A:    rapid.IntRange(0, n-1).Draw(t, "a"),
-			B:    rapid.IntRange(0, n-1).Draw(t, "b"),
+			A:    read(r%n, "a"),
+			B:    read(r%n, "b"),
 			Sign: float64(2*rapid.IntRange(0, 1).Draw(t, "sign") - 1),
 			Phi:  rapid.IntRange(0, 3).Draw(t, "phi"),
 			Psi:  rapid.IntRange(0, 3).Draw(t, "psi"),
@@ -134,6 +156,12 @@ func drawODECase(t *rapid.T) ODECase {
 		}
 		c.Terms = append(c.Terms, term)
 	}
+}
+
+// drawODECaseRest draws a case's initial state, weights, parameters, span
+// and loss, after its terms.
+func drawODECaseRest(t *rapid.T, c *ODECase) {
+	n, np := c.N, c.NP
 	for i := 0; i < n; i++ {
 		c.U0 = append(c.U0, rapid.Float64Range(-1.5, 1.5).Draw(t, "u0"))
 		c.Weights = append(c.Weights, rapid.Float64Range(0.2, 2).Draw(t, "w"))
@@ -150,7 +178,6 @@ func drawODECase(t *rapid.T) ODECase {
 		c.At[len(c.At)-1] = c.T1
 	}
 	c.Running = rapid.Bool().Draw(t, "running")
-	return c
 }
 
 // Problem64 is the case as a float64 problem with exact JVP, VJP and Jac.
@@ -160,6 +187,7 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		for i := range du {
 			du[i] = -odeDamping*u[i] + odeForcing(i, t)
 		}
+		odeDiffuse(du, u, c.Stiff)
 		for _, r := range c.Terms {
 			a, _ := odeFactor(r.Phi, u[r.A])
 			b, _ := odeFactor(r.Psi, u[r.B])
@@ -170,6 +198,7 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		for i := range jv {
 			jv[i] = -odeDamping * v[i]
 		}
+		odeDiffuse(jv, v, c.Stiff)
 		for _, r := range c.Terms {
 			a, da := odeFactor(r.Phi, u[r.A])
 			b, db := odeFactor(r.Psi, u[r.B])
@@ -185,6 +214,7 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		for i := range du {
 			du[i] -= odeDamping * w[i]
 		}
+		odeDiffuse(du, w, c.Stiff) // symmetric
 		for _, r := range c.Terms {
 			a, da := odeFactor(r.Phi, u[r.A])
 			b, db := odeFactor(r.Psi, u[r.B])
@@ -201,6 +231,14 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		clear(J)
 		for i := 0; i < n; i++ {
 			J[i*n+i] = -odeDamping
+			if i > 0 {
+				J[i*n+i-1] = c.Stiff
+				J[i*n+i] -= c.Stiff
+			}
+			if i+1 < n {
+				J[i*n+i+1] = c.Stiff
+				J[i*n+i] -= c.Stiff
+			}
 		}
 		for _, r := range c.Terms {
 			a, da := odeFactor(r.Phi, u[r.A])
@@ -214,12 +252,42 @@ func (c ODECase) Problem64() ode.Problem[float64] {
 		U0: append([]float64(nil), c.U0...), T1: c.T1, P: append([]float32(nil), c.P...)}
 }
 
+// odeDiffuse adds k·(x_{i−1} − 2x_i + x_{i+1}) to d_i, without flux at
+// the ends. The operator is symmetric: the VJP takes it too.
+func odeDiffuse(d, x []float64, k float64) {
+	if k == 0 {
+		return
+	}
+	n := len(x)
+	for i := range n {
+		var s float64
+		if i > 0 {
+			s += x[i-1] - x[i]
+		}
+		if i+1 < n {
+			s += x[i+1] - x[i]
+		}
+		d[i] += k * s
+	}
+}
+
 // RHS is the case's right-hand side written with ad ops, for odead.Problem.
 func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
 	return func(u, p ad.Var, t float64) ad.Var {
 		outs := make([]ad.Var, c.N)
 		for i := range outs {
 			outs[i] = ad.Add(ad.Scale(ad.Slice(u, i, i+1), -odeDamping), u.Tape().Scalar(float32(odeForcing(i, t))))
+		}
+		if c.Stiff > 0 {
+			for i := range outs {
+				ui := ad.Slice(u, i, i+1)
+				if i > 0 {
+					outs[i] = ad.Add(outs[i], ad.Scale(ad.Sub(ad.Slice(u, i-1, i), ui), c.Stiff))
+				}
+				if i+1 < c.N {
+					outs[i] = ad.Add(outs[i], ad.Scale(ad.Sub(ad.Slice(u, i+1, i+2), ui), c.Stiff))
+				}
+			}
 		}
 		for _, r := range c.Terms {
 			term := ad.Scale(ad.Slice(p, r.K, r.K+1), float64(float32(r.Sign)))
@@ -338,7 +406,9 @@ func ODEOptions(opts ...ode.GradientOption) ODEOption {
 //     coordinate in u0 and p (central differences with Richardson
 //     extrapolation, on the steps actually taken; see paramStep).
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
-//     JVP; the adjoints need VJP; DiscreteAdjoint an explicit m) against
+//     JVP; InterpolatingAdjoint, with and without checkpoints, and
+//     GaussAdjoint need VJP; DiscreteAdjoint needs VJP and an explicit m,
+//     not BDF, Rosenbrock23 or Rodas5P) against
 //     the others on the adaptive solve at rtol ODETol, with steps landing on
 //     the save times (TStops): against DiscreteAdjoint when m is explicit,
 //     else against ForwardSensitivity. ForwardSensitivity builds its
@@ -393,6 +463,7 @@ func CheckODEGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss 
 	if prob.VJP != nil {
 		add(ode.InterpolatingAdjoint{}, prob, "")
 		add(ode.InterpolatingAdjoint{Checkpoints: 4}, prob, " (4 checkpoints)")
+		add(ode.GaussAdjoint{}, prob, "")
 	}
 	if len(methods) < 2 {
 		// Only reachable with a stiff m (an explicit one needed VJP for
@@ -430,9 +501,11 @@ func orDefault[N int | float64](v, def N) N {
 	return def
 }
 
+// isExplicit reports whether m is an explicit method: not BDF nor a
+// Rosenbrock method (whose Name is theirs whatever their settings).
 func isExplicit(m ode.Method) bool {
 	switch m.Name() {
-	case "Rosenbrock23", "Rodas5P":
+	case "Rosenbrock23", "Rodas5P", "BDF":
 		return false
 	}
 	return true

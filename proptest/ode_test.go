@@ -86,47 +86,14 @@ func checkAsADProblem(t proptest.T, c proptest.ODECase) {
 // this one-state problem uses only when made to: "JVP columns").
 func TestCheckODEGradientCatchesWrongRules(t *testing.T) {
 	const off = 1 + 1e-4
-	scaled := func(xs []float64, by float64) []float64 {
-		if xs == nil {
-			return nil
-		}
-		ys := make([]float64, len(xs))
-		for i, x := range xs {
-			ys[i] = x * by
-		}
-		return ys
-	}
 	// wrongVJP scales the VJP's state part by su and its parameter part
 	// by sp; wrongJVP the JVP's state direction by sv and parameter
 	// direction by sp.
 	wrongVJP := func(su, sp float64) func(ode.Problem[float64]) ode.Problem[float64] {
-		return func(p ode.Problem[float64]) ode.Problem[float64] {
-			vjp := p.VJP
-			p.VJP = func(du, dp, w, u []float64, q []float32, t float64) {
-				d := make([]float64, len(du))
-				var e []float64
-				if dp != nil {
-					e = make([]float64, len(dp))
-				}
-				vjp(d, e, w, u, q, t)
-				for i, x := range scaled(d, su) {
-					du[i] += x
-				}
-				for k, x := range scaled(e, sp) {
-					dp[k] += x
-				}
-			}
-			return p
-		}
+		return func(p ode.Problem[float64]) ode.Problem[float64] { return scaledVJP(p, su, sp) }
 	}
 	wrongJVP := func(sv, sp float64) func(ode.Problem[float64]) ode.Problem[float64] {
-		return func(p ode.Problem[float64]) ode.Problem[float64] {
-			jvp := p.JVP
-			p.JVP = func(jv, u, v []float64, q []float32, dp []float64, t float64) {
-				jvp(jv, u, scaled(v, sv), q, scaled(dp, sp), t)
-			}
-			return p
-		}
+		return func(p ode.Problem[float64]) ode.Problem[float64] { return scaledJVP(p, sv, sp) }
 	}
 	tests := []struct {
 		name  string

@@ -1,0 +1,131 @@
+package ode
+
+import "context"
+
+// gaussAdjoint is GaussAdjoint: InterpolatingAdjoint's forward pass and
+// walk over the save times, with a backward state of λ alone. μ is summed
+// by Gauss–Legendre quadrature on each accepted backward step, λ read
+// from that step's interpolant and u from the forward dense output.
+type gaussAdjoint[T Float] struct {
+	ia     *interpAdjoint[T]
+	gs     *GradientSolver[T]
+	n      int
+	nodes  []gaussNode
+	lt, d  []T // λ at a node; μ' there, after λ's n values
+	quadOK bool
+}
+
+// gaussNode is a Gauss–Legendre node θ on [0, 1] and its weight.
+type gaussNode struct{ θ, w float64 }
+
+// gaussRules are the Gauss–Legendre rules of 1 to 5 nodes on [0, 1]; the
+// rule of k nodes integrates polynomials of degree 2k − 1 exactly.
+var gaussRules = [][]gaussNode{
+	{{0.5, 1}},
+	{{0.21132486540518713, 0.5}, {0.7886751345948129, 0.5}},
+	{{0.1127016653792583, 5.0 / 18}, {0.5, 8.0 / 18}, {0.8872983346207417, 5.0 / 18}},
+	{{0.06943184420297371, 0.17392742256872692}, {0.33000947820757187, 0.3260725774312731},
+		{0.6699905217924281, 0.3260725774312731}, {0.9305681557970263, 0.17392742256872692}},
+	{{0.04691007703066802, 0.11846344252809454}, {0.23076534494715845, 0.23931433524968324},
+		{0.5, 0.28444444444444444}, {0.7692346550528415, 0.23931433524968324},
+		{0.9530899229693319, 0.11846344252809454}},
+}
+
+func newGaussAdjoint[T Float](gs *GradientSolver[T], cfg GaussAdjoint) (gradMethod[T], error) {
+	k := cfg.Nodes
+	if k < 0 || k > len(gaussRules) {
+		return nil, errorf("GaussAdjoint{Nodes: %d}: want 0 (the default) to %d", k, len(gaussRules))
+	}
+	if k == 0 {
+		// Degree 2k − 1 ≥ the method's order: λ's interpolant and u's
+		// are of about that degree.
+		k = min(max((gs.method.info().order+2)/2, 2), len(gaussRules))
+	}
+	ia, err := newInterpAdjoint(gs, InterpolatingAdjoint{Checkpoints: cfg.Checkpoints, AdjointTol: cfg.AdjointTol, FiniteDiff: cfg.FiniteDiff})
+	if err != nil {
+		return nil, err
+	}
+	n, np := len(gs.prob.U0), len(gs.prob.P)
+	return &gaussAdjoint[T]{ia: ia.(*interpAdjoint[T]), gs: gs, n: n, nodes: gaussRules[k-1],
+		lt: make([]T, n), d: make([]T, n+np)}, nil
+}
+
+// build builds InterpolatingAdjoint's solves and replaces its backward
+// one by λ's alone. (InterpolatingAdjoint's [λ | μ] integrator is built
+// too, and not used.)
+func (g *gaussAdjoint[T]) build(quad bool) error {
+	ia, gs, n := g.ia, g.gs, g.n
+	if err := ia.build(quad); err != nil {
+		return err
+	}
+	bp := Problem[T]{F: g.rhs, U0: make([]T, n), P: gs.prob.P}
+	bm := gs.method
+	if gs.method.info().stiff {
+		st, _ := transposeStructure(gs.prob.JacStructure, n)
+		bp.JacStructure, bp.JVP = st, ia.jvpB
+		if ia.aj != nil {
+			bp.Jac = ia.jacB
+		}
+		bm = transposedMethod(gs.method)
+	}
+	bwd, err := initWith(bp, bm, backwardOptions(&gs.o, n, 0, n))
+	if err != nil {
+		return err
+	}
+	bwd.onAccept = g.accept
+	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n)}
+	return nil
+}
+
+// rhs is λ' = −Jᵀλ − ∂g/∂uᵀ: one VJP without its parameter part.
+func (g *gaussAdjoint[T]) rhs(dl, l []T, p []float32, t float64) {
+	ia := g.ia
+	ia.forwardAt(t)
+	sys := ia.sys
+	wn := sys.wneg[:g.n]
+	for i, v := range l {
+		wn[i] = -v
+	}
+	clear(dl)
+	u := ia.ub[:g.n]
+	g.gs.prob.VJP(dl, nil, wn, u, p, t)
+	if sys.quad {
+		sys.runningGrad(u, p, t)
+		for i, v := range sys.gu {
+			dl[i] -= v
+		}
+	}
+}
+
+// accept adds the accepted backward step's share of μ into gs.res.P,
+// ∫ μ' dt over the step by the Gauss rule: μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ at
+// the nodes, one VJP each.
+func (g *gaussAdjoint[T]) accept() {
+	it, ia := g.ia.pass.bwd, g.ia
+	it.ensurePoly()
+	h := it.t - it.tPrev
+	mu := g.gs.res.P
+	for _, nd := range g.nodes {
+		it.interpInto(g.lt, nd.θ)
+		t := it.tPrev + nd.θ*h
+		ia.forwardAt(t)
+		negVJP(ia.sys, g.d, g.lt, ia.ub[:g.n], it.prob.P, t)
+		c := T(h * nd.w)
+		for k, v := range g.d[g.n:] {
+			mu[k] += c * v
+		}
+	}
+}
+
+func (g *gaussAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
+	quad := gs.loss.Running != nil
+	if !g.ia.built || quad != g.ia.quad {
+		if err := g.build(quad); err != nil {
+			return err
+		}
+	}
+	// InterpolatingAdjoint's run copies λ's n values into res.U0 and none
+	// into res.P, where accept sums μ before the end's derivatives.
+	clear(gs.res.P)
+	return g.ia.run(ctx, gs)
+}
