@@ -37,18 +37,35 @@ type staggeredSys[T Float] interface {
 	stateRHS(du, u []T, p []float32, t float64)
 	// sensRHS writes the derivatives of the rest, dY[n:], at Y.
 	sensRHS(dY, Y []T, p []float32, t float64)
+	// sensWeights writes the rest's weights 1/(atol + rtol·|Y_i|) for
+	// the convergence test into w (w[i] for Y[n+i]), with the tolerances
+	// the rest would have under error control. Used only when some are
+	// left out of the error test.
+	sensWeights(w []float64, Y []T)
+}
+
+// weightedSolver is a linSys whose solves can weigh the residual by the
+// right-hand side's own error weights, as CVODES's lsolve takes ewtS for
+// a sensitivity: GMRES, whose stopping test is a weighted norm. Without
+// them a sensitivity block would be weighed on the state's scale, which
+// may differ from its own by orders of magnitude.
+type weightedSolver[T Float] interface {
+	solveWeighted(it *Integrator[T], b, u, fu []T, w []float64, tol float64) bool
 }
 
 // bdfStagger is the staggered corrector's state in a bdf.
 type bdfStagger[T Float] struct {
 	sys    staggeredSys[T]
-	in     linSys[T] // the state's n×n system
-	n, nb  int       // the state's size; the number of blocks of n after it
-	crate  float64   // the sensitivities' convergence rate, CVODES's crateS
-	nwU    float64   // 1/(the number of weighted state components)
-	nwQ    float64   // 1/(the number of weighted quadratures), 0 for none
-	saU    float64   // Σ (acor_i·w_i)² over the state at its convergence
-	weighs bool      // any weighted component past the state
+	in     linSys[T]         // the state's n×n system
+	n, nb  int               // the state's size; the number of blocks of n after it
+	crate  float64           // the sensitivities' convergence rate, CVODES's crateS
+	nwU    float64           // 1/(the number of weighted state components)
+	nwQ    float64           // 1/(the number of weighted quadratures), 0 for none
+	saU    float64           // Σ (acor_i·w_i)² over the state at its convergence
+	weighs bool              // any weighted component past the state
+	ws     weightedSolver[T] // in, when its solves take weights and every block component has one
+	cw     []float64         // the rest's weights in the convergence test: b.ewt[n:] or own
+	own    []float64         // cw's storage when some of the rest are left out of the error test
 }
 
 // stagger makes b solve sys, a system of 1 + nb blocks of n components
@@ -70,17 +87,38 @@ func (s *bdfStagger[T]) begin(b *bdf[T]) {
 	if b.noSetup {
 		s.crate = 1 // CVODES without lsetup
 	}
+	n, N := s.n, b.n
 	if b.nst != 0 {
+		if s.own != nil {
+			s.sys.sensWeights(s.cw, b.z[0][:N]) // at y_n, as the error weights
+		}
 		return
 	}
+	// The first attempt of a solve: the tolerances are fixed from here to
+	// its end (or to a restart, which comes back here).
 	s.crate = 1
-	n := s.n
+	s.cw = b.ewt[n:N]
+	if countWeighted(s.cw) != N-n {
+		// Left out of the error test (NoErrorControl) but not of the
+		// convergence test, as in CVODES with errconS = false.
+		if len(s.own) != N-n {
+			s.own = make([]float64, N-n)
+		}
+		s.cw = s.own
+		s.sys.sensWeights(s.cw, b.z[0][:N])
+	} else {
+		s.own = nil
+	}
 	s.nwU = 1 / float64(max(countWeighted(b.ewt[:n]), 1))
 	s.nwQ = 0
-	if k := countWeighted(b.ewt[n*(1+s.nb) : b.n]); k > 0 {
+	if k := countWeighted(s.cw[n*s.nb:]); k > 0 {
 		s.nwQ = 1 / float64(k)
 	}
-	s.weighs = countWeighted(b.ewt[n:b.n]) > 0
+	s.weighs = countWeighted(s.cw) > 0
+	s.ws = nil
+	if ws, ok := s.in.(weightedSolver[T]); ok && countWeighted(s.cw[:n*s.nb]) == n*s.nb {
+		s.ws = ws
+	}
 }
 
 func countWeighted(w []float64) int {
@@ -148,7 +186,7 @@ func (s *bdfStagger[T]) iterate(b *bdf[T], it *Integrator[T], tn float64) int {
 	nbEnd := n * (1 + s.nb)
 	z0, z1 := b.z[0][:N], b.z[1][:N]
 	acor, del, f, y := b.acor[:N], b.del[:N], b.f[:N], it.uNew[:N]
-	ewt := b.ewt[:N]
+	ewt, cw := b.ewt[:N], s.cw[:N-n]
 	u, fu := y[:n], f[:n]
 	gam, rl1 := T(b.gamma), T(b.rl1)
 	scale := T(1)
@@ -165,7 +203,19 @@ func (s *bdfStagger[T]) iterate(b *bdf[T], it *Integrator[T], tn float64) int {
 			del[i] = gam*f[i] - (rl1*z1[i] + acor[i])
 		}
 		for lo := n; lo < nbEnd; lo += n {
-			ok := s.in.solve(it, del[lo:lo+n:lo+n], u, fu, tol)
+			blk, w := del[lo:lo+n:lo+n], cw[lo-n:lo-n+n]
+			var ok bool
+			switch {
+			case m == 0 && iterative && s.ws != nil && weightedRMS64(blk, w) <= tol:
+				// As for the state (and CVODE's cvLsSolve at the first
+				// iteration): a residual below the linear tolerance is
+				// its own solution.
+				ok = true
+			case s.ws != nil:
+				ok = s.ws.solveWeighted(it, blk, u, fu, w, tol)
+			default:
+				ok = s.in.solve(it, blk, u, fu, tol)
+			}
 			if !ok && !(m == 0 && red != nil && red.reduced()) {
 				if b.stale() {
 					return bdfNlsTryAgain
@@ -189,8 +239,7 @@ func (s *bdfStagger[T]) iterate(b *bdf[T], it *Integrator[T], tn float64) int {
 				a := acor[i] + d
 				acor[i] = a
 				y[i] = z0[i] + a
-				w := ewt[i]
-				r, q := float64(d)*w, float64(a)*w
+				r, q := float64(d)*cw[i-n], float64(a)*ewt[i]
 				sd += r * r
 				sa += q * q
 			}
@@ -222,4 +271,15 @@ func (s *bdfStagger[T]) iterate(b *bdf[T], it *Integrator[T], tn float64) int {
 			return bdfNlsFail
 		}
 	}
+}
+
+// weightedRMS64 is weightedRMS with float64 weights.
+func weightedRMS64[T Float](v []T, w []float64) float64 {
+	var acc float64
+	w = w[:len(v)]
+	for i, x := range v {
+		y := float64(x) * w[i]
+		acc += y * y
+	}
+	return math.Sqrt(acc / float64(len(v)))
 }

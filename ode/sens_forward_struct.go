@@ -1,5 +1,7 @@
 package ode
 
+import "math"
+
 // ForwardSensitivity's system in the problem's structure. Its Jacobian is
 // block lower triangular with J on every diagonal block, so a stiff
 // method factors I − c·J once, in J's structure, and solves each
@@ -54,6 +56,38 @@ func (fs *forwardSens[T]) sensRHS(dY, Y []T, p []float32, t float64) {
 	}
 	if fs.quad {
 		fs.quadRHS(dY, Y, p, t)
+	}
+}
+
+// sensWeights writes the weights of the sensitivities and quadratures in
+// Y[n:] into w, with the tolerances setTolerances gives them under error
+// control, for the staggered corrector's convergence test.
+func (fs *forwardSens[T]) sensWeights(w []float64, Y []T) {
+	n, m, np := fs.n, fs.m, fs.np
+	g := &fs.gs.o
+	weight := func(a, r float64, v T) float64 {
+		if math.IsInf(a, 1) {
+			return 0
+		}
+		return 1 / (a + r*math.Abs(float64(v)))
+	}
+	qr, qa := g.quadTols()
+	for k := 0; k < m; k++ {
+		bar := 1.0
+		if k < np {
+			bar = thetaBar(float64(fs.gs.prob.P[k]))
+		}
+		s, wk := Y[n+k*n:n+(k+1)*n], w[k*n:(k+1)*n]
+		for i, v := range s {
+			a, r := g.tolAt(i)
+			wk[i] = weight(a/bar, r, v)
+		}
+		if fs.quad {
+			w[n*m+1+k] = weight(qa/bar, qr, Y[n*(1+m)+1+k])
+		}
+	}
+	if fs.quad {
+		w[n*m] = weight(qa, qr, Y[n*(1+m)])
 	}
 }
 
