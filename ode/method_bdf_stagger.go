@@ -138,10 +138,11 @@ func countWeighted(w []float64) int {
 // error test.
 func (s *bdfStagger[T]) correct(b *bdf[T], it *Integrator[T], tn, h float64) bool {
 	s.saU = b.acnrm * b.acnrm / b.nw
-	if b.acnrm*b.tq[2] > 1 {
-		return true // rejected by attempt's error test
-	}
 	n, N := s.n, b.n
+	if b.acnrm*b.tq[2] > 1 {
+		clear(b.acor[n:N]) // for largestError
+		return true        // rejected by attempt's error test
+	}
 	y, z0 := it.uNew[:N], b.z[0][:N]
 	for {
 		copy(y[n:], z0[n:])
