@@ -189,6 +189,8 @@ type bdf[T Float] struct {
 	fail              int  // why the last attempt failed
 	nanComp           int  // the first non-finite component of F, with bdfFNaN
 	nanT              float64
+
+	stg *bdfStagger[T] // the staggered corrector of forward sensitivities, else nil
 }
 
 func newBDF[T Float](m BDFMethod, prob *Problem[T], adaptive bool) (*bdf[T], error) {

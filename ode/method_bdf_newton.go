@@ -69,22 +69,27 @@ func (b *bdf[T]) nls(it *Integrator[T], tn, h float64) bool {
 		convfail = bdfFailOther
 	}
 	z0 := b.z[0]
+	if b.stg != nil {
+		b.stg.begin(b)
+	}
 	for {
-		it.prob.F(b.f, z0, it.prob.P, tn)
-		it.stats.FEvals++
-		if c := firstNonFinite(b.f); c >= 0 {
+		f := b.stateF(it, b.f, z0, tn)
+		if c := firstNonFinite(f); c >= 0 {
 			b.fail, b.nanComp, b.nanT = bdfFNaN, c, tn
 			return false
 		}
 		if callSetup {
 			callSetup = false
-			if !b.setup(it, tn, h, convfail) {
+			if !b.setup(it, tn, h, convfail, z0) {
 				b.fail = bdfLinSysBad
 				return false
 			}
 		}
 		switch b.iterate(it, tn) {
 		case bdfNlsOK:
+			if b.stg != nil {
+				return b.stg.correct(b, it, tn, h)
+			}
 			return true
 		case bdfNlsFail:
 			return false
@@ -93,29 +98,54 @@ func (b *bdf[T]) nls(it *Integrator[T], tn, h float64) bool {
 	}
 }
 
-// setup evaluates J at the prediction when it is due, and factors
-// M = I − γJ. b.f is F at the prediction.
-func (b *bdf[T]) setup(it *Integrator[T], tn, h float64, convfail int) bool {
+// stateF evaluates F of the state at u into f, counting one FEval, and
+// returns the part of f it wrote: all of it, or with the staggered
+// corrector the state's components alone.
+func (b *bdf[T]) stateF(it *Integrator[T], f, u []T, t float64) []T {
+	it.stats.FEvals++
+	if b.stg != nil {
+		n := b.stg.n
+		b.stg.sys.stateRHS(f[:n], u[:n], it.prob.P, t)
+		return f[:n]
+	}
+	it.prob.F(f, u, it.prob.P, t)
+	return f
+}
+
+// setup evaluates J at u (the prediction, or with the staggered corrector
+// the converged state) when it is due, and factors M = I − γJ. b.f is F
+// at u.
+func (b *bdf[T]) setup(it *Integrator[T], tn, h float64, convfail int, u []T) bool {
 	dgamma := math.Abs(b.gamma/b.gammap - 1)
 	jbad := !b.jOK || b.nst == 0 || b.nst >= b.nstlj+bdfMSBJ ||
 		(convfail == bdfFailBadJ && dgamma < bdfDGMaxJ) || convfail == bdfFailOther
 	b.jcur = false
 	if jbad {
 		b.jOK = false
-		if !b.ls.jacobian(it, tn, b.z[0], b.f, h) {
+		if !b.ls.jacobian(it, tn, u, b.f, h) {
 			return false
 		}
 		b.jOK, b.jcur = true, true
 		b.nstlj = b.nst
 	}
 	b.gamrat, b.crate, b.gammap, b.nstlp = 1, 1, b.gamma, b.nst
+	if b.stg != nil {
+		b.stg.crate = 1 // CVODES resets crateS at every setup
+	}
 	return b.ls.factor(it, b.gamma)
 }
 
 // iterate runs up to bdfMaxCor Newton iterations from acor = 0. b.f is F
 // at the prediction. The iterate y = z[0] + acor is kept in it.uNew.
+//
+// With the staggered corrector it runs on the state's components alone,
+// with the state's linear system and the state's norm in the convergence
+// test; b.acnrm is then the state's part of the whole system's norm.
 func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
-	n := b.n
+	n, ls, nwConv := b.n, b.ls, b.nw
+	if b.stg != nil {
+		n, ls, nwConv = b.stg.n, b.stg.in, b.stg.nwU
+	}
 	z0, z1 := b.z[0][:n], b.z[1][:n]
 	acor, del, f, y := b.acor[:n], b.del[:n], b.f[:n], it.uNew[:n]
 	ewt := b.ewt[:n]
@@ -145,7 +175,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 			// residual already below an iterative solver's tolerance
 			// as the correction itself (W·b ≈ b to within it); at
 			// later ones the solver returns 0 then.
-			small = iterative && math.Sqrt(s*b.nw) <= tol
+			small = iterative && math.Sqrt(s*nwConv) <= tol
 		} else {
 			for i := range del {
 				del[i] = gam*f[i] - (rl1*z1[i] + acor[i])
@@ -155,10 +185,10 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 		if m == 0 {
 			u = z0
 		}
-		ok := small || b.ls.solve(it, del, u, f, tol)
+		ok := small || ls.solve(it, del, u, f, tol)
 		it.stats.NewtonIters++
 		if !ok && m == 0 {
-			if r, isR := b.ls.(reducedSolver); isR && r.reduced() {
+			if r, isR := ls.(reducedSolver); isR && r.reduced() {
 				ok = true
 			}
 		}
@@ -192,7 +222,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 				sa += s * s
 			}
 		}
-		dn := math.Sqrt(sd * b.nw)
+		dn := math.Sqrt(sd * nwConv)
 		if m > 0 {
 			b.crate = max(bdfCrDown*b.crate, dn/delp)
 		}
@@ -209,9 +239,7 @@ func (b *bdf[T]) iterate(it *Integrator[T], tn float64) int {
 			return bdfNlsFail
 		}
 		delp = dn
-		it.prob.F(f, y, it.prob.P, tn)
-		it.stats.FEvals++
-		if c := firstNonFinite(f); c >= 0 {
+		if c := firstNonFinite(b.stateF(it, f, y, tn)); c >= 0 {
 			if b.stale() {
 				return bdfNlsTryAgain
 			}

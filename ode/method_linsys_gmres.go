@@ -98,16 +98,31 @@ func (s *gmresSys[T]) factor(it *Integrator[T], c float64) bool {
 // solve). The weights are those of the error test at it.u, the start of
 // the step.
 func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
-	s.fail.kind = lsOK
-	n := s.n
 	w := s.w
-	for i, v := range it.u[s.off : s.off+n] {
+	for i, v := range it.u[s.off : s.off+s.n] {
 		atol, rtol := it.o.tolAt(s.off + i)
 		if math.IsInf(atol, 1) { // left out of the error control: weighed on the scale 1
 			atol = 1
 		}
 		w[i] = T(1 / (atol + rtol*math.Abs(float64(v))))
 	}
+	return s.solveW(it, b, u, fu, tol)
+}
+
+// solveWeighted is solve with the weights w of b's components instead of
+// the integrator's at it.u: a BDF sensitivity block's (weightedSolver).
+func (s *gmresSys[T]) solveWeighted(it *Integrator[T], b, u, fu []T, w []float64, tol float64) bool {
+	for i, v := range w[:s.n] {
+		s.w[i] = T(v)
+	}
+	return s.solveW(it, b, u, fu, tol)
+}
+
+// solveW is solve with the weights in s.w.
+func (s *gmresSys[T]) solveW(it *Integrator[T], b, u, fu []T, tol float64) bool {
+	s.fail.kind = lsOK
+	n := s.n
+	w := s.w
 	b = b[:n]
 	if weightedRMS(b, w) <= tol {
 		clear(b)

@@ -27,9 +27,9 @@ type Sensitivity interface {
 //
 //	s_k' = ∂F/∂u·s_k + ∂F/∂θ_k
 //
-// with the state, one column per parameter and per component of u0. It is
-// CVODES's simultaneous corrector and SciMLSensitivity's
-// ForwardSensitivity. Its cost grows with np+n for np parameters, so it is
+// with the state, one column per parameter and per component of u0, as
+// CVODES's forward sensitivities and SciMLSensitivity's
+// ForwardSensitivity do. Its cost grows with np+n for np parameters, so it is
 // the choice for small problems. It also gives the sensitivity matrices at
 // the save times, in GradientResult.Sens.
 //
@@ -55,13 +55,23 @@ type Sensitivity interface {
 // else first-order accurate in √ε; Rodas5P then behaves as with a
 // finite-difference Jacobian.
 //
+// BDF uses CVODES's staggered corrector (CV_STAGGERED) whenever the
+// problem has Problem.JVP or Problem.Jac (JVP with GMRES), in every
+// structure: each step converges Newton's iteration on the state alone,
+// then solves the sensitivities, linear in them at the converged state,
+// with the state's factorisation (or its GMRES and preconditioner), once
+// or twice per step, and tests them for convergence in their own weights
+// (also under NoErrorControl, which leaves them out of the error test
+// only). A step whose sensitivities do not converge is retried with h/4.
+// The error test is one norm over the state and the sensitivities.
+//
 // With a band, sparse or matrix-free Problem.JacStructure, J is kept in
 // that structure and I − c·J is factored once (or GMRES run) for all the
-// blocks, each solved with the state's factorisation. BDF takes the
-// block-diagonal Newton matrix, as CVODES's simultaneous corrector does;
-// a Rosenbrock method adds the coupling blocks' products to its solves,
-// one difference of the system's right-hand side per solve. With a dense
-// structure the whole system's Jacobian is formed: n evaluations of the
+// blocks, each solved with the state's factorisation; a Rosenbrock
+// method adds the coupling blocks' products to its solves, one
+// difference of the system's right-hand side per solve. Otherwise (a
+// Rosenbrock method with a dense structure, or BDF without JVP and Jac)
+// the whole system's Jacobian is formed: n evaluations of the
 // sensitivity right-hand side per Jacobian and a dense LU of size
 // n·(1+np+n), for small problems only.
 type ForwardSensitivity struct {

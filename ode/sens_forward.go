@@ -75,9 +75,10 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	if n == 2 && !quad {
 		aug.F = fs.rhs2 // one call level fewer per stage on the common small case
 	}
+	stagger := fs.staggered()
 	switch prob := &fs.gs.prob; {
 	case !fs.gs.method.info().stiff:
-	case structured(prob.JacStructure) && (prob.JVP != nil || usesJac(prob) && !isGMRES(methodLinear(fs.gs.method))):
+	case stagger || structured(prob.JacStructure) && fs.innerJac():
 		// The problem's structure on every block (sens_forward_struct.go).
 		aug.JacStructure = fs.augStructure(quad)
 		if usesJac(prob) {
@@ -100,6 +101,11 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	}
 	if quad {
 		it.quadratures(1 + m) // q and its sensitivities
+	}
+	if stagger {
+		if b, ok := it.st.(*bdf[T]); !ok || !b.stagger(fs, n, m) {
+			return errorf("ForwardSensitivity: the staggered corrector needs BDF's block system; got %v", aug.JacStructure)
+		}
 	}
 	fs.it, fs.built = it, true
 	fs.gs.res.Sens = make([][]T, 0, len(fs.gs.at))

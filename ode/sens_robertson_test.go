@@ -92,6 +92,11 @@ func TestRobertsonGradientReference(t *testing.T) {
 		{ode.Rodas5P(), ode.InterpolatingAdjoint{Checkpoints: 20}, robProblem(), ""}, // checkpointed
 		{ode.Rodas5P(), ode.ForwardSensitivity{}, robProblem(), ""},
 		{ode.Rodas5P(), ode.ForwardSensitivity{}, jacs, "/Jac and ParamJac"},
+		// BDF's staggered corrector: the state's Newton iteration, then
+		// the sensitivities with its factorisation.
+		{ode.BDF(), ode.ForwardSensitivity{}, robProblem(), ""},
+		{ode.BDF(), ode.ForwardSensitivity{}, jacs, "/Jac and ParamJac"},
+		{ode.BDFMethod{Linear: ode.GMRES{}}, ode.ForwardSensitivity{}, robProblem(), "/GMRES"},
 	} {
 		t.Run(tc.m.Name()+"/"+tc.s.Name()+tc.name, func(t *testing.T) {
 			g, err := ode.Gradient(context.Background(), tc.prob, tc.m, robLoss(), tc.s, opts...)

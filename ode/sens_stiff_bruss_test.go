@@ -102,7 +102,8 @@ func relNorm(a, b []float64) float64 {
 // (40 states), by InterpolatingAdjoint with BDF, Rodas5P and Rosenbrock23
 // over band and sparse Jacobians (and matrix-free GMRES, and
 // checkpointed), and by ForwardSensitivity with BDF and Rodas5P over band
-// and sparse, agrees with the dense structure's adjoint gradient and with
+// and sparse (BDF also dense, matrix-free GMRES with and without a band
+// preconditioner, and without the sensitivities in the error test), agrees with the dense structure's adjoint gradient and with
 // central differences of tight solves to 1e-5 relative in norm.
 func TestBrusselatorGradientStructures(t *testing.T) {
 	const N = 20
@@ -123,7 +124,10 @@ func TestBrusselatorGradientStructures(t *testing.T) {
 		{ode.BDF(), ode.InterpolatingAdjoint{Checkpoints: 16}, []string{"band", "sparse"}},
 		{ode.Rosenbrock23(), adj, []string{"band"}},
 		{free, adj, []string{"free"}},
-		{ode.BDF(), fwd, []string{"band", "sparse"}},
+		{ode.BDF(), fwd, []string{"dense", "band", "sparse"}}, // the staggered corrector
+		{free, fwd, []string{"free"}},
+		{ode.BDFMethod{Linear: ode.GMRES{}}, fwd, []string{"free"}}, // without a preconditioner
+		{ode.BDF(), ode.ForwardSensitivity{NoErrorControl: true}, []string{"band"}},
 		{ode.Rodas5P(), fwd, []string{"band", "sparse"}},
 	}
 	for _, c := range cases {
@@ -141,6 +145,9 @@ func TestBrusselatorGradientStructures(t *testing.T) {
 			name := fmt.Sprintf("%v/%s/%s", c.m, c.s.Name(), s)
 			if a, ok := c.s.(ode.InterpolatingAdjoint); ok && a.Checkpoints > 0 {
 				name += "/checkpointed"
+			}
+			if f, ok := c.s.(ode.ForwardSensitivity); ok && f.NoErrorControl {
+				name += "/NoErrorControl"
 			}
 			g, err := ode.Gradient(ctx, brussSensProblem(N, s), c.m, brussSensLoss(), c.s, o...)
 			if err != nil {
@@ -182,7 +189,9 @@ func TestBrusselatorGradientAllocatesNothingWarm(t *testing.T) {
 		s  string
 		sv ode.Sensitivity
 	}{{ode.BDF(), "band", adj}, {ode.BDF(), "sparse", adj}, {ode.Rodas5P(), "band", adj}, {ode.Rodas5P(), "sparse", adj},
-		{ode.Rosenbrock23(), "sparse", adj}, {free, "free", adj}, {ode.BDF(), "band", fwd}, {ode.Rodas5P(), "sparse", fwd}} {
+		{ode.Rosenbrock23(), "sparse", adj}, {free, "free", adj}, {ode.BDF(), "band", fwd}, {ode.Rodas5P(), "sparse", fwd},
+		{ode.BDF(), "dense", fwd}, {ode.BDF(), "sparse", fwd}, {free, "free", fwd},
+		{ode.BDF(), "band", ode.ForwardSensitivity{NoErrorControl: true}}} {
 		t.Run(fmt.Sprintf("%v/%s/%s", c.m, c.s, c.sv.Name()), func(t *testing.T) {
 			prob := brussSensProblem(10, c.s)
 			gs, err := ode.NewGradientSolver(prob, c.m, c.sv, ode.Tol(1e-6, 1e-8))
