@@ -119,8 +119,10 @@
 // # Minimize
 //
 // Minimize runs gonum/optimize on a float32 Objective. FromAD adapts one
-// written with ad ops. An objective returns an error when it fails; the
-// error stops the run and is the cause of Minimize's error. A failed line
+// written with ad ops. An objective returns an error when it fails, say
+// when a solve blows up. Minimize takes such a point as infeasible and
+// shrinks the step; the run ends with the cause only when the start fails
+// or MaxConsecutiveFailures evaluations in a row fail. A failed line
 // search at a minimum that float32 cannot improve has status
 // Float32Converged and a nil error. The default stopping rule is
 // Float32Converge.
