@@ -212,6 +212,7 @@
 //	Sensitivities
 //	sens.go                 Sensitivity and its four methods' settings
 //	sens_gradient.go        Gradient, GradientSolver, Loss, GradientResult
+//	objective.go            GradientSolver.Objective: a loss of θ for optimisers.Minimize
 //	sens_options.go         Tolerance and the gradient's settings
 //	sens_forward.go         ForwardSensitivity
 //	sens_interpolating.go   InterpolatingAdjoint
