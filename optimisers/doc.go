@@ -112,7 +112,7 @@
 // SaveCheckpoint(w, c) writes a training checkpoint in one safetensors
 // file: θ, the optimiser and, if c has them, the model's state tensors such
 // as BatchNorm's running statistics. LoadCheckpoint(r, rule, c) reads it
-// back. SaveCheckpointFile and LoadCheckpointFile take a path, and
+// back; with a nil rule, the parameters and state alone. SaveCheckpointFile and LoadCheckpointFile take a path, and
 // SaveCheckpointFile writes atomically. Train numbers its steps on from the
 // optimiser's, so a resumed run continues its numbering.
 //
