@@ -102,22 +102,36 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 	}
 }
 
+// savedCkpt is a training checkpoint after 5 steps of ckptRule, with its
+// parts.
+type savedCkpt struct {
+	lay, slay *layout.Layout
+	opt       *optimisers.Optimiser
+	θ, state  []float32
+	data      []byte // the file
+}
+
+func trainedCheckpoint(t *testing.T, total int) savedCkpt {
+	t.Helper()
+	lay, bs := regression(t)
+	c := savedCkpt{lay: lay, slay: stateLayout(t), opt: mustSetup(t, ckptRule(total), lay),
+		θ: make([]float32, lay.Len()), state: []float32{1, 2, 3, 4, 5, 6}}
+	if err := optimisers.Train(context.Background(), c.opt, c.θ, first(epochs(bs, 1), 5), mse, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: c.θ, Opt: c.opt, StateLayout: c.slay, State: c.state}); err != nil {
+		t.Fatal(err)
+	}
+	c.data = buf.Bytes()
+	return c
+}
+
 // The file is one safetensors file that names its parts, says what it
 // holds, and is checked on load.
 func TestCheckpointFileAndErrors(t *testing.T) {
-	lay, bs := regression(t)
-	slay := stateLayout(t)
-	opt := mustSetup(t, ckptRule(100), lay)
-	θ := make([]float32, lay.Len())
-	if err := optimisers.Train(context.Background(), opt, θ, first(epochs(bs, 1), 5), mse, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	state := []float32{1, 2, 3, 4, 5, 6}
-	var buf bytes.Buffer
-	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	c := trainedCheckpoint(t, 100)
+	lay, slay, opt, θ, state, data := c.lay, c.slay, c.opt, c.θ, c.state, c.data
 
 	vals, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsTrainingCheckpoint))
 	if err != nil {
@@ -182,7 +196,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 		})
 	}
 	// Without model state, on both sides.
-	buf.Reset()
+	var buf bytes.Buffer
 	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,19 +213,8 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 // whose hyperparameter differs is an error naming it and pointing to
 // Adjust; a differing field that is not a hyperparameter is named too.
 func TestLoadCheckpointParamsAlone(t *testing.T) {
-	lay, bs := regression(t)
-	slay := stateLayout(t)
-	opt := mustSetup(t, ckptRule(20), lay)
-	θ := make([]float32, lay.Len())
-	if err := optimisers.Train(context.Background(), opt, θ, first(epochs(bs, 10), 5), mse, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	state := []float32{1, 2, 3, 4, 5, 6}
-	var buf bytes.Buffer
-	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	c := trainedCheckpoint(t, 20)
+	lay, slay, θ, state, data := c.lay, c.slay, c.θ, c.state, c.data
 
 	θ2, state2 := make([]float32, lay.Len()), make([]float32, slay.Len())
 	opt2, err := optimisers.LoadCheckpoint(bytes.NewReader(data), nil, optimisers.Checkpoint{Layout: lay, Params: θ2, StateLayout: slay, State: state2})
