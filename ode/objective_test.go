@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/optimize"
+
 	"github.com/flatkit/flatkit/internal/sir"
 	"github.com/flatkit/flatkit/ode"
 	"github.com/flatkit/flatkit/optimisers"
 )
 
-// sirFit fits the SIR problem (internal/sir) with the default L-BFGS of
-// optimisers.Minimize, gradients by s through method m, and returns the
-// fitted (β, γ) and how many evaluations failed.
-func sirFit(t *testing.T, m ode.Method, s ode.Sensitivity) ([]float32, int) {
+// sirFit fits the SIR problem (internal/sir) with optimisers.Minimize and
+// its method opt (nil: the default L-BFGS), gradients by s through method
+// m, and returns the fitted (β, γ) and how many evaluations failed.
+func sirFit(t *testing.T, m ode.Method, s ode.Sensitivity, opt optimize.Method) ([]float32, int) {
 	t.Helper()
 	obs, err := sir.Observations()
 	if err != nil {
@@ -34,7 +36,7 @@ func sirFit(t *testing.T, m ode.Method, s ode.Sensitivity) ([]float32, int) {
 		}
 		return f, err
 	}
-	res, err := optimisers.Minimize(counted, θ, nil, nil)
+	res, err := optimisers.Minimize(counted, θ, opt, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", s.Name(), err)
 	}
@@ -57,7 +59,7 @@ func TestSIRFit(t *testing.T) {
 		{ode.Tsit5(), ode.DiscreteAdjoint{}},
 	} {
 		t.Run(c.s.Name(), func(t *testing.T) {
-			θ, failed := sirFit(t, c.m, c.s)
+			θ, failed := sirFit(t, c.m, c.s, nil)
 			if failed == 0 {
 				t.Errorf("no evaluation failed; the test wants the first trial step to fail")
 			}
