@@ -14,9 +14,10 @@ import (
 // by reflection and cached; walking a value with it needs only unsafe
 // offsets, so Restructure allocates nothing.
 type typePlan struct {
-	t      reflect.Type
-	fields []planField
-	live   bool // the type holds float leaves somewhere below it
+	t       reflect.Type
+	fields  []planField
+	live    bool     // the type holds float leaves somewhere below it
+	scalars []string // the names of its float32 and float64 fields, hyperparameters
 }
 
 type fieldKind uint8
@@ -140,6 +141,8 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) (*typePlan, 
 			return fmt.Errorf("field %s.%s has type %s: %s, or tag it `flat:\"-\"` to leave it alone", t, sf.Name, ft, why)
 		}
 		switch {
+		case ft.Kind() == reflect.Float32 || ft.Kind() == reflect.Float64:
+			p.scalars = append(p.scalars, sf.Name) // a hyperparameter, unless the struct has no parameters
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Float32:
 			if ft.Elem() != reflect.TypeFor[float32]() {
 				return nil, bad("use []float32")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -17,10 +18,14 @@ import (
 // to, without copying or changing anything.
 func Of(p any) (*Layout, error) {
 	var w walkState
-	if _, _, err := w.walk(p); err != nil {
+	plan, _, err := w.walk(p)
+	if err != nil {
 		return nil, wrap("Of", err)
 	}
 	lay, _, err := w.layout()
+	if err == nil {
+		err = scalarsOnly(plan, lay)
+	}
 	if err != nil {
 		return nil, wrap("Of", err)
 	}
@@ -31,12 +36,22 @@ func Of(p any) (*Layout, error) {
 // new buffer θ and repoints each field at its range of θ, so that p and θ
 // share memory from then on. It returns θ and its layout. Fields that share a
 // backing array become one leaf with several paths (tied).
+//
+// Scalar fields (float32, float64) are hyperparameters and stay out of θ.
+// A struct whose only float fields are scalars, such as
+// struct{ Beta, Gamma float64 }, is an error naming them: θ would be empty.
+// To fit a scalar, make it a []float32 of one element, tagged
+// `flat:"shape=1"`.
 func Destructure(p any) ([]float32, *Layout, error) {
 	var w walkState
-	if _, _, err := w.walk(p); err != nil {
+	plan, _, err := w.walk(p)
+	if err != nil {
 		return nil, nil, wrap("Destructure", err)
 	}
 	lay, owner, err := w.layout()
+	if err == nil {
+		err = scalarsOnly(plan, lay)
+	}
 	if err != nil {
 		return nil, nil, wrap("Destructure", err)
 	}
@@ -97,6 +112,16 @@ func RestructureInPlace(θ []float32, lay *Layout, p any) error {
 	c = cursor{}
 	b.walk(b.plan, base, &c, modeCopy, θ)
 	return nil
+}
+
+// scalarsOnly returns an error if lay is empty while the struct of plan has
+// scalar float fields: the user meant them as parameters.
+func scalarsOnly(plan *typePlan, lay *Layout) error {
+	if lay.n > 0 || len(plan.scalars) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s has no []float32 fields, so θ would be empty; its scalar fields %s are hyperparameters, left alone: to fit them, make them []float32 with `flat:\"shape=1\"`, or tag them `flat:\"-\"`",
+		plan.t, strings.Join(plan.scalars, ", "))
 }
 
 // fieldRef is one []float32 field of a struct value, found by a walk.

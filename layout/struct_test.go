@@ -343,3 +343,40 @@ func BenchmarkView(b *testing.B) {
 		_, _ = lay.View(θ, "Blocks.7.J")
 	}
 }
+
+// A struct whose would-be parameters are scalars gave an empty θ without a
+// word; now Destructure and Of name the fields and the fix.
+func TestDestructureScalarsOnly(t *testing.T) {
+	type sir struct {
+		Beta, Gamma float64
+		Name        string
+	}
+	s := &sir{Beta: 0.5, Gamma: 0.1}
+	_, _, err := layout.Destructure(s)
+	for _, want := range []string{"Destructure", "has no []float32 fields", "scalar fields Beta, Gamma", "[]float32 with `flat:\"shape=1\"`"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Destructure: error %v; want it to say %q", err, want)
+		}
+	}
+	if _, err := layout.Of(s); err == nil || !strings.Contains(err.Error(), "scalar fields Beta, Gamma") {
+		t.Errorf("Of: error %v; want the scalar fields named", err)
+	}
+	// Beside parameters, scalars are hyperparameters, as before.
+	type mixed struct {
+		Rate float64
+		W    []float32 `flat:"shape=2"`
+	}
+	θ, _, err := layout.Destructure(&mixed{Rate: 0.1})
+	if err != nil || len(θ) != 2 {
+		t.Errorf("θ = %v, error %v; want 2 parameters and no error", θ, err)
+	}
+	// The fix: one-element []float32 fields.
+	type fixed struct {
+		Beta  []float32 `flat:"shape=1"`
+		Gamma []float32 `flat:"shape=1"`
+	}
+	θ, _, err = layout.Destructure(&fixed{Beta: []float32{0.5}, Gamma: []float32{0.1}})
+	if err != nil || len(θ) != 2 || θ[0] != 0.5 || θ[1] != 0.1 {
+		t.Errorf("θ = %v, error %v; want [0.5 0.1]", θ, err)
+	}
+}

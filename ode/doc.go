@@ -53,9 +53,19 @@
 //	ode.BDFMethod{MaxOrder: 3, Linear: ode.BandLU{}}
 //
 // Adaptive methods control the local error in a weighted RMS norm, as Tol
-// describes. A PI controller picks the next step; control.go holds its
-// constants and their sources. BDF chooses its steps and orders itself,
-// with CVODE's heuristics.
+// describes. The explicit and Rosenbrock methods pick the next step with
+// the PI controller of Hairer and Wanner (Solving ODEs I, II.4, and II,
+// IV.2), as OrdinaryDiffEq does: with e_n the error norm of the accepted
+// step and e_{n−1} the previous one's,
+//
+//	h_new = h · clamp(0.9 · e_n^(−0.7/p) · e_{n−1}^(0.4/p), 0.2, 10)
+//
+// for a method of order p, with e_{n−1} = 1e-4 at the start. A rejected
+// step retries with h·max(0.2, 0.9·e_n^(−0.7/p)), and the step after a
+// rejection may not grow. A step with a NaN or Inf retries at h/5; ten in
+// a row end the solve with NonFinite. The first step is Hairer's
+// heuristic (Solving ODEs I, II.4), at one evaluation of F. BDF chooses
+// its steps and orders itself, with CVODE's heuristics.
 //
 // # Output
 //
@@ -213,6 +223,7 @@
 //	Sensitivities
 //	sens.go                 Sensitivity and its four methods' settings
 //	sens_gradient.go        Gradient, GradientSolver, Loss, GradientResult
+//	objective.go            GradientSolver.Objective: a loss of θ for optimisers.Minimize
 //	sens_options.go         Tolerance and the gradient's settings
 //	sens_forward.go         ForwardSensitivity
 //	sens_interpolating.go   InterpolatingAdjoint

@@ -3,6 +3,7 @@ package ode
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/flatkit/flatkit/internal/pkgerr"
 )
@@ -62,10 +63,48 @@ var ErrDone = errors.New("ode: integrator is done")
 // code, the time reached and, for NonFinite, the offending component.
 type Error struct {
 	Code      Retcode
-	T         float64 // the time reached when the solve stopped
-	Dt        float64 // the last step size tried (0 if none)
-	Component int     // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; ErrorTestFailed: the component of the largest weighted error; −1 if unknown or not applicable
-	Err       error   // the context's error for Cancelled; the hook's error for Failed; the cause for Singular, ErrorTestFailed, ConvergenceFailed and a non-finite Jacobian; else nil
+	T         float64    // the time reached when the solve stopped
+	Dt        float64    // the last step size tried (0 if none)
+	Component int        // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; ErrorTestFailed: the component of the largest weighted error; −1 if unknown or not applicable
+	Err       error      // the context's error for Cancelled; the hook's error for Failed; the cause for Singular, ErrorTestFailed, ConvergenceFailed and a non-finite Jacobian; else nil
+	P         ParamRange // the range of Problem.P's values in the solve that stopped
+}
+
+// ParamRange is how many parameters a problem has and the range of their
+// values. An error names it because a solve that fails in a fit often
+// does so after the optimiser has moved the parameters out of the region
+// where the model is well behaved: a rate below zero, say.
+type ParamRange struct {
+	N        int     // the number of parameters; 0 if none
+	Min, Max float32 // the least and the greatest value; NaN if any is NaN
+}
+
+// rangeOf returns the range of p's values.
+func rangeOf(p []float32) ParamRange {
+	r := ParamRange{N: len(p)}
+	for i, v := range p {
+		switch {
+		case v != v:
+			nan := float32(math.NaN())
+			return ParamRange{N: len(p), Min: nan, Max: nan}
+		case i == 0:
+			r.Min, r.Max = v, v
+		default:
+			r.Min, r.Max = min(r.Min, v), max(r.Max, v)
+		}
+	}
+	return r
+}
+
+// String reads "2 parameters in [-0.56, 0.95]".
+func (r ParamRange) String() string {
+	switch r.N {
+	case 0:
+		return "no parameters"
+	case 1:
+		return fmt.Sprintf("the parameter %g", r.Min)
+	}
+	return fmt.Sprintf("%d parameters in [%g, %g]", r.N, r.Min, r.Max)
 }
 
 func (e *Error) Error() string { return prefix + e.Unprefixed() }
@@ -75,9 +114,17 @@ func (e *Error) Error() string { return prefix + e.Unprefixed() }
 func (e *Error) Unprefixed() string {
 	switch e.Code {
 	case MaxStepsReached:
-		return fmt.Sprintf("max steps reached at t=%.17g (dt=%g): raise MaxSteps or check the problem for stiffness", e.T, e.Dt)
+		msg := fmt.Sprintf("max steps reached at t=%.17g (dt=%g): the problem may be stiff (use a stiff method, or raise MaxSteps)", e.T, e.Dt)
+		if e.P.N > 0 {
+			msg += fmt.Sprintf(", or its %v may have left the region where the model is well behaved", e.P)
+		}
+		return msg
 	case DtUnderflow:
-		return fmt.Sprintf("dt underflow at t=%.17g (dt=%g): the solution may blow up here, or the tolerance is too tight for the precision", e.T, e.Dt)
+		msg := fmt.Sprintf("dt underflow at t=%.17g (dt=%g): the solution may blow up here, or the tolerance is too tight for the precision", e.T, e.Dt)
+		if e.P.N > 0 {
+			msg += fmt.Sprintf("; with %v", e.P)
+		}
+		return msg
 	case NonFinite:
 		if e.Err != nil {
 			return fmt.Sprintf("%s at t=%.17g (dt=%g)", bareText(e.Err), e.T, e.Dt)

@@ -449,7 +449,7 @@ func (it *Integrator[T]) fail(code Retcode, comp int, cause error) error {
 	if err := it.callbackErr(); err != nil {
 		code, comp, cause = Failed, -1, err
 	}
-	it.err = &Error{Code: code, T: it.t, Dt: it.lastDt, Component: comp, Err: cause}
+	it.err = &Error{Code: code, T: it.t, Dt: it.lastDt, Component: comp, Err: cause, P: rangeOf(it.prob.P)}
 	it.finish(code)
 	return it.err
 }

@@ -140,6 +140,30 @@ func givenOf(p *plan) [][]ckptRule {
 	return out
 }
 
+// adjustHint ends an error about a hyperparameter or a schedule that
+// differs from the checkpoint's.
+const adjustHint = "load with the rule as it was saved, then change it with Adjust (or give LoadCheckpoint a nil rule to load the parameters alone)"
+
+// kindDiff names the first field that differs between two rule
+// descriptions of describe, "T{A:x B:y}", or returns "" when their types
+// differ or no field does.
+func kindDiff(saved, here string) string {
+	st, sf, _ := strings.Cut(saved, "{")
+	ht, hf, _ := strings.Cut(here, "{")
+	if st != ht {
+		return ""
+	}
+	a, b := strings.Fields(strings.TrimSuffix(sf, "}")), strings.Fields(strings.TrimSuffix(hf, "}"))
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			an, av, _ := strings.Cut(a[i], ":")
+			_, bv, _ := strings.Cut(b[i], ":")
+			return fmt.Sprintf("field %s is %s in the checkpoint, %s in the rule; it is not a hyperparameter, so Adjust cannot change it: set it as saved", an, av, bv)
+		}
+	}
+	return ""
+}
+
 // givenDiff describes the first difference between the saved and the
 // rule's hyperparameters and schedules of one chain rule, or returns "".
 func givenDiff(saved, here ckptRule) string {
@@ -148,7 +172,7 @@ func givenDiff(saved, here ckptRule) string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(saved.Given)) {
 		if v, ok := here.Given[name]; ok && v != saved.Given[name] {
-			return fmt.Sprintf("hyperparameter %s is %s in the checkpoint, %s in the rule", name, saved.Given[name], v)
+			return fmt.Sprintf("hyperparameter %s is %s in the checkpoint, %s in the rule; %s", name, saved.Given[name], v, adjustHint)
 		}
 	}
 	if len(saved.Schedules) != len(here.Schedules) {
@@ -164,8 +188,8 @@ func givenDiff(saved, here ckptRule) string {
 		}
 		for j, v := range a.Values {
 			if v != b.Values[j] {
-				return fmt.Sprintf("the schedule of %s differs: at step %d it gives %s in the checkpoint (%s), %s in the rule (%s)",
-					a.Name, ckptSampleSteps[j], v, a.Desc, b.Values[j], b.Desc)
+				return fmt.Sprintf("the schedule of %s differs: at step %d it gives %s in the checkpoint (%s), %s in the rule (%s); %s",
+					a.Name, ckptSampleSteps[j], v, a.Desc, b.Values[j], b.Desc, adjustHint)
 			}
 		}
 	}
@@ -425,7 +449,11 @@ func load(op string, data []float32, clay *layout.Layout, rule Rule, lay *layout
 		}
 		for i, pr := range gr.prims {
 			if d := describe(gr.variants[0][i].rule, pr); cg.Rules[i].Kind != d || cg.Rules[i].Slots != pr.slots {
-				return fail("%s, chain rule %d: the checkpoint has %s (%d slots), the rule is %s (%d slots)", where, i, cg.Rules[i].Kind, cg.Rules[i].Slots, d, pr.slots)
+				msg := fmt.Sprintf("%s, chain rule %d: the checkpoint has %s (%d slots), the rule is %s (%d slots)", where, i, cg.Rules[i].Kind, cg.Rules[i].Slots, d, pr.slots)
+				if fd := kindDiff(cg.Rules[i].Kind, d); fd != "" {
+					msg += ": " + fd
+				}
+				return fail("%s", msg)
 			}
 			if d := givenDiff(cg.Rules[i], giv[gi][i]); d != "" {
 				return fail("%s, chain rule %d (%s): %s", where, i, cg.Rules[i].Kind, d)

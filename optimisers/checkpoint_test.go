@@ -329,7 +329,7 @@ func TestCheckpointErrors(t *testing.T) {
 		want string
 	}{
 		{rule, wider, `another layout: leaf "0.bias" has shape [5] here, [4] in the checkpoint`},
-		{amsgrad, lay, "chain rule 1: the checkpoint has optimisers.AdamRule{AMSGrad:false} (2 slots), the rule is optimisers.AdamRule{AMSGrad:true} (3 slots)"},
+		{amsgrad, lay, "chain rule 1: the checkpoint has optimisers.AdamRule{AMSGrad:false} (2 slots), the rule is optimisers.AdamRule{AMSGrad:true} (3 slots): field AMSGrad is false in the checkpoint, true in the rule; it is not a hyperparameter"},
 		{optimisers.Chain(optimisers.WeightDecay(1e-4), optimisers.RAdam(1e-2)), lay, "the rule is optimisers.RAdamRule"},
 		{optimisers.Adam(1e-2), lay, "the checkpoint's chain has 2 rules, the rule's 1"},
 		{optimisers.Chain(optimisers.WeightDecay(1e-4), optimisers.Scheduled(optimisers.Adam(1e-2), "lr", optimisers.Constant(1))), lay, "scheduled lr"},

@@ -112,15 +112,17 @@
 // SaveCheckpoint(w, c) writes a training checkpoint in one safetensors
 // file: θ, the optimiser and, if c has them, the model's state tensors such
 // as BatchNorm's running statistics. LoadCheckpoint(r, rule, c) reads it
-// back. SaveCheckpointFile and LoadCheckpointFile take a path, and
+// back; with a nil rule, the parameters and state alone. SaveCheckpointFile and LoadCheckpointFile take a path, and
 // SaveCheckpointFile writes atomically. Train numbers its steps on from the
 // optimiser's, so a resumed run continues its numbering.
 //
 // # Minimize
 //
 // Minimize runs gonum/optimize on a float32 Objective. FromAD adapts one
-// written with ad ops. An objective returns an error when it fails; the
-// error stops the run and is the cause of Minimize's error. A failed line
+// written with ad ops. An objective returns an error when it fails, say
+// when a solve blows up. Minimize takes such a point as infeasible and
+// shrinks the step; the run ends with the cause only when the start fails
+// or MaxConsecutiveFailures evaluations in a row fail. A failed line
 // search at a minimum that float32 cannot improve has status
 // Float32Converged and a nil error. The default stopping rule is
 // Float32Converge.

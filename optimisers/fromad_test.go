@@ -114,18 +114,19 @@ func TestFromADErrors(t *testing.T) {
 	if tapeErr == nil || !errors.Is(err, tapeErr) {
 		t.Errorf("Minimize error %v; want one wrapping the tape's error %v", err, tapeErr)
 	}
-	if err == nil || !strings.HasPrefix(err.Error(), "optimisers: Minimize: the objective failed at evaluation 1: FromAD: ad: ") || !strings.Contains(err.Error(), "[3] and [4]") {
+	if err == nil || !strings.HasPrefix(err.Error(), "optimisers: Minimize: the objective failed at the start (evaluation 1): FromAD: ad: ") || !strings.Contains(err.Error(), "[3] and [4]") {
 		t.Errorf("Minimize error %v; want the evaluation, FromAD and the tape's message", err)
 	}
 	if !slices.Equal(θ, θ0) {
 		t.Errorf("θ = %v after failing at the start; want it unchanged %v", θ, θ0)
 	}
 
-	// Failing later, through a wrapper that passes the result on: the same.
+	// Failing from evaluation 12 on, through a wrapper that passes the
+	// result on: the first and the last failure are wrapped.
 	calls := 0
 	var last error
 	fg2 := FromAD(func(p ad.Var) ad.Var {
-		if calls++; calls == 12 {
+		if calls++; calls >= 12 {
 			return ad.Square(p) // not a scalar
 		}
 		return minRosenbrockAD(p)
@@ -138,12 +139,12 @@ func TestFromADErrors(t *testing.T) {
 		return v, err
 	}
 	_, err = Minimize(wrapped, minRosenbrockStart(4), nil, nil)
-	if last == nil || !errors.Is(err, last) || !strings.Contains(err.Error(), "evaluation 12: FromAD: f returned shape [4]; want a single number") {
+	if last == nil || !errors.Is(err, last) || !strings.Contains(err.Error(), "the first failure, evaluation 12: FromAD: f returned shape [4]; want a single number") {
 		t.Errorf("Minimize error %v; want one wrapping FromAD's error %v", err, last)
 	}
 	// A NaN loss with no error is still named by its evaluation.
 	_, err = Minimize(minPlain(func(θ, grad []float32) float64 { return math.NaN() }), []float32{1}, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "the objective returned NaN at evaluation 1") {
+	if err == nil || !strings.Contains(err.Error(), "at the start (evaluation 1): the loss is NaN") {
 		t.Errorf("a plain NaN: %v", err)
 	}
 }

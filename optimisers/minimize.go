@@ -2,6 +2,7 @@ package optimisers
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -19,20 +20,39 @@ import (
 // An objective must not keep θ or grad: Minimize reuses both buffers for
 // every evaluation. Minimize calls it from one goroutine at a time, though
 // not necessarily the caller's. A non-nil error means the evaluation
-// failed, and the loss is then ignored.
+// failed, and the loss is then ignored: Minimize takes the point as
+// infeasible and shrinks its step.
 type Objective func(θ, grad []float32) (float64, error)
 
 // Minimize minimises fg over the flat parameter vector θ with a
 // gonum/optimize method and writes the best point found into θ. Methods
 // include LBFGS, BFGS, CG and NelderMead, and LBFGSB for bounds.
 //
-// An error of fg stops the run. Minimize returns it wrapped with the number
-// of the evaluation, so errors.Is and errors.As reach it. The run stops
-// through gonum's Problem.Status hook, which gonum checks after every
-// evaluation; fg is not called again.
+// A failed evaluation is an infeasible point, not the end of the run: an
+// error of fg, a NaN or +Inf loss, or a non-finite gradient at a finite
+// loss. Examples are an ODE solve that blows up when a rate crosses zero,
+// or a model undefined past a parameter's boundary. The line search of
+// LBFGS, BFGS, CG and GradientDescent then halves its step and searches
+// on along the same direction; a feasible point resets the count. When the
+// minimum along the line lies past the failed points, the search ends at
+// its best feasible point with sufficient decrease. If that step spoils a
+// quasi-Newton method's memory so that its next direction does not
+// descend, Minimize restarts the method there, up to 20 times; Result's
+// counts add up over the restarts. Other
+// methods, such as NelderMead, see +Inf at a failed point. The run ends
+// with an error in two cases. When fg fails at the starting point, fg is
+// not called again and the error wraps its cause. When
+// MaxConsecutiveFailures evaluations in a row fail, the error says so and
+// wraps the first and the last cause, so errors.Is and errors.As reach
+// them. The run stops through gonum's Problem.Status hook, which gonum
+// checks after every evaluation. TestMinimizeFailedEvaluationIsInfeasible
+// holds fits whose first trial step crosses such a boundary.
 //
-// method nil means &optimize.LBFGS{}. A method value carries its run's
-// state, so do not share one between concurrent calls. settings nil means
+// method nil means &optimize.LBFGS{}. For the line-search methods above,
+// Minimize runs a copy of method whose Linesearcher (gonum's default when
+// nil) is wrapped to back off from failed points. A method value and its
+// Linesearcher carry their run's state, so do not share one between
+// concurrent calls. settings nil means
 // the defaults below; Minimize never modifies *settings.
 // Settings.Concurrent above 1 is an error, because fg need not be safe for
 // concurrent use. A method that needs a Hessian, such as optimize.Newton,
@@ -59,9 +79,10 @@ type Objective func(θ, grad []float32) (float64, error)
 // at the optimum. To stop earlier, set Settings.GradientThreshold to a
 // gradient size that float32 resolves for the objective.
 //
-// Result: Minimize returns gonum's Result and gonum's error unchanged, with
-// one exception. An error of fg, a NaN loss, or a non-finite gradient at a
-// finite loss stops the run with an error that names the evaluation.
+// Result: Minimize returns gonum's Result and gonum's error unchanged,
+// with two exceptions. A failure of fg that ends the run is the error, as
+// above. A line-search error after failed evaluations also names the
+// latest failure.
 //
 // θ after the run: whenever gonum reports a point with a finite loss, θ
 // holds Result.X rounded to float32. That is the point of the last major
@@ -108,11 +129,10 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 	}
 
 	n := len(θ)
-	b := &minimizeBridge{fg: fg, x32: make([]float32, n)}
+	b := &minimizeBridge{fg: fg, x32: make([]float32, n), x64: make([]float64, n), start: set.InitValues == nil}
 	prob := optimize.Problem{Func: b.loss, Status: b.status}
 	if uses.Grad {
 		b.g32 = make([]float32, n)
-		b.x64 = make([]float64, n)
 		b.g64 = make([]float64, n)
 		prob.Grad = b.grad
 	}
@@ -121,7 +141,7 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 		x0[i] = float64(v)
 	}
 
-	res, err := optimize.Minimize(prob, x0, set, method)
+	res, err := b.run(prob, x0, set, method)
 	if b.err != nil {
 		// The objective's failure is the cause; gonum's error, if any, is a
 		// consequence (for example ErrFunc for a NaN at the start).
@@ -139,11 +159,43 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 		default:
 			err = errorf("Minimize: %w far from an optimum: the gradient at the last point is %.3g (max norm), above the %.3g it changes by over a step of 2⁻¹¹ relative, so float32 precision is not the cause", err, g, moved)
 		}
+		if err != nil && b.fails.total > 0 {
+			err = errorf("%w; %d evaluations failed in the run, the latest at %w", err, b.fails.total, b.fails.recent)
+		}
 	}
 	if finite {
 		for i, v := range res.X {
 			θ[i] = float32(v)
 		}
+	}
+	return res, err
+}
+
+// maxRestarts bounds how often Minimize restarts a quasi-Newton method
+// whose memory an accepted step near failed points has spoilt.
+const maxRestarts = 20
+
+// run runs gonum's Minimize, and restarts it from the point reached when a
+// step accepted next to failed points (see infeasibleGuard) left a
+// direction that does not descend. The counts of the runs add up.
+func (b *minimizeBridge) run(prob optimize.Problem, x0 []float64, set *optimize.Settings, method optimize.Method) (*optimize.Result, error) {
+	var bent bool
+	res, err := optimize.Minimize(prob, x0, set, guardLinesearch(method, &bent))
+	for range maxRestarts {
+		if !bent || b.err != nil || !errors.Is(err, optimize.ErrNonDescentDirection) ||
+			res == nil || !minimizeFinite(res.F) || slices.ContainsFunc(res.X, minimizeNotFinite) {
+			break
+		}
+		bent = false
+		prev := res
+		res, err = optimize.Minimize(prob, prev.X, set, guardLinesearch(method, &bent))
+		if res == nil {
+			return prev, err
+		}
+		res.Stats.MajorIterations += prev.Stats.MajorIterations
+		res.Stats.FuncEvaluations += prev.Stats.FuncEvaluations
+		res.Stats.GradEvaluations += prev.Stats.GradEvaluations
+		res.Stats.Runtime += prev.Stats.Runtime
 	}
 	return res, err
 }
@@ -174,8 +226,11 @@ func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64
 		}
 		xd[i] = float64(float32(v + d))
 	}
+	saved := b.fails
+	b.fails.streak = 0
 	b.loss(xd)
-	if b.err != nil || !b.cached {
+	b.fails = saved // a failure here only voids the judgement
+	if b.err != nil || !b.ok || !b.cached {
 		return 0, 0, false
 	}
 	for i, v := range g {
@@ -188,23 +243,43 @@ func (b *minimizeBridge) float32Resolution(x, g []float64) (gNorm, moved float64
 // minimizeBridge turns fg into gonum's Func, Grad and Status. gonum asks for
 // the loss and then the gradient at the same point; the gradient computed
 // with the loss is cached with its point and handed out on the second call.
+//
+// A failed evaluation (an error, a non-finite loss, or a non-finite
+// gradient) is an infeasible point: the bridge reports +Inf and a NaN
+// gradient, and the guarded line search shrinks its step. The run stops,
+// through status, when the start fails or MaxConsecutiveFailures
+// evaluations in a row fail.
 type minimizeBridge struct {
 	fg     Objective
 	x32    []float32 // the point, as fg sees it
 	g32    []float32 // fg's gradient; nil for a gradient-free method
 	x64    []float64 // the point of the cached gradient
 	g64    []float64 // the cached gradient
-	cached bool      // x64, g64 hold a valid gradient
+	cached bool      // x64, g64 hold the gradient of the last evaluation
+	ok     bool      // the last evaluation succeeded
+	start  bool      // the next evaluation is at the starting point
 	evals  int       // calls of fg
-	err    error     // the first failure of the objective; stops the run
+	err    error     // the failure that stops the run
+
+	fails failState
 }
 
-// loss evaluates fg at x. After a failure it records the error, which
-// status hands to gonum, and returns NaN as a placeholder: gonum checks
-// status after the evaluation and stops before a method sees the value.
+// failState counts the failed evaluations of a run.
+type failState struct {
+	streak      int     // failed evaluations in a row
+	first, last failure // the first and the last failure of the streak
+	total       int     // failed evaluations in the run
+	recent      failure // the latest failure of the run
+}
+
+// loss evaluates fg at x and returns the loss, or +Inf at a failed point.
+// A failure at the start, or the last of a streak too long, sets err,
+// which status hands to gonum; gonum checks status after the evaluation and
+// stops before a method sees the value.
 func (b *minimizeBridge) loss(x []float64) float64 {
 	b.evals++
-	b.cached = false
+	start := b.start
+	b.start = false
 	for i, v := range x {
 		b.x32[i] = float32(v)
 	}
@@ -212,28 +287,60 @@ func (b *minimizeBridge) loss(x []float64) float64 {
 	if b.err != nil {
 		return f // already failing; gonum stops at the next status check
 	}
-	if err != nil {
-		b.err = errorf("Minimize: the objective failed at evaluation %d: %w", b.evals, err)
-		return math.NaN()
-	}
-	if math.IsNaN(f) {
-		b.err = errorf("Minimize: the objective returned NaN at evaluation %d, want a number", b.evals)
-		return f
-	}
-	if b.g32 == nil {
-		return f
-	}
-	check := !math.IsInf(f, 0) // at an infinite loss the line search backs off; the gradient is moot
-	for i, g := range b.g32 {
-		if check && minimizeNotFinite(float64(g)) {
-			b.err = errorf("Minimize: the objective's gradient is %v at index %d (evaluation %d, loss %g), want finite values", g, i, b.evals, f)
-			return f
+	copy(b.x64, x)
+	b.cached = b.g32 != nil
+	b.ok = false
+	if cause := b.check(f, err); cause != nil {
+		b.fail(cause, start)
+		for i := range b.g64 {
+			b.g64[i] = math.NaN()
 		}
+		return math.Inf(1)
+	}
+	b.ok = true
+	b.fails.streak = 0
+	for i, g := range b.g32 {
 		b.g64[i] = float64(g)
 	}
-	copy(b.x64, x)
-	b.cached = true
 	return f
+}
+
+// check returns why the evaluation that gave f and err failed, or nil.
+func (b *minimizeBridge) check(f float64, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case math.IsNaN(f) || math.IsInf(f, 1):
+		return fmt.Errorf("the loss is %v, want a number", f)
+	case math.IsInf(f, -1):
+		return nil // gonum stops with FunctionNegativeInfinity
+	}
+	for i, g := range b.g32 {
+		if minimizeNotFinite(float64(g)) {
+			return fmt.Errorf("the gradient is %v at index %d (loss %g), want finite values", g, i, f)
+		}
+	}
+	return nil
+}
+
+// fail records a failed evaluation and sets err when the run must stop.
+func (b *minimizeBridge) fail(cause error, start bool) {
+	fl := failure{b.evals, cause}
+	if start {
+		b.err = errorf("Minimize: the objective failed at the start (evaluation %d): %w", b.evals, cause)
+		return
+	}
+	s := &b.fails
+	s.total++
+	s.recent = fl
+	if s.streak++; s.streak == 1 {
+		s.first = fl
+	}
+	s.last = fl
+	if s.streak >= MaxConsecutiveFailures {
+		b.err = errorf("Minimize: the objective failed at %d evaluations in a row (%d to %d), the most Minimize tries (MaxConsecutiveFailures) while it shrinks the step; the first failure, %w; the last, %w",
+			s.streak, s.first.eval, s.last.eval, s.first, s.last)
+	}
 }
 
 func (b *minimizeBridge) grad(g, x []float64) {

@@ -126,8 +126,13 @@ func (c Checkpoint) encode(op string) (*layout.Layout, []float32, error) {
 // reads θ into c.Params, laid out by c.Layout, and the model state into
 // c.State if c.StateLayout is set. It returns the optimiser for rule, which
 // continues exactly where the saved one was. As for Load, rule must have
-// the saved rule's hyperparameters and schedules. Errors name what differs
-// or what is wrong; on error c.Params and c.State are unchanged.
+// the saved rule's hyperparameters and schedules; change them after
+// loading with Adjust. Errors name what differs or what is wrong; on error
+// c.Params and c.State are unchanged.
+//
+// A nil rule loads the parameters and the model state alone, as for
+// evaluation or a fit with another method: the optimiser's part of the
+// file is not read, and the returned optimiser is nil.
 func LoadCheckpoint(r io.Reader, rule Rule, c Checkpoint) (*Optimiser, error) {
 	return readCheckpoint(r, "LoadCheckpoint", rule, c)
 }
@@ -191,6 +196,11 @@ func readCheckpoint(r io.Reader, op string, rule Rule, c Checkpoint) (*Optimiser
 	olay, odata, err := sub("optimiser")
 	if err != nil {
 		return fail("%v", err)
+	}
+	if rule == nil {
+		copy(c.Params, pdata)
+		copy(c.State, sdata)
+		return nil, nil
 	}
 	opt, err := load(op, odata, olay, rule, c.Layout)
 	if err != nil {

@@ -102,22 +102,36 @@ func TestCheckpointResumesBitExact(t *testing.T) {
 	}
 }
 
+// savedCkpt is a training checkpoint after 5 steps of ckptRule, with its
+// parts.
+type savedCkpt struct {
+	lay, slay *layout.Layout
+	opt       *optimisers.Optimiser
+	θ, state  []float32
+	data      []byte // the file
+}
+
+func trainedCheckpoint(t *testing.T, total int) savedCkpt {
+	t.Helper()
+	lay, bs := regression(t)
+	c := savedCkpt{lay: lay, slay: stateLayout(t), opt: mustSetup(t, ckptRule(total), lay),
+		θ: make([]float32, lay.Len()), state: []float32{1, 2, 3, 4, 5, 6}}
+	if err := optimisers.Train(context.Background(), c.opt, c.θ, first(epochs(bs, 1), 5), mse, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: c.θ, Opt: c.opt, StateLayout: c.slay, State: c.state}); err != nil {
+		t.Fatal(err)
+	}
+	c.data = buf.Bytes()
+	return c
+}
+
 // The file is one safetensors file that names its parts, says what it
 // holds, and is checked on load.
 func TestCheckpointFileAndErrors(t *testing.T) {
-	lay, bs := regression(t)
-	slay := stateLayout(t)
-	opt := mustSetup(t, ckptRule(100), lay)
-	θ := make([]float32, lay.Len())
-	if err := optimisers.Train(context.Background(), opt, θ, first(epochs(bs, 1), 5), mse, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	state := []float32{1, 2, 3, 4, 5, 6}
-	var buf bytes.Buffer
-	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt, StateLayout: slay, State: state}); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	c := trainedCheckpoint(t, 100)
+	lay, slay, opt, θ, state, data := c.lay, c.slay, c.opt, c.θ, c.state, c.data
 
 	vals, clay, err := layout.Load(bytes.NewReader(data), layout.WantHolds(optimisers.HoldsTrainingCheckpoint))
 	if err != nil {
@@ -182,7 +196,7 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 		})
 	}
 	// Without model state, on both sides.
-	buf.Reset()
+	var buf bytes.Buffer
 	if err := optimisers.SaveCheckpoint(&buf, optimisers.Checkpoint{Layout: lay, Params: θ, Opt: opt}); err != nil {
 		t.Fatal(err)
 	}
@@ -191,5 +205,35 @@ func TestCheckpointFileAndErrors(t *testing.T) {
 	}
 	if err := read(buf.Bytes(), ckptRule(100), good()); err == nil || !strings.Contains(err.Error(), "holds no model state") {
 		t.Errorf("state asked for, none saved: %v", err)
+	}
+}
+
+// A nil rule loads the parameters and the model state alone, without
+// naming the optimiser's rule (before, a nil rule was an error). A rule
+// whose hyperparameter differs is an error naming it and pointing to
+// Adjust; a differing field that is not a hyperparameter is named too.
+func TestLoadCheckpointParamsAlone(t *testing.T) {
+	c := trainedCheckpoint(t, 20)
+	lay, slay, θ, state, data := c.lay, c.slay, c.θ, c.state, c.data
+
+	θ2, state2 := make([]float32, lay.Len()), make([]float32, slay.Len())
+	opt2, err := optimisers.LoadCheckpoint(bytes.NewReader(data), nil, optimisers.Checkpoint{Layout: lay, Params: θ2, StateLayout: slay, State: state2})
+	if err != nil {
+		t.Fatalf("nil rule: %v", err)
+	}
+	if opt2 != nil || !slices.Equal(θ2, θ) || !slices.Equal(state2, state) {
+		t.Errorf("nil rule: optimiser %v, θ %v, state %v; want nil, %v, %v", opt2, θ2, state2, θ, state)
+	}
+
+	other := optimisers.Chain(optimisers.ClipGlobalNorm(2),
+		optimisers.Scheduled(optimisers.AdamW(1e-3, 1e-2), "lr", optimisers.WarmupCosine(0.05, 0, 4, 20)))
+	_, err = optimisers.LoadCheckpoint(bytes.NewReader(data), other, optimisers.Checkpoint{Layout: lay, Params: θ2, StateLayout: slay, State: state2})
+	if err == nil {
+		t.Fatal("another max norm loaded without complaint")
+	}
+	for _, want := range []string{"chain rule 0", "is 1 in the checkpoint, 2 in the rule", "then change it with Adjust", "nil rule"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

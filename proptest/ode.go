@@ -101,7 +101,9 @@ func (c ODECase) String() string {
 const odeCaseBound = 10
 
 // ODECases draws small random ODE problems with their losses, keeping those
-// whose solution stays within |u| ≤ 10 over the span (see odeCaseBound).
+// whose solution stays within |u| ≤ 10 over the span. A term such as
+// 1.5·u·(2 − sin u) can grow |u| by e⁹, and the gradient is then too
+// ill-conditioned to test the methods.
 func ODECases() *rapid.Generator[ODECase] {
 	return rapid.Custom(drawODECase).Filter(ODECase.bounded)
 }
@@ -404,7 +406,9 @@ func ODEOptions(opts ...ode.GradientOption) ODEOption {
 //   - With m explicit: DiscreteAdjoint of a fixed-step solve (ODESteps)
 //     against finite differences of the same fixed-step solve, coordinate by
 //     coordinate in u0 and p (central differences with Richardson
-//     extrapolation, on the steps actually taken; see paramStep).
+//     extrapolation, on the steps actually taken). The step in an element
+//     x of p is 2⁻⁶·max(|x|, 1) for a float32 problem; for float64, about
+//     2⁻¹⁰ of x's binade, a power of two that keeps x + δ in that binade.
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
 //     JVP; InterpolatingAdjoint, with and without checkpoints, and
 //     GaussAdjoint need VJP; DiscreteAdjoint needs VJP and an explicit m,

@@ -8,10 +8,12 @@
 //
 // The model is a Go struct whose fields are views of one []float32, made
 // by layout.Destructure. Problem.U0From reads the initial state from θ by
-// name, so its gradient lands in θ's layout beside the rates'. Each
-// objective evaluation is one ode.GradientSolver call, which allocates
-// nothing once warm. It takes forward sensitivities by default, or the
-// adjoint with -sens adjoint. The program prints the fitted values by
+// name, so its gradient lands in θ's layout beside the rates'. The
+// objective is the GradientSolver's Objective: each evaluation is one
+// gradient, which allocates nothing once warm. A solve that fails at a
+// trial point, say with a rate below zero, is an infeasible point to
+// Minimize, which shrinks its step. It takes forward sensitivities by
+// default, the adjoint with -sens adjoint, or -sens discrete. The program prints the fitted values by
 // name beside the true ones, the final loss, and the number and cost of
 // the gradients.
 package main

@@ -138,18 +138,16 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 	}
 	res := &result{}
 	var spent time.Duration
+	// gs.Objective is the loss of θ in the form Minimize takes. A failed
+	// solve comes back as its error: Minimize steps back from such a point
+	// and keeps the error as the cause if the run cannot recover.
+	obj := gs.Objective(ctx, loss)
 	fg := func(θ, grad []float32) (float64, error) {
 		start := time.Now()
-		g, err := gs.Gradient(ctx, θ, loss)
+		f, err := obj(θ, grad)
 		spent += time.Since(start)
 		res.Gradients++
-		if err != nil {
-			return 0, err // stops Minimize, which returns it as the cause
-		}
-		for i, v := range g.P {
-			grad[i] = float32(v)
-		}
-		return g.Value, nil
+		return f, err
 	}
 	r, err := optimisers.Minimize(fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-4})
 	if r == nil {

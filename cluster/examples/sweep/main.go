@@ -31,7 +31,34 @@ func main() {
 	}
 }
 
+// checkFlags refuses the flag values that would run nothing or run
+// otherwise than asked: no trajectories (the mean would be NaN), a shard
+// size the ensemble would replace by its default, no workers.
+func checkFlags(url string, n, shard, workers int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("-n %d: want at least 1 trajectory", n)
+	case shard < 1:
+		return fmt.Errorf("-shard %d: want at least 1 trajectory per shard", shard)
+	case url == "" && workers < 1:
+		return fmt.Errorf("-workers %d: want at least 1 in-process worker (or -nats with workers of its own)", workers)
+	}
+	return nil
+}
+
+// connect connects to the NATS server at url; its error names the URL.
+func connect(url string) (*nats.Conn, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the NATS server at %s: %w", url, err)
+	}
+	return nc, nil
+}
+
 func run(url string, n, shard, workers int, seed uint64, check bool) error {
+	if err := checkFlags(url, n, shard, workers); err != nil {
+		return err
+	}
 	lv.Register()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -45,7 +72,7 @@ func run(url string, n, shard, workers int, seed uint64, check bool) error {
 		url = srv.ClientURL()
 		cfg.Memory = true
 		for i := range workers {
-			nc, err := nats.Connect(url)
+			nc, err := connect(url)
 			if err != nil {
 				return err
 			}
@@ -66,7 +93,7 @@ func run(url string, n, shard, workers int, seed uint64, check bool) error {
 		}
 		fmt.Printf("embedded NATS server at %s, %d in-process workers\n", url, workers)
 	}
-	nc, err := nats.Connect(url)
+	nc, err := connect(url)
 	if err != nil {
 		return err
 	}
