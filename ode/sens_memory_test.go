@@ -37,11 +37,16 @@ func oscillators(t1 float64) ode.Problem[float64] {
 // heldBytes returns the heap the solver holds once warm: the live heap with
 // it minus the live heap without it.
 func heldBytes(t *testing.T, s ode.Sensitivity, prob ode.Problem[float64], loss ode.Loss[float64]) (bytes uint64, steps int, g []float64) {
+	return heldBytesBy(t, ode.Tsit5(), s, prob, loss)
+}
+
+// heldBytesBy is heldBytes with method m.
+func heldBytesBy(t *testing.T, m ode.Method, s ode.Sensitivity, prob ode.Problem[float64], loss ode.Loss[float64]) (bytes uint64, steps int, g []float64) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), s, ode.Tol(1e-8, 1e-10))
+	gs, err := ode.NewGradientSolver(prob, m, s, ode.Tol(1e-8, 1e-10))
 	if err != nil {
 		t.Fatal(err)
 	}
