@@ -110,8 +110,10 @@ type Integrator[T Float] struct {
 	poly             []T   // dense polynomial of the last step, (deg+1)·n
 	polyOK           bool
 	deg              int
-	denseT, denseH   []float64 // with Dense: start and size of every step
-	denseC           []T       // and its polynomial
+	denseT, denseH   []float64  // with Dense: start and size of every step
+	denseC           []T        // and its polynomial
+	denseN           []nordStep // with a nordDenser: where each step's coefficients are
+	nord             nordDenser[T]
 
 	// events
 	g, gNew []float64 // conditions at the start and the end of the step
@@ -177,6 +179,7 @@ func initWith[T Float](prob Problem[T], m Method, o options) (*Integrator[T], er
 	buf := padded[T](5 * n) // see padded: integrators on several goroutines
 	it.u, it.uPrev, it.uNew, it.scratch, it.evU = buf[0:n:n], buf[n:2*n:2*n], buf[2*n:3*n:3*n], buf[3*n:4*n:4*n], buf[4*n:]
 	it.poly = padded[T]((it.deg + 1) * n)
+	it.nord, _ = st.(nordDenser[T])
 	nsave := len(o.saveAt)
 	if it.saveStartEnd {
 		nsave = 2
@@ -292,7 +295,7 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 	it.lastDt = 0
 	it.stopIdx, it.saveIdx = 0, 0
 	it.outT, it.outU = it.outT[:0], it.outU[:0]
-	it.denseT, it.denseH, it.denseC = it.denseT[:0], it.denseH[:0], it.denseC[:0]
+	it.denseT, it.denseH, it.denseC, it.denseN = it.denseT[:0], it.denseH[:0], it.denseC[:0], it.denseN[:0]
 
 	if it.saveStartEnd || it.o.everyStep {
 		it.save(t0, it.u)

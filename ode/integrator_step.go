@@ -268,9 +268,15 @@ func (it *Integrator[T]) output() {
 		it.save(it.t, it.u)
 	}
 	if it.o.dense {
-		it.ensurePoly()
 		it.denseT = append(it.denseT, it.tPrev)
 		it.denseH = append(it.denseH, it.h)
+		if it.nord != nil {
+			var s nordStep
+			it.denseC, s = it.nord.appendDense(it, it.denseC)
+			it.denseN = append(it.denseN, s)
+			return
+		}
+		it.ensurePoly()
 		it.denseC = append(it.denseC, it.poly...)
 	}
 }

@@ -3,6 +3,7 @@ package ode
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // BDFMethod is the variable-order, variable-step backward differentiation
@@ -41,8 +42,11 @@ import (
 // should take its value from the left there.
 //
 // Gradients: ForwardSensitivity, BacksolveAdjoint and InterpolatingAdjoint
-// without checkpoints work with BDF. With checkpoints the adjoint replays
-// the forward steps as fixed steps, which BDF does not take.
+// work with BDF. BDF takes no fixed steps, so a checkpointed adjoint
+// solves each segment again with error control from its checkpoint
+// instead of replaying the forward steps. The dense output that the
+// adjoints read is stored as each step's Nordsieck array and evaluated
+// where it is read.
 //
 // A step that fails CVODE's error test 7 times ends the solve with
 // ErrorTestFailed, one whose Newton iteration fails 10 times with
@@ -400,4 +404,34 @@ func (b *bdf[T]) dense(it *Integrator[T], poly []T) {
 		poly[i] = up[i]
 		poly[n+i] -= d
 	}
+}
+
+// appendDense appends the step's dense output to c as its Nordsieck
+// array: with s = θ − 1 and σ = s·r, r = h/hscale,
+//
+//	u(t_n + s·h) = Σ_j z_j σ^j − d·σ/r,  d = it.uPrev − Σ_j z_j (−r)^j,
+//
+// the polynomial of dense, continuous from step to step, with d folded
+// into the linear term. That is a copy of q+1 vectors and one evaluation
+// at θ = 0, where dense's change to powers of θ costs O(q²) per
+// component; the gradients' forward passes store every step this way.
+func (b *bdf[T]) appendDense(it *Integrator[T], c []T) ([]T, nordStep) {
+	n, q := b.n, b.q
+	r := it.h / b.hscale
+	off := len(c)
+	c = slices.Grow(c, (q+1)*n)[:off+(q+1)*n]
+	w := c[off:]
+	for j := 0; j <= q; j++ {
+		copy(w[j*n:(j+1)*n], b.z[j][:n])
+	}
+	σ0, ir := T(-r), T(1/r)
+	up, w1 := it.uPrev[:n], w[n:2*n]
+	for i := range up {
+		a := w[q*n+i]
+		for j := q - 1; j >= 0; j-- {
+			a = a*σ0 + w[j*n+i]
+		}
+		w1[i] -= (up[i] - a) * ir
+	}
+	return c, nordStep{off: off, q: q, r: r}
 }

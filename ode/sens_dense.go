@@ -19,19 +19,23 @@ func (d *denseReader[T]) eval(dst []T, t float64) {
 		return
 	}
 	k, θ := d.seek(t)
+	if len(it.denseN) > 0 {
+		nordInto(dst, it.denseC, it.denseN[k], it.n, θ)
+		return
+	}
 	if it.n == 2 && it.deg == 4 && len(dst) >= 2 {
-		quartic2(dst, it.denseC[k*10:][:10], θ)
+		quartic2(dst, it.denseC[k*10:][:10], T(θ))
 		return
 	}
 	sz := (it.deg + 1) * it.n
-	hornerInto(dst, it.denseC[k*sz:], it.deg, it.n, θ)
+	hornerInto(dst, it.denseC[k*sz:], it.deg, it.n, T(θ))
 }
 
 // seek returns the step k whose interval holds t, and t's place θ in it,
 // walking from the last step used: the backward passes move through the
 // steps one by one, so this is a step or two, not a search. There must be
 // at least one step.
-func (d *denseReader[T]) seek(t float64) (int, T) {
+func (d *denseReader[T]) seek(t float64) (int, float64) {
 	it := d.it
 	ts, dir := it.denseT, it.dir
 	k := min(d.last, len(ts)-1)
@@ -42,7 +46,7 @@ func (d *denseReader[T]) seek(t float64) (int, T) {
 		k++
 	}
 	d.last = k
-	return k, T((t - ts[k]) / it.denseH[k])
+	return k, (t - ts[k]) / it.denseH[k]
 }
 
 // quartic2 is hornerInto's case of two states on a quartic, as Tsit5 and

@@ -142,7 +142,7 @@ func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
 		// denseReader.eval reads it, without its two call levels.
 		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 {
 			k, θ := ia.rd.seek(t)
-			quartic2(ia.ub[:2:2], it.denseC[k*10:], θ)
+			quartic2(ia.ub[:2:2], it.denseC[k*10:], T(θ))
 			ia.ubT = t
 		} else {
 			ia.forwardAt(t)

@@ -2,6 +2,7 @@ package ode_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 
@@ -37,11 +38,16 @@ func oscillators(t1 float64) ode.Problem[float64] {
 // heldBytes returns the heap the solver holds once warm: the live heap with
 // it minus the live heap without it.
 func heldBytes(t *testing.T, s ode.Sensitivity, prob ode.Problem[float64], loss ode.Loss[float64]) (bytes uint64, steps int, g []float64) {
+	return heldBytesBy(t, ode.Tsit5(), s, prob, loss)
+}
+
+// heldBytesBy is heldBytes with method m.
+func heldBytesBy(t *testing.T, m ode.Method, s ode.Sensitivity, prob ode.Problem[float64], loss ode.Loss[float64]) (bytes uint64, steps int, g []float64) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), s, ode.Tol(1e-8, 1e-10))
+	gs, err := ode.NewGradientSolver(prob, m, s, ode.Tol(1e-8, 1e-10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,35 +63,62 @@ func heldBytes(t *testing.T, s ode.Sensitivity, prob ode.Problem[float64], loss 
 	return after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc), steps, g
 }
 
-// With Checkpoints: 100, a 10 000-step solve's gradient holds O(100 states
-// + one segment) instead of every step's.
-func TestCheckpointsBoundMemory(t *testing.T) {
-	prob := oscillators(520)
-	loss := ode.Loss[float64]{At: []float64{520}, Saved: func(ts []float64, us, dl [][]float64) float64 {
-		var v float64
-		for j, x := range us[0] {
-			v += x * x / 2
-			dl[0][j] = x
+// oscillatorsJac is oscillators with its Jacobian, for BDF.
+func oscillatorsJac(t1 float64) ode.Problem[float64] {
+	prob := oscillators(t1)
+	n := len(prob.U0)
+	prob.Jac = func(J, _ []float64, p []float32, _ float64) {
+		clear(J[:n*n])
+		for i := 0; i < n/2; i++ {
+			J[2*i*n+2*i+1] = 1
+			J[(2*i+1)*n+2*i] = -float64(p[0]) * (1 + float64(i)/25)
 		}
-		return v
-	}}
+	}
+	return prob
+}
+
+// With Checkpoints: 100, a 10 000-step solve's gradient holds O(100 states
+// + one segment) instead of every step's: Tsit5's (to t = 520) and BDF's
+// (to t = 360, 10 625 steps; its segments are solved again with error
+// control, not replayed, so the gradients agree to about the tolerance).
+func TestCheckpointsBoundMemory(t *testing.T) {
+	endLoss := func(t1 float64) ode.Loss[float64] {
+		return ode.Loss[float64]{At: []float64{t1}, Saved: func(ts []float64, us, dl [][]float64) float64 {
+			var v float64
+			for j, x := range us[0] {
+				v += x * x / 2
+				dl[0][j] = x
+			}
+			return v
+		}}
+	}
 	for _, tc := range []struct {
 		name       string
+		m          ode.Method
+		prob       ode.Problem[float64]
 		full, ckpt ode.Sensitivity
+		agree      float64 // relative difference allowed between the gradients (0: not checked)
 	}{
-		{"InterpolatingAdjoint", ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 100}},
-		{"DiscreteAdjoint", ode.DiscreteAdjoint{}, ode.DiscreteAdjoint{Checkpoints: 100}},
+		{"InterpolatingAdjoint", ode.Tsit5(), oscillators(520), ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 100}, 0},
+		{"DiscreteAdjoint", ode.Tsit5(), oscillators(520), ode.DiscreteAdjoint{}, ode.DiscreteAdjoint{Checkpoints: 100}, 0},
+		{"BDF/InterpolatingAdjoint", ode.BDF(), oscillatorsJac(360), ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 100}, 1e-4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			full, steps, g1 := heldBytes(t, tc.full, prob, loss)
-			ckpt, _, g2 := heldBytes(t, tc.ckpt, prob, loss)
-			t.Logf("%d steps of 50 states: %d KiB held without checkpoints, %d KiB with 100 (%.1f×); dL/dp %.10g vs %.10g",
-				steps, full>>10, ckpt>>10, float64(full)/float64(max(ckpt, 1)), g1[0], g2[0])
+			loss := endLoss(tc.prob.T1)
+			full, steps, g1 := heldBytesBy(t, tc.m, tc.full, tc.prob, loss)
+			ckpt, _, g2 := heldBytesBy(t, tc.m, tc.ckpt, tc.prob, loss)
+			t.Logf("%v: %d steps of 50 states: %d KiB held without checkpoints, %d KiB with 100 (%.1f×); dL/dp %.10g vs %.10g",
+				tc.m, steps, full>>10, ckpt>>10, float64(full)/float64(max(ckpt, 1)), g1[0], g2[0])
 			if steps < 10000 {
 				t.Fatalf("only %d steps, want a 10 000-step solve", steps)
 			}
 			if ckpt*4 > full {
 				t.Errorf("checkpointed solver holds %d bytes, more than a quarter of the %d without", ckpt, full)
+			}
+			for k := range g1 {
+				if d := math.Abs(g2[k] - g1[k]); tc.agree > 0 && d > tc.agree*math.Abs(g1[k]) {
+					t.Errorf("gradient[%d]: %.10g with checkpoints, %.10g without", k, g2[k], g1[k])
+				}
 			}
 		})
 	}

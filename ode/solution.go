@@ -13,12 +13,14 @@ type Solution[T Float] struct {
 
 // denseOut is the continuous solution. Step k covers [ts[k], ts[k+1]),
 // the last one up to tEnd, with u(ts[k] + θ·hs[k]) = Σ_j θ^j c[k][j]. The
-// coefficients are stored flat, (deg+1)·n values per step.
+// coefficients are stored flat, (deg+1)·n values per step; or, when nord
+// is not empty, in the form of a nordDenser (BDF's Nordsieck arrays).
 type denseOut[T Float] struct {
 	n, deg        int
 	dir, t0, tEnd float64
 	ts, hs        []float64
 	c             []T
+	nord          []nordStep
 	u0            []T
 }
 
@@ -63,8 +65,13 @@ func (s *Solution[T]) AtInto(dst []T, t float64) error {
 			hi = mid
 		}
 	}
+	θ := (t - d.ts[lo]) / d.hs[lo]
+	if len(d.nord) > 0 {
+		nordInto(dst, d.c, d.nord[lo], d.n, θ)
+		return nil
+	}
 	k := (d.deg + 1) * d.n
-	hornerInto(dst, d.c[lo*k:(lo+1)*k], d.deg, d.n, T((t-d.ts[lo])/d.hs[lo]))
+	hornerInto(dst, d.c[lo*k:(lo+1)*k], d.deg, d.n, T(θ))
 	return nil
 }
 
@@ -82,7 +89,7 @@ func (it *Integrator[T]) Solution() *Solution[T] {
 		sol.dense = &denseOut[T]{
 			n: it.n, deg: it.deg, dir: it.dir, t0: it.t0, tEnd: it.t,
 			ts: append([]float64(nil), it.denseT...), hs: append([]float64(nil), it.denseH...),
-			c: append([]T(nil), it.denseC...),
+			c: append([]T(nil), it.denseC...), nord: append([]nordStep(nil), it.denseN...),
 		}
 		if len(sol.dense.ts) == 0 {
 			sol.dense.u0 = append([]T(nil), it.u...)

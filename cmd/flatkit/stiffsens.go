@@ -18,7 +18,7 @@ import (
 // initial values at rtol 1e-6, atol 1e-8, by
 //
 //   - flatkit: each sensitivity method over BDF and Rodas5P with the exact
-//     band Jacobian, in one reused ode.GradientSolver, gs.Gradient per
+//     Jacobian in band and in sparse (CSR) storage, in one reused ode.GradientSolver, gs.Gradient per
 //     call; a method ode refuses is a line with unit "skipped" and ode's
 //     reason. The sensitivity systems are solved in the band structure;
 //     the adjoints run at -stiffsens-n grid points (100 by default; the
@@ -41,7 +41,8 @@ import (
 // at rtol 1e-10 (the peer's -check) against it. p holds (A, B, 50α), so
 // that α = 1/50 is exact in float32; the lines give dG/dα.
 //
-// -quick runs every part at N = 5, the peer once.
+// -quick runs every part at N = 5, the peer once. -stiffsens-scale runs
+// the scaling lines of stiffsens_scale.go instead.
 
 func init() {
 	register(scenario{
@@ -55,14 +56,18 @@ func init() {
 		fs.IntVar(&stiffSensOpt.peerN, "stiffsens-peern", stiffSensOpt.peerN, "stiffsens: grid points of the CVODES peer's own lines (0: none)")
 		fs.BoolVar(&stiffSensOpt.u0sens, "stiffsens-u0sens", false, "stiffsens: the peer's forward sensitivities of the 2N initial values too (slow)")
 		fs.BoolVar(&stiffSensOpt.noPeer, "stiffsens-nopeer", false, "stiffsens: leave the CVODES peer out")
+		fs.BoolVar(&stiffSensOpt.scale, "stiffsens-scale", false, "stiffsens: only the scaling lines: BDF's adjoint at each N of -stiffsens-scalen, with 3 and 3 + -stiffsens-dummy parameters")
+		fs.StringVar(&stiffSensOpt.scaleN, "stiffsens-scalen", stiffSensOpt.scaleN, "stiffsens: grid points of the scaling lines, separated by commas")
+		fs.IntVar(&stiffSensOpt.dummy, "stiffsens-dummy", stiffSensOpt.dummy, "stiffsens: parameters added to θ in the scaling lines (0: none)")
 	})
 }
 
 // stiffSensOpt are the scenario's flags.
 var stiffSensOpt = struct {
-	n, fwdN, peerN int
-	u0sens, noPeer bool
-}{n: 100, fwdN: 10, peerN: 500}
+	n, fwdN, peerN, dummy int
+	u0sens, noPeer, scale bool
+	scaleN                string
+}{n: 100, fwdN: 10, peerN: 500, dummy: 100, scaleN: "250,500,1000,2000"}
 
 // The tolerances of the scenario (and of the peer).
 const stiffSensRTol, stiffSensATol = 1e-6, 1e-8
@@ -109,6 +114,12 @@ type stiffSensResult struct {
 	Reference   string    `json:"reference,omitempty"`
 	Cached      *bool     `json:"cached,omitempty"`
 	CheckRelErr *float64  `json:"cvodes_check_rel_err,omitempty"` // the peer's rtol 1e-10 adjoint vs the reference
+	Params      int       `json:"params,omitempty"`               // len(p), in the scaling lines
+	UsPerState  *float64  `json:"us_per_state,omitempty"`         // median ÷ states, in the scaling lines
+	VsFirst     *float64  `json:"x_first_per_state,omitempty"`    // us_per_state ÷ the smallest N's
+	VsThree     *float64  `json:"x_3_params,omitempty"`           // time ÷ the same N's with 3 parameters
+	RelDiff3    *float64  `json:"rel_diff_3_params,omitempty"`    // max_rel_err's measure against the 3-parameter gradient
+	grad        []float64 // dG/dθ (α, not 50α) then dG/du0
 }
 
 func (b *bencher) emitStiffSens(r stiffSensResult) { b.emitExtra(&r.result, &r) }
@@ -134,6 +145,9 @@ func runStiffSens(b *bencher) error {
 		r := stiffSensResult{Skipped: peerWhy}
 		r.Case, r.Unit, r.Allocs = "CVODES peer", "skipped", -1
 		b.emitStiffSens(r)
+	}
+	if o.scale {
+		return b.runStiffSensScale(ctx, peer)
 	}
 	ns := []int{adjN, fwdN}
 	if peerN > 0 && peer != nil {
@@ -222,11 +236,20 @@ func (b *bencher) stiffSensRefLine(ctx context.Context, n int, peer *stiffSensPe
 	return ref, nil
 }
 
-// stiffSensProblem is the gradient's problem at N with the band Jacobian.
-func stiffSensProblem(n int) ode.Problem[float64] {
-	p := stiffprob.NewBruss1DParams[float64](n)
-	return ode.Problem[float64]{F: p.F, Jac: p.JacBand, JacStructure: ode.BandJacobian{Lower: 2, Upper: 2},
+// stiffSensStructures are the Jacobian structures of the flatkit lines.
+var stiffSensStructures = []string{"band", "sparse"}
+
+// stiffSensProblem is the gradient's problem at N with the exact Jacobian
+// in structure st ("band" or "sparse") and extra parameters that F reads
+// (stiffprob.NewBruss1DParamsExtra).
+func stiffSensProblem(n int, st string, extra int) ode.Problem[float64] {
+	p := stiffprob.NewBruss1DParamsExtra[float64](n, extra)
+	prob := ode.Problem[float64]{F: p.F, Jac: p.JacBand, JacStructure: ode.BandJacobian{Lower: 2, Upper: 2},
 		JVP: p.JVP, VJP: p.VJP, U0: p.U0(), T0: 0, T1: 10, P: p.P()}
+	if st == "sparse" {
+		prob.Jac, prob.JacStructure = p.JacSparse, ode.SparseJacobian{Pattern: p.Pattern()}
+	}
+	return prob
 }
 
 // stiffSensLoss is G = ½ Σ u_i(10)² and its dG/du(10).
@@ -241,61 +264,85 @@ func stiffSensLoss() ode.Loss[float64] {
 }
 
 // stiffSensFlatkit emits the forward solve and each gradient of sens by
-// one method at N.
+// one method at N, in each structure.
 func (b *bencher) stiffSensFlatkit(ctx context.Context, n int, name string, method func() ode.Method,
 	sens []ode.Sensitivity, ref *stiffSensRef) error {
-	prob := stiffSensProblem(n)
 	base := fmt.Sprintf("bruss1d N=%d ", n)
-	it, solve, err := b.timeSolve("forward solve", prob, method(), stiffSensRTol, stiffSensATol)
-	if err != nil {
-		return err
-	}
-	st := it.Stats()
-	r := stiffSensResult{result: scaled(solve, "ms"), Method: name, Structure: "band", States: 2 * n,
-		RTol: stiffSensRTol, ATol: stiffSensATol, G: ptr(stiffSensG(it.U())), FwdSteps: st.Accepted,
-		FwdRejected: st.Rejected, FEvals: st.FEvals, LUs: st.LUs, Covers: "G only: the forward solve, for scale"}
-	r.Case = base + "forward solve " + name + " band"
-	r.Note = "reused Integrator, Reinit + Run"
-	b.emitStiffSens(r)
-
-	loss := stiffSensLoss()
-	for _, s := range sens {
-		sn := sensName(s)
-		r := stiffSensResult{Method: name, Sensitivity: sn, Structure: "band", States: 2 * n,
-			RTol: stiffSensRTol, ATol: stiffSensATol}
-		r.Case = base + name + " band " + sn
-		gs, err := ode.NewGradientSolver(prob, method(), s, ode.Tol(stiffSensRTol, stiffSensATol), ode.MaxSteps(10_000_000))
-		if err != nil {
-			r.Unit, r.Skipped, r.Allocs = "skipped", err.Error(), -1
-			b.emitStiffSens(r)
-			continue
-		}
-		call := func() (*ode.GradientResult[float64], error) { return gs.Gradient(ctx, prob.P, loss) }
-		if _, err := call(); err != nil {
-			r.Unit, r.Skipped, r.Allocs = "skipped", err.Error(), -1
-			b.emitStiffSens(r)
-			continue
-		}
-		first, _ := once(func() { _, _ = call() })
-		calls := int(min(11, max(3, 2e9/float64(first))))
-		g, sm, err := measured(func(fn func()) stats { return b.measureCalls(calls, fn) }, sn, call)
+	for _, st := range stiffSensStructures {
+		prob := stiffSensProblem(n, st, 0)
+		solve, r, err := b.stiffSensSolve(prob, name, method, st)
 		if err != nil {
 			return err
 		}
-		theta := []float64{g.P[0], g.P[1], 50 * g.P[2]}
-		e, et, eu := stiffSensErrors(ref, theta, g.U0)
-		r.result = scaled(sm, "ms")
-		r.Case = base + name + " band " + sn
-		r.MaxRelErr, r.RelErrTheta, r.RelErrU0 = ptr(e), ptr(et), ptr(eu)
-		r.Covers = "dG/dθ and dG/du0"
-		r.G, r.DGdTheta, r.DGdU0Norm = ptr(g.Value), theta, ptr(norm2(g.U0))
-		r.FwdSteps, r.FwdRejected, r.BwdSteps = g.Forward.Accepted, g.Forward.Rejected, g.Backward.Accepted
-		r.FEvals, r.LUs = g.Forward.FEvals+g.Backward.FEvals, g.Forward.LUs+g.Backward.LUs
-		r.VsSolve = ptr(round3(sm.median / solve.median))
-		r.Note = "reused GradientSolver, gs.Gradient per call; sensitivity systems in the band structure"
+		r.Case = base + "forward solve " + name + " " + st
 		b.emitStiffSens(r)
+		for _, s := range sens {
+			r := b.stiffSensGradient(ctx, prob, name, method, s, st, ref)
+			r.Case = base + name + " " + st + " " + r.Sensitivity
+			if r.Unit != "skipped" {
+				r.VsSolve = ptr(round3(r.Median / solve.median * 1e6))
+			}
+			b.emitStiffSens(r)
+		}
 	}
 	return nil
+}
+
+// stiffSensSolve times the forward solve alone and returns its line.
+func (b *bencher) stiffSensSolve(prob ode.Problem[float64], name string, method func() ode.Method, st string) (stats, stiffSensResult, error) {
+	it, solve, err := b.timeSolve("forward solve", prob, method(), stiffSensRTol, stiffSensATol)
+	if err != nil {
+		return stats{}, stiffSensResult{}, err
+	}
+	s := it.Stats()
+	r := stiffSensResult{result: scaled(solve, "ms"), Method: name, Structure: st, States: len(prob.U0),
+		RTol: stiffSensRTol, ATol: stiffSensATol, G: ptr(stiffSensG(it.U())), FwdSteps: s.Accepted,
+		FwdRejected: s.Rejected, FEvals: s.FEvals, LUs: s.LUs, Covers: "G only: the forward solve, for scale"}
+	r.Note = "reused Integrator, Reinit + Run"
+	return solve, r, nil
+}
+
+// stiffSensGradient times gs.Gradient of the loss on prob by one method
+// and sensitivity method, reused, and returns its line (unit "skipped"
+// with ode's reason if ode refuses it), with its errors against ref if
+// ref is not nil. The gradient is in the line's DGdTheta, Grad and DGdU0Norm.
+func (b *bencher) stiffSensGradient(ctx context.Context, prob ode.Problem[float64], name string, method func() ode.Method,
+	s ode.Sensitivity, st string, ref *stiffSensRef) stiffSensResult {
+	sn := sensName(s)
+	r := stiffSensResult{Method: name, Sensitivity: sn, Structure: st, States: len(prob.U0),
+		RTol: stiffSensRTol, ATol: stiffSensATol}
+	skip := func(err error) stiffSensResult {
+		r.Unit, r.Skipped, r.Allocs = "skipped", err.Error(), -1
+		return r
+	}
+	loss := stiffSensLoss()
+	gs, err := ode.NewGradientSolver(prob, method(), s, ode.Tol(stiffSensRTol, stiffSensATol), ode.MaxSteps(10_000_000))
+	if err != nil {
+		return skip(err)
+	}
+	call := func() (*ode.GradientResult[float64], error) { return gs.Gradient(ctx, prob.P, loss) }
+	if _, err := call(); err != nil {
+		return skip(err)
+	}
+	first, _ := once(func() { _, _ = call() })
+	calls := int(min(11, max(3, 2e9/float64(first))))
+	g, sm, err := measured(func(fn func()) stats { return b.measureCalls(calls, fn) }, sn, call)
+	if err != nil {
+		return skip(err)
+	}
+	theta := []float64{g.P[0], g.P[1], 50 * g.P[2]}
+	r.result = scaled(sm, "ms")
+	if ref != nil {
+		e, et, eu := stiffSensErrors(ref, theta, g.U0)
+		r.MaxRelErr, r.RelErrTheta, r.RelErrU0 = ptr(e), ptr(et), ptr(eu)
+	}
+	r.Covers = "dG/dθ and dG/du0"
+	r.G, r.DGdTheta, r.DGdU0Norm = ptr(g.Value), theta, ptr(norm2(g.U0))
+	r.grad = append(append([]float64(nil), theta...), g.U0...)
+	r.FwdSteps, r.FwdRejected, r.BwdSteps = g.Forward.Accepted, g.Forward.Rejected, g.Backward.Accepted
+	r.FEvals, r.LUs = g.Forward.FEvals+g.Backward.FEvals, g.Forward.LUs+g.Backward.LUs
+	r.Note = "reused GradientSolver, gs.Gradient per call; sensitivity systems in the " + st + " structure"
+	return r
 }
 
 // stiffSensPeerLines runs the peer at N and emits its lines with their

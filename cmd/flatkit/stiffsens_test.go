@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/flatkit/flatkit/ode"
 )
 
 // TestBenchStiffSensQuick runs stiffsens -quick (N = 5) and checks its
@@ -28,8 +31,9 @@ func TestBenchStiffSensQuick(t *testing.T) {
 	}
 	solved := 0
 	for _, m := range stiffSensMethods {
-		for _, s := range append(stiffSensAdjoints, stiffSensForward...) {
-			name := "bruss1d N=5 " + m.name + " band " + sensName(s)
+		for _, c := range stiffSensCombos() {
+			s, st := c.s, c.st
+			name := "bruss1d N=5 " + m.name + " " + st + " " + sensName(s)
 			f := figure(t, cases, name)
 			if f == nil {
 				continue
@@ -48,10 +52,12 @@ func TestBenchStiffSensQuick(t *testing.T) {
 				t.Errorf("%s: x_forward_solve %v", name, f["x_forward_solve"])
 			}
 		}
-		figure(t, cases, "bruss1d N=5 forward solve "+m.name+" band")
+		for _, st := range stiffSensStructures {
+			figure(t, cases, "bruss1d N=5 forward solve "+m.name+" "+st)
+		}
 	}
-	if solved < 4 {
-		t.Errorf("%d gradients solved, want at least InterpolatingAdjoint and ForwardSensitivity with BDF and Rodas5P", solved)
+	if solved < 8 {
+		t.Errorf("%d gradients solved, want at least InterpolatingAdjoint and ForwardSensitivity with BDF and Rodas5P, band and sparse", solved)
 	}
 
 	if skip, ok := cases["CVODES peer"]; ok {
@@ -75,6 +81,22 @@ func TestBenchStiffSensQuick(t *testing.T) {
 	if peer != 3 {
 		t.Errorf("%d peer lines, want 3 (forward solve, adjoint, forward sensitivities)", peer)
 	}
+}
+
+// stiffSensCombos are the sensitivity methods × structures of the lines.
+func stiffSensCombos() (c []struct {
+	s  ode.Sensitivity
+	st string
+}) {
+	for _, s := range append(stiffSensAdjoints, stiffSensForward...) {
+		for _, st := range stiffSensStructures {
+			c = append(c, struct {
+				s  ode.Sensitivity
+				st string
+			}{s, st})
+		}
+	}
+	return c
 }
 
 // TestStiffSensErrors checks the error measure on made-up gradients: the
@@ -107,5 +129,37 @@ func TestStiffSensReferenceCache(t *testing.T) {
 	}
 	if a.G != b.G || a.Theta[2] != b.Theta[2] || a.U0[3] != b.U0[3] {
 		t.Errorf("cached reference %+v differs from %+v", b, a)
+	}
+}
+
+// TestBenchStiffSensScaleQuick runs the scaling lines in -quick mode (N =
+// 5 and 10, 3 extra parameters): each N has its forward solve and the
+// adjoint with 3 and 6 parameters, allocation-free, the latter within
+// the tolerance's reach of the former (the extra terms are 1e-12) and
+// with its time ratio.
+func TestBenchStiffSensScaleQuick(t *testing.T) {
+	stiffSensCacheOverride = t.TempDir()
+	defer func() { stiffSensCacheOverride = "" }()
+	cases := runBench(t, []string{"-stiffsens-scale", "-stiffsens-nopeer", "stiffsens"})
+	for _, n := range []int{5, 10} {
+		base := fmt.Sprintf("bruss1d N=%d scaling ", n)
+		figure(t, cases, base+"forward solve BDF band")
+		for _, np := range []int{3, 6} {
+			name := fmt.Sprintf("%sBDF band InterpolatingAdjoint, %d parameters", base, np)
+			f := figure(t, cases, name)
+			if f == nil {
+				continue
+			}
+			checkAtMost(t, name, f, "allocs", 2)
+			if x, ok := f["us_per_state"].(float64); !ok || x <= 0 {
+				t.Errorf("%s: us_per_state %v", name, f["us_per_state"])
+			}
+			if np == 6 {
+				checkAtMost(t, name, f, "rel_diff_3_params", 1e-3)
+				if x, ok := f["x_3_params"].(float64); !ok || x <= 0 {
+					t.Errorf("%s: x_3_params %v", name, f["x_3_params"])
+				}
+			}
+		}
 	}
 }

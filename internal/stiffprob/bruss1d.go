@@ -73,32 +73,43 @@ func (b *Bruss1D[T]) Bandwidths() (lower, upper int) { return 2, 2 }
 func (b *Bruss1D[T]) Pattern() *linalg.Pattern { return b.pattern }
 
 // F writes the right-hand side into du.
-func (b *Bruss1D[T]) F(du, u []T, _ []float32, _ float64) {
-	n, c := b.N, T(b.c)
+func (b *Bruss1D[T]) F(du, u []T, _ []float32, _ float64) { b.f(du, u, 1, 3, T(b.c)) }
+
+// f is F with the constants A, B and c = α (N+1)² given: Bruss1D's and
+// Bruss1DParams' right-hand side, so that both do the same operations.
+func (b *Bruss1D[T]) f(du, u []T, a, bb, c T) {
+	n := b.N
 	u, du = u[:2*n], du[:2*n]
 	for i := 0; i < n; i++ {
 		ui, vi := u[2*i], u[2*i+1]
-		ul, vl, ur, vr := T(1), T(3), T(1), T(3)
-		if i > 0 {
-			ul, vl = u[2*i-2], u[2*i-1]
-		}
-		if i < n-1 {
-			ur, vr = u[2*i+2], u[2*i+3]
-		}
-		du[2*i] = 1 + ui*ui*vi - 4*ui + c*(ul-2*ui+ur)
-		du[2*i+1] = 3*ui - ui*ui*vi + c*(vl-2*vi+vr)
+		ul, vl, ur, vr := b.neighbours(u, i)
+		du[2*i] = a + ui*ui*vi - (bb+1)*ui + c*(ul-2*ui+ur)
+		du[2*i+1] = bb*ui - ui*ui*vi + c*(vl-2*vi+vr)
 	}
 }
 
-// entries sets the Jacobian's entries at u into s.
-func (b *Bruss1D[T]) entries(s *sink[T], u []T) {
-	c := T(b.c)
+// neighbours returns u and v at grid points i−1 and i+1, the boundary
+// values outside.
+func (b *Bruss1D[T]) neighbours(u []T, i int) (ul, vl, ur, vr T) {
+	ul, vl, ur, vr = 1, 3, 1, 3
+	if i > 0 {
+		ul, vl = u[2*i-2], u[2*i-1]
+	}
+	if i < b.N-1 {
+		ur, vr = u[2*i+2], u[2*i+3]
+	}
+	return ul, vl, ur, vr
+}
+
+// entries sets the Jacobian's entries at u into s, with the constants B
+// and c = α (N+1)² given.
+func (b *Bruss1D[T]) entries(s *sink[T], u []T, bb, c T) {
 	for i := 0; i < b.N; i++ {
 		ui, vi := u[2*i], u[2*i+1]
 		r, q := 2*i, 2*i+1
-		s.set(r, r, 2*ui*vi-4-2*c)
+		s.set(r, r, 2*ui*vi-(bb+1)-2*c)
 		s.set(r, q, ui*ui)
-		s.set(q, r, 3-2*ui*vi)
+		s.set(q, r, bb-2*ui*vi)
 		s.set(q, q, -ui*ui-2*c)
 		if i > 0 {
 			s.set(r, r-2, c)
@@ -114,20 +125,22 @@ func (b *Bruss1D[T]) entries(s *sink[T], u []T) {
 // Jac writes the Jacobian, dense and row-major, into J (len ≥ 4N²).
 func (b *Bruss1D[T]) Jac(J, u []T, _ []float32, _ float64) {
 	s := denseSink(J, 2*b.N)
-	b.entries(&s, u)
+	b.entries(&s, u, 3, T(b.c))
 }
 
 // JacBand writes the Jacobian in band storage into J (len ≥ 2N·5): row i
 // holds J[i*5 + j−i+2] = ∂F_i/∂u_j for |j − i| ≤ 2.
 func (b *Bruss1D[T]) JacBand(J, u []T, _ []float32, _ float64) {
 	s := bandSink(J, 2*b.N, 2, 2)
-	b.entries(&s, u)
+	b.entries(&s, u, 3, T(b.c))
 }
 
 // JacSparse writes the values of Pattern's entries, in CSR order, into J
 // (len ≥ Pattern().NNZ()).
-func (b *Bruss1D[T]) JacSparse(J, u []T, _ []float32, _ float64) {
-	c := T(b.c)
+func (b *Bruss1D[T]) JacSparse(J, u []T, _ []float32, _ float64) { b.jacSparse(J, u, 3, T(b.c)) }
+
+// jacSparse is JacSparse with the constants B and c given.
+func (b *Bruss1D[T]) jacSparse(J, u []T, bb, c T) {
 	k := 0
 	for i := 0; i < b.N; i++ {
 		ui, vi := u[2*i], u[2*i+1]
@@ -136,7 +149,7 @@ func (b *Bruss1D[T]) JacSparse(J, u []T, _ []float32, _ float64) {
 			J[k] = c
 			k++
 		}
-		J[k], J[k+1] = 2*ui*vi-4-2*c, ui*ui
+		J[k], J[k+1] = 2*ui*vi-(bb+1)-2*c, ui*ui
 		k += 2
 		if i < b.N-1 {
 			J[k] = c
@@ -147,7 +160,7 @@ func (b *Bruss1D[T]) JacSparse(J, u []T, _ []float32, _ float64) {
 			J[k] = c
 			k++
 		}
-		J[k], J[k+1] = 3-2*ui*vi, -ui*ui-2*c
+		J[k], J[k+1] = bb-2*ui*vi, -ui*ui-2*c
 		k += 2
 		if i < b.N-1 {
 			J[k] = c

@@ -13,69 +13,73 @@ package stiffprob
 // Besides F and the Jacobians it has the derivative products JVP and VJP
 // of ode.Problem. Make one with NewBruss1DParams; its methods may be
 // called concurrently.
+//
+// NewBruss1DParamsExtra adds parameters that F reads but that barely move
+// the solution, to measure how a gradient's cost grows with their number:
+// u_0' gains Bruss1DExtraScale·u_0·Σ_k p_{3+k}.
 type Bruss1DParams[T Float] struct {
 	*Bruss1D[T]
-	h2 float64 // (N+1)²: c = α·h2 = p₃·h2/50
+	h2    float64 // (N+1)²: c = α·h2 = p₃·h2/50
+	extra int     // parameters after (A, B, 50α)
+	es    float64 // their weight, Bruss1DExtraScale (tests make it larger)
 }
+
+// Bruss1DExtraScale is the weight of the extra parameters in F.
+const Bruss1DExtraScale = 1e-12
 
 // NewBruss1DParams returns the parametrised 1-D Brusselator on n grid
 // points, n ≥ 1.
-func NewBruss1DParams[T Float](n int) *Bruss1DParams[T] {
-	return &Bruss1DParams[T]{Bruss1D: NewBruss1D[T](n), h2: float64(n+1) * float64(n+1)}
+func NewBruss1DParams[T Float](n int) *Bruss1DParams[T] { return NewBruss1DParamsExtra[T](n, 0) }
+
+// NewBruss1DParamsExtra returns it with extra ≥ 0 more parameters, all 1
+// in P().
+func NewBruss1DParamsExtra[T Float](n, extra int) *Bruss1DParams[T] {
+	if extra < 0 {
+		panic("stiffprob: NewBruss1DParamsExtra: want extra ≥ 0")
+	}
+	return &Bruss1DParams[T]{Bruss1D: NewBruss1D[T](n), h2: float64(n+1) * float64(n+1), extra: extra, es: Bruss1DExtraScale}
 }
 
-// P returns a new parameter vector (A, B, 50α) = (1, 3, 1).
-func (b *Bruss1DParams[T]) P() []float32 { return []float32{1, 3, 1} }
+// P returns a new parameter vector (A, B, 50α) = (1, 3, 1), then the
+// extra parameters, 1.
+func (b *Bruss1DParams[T]) P() []float32 {
+	p := make([]float32, 3+b.extra)
+	p[0], p[1], p[2] = 1, 3, 1
+	for k := 3; k < len(p); k++ {
+		p[k] = 1
+	}
+	return p
+}
 
 // consts returns A, B and c = α (N+1)² of p.
 func (b *Bruss1DParams[T]) consts(p []float32) (a, bb, c T) {
 	return T(p[0]), T(p[1]), T(float64(p[2]) / 50 * b.h2)
 }
 
-// F writes the right-hand side into du.
-func (b *Bruss1DParams[T]) F(du, u []T, p []float32, _ float64) {
-	n := b.N
-	a, bb, c := b.consts(p)
-	u, du = u[:2*n], du[:2*n]
-	for i := 0; i < n; i++ {
-		ui, vi := u[2*i], u[2*i+1]
-		ul, vl, ur, vr := b.neighbours(u, i)
-		du[2*i] = a + ui*ui*vi - (bb+1)*ui + c*(ul-2*ui+ur)
-		du[2*i+1] = bb*ui - ui*ui*vi + c*(vl-2*vi+vr)
+// extraSum returns es·Σ_k p_{3+k}, ∂F_0/∂u_0's extra term.
+func (b *Bruss1DParams[T]) extraSum(p []float32) T {
+	var s float64
+	for _, v := range p[3 : 3+b.extra] {
+		s += float64(v)
 	}
+	return T(b.es * s)
 }
 
-// neighbours returns u and v at grid points i−1 and i+1, the boundary
-// values outside.
-func (b *Bruss1DParams[T]) neighbours(u []T, i int) (ul, vl, ur, vr T) {
-	ul, vl, ur, vr = 1, 3, 1, 3
-	if i > 0 {
-		ul, vl = u[2*i-2], u[2*i-1]
+// F writes the right-hand side into du.
+func (b *Bruss1DParams[T]) F(du, u []T, p []float32, _ float64) {
+	a, bb, c := b.consts(p)
+	b.f(du, u, a, bb, c)
+	if b.extra > 0 {
+		du[0] += b.extraSum(p) * u[0]
 	}
-	if i < b.N-1 {
-		ur, vr = u[2*i+2], u[2*i+3]
-	}
-	return ul, vl, ur, vr
 }
 
 // entriesP sets the Jacobian's entries at u and p into s.
 func (b *Bruss1DParams[T]) entriesP(s *sink[T], u []T, p []float32) {
 	_, bb, c := b.consts(p)
-	for i := 0; i < b.N; i++ {
-		ui, vi := u[2*i], u[2*i+1]
-		r, q := 2*i, 2*i+1
-		s.set(r, r, 2*ui*vi-(bb+1)-2*c)
-		s.set(r, q, ui*ui)
-		s.set(q, r, bb-2*ui*vi)
-		s.set(q, q, -ui*ui-2*c)
-		if i > 0 {
-			s.set(r, r-2, c)
-			s.set(q, q-2, c)
-		}
-		if i < b.N-1 {
-			s.set(r, r+2, c)
-			s.set(q, q+2, c)
-		}
+	b.entries(s, u, bb, c)
+	if b.extra > 0 {
+		s.set(0, 0, 2*u[0]*u[1]-(bb+1)-2*c+b.extraSum(p))
 	}
 }
 
@@ -96,28 +100,27 @@ func (b *Bruss1DParams[T]) JacBand(J, u []T, p []float32, _ float64) {
 // as Bruss1D.JacSparse (the pattern is Bruss1D's).
 func (b *Bruss1DParams[T]) JacSparse(J, u []T, p []float32, _ float64) {
 	_, bb, c := b.consts(p)
-	k := 0
-	put := func(v T) { J[k] = v; k++ }
-	for i := 0; i < b.N; i++ {
+	b.jacSparse(J, u, bb, c)
+	if b.extra > 0 { // (0, 0) is the first entry of row 0
+		J[0] += b.extraSum(p)
+	}
+}
+
+// ParamJac writes ∂F/∂p, row-major (2N × len(p)), into Jp, as
+// ode.Problem.ParamJac.
+func (b *Bruss1DParams[T]) ParamJac(Jp, u []T, p []float32, _ float64) {
+	n, np := b.N, 3+b.extra
+	clear(Jp[:2*n*np])
+	k := T(b.h2 / 50)
+	for i := 0; i < n; i++ {
 		ui, vi := u[2*i], u[2*i+1]
-		// row 2i: columns 2i−2, 2i, 2i+1, 2i+2
-		if i > 0 {
-			put(c)
-		}
-		put(2*ui*vi - (bb + 1) - 2*c)
-		put(ui * ui)
-		if i < b.N-1 {
-			put(c)
-		}
-		// row 2i+1: columns 2i−1, 2i, 2i+1, 2i+3
-		if i > 0 {
-			put(c)
-		}
-		put(bb - 2*ui*vi)
-		put(-ui*ui - 2*c)
-		if i < b.N-1 {
-			put(c)
-		}
+		ul, vl, ur, vr := b.neighbours(u, i)
+		r, q := Jp[2*i*np:][:np], Jp[(2*i+1)*np:][:np]
+		r[0], r[1], r[2] = 1, -ui, k*(ul-2*ui+ur)
+		q[1], q[2] = ui, k*(vl-2*vi+vr)
+	}
+	for j := 3; j < np; j++ {
+		Jp[j] = T(b.es) * u[0]
 	}
 }
 
@@ -144,6 +147,16 @@ func (b *Bruss1DParams[T]) JVP(jv, u, v []T, p []float32, dp []T, _ float64) {
 			dv += ui*dp[1] + k*(vl-2*vi+vr)*dp[2]
 		}
 		jv[2*i], jv[2*i+1] = du, dv
+	}
+	if b.extra > 0 {
+		jv[0] += b.extraSum(p) * v[0]
+		if dp != nil {
+			var s T
+			for _, x := range dp[3 : 3+b.extra] {
+				s += x
+			}
+			jv[0] += T(b.es) * u[0] * s
+		}
 	}
 }
 
@@ -177,5 +190,14 @@ func (b *Bruss1DParams[T]) VJP(du, dp, w, u []T, p []float32, _ float64) {
 		dp[0] += qa
 		dp[1] += qb
 		dp[2] += qc
+	}
+	if b.extra > 0 {
+		du[0] += b.extraSum(p) * w[0]
+		if dp != nil {
+			e := T(b.es) * u[0] * w[0]
+			for k := 3; k < 3+b.extra; k++ {
+				dp[k] += e
+			}
+		}
 	}
 }

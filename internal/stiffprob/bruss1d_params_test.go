@@ -48,13 +48,18 @@ func TestBruss1DParamsIsBruss1D(t *testing.T) {
 func TestBruss1DParamsDerivatives(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(1, 7).Draw(rt, "N")
-		b := NewBruss1DParams[float64](n)
-		d := 2 * n
+		extra := rapid.IntRange(0, 4).Draw(rt, "extra")
+		b := NewBruss1DParamsExtra[float64](n, extra)
+		b.es = 0.25 // the extra parameters' terms large enough to check
+		d, np := 2*n, 3+extra
 		u := drawBrussState(rt, b.U0())
 		p := []float32{
 			float32(rapid.IntRange(1, 8).Draw(rt, "A")) / 4,
 			float32(rapid.IntRange(1, 16).Draw(rt, "B")) / 4,
 			float32(rapid.IntRange(1, 8).Draw(rt, "50α")) / 4,
+		}
+		for range extra {
+			p = append(p, float32(rapid.IntRange(-8, 8).Draw(rt, "extra p"))/4)
 		}
 		vec := func(name string, k int) []float64 {
 			x := make([]float64, k)
@@ -63,7 +68,7 @@ func TestBruss1DParamsDerivatives(t *testing.T) {
 			}
 			return x
 		}
-		v, w, dp := vec("v", d), vec("w", d), vec("dp", 3)
+		v, w, dp := vec("v", d), vec("w", d), vec("dp", np)
 
 		J, Jb, Js := make([]float64, d*d), make([]float64, 5*d), make([]float64, b.Pattern().NNZ())
 		b.Jac(J, u, p, 0)
@@ -116,7 +121,7 @@ func TestBruss1DParamsDerivatives(t *testing.T) {
 		// ∂F/∂p·dp: JVP with dp minus without, against F's exact differences in p.
 		jvp := make([]float64, d)
 		b.JVP(jvp, u, v, p, dp, 0)
-		for kk := range 3 {
+		for kk := range np {
 			pp, pm := append([]float32(nil), p...), append([]float32(nil), p...)
 			pp[kk] += 0.5
 			pm[kk] -= 0.5
@@ -135,8 +140,21 @@ func TestBruss1DParamsDerivatives(t *testing.T) {
 			}
 		}
 
+		// ParamJac·dp is that same part.
+		Jp := make([]float64, d*np)
+		b.ParamJac(Jp, u, p, 0)
+		for i := range fd {
+			var s float64
+			for kk := range np {
+				s += Jp[i*np+kk] * dp[kk]
+			}
+			if math.Abs(s-fd[i]) > 1e-9*(1+math.Abs(fd[i])) {
+				rt.Fatalf("(ParamJac·dp)[%d] = %.15g, differences of F %.15g", i, s, fd[i])
+			}
+		}
+
 		// Transpose: ⟨w, J·v + Fp·dp⟩ = ⟨Jᵀw, v⟩ + ⟨Fpᵀw, dp⟩; VJP adds.
-		du, dq := make([]float64, d), make([]float64, 3)
+		du, dq := make([]float64, d), make([]float64, np)
 		du[0], dq[0] = 1, 1 // VJP adds into what is there
 		b.VJP(du, dq, w, u, p, 0)
 		du[0], dq[0] = du[0]-1, dq[0]-1
