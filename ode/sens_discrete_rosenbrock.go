@@ -21,8 +21,8 @@ import (
 //	ū, p̄ += hγ Σ_i ∇(r̄_iᵀ J(u, p) g_i) + ∇(T̄ᵀ T(u, p)).
 //
 // The first is the directional derivative of the VJP along g_i: a central
-// difference of two VJPs at u ± σg_i, σ‖g_i‖ = ε^⅓‖u‖, so its relative
-// error is about ε^⅔. T is the forward difference (F(u, t+δt) − F(u, t))/δt
+// difference of two VJPs at u ± σg_i, σ|g_ij| ≤ ε^⅓·max(|u_j|, atol_j/rtol_j)
+// (fdIncrement's scale), so its relative error is about ε^⅔. T is the forward difference (F(u, t+δt) − F(u, t))/δt
 // the forward step took, so its term is the same difference of two VJPs:
 // exact for the computed solution. J is taken as ∂F/∂u itself: with a
 // difference Jacobian the gradient is that of the solution with the exact
@@ -367,18 +367,22 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 			}
 		}
 	}
-	// W's dependence: hγ ∇(r̄_iᵀ J g_i) by central differences.
-	unorm := maxAbs(u[:n])
-	if unorm == 0 {
-		unorm = 1
-	}
+	// W's dependence: hγ ∇(r̄_iᵀ J g_i) by central differences, whose
+	// increment σ moves no component j by more than ∛ε·scale_j,
+	// scale_j = max(|u_j|, atol_j/rtol_j) (fdIncrement's scale). A scale of
+	// |u| alone would, for a state far below its absolute tolerance, take
+	// differences of VJPs too close to tell apart from their rounding
+	// (TestDiscreteAdjointRosenbrockTinyState).
 	for i := 0; i < tab.s; i++ {
 		rb, g := rd.stageBar(i), rd.stage(i)
-		vnorm := maxAbs(g[:n])
-		if vnorm == 0 || allZero(rb) {
+		if allZero(rb) {
 			continue
 		}
-		sig := rd.cbrtEps * unorm / vnorm
+		s, ok := fdIncrement(rd.lit, u[:n], g[:n])
+		if !ok {
+			continue
+		}
+		sig := float64(s) * rd.cbrtEps / rd.sqrtEps
 		rd.vjpDiff(u, g[:n], rb, t, sig, sig, T(hg/(2*sig)))
 	}
 	// T's dependence: (VJP(u, t+δt) − VJP(u, t))/δt, taken apart so that
@@ -419,14 +423,6 @@ func (rd *rosDiscrete[T]) addDiff(k T) {
 	for x, a := range rd.pA {
 		rd.pb[x] += k * (a - rd.pB[x])
 	}
-}
-
-func maxAbs[T Float](x []T) float64 {
-	var m float64
-	for _, v := range x {
-		m = max(m, math.Abs(float64(v)))
-	}
-	return m
 }
 
 func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
