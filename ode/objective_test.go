@@ -3,12 +3,14 @@ package ode_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/flatkit/flatkit/internal/sir"
+	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/ode"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -110,5 +112,78 @@ func TestMaxStepsNamesParameters(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// sirLayout names θ's two elements for the bounds and transforms by path.
+func sirLayout(t *testing.T) *layout.Layout {
+	t.Helper()
+	lay, err := layout.NewBuilder().Add("beta", 1).Add("gamma", 1).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lay
+}
+
+// The SIR fit with bounds (β ≥ 0, γ ∈ [0, 1]) by LBFGSB: the bound keeps
+// every trial step where the solve succeeds, and the fit converges to
+// within 2 % with every sensitivity method.
+func TestSIRFitBounded(t *testing.T) {
+	b, err := optimisers.BoundsByPath(sirLayout(t), map[string]optimisers.Interval{
+		"beta":  {Lo: 0, Hi: math.Inf(1)},
+		"gamma": {Lo: 0, Hi: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.DiscreteAdjoint{}} {
+		t.Run(s.Name(), func(t *testing.T) {
+			θ, _ := sirFit(t, ode.Tsit5(), s, &optimisers.LBFGSB{Bounds: b})
+			if θ[1] < 0 || θ[1] > 1 || θ[0] < 0 {
+				t.Errorf("θ = %v left the bounds", θ)
+			}
+			if err := sir.Check(θ, 0.02); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// The SIR fit in log-rates: Positive on both, the default L-BFGS on the
+// unconstrained z, the answer read back in the user's units.
+func TestSIRFitPositive(t *testing.T) {
+	tr, err := optimisers.TransformsByPath(sirLayout(t), map[string]optimisers.Transform{
+		"beta": optimisers.Positive(), "gamma": optimisers.Positive(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := sir.Observations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []ode.Sensitivity{ode.ForwardSensitivity{}, ode.InterpolatingAdjoint{}, ode.DiscreteAdjoint{}} {
+		t.Run(s.Name(), func(t *testing.T) {
+			θ := sir.Start()
+			gs, err := ode.NewGradientSolver(sir.Problem(θ), ode.Tsit5(), s, ode.Tol(1e-8, 1e-10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			z := make([]float32, len(θ))
+			if err := tr.FromUser(z, θ); err != nil {
+				t.Fatal(err)
+			}
+			res, err := optimisers.Minimize(tr.Wrap(gs.Objective(context.Background(), sir.Loss(obs))), z, nil, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name(), err)
+			}
+			if err := tr.ToUser(θ, z); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: θ = %v, status %v, %d evaluations", s.Name(), θ, res.Status, res.FuncEvaluations)
+			if err := sir.Check(θ, 0.02); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -10,10 +10,11 @@
 // by layout.Destructure. Problem.U0From reads the initial state from θ by
 // name, so its gradient lands in θ's layout beside the rates'. The
 // objective is the GradientSolver's Objective: each evaluation is one
-// gradient, which allocates nothing once warm. A solve that fails at a
-// trial point, say with a rate below zero, is an infeasible point to
-// Minimize, which shrinks its step. It takes forward sensitivities by
-// default, the adjoint with -sens adjoint, or -sens discrete. The program prints the fitted values by
-// name beside the true ones, the final loss, and the number and cost of
-// the gradients.
+// gradient, which allocates nothing once warm. The rates are kept positive
+// by optimisers.Positive on their path: L-BFGS works on their logarithms.
+// A solve that fails at a trial point anyway is an infeasible point to
+// Minimize, which shrinks its step. The gradients are forward
+// sensitivities by default, the adjoint with -sens adjoint, or -sens
+// discrete. The program prints the fitted values by name beside the true
+// ones, the final loss, and the number and cost of the gradients.
 package main

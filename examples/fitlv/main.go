@@ -149,8 +149,22 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 		res.Gradients++
 		return f, err
 	}
-	r, err := optimisers.Minimize(fg, θ, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-4})
+	// The rates must stay positive: L-BFGS works on z = log(rates) (the
+	// Positive transform by path), and the fit is read back in the model's
+	// units. The initial values are fitted as they are.
+	tr, err := optimisers.TransformsByPath(lay, map[string]optimisers.Transform{"Rates": optimisers.Positive()})
+	if err != nil {
+		return nil, err
+	}
+	z := make([]float32, len(θ))
+	if err := tr.FromUser(z, θ); err != nil {
+		return nil, err
+	}
+	r, err := optimisers.Minimize(tr.Wrap(fg), z, &optimize.LBFGS{}, &optimize.Settings{GradientThreshold: 1e-4})
 	if r == nil {
+		return nil, err
+	}
+	if err := tr.ToUser(θ, z); err != nil {
 		return nil, err
 	}
 	// L-BFGS on float32 parameters can end in a failed line search at the
