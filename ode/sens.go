@@ -173,10 +173,10 @@ type GaussAdjoint struct {
 // [u, λ, μ] from T1 to T0. It keeps nothing of the forward solve but the
 // states at the save times, where u is reset to the forward value. It
 // needs the least memory, but integrating u backwards is unstable where
-// the forward problem is stiff or dissipative. On Robertson it fails with
-// an error from the backward solve, as TestBacksolveAdjointFailsOnRobertson
-// checks. Use it only as an explicit choice, on problems known to be
-// reversible.
+// the forward problem is stiff or dissipative. On Robertson, and on the
+// 1-D Brusselator's diffusion, it fails with an error from the backward
+// solve that says so (TestBacksolveAdjointFailsOnRobertson). Use it only
+// as an explicit choice, on problems known to be reversible.
 //
 // With a stiff method and a band, sparse or matrix-free
 // Problem.JacStructure, the backward system's Jacobian is block lower

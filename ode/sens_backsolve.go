@@ -1,6 +1,9 @@
 package ode
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // backsolve is BacksolveAdjoint: the backward state is [u | λ | μ].
 type backsolve[T Float] struct {
@@ -106,10 +109,26 @@ func (bs *backsolve[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
 	ap.start(fwd.dir)
 	copy(ap.a[:n], bs.u1) // after start: a save time at T1 has reset u to the same value
 	if err := ap.to(ctx, gs.prob.T0); err != nil {
-		return err
+		return backsolveHint(err)
 	}
 	copy(gs.res.U0, ap.a[n:2*n])
 	copy(gs.res.P, ap.a[2*n:])
 	gs.endDerivatives(gs.res.U0, bs.u1)
 	return nil
+}
+
+// backsolveHint adds to a backward solve that blew up (not a failed
+// callback nor a cancelled context) why it may have, and what to use
+// instead.
+func backsolveHint(err error) error {
+	var se *solveError
+	var oe *Error
+	if !errors.As(err, &se) || !errors.As(err, &oe) {
+		return err
+	}
+	switch oe.Code {
+	case MaxStepsReached, DtUnderflow, NonFinite, Singular, ErrorTestFailed, ConvergenceFailed:
+		se.hint = "BacksolveAdjoint integrates u back from T1, which blows up where the forward problem is stiff or dissipative (diffusion, decay): InterpolatingAdjoint and GaussAdjoint keep the forward solution instead"
+	}
+	return err
 }

@@ -494,10 +494,17 @@ func wrapSolveErr(which string, err error) error {
 type solveError struct {
 	which string
 	err   error
+	hint  string // what to try instead, after the solve's own text; may be empty
 }
 
 func (e *solveError) Error() string { return prefix + e.Unprefixed() }
 
-func (e *solveError) Unprefixed() string { return "Gradient: the " + e.which + ": " + bareText(e.err) }
+func (e *solveError) Unprefixed() string {
+	s := "Gradient: the " + e.which + ": " + bareText(e.err)
+	if e.hint != "" {
+		s += "; " + e.hint
+	}
+	return s
+}
 
 func (e *solveError) Unwrap() error { return e.err }

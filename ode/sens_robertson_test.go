@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
@@ -126,6 +127,9 @@ func TestBacksolveAdjointFailsOnRobertson(t *testing.T) {
 	var oe *ode.Error
 	if !errors.As(err, &oe) {
 		t.Fatalf("error %v is not an *ode.Error", err)
+	}
+	if !strings.Contains(err.Error(), "InterpolatingAdjoint and GaussAdjoint keep the forward solution") {
+		t.Errorf("the error %q does not say what to use instead", err)
 	}
 	t.Logf("BacksolveAdjoint on Robertson: %v", err)
 }
