@@ -19,8 +19,10 @@ import (
 //
 //   - flatkit: each sensitivity method over BDF and Rodas5P with the exact
 //     Jacobian in band and in sparse (CSR) storage, in one reused ode.GradientSolver, gs.Gradient per
-//     call; a method ode refuses is a line with unit "skipped" and ode's
-//     reason. The sensitivity systems are solved in the band structure;
+//     call; a method ode refuses, or whose gradient fails (BacksolveAdjoint
+//     blows up integrating the diffusion backwards), is a line with unit
+//     "skipped" and ode's reason. The sensitivity systems are solved in the
+//     problem's structure;
 //     the adjoints run at -stiffsens-n grid points (100 by default; the
 //     issue's 500 needs the peer for its reference, see below) and
 //     ForwardSensitivity, whose 2N+4 systems share the
@@ -84,7 +86,7 @@ var stiffSensMethods = []struct {
 // stiffSensAdjoints and stiffSensForward are the sensitivity methods run
 // at -stiffsens-n and at -stiffsens-fwdn.
 var (
-	stiffSensAdjoints = []ode.Sensitivity{ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10}, ode.DiscreteAdjoint{}}
+	stiffSensAdjoints = []ode.Sensitivity{ode.InterpolatingAdjoint{}, ode.InterpolatingAdjoint{Checkpoints: 10}, ode.GaussAdjoint{}, ode.DiscreteAdjoint{}, ode.BacksolveAdjoint{}}
 	stiffSensForward  = []ode.Sensitivity{ode.ForwardSensitivity{}}
 )
 
