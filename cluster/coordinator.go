@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -23,6 +24,8 @@ type Coordinator struct {
 	js  jetstream.JetStream
 	cfg Config
 	st  *streams
+	kv  jetstream.KeyValue // the requests' leases
+	id  string             // names this coordinator in leases
 
 	corruptTheta bool // tests: store a θ other than the one hashed
 }
@@ -46,7 +49,11 @@ func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinato
 	if err != nil {
 		return nil, err
 	}
-	return &Coordinator{nc: nc, js: js, cfg: c, st: st}, nil
+	kv, err := leaseBucket(ctx, js, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{nc: nc, js: js, cfg: c, st: st, kv: kv, id: "coordinator-" + newReqID().String()[:12]}, nil
 }
 
 // Request is one ensemble solve or gradient to run on the cluster.
@@ -67,6 +74,20 @@ type Request struct {
 	// Progress, if set, is called after each shard is done, from the
 	// goroutine of Solve or Gradient.
 	Progress func(Progress)
+
+	// ID, if set, is the request's durable id (32 hex digits, from
+	// NewRequestID). The request then outlives its coordinator: if the
+	// coordinator dies or its context ends, the request's descriptor, θ
+	// and results stay in the store for Config.Retention, and the same
+	// call with the same ID resumes it. A resume collects the results
+	// already in the results stream, publishes only the shards that have
+	// none, and returns the answer an uninterrupted run would, bit for
+	// bit. A request with an ID is removed from the store once it
+	// finishes; one without is removed when its call returns, however.
+	ID string
+	// Resume refuses to start the request ID anew: if nothing of it is
+	// left in the store, the error is an *ExpiredError.
+	Resume bool
 }
 
 // Progress is the state of a request after one more shard.
@@ -78,6 +99,7 @@ type Progress struct {
 	Done, Total  int  // shards
 	Trajectories int  // trajectories (positions) in the shards done
 	Elapsed      time.Duration
+	Request      string // the request's id
 }
 
 // Report is what happened to a request.
@@ -97,8 +119,12 @@ type Report struct {
 	// Offloaded are results that came through the object store, being
 	// larger than the server's max payload. Each object is removed once
 	// read.
-	Offloaded  int
-	Workers    int // distinct workers whose results were used
+	Offloaded int
+	Workers   int // distinct workers whose results were used
+	// Resumed are the shards whose results a resume found in the results
+	// stream, computed for an earlier coordinator of the request (they
+	// are among Completed or Failed).
+	Resumed    int
 	ThetaBytes int
 	Elapsed    time.Duration
 }
@@ -331,7 +357,19 @@ type maxDeliveries struct {
 func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
 	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError), bound func(j int) int) (Report, error) {
 	start := time.Now()
-	q.ID = newReqID()
+	durable := req.ID != ""
+	if durable {
+		id, err := parseReqID(req.ID)
+		if err != nil {
+			return Report{}, err
+		}
+		q.ID = id
+	} else {
+		if req.Resume {
+			return Report{}, errors.New("cluster: Request.Resume without a Request.ID")
+		}
+		q.ID = newReqID()
+	}
 	rep := Report{Request: q.ID.String(), Shards: len(shards), ThetaBytes: 4 * len(req.Theta)}
 	what := fmt.Sprintf("cluster: %v of %q (request %v)", q.Kind, q.Name, q.ID)
 	if len(shards) == 0 {
@@ -343,8 +381,17 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	if err := c.ping(ctx, q.Name); err != nil {
 		return rep, err
 	}
+	h, err := acquire(ctx, c.kv, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, req.Resume)
+	if err != nil {
+		return rep, err
+	}
+	finished := false
+	ctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	go h.keep(ctx, lose)
 
-	// Everything made from here on is removed at the end.
+	// Everything made from here on is removed at the end, unless the
+	// request is durable and did not finish: then it stays for a resume.
 	var cleanups []func(context.Context)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -354,6 +401,12 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		}
 	}()
 	cleanups = append(cleanups, func(ctx context.Context) {
+		lose(nil) // stop renewing the lease
+		if durable && !finished {
+			h.release(ctx)
+			return
+		}
+		defer h.drop(ctx)
 		c.nc.Publish(c.cfg.cancelSubject(q.ID), nil)
 		c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.shardSubject(q.Name, q.ID)))
 		c.st.results.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.resultSubject(q.ID)))
@@ -363,15 +416,42 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		// the way: duplicates dropped, those of lost workers.
 		c.st.removePrefix(ctx, c.cfg.resultPrefix(q.ID))
 	})
-	thetaBytes := encodeTheta(req.Theta)
-	if c.corruptTheta && len(thetaBytes) > 0 {
-		thetaBytes[0] ^= 1
+	if h.found {
+		if err := c.resumable(ctx, q); err != nil {
+			return rep, err
+		}
+	} else {
+		thetaBytes := encodeTheta(req.Theta)
+		if c.corruptTheta && len(thetaBytes) > 0 {
+			thetaBytes[0] ^= 1
+		}
+		if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), thetaBytes); err != nil {
+			return rep, fmt.Errorf("%s: storing θ: %w", what, err)
+		}
+		if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
+			return rep, fmt.Errorf("%s: storing the request: %w", what, err)
+		}
 	}
-	if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), thetaBytes); err != nil {
-		return rep, fmt.Errorf("%s: storing θ: %w", what, err)
-	}
-	if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
-		return rep, fmt.Errorf("%s: storing the request: %w", what, err)
+	// The results an earlier coordinator of the request left: those up to
+	// caughtUp, the last one now in the stream, are read before any shard
+	// is published, and only the shards without one are published.
+	var caughtUp uint64
+	pending := map[int]uint64{} // shard → sequence of its message still in the work queue
+	if h.found {
+		// First the shards still queued or in flight (a shard leaves the
+		// queue when acked, after its result is published), then the last
+		// result: a shard in neither is published again.
+		if pending, err = c.queued(ctx, q, len(shards)); err != nil {
+			return rep, fmt.Errorf("%s: the earlier shards: %w", what, err)
+		}
+		last, err := c.st.results.GetLastMsgForSubject(ctx, c.cfg.resultSubject(q.ID))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return rep, fmt.Errorf("%s: results stream: %w", what, err)
+		default:
+			caughtUp = last.Sequence
+		}
 	}
 
 	advisories := make(chan *nats.Msg, 64)
@@ -381,15 +461,23 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	cleanups = append(cleanups, func(context.Context) { asub.Unsubscribe() })
 
-	results := make(chan []byte, 256)
+	type result struct {
+		data []byte
+		seq  uint64
+	}
+	results := make(chan result, 256)
 	rc, err := c.js.OrderedConsumer(ctx, c.cfg.resultStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.cfg.resultSubject(q.ID)}})
 	if err != nil {
 		return rep, fmt.Errorf("%s: results consumer: %w", what, err)
 	}
 	done := make(chan struct{})
 	cc, err := rc.Consume(func(m jetstream.Msg) {
+		var seq uint64
+		if md, err := m.Metadata(); err == nil {
+			seq = md.Sequence.Stream
+		}
 		select {
-		case results <- m.Data():
+		case results <- result{m.Data(), seq}:
 		case <-done:
 		}
 	})
@@ -398,9 +486,18 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	cleanups = append(cleanups, func(context.Context) { close(done); cc.Stop() })
 
-	// The shards.
+	// The shards. Each coordinator of a request (its epoch) numbers its
+	// attempts from epoch·MaxDeliver, so that no Nats-Msg-Id repeats one
+	// of an earlier coordinator's within the de-duplication window.
 	attempt := make([]int, len(shards))
+	tries := make([]int, len(shards)) // publications by this coordinator
+	for j := range attempt {
+		attempt[j] = h.l.Epoch * c.cfg.MaxDeliver
+	}
 	seqs := map[uint64]int{}
+	for j, seq := range pending {
+		seqs[seq] = j
+	}
 	publish := func(j int) error {
 		sh := shards[j]
 		s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Attempt: attempt[j], Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
@@ -419,29 +516,45 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			return ctx.Err()
 		}
 	}
-	{
+	state := make([]uint8, len(shards)) // 0 pending, 1 done, 2 failed
+	// publishAll publishes every shard not yet done or failed.
+	published := false
+	publishAll := func() error {
+		published = true
 		futures := make([]jetstream.PubAckFuture, len(shards))
 		for j, sh := range shards {
-			s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
-			f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s), jetstream.WithMsgID(fmt.Sprintf("%v.%d.0", q.ID, j)))
-			if err != nil {
-				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			if _, ok := pending[j]; state[j] != 0 || ok {
+				continue
 			}
+			s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Attempt: attempt[j], Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
+			f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s), jetstream.WithMsgID(fmt.Sprintf("%v.%d.%d", q.ID, j, attempt[j])))
+			if err != nil {
+				return fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			}
+			tries[j]++
 			futures[j] = f
 		}
 		for j, f := range futures {
+			if f == nil {
+				continue
+			}
 			select {
 			case ack := <-f.Ok():
 				seqs[ack.Sequence] = j
 			case err := <-f.Err():
-				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+				return fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
 			case <-ctx.Done():
-				return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+				return fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
 			}
+		}
+		return nil
+	}
+	if caughtUp == 0 {
+		if err := publishAll(); err != nil {
+			return rep, err
 		}
 	}
 
-	state := make([]uint8, len(shards)) // 0 pending, 1 done, 2 failed
 	workers := map[string]bool{}
 	left := len(shards)
 	traj := 0
@@ -454,7 +567,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		lastProgress = time.Now()
 		if req.Progress != nil {
 			req.Progress(Progress{Shard: j, Delivery: delivery, Worker: worker, Failed: failed,
-				Done: len(shards) - left, Total: len(shards), Trajectories: traj, Elapsed: time.Since(start)})
+				Done: len(shards) - left, Total: len(shards), Trajectories: traj, Elapsed: time.Since(start), Request: rep.Request})
 		}
 	}
 	giveUp := func(j int, deliveries int, reason string) {
@@ -465,16 +578,26 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	// republish publishes shard j again after an invalid result (why), or
 	// gives it up after MaxDeliver publications.
 	republish := func(j int, why error) error {
-		if attempt[j]+1 >= c.cfg.MaxDeliver {
-			giveUp(j, attempt[j]+1, "invalid results: "+why.Error())
+		if tries[j] >= c.cfg.MaxDeliver {
+			giveUp(j, tries[j], "invalid results: "+why.Error())
 			finish(j, 0, "", true)
 			return nil
 		}
 		attempt[j]++
 		rep.Republished++
+		if !published {
+			return nil // published with the others once caught up
+		}
+		tries[j]++
 		return publish(j)
 	}
+	var lastSeen uint64
 	for left > 0 {
+		if !published && lastSeen >= caughtUp {
+			if err := publishAll(); err != nil {
+				return rep, err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			rep.Elapsed = time.Since(start)
@@ -500,8 +623,10 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			giveUp(j, a.Deliveries, "its deliveries were not acknowledged (workers lost or stalled)")
 			finish(j, a.Deliveries, "", true)
-		case data := <-results:
-			m, err := decodeResult(data)
+		case r := <-results:
+			lastSeen = max(lastSeen, r.seq)
+			old := !published
+			m, err := decodeResult(r.data)
 			if err == nil && (m.Req != q.ID || m.Index >= len(shards) || m.Kind != q.Kind || m.Prec != q.Prec) {
 				err = fmt.Errorf("result of %v %v shard %d of request %v, want a %v %v shard < %d of request %v", m.Prec, m.Kind, m.Index, m.Req, q.Prec, q.Kind, len(shards), q.ID)
 			}
@@ -532,8 +657,11 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 					continue
 				}
 			}
+			if old {
+				rep.Resumed++
+			}
 			if m.Status == resFailed {
-				giveUp(j, m.Delivered+attempt[j], m.Reason)
+				giveUp(j, m.Delivered+max(tries[j]-1, 0), m.Reason)
 				finish(j, m.Delivered, m.Worker, true)
 				continue
 			}
@@ -555,5 +683,54 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	rep.Workers = len(workers)
 	rep.Elapsed = time.Since(start)
+	finished = true
 	return rep, nil
+}
+
+// queued returns the shards of request q whose messages are still in the
+// work queue (queued, or delivered and not yet acked), by sequence.
+func (c *Coordinator) queued(ctx context.Context, q *request, n int) (map[int]uint64, error) {
+	subj := c.cfg.shardSubject(q.Name, q.ID)
+	info, err := c.st.shards.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found := map[int]uint64{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := c.st.shards.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s, err := decodeShard(m.Data); err == nil && s.Req == q.ID && s.Index < n {
+			found[s.Index] = m.Sequence
+		}
+		seq = m.Sequence
+	}
+	return found, nil
+}
+
+// resumable checks that the request q, to resume, is the one in the store:
+// its descriptor (name, arguments, tolerances, θ's hash, Indices) is
+// byte for byte the one q would store, and its θ is there.
+func (c *Coordinator) resumable(ctx context.Context, q *request) error {
+	desc, err := c.st.getObject(ctx, c.cfg.requestObject(q.ID), maxRequestBytes, false)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return &ExpiredError{Request: q.ID.String()}
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: resuming request %v: %w", q.ID, err)
+	}
+	if !bytes.Equal(desc, encodeRequest(q)) {
+		return fmt.Errorf("cluster: resuming request %v: it was another request (its name, arguments, tolerances, θ or Indices differ)", q.ID)
+	}
+	if _, err := c.st.obj.GetInfo(ctx, c.cfg.thetaObject(q.ID)); err != nil {
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return &ExpiredError{Request: q.ID.String()}
+		}
+		return fmt.Errorf("cluster: resuming request %v: θ: %w", q.ID, err)
+	}
+	return nil
 }
