@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -228,98 +226,6 @@ func nans[T ode.Float](n int) []T {
 	return x
 }
 
-// prepare builds the request's Spec here, checks its ensemble, options and
-// Indices, and makes the request descriptor.
-func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k kind) (*Spec[T], *request, error) {
-	if ctx == nil {
-		return nil, nil, errors.New("cluster: nil context")
-	}
-	if c == nil {
-		return nil, nil, errors.New("cluster: nil Coordinator")
-	}
-	switch {
-	case !validName(req.Name):
-		return nil, nil, fmt.Errorf("cluster: Request.Name %q: want 1 to %d letters, digits, '-' or '_'", req.Name, MaxNameLen)
-	case len(req.Args) > MaxArgs:
-		return nil, nil, fmt.Errorf("cluster: Request.Args has %d bytes, want ≤ %d", len(req.Args), MaxArgs)
-	case len(req.Theta) > MaxTheta:
-		return nil, nil, fmt.Errorf("cluster: Request.Theta has %d values, want ≤ %d", len(req.Theta), MaxTheta)
-	case len(req.Indices) > MaxIndices:
-		return nil, nil, fmt.Errorf("cluster: Request.Indices has %d positions, want ≤ %d", len(req.Indices), MaxIndices)
-	case k == kindSolve && (req.Indices != nil || req.PerTrajectoryU0):
-		return nil, nil, errors.New("cluster: Solve: Indices and PerTrajectoryU0 are for Gradient only")
-	}
-	b, err := lookupTyped[T](req.Name)
-	if err != nil {
-		return nil, nil, err
-	}
-	spec, err := buildSpec(b, req.Args, slices.Clone(req.Theta))
-	if err != nil {
-		return nil, nil, err
-	}
-	q := &request{Kind: k, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
-		ThetaHash: thetaHash(req.Theta), ThetaLen: len(req.Theta), PerU0: req.PerTrajectoryU0}
-	if req.RelTol != 0 || req.AbsTol != 0 {
-		q.HasTol, q.RelTol, q.AbsTol = true, req.RelTol, req.AbsTol
-	}
-	if req.Indices != nil {
-		q.HasIndices, q.Indices = true, slices.Clone(req.Indices)
-		for p, i := range q.Indices {
-			if i < 0 || i > MaxTrajectories {
-				return nil, nil, fmt.Errorf("cluster: Request.Indices[%d] = %d, want 0 ≤ i < N", p, i)
-			}
-		}
-	}
-	if spec.Ensemble.N > MaxTrajectories {
-		return nil, nil, fmt.Errorf("cluster: Ensemble.N = %d, want ≤ %d", spec.Ensemble.N, MaxTrajectories)
-	}
-	// Check everything the shards will check, on an empty shard.
-	empty := ode.Shard{N: spec.Ensemble.N, Seed: spec.Ensemble.Seed}
-	switch k {
-	case kindSolve:
-		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, ode.OptionsFor[ode.SolveOption](spec.options(q))...)
-	case kindGradient:
-		if spec.LossFor == nil {
-			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
-		}
-		empty.N = spec.positions(q)
-		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.gradientOptions(q)...)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: %q: %w", req.Name, err)
-	}
-	shards := spec.shardList(q)
-	q.Shards = len(shards)
-	// Each array of a shard's result must be one a result may hold (a
-	// result larger than the server's max payload goes through the object
-	// store, but its decoder refuses arrays beyond MaxValues).
-	if len(shards) > 0 {
-		n := shards[0].Hi - shards[0].Lo // the first shard is the largest
-		check := func(what string, v int) error {
-			if v > MaxValues {
-				return fmt.Errorf("cluster: %q: a shard's result would hold %d %s, more than MaxValues = %d: use a smaller ShardSize", req.Name, v, what, MaxValues)
-			}
-			return nil
-		}
-		switch k {
-		case kindSolve:
-			if !spec.Ensemble.DropOutputs {
-				err = check("outputs", n*spec.outputSize())
-			}
-			err = cmp.Or(err, check("sums", spec.Ensemble.ReduceSize))
-		case kindGradient:
-			err = check("gradient values", len(spec.Ensemble.Base.P))
-			if q.PerU0 {
-				err = cmp.Or(err, check("dL/du0 values", n*len(spec.Ensemble.Base.U0)))
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	return spec, q, nil
-}
-
 func newReqID() reqID {
 	var id reqID
 	rand.Read(id[:])
@@ -381,7 +287,9 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	if err := c.ping(ctx, q.Name); err != nil {
 		return rep, err
 	}
-	h, err := acquire(ctx, c.kv, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, req.Resume)
+	var lastSeen uint64 // the sequence of the last result read
+	h, err := acquire(ctx, c.kv, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, durable, req.Resume)
+	c.Sweep(ctx) // best effort: what finished and expired requests left
 	if err != nil {
 		return rep, err
 	}
@@ -406,32 +314,23 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			h.release(ctx)
 			return
 		}
-		defer h.drop(ctx)
-		c.nc.Publish(c.cfg.cancelSubject(q.ID), nil)
-		c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.shardSubject(q.Name, q.ID)))
-		c.st.results.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.resultSubject(q.ID)))
-		c.st.remove(ctx, c.cfg.requestObject(q.ID))
-		c.st.remove(ctx, c.cfg.thetaObject(q.ID))
-		// The results stored as objects that were not read and removed on
-		// the way: duplicates dropped, those of lost workers.
-		c.st.removePrefix(ctx, c.cfg.resultPrefix(q.ID))
+		// The results stored as objects that were read were removed on
+		// the way, and so were those of duplicates dropped: what is left
+		// is named by the results after the last one read.
+		c.removeRequest(ctx, q.ID, lastSeen+1)
+		h.drop(ctx)
 	})
 	if h.found {
 		if err := c.resumable(ctx, q); err != nil {
 			return rep, err
 		}
-	} else {
-		thetaBytes := encodeTheta(req.Theta)
-		if c.corruptTheta && len(thetaBytes) > 0 {
-			thetaBytes[0] ^= 1
-		}
-		if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), thetaBytes); err != nil {
-			return rep, fmt.Errorf("%s: storing θ: %w", what, err)
-		}
-		if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
-			return rep, fmt.Errorf("%s: storing the request: %w", what, err)
-		}
+	} else if err := c.store(ctx, q, req.Theta); err != nil {
+		return rep, fmt.Errorf("%s: %w", what, err)
 	}
+	// θ and the descriptor are stored again every maxAge/4, so that the
+	// store's age limit never removes them under a running request.
+	refresh := time.NewTicker(maxAge / 4)
+	defer refresh.Stop()
 	// The results an earlier coordinator of the request left: those up to
 	// caughtUp, the last one now in the stream, are read before any shard
 	// is published, and only the shards without one are published.
@@ -591,7 +490,6 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		tries[j]++
 		return publish(j)
 	}
-	var lastSeen uint64
 	for left > 0 {
 		if !published && lastSeen >= caughtUp {
 			if err := publishAll(); err != nil {
@@ -602,6 +500,10 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		case <-ctx.Done():
 			rep.Elapsed = time.Since(start)
 			return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+		case <-refresh.C:
+			if err := c.store(ctx, q, req.Theta); err != nil {
+				return rep, fmt.Errorf("%s: %w", what, err)
+			}
 		case <-ticker.C:
 			if time.Since(lastProgress) > 2*time.Second {
 				if err := c.ping(ctx, q.Name); err != nil {
@@ -685,52 +587,4 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	rep.Elapsed = time.Since(start)
 	finished = true
 	return rep, nil
-}
-
-// queued returns the shards of request q whose messages are still in the
-// work queue (queued, or delivered and not yet acked), by sequence.
-func (c *Coordinator) queued(ctx context.Context, q *request, n int) (map[int]uint64, error) {
-	subj := c.cfg.shardSubject(q.Name, q.ID)
-	info, err := c.st.shards.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	found := map[int]uint64{}
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
-		m, err := c.st.shards.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if s, err := decodeShard(m.Data); err == nil && s.Req == q.ID && s.Index < n {
-			found[s.Index] = m.Sequence
-		}
-		seq = m.Sequence
-	}
-	return found, nil
-}
-
-// resumable checks that the request q, to resume, is the one in the store:
-// its descriptor (name, arguments, tolerances, θ's hash, Indices) is
-// byte for byte the one q would store, and its θ is there.
-func (c *Coordinator) resumable(ctx context.Context, q *request) error {
-	desc, err := c.st.getObject(ctx, c.cfg.requestObject(q.ID), maxRequestBytes, false)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return &ExpiredError{Request: q.ID.String()}
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: resuming request %v: %w", q.ID, err)
-	}
-	if !bytes.Equal(desc, encodeRequest(q)) {
-		return fmt.Errorf("cluster: resuming request %v: it was another request (its name, arguments, tolerances, θ or Indices differ)", q.ID)
-	}
-	if _, err := c.st.obj.GetInfo(ctx, c.cfg.thetaObject(q.ID)); err != nil {
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return &ExpiredError{Request: q.ID.String()}
-		}
-		return fmt.Errorf("cluster: resuming request %v: θ: %w", q.ID, err)
-	}
-	return nil
 }

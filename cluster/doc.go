@@ -67,13 +67,44 @@
 //     indices, and that outputs are NaN exactly where trajectories failed,
 //     as in-process. It keeps the first result of each shard and merges
 //     them in shard order with Merge or MergeGradients.
-//   - At the end, or on cancellation, the coordinator publishes
-//     flatkit.cancel.ID, and workers stop the request's shards in flight.
-//     It purges the request's shards and results and deletes its objects,
-//     delete markers included. Those are θ, the descriptor, and the stored
-//     results nobody read: those of duplicates and of lost workers. A
-//     worker that stores a result in the instant the request ends may leave
-//     it behind; the bucket's 24-hour TTL removes it.
+//   - At the end, or on cancellation of a request without an ID, the
+//     coordinator publishes flatkit.cancel.ID, and workers stop the
+//     request's shards in flight. It purges the request's shards and
+//     results and deletes its objects, delete markers included: θ, the
+//     descriptor, and the stored results that the results after the last
+//     one it read name. It lists no bucket to find them. A result that a
+//     worker stores and names in the instant the request ends is removed
+//     by the next sweep (Coordinator.Sweep, run at the start of each
+//     request); one stored by a worker that died before naming it is left
+//     to the bucket's 24-hour TTL.
+//
+// # Resume
+//
+// A request given an ID (Request.ID, from NewRequestID) outlives its
+// coordinator. Its coordinator holds a lease on it, its entry in the
+// key-value bucket flatkit_requests, renewed by compare-and-set every
+// LeaseTTL/3. If the coordinator dies, or its context ends, the request's
+// descriptor, θ, shards and results stay where they are, and workers go on
+// with its queued shards. The same Solve or Gradient call with the same ID
+// (and Resume, to refuse starting it anew) resumes it once the lease has
+// lapsed (LeaseTTL after the last renewal; at once if the context ended).
+// The resuming coordinator checks that the stored descriptor is the one
+// the call would store, reads the results already in the results stream,
+// leaves alone the shards still in the work queue (queued, or in flight),
+// and publishes only the others. Its attempts are numbered from
+// epoch·MaxDeliver, so that its Nats-Msg-Ids are new. The answer is the
+// one an uninterrupted run gives, bit for bit; Report.Resumed counts the
+// shards found done. A second coordinator on a request whose lease is held
+// gets a *BusyError naming the request.
+//
+// Nothing of a request is removed while it runs or for Config.Retention
+// after its lease was last renewed. Then it is expired: the next sweep
+// removes it, and a resume gets an *ExpiredError. A request without an ID
+// whose coordinator died is removed by the next sweep once its lease
+// lapsed. Whatever their request, the results stream and the object store
+// drop anything older than 24 hours, the bound of Retention; a running
+// coordinator stores θ and the descriptor again every 6 hours, so that
+// they stay. A result older than that is computed again on a resume.
 //
 // # Delivery
 //

@@ -25,6 +25,15 @@ type lease struct {
 	TTL       time.Duration `json:"ttl"`
 	Retention time.Duration `json:"retention"`
 	Epoch     int           `json:"epoch"` // coordinators that ran it before this one
+	// Durable: the caller gave the id, and may resume the request. One
+	// without is removed as soon as its lease lapses.
+	Durable bool `json:"durable"`
+}
+
+// gone reports whether the request of l can be removed at now: its
+// retention ran out, or it is not durable and its lease lapsed.
+func (l *lease) gone(now time.Time) bool {
+	return now.After(l.Renewed.Add(l.Retention)) || !l.Durable && now.After(l.Renewed.Add(l.TTL))
 }
 
 // BusyError refuses a second coordinator on a request whose coordinator
@@ -99,7 +108,7 @@ type held struct {
 // acquire takes the lease of request id for holder. mustExist (a resume)
 // refuses a request without an entry with an *ExpiredError. An expired
 // entry is an *ExpiredError too; a held one a *BusyError.
-func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string, ttl, retention time.Duration, mustExist bool) (*held, error) {
+func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string, ttl, retention time.Duration, durable, mustExist bool) (*held, error) {
 	key := id.String()
 	now := time.Now()
 	e, err := kv.Get(ctx, key)
@@ -108,7 +117,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string
 		if mustExist {
 			return nil, &ExpiredError{Request: key}
 		}
-		h := &held{kv: kv, key: key, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention}}
+		h := &held{kv: kv, key: key, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Durable: durable}}
 		b, _ := json.Marshal(h.l)
 		h.rev, err = kv.Create(ctx, key, b)
 		if errors.Is(err, jetstream.ErrKeyExists) {
@@ -131,7 +140,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string
 	if until := old.Renewed.Add(old.TTL); old.Holder != "" && now.Before(until) {
 		return nil, &BusyError{Request: key, Holder: old.Holder, Until: until}
 	}
-	h := &held{kv: kv, key: key, found: true, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Epoch: old.Epoch + 1}}
+	h := &held{kv: kv, key: key, found: true, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Epoch: old.Epoch + 1, Durable: durable}}
 	b, _ := json.Marshal(h.l)
 	h.rev, err = kv.Update(ctx, key, b, e.Revision())
 	if err != nil {

