@@ -58,8 +58,10 @@
 //     flatkit.result.ID then carries only the object's name, size and
 //     SHA-256. Before reading a stored result, the coordinator refuses one
 //     larger than its shard can be. That bound is the arrays' sizes, which
-//     the request fixes, and one error of the longest message per
-//     trajectory. The coordinator also refuses one of another size or hash,
+//     the request fixes, and one error per trajectory of at most
+//     MaxErrorText bytes of text: a worker cuts a longer one, marking the
+//     cut with ErrorTextCut. The coordinator also refuses one of another
+//     size or hash,
 //     and removes each object once read. A refused result is invalid like
 //     any other.
 //   - The coordinator reads flatkit.result.ID and decodes and checks each
