@@ -25,6 +25,8 @@ type Coordinator struct {
 	kv  jetstream.KeyValue // the requests' leases
 	id  string             // names this coordinator in leases
 
+	stats coordStats // for RegisterMetrics
+
 	corruptTheta bool // tests: store a θ other than the one hashed
 }
 
@@ -472,6 +474,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	giveUp := func(j int, deliveries int, reason string) {
 		state[j] = 2
 		rep.Failed++
+		c.stats.failed.Add(1)
 		fail(j, &ShardFailedError{Shard: shards[j], Number: j, Deliveries: deliveries, Reason: reason})
 	}
 	// republish publishes shard j again after an invalid result (why), or
@@ -539,11 +542,13 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			if err != nil {
 				rep.Invalid++
+				c.stats.invalid.Add(1)
 				continue
 			}
 			j := m.Index
 			if state[j] != 0 {
 				rep.DuplicatesDropped++
+				c.stats.dups.Add(1)
 				if m.Status == resOffloaded {
 					c.st.remove(ctx, c.cfg.resultObject(q.ID, m.Blob))
 				}
@@ -553,6 +558,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 				rep.Offloaded++
 				if m, err = c.fetchResult(ctx, q, m, bound(j)); err != nil {
 					rep.Invalid++
+					c.stats.invalid.Add(1)
 					if err := republish(j, err); err != nil {
 						return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
 					}
@@ -569,6 +575,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			if err := accept(j, m); err != nil {
 				rep.Invalid++
+				c.stats.invalid.Add(1)
 				if err := republish(j, err); err != nil {
 					return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
 				}
@@ -576,8 +583,10 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			state[j] = 1
 			rep.Completed++
+			c.stats.done.Add(1)
 			if m.Delivered > 1 {
 				rep.Redelivered++
+				c.stats.redelivered.Add(1)
 			}
 			workers[m.Worker] = true
 			finish(j, m.Delivered, m.Worker, false)

@@ -142,6 +142,16 @@
 // The decoders have fuzz targets: go test -fuzz FuzzDecodeResult
 // ./cluster, and FuzzOpenStored for stored results.
 //
+// # Watching
+//
+// Worker.RegisterMetrics and Coordinator.RegisterMetrics register
+// Prometheus metrics with a registry of the caller's: shards done, failed,
+// retried and redelivered, duplicates dropped, invalid results, bytes
+// through the object store, and the histogram of a shard's computing
+// time. flatkit-worker serves its worker's on the address given by
+// -metrics. Without a registry nothing is counted beyond the atomic
+// counters of WorkerStats and Report.
+//
 // # Commands
 //
 //	go run ./cluster/cmd/flatkit-worker -nats URL          # a worker for package lv's ensembles

@@ -52,6 +52,7 @@ func (c *Coordinator) fetchResult(ctx context.Context, q *request, ref *resultMs
 	if err != nil {
 		return nil, fmt.Errorf("stored result of shard %d: %w", ref.Index, err)
 	}
+	c.stats.getBytes.Add(int64(len(data)))
 	return openStored(ref, data)
 }
 

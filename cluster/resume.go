@@ -18,6 +18,7 @@ func (c *Coordinator) store(ctx context.Context, q *request, theta []float32) er
 	if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), b); err != nil {
 		return fmt.Errorf("storing θ: %w", err)
 	}
+	c.stats.putBytes.Add(int64(len(b)))
 	if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
 		return fmt.Errorf("storing the request: %w", err)
 	}
