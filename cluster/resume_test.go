@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,17 +79,7 @@ func resumeRun(t *testing.T, kind string, args []byte, resume func(ctx context.C
 		workers = append(workers, startProc(t, url, id, "delay=40ms"))
 	}
 	id := cluster.NewRequestID()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperCoordEnv+"="+url, helperCoordKind+"="+kind, helperCoordArgs+"="+string(args), helperCoordID+"="+id)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, out := startHelper(t, helperCoordEnv+"="+url, helperCoordKind+"="+kind, helperCoordArgs+"="+string(args), helperCoordID+"="+id)
 
 	c := coordinator(t, url)
 	req := cluster.Request{Name: "lv", Args: args, Theta: lv.Theta(), ID: id, Resume: true, PerTrajectoryU0: kind == "gradient"}
@@ -134,6 +123,7 @@ func resumeRun(t *testing.T, kind string, args []byte, resume func(ctx context.C
 
 	// Resume once the dead coordinator's lease lapses.
 	var rep cluster.Report
+	var err error
 	busy := 0
 	for {
 		rep, err = resume(context.Background(), c, req)
