@@ -60,7 +60,7 @@ func (c *Coordinator) Sweep(ctx context.Context) (int, error) {
 			ids[id] = true
 		}
 	}
-	keys, err := c.kv.ListKeys(ctx)
+	keys, err := c.ls.kv.ListKeys(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -73,7 +73,7 @@ func (c *Coordinator) Sweep(ctx context.Context) (int, error) {
 	var errs error
 	now := time.Now()
 	for id := range ids {
-		e, err := c.kv.Get(ctx, id.String())
+		e, err := c.ls.kv.Get(ctx, id.String())
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			// Finished (or removed): anything left is a leftover.
@@ -92,7 +92,7 @@ func (c *Coordinator) Sweep(ctx context.Context) (int, error) {
 		}
 		if err == nil {
 			// Delete the expired entry, unless it was renewed meanwhile.
-			c.kv.Delete(ctx, id.String(), jetstream.LastRevision(e.Revision()))
+			c.ls.remove(ctx, id.String(), e.Revision())
 		}
 		n++
 	}

@@ -22,8 +22,8 @@ type Coordinator struct {
 	js  jetstream.JetStream
 	cfg Config
 	st  *streams
-	kv  jetstream.KeyValue // the requests' leases
-	id  string             // names this coordinator in leases
+	ls  *leases // the requests' leases
+	id  string  // names this coordinator in leases
 
 	stats coordStats // for RegisterMetrics
 
@@ -49,11 +49,11 @@ func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinato
 	if err != nil {
 		return nil, err
 	}
-	kv, err := leaseBucket(ctx, js, c)
+	ls, err := openLeases(ctx, js, c)
 	if err != nil {
 		return nil, err
 	}
-	return &Coordinator{nc: nc, js: js, cfg: c, st: st, kv: kv, id: "coordinator-" + newReqID().String()[:12]}, nil
+	return &Coordinator{nc: nc, js: js, cfg: c, st: st, ls: ls, id: "coordinator-" + newReqID().String()[:12]}, nil
 }
 
 // Request is one ensemble solve or gradient to run on the cluster.
@@ -290,7 +290,7 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		return rep, err
 	}
 	var lastSeen uint64 // the sequence of the last result read
-	h, err := acquire(ctx, c.kv, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, durable, req.Resume)
+	h, err := acquire(ctx, c.ls, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, durable, req.Resume)
 	c.Sweep(ctx) // best effort: what finished and expired requests left
 	if err != nil {
 		return rep, err

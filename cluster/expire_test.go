@@ -60,6 +60,9 @@ func TestResumeMissingAndExpired(t *testing.T) {
 	if n, err := cluster.ResultMessages(bg, c); err != nil || n != 0 {
 		t.Errorf("after the request the results stream holds %d messages (%v), want 0", n, err)
 	}
+	if n, err := cluster.LeaseMessages(bg, c); err != nil || n != 0 {
+		t.Errorf("after the request the lease bucket holds %d messages (%v), want 0", n, err)
+	}
 	var ee *cluster.ExpiredError
 	if _, _, err := cluster.Solve[float64](bg, c, req); !errors.As(err, &ee) || ee.Request != id {
 		t.Errorf("resume of a finished request: %v, want an *ExpiredError naming it", err)
@@ -100,6 +103,9 @@ func TestResumeMissingAndExpired(t *testing.T) {
 	}
 	if n, err := cluster.ResultMessages(bg, c); err != nil || n != 0 {
 		t.Errorf("after the expiry the results stream holds %d messages (%v), want 0", n, err)
+	}
+	if n, err := cluster.LeaseMessages(bg, c); err != nil || n != 0 {
+		t.Errorf("after the expiry the lease bucket holds %d messages (%v), want 0", n, err)
 	}
 	t.Logf("resumed %d of %d shards found done; worker %+v", rep.Resumed, rep.Shards, w.Stats())
 }

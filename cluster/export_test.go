@@ -119,3 +119,13 @@ func ResultMessages(ctx context.Context, c *Coordinator) (uint64, error) {
 	}
 	return info.State.Msgs, nil
 }
+
+// LeaseMessages is the number of messages in the stream of the lease
+// bucket: 0 when no request is running or resumable.
+func LeaseMessages(ctx context.Context, c *Coordinator) (uint64, error) {
+	info, err := c.ls.stream.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}

@@ -96,8 +96,43 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg Config) (jetst
 	return kv, nil
 }
 
+// leases is the bucket of the requests' leases and its stream.
+type leases struct {
+	kv     jetstream.KeyValue
+	stream jetstream.Stream // KV_PREFIX_requests
+	bucket string
+}
+
+// openLeases opens or makes the bucket of the requests' leases.
+func openLeases(ctx context.Context, js jetstream.JetStream, cfg Config) (*leases, error) {
+	kv, err := leaseBucket(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := retry(ctx, func() (jetstream.Stream, error) { return js.Stream(ctx, "KV_"+cfg.leaseBucket()) })
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the stream of bucket %s: %w", cfg.leaseBucket(), err)
+	}
+	return &leases{kv: kv, stream: s, bucket: cfg.leaseBucket()}, nil
+}
+
+// remove deletes the entry of key, the marker a deletion leaves included
+// (the subject $KV.BUCKET.KEY of its stream), if its revision is still
+// rev (0: any).
+func (l *leases) remove(ctx context.Context, key string, rev uint64) error {
+	var opts []jetstream.KVDeleteOpt
+	if rev != 0 {
+		opts = append(opts, jetstream.LastRevision(rev))
+	}
+	if err := l.kv.Delete(ctx, key, opts...); err != nil {
+		return err
+	}
+	return l.stream.Purge(ctx, jetstream.WithPurgeSubject("$KV."+l.bucket+"."+key))
+}
+
 // held is a lease taken by this coordinator.
 type held struct {
+	ls    *leases
 	kv    jetstream.KeyValue
 	key   string
 	l     lease
@@ -108,16 +143,17 @@ type held struct {
 // acquire takes the lease of request id for holder. mustExist (a resume)
 // refuses a request without an entry with an *ExpiredError. An expired
 // entry is an *ExpiredError too; a held one a *BusyError.
-func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string, ttl, retention time.Duration, durable, mustExist bool) (*held, error) {
+func acquire(ctx context.Context, ls *leases, id reqID, holder string, ttl, retention time.Duration, durable, mustExist bool) (*held, error) {
 	key := id.String()
 	now := time.Now()
+	kv := ls.kv
 	e, err := kv.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		if mustExist {
 			return nil, &ExpiredError{Request: key}
 		}
-		h := &held{kv: kv, key: key, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Durable: durable}}
+		h := &held{ls: ls, kv: kv, key: key, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Durable: durable}}
 		b, _ := json.Marshal(h.l)
 		h.rev, err = kv.Create(ctx, key, b)
 		if errors.Is(err, jetstream.ErrKeyExists) {
@@ -140,7 +176,7 @@ func acquire(ctx context.Context, kv jetstream.KeyValue, id reqID, holder string
 	if until := old.Renewed.Add(old.TTL); old.Holder != "" && now.Before(until) {
 		return nil, &BusyError{Request: key, Holder: old.Holder, Until: until}
 	}
-	h := &held{kv: kv, key: key, found: true, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Epoch: old.Epoch + 1, Durable: durable}}
+	h := &held{ls: ls, kv: kv, key: key, found: true, l: lease{Holder: holder, Renewed: now, TTL: ttl, Retention: retention, Epoch: old.Epoch + 1, Durable: durable}}
 	b, _ := json.Marshal(h.l)
 	h.rev, err = kv.Update(ctx, key, b, e.Revision())
 	if err != nil {
@@ -189,4 +225,4 @@ func (h *held) release(ctx context.Context) {
 }
 
 // drop deletes the entry of a finished request.
-func (h *held) drop(ctx context.Context) { h.kv.Purge(ctx, h.key) }
+func (h *held) drop(ctx context.Context) { h.ls.remove(ctx, h.key, h.rev) }

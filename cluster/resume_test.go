@@ -193,6 +193,12 @@ func resumeRun(t *testing.T, kind string, args []byte, resume func(ctx context.C
 	if n, err := cluster.ObjectStoreMessages(context.Background(), c); err != nil || n != 0 {
 		t.Errorf("after the request the object store holds %d messages (%v), want 0", n, err)
 	}
+	if n, err := cluster.ResultMessages(context.Background(), c); err != nil || n != 0 {
+		t.Errorf("after the request the results stream holds %d messages (%v), want 0", n, err)
+	}
+	if n, err := cluster.LeaseMessages(context.Background(), c); err != nil || n != 0 {
+		t.Errorf("after the request the lease bucket holds %d messages (%v), want 0", n, err)
+	}
 	t.Logf("refused %d times before the lease lapsed; resumed %d of %d shards found done, %d computed twice; elapsed %v",
 		busy, rep.Resumed, rep.Shards, twice, rep.Elapsed.Round(time.Millisecond))
 }
