@@ -155,8 +155,10 @@
 // # Commands
 //
 //	go run ./cluster/cmd/flatkit-worker -nats URL          # a worker for package lv's ensembles
+//	go run ./cluster/cmd/flatkit-worker -nats URL -metrics :9090 # with Prometheus metrics on :9090/metrics
 //	go run ./cluster/cmd/flatkit-worker bench              # throughput and per-shard overhead
 //	go run ./cluster/examples/sweep [-nats URL] -n 1000000 # a sweep; without -nats, self-contained
+//	go run ./cluster/examples/sweep -nats URL -id ID       # resume an interrupted sweep
 //
 // This module is separate from flatkit's core module, whose go.mod stays
 // small. The go.work at the repository root joins the two, so that

@@ -31,13 +31,16 @@ func main() {
 		}
 		return
 	}
-	if err := serve(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "flatkit-worker:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(args []string) error {
+// serve runs a worker until ctx ends.
+func serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("flatkit-worker", flag.ExitOnError)
 	url := fs.String("nats", nats.DefaultURL, "NATS server URL")
 	names := fs.String("names", "", "comma-separated names to serve (default: all registered: "+strings.Join(cluster.Registered(), ", ")+")")
@@ -88,8 +91,6 @@ func serve(args []string) error {
 			fmt.Fprintf(os.Stderr, "metrics on http://%s/metrics\n", ln.Addr())
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	go func() {
 		select {
 		case <-w.Ready():
