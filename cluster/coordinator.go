@@ -508,6 +508,13 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 				return rep, fmt.Errorf("%s: %w", what, err)
 			}
 		case <-ticker.C:
+			if !published && time.Since(lastProgress) > 2*time.Second {
+				// The earlier results stopped short of the last one seen
+				// at the start (it aged out of the stream): publish now.
+				if err := publishAll(); err != nil {
+					return rep, err
+				}
+			}
 			if time.Since(lastProgress) > 2*time.Second {
 				if err := c.ping(ctx, q.Name); err != nil {
 					var nw *NoWorkerError
