@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -23,6 +22,10 @@ type Coordinator struct {
 	js  jetstream.JetStream
 	cfg Config
 	st  *streams
+	ls  *leases // the requests' leases
+	id  string  // names this coordinator in leases
+
+	stats coordStats // for RegisterMetrics
 
 	corruptTheta bool // tests: store a θ other than the one hashed
 }
@@ -46,7 +49,11 @@ func NewCoordinator(ctx context.Context, nc *nats.Conn, cfg Config) (*Coordinato
 	if err != nil {
 		return nil, err
 	}
-	return &Coordinator{nc: nc, js: js, cfg: c, st: st}, nil
+	ls, err := openLeases(ctx, js, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{nc: nc, js: js, cfg: c, st: st, ls: ls, id: "coordinator-" + newReqID().String()[:12]}, nil
 }
 
 // Request is one ensemble solve or gradient to run on the cluster.
@@ -67,6 +74,20 @@ type Request struct {
 	// Progress, if set, is called after each shard is done, from the
 	// goroutine of Solve or Gradient.
 	Progress func(Progress)
+
+	// ID, if set, is the request's durable id (32 hex digits, from
+	// NewRequestID). The request then outlives its coordinator: if the
+	// coordinator dies or its context ends, the request's descriptor, θ
+	// and results stay in the store for Config.Retention, and the same
+	// call with the same ID resumes it. A resume collects the results
+	// already in the results stream, publishes only the shards that have
+	// none, and returns the answer an uninterrupted run would, bit for
+	// bit. A request with an ID is removed from the store once it
+	// finishes; one without is removed when its call returns, however.
+	ID string
+	// Resume refuses to start the request ID anew: if nothing of it is
+	// left in the store, the error is an *ExpiredError.
+	Resume bool
 }
 
 // Progress is the state of a request after one more shard.
@@ -78,6 +99,7 @@ type Progress struct {
 	Done, Total  int  // shards
 	Trajectories int  // trajectories (positions) in the shards done
 	Elapsed      time.Duration
+	Request      string // the request's id
 }
 
 // Report is what happened to a request.
@@ -97,8 +119,12 @@ type Report struct {
 	// Offloaded are results that came through the object store, being
 	// larger than the server's max payload. Each object is removed once
 	// read.
-	Offloaded  int
-	Workers    int // distinct workers whose results were used
+	Offloaded int
+	Workers   int // distinct workers whose results were used
+	// Resumed are the shards whose results a resume found in the results
+	// stream, computed for an earlier coordinator of the request (they
+	// are among Completed or Failed).
+	Resumed    int
 	ThetaBytes int
 	Elapsed    time.Duration
 }
@@ -202,98 +228,6 @@ func nans[T ode.Float](n int) []T {
 	return x
 }
 
-// prepare builds the request's Spec here, checks its ensemble, options and
-// Indices, and makes the request descriptor.
-func prepare[T ode.Float](ctx context.Context, c *Coordinator, req Request, k kind) (*Spec[T], *request, error) {
-	if ctx == nil {
-		return nil, nil, errors.New("cluster: nil context")
-	}
-	if c == nil {
-		return nil, nil, errors.New("cluster: nil Coordinator")
-	}
-	switch {
-	case !validName(req.Name):
-		return nil, nil, fmt.Errorf("cluster: Request.Name %q: want 1 to %d letters, digits, '-' or '_'", req.Name, MaxNameLen)
-	case len(req.Args) > MaxArgs:
-		return nil, nil, fmt.Errorf("cluster: Request.Args has %d bytes, want ≤ %d", len(req.Args), MaxArgs)
-	case len(req.Theta) > MaxTheta:
-		return nil, nil, fmt.Errorf("cluster: Request.Theta has %d values, want ≤ %d", len(req.Theta), MaxTheta)
-	case len(req.Indices) > MaxIndices:
-		return nil, nil, fmt.Errorf("cluster: Request.Indices has %d positions, want ≤ %d", len(req.Indices), MaxIndices)
-	case k == kindSolve && (req.Indices != nil || req.PerTrajectoryU0):
-		return nil, nil, errors.New("cluster: Solve: Indices and PerTrajectoryU0 are for Gradient only")
-	}
-	b, err := lookupTyped[T](req.Name)
-	if err != nil {
-		return nil, nil, err
-	}
-	spec, err := buildSpec(b, req.Args, slices.Clone(req.Theta))
-	if err != nil {
-		return nil, nil, err
-	}
-	q := &request{Kind: k, Prec: precisionOf[T](), Name: req.Name, Args: req.Args,
-		ThetaHash: thetaHash(req.Theta), ThetaLen: len(req.Theta), PerU0: req.PerTrajectoryU0}
-	if req.RelTol != 0 || req.AbsTol != 0 {
-		q.HasTol, q.RelTol, q.AbsTol = true, req.RelTol, req.AbsTol
-	}
-	if req.Indices != nil {
-		q.HasIndices, q.Indices = true, slices.Clone(req.Indices)
-		for p, i := range q.Indices {
-			if i < 0 || i > MaxTrajectories {
-				return nil, nil, fmt.Errorf("cluster: Request.Indices[%d] = %d, want 0 ≤ i < N", p, i)
-			}
-		}
-	}
-	if spec.Ensemble.N > MaxTrajectories {
-		return nil, nil, fmt.Errorf("cluster: Ensemble.N = %d, want ≤ %d", spec.Ensemble.N, MaxTrajectories)
-	}
-	// Check everything the shards will check, on an empty shard.
-	empty := ode.Shard{N: spec.Ensemble.N, Seed: spec.Ensemble.Seed}
-	switch k {
-	case kindSolve:
-		_, err = spec.Ensemble.SolveShard(ctx, spec.Method, empty, ode.OptionsFor[ode.SolveOption](spec.options(q))...)
-	case kindGradient:
-		if spec.LossFor == nil {
-			return nil, nil, fmt.Errorf("cluster: %q serves solves only (its Spec has no LossFor)", req.Name)
-		}
-		empty.N = spec.positions(q)
-		_, err = spec.Ensemble.GradientShard(ctx, spec.Method, spec.LossFor, spec.Sensitivity, empty, spec.gradientOptions(q)...)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: %q: %w", req.Name, err)
-	}
-	shards := spec.shardList(q)
-	q.Shards = len(shards)
-	// Each array of a shard's result must be one a result may hold (a
-	// result larger than the server's max payload goes through the object
-	// store, but its decoder refuses arrays beyond MaxValues).
-	if len(shards) > 0 {
-		n := shards[0].Hi - shards[0].Lo // the first shard is the largest
-		check := func(what string, v int) error {
-			if v > MaxValues {
-				return fmt.Errorf("cluster: %q: a shard's result would hold %d %s, more than MaxValues = %d: use a smaller ShardSize", req.Name, v, what, MaxValues)
-			}
-			return nil
-		}
-		switch k {
-		case kindSolve:
-			if !spec.Ensemble.DropOutputs {
-				err = check("outputs", n*spec.outputSize())
-			}
-			err = cmp.Or(err, check("sums", spec.Ensemble.ReduceSize))
-		case kindGradient:
-			err = check("gradient values", len(spec.Ensemble.Base.P))
-			if q.PerU0 {
-				err = cmp.Or(err, check("dL/du0 values", n*len(spec.Ensemble.Base.U0)))
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	return spec, q, nil
-}
-
 func newReqID() reqID {
 	var id reqID
 	rand.Read(id[:])
@@ -331,7 +265,19 @@ type maxDeliveries struct {
 func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards []ode.Shard,
 	accept func(j int, m *resultMsg) error, fail func(j int, fe *ShardFailedError), bound func(j int) int) (Report, error) {
 	start := time.Now()
-	q.ID = newReqID()
+	durable := req.ID != ""
+	if durable {
+		id, err := parseReqID(req.ID)
+		if err != nil {
+			return Report{}, err
+		}
+		q.ID = id
+	} else {
+		if req.Resume {
+			return Report{}, errors.New("cluster: Request.Resume without a Request.ID")
+		}
+		q.ID = newReqID()
+	}
 	rep := Report{Request: q.ID.String(), Shards: len(shards), ThetaBytes: 4 * len(req.Theta)}
 	what := fmt.Sprintf("cluster: %v of %q (request %v)", q.Kind, q.Name, q.ID)
 	if len(shards) == 0 {
@@ -343,8 +289,19 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	if err := c.ping(ctx, q.Name); err != nil {
 		return rep, err
 	}
+	var lastSeen uint64 // the sequence of the last result read
+	h, err := acquire(ctx, c.ls, q.ID, c.id, c.cfg.LeaseTTL, c.cfg.Retention, durable, req.Resume)
+	c.Sweep(ctx) // best effort: what finished and expired requests left
+	if err != nil {
+		return rep, err
+	}
+	finished := false
+	ctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	go h.keep(ctx, lose)
 
-	// Everything made from here on is removed at the end.
+	// Everything made from here on is removed at the end, unless the
+	// request is durable and did not finish: then it stays for a resume.
 	var cleanups []func(context.Context)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -354,24 +311,48 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		}
 	}()
 	cleanups = append(cleanups, func(ctx context.Context) {
-		c.nc.Publish(c.cfg.cancelSubject(q.ID), nil)
-		c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.shardSubject(q.Name, q.ID)))
-		c.st.results.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.resultSubject(q.ID)))
-		c.st.remove(ctx, c.cfg.requestObject(q.ID))
-		c.st.remove(ctx, c.cfg.thetaObject(q.ID))
-		// The results stored as objects that were not read and removed on
-		// the way: duplicates dropped, those of lost workers.
-		c.st.removePrefix(ctx, c.cfg.resultPrefix(q.ID))
+		lose(nil) // stop renewing the lease
+		if durable && !finished {
+			h.release(ctx)
+			return
+		}
+		// The results stored as objects that were read were removed on
+		// the way, and so were those of duplicates dropped: what is left
+		// is named by the results after the last one read.
+		c.removeRequest(ctx, q.ID, lastSeen+1)
+		h.drop(ctx)
 	})
-	thetaBytes := encodeTheta(req.Theta)
-	if c.corruptTheta && len(thetaBytes) > 0 {
-		thetaBytes[0] ^= 1
+	if h.found {
+		if err := c.resumable(ctx, q); err != nil {
+			return rep, err
+		}
+	} else if err := c.store(ctx, q, req.Theta); err != nil {
+		return rep, fmt.Errorf("%s: %w", what, err)
 	}
-	if _, err := c.st.obj.PutBytes(ctx, c.cfg.thetaObject(q.ID), thetaBytes); err != nil {
-		return rep, fmt.Errorf("%s: storing θ: %w", what, err)
-	}
-	if _, err := c.st.obj.PutBytes(ctx, c.cfg.requestObject(q.ID), encodeRequest(q)); err != nil {
-		return rep, fmt.Errorf("%s: storing the request: %w", what, err)
+	// θ and the descriptor are stored again every maxAge/4, so that the
+	// store's age limit never removes them under a running request.
+	refresh := time.NewTicker(maxAge / 4)
+	defer refresh.Stop()
+	// The results an earlier coordinator of the request left: those up to
+	// caughtUp, the last one now in the stream, are read before any shard
+	// is published, and only the shards without one are published.
+	var caughtUp uint64
+	pending := map[int]uint64{} // shard → sequence of its message still in the work queue
+	if h.found {
+		// First the shards still queued or in flight (a shard leaves the
+		// queue when acked, after its result is published), then the last
+		// result: a shard in neither is published again.
+		if pending, err = c.queued(ctx, q, len(shards)); err != nil {
+			return rep, fmt.Errorf("%s: the earlier shards: %w", what, err)
+		}
+		last, err := c.st.results.GetLastMsgForSubject(ctx, c.cfg.resultSubject(q.ID))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return rep, fmt.Errorf("%s: results stream: %w", what, err)
+		default:
+			caughtUp = last.Sequence
+		}
 	}
 
 	advisories := make(chan *nats.Msg, 64)
@@ -381,15 +362,23 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	cleanups = append(cleanups, func(context.Context) { asub.Unsubscribe() })
 
-	results := make(chan []byte, 256)
+	type result struct {
+		data []byte
+		seq  uint64
+	}
+	results := make(chan result, 256)
 	rc, err := c.js.OrderedConsumer(ctx, c.cfg.resultStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.cfg.resultSubject(q.ID)}})
 	if err != nil {
 		return rep, fmt.Errorf("%s: results consumer: %w", what, err)
 	}
 	done := make(chan struct{})
 	cc, err := rc.Consume(func(m jetstream.Msg) {
+		var seq uint64
+		if md, err := m.Metadata(); err == nil {
+			seq = md.Sequence.Stream
+		}
 		select {
-		case results <- m.Data():
+		case results <- result{m.Data(), seq}:
 		case <-done:
 		}
 	})
@@ -398,9 +387,18 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	cleanups = append(cleanups, func(context.Context) { close(done); cc.Stop() })
 
-	// The shards.
+	// The shards. Each coordinator of a request (its epoch) numbers its
+	// attempts from epoch·MaxDeliver, so that no Nats-Msg-Id repeats one
+	// of an earlier coordinator's within the de-duplication window.
 	attempt := make([]int, len(shards))
+	tries := make([]int, len(shards)) // publications by this coordinator
+	for j := range attempt {
+		attempt[j] = h.l.Epoch * c.cfg.MaxDeliver
+	}
 	seqs := map[uint64]int{}
+	for j, seq := range pending {
+		seqs[seq] = j
+	}
 	publish := func(j int) error {
 		sh := shards[j]
 		s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Attempt: attempt[j], Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
@@ -419,29 +417,45 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			return ctx.Err()
 		}
 	}
-	{
+	state := make([]uint8, len(shards)) // 0 pending, 1 done, 2 failed
+	// publishAll publishes every shard not yet done or failed.
+	published := false
+	publishAll := func() error {
+		published = true
 		futures := make([]jetstream.PubAckFuture, len(shards))
 		for j, sh := range shards {
-			s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
-			f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s), jetstream.WithMsgID(fmt.Sprintf("%v.%d.0", q.ID, j)))
-			if err != nil {
-				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			if _, ok := pending[j]; state[j] != 0 || ok {
+				continue
 			}
+			s := &shardMsg{Req: q.ID, Kind: q.Kind, Prec: q.Prec, ThetaHash: q.ThetaHash, Index: j, Attempt: attempt[j], Lo: sh.Lo, Hi: sh.Hi, Seed: sh.Seed}
+			f, err := c.js.PublishAsync(c.cfg.shardSubject(q.Name, q.ID), encodeShard(s), jetstream.WithMsgID(fmt.Sprintf("%v.%d.%d", q.ID, j, attempt[j])))
+			if err != nil {
+				return fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+			}
+			tries[j]++
 			futures[j] = f
 		}
 		for j, f := range futures {
+			if f == nil {
+				continue
+			}
 			select {
 			case ack := <-f.Ok():
 				seqs[ack.Sequence] = j
 			case err := <-f.Err():
-				return rep, fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
+				return fmt.Errorf("%s: publishing shard %d: %w", what, j, err)
 			case <-ctx.Done():
-				return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+				return fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
 			}
+		}
+		return nil
+	}
+	if caughtUp == 0 {
+		if err := publishAll(); err != nil {
+			return rep, err
 		}
 	}
 
-	state := make([]uint8, len(shards)) // 0 pending, 1 done, 2 failed
 	workers := map[string]bool{}
 	left := len(shards)
 	traj := 0
@@ -454,32 +468,53 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 		lastProgress = time.Now()
 		if req.Progress != nil {
 			req.Progress(Progress{Shard: j, Delivery: delivery, Worker: worker, Failed: failed,
-				Done: len(shards) - left, Total: len(shards), Trajectories: traj, Elapsed: time.Since(start)})
+				Done: len(shards) - left, Total: len(shards), Trajectories: traj, Elapsed: time.Since(start), Request: rep.Request})
 		}
 	}
 	giveUp := func(j int, deliveries int, reason string) {
 		state[j] = 2
 		rep.Failed++
+		c.stats.failed.Add(1)
 		fail(j, &ShardFailedError{Shard: shards[j], Number: j, Deliveries: deliveries, Reason: reason})
 	}
 	// republish publishes shard j again after an invalid result (why), or
 	// gives it up after MaxDeliver publications.
 	republish := func(j int, why error) error {
-		if attempt[j]+1 >= c.cfg.MaxDeliver {
-			giveUp(j, attempt[j]+1, "invalid results: "+why.Error())
+		if tries[j] >= c.cfg.MaxDeliver {
+			giveUp(j, tries[j], "invalid results: "+why.Error())
 			finish(j, 0, "", true)
 			return nil
 		}
 		attempt[j]++
 		rep.Republished++
+		if !published {
+			return nil // published with the others once caught up
+		}
+		tries[j]++
 		return publish(j)
 	}
 	for left > 0 {
+		if !published && lastSeen >= caughtUp {
+			if err := publishAll(); err != nil {
+				return rep, err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			rep.Elapsed = time.Since(start)
 			return rep, fmt.Errorf("%s cancelled: %w", what, context.Cause(ctx))
+		case <-refresh.C:
+			if err := c.store(ctx, q, req.Theta); err != nil {
+				return rep, fmt.Errorf("%s: %w", what, err)
+			}
 		case <-ticker.C:
+			if !published && time.Since(lastProgress) > 2*time.Second {
+				// The earlier results stopped short of the last one seen
+				// at the start (it aged out of the stream): publish now.
+				if err := publishAll(); err != nil {
+					return rep, err
+				}
+			}
 			if time.Since(lastProgress) > 2*time.Second {
 				if err := c.ping(ctx, q.Name); err != nil {
 					var nw *NoWorkerError
@@ -500,8 +535,10 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			giveUp(j, a.Deliveries, "its deliveries were not acknowledged (workers lost or stalled)")
 			finish(j, a.Deliveries, "", true)
-		case data := <-results:
-			m, err := decodeResult(data)
+		case r := <-results:
+			lastSeen = max(lastSeen, r.seq)
+			old := !published
+			m, err := decodeResult(r.data)
 			if err == nil && (m.Req != q.ID || m.Index >= len(shards) || m.Kind != q.Kind || m.Prec != q.Prec) {
 				err = fmt.Errorf("result of %v %v shard %d of request %v, want a %v %v shard < %d of request %v", m.Prec, m.Kind, m.Index, m.Req, q.Prec, q.Kind, len(shards), q.ID)
 			}
@@ -512,11 +549,13 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			if err != nil {
 				rep.Invalid++
+				c.stats.invalid.Add(1)
 				continue
 			}
 			j := m.Index
 			if state[j] != 0 {
 				rep.DuplicatesDropped++
+				c.stats.dups.Add(1)
 				if m.Status == resOffloaded {
 					c.st.remove(ctx, c.cfg.resultObject(q.ID, m.Blob))
 				}
@@ -526,19 +565,24 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 				rep.Offloaded++
 				if m, err = c.fetchResult(ctx, q, m, bound(j)); err != nil {
 					rep.Invalid++
+					c.stats.invalid.Add(1)
 					if err := republish(j, err); err != nil {
 						return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
 					}
 					continue
 				}
 			}
+			if old {
+				rep.Resumed++
+			}
 			if m.Status == resFailed {
-				giveUp(j, m.Delivered+attempt[j], m.Reason)
+				giveUp(j, m.Delivered+max(tries[j]-1, 0), m.Reason)
 				finish(j, m.Delivered, m.Worker, true)
 				continue
 			}
 			if err := accept(j, m); err != nil {
 				rep.Invalid++
+				c.stats.invalid.Add(1)
 				if err := republish(j, err); err != nil {
 					return rep, fmt.Errorf("%s: publishing shard %d again: %w", what, j, err)
 				}
@@ -546,8 +590,10 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 			}
 			state[j] = 1
 			rep.Completed++
+			c.stats.done.Add(1)
 			if m.Delivered > 1 {
 				rep.Redelivered++
+				c.stats.redelivered.Add(1)
 			}
 			workers[m.Worker] = true
 			finish(j, m.Delivered, m.Worker, false)
@@ -555,5 +601,6 @@ func (c *Coordinator) run(ctx context.Context, req Request, q *request, shards [
 	}
 	rep.Workers = len(workers)
 	rep.Elapsed = time.Since(start)
+	finished = true
 	return rep, nil
 }

@@ -58,8 +58,10 @@
 //     flatkit.result.ID then carries only the object's name, size and
 //     SHA-256. Before reading a stored result, the coordinator refuses one
 //     larger than its shard can be. That bound is the arrays' sizes, which
-//     the request fixes, and one error of the longest message per
-//     trajectory. The coordinator also refuses one of another size or hash,
+//     the request fixes, and one error per trajectory of at most
+//     MaxErrorText bytes of text: a worker cuts a longer one, marking the
+//     cut with ErrorTextCut. The coordinator also refuses one of another
+//     size or hash,
 //     and removes each object once read. A refused result is invalid like
 //     any other.
 //   - The coordinator reads flatkit.result.ID and decodes and checks each
@@ -67,13 +69,44 @@
 //     indices, and that outputs are NaN exactly where trajectories failed,
 //     as in-process. It keeps the first result of each shard and merges
 //     them in shard order with Merge or MergeGradients.
-//   - At the end, or on cancellation, the coordinator publishes
-//     flatkit.cancel.ID, and workers stop the request's shards in flight.
-//     It purges the request's shards and results and deletes its objects,
-//     delete markers included. Those are θ, the descriptor, and the stored
-//     results nobody read: those of duplicates and of lost workers. A
-//     worker that stores a result in the instant the request ends may leave
-//     it behind; the bucket's 24-hour TTL removes it.
+//   - At the end, or on cancellation of a request without an ID, the
+//     coordinator publishes flatkit.cancel.ID, and workers stop the
+//     request's shards in flight. It purges the request's shards and
+//     results and deletes its objects, delete markers included: θ, the
+//     descriptor, and the stored results that the results after the last
+//     one it read name. It lists no bucket to find them. A result that a
+//     worker stores and names in the instant the request ends is removed
+//     by the next sweep (Coordinator.Sweep, run at the start of each
+//     request); one stored by a worker that died before naming it is left
+//     to the bucket's 24-hour TTL.
+//
+// # Resume
+//
+// A request given an ID (Request.ID, from NewRequestID) outlives its
+// coordinator. Its coordinator holds a lease on it, its entry in the
+// key-value bucket flatkit_requests, renewed by compare-and-set every
+// LeaseTTL/3. If the coordinator dies, or its context ends, the request's
+// descriptor, θ, shards and results stay where they are, and workers go on
+// with its queued shards. The same Solve or Gradient call with the same ID
+// (and Resume, to refuse starting it anew) resumes it once the lease has
+// lapsed (LeaseTTL after the last renewal; at once if the context ended).
+// The resuming coordinator checks that the stored descriptor is the one
+// the call would store, reads the results already in the results stream,
+// leaves alone the shards still in the work queue (queued, or in flight),
+// and publishes only the others. Its attempts are numbered from
+// epoch·MaxDeliver, so that its Nats-Msg-Ids are new. The answer is the
+// one an uninterrupted run gives, bit for bit; Report.Resumed counts the
+// shards found done. A second coordinator on a request whose lease is held
+// gets a *BusyError naming the request.
+//
+// Nothing of a request is removed while it runs or for Config.Retention
+// after its lease was last renewed. Then it is expired: the next sweep
+// removes it, and a resume gets an *ExpiredError. A request without an ID
+// whose coordinator died is removed by the next sweep once its lease
+// lapsed. Whatever their request, the results stream and the object store
+// drop anything older than 24 hours, the bound of Retention; a running
+// coordinator stores θ and the descriptor again every 6 hours, so that
+// they stay. A result older than that is computed again on a resume.
 //
 // # Delivery
 //
@@ -109,11 +142,23 @@
 // The decoders have fuzz targets: go test -fuzz FuzzDecodeResult
 // ./cluster, and FuzzOpenStored for stored results.
 //
+// # Watching
+//
+// Worker.RegisterMetrics and Coordinator.RegisterMetrics register
+// Prometheus metrics with a registry of the caller's: shards done, failed,
+// retried and redelivered, duplicates dropped, invalid results, bytes
+// through the object store, and the histogram of a shard's computing
+// time. flatkit-worker serves its worker's on the address given by
+// -metrics. Without a registry nothing is counted beyond the atomic
+// counters of WorkerStats and Report.
+//
 // # Commands
 //
 //	go run ./cluster/cmd/flatkit-worker -nats URL          # a worker for package lv's ensembles
+//	go run ./cluster/cmd/flatkit-worker -nats URL -metrics :9090 # with Prometheus metrics on :9090/metrics
 //	go run ./cluster/cmd/flatkit-worker bench              # throughput and per-shard overhead
 //	go run ./cluster/examples/sweep [-nats URL] -n 1000000 # a sweep; without -nats, self-contained
+//	go run ./cluster/examples/sweep -nats URL -id ID       # resume an interrupted sweep
 //
 // This module is separate from flatkit's core module, whose go.mod stays
 // small. The go.work at the repository root joins the two, so that

@@ -82,7 +82,20 @@ func toWireErr(te ode.TrajectoryError) wireErr {
 			w.HasInner, w.Inner = true, oe.Err.Error()
 		}
 	}
+	if len(w.Msg)+len(w.Inner) > MaxErrorText {
+		w.Inner = cutText(w.Inner, min(len(w.Inner), maxInnerText))
+		w.Msg = cutText(w.Msg, MaxErrorText-len(w.Inner))
+	}
 	return w
+}
+
+// cutText cuts s to at most n bytes on a rune boundary, ending it with
+// ErrorTextCut if it was longer.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return truncUTF8(s, n-len(ErrorTextCut)) + ErrorTextCut
 }
 
 func fromWireErr(w wireErr) ode.TrajectoryError {

@@ -1,6 +1,12 @@
 package cluster
 
-import "context"
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // Hooks inject faults into a worker, for the tests.
 type Hooks struct {
@@ -81,3 +87,45 @@ func contextBackground() context.Context { return context.Background() }
 // CorruptTheta makes c store a θ that differs from the one it hashes (one
 // flipped bit), as a corrupted or tampered store would.
 func CorruptTheta(c *Coordinator) { c.corruptTheta = true }
+
+// DropQueuedShards removes request id's shards from the work queue, as if
+// its coordinator had died before publishing them.
+func DropQueuedShards(ctx context.Context, c *Coordinator, id string) error {
+	return c.st.shards.Purge(ctx, jetstream.WithPurgeSubject(c.cfg.Prefix+".shard.*."+id))
+}
+
+// LeaveStoredResult stores a result object of request id and publishes the
+// message that names it, as a worker does in the instant its request ends.
+func LeaveStoredResult(ctx context.Context, c *Coordinator, id string) error {
+	rid, err := parseReqID(id)
+	if err != nil {
+		return err
+	}
+	data := encodeResult(&resultMsg{Req: rid, Kind: kindSolve, Prec: precisionOf[float64](), Hi: 1, Worker: "late"})
+	r := resultMsg{Req: rid, Kind: kindSolve, Prec: precisionOf[float64](), Status: resOffloaded, Hi: 1, Worker: "late", BlobSize: len(data), BlobSum: sha256.Sum256(data)}
+	rand.Read(r.Blob[:])
+	if _, err := c.st.obj.PutBytes(ctx, c.cfg.resultObject(rid, r.Blob), data); err != nil {
+		return err
+	}
+	_, err = c.js.Publish(ctx, c.cfg.resultSubject(rid), encodeResult(&r))
+	return err
+}
+
+// ResultMessages is the number of messages in the results stream.
+func ResultMessages(ctx context.Context, c *Coordinator) (uint64, error) {
+	info, err := c.st.results.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}
+
+// LeaseMessages is the number of messages in the stream of the lease
+// bucket: 0 when no request is running or resumable.
+func LeaseMessages(ctx context.Context, c *Coordinator) (uint64, error) {
+	info, err := c.ls.stream.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}

@@ -23,11 +23,14 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv(helperEnv); url != "" {
 		os.Exit(helperWorker(url))
 	}
+	if url := os.Getenv(helperCoordEnv); url != "" {
+		os.Exit(helperCoordinator(url))
+	}
 	os.Exit(m.Run())
 }
 
 // testConfig: short AckWait so that a lost worker's shard comes back fast.
-var testConfig = cluster.Config{AckWait: 2 * time.Second, MaxDeliver: 5}
+var testConfig = cluster.Config{AckWait: 2 * time.Second, MaxDeliver: 5, LeaseTTL: time.Second}
 
 func startServer(t testing.TB) *server.Server {
 	t.Helper()

@@ -124,10 +124,12 @@ type proc struct {
 	done  chan struct{}
 }
 
-func startProc(t *testing.T, url, id, faults string) *proc {
+// startHelper starts the test binary with env added, as a helper process
+// killed at the end of the test, and returns its standard output.
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, io.Reader) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+url, helperIDEnv+"="+id, helperFaultEnv+"="+faults)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -136,6 +138,16 @@ func startProc(t *testing.T, url, id, faults string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd, out
+}
+
+func startProc(t *testing.T, url, id, faults string) *proc {
+	t.Helper()
+	cmd, out := startHelper(t, helperEnv+"="+url, helperIDEnv+"="+id, helperFaultEnv+"="+faults)
 	p := &proc{id: id, cmd: cmd, lines: make(chan string, 1024), stats: make(chan cluster.WorkerStats, 1), done: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
@@ -159,10 +171,6 @@ func startProc(t *testing.T, url, id, faults string) *proc {
 		}
 		io.Copy(io.Discard, out)
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	select {
 	case <-ready:
 	case <-time.After(20 * time.Second):

@@ -10,14 +10,14 @@ import (
 )
 
 // maxErrBytes is the most bytes one failed trajectory adds to a result.
-const maxErrBytes = minErrLen + 2*MaxMessage
+const maxErrBytes = minErrLen + MaxErrorText
 
 // resultFixed bounds the bytes of a result besides its arrays and errors.
 const resultFixed = 256 + MaxNameLen
 
 // solveBound is the most bytes shard sh's solve result can have: its
 // outputs and sums, whose sizes the request fixes, and at most one error
-// of the longest message per trajectory.
+// of MaxErrorText bytes of text per trajectory.
 func solveBound[T ode.Float](s *Spec[T], q *request, sh ode.Shard) int {
 	n := sh.Hi - sh.Lo
 	b := resultFixed + 8*s.Ensemble.ReduceSize + n*maxErrBytes
@@ -52,6 +52,7 @@ func (c *Coordinator) fetchResult(ctx context.Context, q *request, ref *resultMs
 	if err != nil {
 		return nil, fmt.Errorf("stored result of shard %d: %w", ref.Index, err)
 	}
+	c.stats.getBytes.Add(int64(len(data)))
 	return openStored(ref, data)
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,13 +33,29 @@ type Config struct {
 	// Memory keeps the streams and the object store in memory instead of
 	// on disk.
 	Memory bool
+	// LeaseTTL is how long a coordinator's lease on a request lasts
+	// without renewal (it renews it every LeaseTTL/3). A coordinator that
+	// dies leaves its request resumable by another after LeaseTTL; before
+	// that, a second coordinator is refused. Default 15 s.
+	LeaseTTL time.Duration
+	// Retention is how long a request given an ID (Request.ID) stays
+	// resumable after its coordinator stopped: its descriptor, θ and
+	// results stay in the store that long, and its lease entry says when
+	// it expired. It is at most 24 h, the age at which the results stream
+	// and the object store drop anything. Default 1 h.
+	Retention time.Duration
 }
 
 const (
 	defaultPrefix     = "flatkit"
 	defaultAckWait    = 30 * time.Second
 	defaultMaxDeliver = 5
-	dedupWindow       = 2 * time.Minute
+	defaultLeaseTTL   = 15 * time.Second
+	defaultRetention  = time.Hour
+	// maxAge is the age at which the results stream and the object store
+	// drop anything, whatever its request: the backstop of Retention.
+	maxAge      = 24 * time.Hour
+	dedupWindow = 2 * time.Minute
 )
 
 func (c Config) withDefaults() (Config, error) {
@@ -62,9 +77,22 @@ func (c Config) withDefaults() (Config, error) {
 	case c.MaxDeliver < 1 || c.MaxDeliver > 1000:
 		return c, fmt.Errorf("cluster: Config.MaxDeliver = %d, want 1 … 1000 (0: %d)", c.MaxDeliver, defaultMaxDeliver)
 	}
+	switch {
+	case c.LeaseTTL == 0:
+		c.LeaseTTL = defaultLeaseTTL
+	case c.LeaseTTL < 300*time.Millisecond:
+		return c, fmt.Errorf("cluster: Config.LeaseTTL = %v, want ≥ 300ms (0: %v)", c.LeaseTTL, defaultLeaseTTL)
+	}
+	switch {
+	case c.Retention == 0:
+		c.Retention = defaultRetention
+	case c.Retention < c.LeaseTTL || c.Retention > maxAge:
+		return c, fmt.Errorf("cluster: Config.Retention = %v, want LeaseTTL (%v) … %v (0: %v)", c.Retention, c.LeaseTTL, maxAge, defaultRetention)
+	}
 	return c, nil
 }
 
+func (c Config) leaseBucket() string             { return c.Prefix + "_requests" }
 func (c Config) shardStream() string             { return c.Prefix + "_shards" }
 func (c Config) resultStream() string            { return c.Prefix + "_results" }
 func (c Config) bucket() string                  { return c.Prefix + "_params" }
@@ -133,7 +161,7 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (*streams, e
 		Subjects:   []string{cfg.Prefix + ".result.>"},
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    st,
-		MaxAge:     time.Hour,
+		MaxAge:     maxAge,
 		Duplicates: dedupWindow,
 	})
 	if err != nil {
@@ -142,7 +170,7 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg Config) (*streams, e
 	s.obj, err = retry(ctx, func() (jetstream.ObjectStore, error) {
 		o, err := js.ObjectStore(ctx, cfg.bucket())
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			return js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: cfg.bucket(), Storage: st, TTL: 24 * time.Hour})
+			return js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: cfg.bucket(), Storage: st, TTL: maxAge})
 		}
 		return o, err
 	})
@@ -203,29 +231,6 @@ func (s *streams) remove(ctx context.Context, name string) error {
 	}
 	meta := "$O." + s.cfg.bucket() + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
 	return s.objs.Purge(ctx, jetstream.WithPurgeSubject(meta))
-}
-
-// removePrefix removes every object whose name starts with prefix (the
-// results of a request, including those of workers that were lost after
-// storing them, and deleted ones whose marker is still there).
-func (s *streams) removePrefix(ctx context.Context, prefix string) (int, error) {
-	infos, err := s.obj.List(ctx, jetstream.ListObjectsShowDeleted())
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, in := range infos {
-		if strings.HasPrefix(in.Name, prefix) {
-			if err := s.remove(ctx, in.Name); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
-	return n, nil
 }
 
 // errObjectSize is an object whose size is not the one its request says.

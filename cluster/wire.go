@@ -43,6 +43,16 @@ const (
 	// MaxMessage bounds the length of an error message or a failure reason
 	// carried in a result (bytes; longer ones are cut at encoding).
 	MaxMessage = 4096
+	// MaxErrorText bounds the text of one failed trajectory's error in a
+	// result: its message and its cause's together (bytes). A worker cuts
+	// a longer one, ending it with ErrorTextCut, and a decoder refuses
+	// one above it. So each failure counts against the bound of a stored
+	// result at a fixed maximum.
+	MaxErrorText = 1024
+	// ErrorTextCut ends an error text cut to MaxErrorText.
+	ErrorTextCut = " …[cut]"
+	// maxInnerText is the part of MaxErrorText a cut leaves to the cause.
+	maxInnerText = MaxErrorText / 4
 	// maxBlob bounds the size an offloaded result may claim (the
 	// coordinator reads at most what the request implies, far less).
 	maxBlob = 1 << 40

@@ -203,6 +203,9 @@ func decodeResult(b []byte) (*resultMsg, error) {
 			e.Component = int32(r.u32("error component"))
 			e.Msg = r.str16("error message")
 			e.Inner = r.str16("error cause")
+			if r.err == nil && len(e.Msg)+len(e.Inner) > MaxErrorText {
+				r.fail("error %d: %d bytes of text, want ≤ %d", k, len(e.Msg)+len(e.Inner), MaxErrorText)
+			}
 			if r.err == nil && !e.IsODE && (e.HasInner || e.Inner != "") {
 				r.fail("error %d: a cause without an ode.Error", k)
 			}

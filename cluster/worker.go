@@ -17,6 +17,7 @@ import (
 	"github.com/flatkit/flatkit/ode"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // WorkerConfig configures a Worker.
@@ -67,7 +68,10 @@ type Worker struct {
 	order    []reqID // cache order, oldest first
 
 	shards, failed, retried, refused, redelivered, dups, inprog atomic.Int64
-	loads, thetaBytes, offloaded                                atomic.Int64
+	loads, thetaBytes, offloaded, putBytes                      atomic.Int64
+
+	// latency observes each shard's computing time (RegisterMetrics).
+	latency prometheus.Histogram
 
 	// inline is the largest result published as a message; larger ones
 	// go through the object store.
@@ -315,7 +319,11 @@ func (w *Worker) handle(ctx context.Context, st *streams, name string, msg jetst
 		if w.hooks != nil && w.hooks.beforeCompute != nil {
 			w.hooks.beforeCompute(s)
 		}
+		t0 := time.Now()
 		err = rs.b.compute(tctx, rs.q, sh, m)
+		if w.latency != nil {
+			w.latency.Observe(time.Since(t0).Seconds())
+		}
 		stop()
 		w.mu.Lock()
 		delete(w.inflight[s.Req], task)
@@ -426,6 +434,7 @@ func (w *Worker) offload(ctx context.Context, st *streams, m *resultMsg, data []
 		return nil, "", err
 	}
 	w.offloaded.Add(1)
+	w.putBytes.Add(int64(len(data)))
 	return encodeResult(&r), name, nil
 }
 

@@ -6,7 +6,9 @@
 // It pulls shards, computes them with the in-process runner, publishes their
 // partial results and acks them, until interrupted. A worker binary of your
 // own registers your ensembles with cluster.Register and runs a
-// cluster.Worker the same way: this file is the template.
+// cluster.Worker the same way: this file is the template. With
+// -metrics host:port it serves the worker's Prometheus metrics
+// (Worker.RegisterMetrics) on http://host:port/metrics.
 //
 //	go run ./cluster/cmd/flatkit-worker bench [-n 65536] [-workers 1,2,4] [-shards 16,256,4096]
 //

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"github.com/flatkit/flatkit/cluster/lv"
 	"github.com/flatkit/flatkit/cluster/neural"
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func main() {
@@ -27,13 +31,16 @@ func main() {
 		}
 		return
 	}
-	if err := serve(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "flatkit-worker:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(args []string) error {
+// serve runs a worker until ctx ends.
+func serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("flatkit-worker", flag.ExitOnError)
 	url := fs.String("nats", nats.DefaultURL, "NATS server URL")
 	names := fs.String("names", "", "comma-separated names to serve (default: all registered: "+strings.Join(cluster.Registered(), ", ")+")")
@@ -43,6 +50,7 @@ func serve(args []string) error {
 	maxDeliver := fs.Int("max-deliver", 0, "deliveries of a shard before it is given up (default 5)")
 	id := fs.String("id", "", "worker id (default host-pid-random)")
 	quiet := fs.Bool("quiet", false, "print only 'ready' and the final counters")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on this address (host:port, path /metrics); off if empty")
 	fs.Parse(args)
 
 	nc, err := nats.Connect(*url, nats.Name("flatkit-worker"), nats.MaxReconnects(-1))
@@ -65,8 +73,24 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if *metrics != "" {
+		reg := prometheus.NewRegistry()
+		if err := w.RegisterMetrics(reg); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", *metrics)
+		if err != nil {
+			return fmt.Errorf("-metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "metrics on http://%s/metrics\n", ln.Addr())
+		}
+	}
 	go func() {
 		select {
 		case <-w.Ready():

@@ -7,4 +7,9 @@
 //
 // It prints progress (shards done, trajectories per second) and a summary,
 // and checks the sums against the in-process runner with -check.
+//
+// With -nats, it prints the request's id first. A sweep interrupted
+// (Ctrl-C, or its process killed) is resumed by the same command with
+// -id ID: it prints how many shards it found done and computes only the
+// others.
 package main

@@ -17,6 +17,10 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
+// resumeID is -id: resume that request, left by an interrupted sweep on
+// the same -nats server.
+var resumeID = flag.String("id", "", "resume the request of this id (with -nats; printed when a sweep starts)")
+
 func main() {
 	url := flag.String("nats", "", "NATS server URL (default: start an embedded server and in-process workers)")
 	n := flag.Int("n", 100000, "trajectories")
@@ -111,10 +115,20 @@ func run(url string, n, shard, workers int, seed uint64, check bool) error {
 		last = time.Now()
 		fmt.Printf("\r%d/%d shards, %d trajectories, %.0f trajectories/s   ", p.Done, p.Total, p.Trajectories, float64(p.Trajectories)/p.Elapsed.Seconds())
 	}}
+	if !cfg.Memory { // a server that outlives this process: the request can be resumed
+		req.ID, req.Resume = *resumeID, *resumeID != ""
+		if req.ID == "" {
+			req.ID = cluster.NewRequestID()
+		}
+		fmt.Printf("request %s (if interrupted, resume it with -id %s)\n", req.ID, req.ID)
+	}
 	res, rep, err := cluster.Solve[float64](ctx, coord, req)
 	fmt.Println()
 	if err != nil {
 		return err
+	}
+	if req.Resume {
+		fmt.Printf("resumed: %d of %d shards found done\n", rep.Resumed, rep.Shards)
 	}
 	m0, m1 := res.Acc[0]/float64(n), res.Acc[1]/float64(n)
 	s0, s1 := math.Sqrt(max(res.Acc[2]/float64(n)-m0*m0, 0)), math.Sqrt(max(res.Acc[3]/float64(n)-m1*m1, 0))
