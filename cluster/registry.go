@@ -257,12 +257,14 @@ func wireErrs(es []ode.TrajectoryError) []wireErr {
 	return w
 }
 
-func statsArray(s ode.Stats) [5]int64 {
-	return [5]int64{int64(s.FEvals), int64(s.JacEvals), int64(s.LUs), int64(s.Accepted), int64(s.Rejected)}
+func statsArray(s ode.Stats) [statsLen]int64 {
+	return [statsLen]int64{int64(s.FEvals), int64(s.JacEvals), int64(s.LUs), int64(s.Accepted), int64(s.Rejected),
+		int64(s.NewtonIters), int64(s.NewtonFails), int64(s.LinearIters), int64(s.LinearFails), int64(s.ErrTestFails)}
 }
 
-func statsOf(a [5]int64) ode.Stats {
-	return ode.Stats{FEvals: int(a[0]), JacEvals: int(a[1]), LUs: int(a[2]), Accepted: int(a[3]), Rejected: int(a[4])}
+func statsOf(a [statsLen]int64) ode.Stats {
+	return ode.Stats{FEvals: int(a[0]), JacEvals: int(a[1]), LUs: int(a[2]), Accepted: int(a[3]), Rejected: int(a[4]),
+		NewtonIters: int(a[5]), NewtonFails: int(a[6]), LinearIters: int(a[7]), LinearFails: int(a[8]), ErrTestFails: int(a[9])}
 }
 
 // floatBytes is v's little-endian bytes (a copy).

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/cluster/embedded"
+	"github.com/flatkit/flatkit/ode"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -63,5 +64,24 @@ func TestFetchResultBound(t *testing.T) {
 		if _, err := c.st.obj.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted()); !errors.Is(err, jetstream.ErrObjectNotFound) {
 			t.Errorf("case %d: the object is still there (%v)", k, err)
 		}
+	}
+}
+
+// Every counter of ode.Stats crosses the wire: statsOf undoes statsArray
+// for a Stats with each counter distinct (Retcode is not carried).
+func TestStatsRoundTrip(t *testing.T) {
+	s := ode.Stats{FEvals: 1, JacEvals: 2, LUs: 3, Accepted: 4, Rejected: 5,
+		NewtonIters: 6, NewtonFails: 7, LinearIters: 8, LinearFails: 9, ErrTestFails: 10}
+	if got := statsOf(statsArray(s)); got != s {
+		t.Errorf("statsOf(statsArray(%+v)) = %+v", s, got)
+	}
+	m := &resultMsg{Req: reqID{1}, Kind: kindSolve, Prec: precFloat64, Lo: 0, Hi: 1, Worker: "w", Stats: statsArray(s),
+		U: floatBytes([]float64{1}), NU: 1}
+	got, err := decodeResult(encodeResult(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if statsOf(got.Stats) != s {
+		t.Errorf("decoded stats %+v, want %+v", statsOf(got.Stats), s)
 	}
 }

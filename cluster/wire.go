@@ -17,7 +17,13 @@ import (
 // that is checked against a limit and against the bytes that remain before
 // anything is allocated, so a message allocates at most what it is long.
 
-const wireVersion = 1
+// wireVersion 2 carries all ten of ode.Stats' counters in a result
+// (version 1: the first five), so that a stiff ensemble's Newton and
+// linear-solver counts arrive as computed.
+const wireVersion = 2
+
+// statsLen is the number of ode.Stats counters a result carries.
+const statsLen = 10
 
 var (
 	magicRequest = [4]byte{'F', 'K', 'R', 'Q'}

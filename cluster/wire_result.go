@@ -45,7 +45,7 @@ type resultMsg struct {
 	BlobSize int
 	BlobSum  [32]byte
 
-	Stats [5]int64 // FEvals, JacEvals, LUs, Accepted, Rejected
+	Stats [statsLen]int64 // ode.Stats' counters, in its fields' order (statsArray)
 
 	// Solve.
 	U   []byte // raw, NU values of Prec bytes
