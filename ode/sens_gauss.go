@@ -1,6 +1,9 @@
 package ode
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // gaussAdjoint is GaussAdjoint: InterpolatingAdjoint's forward pass and
 // walk over the save times, with a backward state of λ alone. μ is summed
@@ -104,16 +107,27 @@ func (g *gaussAdjoint[T]) rhs(dl, l []T, p []float32, t float64) {
 // and a rule on the whole step would miss the transient. So the step is
 // cut at the forward steps' ends inside it and each piece gets the Gauss
 // rule, one VJP per node: at most (backward + forward steps) × nodes VJPs
-// over the pass.
+// over the pass. A piece at either end of the step that is less than half
+// of its forward step is joined to its neighbour, so where the backward
+// and forward steps are alike most steps stay whole; a piece then spans at
+// most one and a half forward steps, which resolve u as well.
 func (g *gaussAdjoint[T]) accept() {
 	it := g.ia.pass.bwd
 	it.ensurePoly()
-	lo := it.t
-	for cur := it.tPrev; cur != lo; {
-		next := g.cutBelow(cur, lo)
-		g.piece(cur, next)
-		cur = next
+	lo, a := it.t, it.tPrev // a: the start of the next piece
+	e, h := g.cutBelow(a, lo)
+	if e != lo && math.Abs(a-e) < math.Abs(h)/2 {
+		e, _ = g.cutBelow(e, lo)
 	}
+	for e != lo {
+		e2, h2 := g.cutBelow(e, lo)
+		if e2 == lo && math.Abs(e-lo) < math.Abs(h2)/2 {
+			break
+		}
+		g.piece(a, e)
+		a, e = e, e2
+	}
+	g.piece(a, lo)
 }
 
 // piece adds the Gauss rule's ∫ μ' dt from a to b, both in the last
@@ -136,24 +150,25 @@ func (g *gaussAdjoint[T]) piece(a, b float64) {
 
 // cutBelow returns the end of the forward dense output's step nearest
 // before cur (in the forward solve's direction) that lies after lo, or lo
-// if there is none: the next cut of the backward step from cur to lo.
-// With checkpoints the segment before cur is solved again (if it is not
-// held) to read its steps.
-func (g *gaussAdjoint[T]) cutBelow(cur, lo float64) float64 {
+// if there is none: the next cut of the backward step from cur to lo. It
+// also returns the size of the forward step that holds the times just
+// before cur. With checkpoints the segment before cur is solved again (if
+// it is not held) to read its steps.
+func (g *gaussAdjoint[T]) cutBelow(cur, lo float64) (float64, float64) {
 	ia := g.ia
 	dir := ia.fwd.dir
-	lo2 := lo // the lower bound the steps' ends are looked for above
+	lo2 := lo // the bound the steps' ends are looked for after
 	fw := ia.fwd
 	if c := ia.cache; c != nil {
 		ts := ia.ck.ts
 		k := lastBefore(ts, dir, cur)
 		if k < 0 {
-			return lo
+			return lo, 0
 		}
 		if dir*(ts[k]-lo) > 0 {
 			lo2 = ts[k]
 		}
-		// Any time strictly inside (lo2, cur) is in segment k.
+		// Any time strictly between lo2 and cur is in segment k.
 		ia.forwardAt(lo2 + (cur-lo2)/2)
 		switch k {
 		case c.held[0]:
@@ -161,13 +176,17 @@ func (g *gaussAdjoint[T]) cutBelow(cur, lo float64) float64 {
 		case c.held[1]:
 			fw = c.its[1]
 		default: // a failed replay: cache.err says why
-			return lo2
+			return lo2, 0
 		}
 	}
-	if j := lastBefore(fw.denseT, dir, cur); j >= 0 && dir*(fw.denseT[j]-lo2) > 0 {
-		return fw.denseT[j]
+	j := lastBefore(fw.denseT, dir, cur)
+	if j < 0 {
+		return lo2, 0
 	}
-	return lo2
+	if e := fw.denseT[j]; dir*(e-lo2) > 0 {
+		return e, fw.denseH[j]
+	}
+	return lo2, fw.denseH[j]
 }
 
 // lastBefore returns the last k with ts[k] strictly before t in the
