@@ -144,3 +144,33 @@ func TestGaussAdjointFastTransient(t *testing.T) {
 		}
 	}
 }
+
+// TestGaussAdjointQuadratureCost: GaussAdjoint's quadrature takes at
+// most (forward steps + backward steps) × nodes VJPs with a parameter
+// part, and on the fast transient more than a rule per backward step
+// would (it follows the forward steps there).
+func TestGaussAdjointQuadratureCost(t *testing.T) {
+	for _, m := range []ode.Method{ode.BDF(), ode.Rodas5P()} {
+		prob := transientProblem("dense")
+		vjp, calls := prob.VJP, 0
+		prob.VJP = func(du, dp, w, u []float64, p []float32, tt float64) {
+			if dp != nil {
+				calls++
+			}
+			vjp(du, dp, w, u, p, tt)
+		}
+		const nodes = 3
+		g, err := ode.Gradient(context.Background(), prob, m, transientLoss(), ode.GaussAdjoint{Nodes: nodes}, ode.Tol(1e-8, 1e-10))
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		f, b := g.Forward.Accepted, g.Backward.Accepted
+		t.Logf("%v: %d VJPs with dp; forward steps %d, backward %d", m, calls, f, b)
+		if calls > (f+b)*nodes {
+			t.Errorf("%v: %d VJPs with a parameter part, want at most (%d forward + %d backward steps) × %d nodes", m, calls, f, b, nodes)
+		}
+		if calls <= b*nodes {
+			t.Errorf("%v: %d VJPs with a parameter part, want more than %d backward steps × %d nodes", m, calls, b, nodes)
+		}
+	}
+}
