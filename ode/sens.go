@@ -146,10 +146,14 @@ type InterpolatingAdjoint struct {
 //
 //	μ += ∫ −(∂F/∂p)ᵀλ − ∂g/∂pᵀ dt
 //
-// by a Gauss–Legendre rule, λ read from the step's interpolant and u from
-// the forward solve's dense output, one VJP per node. The backward state
-// has n components instead of n + np, and μ is outside its error control:
-// μ's accuracy follows λ's and the rule's, there is no QuadTol. So it pays
+// by a Gauss–Legendre rule on each piece of the step between the forward
+// solve's step ends, λ read from the step's interpolant and u from the
+// forward solve's dense output, one VJP per node. So a fast transient of
+// u that λ does not have is integrated on the forward solve's small steps
+// (TestGaussAdjointFastTransient). The backward state has n components
+// instead of n + np, and μ is outside its error control: μ's accuracy
+// follows λ's, the forward solve's and the rule's; there is no QuadTol.
+// So it pays
 // when the parameters outnumber the states, as in a neural ODE
 // (BenchmarkGaussAdjointNeural in ode/odead); with few parameters it costs
 // about what InterpolatingAdjoint does (BenchmarkGaussAdjointBrusselator).
@@ -158,7 +162,7 @@ type InterpolatingAdjoint struct {
 type GaussAdjoint struct {
 	// Checkpoints bounds memory as InterpolatingAdjoint's does.
 	Checkpoints int
-	// Nodes is the number of Gauss–Legendre nodes per backward step, 1
+	// Nodes is the number of Gauss–Legendre nodes per piece, 1
 	// to 5; 0 means the fewest whose rule is exact to the method's order
 	// (3 for order 5), at least 2.
 	Nodes int

@@ -1,6 +1,9 @@
 package ode
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // gaussAdjoint is GaussAdjoint: InterpolatingAdjoint's forward pass and
 // walk over the save times, with a backward state of λ alone. μ is summed
@@ -98,23 +101,107 @@ func (g *gaussAdjoint[T]) rhs(dl, l []T, p []float32, t float64) {
 }
 
 // accept adds the accepted backward step's share of μ into gs.res.P,
-// ∫ μ' dt over the step by the Gauss rule: μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ at
-// the nodes, one VJP each.
+// ∫ μ' dt over the step, μ' = −(∂F/∂p)ᵀλ − ∂g/∂pᵀ. λ's interpolant is
+// smooth on the step, u's only on each forward step: where u has a fast
+// transient that λ does not, one backward step spans many forward steps,
+// and a rule on the whole step would miss the transient. So the step is
+// cut at the forward steps' ends inside it and each piece gets the Gauss
+// rule, one VJP per node: at most (backward + forward steps) × nodes VJPs
+// over the pass. A piece at either end of the step that is less than half
+// of its forward step is joined to its neighbour, so where the backward
+// and forward steps are alike most steps stay whole; a piece then spans at
+// most one and a half forward steps, which resolve u as well.
 func (g *gaussAdjoint[T]) accept() {
-	it, ia := g.ia.pass.bwd, g.ia
+	it := g.ia.pass.bwd
 	it.ensurePoly()
-	h := it.t - it.tPrev
+	lo, a := it.t, it.tPrev // a: the start of the next piece
+	e, h := g.cutBelow(a, lo)
+	if e != lo && math.Abs(a-e) < math.Abs(h)/2 {
+		e, _ = g.cutBelow(e, lo)
+	}
+	for e != lo {
+		e2, h2 := g.cutBelow(e, lo)
+		if e2 == lo && math.Abs(e-lo) < math.Abs(h2)/2 {
+			break
+		}
+		g.piece(a, e)
+		a, e = e, e2
+	}
+	g.piece(a, lo)
+}
+
+// piece adds the Gauss rule's ∫ μ' dt from a to b, both in the last
+// backward step, with no forward step end between them.
+func (g *gaussAdjoint[T]) piece(a, b float64) {
+	it, ia := g.ia.pass.bwd, g.ia
+	h, hp := it.t-it.tPrev, b-a
 	mu := g.gs.res.P
 	for _, nd := range g.nodes {
-		it.interpInto(g.lt, nd.θ)
-		t := it.tPrev + nd.θ*h
+		t := a + nd.θ*hp
+		it.interpInto(g.lt, (t-it.tPrev)/h)
 		ia.forwardAt(t)
 		negVJP(ia.sys, g.d, g.lt, ia.ub[:g.n], it.prob.P, t)
-		c := T(h * nd.w)
+		c := T(hp * nd.w)
 		for k, v := range g.d[g.n:] {
 			mu[k] += c * v
 		}
 	}
+}
+
+// cutBelow returns the end of the forward dense output's step nearest
+// before cur (in the forward solve's direction) that lies after lo, or lo
+// if there is none: the next cut of the backward step from cur to lo. It
+// also returns the size of the forward step that holds the times just
+// before cur. With checkpoints the segment before cur is solved again (if
+// it is not held) to read its steps.
+func (g *gaussAdjoint[T]) cutBelow(cur, lo float64) (float64, float64) {
+	ia := g.ia
+	dir := ia.fwd.dir
+	lo2 := lo // the bound the steps' ends are looked for after
+	fw := ia.fwd
+	if c := ia.cache; c != nil {
+		ts := ia.ck.ts
+		k := lastBefore(ts, dir, cur)
+		if k < 0 {
+			return lo, 0
+		}
+		if dir*(ts[k]-lo) > 0 {
+			lo2 = ts[k]
+		}
+		// Any time strictly between lo2 and cur is in segment k.
+		ia.forwardAt(lo2 + (cur-lo2)/2)
+		switch k {
+		case c.held[0]:
+			fw = c.its[0]
+		case c.held[1]:
+			fw = c.its[1]
+		default: // a failed replay: cache.err says why
+			return lo2, 0
+		}
+	}
+	j := lastBefore(fw.denseT, dir, cur)
+	if j < 0 {
+		return lo2, 0
+	}
+	if e := fw.denseT[j]; dir*(e-lo2) > 0 {
+		return e, fw.denseH[j]
+	}
+	return lo2, fw.denseH[j]
+}
+
+// lastBefore returns the last k with ts[k] strictly before t in the
+// direction dir, ts sorted in that direction, or −1 if there is none.
+func lastBefore(ts []float64, dir, t float64) int {
+	i, j := 0, len(ts) // ts[:i] before t, ts[j:] not
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if dir*(t-ts[m]) > 0 {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	return i - 1
 }
 
 func (g *gaussAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) error {
