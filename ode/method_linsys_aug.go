@@ -34,7 +34,8 @@ type augJacobian struct {
 
 const (
 	// augCoupleJVP: Problem.JVP with v of the whole length gives the
-	// whole product, C_k·v_1 and Q·v in the coupling rows.
+	// whole product, C_k·v_1 and Q·v in the coupling rows. The first
+	// block's rows are not read.
 	augCoupleJVP = iota
 	// augCoupleFD: the products are forward differences of F in the
 	// direction of the solution, one evaluation of F each.

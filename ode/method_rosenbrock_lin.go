@@ -1,5 +1,7 @@
 package ode
 
+import "math"
+
 // rosLin is the linear algebra of a Rosenbrock step: the Jacobian and
 // ∂F/∂t at the start of the step, evaluated once per step and kept across
 // rejected attempts, and W = I − hγ·J, factored again whenever J or h
@@ -14,10 +16,13 @@ type rosLin[T Float] struct {
 	dT    []T          // ∂F/∂t at the start of the step
 	jacOK bool         // J and dT are those of the current (t, u)
 	hg    float64      // hγ of the factored W; 0 when W is not valid
+	h     float64      // the step of the last prepare
+	perH  bool         // the stages are in F's units, the step's increment h times them
 }
 
 // rosKrylovTol is the weighted RMS residual at which GMRES stops in a
-// Rosenbrock stage. The stages are combined with coefficients up to a few
+// Rosenbrock stage in the state's units (Rodas5P's, and the discrete
+// adjoint's). The stages are combined with coefficients up to a few
 // hundred, so the stage error must stay well below the error test's 1.
 const rosKrylovTol = 1e-4
 
@@ -48,6 +53,7 @@ func (r *rosLin[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
 		}
 		r.jacOK = true
 	}
+	r.h = h
 	hg := h * gamma
 	if hg == r.hg {
 		return true
@@ -65,8 +71,20 @@ func (r *rosLin[T]) prepare(it *Integrator[T], f0 []T, h, gamma float64) bool {
 // did not converge. The steppers call it only when dense is nil and solve
 // with dense.w directly otherwise: the call through linSys would cost the
 // small dense systems a few per cent.
+//
+// An iterative solver stops at rosKrylovTol in the state's units. A
+// stage in F's units (perH: Rosenbrock23's) moves the state by h times
+// itself, so its residual may be 1/|h| times larger. Held at rosKrylovTol
+// instead, it asked for a residual below the rounding of b, about
+// ε·|F|·weights, when F is large and a component's atol small: GMRES
+// then failed at every h, and the step shrank to nothing
+// (TestRosenbrock23GMRESSmallAtol).
 func (r *rosLin[T]) solve(it *Integrator[T], b, f0 []T) bool {
-	return r.ls.solve(it, b, it.u, f0, rosKrylovTol)
+	tol := rosKrylovTol
+	if r.perH {
+		tol /= math.Abs(r.h)
+	}
+	return r.ls.solve(it, b, it.u, f0, tol)
 }
 
 // withLinear is a stiff method's name with its linear solver, if set:
@@ -100,6 +118,7 @@ func newRosStepper[T Float](m Method, prob *Problem[T], adaptive bool) (stepper[
 	}
 	n := len(prob.U0)
 	if r23 {
+		lin.perH = true
 		return newRos23(n, adaptive, lin), nil
 	}
 	return newRosenbrock(rodas5pTab, n, adaptive, lin), nil

@@ -142,10 +142,13 @@ func structured(s Structure) bool {
 // inStructure sets fp, the forward solve's problem, to solve in the
 // problem's band, sparse or matrix-free structure. Without a running cost
 // that is the problem itself. With one, q' = g is a quadrature beside u
-// (an augJacobian): its row is a difference of g in a Rosenbrock solve,
-// and left out of BDF's Newton matrix. That needs J of u from Jac or JVP,
-// as the n-component inner system cannot difference the whole system's
-// F; without them fp keeps its dense Jacobian.
+// (an augJacobian): in a Rosenbrock solve its row of W is ∂g/∂u from
+// Loss.RunningGradient, exact (see jvpQ), and it is left out of BDF's
+// Newton matrix. A difference of g there would make the computed loss
+// smooth only to √ε in the parameters, and differences of the solve
+// noisy. That needs J of u from Jac or JVP, as the n-component inner
+// system cannot difference the whole system's F; without them fp keeps
+// its dense Jacobian.
 func (s *fwdSystem[T]) inStructure(fp *Problem[T], quad bool) {
 	prob := &s.gs.prob
 	if !quad {
@@ -158,16 +161,17 @@ func (s *fwdSystem[T]) inStructure(fp *Problem[T], quad bool) {
 	if prob.JVP == nil && (!usesJac(prob) || isGMRES(methodLinear(s.gs.method))) {
 		return
 	}
-	a := augJacobian{Inner: prob.JacStructure, Blocks: 1, Quad: 1, Coupling: augCoupleFD}
+	a := augJacobian{Inner: prob.JacStructure, Blocks: 1, Quad: 1, Coupling: augCoupleJVP}
+	fp.JacStructure, fp.Jac, fp.JVP = a, nil, s.jvpQ
 	if isBDF(s.gs.method) {
 		a.Coupling = augCoupleNone
+		fp.JacStructure, fp.JVP = a, nil
+		if prob.JVP != nil {
+			fp.JVP = s.jvpU
+		}
 	}
-	fp.JacStructure, fp.Jac, fp.JVP = a, nil, nil
 	if usesJac(prob) {
 		fp.Jac = s.jacU
-	}
-	if prob.JVP != nil {
-		fp.JVP = s.jvpU
 	}
 }
 
@@ -177,4 +181,24 @@ func (s *fwdSystem[T]) jacU(J, y []T, p []float32, t float64) { s.gs.prob.Jac(J,
 // jvpU writes J·v for v of u's length n.
 func (s *fwdSystem[T]) jvpU(jv, y, v []T, p []float32, _ []T, t float64) {
 	s.gs.prob.JVP(jv, y[:s.n], v, p, nil, t)
+}
+
+// jvpQ is jvpU for v of u's length n, the inner system's products. For v
+// of the whole length it is augCoupleJVP's product: the quadrature's row
+// ∂g/∂u·v from Loss.RunningGradient. u's rows are left 0, as augSys
+// does not read them with one block: that saves a JVP per stage, and
+// lets a problem with Jac but no JVP use it.
+func (s *fwdSystem[T]) jvpQ(jv, y, v []T, p []float32, _ []T, t float64) {
+	n := s.n
+	if len(jv) <= n {
+		s.gs.prob.JVP(jv, y[:n], v, p, nil, t)
+		return
+	}
+	clear(jv[:n])
+	s.runningGrad(y[:n], p, t)
+	var d T
+	for i, g := range s.gu {
+		d += g * v[i]
+	}
+	jv[n] = d
 }

@@ -409,12 +409,7 @@ func ODEOptions(opts ...ode.GradientOption) ODEOption {
 //     in u0 and p (central differences with Richardson extrapolation, on
 //     the steps actually taken). The step in an element x of p is
 //     2⁻⁶·max(|x|, 1) for a float32 problem; for float64, about 2⁻¹⁰ of
-//     x's binade, a power of two that keeps x + δ in that binade. With a
-//     Rosenbrock m, a running cost and a structured Jacobian, the
-//     differences are of the solve in the dense structure: there the
-//     forward solve's row of the running cost in W is exact, where the
-//     structured path takes it by a one-sided difference that leaves the
-//     loss smooth to about √ε only.
+//     x's binade, a power of two that keeps x + δ in that binade.
 //   - Every sensitivity method that prob supports (ForwardSensitivity needs
 //     JVP; InterpolatingAdjoint, with and without checkpoints, and
 //     GaussAdjoint need VJP; DiscreteAdjoint needs VJP and an m other
@@ -619,25 +614,8 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		adj = append(adj, all[k])
 	}
 	adj = append(adj, all[len(prob.P):]...)
-	// The differences are of the same fixed-step solve, but in the dense
-	// structure when m is a Rosenbrock method, the structure is not dense
-	// and there is a running cost: a structured solve's W then has the
-	// quadrature's row as a forward difference of the running cost (an
-	// exact row needs the dense augmented Jacobian), whose rounding makes
-	// the loss ragged at √ε and its differences wrong by 1e-6
-	// (recordedStiffCase in band storage, Rodas5P: 4e-6, against 7e-11
-	// dense). DiscreteAdjoint differentiates the solve with the exact row,
-	// as the dense one takes it; its J there comes from VJP rows, exact.
-	ref, fgs := prob, gs
-	if !isExplicit(m) && loss.Running != nil && !isDense(prob.JacStructure) {
-		ref.JacStructure, ref.Jac = nil, nil
-		if fgs, err = ode.NewGradientSolver(ref, m, ode.DiscreteAdjoint{}, opts...); err != nil {
-			t.Fatalf("CheckODEGradient: %v", err)
-			return
-		}
-	}
 	value := func(pr ode.Problem[F]) float64 {
-		g, err := fgs.GradientFor(ctx, pr, loss)
+		g, err := gs.GradientFor(ctx, pr, loss)
 		if err != nil {
 			t.Fatalf("CheckODEGradient: a perturbed solve failed: %v", err)
 			return math.NaN()
@@ -683,12 +661,12 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 	}
 	fd := make([]float64, 0, len(adj))
 	p := append([]float32(nil), prob.P...)
-	withP := func() float64 { pr := ref; pr.P = p; return value(pr) }
+	withP := func() float64 { pr := prob; pr.P = p; return value(pr) }
 	for _, k := range coords {
 		fd = append(fd, refined(along(p, k, withP), paramStep(p[k], isF32)))
 	}
 	u0 := append([]F(nil), prob.U0...)
-	withU0 := func() float64 { pr := ref; pr.U0 = u0; return value(pr) }
+	withU0 := func() float64 { pr := prob; pr.U0 = u0; return value(pr) }
 	for j := range u0 {
 		δ := 0x1p-10 * max(math.Abs(float64(u0[j])), 1)
 		if isF32 {
@@ -700,13 +678,4 @@ func checkDiscreteAgainstFD[F ode.Float](t T, prob ode.Problem[F], m ode.Method,
 		t.Errorf("CheckODEGradient: DiscreteAdjoint (%s, fixed steps) and finite differences of the same solve differ by %.3g relative (> %g):\n  adjoint %v\n  fd      %v",
 			m.Name(), e, fdTol, adj, fd)
 	}
-}
-
-// isDense reports whether s is the dense structure.
-func isDense(s ode.Structure) bool {
-	switch s.(type) {
-	case nil, ode.DenseJacobian:
-		return true
-	}
-	return false
 }
