@@ -437,7 +437,9 @@ func (it *Integrator[T]) Stats() Stats { return it.stats }
 func (it *Integrator[T]) Err() error { return it.err }
 
 // Saved returns the saved times and states of the current solve: views into
-// the integrator's buffers, valid until the next Step, Run or Reinit.
+// the integrator's buffers, valid until the next Step, Run or Reinit. A
+// solve that a terminating event ended saves the event's time and state
+// last, whatever SaveAt asks; see Solution.
 func (it *Integrator[T]) Saved() (ts []float64, us [][]T) {
 	k := len(it.outT)
 	it.outH = it.outH[:0]
@@ -486,9 +488,24 @@ func (it *Integrator[T]) finish(code Retcode) {
 		}
 	}
 	it.stats.Retcode = code
-	if it.saveStartEnd {
+	if it.saveStartEnd || code == Terminated && !it.savedNow() {
 		it.save(it.t, it.u)
 	}
+}
+
+// savedNow reports whether the last saved point is the current time and
+// state.
+func (it *Integrator[T]) savedNow() bool {
+	k := len(it.outT)
+	if k == 0 || it.outT[k-1] != it.t {
+		return false
+	}
+	for i, v := range it.outU[(k-1)*it.n:] {
+		if v != it.u[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // callbackErr is the error Problem.Err reports, or nil.
