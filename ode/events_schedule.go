@@ -2,6 +2,7 @@ package ode
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -14,19 +15,33 @@ type schedEntry struct {
 	k int
 }
 
-// buildSchedule lists the schedule times in order and merges them with the
-// TStops into it.stops. It allocates only when the lists outgrow their
-// buffers.
-func (it *Integrator[T]) buildSchedule() {
+// buildSchedule lists the schedule times in order, computing those of a
+// TimesFrom, and merges them with the TStops into it.stops. It allocates
+// only when the lists outgrow their buffers.
+func (it *Integrator[T]) buildSchedule() error {
 	it.sched = it.sched[:0]
 	for k, s := range it.prob.Schedules {
-		for _, t := range s.Times {
+		ts := s.Times
+		if s.TimesFrom != nil {
+			it.schedTs = append(it.schedTs[:0], s.Times...)
+			ts = it.schedTs
+			s.TimesFrom(ts, it.prob.P)
+			if err := it.callbackErr(); err != nil {
+				return errorf("Problem.Schedules[%d].TimesFrom: %w", k, err)
+			}
+			for j, t := range ts {
+				if math.IsNaN(t) || math.IsInf(t, 0) {
+					return errorf("Problem.Schedules[%d].TimesFrom(P)[%d] = %g, want a finite time", k, j, t)
+				}
+			}
+		}
+		for _, t := range ts {
 			it.sched = append(it.sched, schedEntry{t, k})
 		}
 	}
 	it.stops = it.o.tstops
 	if len(it.sched) == 0 {
-		return
+		return nil
 	}
 	slices.SortStableFunc(it.sched, func(a, b schedEntry) int { return cmp.Compare(a.t, b.t) })
 	st := append(it.stopsBuf[:0], it.o.tstops...)
@@ -36,6 +51,7 @@ func (it *Integrator[T]) buildSchedule() {
 	slices.Sort(st)
 	it.stops = slices.Compact(st)
 	it.stopsBuf = st
+	return nil
 }
 
 // schedAt is the k-th schedule entry in the order of integration.

@@ -131,6 +131,7 @@ type Integrator[T Float] struct {
 	schedIdx int          // the next entry, in the order of integration
 	stops    []float64    // the TStops and the schedule times, ascending
 	stopsBuf []float64
+	schedTs  []float64 // the times TimesFrom computes
 
 	// onAccept, if set, is called after every accepted step (its output
 	// done): the gradient methods record checkpoints and steps with it.
@@ -242,7 +243,6 @@ func (it *Integrator[T]) growEvents(k int) {
 		it.g, it.gNew, it.gPend, it.root = make([]float64, k), make([]float64, k), make([]bool, k), make([]float64, k)
 	}
 	it.g, it.gNew, it.gPend, it.root = it.g[:k], it.gNew[:k], it.gPend[:k], it.root[:k]
-	it.buildSchedule()
 }
 
 // Reinit starts a new solve from u0 on [t0, t1] with parameters p, which
@@ -295,6 +295,9 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 		if s < lo || s > hi {
 			return errorf("SaveAt time %g is outside the span [%g, %g]", s, t0, t1)
 		}
+	}
+	if err := it.buildSchedule(); err != nil {
+		return err
 	}
 	it.t0, it.t1 = t0, t1
 	it.dir = 1

@@ -166,7 +166,7 @@ func (ev *Event[T]) apply(u []T, p []float32, t float64) (terminate bool) {
 // as after an event. Effect changes u in place, must not write into p, and
 // reports whether the solve ends there, with Retcode Terminated.
 //
-// Times need not be sorted; times outside the span are ignored. A time at
+// Times, or those TimesFrom computes, need not be sorted; times outside the span are ignored. A time at
 // T0 changes the initial state after it is saved; a time at T1 changes the
 // final state. A SaveAt time equal to a schedule time saves the state
 // before the effect; Solution.At returns the state after it. Schedule
@@ -174,6 +174,12 @@ func (ev *Event[T]) apply(u []T, p []float32, t float64) (terminate bool) {
 type Schedule[T Float] struct {
 	Times  []float64
 	Effect func(u []T, p []float32, t float64) (terminate bool)
+
+	// TimesFrom, if set, computes the times from the parameters into ts,
+	// of len(Times), at the start of every solve; Times then gives only
+	// their number. It makes a dosing time a parameter that can be
+	// fitted. Problem.Err reports its failures.
+	TimesFrom func(ts []float64, p []float32)
 }
 
 func (p *Problem[T]) validate() error {
