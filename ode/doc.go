@@ -75,9 +75,14 @@
 // Solution.At. TStops makes steps land exactly on given times. T1 < T0
 // integrates backwards.
 //
-// An Event is a condition G(u, t) whose sign changes are found by root
-// finding on the interpolant. Its Affect may change the state or end the
-// solve. Direction filters rising or falling crossings.
+// An Event is a condition Cond(u, p, t), or G(u, t), whose sign changes
+// are found by root finding on the interpolant. Its Effect(u, p, t), or
+// Affect(u, t), may change the state or end the solve; it must not write
+// into p. Direction filters rising or falling crossings. A Schedule
+// changes the state at known times, such as doses, without root finding.
+// A terminating event's time and state end the Solution whatever SaveAt
+// asks. A rate that switches at an event is a component of the state that
+// the effect sets (ExampleEvent_switch).
 //
 // Solve allocates its Solution. An Integrator is the reusable form: a warm
 // Reinit and Run allocate nothing. Its results are read through U, T,
@@ -192,7 +197,9 @@
 //	integrator.go           Integrator, Stats: set-up, Reinit, Run, Step
 //	integrator_step.go      one step attempt, its acceptance, replay, interpolation
 //	control.go              the error norm, the initial step, the PI controller
-//	events.go               locating and firing events
+//	events.go               locating events: conditions and root finding
+//	events_fire.go          firing events and schedule entries, the order check
+//	events_schedule.go      schedules: their times as stops, which are due
 //	errors.go               Retcode, Error and the package's error prefix
 //	options.go              the option kinds, the common and the solve options
 //	fastmath.go             the controller's fast log2 and exp2

@@ -36,9 +36,9 @@ const DefaultShardSize = 16
 // Merge of the SolveShard results of every shard, computed anywhere in any
 // order, equals Solve.
 //
-// Modify, Output and Reduce, like F, Jac and the Events' G and Affect, are
-// called concurrently from several workers for different trajectories. So
-// they must not write shared state.
+// Modify, Output and Reduce, like F, Jac, the Events' conditions and
+// effects and the Schedules' effects, are called concurrently from several
+// workers for different trajectories. So they must not write shared state.
 type Ensemble[T Float] struct {
 	// Base is the problem every trajectory starts from. It must be valid on
 	// its own: it also sets up each worker's Integrator.

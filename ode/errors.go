@@ -16,7 +16,8 @@ const (
 	Unfinished Retcode = iota
 	// Success: the end of the span was reached.
 	Success
-	// Terminated: an event ended the solve early; Solution.T ends at the event.
+	// Terminated: an event ended the solve early; Solution.T and U end
+	// with the event's time and state, whatever SaveAt asks.
 	Terminated
 	// MaxStepsReached: the MaxSteps limit of step attempts was reached.
 	// It is not called MaxSteps, the option that sets the limit.

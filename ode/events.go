@@ -22,24 +22,30 @@ func crosses(g0, g1 float64, dir int) bool {
 const eventSamples = 4
 
 // locateEvents checks every condition over the accepted step and finds the
-// earliest crossing. If there is one, it cuts the step there and returns
-// the event's index: it.t and it.u become the event time and the
-// interpolated state. Otherwise it returns −1.
-func (it *Integrator[T]) locateEvents() int {
+// earliest crossing, and every other crossing within the root finder's
+// tolerance of it: those happen at the same time. If there is one, it cuts
+// the step at the last of them, lists them in it.fire and returns true:
+// it.t and it.u become the event time and the interpolated state. A step
+// that lands on a stop (land) is not cut for a crossing within the
+// tolerance of its end, so that the event fires with the stop's schedule
+// entries. Otherwise it returns false.
+func (it *Integrator[T]) locateEvents(land bool) bool {
 	evs := it.prob.Events
 	n := it.n
 	samplesOK := false
-	best, bestθ := -1, 2.0
+	tol := 2 * it.rootTol()
+	bestθ := 2.0
 	for j := range evs {
 		ev := &evs[j]
-		g1 := ev.G(it.u, it.t)
+		it.root[j] = 2
+		g1 := ev.cond(it.u, it.prob.P, it.t)
 		it.gNew[j] = g1
 		g0, lo := it.g[j], 0.0
 		if it.gPend[j] {
 			lo = pendingTheta
 			it.ensurePoly()
 			it.interpInto(it.evU, lo)
-			g0 = ev.G(it.evU, it.tPrev+lo*it.h)
+			g0 = ev.cond(it.evU, it.prob.P, it.tPrev+lo*it.h)
 		}
 		if !samplesOK {
 			it.ensurePoly()
@@ -57,15 +63,15 @@ func (it *Integrator[T]) locateEvents() int {
 				if θ <= lo {
 					continue
 				}
-				g = ev.G(it.evS[(k-1)*n:k*n], it.tPrev+θ*it.h)
+				g = ev.cond(it.evS[(k-1)*n:k*n], it.prob.P, it.tPrev+θ*it.h)
 			}
-			if θ >= bestθ {
+			if a > bestθ+tol {
 				break // a crossing here would come after the best one found
 			}
 			if crosses(ga, g, ev.Direction) {
-				if r := it.findRoot(ev, a, θ, ga, g); r < bestθ {
-					best, bestθ = j, r
-				}
+				r := it.findRoot(ev, a, θ, ga, g)
+				it.root[j] = r
+				bestθ = min(bestθ, r)
 				break
 			}
 			if g != 0 {
@@ -73,19 +79,63 @@ func (it *Integrator[T]) locateEvents() int {
 			}
 		}
 	}
-	if best < 0 {
+	if land || bestθ >= 1-tol && bestθ <= 1 {
+		bestθ = min(bestθ, it.crossingPastEnd(tol))
+	}
+	if bestθ > 1 {
 		for j, v := range it.gNew {
 			it.g[j] = v
 			it.gPend[j] = v == 0
 		}
-		return -1
+		return false
 	}
-	if bestθ < 1 {
+	cut := bestθ
+	for j, r := range it.root {
+		if r <= bestθ+tol {
+			it.fire = append(it.fire, j)
+			cut = max(cut, r)
+		}
+	}
+	if land && cut >= 1-tol {
+		cut = 1
+	}
+	if cut < 1 {
 		it.ensurePoly()
-		it.interpInto(it.u, bestθ)
-		it.t = it.tPrev + bestθ*it.h
+		it.interpInto(it.u, cut)
+		it.t = it.tPrev + cut*it.h
 	}
-	return best
+	return true
+}
+
+// crossingPastEnd looks for the conditions that cross zero just after the
+// step's end, within tol of it: such a root is at the same time as one at
+// the end, a crossing found there or a stop's schedule entries. The
+// interpolant is not extrapolated, which is not accurate to ulps at the
+// end; the condition is, linearly, from its values at the end and at the
+// last sample point. It sets their roots to 1 and returns 1 if it finds
+// one, and 2 otherwise. The samples are in it.evS.
+func (it *Integrator[T]) crossingPastEnd(tol float64) float64 {
+	const θs = float64(eventSamples) / (eventSamples + 1)
+	found := 2.0
+	last := it.evS[(eventSamples-1)*it.n : eventSamples*it.n]
+	for j := range it.prob.Events {
+		ev := &it.prob.Events[j]
+		g1 := it.gNew[j]
+		if it.root[j] <= 1 || g1 == 0 {
+			continue
+		}
+		slope := (g1 - ev.cond(last, it.prob.P, it.tPrev+θs*it.h)) / (1 - θs)
+		if crosses(g1, g1+slope*tol, ev.Direction) {
+			it.root[j], found = 1, 1
+		}
+	}
+	return found
+}
+
+// rootTol is the width, as a fraction of the last step, to which findRoot
+// brackets a root: a few ulps of t.
+func (it *Integrator[T]) rootTol() float64 {
+	return 4 * eps * max(math.Abs(it.tPrev), math.Abs(it.t), math.Abs(it.h)) / math.Abs(it.h)
 }
 
 // findRoot locates the sign change of ev.G on the step's interpolant
@@ -95,7 +145,7 @@ func (it *Integrator[T]) locateEvents() int {
 // sign, so that the event state is past the crossing.
 func (it *Integrator[T]) findRoot(ev *Event[T], a, b, ga, gb float64) float64 {
 	it.ensurePoly()
-	tol := 4 * eps * max(math.Abs(it.tPrev), math.Abs(it.t), math.Abs(it.h)) / math.Abs(it.h)
+	tol := it.rootTol()
 	side := 0
 	for iter := 0; iter < 200 && gb != 0 && b-a > tol; iter++ {
 		θ := (a*gb - b*ga) / (gb - ga)
@@ -106,7 +156,7 @@ func (it *Integrator[T]) findRoot(ev *Event[T], a, b, ga, gb float64) float64 {
 			break
 		}
 		it.interpInto(it.evU, θ)
-		g := ev.G(it.evU, it.tPrev+θ*it.h)
+		g := ev.cond(it.evU, it.prob.P, it.tPrev+θ*it.h)
 		if g == 0 || (g < 0) == (gb < 0) && gb != 0 {
 			b, gb = θ, g
 			if side == 1 {
@@ -122,32 +172,4 @@ func (it *Integrator[T]) findRoot(ev *Event[T], a, b, ga, gb float64) float64 {
 		}
 	}
 	return b
-}
-
-// fireEvent applies event j at (it.t, it.u) and reports whether the solve
-// terminates. A continuing solve restarts the method from the new state and
-// re-reads every condition there.
-func (it *Integrator[T]) fireEvent(j int) bool {
-	ev := &it.prob.Events[j]
-	terminate := true
-	if ev.Affect != nil {
-		terminate = ev.Affect(it.u, it.t)
-		if it.o.everyStep {
-			it.save(it.t, it.u)
-		}
-	}
-	if terminate {
-		return true
-	}
-	it.ensurePoly() // keep the cut step interpolable (AtInto) after the restart
-	f0 := it.st.start(it)
-	if ch, ok := it.st.(stepChooser[T]); ok && it.adaptive {
-		it.dt = ch.firstStep(it, f0) // a method that restarts (BDF) starts its steps anew
-	}
-	for k := range it.prob.Events {
-		g := it.prob.Events[k].G(it.u, it.t)
-		it.g[k] = g
-		it.gPend[k] = k == j || g == 0
-	}
-	return false
 }

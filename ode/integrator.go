@@ -120,6 +120,18 @@ type Integrator[T Float] struct {
 	gPend   []bool    // condition ≈ 0 at the start (just fired, or zero at T0)
 	evU     []T       // the state at a root-finding point
 	evS     []T       // the states at the event sample points
+	root    []float64 // each event's root in the step, as a fraction of it; 2 if none
+	fire    []int     // the effects due now: event j, or ^k for schedule entry k
+	evA     []T       // the state after the effects in order, when several fire
+	evB     []T       // and in reverse order
+	pSnap   []float32 // P before the effects, to check that none writes it
+
+	// schedules
+	sched    []schedEntry // every schedule time, ascending
+	schedIdx int          // the next entry, in the order of integration
+	stops    []float64    // the TStops and the schedule times, ascending
+	stopsBuf []float64
+	schedTs  []float64 // the times TimesFrom computes
 
 	// onAccept, if set, is called after every accepted step (its output
 	// done): the gradient methods record checkpoints and steps with it.
@@ -224,10 +236,13 @@ func (it *Integrator[T]) growEvents(k int) {
 	if k > 0 && it.evS == nil {
 		it.evS = make([]T, eventSamples*it.n)
 	}
-	if cap(it.g) < k {
-		it.g, it.gNew, it.gPend = make([]float64, k), make([]float64, k), make([]bool, k)
+	if (k > 0 || len(it.prob.Schedules) > 0) && it.evA == nil {
+		it.evA, it.evB = make([]T, it.n), make([]T, it.n)
 	}
-	it.g, it.gNew, it.gPend = it.g[:k], it.gNew[:k], it.gPend[:k]
+	if cap(it.g) < k {
+		it.g, it.gNew, it.gPend, it.root = make([]float64, k), make([]float64, k), make([]bool, k), make([]float64, k)
+	}
+	it.g, it.gNew, it.gPend, it.root = it.g[:k], it.gNew[:k], it.gPend[:k], it.root[:k]
 }
 
 // Reinit starts a new solve from u0 on [t0, t1] with parameters p, which
@@ -281,6 +296,9 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 			return errorf("SaveAt time %g is outside the span [%g, %g]", s, t0, t1)
 		}
 	}
+	if err := it.buildSchedule(); err != nil {
+		return err
+	}
 	it.t0, it.t1 = t0, t1
 	it.dir = 1
 	if t1 < t0 {
@@ -304,6 +322,9 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 		it.save(t0, it.u)
 		it.saveIdx++
 	}
+	if it.startSchedule() {
+		return nil
+	}
 	if t0 == t1 {
 		it.finish(Success)
 		return nil
@@ -314,7 +335,7 @@ func (it *Integrator[T]) restart(u0 []T, t0, t1 float64) error {
 		return nil
 	}
 	for k := range it.prob.Events {
-		it.g[k] = it.prob.Events[k].G(it.u, t0)
+		it.g[k] = it.prob.Events[k].cond(it.u, it.prob.P, t0)
 		it.gPend[k] = it.g[k] == 0
 	}
 	switch {
@@ -342,7 +363,7 @@ func (it *Integrator[T]) sortedAt(list []float64, k int) float64 {
 // (16ε relative) is dropped: landing on it would leave a sliver of a step
 // that ends the solve with DtUnderflow.
 func (it *Integrator[T]) nextStop() float64 {
-	ts := it.o.tstops
+	ts := it.stops
 	for it.stopIdx < len(ts) {
 		s := it.sortedAt(ts, it.stopIdx)
 		if it.dir*(s-it.t) > 16*eps*math.Abs(it.t) {
@@ -419,7 +440,9 @@ func (it *Integrator[T]) Stats() Stats { return it.stats }
 func (it *Integrator[T]) Err() error { return it.err }
 
 // Saved returns the saved times and states of the current solve: views into
-// the integrator's buffers, valid until the next Step, Run or Reinit.
+// the integrator's buffers, valid until the next Step, Run or Reinit. A
+// solve that a terminating event ended saves the event's time and state
+// last, whatever SaveAt asks; see Solution.
 func (it *Integrator[T]) Saved() (ts []float64, us [][]T) {
 	k := len(it.outT)
 	it.outH = it.outH[:0]
@@ -468,9 +491,24 @@ func (it *Integrator[T]) finish(code Retcode) {
 		}
 	}
 	it.stats.Retcode = code
-	if it.saveStartEnd {
+	if it.saveStartEnd || code == Terminated && !it.savedNow() {
 		it.save(it.t, it.u)
 	}
+}
+
+// savedNow reports whether the last saved point is the current time and
+// state.
+func (it *Integrator[T]) savedNow() bool {
+	k := len(it.outT)
+	if k == 0 || it.outT[k-1] != it.t {
+		return false
+	}
+	for i, v := range it.outU[(k-1)*it.n:] {
+		if v != it.u[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // callbackErr is the error Problem.Err reports, or nil.

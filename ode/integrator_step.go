@@ -119,18 +119,21 @@ func (it *Integrator[T]) acceptStep(h float64, land bool, target, next float64) 
 	it.dt = next
 	it.rejectedLast = false
 
-	ev := -1
-	if len(it.prob.Events) > 0 {
-		ev = it.locateEvents()
-	}
+	it.fire = it.fire[:0]
+	fired := len(it.prob.Events) > 0 && it.locateEvents(land)
 	it.output()
-	if ev >= 0 && it.fireEvent(ev) {
-		it.finish(Terminated)
+	if len(it.sched) > 0 {
+		it.dueSchedule()
+	}
+	if len(it.fire) > 0 && it.fireAll() {
+		if it.err == nil {
+			it.finish(Terminated)
+		}
 		return
 	}
 	if it.t == it.t1 {
 		it.finish(Success)
-	} else if land && ev < 0 {
+	} else if land && !fired && len(it.fire) == 0 {
 		it.restartAtStop()
 	}
 	if it.onAccept != nil {

@@ -63,9 +63,13 @@ type Problem[T Float] struct {
 	U0FromVJP func(dp, w []T, p []float32)
 
 	Events []Event[T]
+	// Schedules change the state at known times, such as the doses of a
+	// dosing schedule; see Schedule.
+	Schedules []Schedule[T]
 
 	// Err reports a failure that the problem's callbacks could not
-	// return: F, Jac, JVP, VJP, ParamJac, U0From and U0FromVJP. It is nil
+	// return: F, Jac, JVP, VJP, ParamJac, U0From, U0FromVJP and the
+	// conditions and effects of Events and Schedules. It is nil
 	// when they cannot fail. It returns nil until a callback fails, and
 	// that failure's error from then on. The error is sticky: a problem
 	// that has failed stays failed, so make a new one to go on.
@@ -79,21 +83,43 @@ type Problem[T Float] struct {
 	Err func() error
 }
 
-// Event is a continuous condition G(u, t) watched during the solve. An event
-// happens where G changes sign between two accepted steps. Root finding on
-// the step's dense interpolant locates its time to a few ulps, and the step
-// is cut there.
+// Event is a continuous condition watched during the solve. An event
+// happens where the condition changes sign between two accepted steps.
+// Root finding on the step's dense interpolant locates its time to a few
+// ulps, and the step is cut there.
 //
-// Direction filters the crossings. 0 reports both; +1 only rising ones, G
-// going from negative to non-negative; −1 only falling ones, from positive
-// to non-positive.
+// The condition is Cond(u, p, t), or G(u, t) when it does not read the
+// parameters; set one of the two. The effect is Effect(u, p, t), or
+// Affect(u, t); set at most one. Cond and Effect see the problem's
+// parameters p, so that a threshold or a dose can be fitted. Effect may
+// change the state in place, as a function of the old state, p and t. It
+// must not write into p: the parameters belong to the caller (an optimiser
+// owns them during a fit), and a solve whose p changed under an effect
+// ends with an error. A rate that switches at an event is a component of
+// the state with zero derivative that the effect sets and F reads; see
+// ExampleEvent_switch.
 //
-// Affect is called with the state at the event time and may modify it in
-// place. It returns whether the solve ends there, with Retcode Terminated.
-// A nil Affect terminates. After a non-terminating event the integrator
-// restarts from the state at the event time, as Affect left it. The
-// method's first-same-as-last value is recomputed, never reused across the
-// event.
+// Direction filters the crossings. 0 reports both; +1 only rising ones,
+// the condition going from negative to non-negative; −1 only falling ones,
+// from positive to non-positive.
+//
+// The effect is called with the state at the event time. It returns
+// whether the solve ends there, with Retcode Terminated. No effect at all
+// terminates. A terminating event's time and state (after its effect) are
+// the last point of the solution whatever SaveAt asks. After a
+// non-terminating event the integrator restarts from the state at the
+// event time, as the effect left it. The method's first-same-as-last value
+// is recomputed, never reused across the event, and a method with a
+// history (BDF) starts anew.
+//
+// Events whose roots lie within the root finder's tolerance of each other,
+// a few ulps of t, happen at the same time. Their effects, and those of
+// schedule entries at that time, are then called twice on copies of the
+// state, once in the problem's order and once in the reverse order. If the
+// two results differ by more than the solve's tolerances, the order
+// matters and the solve fails with an error naming the events; otherwise
+// the first result is kept. Effects that fire together must therefore not
+// count their calls.
 //
 // Conditions are evaluated at the ends of every accepted step and at 4
 // evenly spaced interior points on the interpolant. Two crossings between
@@ -101,10 +127,59 @@ type Problem[T Float] struct {
 // condition is ≈0 by construction. So for the next step its "before" sign
 // is taken a little after the event time, which keeps an event from firing
 // twice.
+//
+// Problem.Err reports the failures of Cond and Effect, as of F.
 type Event[T Float] struct {
 	G         func(u []T, t float64) float64
 	Direction int
 	Affect    func(u []T, t float64) (terminate bool)
+
+	// Cond is the condition with the parameters; it replaces G.
+	Cond func(u []T, p []float32, t float64) float64
+	// Effect is the effect with the parameters; it replaces Affect.
+	Effect func(u []T, p []float32, t float64) (terminate bool)
+}
+
+// cond evaluates the event's condition.
+func (ev *Event[T]) cond(u []T, p []float32, t float64) float64 {
+	if ev.Cond != nil {
+		return ev.Cond(u, p, t)
+	}
+	return ev.G(u, t)
+}
+
+// apply calls the event's effect; no effect terminates.
+func (ev *Event[T]) apply(u []T, p []float32, t float64) (terminate bool) {
+	switch {
+	case ev.Effect != nil:
+		return ev.Effect(u, p, t)
+	case ev.Affect != nil:
+		return ev.Affect(u, t)
+	}
+	return true
+}
+
+// Schedule changes the state at known times, such as the doses of a
+// dosing schedule: at each time t in Times, u ← Effect(u, p, t). The
+// integrator lands exactly on every time, as on a TStop, without root
+// finding, calls Effect there and restarts the method from the new state,
+// as after an event. Effect changes u in place, must not write into p, and
+// reports whether the solve ends there, with Retcode Terminated.
+//
+// Times, or those TimesFrom computes, need not be sorted; times outside the span are ignored. A time at
+// T0 changes the initial state after it is saved; a time at T1 changes the
+// final state. A SaveAt time equal to a schedule time saves the state
+// before the effect; Solution.At returns the state after it. Schedule
+// entries and events at the same time fire together, as Event says.
+type Schedule[T Float] struct {
+	Times  []float64
+	Effect func(u []T, p []float32, t float64) (terminate bool)
+
+	// TimesFrom, if set, computes the times from the parameters into ts,
+	// of len(Times), at the start of every solve; Times then gives only
+	// their number. It makes a dosing time a parameter that can be
+	// fitted. Problem.Err reports its failures.
+	TimesFrom func(ts []float64, p []float32)
 }
 
 func (p *Problem[T]) validate() error {
@@ -121,11 +196,28 @@ func (p *Problem[T]) validate() error {
 		return err
 	}
 	for i, ev := range p.Events {
-		if ev.G == nil {
-			return errorf("Problem.Events[%d].G is nil", i)
+		if (ev.G == nil) == (ev.Cond == nil) {
+			state := "nil"
+			if ev.G != nil {
+				state = "set"
+			}
+			return errorf("Problem.Events[%d].G and Cond are both %s, want exactly one of them", i, state)
+		}
+		if ev.Affect != nil && ev.Effect != nil {
+			return errorf("Problem.Events[%d] has both Affect and Effect, want at most one", i)
 		}
 		if ev.Direction < -1 || ev.Direction > 1 {
 			return errorf("Problem.Events[%d].Direction = %d, want -1, 0 or +1", i, ev.Direction)
+		}
+	}
+	for i, s := range p.Schedules {
+		if s.Effect == nil {
+			return errorf("Problem.Schedules[%d].Effect is nil", i)
+		}
+		for j, t := range s.Times {
+			if math.IsNaN(t) || math.IsInf(t, 0) {
+				return errorf("Problem.Schedules[%d].Times[%d] = %g, want a finite time", i, j, t)
+			}
 		}
 	}
 	return nil

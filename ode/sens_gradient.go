@@ -110,7 +110,7 @@ type gradMethod[T Float] interface {
 //
 // It returns the loss and dL/dθ, dL/du0, dL/dT0 and dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
-// failed. Events are not supported yet: they are an error. A callback that
+// failed. Events and schedules are not supported yet: they are an error. A callback that
 // failed through Problem.Err or Loss.Err is the cause of the error
 // returned. The error names the pass that found it. Where a solve or the
 // discrete adjoint's reverse pass stopped on it, that is an *Error with
@@ -140,8 +140,8 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
-	if len(prob.Events) > 0 {
-		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events, want none)", len(prob.Events))
+	if err := noHybrid(&prob); err != nil {
+		return nil, err
 	}
 	o, err := parseOptions(opts)
 	if err != nil {
@@ -254,8 +254,8 @@ func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], l
 	if len(prob.P) != len(gs.prob.P) {
 		return nil, errorf("Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
 	}
-	if len(prob.Events) > 0 {
-		return nil, errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d events, want none)", len(prob.Events))
+	if err := noHybrid(&prob); err != nil {
+		return nil, err
 	}
 	jvp, vjp := gs.prob.JVP, gs.prob.VJP
 	gs.prob = prob
@@ -508,3 +508,12 @@ func (e *solveError) Unprefixed() string {
 }
 
 func (e *solveError) Unwrap() error { return e.err }
+
+// noHybrid refuses a problem with events or schedules, which the gradient
+// methods do not differentiate through yet.
+func noHybrid[T Float](prob *Problem[T]) error {
+	if len(prob.Events) > 0 || len(prob.Schedules) > 0 {
+		return errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d Events (G or Cond, Affect or Effect) and %d Schedules, want none)", len(prob.Events), len(prob.Schedules))
+	}
+	return nil
+}

@@ -4,6 +4,16 @@ package ode
 // counters and the return code. By default it saves the start and the end;
 // SaveAt and SaveEveryStep save more. With Dense it keeps the piecewise
 // interpolant for At.
+//
+// A solve that a terminating event ended (Retcode Terminated) ends its T
+// and U with the event's time and its state after the effect, whatever
+// SaveAt asks: after the SaveAt times it reached, which are all before or
+// at the event. The SaveAt times after the event are not saved, so
+// len(T) differs from the number of SaveAt times; compare T with them.
+// The point is not repeated when it is already the last one saved: a
+// SaveAt time at the event with an effect that left the state as it was,
+// or SaveEveryStep, which saves every event's point before and after its
+// effect.
 type Solution[T Float] struct {
 	T     []float64
 	U     [][]T
