@@ -166,3 +166,36 @@ func TestHessianFromHv(t *testing.T) {
 		t.Errorf("asymmetry %v for a non-symmetric product, want 1", asym)
 	}
 }
+
+// TestLaplaceNearlySingular: with a little data noise the product model's
+// Hessian is not exactly singular; a threshold above its smallest relative
+// eigenvalue still names the combination, and the default one does not.
+func TestLaplaceNearlySingular(t *testing.T) {
+	lay, err := layout.Of(&abcParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// JᵀJ of the product model plus a small residual term along a.
+	h := mat.NewSymDense(3, []float64{
+		1.5*1.5*7.5 + 1e-4, 1.5 * 2 * 7.5, 1.5 * 18,
+		1.5 * 2 * 7.5, 2 * 2 * 7.5, 2 * 18,
+		1.5 * 18, 2 * 18, 98.5,
+	})
+	l, err := NewLaplace(h, lay, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Null) != 1 || l.Null[0].Eigenvalue <= 0 {
+		t.Fatalf("null directions %+v, want one with a small positive eigenvalue", l.Null)
+	}
+	if w := l.Warning(); !strings.Contains(w, "A") || !strings.Contains(w, "B") {
+		t.Errorf("warning %q, want A and B named", w)
+	}
+	l, err = NewLaplace(h, lay, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Null) != 0 || math.IsInf(l.StdErr[0], 0) {
+		t.Errorf("null directions %+v and standard errors %v at the default threshold, want none and finite", l.Null, l.StdErr)
+	}
+}

@@ -280,3 +280,21 @@ func TestNewtonCGErrors(t *testing.T) {
 		t.Errorf("err = %v, want one wrapping %v", err, hvErr)
 	}
 }
+
+// TestNewtonCGAllocatesPerRunOnly: the allocations of a run do not grow
+// with its iterations, so an iteration allocates nothing.
+func TestNewtonCGAllocatesPerRunOnly(t *testing.T) {
+	m := &NewtonCG{Hv: rosenbrockHv, CGTol: 1e-3}
+	allocs := func(iters int) float64 {
+		set := &optimize.Settings{MajorIterations: iters, Converger: Float32Converge(), GradientThreshold: math.NaN()}
+		return testing.AllocsPerRun(5, func() {
+			θ := rosenbrockStart(20)
+			if _, err := Minimize(rosenbrock, θ, m, set); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if a2, a20 := allocs(2), allocs(20); a20 != a2 {
+		t.Errorf("a run of 20 iterations allocates %v times, one of 2 %v; want the same", a20, a2)
+	}
+}
