@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/optimize"
+
+	"github.com/flatkit/flatkit/ad"
 )
 
 // rosenbrock is the chained Rosenbrock function Σ 100(θᵢ₊₁ − θᵢ²)² +
@@ -297,4 +299,47 @@ func TestNewtonCGAllocatesPerRunOnly(t *testing.T) {
 	if a2, a20 := allocs(2), allocs(20); a20 != a2 {
 		t.Errorf("a run of 20 iterations allocates %v times, one of 2 %v; want the same", a20, a2)
 	}
+}
+
+// TestNewtonCGWithADHVP runs the house path: the loss written with ad ops
+// through FromAD, and its Hessian-vector product from ad.HVP.
+func TestNewtonCGWithADHVP(t *testing.T) {
+	const n = 20
+	// Rosenbrock less its constant n−1: Σ 100(y − x²)² + x² − 2x.
+	f := func(p ad.Var) ad.Var {
+		x, y := ad.Slice(p, 0, n-1), ad.Slice(p, 1, n)
+		a := ad.Sub(y, ad.Square(x))
+		return ad.Add(ad.Sum(ad.Scale(ad.Square(a), 100)), ad.Sub(ad.Sum(ad.Square(x)), ad.Scale(ad.Sum(x), 2)))
+	}
+	hv := func(θ, v, out []float32) error {
+		r, err := ad.HVP(f, θ, v)
+		copy(out, r)
+		return err
+	}
+	// The product agrees with the hand-written one.
+	θ := rosenbrockStart(n)
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%3) - 1
+	}
+	want, got := make([]float32, n), make([]float32, n)
+	_ = rosenbrockHv(θ, v, want)
+	if err := hv(θ, v, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-4*math.Max(1, math.Abs(float64(want[i]))) {
+			t.Fatalf("ad.HVP component %d = %v, hand-written %v", i, got[i], want[i])
+		}
+	}
+	res, err := Minimize(FromAD(f), θ, &NewtonCG{Hv: hv, CGTol: 1e-3}, &optimize.Settings{GradientThreshold: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range θ {
+		if math.Abs(float64(x)-1) > 1e-3 {
+			t.Fatalf("θ[%d] = %v, want 1 (status %v after %d iterations)", i, x, res.Status, res.MajorIterations)
+		}
+	}
+	t.Logf("%v after %d iterations, %d evaluations, %d Hv", res.Status, res.MajorIterations, res.FuncEvaluations, res.HessEvaluations)
 }
