@@ -127,6 +127,24 @@
 // Float32Converged and a nil error. The default stopping rule is
 // Float32Converge.
 //
+// # Second order: Newton and the Laplace approximation
+//
+// NewtonCG is a trust-region Newton method that needs only Hessian-vector
+// products: Steihaug–Toint truncated CG inside the region, as SciPy's
+// minimize(method="trust-ncg") does. It suits losses whose H·v costs a few
+// gradients (forward over reverse in ad, or a second-order adjoint):
+//
+//	res, err := optimisers.Minimize(fg, θ, &optimisers.NewtonCG{Hv: hv}, nil)
+//
+// At the optimum, the Hessian of a negative log-likelihood gives the
+// uncertainty of the fit. HessianFromHv builds it from len(θ) products,
+// and NewLaplace inverts it by its eigen-decomposition into a covariance
+// with standard errors by layout path (StdErrOf). When the Hessian is
+// singular or nearly so, Laplace.Null and Warning name the parameter
+// combinations the data do not determine, such as two rates that enter
+// only as their product. proptest.CheckHv checks a hand-built H·v against
+// the gradient.
+//
 // # Bounds and transforms
 //
 // Two ways keep a fitted parameter in its range. LBFGSB honours bounds:

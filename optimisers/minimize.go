@@ -26,7 +26,8 @@ type Objective func(θ, grad []float32) (float64, error)
 
 // Minimize minimises fg over the flat parameter vector θ with a
 // gonum/optimize method and writes the best point found into θ. Methods
-// include LBFGS, BFGS, CG and NelderMead, and LBFGSB for bounds.
+// include LBFGS, BFGS, CG and NelderMead, LBFGSB for bounds, and NewtonCG
+// for a Hessian-vector product.
 //
 // A failed evaluation is an infeasible point, not the end of the run: an
 // error of fg, a NaN or +Inf loss, or a non-finite gradient at a finite
@@ -119,6 +120,9 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 	}
 	if lb, ok := method.(*LBFGSB); ok {
 		return lb.minimize(fg, θ, set) // bounds: a loop of its own, lbfgsb.go
+	}
+	if nc, ok := method.(*NewtonCG); ok {
+		return nc.minimize(fg, θ, set) // trust-region Newton: newton.go
 	}
 	if method == nil {
 		method = &optimize.LBFGS{}
