@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"errors"
 	"math"
 	"time"
 
@@ -78,6 +77,8 @@ type LBFGSB struct {
 	// MaxLineSearch is the most evaluations one line search makes, SciPy's
 	// maxls. Zero means 20.
 	MaxLineSearch int
+
+	ownLoop // the optimize.Method side: Minimize runs it in its own loop
 }
 
 // Line-search constants of L-BFGS-B (the Fortran code's dcsrch call): the
@@ -90,26 +91,6 @@ const (
 	lbXtol = 0.1
 	lbBig  = 1e10 // the largest step along an unbounded direction
 )
-
-// errLBFGSBGonum is Uses' error: LBFGSB runs only through Minimize.
-var errLBFGSBGonum = errors.New("optimisers: LBFGSB runs through optimisers.Minimize, not gonum's optimize.Minimize, which tests convergence on the full gradient")
-
-// Init is part of optimize.Method; see Uses.
-func (*LBFGSB) Init(dim, tasks int) int { return 1 }
-
-// Run is part of optimize.Method. It ends at once: gonum never calls it,
-// because Uses fails.
-func (*LBFGSB) Run(operation chan<- optimize.Task, result <-chan optimize.Task, tasks []optimize.Task) {
-	operation <- optimize.Task{Op: optimize.MethodDone}
-	for range result {
-	}
-	close(operation)
-}
-
-// Uses returns an error: LBFGSB runs through Minimize, which does not ask.
-func (*LBFGSB) Uses(optimize.Available) (optimize.Available, error) {
-	return optimize.Available{}, errLBFGSBGonum
-}
 
 // lbRun is the state of one LBFGSB run.
 type lbRun struct {

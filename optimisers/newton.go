@@ -1,7 +1,6 @@
 package optimisers
 
 import (
-	"errors"
 	"math"
 	"time"
 
@@ -66,25 +65,8 @@ type NewtonCG struct {
 	// Eta is the least ratio of actual to predicted decrease for a step
 	// to be taken, 0 ≤ Eta < ¼. Zero means 0.15, SciPy's trust-ncg value.
 	Eta float64
-}
 
-var errNewtonGonum = errors.New("optimisers: NewtonCG runs through optimisers.Minimize, not gonum's optimize.Minimize")
-
-// Init is part of optimize.Method; see Uses.
-func (*NewtonCG) Init(dim, tasks int) int { return 1 }
-
-// Run is part of optimize.Method. It ends at once: gonum never calls it,
-// because Uses fails.
-func (*NewtonCG) Run(operation chan<- optimize.Task, result <-chan optimize.Task, tasks []optimize.Task) {
-	operation <- optimize.Task{Op: optimize.MethodDone}
-	for range result {
-	}
-	close(operation)
-}
-
-// Uses returns an error: NewtonCG runs through Minimize, which does not ask.
-func (*NewtonCG) Uses(optimize.Available) (optimize.Available, error) {
-	return optimize.Available{}, errNewtonGonum
+	ownLoop // the optimize.Method side: Minimize runs it in its own loop
 }
 
 // ncgRun is the state of one NewtonCG run.
