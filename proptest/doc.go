@@ -25,13 +25,16 @@
 // along several random directions, drawn deterministically from θ, so a
 // failure replays exactly. The finite
 // differences are extrapolated over several steps (Richardson), and the
-// tolerance is made from their estimated error, so that the defaults
-// catch a rule wrong by 1 % in float32 and by 1e-6 in float64, and pass
-// right ones (TestCheckersCatchRulesWrongByOnePercent,
-// TestCheckersCatchRulesWrongByOneIn1e6, TestCheckersPassRightRules,
-// TestCheckersPassRightRules64).
-// CheckHVP checks the gradient first. CheckODEGradient compares the sensitivity methods of
-// package ode with each other and with finite differences.
+// tolerance is made from their estimated error. In float64 the defaults
+// catch a rule wrong by 1e-6 and pass right ones
+// (TestCheckersCatchRulesWrongByOneIn1e6, TestCheckersPassRightRules64);
+// in float32 the default relative tolerance is DefaultRelTol, and
+// SharpTol() catches a rule wrong by 1 %
+// (TestCheckersCatchRulesWrongByOnePercent, TestCheckersPassRightRules).
+// CheckHVP checks the gradient first. CheckODEGradient compares the
+// sensitivity methods of package ode with each other and with finite
+// differences. CheckHv checks a user's own Hessian-vector product against
+// differences of their gradient, and its symmetry.
 //
 // Steps, tolerances and directions are options of a check, never package
 // variables. They are typed, so that an option given to a check it does
