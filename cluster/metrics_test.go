@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flatkit/flatkit/cluster"
 	"github.com/flatkit/flatkit/cluster/lv"
@@ -88,7 +89,12 @@ func TestMetricsScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A worker counts a shard after publishing its result, so its counter
+	// may lag the coordinator's by the shard in hand: wait for it.
 	end := scrape(t, wsrv.URL, "flatkit_worker_shards_total")
+	for start := time.Now(); end < float64(rep.Shards) && time.Since(start) < 10*time.Second; time.Sleep(10 * time.Millisecond) {
+		end = scrape(t, wsrv.URL, "flatkit_worker_shards_total")
+	}
 	endC := scrape(t, csrv.URL, "flatkit_coordinator_shards_total")
 	hist := scrape(t, wsrv.URL, "flatkit_worker_shard_seconds_count")
 	get := scrape(t, wsrv.URL, "flatkit_worker_object_bytes_total")

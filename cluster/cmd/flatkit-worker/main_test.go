@@ -83,7 +83,9 @@ func TestMetricsFlag(t *testing.T) {
 	args, _ := json.Marshal(lv.Args{N: 2000, Seed: 1, ShardSize: 100})
 	var mid float64
 	_, rep, err := cluster.Solve[float64](ctx, c, cluster.Request{Name: "lv", Args: args, Theta: lv.Theta(), Progress: func(p cluster.Progress) {
-		if p.Done == 1 {
+		// The worker counts a shard after publishing its result, so at
+		// two results its counter is at least 1 (one shard at a time).
+		if p.Done == 2 {
 			mid, _ = shardsDone(url)
 		}
 	}})
@@ -91,7 +93,10 @@ func TestMetricsFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	end, _ := shardsDone(url)
+	for start := time.Now(); end < float64(rep.Shards) && time.Since(start) < 10*time.Second; time.Sleep(10 * time.Millisecond) {
+		end, _ = shardsDone(url)
+	}
 	if mid < 1 || mid >= end || end != float64(rep.Shards) {
-		t.Errorf("flatkit_worker_shards_total: %v after the first shard, %v at the end; want it moving from ≥ 1 to %d", mid, end, rep.Shards)
+		t.Errorf("flatkit_worker_shards_total: %v after the second shard, %v at the end; want it moving from ≥ 1 to %d", mid, end, rep.Shards)
 	}
 }
