@@ -165,23 +165,7 @@ func (r *ncgRun) stats() optimize.Stats {
 // non-finite loss or gradient is an error.
 func (r *ncgRun) eval(x, g []float64) (float64, error) {
 	r.evals++
-	for i, v := range x {
-		r.x32[i] = float32(v)
-	}
-	f, err := r.fg(r.x32, r.g32)
-	if err != nil {
-		return f, err
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return f, errorf("the objective returned %v at evaluation %d, want a finite loss", f, r.evals)
-	}
-	for i, v := range r.g32 {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return f, errorf("the objective's gradient is %v at index %d (evaluation %d, loss %g), want finite values", v, i, r.evals, f)
-		}
-		g[i] = float64(v)
-	}
-	return f, nil
+	return evalWidened(r.fg, x, g, r.x32, r.g32, r.evals)
 }
 
 // hv sets r.hd to the Hessian at r.x times r.d.
