@@ -10,7 +10,7 @@ import (
 // order does not matter when there are several, and the restart after them.
 
 // fireAll applies the effects due at it.t, listed in it.fire: an event's
-// index, or ^k for schedule entry k. It reports whether the solve ends
+// index, or ^k for the schedule entry it.sched[k]. It reports whether the solve ends
 // there, with Terminated or with a failure (it.err set). Otherwise it
 // restarts the method from the new state.
 func (it *Integrator[T]) fireAll() (terminate bool) {
@@ -42,6 +42,9 @@ func (it *Integrator[T]) fireAll() (terminate bool) {
 // result. It reports whether the solve ends there.
 func (it *Integrator[T]) applyEffects() (terminate bool) {
 	it.pSnap = append(it.pSnap[:0], it.prob.P...)
+	if it.onFire != nil {
+		it.fireU = append(it.fireU[:0], it.u...)
+	}
 	if len(it.fire) == 1 {
 		terminate = it.applyEffect(it.fire[0], it.u)
 	} else {
@@ -73,10 +76,27 @@ func (it *Integrator[T]) applyEffects() (terminate bool) {
 		it.fail(NonFinite, c, errorf("the effect of %s made u[%d] = %g", it.fireNames(), c, float64(it.u[c])))
 		return true
 	}
+	if it.onFire != nil {
+		if err := it.onFire(it.fire, it.t, it.fireU, it.u, terminate); err != nil {
+			it.fail(Failed, -1, err)
+			return true
+		}
+	}
 	if it.o.everyStep && it.effectful() {
 		it.save(it.t, it.u)
 	}
 	return terminate
+}
+
+// firingOf names effect e of it.fire for the gradient methods: the event's
+// index, or ^k for Problem.Schedules[k], and for a schedule the index of
+// its time in Times (−1 for an event).
+func (it *Integrator[T]) firingOf(e int) (effect, timeIndex int) {
+	if e >= 0 {
+		return e, -1
+	}
+	s := it.sched[^e]
+	return ^s.k, s.i
 }
 
 // applyEffect applies effect e of it.fire to u.
@@ -84,7 +104,7 @@ func (it *Integrator[T]) applyEffect(e int, u []T) (terminate bool) {
 	if e >= 0 {
 		return it.prob.Events[e].apply(u, it.prob.P, it.t)
 	}
-	return it.prob.Schedules[^e].Effect(u, it.prob.P, it.t)
+	return it.prob.Schedules[it.sched[^e].k].Effect(u, it.prob.P, it.t)
 }
 
 // effectful reports whether any effect in it.fire may have changed the state.
@@ -137,7 +157,7 @@ func (it *Integrator[T]) fireNames() string {
 		if e >= 0 {
 			b.WriteString("Problem.Events[" + strconv.Itoa(e) + "]")
 		} else {
-			b.WriteString("Problem.Schedules[" + strconv.Itoa(^e) + "]")
+			b.WriteString("Problem.Schedules[" + strconv.Itoa(it.sched[^e].k) + "]")
 		}
 	}
 	return b.String()

@@ -12,7 +12,8 @@ import (
 // schedEntry is one time of Problem.Schedules[k].
 type schedEntry struct {
 	t float64
-	k int
+	k int // the schedule
+	i int // the time's index in the schedule's Times
 }
 
 // buildSchedule lists the schedule times in order, computing those of a
@@ -35,8 +36,8 @@ func (it *Integrator[T]) buildSchedule() error {
 				}
 			}
 		}
-		for _, t := range ts {
-			it.sched = append(it.sched, schedEntry{t, k})
+		for i, t := range ts {
+			it.sched = append(it.sched, schedEntry{t, k, i})
 		}
 	}
 	it.stops = it.o.tstops
@@ -55,11 +56,15 @@ func (it *Integrator[T]) buildSchedule() error {
 }
 
 // schedAt is the k-th schedule entry in the order of integration.
-func (it *Integrator[T]) schedAt(k int) schedEntry {
+func (it *Integrator[T]) schedAt(k int) schedEntry { return it.sched[it.schedIndex(k)] }
+
+// schedIndex is the index in it.sched of the k-th schedule entry in the
+// order of integration.
+func (it *Integrator[T]) schedIndex(k int) int {
 	if it.dir > 0 {
-		return it.sched[k]
+		return k
 	}
-	return it.sched[len(it.sched)-1-k]
+	return len(it.sched) - 1 - k
 }
 
 // dueSchedule appends to it.fire the schedule entries that the solve has
@@ -70,7 +75,7 @@ func (it *Integrator[T]) dueSchedule() {
 		if it.dir*(e.t-it.t) > 0 {
 			return
 		}
-		it.fire = append(it.fire, ^e.k)
+		it.fire = append(it.fire, ^it.schedIndex(it.schedIdx))
 		it.schedIdx++
 	}
 }

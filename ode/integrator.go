@@ -121,7 +121,7 @@ type Integrator[T Float] struct {
 	evU     []T       // the state at a root-finding point
 	evS     []T       // the states at the event sample points
 	root    []float64 // each event's root in the step, as a fraction of it; 2 if none
-	fire    []int     // the effects due now: event j, or ^k for schedule entry k
+	fire    []int     // the effects due now: event j, or ^k for schedule entry it.sched[k]
 	evA     []T       // the state after the effects in order, when several fire
 	evB     []T       // and in reverse order
 	pSnap   []float32 // P before the effects, to check that none writes it
@@ -136,6 +136,13 @@ type Integrator[T Float] struct {
 	// onAccept, if set, is called after every accepted step (its output
 	// done): the gradient methods record checkpoints and steps with it.
 	onAccept func()
+	// onFire, if set, is called after effects have fired and been
+	// checked, before the state after them is saved: the gradient methods
+	// record the firings with it (see firingOf). before is the state just
+	// before the effects, after the state they left. A non-nil error fails
+	// the solve.
+	onFire func(fire []int, t float64, before, after []T, terminate bool) error
+	fireU  []T // the state before the effects, when onFire is set
 }
 
 // NewIntegrator prepares an integrator for prob with method m; Run or Step

@@ -138,6 +138,19 @@ type Event[T Float] struct {
 	Cond func(u []T, p []float32, t float64) float64
 	// Effect is the effect with the parameters; it replaces Affect.
 	Effect func(u []T, p []float32, t float64) (terminate bool)
+
+	// CondGrad, EffectJVP and EffectVJP are the derivatives that Gradient
+	// needs to differentiate through the event; see Gradient.
+	// CondGrad adds ∂g/∂u into du (length n) and ∂g/∂p into dp (the
+	// length of p; nil when not wanted), and returns ∂g/∂t, for the
+	// condition g of Cond or G.
+	CondGrad func(du, dp []T, u []T, p []float32, t float64) (dt float64)
+	// EffectJVP writes jv = ∂a/∂u·v + ∂a/∂p·dp + ∂a/∂t·dt for the state
+	// a(u, p, t) that Effect or Affect leaves; dp nil means zero.
+	EffectJVP func(jv, u, v []T, p []float32, dp []T, t, dt float64)
+	// EffectVJP adds wᵀ·∂a/∂u into du and wᵀ·∂a/∂p into dp (nil when not
+	// wanted), and returns wᵀ·∂a/∂t.
+	EffectVJP func(du, dp, w, u []T, p []float32, t float64) (dt float64)
 }
 
 // cond evaluates the event's condition.
@@ -180,6 +193,13 @@ type Schedule[T Float] struct {
 	// their number. It makes a dosing time a parameter that can be
 	// fitted. Problem.Err reports its failures.
 	TimesFrom func(ts []float64, p []float32)
+
+	// EffectJVP and EffectVJP are the derivatives of Effect, as for
+	// Event's; TimesFromJac writes the Jacobian of TimesFrom,
+	// J[i*len(p)+k] = ∂ts_i/∂p_k. Gradient needs them; see Gradient.
+	EffectJVP    func(jv, u, v []T, p []float32, dp []T, t, dt float64)
+	EffectVJP    func(du, dp, w, u []T, p []float32, t float64) (dt float64)
+	TimesFromJac func(J []float64, p []float32)
 }
 
 func (p *Problem[T]) validate() error {

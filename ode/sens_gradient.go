@@ -89,11 +89,12 @@ type GradientSolver[T Float] struct {
 	dlFlat []T
 	usIn   [][]T // us and dl in the order of loss.At, for the callback
 	dlIn   [][]T
-	ys     [][]T        // the saved states of the forward solve, whole, in at's order
-	fbuf   []T          // F at an end of the span
-	u0buf  []T          // U0From(P)
-	errFn  func() error // callbackErr, made once when needed (a method value allocates)
-	jac    denseJac[T]  // Problem.Jac read as a dense n×n matrix
+	ys     [][]T            // the saved states of the forward solve, whole, in at's order
+	fbuf   []T              // F at an end of the span
+	u0buf  []T              // U0From(P)
+	errFn  func() error     // callbackErr, made once when needed (a method value allocates)
+	jac    denseJac[T]      // Problem.Jac read as a dense n×n matrix
+	hyb    *hybridDerivs[T] // the derivatives of the events and schedules, if any
 }
 
 // gradMethod is one sensitivity method's implementation.
@@ -140,9 +141,6 @@ func NewGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, opts .
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
-	if err := noHybrid(&prob); err != nil {
-		return nil, err
-	}
 	o, err := parseOptions(opts)
 	if err != nil {
 		return nil, err
@@ -173,6 +171,14 @@ func newGradientSolver[T Float](prob Problem[T], m Method, s Sensitivity, o opti
 	}
 	if err := gs.fillDerivatives(); err != nil {
 		return nil, err
+	}
+	if err := hybridSupported(&gs.prob, m, s); err != nil {
+		return nil, err
+	}
+	if len(prob.Events)+len(prob.Schedules) > 0 {
+		if gs.hyb, err = newHybridDerivs(&gs.prob, s.settings().finiteDiff, s.Name()); err != nil {
+			return nil, err
+		}
 	}
 	switch s := s.(type) {
 	case ForwardSensitivity:
@@ -254,7 +260,7 @@ func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], l
 	if len(prob.P) != len(gs.prob.P) {
 		return nil, errorf("Gradient: len(P) = %d, want %d as when the solver was made", len(prob.P), len(gs.prob.P))
 	}
-	if err := noHybrid(&prob); err != nil {
+	if err := hybridSupported(&prob, gs.method, gs.sens); err != nil {
 		return nil, err
 	}
 	jvp, vjp := gs.prob.JVP, gs.prob.VJP
@@ -267,6 +273,14 @@ func (gs *GradientSolver[T]) GradientFor(ctx context.Context, prob Problem[T], l
 	}
 	if err := gs.jac.set(&gs.prob); err != nil {
 		return nil, err
+	}
+	switch {
+	case gs.hyb != nil:
+		if err := gs.hyb.refresh(); err != nil {
+			return nil, err
+		}
+	case len(prob.Events)+len(prob.Schedules) > 0:
+		return nil, errorf("Gradient: the problem has %d Events and %d Schedules, want none as when the solver was made", len(prob.Events), len(prob.Schedules))
 	}
 	gs.lossv = loss // a copy in the solver: &loss would escape and allocate
 	if err := gs.setLoss(&gs.lossv); err != nil {
@@ -509,11 +523,13 @@ func (e *solveError) Unprefixed() string {
 
 func (e *solveError) Unwrap() error { return e.err }
 
-// noHybrid refuses a problem with events or schedules, which the gradient
-// methods do not differentiate through yet.
-func noHybrid[T Float](prob *Problem[T]) error {
-	if len(prob.Events) > 0 || len(prob.Schedules) > 0 {
-		return errorf("Gradient: adjoints and sensitivities through events are not supported yet (Problem has %d Events (G or Cond, Affect or Effect) and %d Schedules, want none)", len(prob.Events), len(prob.Schedules))
+// hybridSupported refuses a problem with events or schedules when
+// sensitivity method s does not differentiate through them with method m.
+func hybridSupported[T Float](prob *Problem[T], m Method, s Sensitivity) error {
+	if len(prob.Events) == 0 && len(prob.Schedules) == 0 {
+		return nil
 	}
-	return nil
+	switch s.(type) {
+	}
+	return errorf("Gradient: %s does not differentiate through events and schedules yet with %s (Problem has %d Events and %d Schedules)", s.Name(), m.Name(), len(prob.Events), len(prob.Schedules))
 }
