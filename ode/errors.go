@@ -67,7 +67,7 @@ type Error struct {
 	T         float64    // the time reached when the solve stopped
 	Dt        float64    // the last step size tried (0 if none)
 	Component int        // NonFinite: the first non-finite component of F(u, t+dt) or else of the trial state; ErrorTestFailed: the component of the largest weighted error; −1 if unknown or not applicable
-	Err       error      // the context's error for Cancelled; the hook's error for Failed; the cause for Singular, ErrorTestFailed, ConvergenceFailed and a non-finite Jacobian; else nil
+	Err       error      // the context's error for Cancelled; the hook's error for Failed; the cause for Singular, ErrorTestFailed, ConvergenceFailed and a non-finite Jacobian; for MaxStepsReached, the linear solves that failed, if any; else nil
 	P         ParamRange // the range of Problem.P's values in the solve that stopped
 }
 
@@ -115,7 +115,11 @@ func (e *Error) Error() string { return prefix + e.Unprefixed() }
 func (e *Error) Unprefixed() string {
 	switch e.Code {
 	case MaxStepsReached:
-		msg := fmt.Sprintf("max steps reached at t=%.17g (dt=%g): the problem may be stiff (use a stiff method, or raise MaxSteps)", e.T, e.Dt)
+		msg := fmt.Sprintf("max steps reached at t=%.17g (dt=%g): ", e.T, e.Dt)
+		if e.Err != nil {
+			msg += bareText(e.Err) + "; or "
+		}
+		msg += "the problem may be stiff (use a stiff method, or raise MaxSteps)"
 		if e.P.N > 0 {
 			msg += fmt.Sprintf(", or its %v may have left the region where the model is well behaved", e.P)
 		}

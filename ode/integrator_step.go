@@ -25,11 +25,22 @@ func (it *Integrator[T]) probeF(h float64) int {
 	return -1
 }
 
+// linearFailures is the cause to name when the solve ran out of steps
+// after iterative linear solves failed: each failure rejects its step, so
+// GMRES that converges only for tiny steps looks like stiffness. It is nil
+// when every linear solve converged.
+func (it *Integrator[T]) linearFailures() error {
+	if n := it.stats.LinearFails; n > 0 {
+		return errorf("%d of its GMRES solves did not converge, each rejecting its step (give GMRES a preconditioner, or more Restart vectors)", n)
+	}
+	return nil
+}
+
 // step takes one accepted step, with as many rejected attempts as needed.
 func (it *Integrator[T]) step() error {
 	for {
 		if it.attempts >= it.o.maxSteps {
-			return it.fail(MaxStepsReached, -1, nil)
+			return it.fail(MaxStepsReached, -1, it.linearFailures())
 		}
 		if it.ctx != nil && it.attempts&15 == 0 {
 			if err := it.ctx.Err(); err != nil {

@@ -271,6 +271,14 @@ func TestLinsysGMRESNotConverging(t *testing.T) {
 	} else {
 		t.Log(err)
 	}
+	// Out of steps after failed solves: the error names them before
+	// stiffness.
+	_, err = Solve(ctx, prob, Rodas5PMethod{Linear: GMRES{Restart: 2}}, Tol(1e-6, 1e-8), MaxSteps(20))
+	if !errors.As(err, &oe) || oe.Code != MaxStepsReached || !strings.Contains(err.Error(), "GMRES solves did not converge, each rejecting its step (give GMRES a preconditioner") {
+		t.Errorf("GMRES(2) with MaxSteps(20): %v, want max steps naming the failed GMRES solves", err)
+	} else {
+		t.Log(err)
+	}
 	prob.JVP = func(jv, _, _ []float64, _ []float32, _ []float64, _ float64) {
 		for i := range jv {
 			jv[i] = math.NaN()
