@@ -129,6 +129,16 @@ type Problem[T Float] struct {
 // twice.
 //
 // Problem.Err reports the failures of Cond and Effect, as of F.
+//
+// Gradient differentiates through events: the event time τ moves with
+// the parameters and the initial state as the implicit function theorem
+// says, dτ = −(∂g/∂u·du + ∂g/∂p·dp)/(∂g/∂u·F + ∂g/∂t), and the
+// sensitivities jump there by the effect's derivatives. It needs CondGrad,
+// EffectJVP and EffectVJP; odead builds them for conditions and effects
+// written with ad ops, and a sensitivity method with FiniteDiff set takes
+// the missing ones by central differences. A condition that touches zero
+// without crossing it (∂g/∂u·F + ∂g/∂t = 0) has no derivative, and
+// Gradient fails there. Effects that fire together are refused.
 type Event[T Float] struct {
 	G         func(u []T, t float64) float64
 	Direction int
