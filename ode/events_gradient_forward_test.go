@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
+	"github.com/flatkit/flatkit/ode/linalg"
 )
 
 // ForwardSensitivity through events and schedules, against the hybrid
@@ -306,5 +307,109 @@ func TestForwardSensitivityHybridAllocs(t *testing.T) {
 				t.Errorf("%s, %s: %v allocations per warm gradient, want 0", c.name, m.Name(), a)
 			}
 		}
+	}
+}
+
+// inStructure is the switch case or the dose-times case with its Jacobian
+// in a band or sparse structure, with Jac in that storage or without Jac.
+func inStructure(t *testing.T, c hybridCase, band, jac bool) ode.Problem[float64] {
+	prob := c.prob
+	n := len(prob.U0)
+	dense := prob.Jac
+	full := make([]float64, n*n)
+	// The band and the pattern hold the diagonal and the first upper
+	// diagonal: the switch case's one entry, ∂y'/∂s, is (1, 2).
+	if band {
+		prob.JacStructure = ode.BandJacobian{Lower: 0, Upper: 1}
+		prob.Jac = func(J []float64, u []float64, p []float32, t float64) {
+			dense(full, u, p, t)
+			clear(J)
+			for i := range n {
+				for j := i; j <= i+1 && j < n; j++ {
+					J[i*2+j-i] = full[i*n+j]
+				}
+			}
+		}
+	} else {
+		var es []linalg.Entry
+		for i := range n {
+			for j := i; j <= i+1 && j < n; j++ {
+				es = append(es, linalg.Entry{Row: i, Col: j})
+			}
+		}
+		pat, err := linalg.NewPattern(n, n, es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prob.JacStructure = ode.SparseJacobian{Pattern: pat}
+		prob.Jac = func(J []float64, u []float64, p []float32, t float64) {
+			dense(full, u, p, t)
+			for i := range n {
+				for x, j := range pat.Row(i) {
+					J[pat.RowPtr[i]+x] = full[i*n+j]
+				}
+			}
+		}
+	}
+	if !jac {
+		prob.Jac = nil
+	}
+	return prob
+}
+
+// methodTol is tol, or 1e-6 for Rosenbrock23, whose global error at rtol
+// 1e-10 is a few 1e-8 on the hybrid cases.
+func methodTol(m ode.Method, tol float64) float64 {
+	if m.Name() == ode.Rosenbrock23().Name() {
+		return max(tol, 1e-6)
+	}
+	return tol
+}
+
+// The stiff methods in a band and a sparse structure, with Jac and from
+// JVP; Tsit5 and Rosenbrock23 on every case.
+func TestForwardSensitivityHybridStructures(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []hybridCase{switchCase(), doseTimesCase()} {
+		for _, band := range []bool{true, false} {
+			for _, jac := range []bool{true, false} {
+				prob := inStructure(t, c, band, jac)
+				for _, m := range []ode.Method{ode.Rodas5P(), ode.Rosenbrock23(), ode.BDF()} {
+					name := c.name + ", " + m.Name() + ", " + prob.JacStructure.String()
+					if !jac {
+						name += " without Jac"
+					}
+					g, err := ode.Gradient(ctx, prob, m, endLoss(c), ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12), ode.TStops(c.prob.T1))
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+						continue
+					}
+					for k, want := range c.dp {
+						checkRel(t, name+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), want, methodTol(m, c.tol))
+					}
+				}
+			}
+		}
+	}
+	for _, c := range hybridCases() {
+		for _, m := range []ode.Method{ode.Tsit5(), ode.Rosenbrock23()} {
+			g, err := ode.Gradient(ctx, c.prob, m, endLoss(c), ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12), ode.TStops(c.prob.T1))
+			if err != nil {
+				t.Errorf("%s, %s: %v", c.name, m.Name(), err)
+				continue
+			}
+			tol := methodTol(m, c.tol)
+			for k, want := range c.dp {
+				checkRel(t, c.name+", "+m.Name()+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), want, tol)
+			}
+		}
+	}
+	// A matrix-free structure is refused.
+	c := switchCase()
+	prob := c.prob
+	prob.JacStructure = ode.MatrixFreeJacobian{}
+	_, err := ode.Gradient(ctx, prob, ode.Rodas5PMethod{Linear: ode.GMRES{}}, endLoss(c), ode.ForwardSensitivity{})
+	if err == nil || !strings.Contains(err.Error(), "events and schedules") {
+		t.Errorf("matrix-free: got %v, want the error that it is not supported", err)
 	}
 }
