@@ -37,15 +37,19 @@ func withoutDerivs(prob ode.Problem[float64]) ode.Problem[float64] {
 	return prob
 }
 
-// checkRel fails when got differs from want by more than tol relative
-// (absolute below 1); a NaN want is not checked.
+// checkRel fails when got differs from want by more than tol relative;
+// a NaN want is not checked, and a zero want is checked absolutely.
 func checkRel(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()
 	if math.IsNaN(want) {
 		return
 	}
-	if e := math.Abs(got-want) / max(math.Abs(want), 1); !(e <= tol) {
-		t.Errorf("%s = %.15g, want %.15g (error %.2g > %g)", what, got, want, e, tol)
+	scale := math.Abs(want)
+	if scale == 0 {
+		scale = 1
+	}
+	if e := math.Abs(got-want) / scale; !(e <= tol) {
+		t.Errorf("%s = %.15g, want %.15g (relative error %.2g > %g)", what, got, want, e, tol)
 	}
 }
 
@@ -72,6 +76,7 @@ func TestForwardSensitivityHybridCases(t *testing.T) {
 					t.Errorf("%s: %v", name, err)
 					continue
 				}
+				tol := methodTol(m, tol)
 				checkRel(t, name+": loss", g.Value, c.value, tol)
 				for k, want := range c.dp {
 					checkRel(t, name+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), want, tol)
@@ -357,11 +362,17 @@ func inStructure(t *testing.T, c hybridCase, band, jac bool) ode.Problem[float64
 	return prob
 }
 
-// methodTol is tol, or 1e-6 for Rosenbrock23, whose global error at rtol
-// 1e-10 is a few 1e-8 on the hybrid cases.
+// methodTol is tol, or larger for the methods that locate an event's time
+// less precisely at rtol 1e-10: on the dosing case ∂N(10)/∂p₂ =
+// e^{−(10−τ)} carries the error of the event time τ, relatively,
+// 1.7e-8 with BDF and 7e-7 with Rosenbrock23 (their plain solves place τ
+// within 1.1e-9 and 6.6e-8 of ln 4; Vern7 within 8e-14).
 func methodTol(m ode.Method, tol float64) float64 {
-	if m.Name() == ode.Rosenbrock23().Name() {
+	switch m.Name() {
+	case ode.Rosenbrock23().Name():
 		return max(tol, 1e-6)
+	case ode.BDF().Name():
+		return max(tol, 5e-8)
 	}
 	return tol
 }
@@ -416,7 +427,8 @@ func TestForwardSensitivityHybridStructures(t *testing.T) {
 				continue
 			}
 			for k, want := range c.dp {
-				checkRel(t, name+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), want, c.tol)
+				// GMRES's inexact solves move the event time as BDF does.
+				checkRel(t, name+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), want, max(c.tol, 5e-8))
 			}
 		}
 	}
