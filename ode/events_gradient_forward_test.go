@@ -487,3 +487,25 @@ func TestForwardSensitivityTangential(t *testing.T) {
 		t.Errorf("got %v, want the error of a tangential crossing", err)
 	}
 }
+
+// BenchmarkForwardSensitivityHybrid is a warm gradient of the dosing and
+// the ball cases.
+func BenchmarkForwardSensitivityHybrid(b *testing.B) {
+	for _, c := range []hybridCase{dosingCase(), ballCase()} {
+		for _, m := range forwardHybridMethods() {
+			b.Run(c.name+"/"+m.Name(), func(b *testing.B) {
+				gs, err := ode.NewGradientSolver(c.prob, m, ode.ForwardSensitivity{}, ode.Tol(1e-8, 1e-10))
+				if err != nil {
+					b.Fatal(err)
+				}
+				loss := endLoss(c)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
