@@ -509,3 +509,35 @@ func BenchmarkForwardSensitivityHybrid(b *testing.B) {
 		}
 	}
 }
+
+// Backwards in time, against central differences of solves: the dose-times
+// case from t = 5 down to 0, and the dosing case from N(10) = 90 down to
+// 0 (its event now fires as N falls through 3p₁/4 going back).
+func TestForwardSensitivityHybridBackwards(t *testing.T) {
+	for _, c := range []hybridCase{doseTimesCase(), dosingCase()} {
+		prob := c.prob
+		prob.T0, prob.T1 = c.prob.T1, 0
+		if c.name == "dosing" {
+			prob.U0 = []float64{90}
+			prob.Events = append([]ode.Event[float64](nil), prob.Events...)
+			prob.Events[0].Direction = 0
+		}
+		loss := ode.Loss[float64]{At: []float64{0}, Point: func(i int, t float64, u, dLdu []float64) float64 {
+			dLdu[0] = 1
+			return u[0]
+		}}
+		for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P()} {
+			v, dp, du0 := solveCentralDiff(t, prob, m, loss, 1e-4, ode.Tol(1e-11, 1e-13))
+			g, err := ode.Gradient(context.Background(), prob, m, loss, ode.ForwardSensitivity{}, ode.Tol(1e-10, 1e-12))
+			if err != nil {
+				t.Fatalf("%s, %s: %v", c.name, m.Name(), err)
+			}
+			name := c.name + " backwards, " + m.Name()
+			checkRel(t, name+": loss", g.Value, v, 1e-8)
+			for k := range dp {
+				checkRel(t, name+": dL/dp["+strconv.Itoa(k)+"]", float64(g.P[k]), dp[k], 1e-6)
+			}
+			checkRel(t, name+": dL/du0", float64(g.U0[0]), du0[0], 1e-6)
+		}
+	}
+}
