@@ -188,11 +188,12 @@ func richardsonCD(p []float32, i int, h float32, f func(p []float32) float64) fl
 	return (4*cd(h) - cd(2*h)) / 3
 }
 
-// fixedDoses is the dose-times case with its doses at fixed times.
+// fixedDoses is the dose-times case with its doses at fixed times, the
+// first and the last at the ends of the span.
 func fixedDoses() ode.Problem[float64] {
 	p := doseTimesCase().prob
 	s := p.Schedules[0]
-	s.Times, s.TimesFrom, s.TimesFromJac = []float64{1.5, 3}, nil, nil
+	s.Times, s.TimesFrom, s.TimesFromJac = []float64{0, 1.5, 3, 5}, nil, nil
 	p.Schedules = []ode.Schedule[float64]{s}
 	return p
 }
@@ -204,7 +205,7 @@ func fixedDoses() ode.Problem[float64] {
 func TestDiscreteAdjointFixedStepSchedule(t *testing.T) {
 	ctx := context.Background()
 	prob := fixedDoses()
-	at := []float64{1.5, 2.2, 5}
+	at := []float64{0, 1.5, 2.2, 5}
 	loss := ode.Loss[float64]{At: at, Point: func(i int, t float64, u, dLdu []float64) float64 {
 		w := float64(i + 1)
 		dLdu[0] = 2 * w * u[0]
@@ -453,5 +454,26 @@ func TestDiscreteAdjointScheduleBackward(t *testing.T) {
 		if r := math.Abs(d-g.U0[0]) / math.Abs(d); r > 1e-7 {
 			t.Errorf("%s: dL/du0 = %.12g, central differences %.12g", m.Name(), g.U0[0], d)
 		}
+	}
+}
+
+// BenchmarkDiscreteAdjointBall is a warm gradient of the bouncing ball's
+// h(15) through its impacts.
+func BenchmarkDiscreteAdjointBall(b *testing.B) {
+	c := ballCase()
+	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
+		b.Run(m.Name(), func(b *testing.B) {
+			gs, err := ode.NewGradientSolver(c.prob, m, ode.DiscreteAdjoint{}, ode.Tol(1e-8, 1e-10))
+			if err != nil {
+				b.Fatal(err)
+			}
+			loss := endLoss(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
