@@ -9,23 +9,6 @@ import (
 	"github.com/flatkit/flatkit/ode"
 )
 
-// withoutDerivs removes every derivative a hybrid problem gives, so that
-// a gradient takes them by differences (FiniteDiff).
-func withoutDerivs(p ode.Problem[float64]) ode.Problem[float64] {
-	p.JVP, p.VJP, p.Jac = nil, nil, nil
-	p.Events = append([]ode.Event[float64](nil), p.Events...)
-	for j := range p.Events {
-		e := &p.Events[j]
-		e.CondGrad, e.EffectJVP, e.EffectVJP = nil, nil, nil
-	}
-	p.Schedules = append([]ode.Schedule[float64](nil), p.Schedules...)
-	for k := range p.Schedules {
-		s := &p.Schedules[k]
-		s.EffectJVP, s.EffectVJP, s.TimesFromJac = nil, nil, nil
-	}
-	return p
-}
-
 // checkHybrid compares a gradient with a case's references, skipping NaN
 // entries, each relative to itself.
 func checkHybrid(t *testing.T, what string, c hybridCase, g *ode.GradientResult[float64], tol float64) {
