@@ -346,25 +346,31 @@ func TestDiscreteAdjointHybridRefusals(t *testing.T) {
 
 // Warm gradients through events and schedules allocate nothing.
 func TestDiscreteAdjointHybridAllocatesNothingWarm(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []hybridCase{ballCase(), doseTimesCase()} {
+	for _, c := range hybridCases() {
 		for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
-			gs, err := ode.NewGradientSolver(c.prob, m, ode.DiscreteAdjoint{}, ode.Tol(1e-8, 1e-10))
-			if err != nil {
-				t.Fatal(err)
-			}
-			loss := endLoss(c)
-			run := func() {
-				if _, err := gs.Gradient(ctx, c.prob.P, loss); err != nil {
-					t.Fatal(err)
-				}
-			}
-			run()
-			if a := testing.AllocsPerRun(5, run); a != 0 {
+			if a := hybridWarmAllocs(t, c, m, ode.DiscreteAdjoint{}); a != 0 {
 				t.Errorf("%s, %s: %g allocations per warm gradient, want 0", c.name, m.Name(), a)
 			}
 		}
 	}
+}
+
+// hybridWarmAllocs is the allocations of a warm gradient of a hybrid
+// case's endLoss.
+func hybridWarmAllocs(t *testing.T, c hybridCase, m ode.Method, s ode.Sensitivity) float64 {
+	t.Helper()
+	gs, err := ode.NewGradientSolver(c.prob, m, s, ode.Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := endLoss(c)
+	run := func() {
+		if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	return testing.AllocsPerRun(5, run)
 }
 
 // A running cost through an event: L = ∫₀¹⁰ N dt of the dosing case,
@@ -443,20 +449,22 @@ func TestDiscreteAdjointScheduleBackward(t *testing.T) {
 // BenchmarkDiscreteAdjointBall is a warm gradient of the bouncing ball's
 // h(15) through its impacts.
 func BenchmarkDiscreteAdjointBall(b *testing.B) {
-	c := ballCase()
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
-		b.Run(m.Name(), func(b *testing.B) {
-			gs, err := ode.NewGradientSolver(c.prob, m, ode.DiscreteAdjoint{}, ode.Tol(1e-8, 1e-10))
-			if err != nil {
-				b.Fatal(err)
-			}
-			loss := endLoss(c)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(m.Name(), func(b *testing.B) { benchHybrid(b, ballCase(), m, ode.DiscreteAdjoint{}) })
+	}
+}
+
+// benchHybrid measures warm gradients of a hybrid case's endLoss.
+func benchHybrid(b *testing.B, c hybridCase, m ode.Method, s ode.Sensitivity) {
+	gs, err := ode.NewGradientSolver(c.prob, m, s, ode.Tol(1e-8, 1e-10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	loss := endLoss(c)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
