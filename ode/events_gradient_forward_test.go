@@ -493,19 +493,7 @@ func TestForwardSensitivityTangential(t *testing.T) {
 func BenchmarkForwardSensitivityHybrid(b *testing.B) {
 	for _, c := range []hybridCase{dosingCase(), ballCase()} {
 		for _, m := range forwardHybridMethods() {
-			b.Run(c.name+"/"+m.Name(), func(b *testing.B) {
-				gs, err := ode.NewGradientSolver(c.prob, m, ode.ForwardSensitivity{}, ode.Tol(1e-8, 1e-10))
-				if err != nil {
-					b.Fatal(err)
-				}
-				loss := endLoss(c)
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := gs.Gradient(context.Background(), c.prob.P, loss); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			b.Run(c.name+"/"+m.Name(), func(b *testing.B) { benchHybrid(b, c, m, ode.ForwardSensitivity{}) })
 		}
 	}
 }
