@@ -304,3 +304,110 @@ func TestInterpolatingAdjointHybridAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A running cost across firings: the integrand jumps at each, and its
+// jump is the cotangent of τ. L = ∫₀⁵ u dt on doseTimesCase, in closed
+// form, differentiated by central differences in float64.
+func TestInterpolatingAdjointRunningCostSchedule(t *testing.T) {
+	c := doseTimesCase()
+	integral := func(k, d, tau float64) float64 {
+		return (1-math.Exp(-5*k))/k + d*(1-math.Exp(-k*(5-tau)))/k + d*(1-math.Exp(-k*(5-2*tau)))/k
+	}
+	p := []float64{float64(c.prob.P[0]), float64(c.prob.P[1]), float64(c.prob.P[2])}
+	want := make([]float64, 3)
+	for k := range p {
+		const h = 1e-6
+		pp, pm := append([]float64(nil), p...), append([]float64(nil), p...)
+		pp[k] += h
+		pm[k] -= h
+		want[k] = (integral(pp[0], pp[1], pp[2]) - integral(pm[0], pm[1], pm[2])) / (2 * h)
+	}
+	loss := ode.Loss[float64]{
+		Running:         func(u []float64, p []float32, t float64) float64 { return u[0] },
+		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[0]++ },
+	}
+	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P(), ode.BDF()} {
+		for _, ck := range []int{0, 3} {
+			for _, gauss := range []bool{false, true} {
+				g, err := ode.Gradient(context.Background(), c.prob, m, loss, adjointSens(gauss, ck, false), ode.Tol(1e-10, 1e-12))
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := m.Name() + " " + adjointSens(gauss, ck, false).Name()
+				checkRel(t, name+" value", []float64{g.Value}, []float64{integral(p[0], p[1], p[2])}, 1e-8)
+				checkRel(t, name+" dL/dp", g.P, want, 1e-7)
+			}
+		}
+	}
+}
+
+// The same through an event: the dosing case with L = ∫₀¹⁰ N dt, against
+// central differences of a solve that integrates q' = N beside N.
+func TestInterpolatingAdjointRunningCostEvent(t *testing.T) {
+	c := dosingCase()
+	aug := c.prob
+	aug.U0 = []float64{0, 0}
+	aug.F = func(du, u []float64, p []float32, t float64) { du[0], du[1] = float64(p[0])-u[0], u[0] }
+	integral := func(p []float32) float64 {
+		q := aug
+		q.P = p
+		sol, err := ode.Solve(context.Background(), q, ode.Vern7(), ode.Tol(1e-12, 1e-14), ode.SaveAt(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sol.U[0][1]
+	}
+	want := make([]float64, 2)
+	for k := range want {
+		pp, pm := append([]float32(nil), c.prob.P...), append([]float32(nil), c.prob.P...)
+		pp[k] += 1.0 / 64
+		pm[k] -= 1.0 / 64
+		want[k] = (integral(pp) - integral(pm)) / float64(pp[k]-pm[k])
+	}
+	loss := ode.Loss[float64]{
+		Running:         func(u []float64, p []float32, t float64) float64 { return u[0] },
+		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[0]++ },
+	}
+	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P(), ode.BDF()} {
+		for _, ck := range []int{0, 3} {
+			for _, gauss := range []bool{false, true} {
+				g, err := ode.Gradient(context.Background(), c.prob, m, loss, adjointSens(gauss, ck, false), ode.Tol(1e-10, 1e-12))
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := m.Name() + " " + adjointSens(gauss, ck, false).Name()
+				checkRel(t, name+" value", []float64{g.Value}, []float64{integral(c.prob.P)}, 1e-8)
+				checkRel(t, name+" dL/dp", g.P, want, 1e-6)
+			}
+		}
+	}
+}
+
+// The backward segment below a firing reads the state before it at τ,
+// where the dense output starts the step after it. Fixed steps make the
+// backward step that starts at τ long, so reading the state after the
+// firing there would be an error of order h, not the method's h⁴.
+// The two-state dose times case (a second state that stays 0) takes
+// the two-state path of the backward right-hand side with Tsit5.
+func TestInterpolatingAdjointReadsStateBeforeFiring(t *testing.T) {
+	two := doseTimesCase()
+	two.name += " (two states)"
+	two.prob.U0 = []float64{1, 0}
+	f := two.prob.F
+	two.prob.F = func(du, u []float64, p []float32, t float64) { f(du, u, p, t); du[1] = 0 }
+	two.weights = []float64{1, 0}
+	for _, c := range []hybridCase{doseTimesCase(), switchCase(), two} {
+		for _, m := range []ode.Method{ode.RK4(), ode.Tsit5()} {
+			for _, ck := range []int{0, 3} {
+				for _, gauss := range []bool{false, true} {
+					s := adjointSens(gauss, ck, false)
+					g, err := ode.Gradient(context.Background(), c.prob, m, endLoss(c), s, ode.FixedStep(1.0/64))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkRel(t, c.name+" "+m.Name()+" "+s.Name()+" dL/dp", g.P, c.dp, 1e-6)
+				}
+			}
+		}
+	}
+}

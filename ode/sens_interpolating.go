@@ -173,10 +173,10 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 // in the same frame. That saves one call level and its loops per stage of
 // the common small case. The operations are the same, so are the bits.
 func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
-	if t != ia.ubT {
+	if edge := ia.pass.edge != nil && t == ia.pass.tCur; t != ia.ubT || edge {
 		// The quartic dense output of Tsit5 and DP5 read here, as
 		// denseReader.eval reads it, without its two call levels.
-		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 && (ia.pass.edge == nil || t != ia.pass.tCur) {
+		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 && !edge {
 			k, θ := ia.rd.seek(t)
 			quartic2(ia.ub[:2:2], it.denseC[k*10:], T(θ))
 			ia.ubT = t
