@@ -322,23 +322,7 @@ func TestInterpolatingAdjointRunningCostSchedule(t *testing.T) {
 		pm[k] -= h
 		want[k] = (integral(pp[0], pp[1], pp[2]) - integral(pm[0], pm[1], pm[2])) / (2 * h)
 	}
-	loss := ode.Loss[float64]{
-		Running:         func(u []float64, p []float32, t float64) float64 { return u[0] },
-		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[0]++ },
-	}
-	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P(), ode.BDF()} {
-		for _, ck := range []int{0, 3} {
-			for _, gauss := range []bool{false, true} {
-				g, err := ode.Gradient(context.Background(), c.prob, m, loss, adjointSens(gauss, ck, false), ode.Tol(1e-10, 1e-12))
-				if err != nil {
-					t.Fatal(err)
-				}
-				name := m.Name() + " " + adjointSens(gauss, ck, false).Name()
-				checkRel(t, name+" value", []float64{g.Value}, []float64{integral(p[0], p[1], p[2])}, 1e-8)
-				checkRel(t, name+" dL/dp", g.P, want, 1e-7)
-			}
-		}
-	}
+	checkRunningU0(t, c.prob, integral(p[0], p[1], p[2]), want, 1e-7)
 }
 
 // The same through an event: the dosing case with L = ∫₀¹⁰ N dt, against
@@ -364,6 +348,13 @@ func TestInterpolatingAdjointRunningCostEvent(t *testing.T) {
 		pm[k] -= 1.0 / 64
 		want[k] = (integral(pp) - integral(pm)) / float64(pp[k]-pm[k])
 	}
+	checkRunningU0(t, c.prob, integral(c.prob.P), want, 1e-6)
+}
+
+// checkRunningU0 checks the loss ∫ u_0 dt of prob and its dL/dp (to tol)
+// by both adjoints, with and without checkpoints, explicit and stiff.
+func checkRunningU0(t *testing.T, prob ode.Problem[float64], value float64, want []float64, tol float64) {
+	t.Helper()
 	loss := ode.Loss[float64]{
 		Running:         func(u []float64, p []float32, t float64) float64 { return u[0] },
 		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[0]++ },
@@ -371,13 +362,14 @@ func TestInterpolatingAdjointRunningCostEvent(t *testing.T) {
 	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P(), ode.BDF()} {
 		for _, ck := range []int{0, 3} {
 			for _, gauss := range []bool{false, true} {
-				g, err := ode.Gradient(context.Background(), c.prob, m, loss, adjointSens(gauss, ck, false), ode.Tol(1e-10, 1e-12))
+				s := adjointSens(gauss, ck, false)
+				g, err := ode.Gradient(context.Background(), prob, m, loss, s, ode.Tol(1e-10, 1e-12))
 				if err != nil {
 					t.Fatal(err)
 				}
-				name := m.Name() + " " + adjointSens(gauss, ck, false).Name()
-				checkRel(t, name+" value", []float64{g.Value}, []float64{integral(c.prob.P)}, 1e-8)
-				checkRel(t, name+" dL/dp", g.P, want, 1e-6)
+				name := m.Name() + " " + s.Name()
+				checkRel(t, name+" value", []float64{g.Value}, []float64{value}, 1e-8)
+				checkRel(t, name+" dL/dp", g.P, want, tol)
 			}
 		}
 	}
@@ -407,6 +399,24 @@ func TestInterpolatingAdjointReadsStateBeforeFiring(t *testing.T) {
 					}
 					checkRel(t, c.name+" "+m.Name()+" "+s.Name()+" dL/dp", g.P, c.dp, 1e-6)
 				}
+			}
+		}
+	}
+}
+
+// A matrix-free structure: the stiff methods' forward and backward
+// solves by GMRES, through the same firings.
+func TestInterpolatingAdjointHybridMatrixFree(t *testing.T) {
+	for _, c := range []hybridCase{dosingCase(), switchCase(), doseTimesCase()} {
+		prob := c.prob
+		prob.JacStructure, prob.Jac = ode.MatrixFreeJacobian{}, nil
+		for _, m := range []ode.Method{ode.Rodas5P(), ode.BDF()} {
+			for _, ck := range []int{0, 3} {
+				g, err := ode.Gradient(context.Background(), prob, m, endLoss(c), ode.InterpolatingAdjoint{Checkpoints: ck}, ode.Tol(1e-10, 1e-12))
+				if err != nil {
+					t.Fatalf("%s, %s: %v", c.name, m.Name(), err)
+				}
+				checkRel(t, c.name+" "+m.Name()+" dL/dp", g.P, c.dp, c.tol)
 			}
 		}
 	}
