@@ -28,9 +28,9 @@ func stripHybridDerivs(p ode.Problem[float64]) ode.Problem[float64] {
 	return p
 }
 
-// checkRel fails when got differs from want by more than tol relative
+// checkRels fails when got differs from want by more than tol relative
 // (absolute below 1); NaN wants are skipped.
-func checkRel(t *testing.T, what string, got, want []float64, tol float64) {
+func checkRels(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Helper()
 	for i, w := range want {
 		if math.IsNaN(w) {
@@ -79,9 +79,9 @@ func TestInterpolatingAdjointHybridCases(t *testing.T) {
 							if e := math.Abs(g.Value-c.value) / math.Abs(c.value); !(e <= tol) {
 								t.Errorf("loss %.15g, want %.15g", g.Value, c.value)
 							}
-							checkRel(t, "dL/dp", g.P, c.dp, tol)
+							checkRels(t, "dL/dp", g.P, c.dp, tol)
 							if c.du0 != nil {
-								checkRel(t, "dL/du0", g.U0, c.du0, tol)
+								checkRels(t, "dL/du0", g.U0, c.du0, tol)
 							}
 						})
 					}
@@ -145,9 +145,9 @@ func TestInterpolatingAdjointSaveAtScheduleTime(t *testing.T) {
 					t.Errorf("%s: loss %.12g, want %.12g", m.Name(), g.Value, v)
 				}
 				// Central differences in float32 steps of 1e-3: about 1e-6.
-				checkRel(t, m.Name()+" dL/dp", g.P, wantFixed, 2e-5)
+				checkRels(t, m.Name()+" dL/dp", g.P, wantFixed, 2e-5)
 				// dL/du0 = e^{−kτ} + e^{−5k}.
-				checkRel(t, m.Name()+" dL/du0", g.U0, []float64{uMinus + math.Exp(-5*k)}, 1e-7)
+				checkRels(t, m.Name()+" dL/du0", g.U0, []float64{uMinus + math.Exp(-5*k)}, 1e-7)
 			}
 		}
 	}
@@ -168,7 +168,7 @@ func TestInterpolatingAdjointSaveAtScheduleTimeClosedForm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkRel(t, m.Name()+" dL/dp", g.P, want, 1e-8)
+			checkRels(t, m.Name()+" dL/dp", g.P, want, 1e-8)
 		}
 	}
 }
@@ -255,10 +255,10 @@ func TestInterpolatingAdjointTerminating(t *testing.T) {
 				if m.Name() == ode.BDF().Name() {
 					tol = 1e-6
 				}
-				checkRel(t, m.Name()+" value", []float64{g.Value}, []float64{1 / (2 * a * a)}, tol)
-				checkRel(t, m.Name()+" dL/da", g.P, []float64{-1 / (a * a * a)}, tol)
+				checkRels(t, m.Name()+" value", []float64{g.Value}, []float64{1 / (2 * a * a)}, tol)
+				checkRels(t, m.Name()+" dL/da", g.P, []float64{-1 / (a * a * a)}, tol)
 				// dL/dx0: τ = x0/a, L = τ²/2, dL/dx0 = τ/a; dL/dy0 = τ.
-				checkRel(t, m.Name()+" dL/du0", g.U0, []float64{1 / (a * a), 1 / a}, tol)
+				checkRels(t, m.Name()+" dL/du0", g.U0, []float64{1 / (a * a), 1 / a}, tol)
 				if g.T1 != 0 {
 					t.Errorf("%s: dL/dT1 = %g, want 0 after a terminating event", m.Name(), g.T1)
 				}
@@ -368,8 +368,8 @@ func checkRunningU0(t *testing.T, prob ode.Problem[float64], value float64, want
 					t.Fatal(err)
 				}
 				name := m.Name() + " " + s.Name()
-				checkRel(t, name+" value", []float64{g.Value}, []float64{value}, 1e-8)
-				checkRel(t, name+" dL/dp", g.P, want, tol)
+				checkRels(t, name+" value", []float64{g.Value}, []float64{value}, 1e-8)
+				checkRels(t, name+" dL/dp", g.P, want, tol)
 			}
 		}
 	}
@@ -397,7 +397,7 @@ func TestInterpolatingAdjointReadsStateBeforeFiring(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkRel(t, c.name+" "+m.Name()+" "+s.Name()+" dL/dp", g.P, c.dp, 1e-6)
+					checkRels(t, c.name+" "+m.Name()+" "+s.Name()+" dL/dp", g.P, c.dp, 1e-6)
 				}
 			}
 		}
@@ -416,7 +416,7 @@ func TestInterpolatingAdjointHybridMatrixFree(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s, %s: %v", c.name, m.Name(), err)
 				}
-				checkRel(t, c.name+" "+m.Name()+" dL/dp", g.P, c.dp, c.tol)
+				checkRels(t, c.name+" "+m.Name()+" dL/dp", g.P, c.dp, c.tol)
 			}
 		}
 	}
