@@ -535,6 +535,8 @@ func hybridSupported[T Float](prob *Problem[T], m Method, s Sensitivity) error {
 		return nil // every method and structure (sens_forward_hybrid.go)
 	case DiscreteAdjoint:
 		return nil // explicit and Rosenbrock methods; newDiscreteAdjoint refuses the others
+	case InterpolatingAdjoint, GaussAdjoint:
+		return nil // every method (sens_adjoint_hybrid.go)
 	}
 	return errorf("Gradient: %s does not differentiate through events and schedules yet with %s (Problem has %d Events and %d Schedules)", s.Name(), m.Name(), len(prob.Events), len(prob.Schedules))
 }
