@@ -36,9 +36,10 @@ type forwardSens[T Float] struct {
 	col        []T
 	f0, fp, yp []T // the Jacobian's differences
 	sqrtEps    float64
-	rows       bool // S' from the rows of [J_u J_p], not m JVPs
-	jacs       bool // those rows from Problem.Jac and ParamJac, not n VJPs
-	ju, jp, er []T  // J_u (n×n), J_p (n×np), a unit vector (n)
+	rows       bool              // S' from the rows of [J_u J_p], not m JVPs
+	jacs       bool              // those rows from Problem.Jac and ParamJac, not n VJPs
+	ju, jp, er []T               // J_u (n×n), J_p (n×np), a unit vector (n)
+	hf         *hybridForward[T] // the events and schedules, if any (sens_forward_hybrid.go)
 }
 
 // useRows is the cost rule between the two ways of evaluating the
@@ -75,6 +76,7 @@ func (fs *forwardSens[T]) build(quad bool) error {
 	if n == 2 && !quad {
 		aug.F = fs.rhs2 // one call level fewer per stage on the common small case
 	}
+	fs.hybridAug(&aug)
 	stagger := fs.staggered()
 	switch prob := &fs.gs.prob; {
 	case !fs.gs.method.info().stiff:
@@ -389,6 +391,7 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 		fs.y0[n+(np+j)*n+j] = 1
 	}
 	fs.setTolerances()
+	fs.hybridSync()
 	if err := it.Reinit(fs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
@@ -396,6 +399,9 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	gs.res.Forward = it.Stats()
 	if err != nil {
 		return wrapSolveErr("forward solve (state and sensitivities)", err)
+	}
+	if err := fs.hybridEnd(); err != nil {
+		return err
 	}
 	ys := gs.takeSaved(it, n)
 	gs.res.Sens = gs.res.Sens[:0]
@@ -432,6 +438,9 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	}
 	gs.res.Value = v
 	gs.endDerivatives(gu, it.u[:n])
+	if fs.hf != nil && fs.hf.terminated {
+		gs.res.T1 = 0 // the solve ended at the firing, wherever T1 is
+	}
 	return nil
 }
 

@@ -530,6 +530,8 @@ func hybridSupported[T Float](prob *Problem[T], m Method, s Sensitivity) error {
 		return nil
 	}
 	switch s.(type) {
+	case ForwardSensitivity:
+		return forwardHybridSupported(prob, m)
 	}
 	return errorf("Gradient: %s does not differentiate through events and schedules yet with %s (Problem has %d Events and %d Schedules)", s.Name(), m.Name(), len(prob.Events), len(prob.Schedules))
 }
