@@ -64,6 +64,7 @@ func sirSwitchObservations(t *testing.T) []float64 {
 // path crosses parameters where it does not (γ < 0 at the first trial
 // step, where the solve fails and Minimize steps back). A method that does
 // not differentiate through events yet is skipped with its error.
+// MaxSteps(5000) bounds the cost of the first trial step's failed solve.
 func TestSIRSwitchFit(t *testing.T) {
 	obs := sirSwitchObservations(t)
 	for _, c := range []struct {
@@ -79,7 +80,7 @@ func TestSIRSwitchFit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			θ := sir.Start()
-			gs, err := ode.NewGradientSolver(sirSwitch(t, θ), c.m, c.s, ode.Tol(1e-8, 1e-10))
+			gs, err := ode.NewGradientSolver(sirSwitch(t, θ), c.m, c.s, ode.Tol(1e-8, 1e-10), ode.MaxSteps(5000))
 			if err != nil {
 				if strings.Contains(err.Error(), "does not differentiate through events") {
 					t.Skipf("%s refuses hybrid problems: %v", c.name, err)
