@@ -1,5 +1,7 @@
 package ode
 
+import "fmt"
+
 // ForwardSensitivity through events and schedules. The augmented system
 // Y = [u | s_0 … s_{m−1} | q | q_0 … q_{m−1}] gets one event per event of
 // the problem and one schedule per schedule: their conditions read Y[:n]
@@ -92,7 +94,7 @@ func (fs *forwardSens[T]) hybridSync() {
 func (fs *forwardSens[T]) onFire(fire []int, t float64, before, after []T, terminate bool) error {
 	it, hf, h := fs.it, fs.hf, fs.gs.hyb
 	if len(fire) > 1 {
-		return errorf("Gradient: %s fire together at t=%g; gradients through simultaneous firings are not supported", it.fireNames(), t)
+		return errorf("%s fire together at t=%g; gradients through simultaneous firings are not supported", it.fireNames(), t)
 	}
 	n, m, np := fs.n, fs.m, fs.np
 	p := it.prob.P
@@ -134,7 +136,7 @@ func (fs *forwardSens[T]) onFire(fire []int, t float64, before, after []T, termi
 		}
 	}
 	if c := firstNonFinite(after[n:]); c >= 0 {
-		return errorf("Gradient: the sensitivities after %s at t=%g have %g in component %d; want finite values", it.fireNames(), t, float64(after[n+c]), n+c)
+		return errorf("the sensitivities after %s at t=%g have %g in component %d; want finite values", it.fireNames(), t, float64(after[n+c]), n+c)
 	}
 	if terminate {
 		hf.terminated, hf.tEnd = true, t
@@ -152,19 +154,13 @@ func (fs *forwardSens[T]) hybridEnd() error {
 	}
 	if it.saveIdx < len(at) {
 		first, last := it.sortedAt(at, it.saveIdx), it.sortedAt(at, len(at)-1)
-		return errorf("Gradient: a terminating firing ended the solve at t=%g, before %d of the Loss.At times (%g … %g); want save times the solve reaches", hf.tEnd, len(at)-it.saveIdx, first, last)
+		times := fmt.Sprintf("%g", first)
+		if k := len(at) - it.saveIdx; k > 1 {
+			times = fmt.Sprintf("%d times from %g to %g", k, first, last)
+		}
+		return errorf("Gradient: a terminating firing ended the solve at t=%g, before Loss.At %s; want save times the solve reaches", hf.tEnd, times)
 	}
 	it.outT = it.outT[:len(at)]
 	it.outU = it.outU[:len(at)*it.n]
-	return nil
-}
-
-// forwardHybridSupported reports whether ForwardSensitivity differentiates
-// through prob's events and schedules with method m: with every method,
-// in the dense, band and sparse structures.
-func forwardHybridSupported[T Float](prob *Problem[T], m Method) error {
-	if _, ok := prob.JacStructure.(MatrixFreeJacobian); ok {
-		return errorf("Gradient: ForwardSensitivity does not differentiate through events and schedules with a %v yet; want a dense, band or sparse JacStructure", prob.JacStructure)
-	}
 	return nil
 }
