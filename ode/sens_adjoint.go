@@ -25,6 +25,14 @@ type adjointPass[T Float] struct {
 	tCur   float64
 	dir    float64
 	onSave func(k int) // called at save time gs.at[k] after its jump (backsolve resets u)
+
+	// Through events and schedules (sens_adjoint_hybrid.go): the forward
+	// pass's firings, nil when none are recorded.
+	fl       *fireLog[T]
+	r        int // the next firing to reach, walking back; −1: none
+	mu       []T // where the firings' parameter cotangents go: μ in a, or a sum outside it
+	edge     []T // the state before the firing at tCur, read there by the segment below
+	lamAfter []T // scratch: λ⁺ at a firing
 }
 
 // saveIO returns the j-th save time in the order of integration and its
@@ -39,11 +47,21 @@ func (ap *adjointPass[T]) saveIO(j int) (float64, int) {
 
 // start sets the pass at T1 with a cleared state and applies the jumps of
 // save times at T1.
-func (ap *adjointPass[T]) start(dir float64) {
+func (ap *adjointPass[T]) start(dir float64) { ap.startAt(dir, ap.gs.prob.T1) }
+
+// startAt is start at the end of the forward solve, t1: T1, or the time
+// of a terminating firing. It applies the cotangents of the firings at t1
+// and then the jumps of save times there.
+func (ap *adjointPass[T]) startAt(dir, t1 float64) {
 	ap.dir = dir
 	clear(ap.a)
 	ap.j = len(ap.gs.at) - 1
-	ap.tCur = ap.gs.prob.T1
+	ap.r, ap.edge = -1, nil
+	if ap.fl != nil {
+		ap.r = ap.fl.m - 1
+	}
+	ap.tCur = t1
+	ap.fireAt()
 	ap.jumps()
 }
 
@@ -67,7 +85,7 @@ func (ap *adjointPass[T]) jumps() {
 }
 
 // to integrates the adjoint back from tCur to lo, stopping at every save
-// time on the way.
+// time and every firing on the way.
 func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 	gs := ap.gs
 	for {
@@ -76,6 +94,9 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			if t, _ := ap.saveIO(ap.j); ap.dir*(t-lo) > 0 {
 				next = t
 			}
+		}
+		if t := ap.nextFire(); ap.dir*(t-next) > 0 {
+			next = t
 		}
 		if next != ap.tCur && !sliver(ap.tCur, next) {
 			ap.bwd.prob.Err = gs.hook()
@@ -90,6 +111,7 @@ func (ap *adjointPass[T]) to(ctx context.Context, lo float64) error {
 			copy(ap.a, ap.bwd.u)
 		}
 		ap.tCur = next
+		ap.fireAt()
 		ap.jumps()
 		if next == lo {
 			return nil

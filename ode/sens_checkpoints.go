@@ -15,11 +15,15 @@ type checkpoints[T Float] struct {
 	ts, dts               []float64
 	idx                   []int // the number of steps before each checkpoint
 	us                    []T
+	// pin marks the checkpoints kept after a firing: they are never
+	// dropped and do not count against the budget; free counts the others.
+	pin  []bool
+	free int
 }
 
 func (c *checkpoints[T]) reset(budget, n int) {
-	c.budget, c.stride, c.steps, c.n = max(budget, 2), 1, 0, n
-	c.ts, c.dts, c.us, c.idx = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0]
+	c.budget, c.stride, c.steps, c.n, c.free = max(budget, 2), 1, 0, n, 0
+	c.ts, c.dts, c.us, c.idx, c.pin = c.ts[:0], c.dts[:0], c.us[:0], c.idx[:0], c.pin[:0]
 }
 
 func (c *checkpoints[T]) len() int { return len(c.ts) }
@@ -27,11 +31,17 @@ func (c *checkpoints[T]) len() int { return len(c.ts) }
 func (c *checkpoints[T]) state(k int) []T { return c.us[k*c.n : (k+1)*c.n] }
 
 // add records a start t and u, and the next step dt.
-func (c *checkpoints[T]) add(t float64, u []T, dt float64) {
+func (c *checkpoints[T]) add(t float64, u []T, dt float64) { c.addPinned(t, u, dt, false) }
+
+func (c *checkpoints[T]) addPinned(t float64, u []T, dt float64, pin bool) {
 	c.ts = append(c.ts, t)
 	c.dts = append(c.dts, dt)
 	c.idx = append(c.idx, c.steps)
 	c.us = append(c.us, u...)
+	c.pin = append(c.pin, pin)
+	if !pin {
+		c.free++
+	}
 }
 
 // step is called after every accepted step with the new time and state.
@@ -41,20 +51,37 @@ func (c *checkpoints[T]) step(t float64, u []T, dt float64) {
 	if c.steps%c.stride != 0 {
 		return
 	}
-	if len(c.ts) == c.budget {
-		keep := 0
-		for k := 0; k < len(c.ts); k += 2 {
-			c.ts[keep], c.dts[keep], c.idx[keep] = c.ts[k], c.dts[k], c.idx[k]
+	if c.free == c.budget {
+		// Keep every other unpinned checkpoint: those at multiples of the
+		// doubled stride (the start is one).
+		c.stride *= 2
+		keep, free := 0, 0
+		for k := range c.ts {
+			if !c.pin[k] && c.idx[k]%c.stride != 0 {
+				continue
+			}
+			c.ts[keep], c.dts[keep], c.idx[keep], c.pin[keep] = c.ts[k], c.dts[k], c.idx[k], c.pin[k]
 			copy(c.us[keep*c.n:(keep+1)*c.n], c.us[k*c.n:(k+1)*c.n])
+			if !c.pin[k] {
+				free++
+			}
 			keep++
 		}
-		c.ts, c.dts, c.us, c.idx = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep]
-		c.stride *= 2
+		c.ts, c.dts, c.us, c.idx, c.pin = c.ts[:keep], c.dts[:keep], c.us[:keep*c.n], c.idx[:keep], c.pin[:keep]
+		c.free = free
 		if c.steps%c.stride != 0 {
 			return
 		}
 	}
 	c.add(t, u, dt)
+}
+
+// fired is step for a step that ended with a firing: the state after it
+// is always kept, so that no re-solved segment holds a firing inside it
+// or fires one again at its start.
+func (c *checkpoints[T]) fired(t float64, u []T, dt float64) {
+	c.steps++
+	c.addPinned(t, u, dt, true)
 }
 
 // segCache is InterpolatingAdjoint's dense output with checkpoints. It
@@ -141,7 +168,7 @@ func (c *segCache[T]) replay(s, k int) error {
 	ia := c.ia
 	gs := ia.gs
 	ck := &ia.ck
-	lo, hi := ck.ts[k], gs.prob.T1
+	lo, hi := ck.ts[k], ia.tEnd
 	s0, s1 := ck.idx[k], len(ia.steps)/3
 	if k+1 < ck.len() {
 		hi, s1 = ck.ts[k+1], ck.idx[k+1]

@@ -38,7 +38,7 @@ func TestGradientErrors(t *testing.T) {
 		opts []ode.GradientOption
 		want string
 	}{
-		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.InterpolatingAdjoint{}, nil, "InterpolatingAdjoint does not differentiate through events and schedules yet with Tsit5 (Problem has 1 Events and 0 Schedules)"},
+		{"events", withEvent, ode.Tsit5(), lvLoss(), ode.BacksolveAdjoint{}, nil, "BacksolveAdjoint does not differentiate through events and schedules yet with Tsit5 (Problem has 1 Events and 0 Schedules)"},
 		{"discrete through BDF", lvProblem(), ode.BDF(), lvLoss(), ode.DiscreteAdjoint{}, nil, "DiscreteAdjoint supports the explicit"},
 		{"no U0FromVJP", noU0VJP, ode.Tsit5(), lvLoss(), nil, nil, "U0FromVJP is nil"},
 		{"NaN loss", lvProblem(), ode.Tsit5(), nanLoss, ode.InterpolatingAdjoint{}, nil, "the loss returned NaN"},

@@ -76,7 +76,8 @@ func (g *gaussAdjoint[T]) build(quad bool) error {
 		return err
 	}
 	bwd.onAccept = g.accept
-	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n)}
+	// A firing's parameter cotangent goes into the sum of μ, as accept's.
+	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n), fl: ia.fl, mu: gs.res.P}
 	return nil
 }
 

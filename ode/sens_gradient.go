@@ -401,6 +401,7 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 // gs.at.
 func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 	_, ys := it.Saved()
+	ys = ys[:min(len(ys), len(gs.us))] // a terminating event's state is saved last, unasked
 	gs.ys = gs.ys[:0]
 	for k := range ys {
 		y := ys[k]
@@ -532,6 +533,8 @@ func hybridSupported[T Float](prob *Problem[T], m Method, s Sensitivity) error {
 	switch s.(type) {
 	case ForwardSensitivity:
 		return nil // every method and structure (sens_forward_hybrid.go)
+	case InterpolatingAdjoint, GaussAdjoint:
+		return nil
 	}
 	return errorf("Gradient: %s does not differentiate through events and schedules yet with %s (Problem has %d Events and %d Schedules)", s.Name(), m.Name(), len(prob.Events), len(prob.Schedules))
 }

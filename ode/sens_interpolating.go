@@ -23,6 +23,9 @@ type interpAdjoint[T Float] struct {
 	steps  []float64 // with checkpoints: every forward step's start, size and end
 	u1     []T
 	aj     *adjointJac[T] // −Jᵀ from Problem.Jac; nil: from VJPs
+	fl     *fireLog[T]    // the forward pass's firings; nil without events and schedules
+	nFired int            // fl.m at the last accepted step (checkpoints)
+	tEnd   float64        // where the forward solve ended: T1, or a terminating firing
 }
 
 func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
@@ -49,9 +52,18 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		}
 	}
 	ckpt := ia.cfg.Checkpoints > 0
+	// The forward solve fires the events and schedules; the re-solves of
+	// checkpoint segments do not: a firing ends a segment (see
+	// checkpoints.fired), and the next starts from the state after it.
+	ffp := fp
+	ffp.Events, ffp.Schedules = gs.prob.Events, gs.prob.Schedules
 	var err error
-	if ia.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, ia.sys, !ckpt)); err != nil {
+	if ia.fwd, err = initWith(ffp, gs.method, forwardOptions(&gs.o, ia.sys, !ckpt)); err != nil {
 		return err
+	}
+	if gs.hyb != nil {
+		ia.fl = newFireLog(gs, ia.fwd)
+		ia.fwd.onFire = ia.fl.hook
 	}
 	if ckpt {
 		// replay solves the segments again on the forward solve's own
@@ -74,8 +86,25 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		fwd := ia.fwd
 		fwd.onAccept = func() {
 			ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
-			if !fwd.done {
+			fired := ia.fl != nil && ia.fl.m != ia.nFired
+			if fired {
+				ia.nFired = ia.fl.m
+			}
+			switch {
+			case fwd.done:
+			case fired:
+				ia.ck.fired(fwd.t, fwd.u, fwd.dt)
+			default:
 				ia.ck.step(fwd.t, fwd.u, fwd.dt)
+			}
+		}
+		if ia.fl != nil {
+			ia.fl.onStep = func(x *firing[T]) {
+				// A terminating firing ends the solve without onAccept:
+				// its cut step ends the last segment.
+				if x.terminal && fwd.h != 0 {
+					ia.steps = append(ia.steps, fwd.tPrev, fwd.h, fwd.t)
+				}
 			}
 		}
 	}
@@ -104,7 +133,8 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		return err
 	}
 	bwd.quadratures(np) // rhs reads λ only
-	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: make([]T, n+np)}
+	a := make([]T, n+np)
+	ia.pass = adjointPass[T]{gs: gs, bwd: bwd, a: a, fl: ia.fl, mu: a[n:]}
 	ia.built = true
 	return nil
 }
@@ -115,6 +145,12 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 // output is a function of t alone, so reading it again would give the
 // same bits.
 func (ia *interpAdjoint[T]) forwardAt(t float64) {
+	if e := ia.pass.edge; e != nil && t == ia.pass.tCur {
+		// The segment below a firing reads the state before it at τ.
+		copy(ia.ub, e)
+		ia.ubT = math.NaN()
+		return
+	}
 	if t == ia.ubT {
 		return
 	}
@@ -137,10 +173,10 @@ func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
 // in the same frame. That saves one call level and its loops per stage of
 // the common small case. The operations are the same, so are the bits.
 func (ia *interpAdjoint[T]) rhs2(da, a []T, p []float32, t float64) {
-	if t != ia.ubT {
+	if edge := ia.pass.edge != nil && t == ia.pass.tCur; t != ia.ubT || edge {
 		// The quartic dense output of Tsit5 and DP5 read here, as
 		// denseReader.eval reads it, without its two call levels.
-		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 {
+		if it := ia.rd.it; ia.cache == nil && it.deg == 4 && len(it.denseT) > 0 && !edge {
 			k, θ := ia.rd.seek(t)
 			quartic2(ia.ub[:2:2], it.denseC[k*10:], T(θ))
 			ia.ubT = t
@@ -197,12 +233,23 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 		ck = &ia.ck
 	}
 	ia.steps = ia.steps[:0]
+	if ia.fl != nil {
+		ia.fl.reset()
+		ia.nFired = 0
+		fwd.prob.Events, fwd.prob.Schedules = gs.prob.Events, gs.prob.Schedules
+	}
 	if err := gs.forwardPass(ctx, fwd, ia.sys, ia.y0, ck, ia.cfg.Checkpoints, ia.u1); err != nil {
 		return err
 	}
+	ia.tEnd = fwd.t
+	if fl := ia.fl; fl != nil && fl.m > 0 {
+		if x := &fl.recs[fl.m-1]; x.t == gs.prob.T1 && !x.terminal {
+			copy(ia.u1, x.before) // the state at T1 the loss sees
+		}
+	}
 
 	ap := &ia.pass
-	ap.start(fwd.dir)
+	ap.startAt(fwd.dir, ia.tEnd)
 	ia.ubT = math.NaN() // a new forward solution
 	if !ckpt {
 		ia.rd = denseReader[T]{it: fwd}
@@ -222,5 +269,8 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 	copy(gs.res.U0, ap.a[:n])
 	copy(gs.res.P, ap.a[n:])
 	gs.endDerivatives(gs.res.U0, ia.u1)
+	if ia.tEnd != gs.prob.T1 {
+		gs.res.T1 = 0 // a terminating firing ended the solve: T1 does not matter
+	}
 	return nil
 }

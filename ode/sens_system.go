@@ -156,6 +156,9 @@ func (gs *GradientSolver[T]) forwardPass(ctx context.Context, it *Integrator[T],
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
+	if err := gs.checkReached(it); err != nil {
+		return err
+	}
 	gs.takeSaved(it, n)
 	v, err := gs.evalLoss()
 	if err != nil {
