@@ -320,10 +320,13 @@ func TestDiscreteAdjointTerminatingEvent(t *testing.T) {
 	}
 }
 
-// Simultaneous firings and tangential crossings are errors.
+// Simultaneous firings, tangential crossings and BDF are errors.
 func TestDiscreteAdjointHybridRefusals(t *testing.T) {
 	ctx := context.Background()
 	c := doseTimesCase()
+	if _, err := ode.Gradient(ctx, c.prob, ode.BDF(), endLoss(c), ode.DiscreteAdjoint{}); err == nil || !strings.Contains(err.Error(), "not BDF") {
+		t.Errorf("BDF: error %v, want DiscreteAdjoint's refusal of BDF", err)
+	}
 	prob := c.prob
 	s := prob.Schedules[0]
 	prob.Schedules = []ode.Schedule[float64]{s, s}
@@ -377,6 +380,86 @@ func TestDiscreteAdjointHybridAllocatesNothingWarm(t *testing.T) {
 			if a := testing.AllocsPerRun(5, run); a != 0 {
 				t.Errorf("%s, %s: %g allocations per warm gradient, want 0", c.name, m.Name(), a)
 			}
+		}
+	}
+}
+
+// A running cost through an event: L = ∫₀¹⁰ N dt of the dosing case,
+// p₁(10 − ¾) + (p₂ − p₁/4)(1 − e^{τ−10}) with τ = ln 4. The integrand
+// jumps at τ, which the reverse pass takes with the jump: τ moves with
+// N(0), by −1/p₁, and dL/dN(0) = 1 + (p₂ − p₁/4)e^{τ−10}/p₁.
+func TestDiscreteAdjointRunningCostThroughEvent(t *testing.T) {
+	c := dosingCase()
+	p1, p2 := float64(c.prob.P[0]), float64(c.prob.P[1])
+	e := math.Exp(math.Log(4) - 10)
+	want := p1*9.25 + (p2-p1/4)*(1-e)
+	wantP := []float64{9.25 - (1-e)/4, 1 - e}
+	wantU0 := 1 + (p2-p1/4)*e/p1
+	loss := ode.Loss[float64]{
+		Running:         func(u []float64, p []float32, t float64) float64 { return u[0] },
+		RunningGradient: func(du, dp, u []float64, p []float32, t float64) { du[0]++ },
+	}
+	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P()} {
+		for _, ck := range []int{0, 3} {
+			g, err := ode.Gradient(context.Background(), c.prob, m, loss, ode.DiscreteAdjoint{Checkpoints: ck}, ode.Tol(1e-10, 1e-12))
+			if err != nil {
+				t.Fatalf("%s: %v", m.Name(), err)
+			}
+			if r := math.Abs(g.Value-want) / want; r > 1e-8 {
+				t.Errorf("%s: loss %.15g, want %.15g", m.Name(), g.Value, want)
+			}
+			for i, w := range wantP {
+				if r := math.Abs(g.P[i]-w) / math.Abs(w); r > 1e-8 {
+					t.Errorf("%s, Checkpoints %d: dL/dp[%d] = %.12g, want %.12g (relative %.2g)", m.Name(), ck, i, g.P[i], w, r)
+				}
+			}
+			if r := math.Abs(g.U0[0]-wantU0) / wantU0; r > 1e-8 {
+				t.Errorf("%s, Checkpoints %d: dL/du0 = %.12g, want %.12g (relative %.2g)", m.Name(), ck, g.U0[0], wantU0, r)
+			}
+		}
+	}
+}
+
+// Backward in time, the doses fire in the other order; the gradient
+// matches central differences of the solve.
+func TestDiscreteAdjointScheduleBackward(t *testing.T) {
+	ctx := context.Background()
+	prob := fixedDoses()
+	prob.T0, prob.T1 = 5, 0
+	loss := ode.Loss[float64]{At: []float64{0, 2}, Point: func(i int, t float64, u, dLdu []float64) float64 {
+		dLdu[0] = 2 * u[0]
+		return u[0] * u[0]
+	}}
+	solve := func(p []float32, u0 float64) float64 {
+		pr := prob
+		pr.P, pr.U0 = p, []float64{u0}
+		sol, err := ode.Solve(ctx, pr, ode.Vern7(), ode.Tol(1e-12, 1e-14), ode.SaveAt(0, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sol.U[0][0]*sol.U[0][0] + sol.U[1][0]*sol.U[1][0]
+	}
+	for _, m := range []ode.Method{ode.Vern7(), ode.Rodas5P()} {
+		g, err := ode.Gradient(ctx, prob, m, loss, ode.DiscreteAdjoint{}, ode.Tol(1e-10, 1e-12))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name(), err)
+		}
+		for i := range 2 {
+			cd := func(h float32) float64 {
+				pp := append([]float32(nil), prob.P...)
+				pm := append([]float32(nil), prob.P...)
+				pp[i] += h
+				pm[i] -= h
+				return (solve(pp, 1) - solve(pm, 1)) / float64(pp[i]-pm[i])
+			}
+			d := (4*cd(1.0/2048) - cd(1.0/1024)) / 3
+			if r := math.Abs(d-g.P[i]) / math.Abs(d); r > 1e-7 {
+				t.Errorf("%s: dL/dp[%d] = %.12g, central differences %.12g (relative %.2g)", m.Name(), i, g.P[i], d, r)
+			}
+		}
+		d := (solve(prob.P, 1+1e-5) - solve(prob.P, 1-1e-5)) / 2e-5
+		if r := math.Abs(d-g.U0[0]) / math.Abs(d); r > 1e-7 {
+			t.Errorf("%s: dL/du0 = %.12g, central differences %.12g", m.Name(), g.U0[0], d)
 		}
 	}
 }
