@@ -164,14 +164,7 @@ func TestDiscreteAdjointLossAtDoseTime(t *testing.T) {
 	}
 	// Central differences of the solve in k and d, Richardson-extrapolated.
 	for i := range 2 {
-		cd := func(h float32) float64 {
-			pp := append([]float32(nil), c.prob.P...)
-			pm := append([]float32(nil), c.prob.P...)
-			pp[i] += h
-			pm[i] -= h
-			return (solveLoss(pp, 1) - solveLoss(pm, 1)) / float64(pp[i]-pm[i])
-		}
-		d := (4*cd(1.0/1024) - cd(1.0/512)) / 3
+		d := richardsonCD(c.prob.P, i, 1.0/1024, func(p []float32) float64 { return solveLoss(p, 1) })
 		if e := math.Abs(d-wantP[i]) / math.Abs(wantP[i]); e > 1e-7 {
 			t.Errorf("central difference in p[%d] = %.12g, closed form %.12g", i, d, wantP[i])
 		}
@@ -180,6 +173,19 @@ func TestDiscreteAdjointLossAtDoseTime(t *testing.T) {
 	if e := math.Abs(d-wantU0) / wantU0; e > 1e-7 {
 		t.Errorf("central difference in u0 = %.12g, closed form %.12g", d, wantU0)
 	}
+}
+
+// richardsonCD is the derivative of f in p[i] by central differences with
+// steps h and 2h, exact in float32, Richardson-extrapolated.
+func richardsonCD(p []float32, i int, h float32, f func(p []float32) float64) float64 {
+	cd := func(h float32) float64 {
+		pp := append([]float32(nil), p...)
+		pm := append([]float32(nil), p...)
+		pp[i] += h
+		pm[i] -= h
+		return (f(pp) - f(pm)) / float64(pp[i]-pm[i])
+	}
+	return (4*cd(h) - cd(2*h)) / 3
 }
 
 // fixedDoses is the dose-times case with its doses at fixed times.
@@ -231,14 +237,7 @@ func TestDiscreteAdjointFixedStepSchedule(t *testing.T) {
 			tol = 1e-7 // W's derivative by differences
 		}
 		for i := range 2 {
-			cd := func(h float32) float64 {
-				pp := append([]float32(nil), prob.P...)
-				pm := append([]float32(nil), prob.P...)
-				pp[i] += h
-				pm[i] -= h
-				return (solve(pp, 1) - solve(pm, 1)) / float64(pp[i]-pm[i])
-			}
-			d := (4*cd(1.0/2048) - cd(1.0/1024)) / 3
+			d := richardsonCD(prob.P, i, 1.0/2048, func(p []float32) float64 { return solve(p, 1) })
 			if e := math.Abs(d-g.P[i]) / math.Abs(d); e > tol {
 				t.Errorf("%s: dL/dp[%d] = %.12g, central differences %.12g (relative %.2g)", m.Name(), i, g.P[i], d, e)
 			}
@@ -445,14 +444,7 @@ func TestDiscreteAdjointScheduleBackward(t *testing.T) {
 			t.Fatalf("%s: %v", m.Name(), err)
 		}
 		for i := range 2 {
-			cd := func(h float32) float64 {
-				pp := append([]float32(nil), prob.P...)
-				pm := append([]float32(nil), prob.P...)
-				pp[i] += h
-				pm[i] -= h
-				return (solve(pp, 1) - solve(pm, 1)) / float64(pp[i]-pm[i])
-			}
-			d := (4*cd(1.0/2048) - cd(1.0/1024)) / 3
+			d := richardsonCD(prob.P, i, 1.0/2048, func(p []float32) float64 { return solve(p, 1) })
 			if r := math.Abs(d-g.P[i]) / math.Abs(d); r > 1e-7 {
 				t.Errorf("%s: dL/dp[%d] = %.12g, central differences %.12g (relative %.2g)", m.Name(), i, g.P[i], d, r)
 			}
