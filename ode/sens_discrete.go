@@ -68,6 +68,7 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 	N := da.sys.dim()
 	da.dimN = N
 	fp := Problem[T]{F: da.sys.f, U0: make([]T, N), T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
+	hybridProblem(gs, &fp, da.n, N)
 	var err error
 	if da.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, da.sys, false)); err != nil {
 		return err
@@ -80,19 +81,36 @@ func (da *discreteAdjoint[T]) build(quad bool) error {
 	fwd := da.fwd
 	fwdERK := fwd.st.(*erk[T])
 	ckpt := da.cfg.Checkpoints > 0
-	fwd.onAccept = func() {
+	keep := func() {
 		if da.record(fwd, ckpt) {
 			// The main stages but the last, always those of the accepted
 			// attempt: the reverse pass need not evaluate F again.
 			da.sk = append(da.sk, fwdERK.k[:(fwdERK.s-1)*N]...)
 		}
 	}
+	fwd.onAccept = func() {
+		if da.fs.kept { // recorded by onFire, before the restart overwrote stage 0
+			da.fs.kept = false
+			return
+		}
+		keep()
+	}
+	if len(fp.Events)+len(fp.Schedules) > 0 {
+		fwd.onFire = da.fireHook(gs, fwd, da.n, keep)
+	}
 	da.replay = func(i int, u, next []T) error {
+		if d := da.fs.after(i); d != nil {
+			copy(next, d.whole)
+			return nil
+		}
 		da.forwardStep(u, da.ts[i], da.hs[i], false, nil)
 		copy(next, da.stageIn(da.e.s-1))
 		return nil
 	}
 	da.back = func(i int, u, stored []T) error {
+		if d := da.fs.after(i); d != nil {
+			da.jump(gs, d, da.ub, da.pb, da.n, da.quad)
+		}
 		da.reverseStep(i, u, stored, &da.ap)
 		return nil
 	}
@@ -207,39 +225,27 @@ func (da *discreteAdjoint[T]) reverseStep(step int, u, stored []T, ap *adjointPa
 		addTo(da.ub[:n], gs.dl[k])
 		ap.j--
 	}
-	interior := false
+	// An event cut the step at θ < 1: its end is the interpolant there.
+	cut := da.fs.endTheta(step)
+	interior := cut < 1
 	if ap.j >= 0 {
 		s, _ := ap.saveIO(ap.j)
-		interior = ap.dir*(s-t) > 0
+		interior = interior || ap.dir*(s-t) > 0
 	}
 	da.forwardStep(u, t, h, interior, stored)
 	clear(da.kb)
 	copy(da.end, da.ub) // the cotangent of y_{s−1} = u_new
 	clear(da.ub)
+	if cut < 1 {
+		da.denseBar(da.end, cut, h)
+		clear(da.end)
+	}
 	for ap.j >= 0 {
 		s, k := ap.saveIO(ap.j)
 		if !(ap.dir*(s-t) > 0) {
 			break
 		}
-		θ := (s - t) / h
-		c := gs.dl[k]
-		addTo(da.ub[:n], c)
-		for i, row := range da.bi {
-			var w float64
-			pw := θ
-			for _, b := range row {
-				w += b * pw
-				pw *= θ
-			}
-			if w == 0 {
-				continue
-			}
-			wT := T(h * w)
-			dst := da.stageBar(i)
-			for x, v := range c {
-				dst[x] += wT * v
-			}
-		}
+		da.denseBar(gs.dl[k], (s-t)/h, h)
 		ap.j--
 	}
 	for i := e.s + e.ne - 1; i >= 0; i-- {
@@ -248,6 +254,29 @@ func (da *discreteAdjoint[T]) reverseStep(step int, u, stored []T, ap *adjointPa
 			extra = da.end
 		}
 		da.reverseStage(i, extra, t, h)
+	}
+}
+
+// denseBar adds c, the cotangent of the dense output at θ of a step of
+// size h, u + h Σ_i b_i(θ) k_i, into da.ub and the stages' cotangents. c
+// is the state's (n) or the whole system's (N).
+func (da *discreteAdjoint[T]) denseBar(c []T, θ, h float64) {
+	addTo(da.ub[:len(c)], c)
+	for i, row := range da.bi {
+		var w float64
+		pw := θ
+		for _, b := range row {
+			w += b * pw
+			pw *= θ
+		}
+		if w == 0 {
+			continue
+		}
+		wT := T(h * w)
+		dst := da.stageBar(i)
+		for x, v := range c {
+			dst[x] += wT * v
+		}
 	}
 }
 
@@ -267,6 +296,10 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	n, N := da.n, da.dimN
 	fwd := da.fwd
 	da.reset()
+	if gs.hyb != nil {
+		syncHybrid(gs, fwd, n, N)
+		da.fs.setTimesJac(gs)
+	}
 	ckpt := da.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -287,6 +320,9 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	if err := da.reverse(gs, N, (da.e.s-1)*N, ckpt, da.replay, da.back); err != nil {
 		return err
 	}
+	if d := da.fs.after(-1); d != nil { // a firing at T0, after u0 is saved
+		da.jump(gs, d, da.ub, da.pb, n, da.quad)
+	}
 	for ap.j >= 0 { // save times at T0: u0 itself
 		_, k := ap.saveIO(ap.j)
 		addTo(da.ub[:n], gs.dl[k])
@@ -295,5 +331,8 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	copy(gs.res.U0, da.ub[:n])
 	copy(gs.res.P, da.pb)
 	gs.endDerivatives(gs.res.U0, da.u1)
+	if da.fs.term {
+		gs.res.T1 = 0 // a terminating firing ended the solve: T1 does not matter
+	}
 	return nil
 }

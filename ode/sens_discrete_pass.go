@@ -10,21 +10,26 @@ type discreteTape[T Float] struct {
 	sk           []T       // and the stages the method keeps
 	ck           checkpoints[T]
 	seg          []T // with checkpoints: the start states of one segment
+	fs           discreteFirings[T]
 }
 
 func (tp *discreteTape[T]) reset() {
 	tp.ts, tp.hs, tp.tEnd, tp.su, tp.sk = tp.ts[:0], tp.hs[:0], tp.tEnd[:0], tp.su[:0], tp.sk[:0]
+	tp.fs.resetFirings()
 }
 
 // record notes the step fwd has just accepted: its time and size, and
 // its start state or, with checkpoints, a checkpoint. It reports whether
-// the caller is to keep the step's stages (no checkpoints).
+// the caller is to keep the step's stages (no checkpoints). A step that
+// ends at a firing is recorded from the onFire hook, where fwd.u is the
+// state after it: the checkpoint then holds that state, the start of the
+// next step, unless the firing ends the solve.
 func (tp *discreteTape[T]) record(fwd *Integrator[T], ckpt bool) bool {
 	tp.ts = append(tp.ts, fwd.tPrev)
 	tp.hs = append(tp.hs, fwd.h)
 	tp.tEnd = append(tp.tEnd, fwd.t)
 	if ckpt {
-		if !fwd.done {
+		if !fwd.done && !tp.fs.term && fwd.t != fwd.t1 {
 			tp.ck.step(fwd.t, fwd.u, fwd.dt)
 		}
 		return false

@@ -22,7 +22,9 @@ import (
 //
 // The first is the directional derivative of the VJP along g_i: a central
 // difference of two VJPs at u ± σg_i, σ|g_ij| ≤ ε^⅓·max(|u_j|, atol_j/rtol_j)
-// (fdIncrement's scale), so its relative error is about ε^⅔. T is the forward difference (F(u, t+δt) − F(u, t))/δt
+// (fdIncrement's scale), so its relative error is about ε^⅔. With
+// FiniteDiff the increment is ε^⅕·scale_j instead: the VJPs may be
+// differences, whose rounding a smaller one would magnify. T is the forward difference (F(u, t+δt) − F(u, t))/δt
 // the forward step took, so its term is the same difference of two VJPs:
 // exact for the computed solution. J is taken as ∂F/∂u itself: with a
 // difference Jacobian the gradient is that of the solution with the exact
@@ -64,16 +66,23 @@ type rosDiscrete[T Float] struct {
 	u1       []T
 	w        []float64 // dense-output weights of one save time
 	sqrtEps  float64
-	cbrtEps  float64
+	wEps     float64 // the relative increment of W's differences: ∛ε, or ε^⅕ with FiniteDiff
 }
 
 func newRosDiscrete[T Float](gs *GradientSolver[T], cfg DiscreteAdjoint, tab *rosDiscTab) (gradMethod[T], error) {
 	n, np := len(gs.prob.U0), len(gs.prob.P)
 	gs.res.P = make([]T, np)
 	eps := sqrtEpsOf[T]() * sqrtEpsOf[T]() // ε of T
+	// With FiniteDiff, the VJPs may be differences themselves, whose
+	// rounding, ε^⅔ of F, a difference at ∛ε would magnify to ε^⅓: a
+	// larger increment trades that for the difference's truncation.
+	wEps := math.Cbrt(eps)
+	if cfg.FiniteDiff {
+		wEps = math.Pow(eps, 0.2)
+	}
 	return &rosDiscrete[T]{gs: gs, cfg: cfg, tab: tab, n: n, np: np,
 		pb: make([]T, np), pA: make([]T, np), pB: make([]T, np), u1: make([]T, n),
-		w: make([]float64, tab.s), sqrtEps: sqrtEpsOf[T](), cbrtEps: math.Cbrt(eps)}, nil
+		w: make([]float64, tab.s), sqrtEps: sqrtEpsOf[T](), wEps: wEps}, nil
 }
 
 func (rd *rosDiscrete[T]) build(quad bool) error {
@@ -87,6 +96,7 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 	if structured(gs.prob.JacStructure) {
 		rd.sys.inStructure(&fp, quad)
 	}
+	hybridProblem(gs, &fp, n, N)
 	var err error
 	if rd.fwd, err = initWith(fp, gs.method, forwardOptions(&gs.o, rd.sys, false)); err != nil {
 		return err
@@ -134,12 +144,26 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 	rd.end, rd.yb, rd.tb, rd.uA, rd.uB, rd.up = v(6), v(7), v(8), v(9), v(10), v(11)
 	fwd := rd.fwd
 	ckpt := rd.cfg.Checkpoints > 0
-	fwd.onAccept = func() {
+	keep := func() {
 		if rd.record(fwd, ckpt) {
 			rd.keepStages(fwd.st, fwd.h)
 		}
 	}
+	fwd.onAccept = func() {
+		if rd.fs.kept { // recorded by onFire
+			rd.fs.kept = false
+			return
+		}
+		keep()
+	}
+	if len(fp.Events)+len(fp.Schedules) > 0 {
+		fwd.onFire = rd.fireHook(gs, fwd, n, keep)
+	}
 	rd.replay = func(i int, u, next []T) error {
+		if d := rd.fs.after(i); d != nil {
+			copy(next, d.whole)
+			return nil
+		}
 		if !rd.forwardStep(u, rd.ts[i], rd.hs[i], nil) {
 			_, _, cause := rd.ls.failure()
 			return wrapSolveErr("reverse pass", &Error{Code: Failed, T: rd.ts[i], Dt: rd.hs[i], Component: -1, Err: cause})
@@ -147,7 +171,12 @@ func (rd *rosDiscrete[T]) build(quad bool) error {
 		copy(next, rd.unew)
 		return nil
 	}
-	rd.back = func(i int, u, stored []T) error { return rd.reverseStep(i, u, stored, &rd.ap) }
+	rd.back = func(i int, u, stored []T) error {
+		if d := rd.fs.after(i); d != nil {
+			rd.jump(gs, d, rd.ub, rd.pb, n, rd.quad)
+		}
+		return rd.reverseStep(i, u, stored, &rd.ap)
+	}
 	rd.built = true
 	return nil
 }
@@ -307,21 +336,18 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 	copy(rd.end, rd.ub) // the cotangent of u_new
 	clear(rd.ub)
 	clear(rd.gb)
+	if cut := rd.fs.endTheta(step); cut < 1 {
+		// An event cut the step at θ < 1: its end is the interpolant there.
+		copy(rd.yb, rd.end)
+		clear(rd.end)
+		rd.denseBar(rd.yb, cut)
+	}
 	for ap.j >= 0 { // save times inside the step: the dense output
 		s, k := ap.saveIO(ap.j)
 		if !(ap.dir*(s-t) > 0) {
 			break
 		}
-		θ := (s - t) / h
-		c := gs.dl[k]
-		axpy(rd.ub[:n], c, T(1-θ))
-		axpy(rd.end[:n], c, T(θ))
-		tab.denseWeights(rd.w, θ)
-		for i, w := range rd.w {
-			if w != 0 {
-				axpy(rd.stageBar(i)[:n], c, T(w))
-			}
-		}
+		rd.denseBar(gs.dl[k], (s-t)/h)
 		ap.j--
 	}
 	addTo(rd.ub, rd.end)
@@ -368,7 +394,8 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 		}
 	}
 	// W's dependence: hγ ∇(r̄_iᵀ J g_i) by central differences, whose
-	// increment σ moves no component j by more than ∛ε·scale_j,
+	// increment σ moves no component j by more than ∛ε·scale_j (ε^⅕
+	// with FiniteDiff),
 	// scale_j = max(|u_j|, atol_j/rtol_j) (fdIncrement's scale). A scale of
 	// |u| alone would, for a state far below its absolute tolerance, take
 	// differences of VJPs too close to tell apart from their rounding
@@ -382,7 +409,7 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 		if !ok {
 			continue
 		}
-		sig := float64(s) * rd.cbrtEps / rd.sqrtEps
+		sig := float64(s) * rd.wEps / rd.sqrtEps
 		rd.vjpDiff(u, g[:n], rb, t, sig, sig, T(hg/(2*sig)))
 	}
 	// T's dependence: (VJP(u, t+δt) − VJP(u, t))/δt, taken apart so that
@@ -397,6 +424,21 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 		rd.addDiff(T(1 / rd.dt))
 	}
 	return nil
+}
+
+// denseBar adds c, the cotangent of the dense output at θ,
+// (1−θ)u + θu_new + Σ_i w_i(θ) g_i, into rd.ub, rd.end and the stages'
+// cotangents. c is the state's (n) or the whole system's (N).
+func (rd *rosDiscrete[T]) denseBar(c []T, θ float64) {
+	m := len(c)
+	axpy(rd.ub[:m], c, T(1-θ))
+	axpy(rd.end[:m], c, T(θ))
+	rd.tab.denseWeights(rd.w, θ)
+	for i, w := range rd.w {
+		if w != 0 {
+			axpy(rd.stageBar(i)[:m], c, T(w))
+		}
+	}
 }
 
 // vjpDiff adds k·(VJP(u + σ₊v, w) − VJP(u − σ₋v, w)) into ub and pb, at t.
@@ -435,6 +477,10 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	n, N := rd.n, rd.N
 	fwd := rd.fwd
 	rd.reset()
+	if gs.hyb != nil {
+		syncHybrid(gs, fwd, n, N)
+		rd.fs.setTimesJac(gs)
+	}
 	ckpt := rd.cfg.Checkpoints > 0
 	var ck *checkpoints[T]
 	if ckpt {
@@ -457,6 +503,9 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	if err := rd.reverse(gs, N, rd.tab.s*N, ckpt, rd.replay, rd.back); err != nil {
 		return err
 	}
+	if d := rd.fs.after(-1); d != nil { // a firing at T0, after u0 is saved
+		rd.jump(gs, d, rd.ub, rd.pb, n, rd.quad)
+	}
 	for ap.j >= 0 { // save times at T0: u0 itself
 		_, k := ap.saveIO(ap.j)
 		addTo(rd.ub[:n], gs.dl[k])
@@ -470,5 +519,8 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	copy(gs.res.U0, rd.ub[:n])
 	copy(gs.res.P, rd.pb)
 	gs.endDerivatives(gs.res.U0, rd.u1)
+	if rd.fs.term {
+		gs.res.T1 = 0 // a terminating firing ended the solve: T1 does not matter
+	}
 	return nil
 }

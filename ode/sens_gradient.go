@@ -401,7 +401,11 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 // gs.at.
 func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 	_, ys := it.Saved()
+<<<<<<< HEAD
 	ys = ys[:min(len(ys), len(gs.us))] // a terminating event's state is saved last, unasked
+=======
+	ys = ys[:min(len(ys), len(gs.us))] // a terminating firing's state comes last, past the At times
+>>>>>>> h29-da
 	gs.ys = gs.ys[:0]
 	for k := range ys {
 		y := ys[k]
@@ -535,6 +539,8 @@ func hybridSupported[T Float](prob *Problem[T], m Method, s Sensitivity) error {
 		return nil // every method and structure (sens_forward_hybrid.go)
 	case InterpolatingAdjoint, GaussAdjoint:
 		return nil
+	case DiscreteAdjoint:
+		return nil // explicit and Rosenbrock methods; newDiscreteAdjoint refuses the others
 	}
 	return errorf("Gradient: %s does not differentiate through events and schedules yet with %s (Problem has %d Events and %d Schedules)", s.Name(), m.Name(), len(prob.Events), len(prob.Schedules))
 }
