@@ -401,11 +401,7 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 // gs.at.
 func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 	_, ys := it.Saved()
-<<<<<<< HEAD
 	ys = ys[:min(len(ys), len(gs.us))] // a terminating event's state is saved last, unasked
-=======
-	ys = ys[:min(len(ys), len(gs.us))] // a terminating firing's state comes last, past the At times
->>>>>>> h29-da
 	gs.ys = gs.ys[:0]
 	for k := range ys {
 		y := ys[k]
