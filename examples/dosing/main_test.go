@@ -15,7 +15,7 @@ import (
 // and writes the plot. A sensitivity method that does not differentiate
 // through events and schedules yet is skipped with its error.
 func TestFit(t *testing.T) {
-	for _, sens := range []string{"forward", "adjoint"} {
+	for _, sens := range []string{"forward", "adjoint", "discrete"} {
 		t.Run(sens, func(t *testing.T) {
 			var out bytes.Buffer
 			png := filepath.Join(t.TempDir(), "dosing.png")
