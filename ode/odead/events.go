@@ -133,7 +133,6 @@ type hybridWork[F ode.Float] struct {
 	u, t, s1, s2, s3    []F
 	shU, shP, shT, shTs [1]int
 	pf                  []float64
-	unit                [1]F
 }
 
 // record runs f on w's tape at u, p and t: u, p and t are Params when
@@ -227,33 +226,41 @@ func (g *hybridFn[F]) cond(f EventFunc) func(u []F, p []float32, t float64) floa
 // ∂g/∂t: one reverse sweep seeded with 1.
 func (g *hybridFn[F]) condGrad(f EventFunc) func(du, dp []F, u []F, p []float32, t float64) float64 {
 	return func(du, dp []F, u []F, p []float32, t float64) float64 {
-		w := g.free.Get()
-		defer g.done(w)
-		uv, pv, tv, y, err := g.record(w, f, u, p, t, true, 1)
-		if err != nil {
-			g.report("CondGrad", err)
-			return math.NaN()
-		}
-		w.unit[0] = 1
-		seed := stateConst(w.tp, y.Shape(), w.unit[:])
-		wrt, out := [3]ad.Var{uv, tv, pv}, [3]ad.Var{}
-		nw := 3
-		if dp == nil {
-			nw = 2
-		}
-		if err := w.tp.VJPOf(y, seed, wrt[:nw], out[:nw]); err != nil {
-			g.report("CondGrad", err)
-			return math.NaN()
-		}
-		addValues(du, out[0])
-		if dp != nil {
-			addValues(dp, out[2])
-		}
-		if out[1].IsZero() {
-			return 0
-		}
-		return float64(valuesOf[F](out[1])[0])
+		var one = [1]F{1}
+		return g.vjp("CondGrad", f, 1, du, dp, one[:], u, p, t)
 	}
+}
+
+// vjp adds wtᵀ·∂y/∂u into du and wtᵀ·∂y/∂p into dp (unless nil) and
+// returns wtᵀ·∂y/∂t, for y = f(u, p, t) of want values: one reverse
+// sweep. what names the call in an error.
+func (g *hybridFn[F]) vjp(what string, f EventFunc, want int, du, dp, wt, u []F, p []float32, t float64) float64 {
+	w := g.free.Get()
+	defer g.done(w)
+	uv, pv, tv, y, err := g.record(w, f, u, p, t, true, want)
+	if err != nil {
+		g.report(what, err)
+		return math.NaN()
+	}
+	w.s1 = append(w.s1[:0], wt...)
+	seed := stateConst(w.tp, y.Shape(), w.s1)
+	wrt, out := [3]ad.Var{uv, tv, pv}, [3]ad.Var{}
+	nw := 3
+	if dp == nil {
+		nw = 2
+	}
+	if err := w.tp.VJPOf(y, seed, wrt[:nw], out[:nw]); err != nil {
+		g.report(what, err)
+		return math.NaN()
+	}
+	addValues(du, out[0])
+	if dp != nil {
+		addValues(dp, out[2])
+	}
+	if out[1].IsZero() {
+		return 0
+	}
+	return float64(valuesOf[F](out[1])[0])
 }
 
 func (g *hybridFn[F]) effect(f EventFunc, terminate bool) func(u []F, p []float32, t float64) bool {
@@ -305,32 +312,7 @@ func (g *hybridFn[F]) effectJVP(f EventFunc) func(jv, u, v []F, p []float32, dp 
 // returns wᵀ·∂a/∂t: one reverse sweep seeded with w.
 func (g *hybridFn[F]) effectVJP(f EventFunc) func(du, dp, wt, u []F, p []float32, t float64) float64 {
 	return func(du, dp, wt, u []F, p []float32, t float64) float64 {
-		w := g.free.Get()
-		defer g.done(w)
-		uv, pv, tv, y, err := g.record(w, f, u, p, t, true, g.n)
-		if err != nil {
-			g.report("EffectVJP", err)
-			return math.NaN()
-		}
-		w.s1 = append(w.s1[:0], wt...)
-		seed := stateConst(w.tp, y.Shape(), w.s1)
-		wrt, out := [3]ad.Var{uv, tv, pv}, [3]ad.Var{}
-		nw := 3
-		if dp == nil {
-			nw = 2
-		}
-		if err := w.tp.VJPOf(y, seed, wrt[:nw], out[:nw]); err != nil {
-			g.report("EffectVJP", err)
-			return math.NaN()
-		}
-		addValues(du, out[0])
-		if dp != nil {
-			addValues(dp, out[2])
-		}
-		if out[1].IsZero() {
-			return 0
-		}
-		return float64(valuesOf[F](out[1])[0])
+		return g.vjp("EffectVJP", f, g.n, du, dp, wt, u, p, t)
 	}
 }
 
