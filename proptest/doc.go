@@ -10,7 +10,8 @@
 // draws random valid layer stacks of package model: every layer kind,
 // random geometry, nested Chain, Skip and Parallel, with the tracked
 // output shape. InputFor and ParamsFor draw their inputs and parameters.
-// ODECases and NeuralODECases draw ODE problems with a loss.
+// ODECases and NeuralODECases draw ODE problems with a loss; HybridCases
+// draws ODE problems with an event and a dose.
 //
 // # Checkers
 //
@@ -33,7 +34,9 @@
 // (TestCheckersCatchRulesWrongByOnePercent, TestCheckersPassRightRules).
 // CheckHVP checks the gradient first. CheckODEGradient compares the
 // sensitivity methods of package ode with each other and with finite
-// differences. CheckHv checks a user's own Hessian-vector product against
+// differences. CheckHybridGradient checks the gradient through the events
+// and schedules of a hybrid problem against differences of its solve.
+// CheckHv checks a user's own Hessian-vector product against
 // differences of their gradient, and its symmetry.
 //
 // Steps, tolerances and directions are options of a check, never package

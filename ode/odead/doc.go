@@ -13,7 +13,9 @@
 // Problem is Derivs with the initial state and the span, and checks every
 // product once up front. Loss adapts a loss of the saved states. NeuralRHS
 // and NeuralProblem run a model.Layer as the right-hand side of a neural
-// or universal ODE.
+// or universal ODE. AddEvent and AddSchedule add events and schedules
+// whose conditions and effects are written with ad ops, with the exact
+// derivatives that ode.Gradient needs to differentiate through them.
 //
 // # Errors
 //
