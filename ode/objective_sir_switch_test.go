@@ -3,7 +3,6 @@ package ode_test
 import (
 	"context"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ad"
@@ -62,8 +61,7 @@ func sirSwitchObservations(t *testing.T) []float64 {
 // L-BFGS with gradients through the event from each sensitivity method, to
 // within 2 % of (0.5, 0.1). The event fires at the true rates; the fit's
 // path crosses parameters where it does not (γ < 0 at the first trial
-// step, where the solve fails and Minimize steps back). A method that does
-// not differentiate through events yet is skipped with its error.
+// step, where the solve fails and Minimize steps back).
 // MaxSteps(5000) bounds the cost of the first trial step's failed solve.
 func TestSIRSwitchFit(t *testing.T) {
 	obs := sirSwitchObservations(t)
@@ -82,17 +80,11 @@ func TestSIRSwitchFit(t *testing.T) {
 			θ := sir.Start()
 			gs, err := ode.NewGradientSolver(sirSwitch(t, θ), c.m, c.s, ode.Tol(1e-8, 1e-10), ode.MaxSteps(5000))
 			if err != nil {
-				if strings.Contains(err.Error(), "does not differentiate through events") {
-					t.Skipf("%s refuses hybrid problems: %v", c.name, err)
-				}
 				t.Fatal(err)
 			}
 			obj := gs.Objective(context.Background(), sir.Loss(obs))
 			res, err := optimisers.Minimize(obj, θ, nil, nil)
 			if err != nil {
-				if strings.Contains(err.Error(), "does not differentiate through events") {
-					t.Skipf("%s refuses hybrid problems: %v", c.name, err)
-				}
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			t.Logf("%s: θ = %v, status %v, %d evaluations", c.name, θ, res.Status, res.FuncEvaluations)

@@ -131,6 +131,10 @@ type InterpolatingAdjoint struct {
 	// control, from order 1 at the checkpoint. Its dense output and
 	// gradient then differ from those without checkpoints by about the
 	// tolerance, and the replay costs more steps than the forward pass.
+	//
+	// Every firing of an event or a schedule keeps a checkpoint of the
+	// state after it besides these, so that no re-solved segment holds a
+	// firing.
 	Checkpoints int
 	// AdjointTol and QuadTol are the backward solve's and the
 	// quadratures' tolerances; zero means the forward solve's.
@@ -217,6 +221,14 @@ type BacksolveAdjoint struct {
 // computed stages. TestDiscreteAdjointRosenbrockFixedSteps and
 // TestDiscreteAdjointRosenbrockStructures check it against differences of
 // fixed-step solves.
+//
+// A step that an event cuts ends on its interpolant, at the event time,
+// and the reverse pass goes through that interpolant as through a save
+// time inside a step. The event time's derivative is the continuous one
+// (Event's doc), with F at the state before the firing in place of the
+// interpolant's slope: where event times, or schedule times that are
+// parameters, move with θ, the gradient is exact to the method's local
+// error rather than to rounding. Schedules at fixed times are exact.
 type DiscreteAdjoint struct {
 	// Checkpoints, if > 0, bounds memory: at most Checkpoints step
 	// starts are kept, every k-th, k doubling as the budget fills. The

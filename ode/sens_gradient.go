@@ -111,11 +111,20 @@ type gradMethod[T Float] interface {
 //
 // It returns the loss and dL/dθ, dL/du0, dL/dT0 and dL/dT1. A failing
 // forward or backward solve returns its *Error, wrapped with which solve
-// failed. Events and schedules are not supported yet: they are an error. A callback that
-// failed through Problem.Err or Loss.Err is the cause of the error
-// returned. The error names the pass that found it. Where a solve or the
+// failed. A callback that failed through Problem.Err or Loss.Err is the
+// cause of the error returned. The error names the pass that found it. Where a solve or the
 // discrete adjoint's reverse pass stopped on it, that is an *Error with
 // Retcode Failed.
+//
+// Through events and schedules (hybrid models), ForwardSensitivity,
+// InterpolatingAdjoint, GaussAdjoint and DiscreteAdjoint jump the
+// sensitivities or the adjoint at every firing, with the event time's
+// derivative from the implicit function theorem (Event's doc), for
+// explicit and stiff methods. BacksolveAdjoint refuses them. A save time
+// equal to a firing time sees the state before it. A terminating event
+// ends the span: a save time after it is an error, and dL/dT1 is 0.
+// Effects that fire together are refused. A loss of the event time
+// itself is not supported.
 //
 // With a stiff method, ForwardSensitivity and InterpolatingAdjoint keep
 // Problem.JacStructure (each method's doc says how;
