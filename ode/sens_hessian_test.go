@@ -154,26 +154,9 @@ func TestHessianVectorFiniteDiffProducts(t *testing.T) {
 	}
 }
 
-// lvVJPJVP is the exact second-order product of Lotka-Volterra.
-func lvVJPJVP[T lotkavolterra.Float](gu, gp, hu, hp, w, wd, u, ud []T, p []float32, pd []T, t float64) {
-	lotkavolterra.VJP(gu, gp, w, u, p, t)
-	lotkavolterra.VJP(hu, hp, wd, u, p, t)
-	p1, p3 := T(p[1]), T(p[3])
-	var d [4]T
-	if pd != nil {
-		copy(d[:], pd)
-	}
-	hu[0] += w[0]*(d[0]-d[1]*u[1]-p1*ud[1]) + w[1]*(d[3]*u[1]+p3*ud[1])
-	hu[1] += -w[0]*(d[1]*u[0]+p1*ud[0]) + w[1]*(-d[2]+d[3]*u[0]+p3*ud[0])
-	hp[0] += w[0] * ud[0]
-	hp[1] -= w[0] * (ud[0]*u[1] + u[0]*ud[1])
-	hp[2] -= w[1] * ud[1]
-	hp[3] += w[1] * (ud[0]*u[1] + u[0]*ud[1])
-}
-
 func lvHvProblem() ode.Problem[float64] {
 	prob := lvProblem()
-	prob.VJPJVP = lvVJPJVP[float64]
+	prob.VJPJVP = lotkavolterra.VJPJVP[float64]
 	return prob
 }
 
@@ -363,7 +346,7 @@ func TestHessianVectorFloat32(t *testing.T) {
 		t.Fatal(err)
 	}
 	prob := ode.Problem[float32]{F: lotkavolterra.F[float32], JVP: lotkavolterra.JVP[float32], VJP: lotkavolterra.VJP[float32],
-		VJPJVP: lvVJPJVP[float32], U0: []float32{1, 1}, T1: 10, P: []float32{1.5, 1, 3, 1}}
+		VJPJVP: lotkavolterra.VJPJVP[float32], U0: []float32{1, 1}, T1: 10, P: []float32{1.5, 1, 3, 1}}
 	loss := ode.HvLoss[float32]{Loss: ode.Loss[float32]{At: []float64{10}, Saved: func(_ []float64, us, dl [][]float32) float64 {
 		a, b := 1-us[0][0], 1-us[0][1]
 		dl[0][0], dl[0][1] = -a, -b

@@ -7,13 +7,15 @@ import (
 )
 
 // The second-order product of Derivs and Derivs64, ode.Problem.VJPJVP, by
-// forward mode over reverse mode on one recording:
+// forward mode over reverse mode on one recording, with w a Param beside
+// u and p:
 //
-//	[gu, gp] = VJPOf(y, w),   [hu, hp] = VJPOf(y, wd) + JVPOf([gu, gp], (ud, pd)),
+//	[gu, gp] = VJPOf(y, w),   [hu, hp] = JVPOf([gu, gp], (ud, pd, wd)),
 //
-// the derivative of wᵀ·∂F/∂(u, p) along (wd, ud, pd). The reverse sweep's
-// results are values of the recording, so the forward sweep differentiates
-// them exactly; a replayable recording is replayed with both sweeps.
+// the derivative of wᵀ·∂F/∂(u, p) along (wd, ud, pd): one reverse sweep
+// and one forward sweep of its results. The reverse sweep's results are
+// values of the recording, so the forward sweep differentiates them
+// exactly; a replayable recording is replayed with both sweeps.
 
 // The second-order product's recordings, after func.go's.
 const (
@@ -59,22 +61,35 @@ func (a *adRHS[F]) evalVJPJVP(gu, gp, hu, hp, w, wd, u, ud []F, p []float32, pd 
 	}
 	addValues(gu, pr.out[0])
 	addValues(gp, pr.out[1])
-	addValues(hu, pr.out[2])
-	addValues(hp, pr.out[3])
-	addValues(hu, pr.out[4])
-	addValues(hp, pr.out[5])
+	if h := pr.out[2]; !h.IsZero() {
+		// h is [hu, hp] without the parts of a zero gu or gp.
+		hv := valuesOf[F](h)
+		if !pr.out[0].IsZero() {
+			for i := range hu {
+				hu[i] += hv[i]
+			}
+			hv = hv[n:]
+		}
+		if !pr.out[1].IsZero() {
+			for k := range hp {
+				hp[k] += hv[k]
+			}
+		}
+	}
 	return nil
 }
 
 // recordVJPJVP records the products on pr's tape after f's result y:
-// out[0:2] the VJP at w, out[2:4] the VJP at wd, out[4:6] the derivative
-// of out[0:2] along (ud, pd).
+// out[0:2] the VJP at w, a Param, and out[2] the derivative of their
+// concatenation along (ud, pd, wd) in (u, p, w).
 func recordVJPJVP[F interface{ ~float32 | ~float64 }](pr *adProg[F], y ad.Var, w, wd, ud, pd []F, n, np int) error {
 	tp := pr.tape
 	pr.wrt = [2]ad.Var{pr.in[0], pr.in[1]}
-	sw := pr.seed(0, w, n)
-	swd := pr.seed(1, wd, n)
-	dirs := [2]ad.Var{pr.seed(2, ud, n)}
+	pr.sh[2][0] = n
+	pr.buf[2] = append(pr.buf[2][:0], w...)
+	pw := stateParam(tp, pr.buf[2])
+	pr.in[2] = pw
+	dirs := [3]ad.Var{pr.seed(2, ud, n), {}, pr.seed(1, wd, n)}
 	if pd != nil {
 		dirs[1] = pr.seed(3, pd, np)
 	}
@@ -82,20 +97,21 @@ func recordVJPJVP[F interface{ ~float32 | ~float64 }](pr *adProg[F], y ad.Var, w
 		y = ad.Reshape(y, n)
 	}
 	clear(pr.out[:])
-	if err := tp.VJPOf(y, sw, pr.wrt[:], pr.out[0:2]); err != nil {
+	if err := tp.VJPOf(y, pw, pr.wrt[:], pr.out[0:2]); err != nil {
 		return err
 	}
-	if err := tp.VJPOf(y, swd, pr.wrt[:], pr.out[2:4]); err != nil {
-		return err
+	g := pr.out[0]
+	switch {
+	case g.IsZero():
+		g = pr.out[1]
+	case !pr.out[1].IsZero():
+		g = ad.Concat(0, pr.out[0], pr.out[1])
 	}
-	for i := range 2 {
-		if g := pr.out[i]; !g.IsZero() {
-			d, err := tp.JVPOf(g, pr.wrt[:], dirs[:])
-			if err != nil {
-				return err
-			}
-			pr.out[4+i] = d
-		}
+	if g.IsZero() {
+		return nil
 	}
-	return nil
+	wrt := [3]ad.Var{pr.in[0], pr.in[1], pw}
+	d, err := tp.JVPOf(g, wrt[:], dirs[:])
+	pr.out[2] = d
+	return err
 }
