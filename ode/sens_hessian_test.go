@@ -373,7 +373,10 @@ func TestHessianVectorAllocatesNothingWarm(t *testing.T) {
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
 		for _, exact := range []bool{true, false} {
 			prob := lvHvProblem()
-			hs, err := ode.NewHvSolver(prob, m, ode.InterpolatingAdjoint{}, ode.Tol(1e-6, 1e-8))
+			if !exact { // the second-order product by differences too
+				prob.VJPJVP = nil
+			}
+			hs, err := ode.NewHvSolver(prob, m, ode.InterpolatingAdjoint{FiniteDiff: !exact}, ode.Tol(1e-6, 1e-8))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -391,8 +394,57 @@ func TestHessianVectorAllocatesNothingWarm(t *testing.T) {
 				}
 			})
 			if a != 0 {
-				t.Errorf("%s (exact loss %v): %v allocations per warm product, want 0", m.Name(), exact, a)
+				t.Errorf("%s (exact products %v): %v allocations per warm product, want 0", m.Name(), exact, a)
 			}
 		}
+	}
+}
+
+// The unsupported cases and wrong arguments are errors that say what was
+// wanted.
+func TestHessianVectorErrors(t *testing.T) {
+	ctx := context.Background()
+	loss := ode.HvLoss[float64]{Loss: lvLoss()}
+	for _, tc := range []struct {
+		name string
+		edit func(*ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint)
+	}{
+		{"checkpoints", func(*ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
+			return ode.Tsit5(), ode.InterpolatingAdjoint{Checkpoints: 4}
+		}},
+		{"U0From", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
+			p.U0From = func(u0 []float64, _ []float32) { u0[0], u0[1] = 1, 1 }
+			p.U0FromVJP = func(_, _ []float64, _ []float32) {}
+			return ode.Tsit5(), ode.InterpolatingAdjoint{}
+		}},
+		{"band structure", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
+			p.JacStructure = ode.BandJacobian{Lower: 1, Upper: 1}
+			return ode.Rodas5P(), ode.InterpolatingAdjoint{}
+		}},
+		{"no JVP", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
+			p.JVP = nil
+			return ode.Tsit5(), ode.InterpolatingAdjoint{}
+		}},
+	} {
+		prob := lvHvProblem()
+		m, s := tc.edit(&prob)
+		if _, err := ode.NewHvSolver(prob, m, s); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		} else {
+			t.Logf("%s: %v", tc.name, err)
+		}
+	}
+	hs, err := ode.NewHvSolver(lvHvProblem(), ode.Tsit5(), ode.InterpolatingAdjoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.Hv(ctx, []float32{1.5, 1, 3, 1}, loss, make([]float64, 5)); err == nil {
+		t.Error("a direction of 5 components: no error, want one asking for 6")
+	}
+	if _, err := hs.Hv(ctx, []float32{1.5, 1, 3, 1}, loss, []float64{0, 0, 0, 0, math.NaN(), 0}); err == nil {
+		t.Error("a NaN direction: no error")
+	}
+	if err := hs.Hessian(ctx, lvHvProblem(), loss, make([]float64, 35)); err == nil {
+		t.Error("Hessian into 35 values: no error, want one asking for 36")
 	}
 }
