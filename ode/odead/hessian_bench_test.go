@@ -4,10 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flatkit/flatkit/ad"
 	"github.com/flatkit/flatkit/model"
 	"github.com/flatkit/flatkit/ode"
-	"github.com/flatkit/flatkit/ode/odead"
 )
 
 // BenchmarkHvNeural times a Hessian-vector product of a neural ODE
@@ -15,13 +13,7 @@ import (
 // bench hvp-ode reports the same ratio on the spiral.
 func BenchmarkHvNeural(b *testing.B) {
 	prob := neuralProblem(b, model.Chain(model.Dense(2, 50), model.Tanh(), model.Dense(50, 2)))
-	loss := ode.HvLoss[float32]{Loss: odead.Loss([]float64{0.5, 1, 1.5}, func(_ []float64, us []ad.Var) ad.Var {
-		s := ad.Sum(ad.Square(us[0]))
-		for _, u := range us[1:] {
-			s = ad.Add(s, ad.Sum(ad.Square(u)))
-		}
-		return s
-	})}
+	loss := ode.HvLoss[float32]{Loss: squaresLoss()}
 	ctx := context.Background()
 	tol := ode.Tol(1e-3, 1e-6)
 	b.Run("gradient", func(b *testing.B) {
