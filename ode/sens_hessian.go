@@ -160,6 +160,16 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 	if err := noHybrid(&prob); err != nil {
 		return nil, err
 	}
+	o, err := parseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newHvSolver(prob, m, s, o)
+}
+
+// newHvSolver is NewHvSolver with parsed options; prob has been
+// validated and has no events.
+func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o options) (*HvSolver[T], error) {
 	if s.Checkpoints != 0 {
 		return nil, errorf("HessianVector: InterpolatingAdjoint.Checkpoints = %d, want 0 (checkpointed Hessian-vector products are not supported yet)", s.Checkpoints)
 	}
@@ -169,10 +179,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 	stiff := m.info().stiff
 	if stiff && structured(prob.JacStructure) {
 		return nil, errorf("HessianVector: %s with Problem.JacStructure %v, want a dense structure (stiff methods take the augmented Jacobians dense)", m.Name(), prob.JacStructure)
-	}
-	o, err := parseOptions(opts)
-	if err != nil {
-		return nil, err
 	}
 	gs, err := newGradientSolver(prob, m, s, o)
 	if err != nil {
