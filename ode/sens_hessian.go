@@ -100,15 +100,18 @@ type HvSolver[T Float] struct {
 // s; its Checkpoints must be 0. opts are the forward solve's options.
 //
 // It solves the state and its tangent along v forwards, with the tangent
-// in the error control, and the adjoint and its tangent backwards: about
-// twice a gradient's work. It needs Problem.JVP for the tangent and
+// in the error control, and the adjoint and its tangent backwards, each
+// evaluation one VJPJVP: a small multiple of a gradient's work (bench
+// hvp-ode measures the ratio). It needs Problem.JVP for the tangent and
 // Problem.VJPJVP for the backward solve. With s.FiniteDiff a missing JVP,
 // VJP or VJPJVP is taken by central differences: VJPJVP's derivative along
-// (ud, pd) by two VJPs at u ± δ·ud, with finiteDiffJVP's step δ, plus two
-// per non-zero pd_k at p_k ± δ_k in float32, as Sensitivity describes;
-// its error is that of the difference, about ε^(2/3) of T relative plus
-// the truncation. A missing HvLoss second derivative is taken the same
-// way from the Loss's gradient, two evaluations per product.
+// (ud, pd) by two VJPs at u ± δ·ud/‖ud‖∞, with the step δ that
+// Sensitivity describes for ∂F/∂u·v, plus two per non-zero pd_k at
+// p_k ± δ_k in float32; its error is that of the difference, about
+// ε^(2/3) of T relative plus the truncation
+// (TestHessianVectorFiniteDiffProducts). A missing HvLoss second
+// derivative is taken the same way from the Loss's gradient, two
+// evaluations per product.
 //
 // The backward solve keeps λ and λ̇ in its error control with
 // s.AdjointTol, and μ with s.QuadTol, as InterpolatingAdjoint does. μ̇,
