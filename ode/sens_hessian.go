@@ -123,8 +123,15 @@ type HvSolver[T Float] struct {
 //
 // Stiff methods (Rodas5P, BDF) are supported with a dense
 // Problem.JacStructure only: the Jacobians of the two augmented systems
-// are formed from n VJPJVP products with unit vectors. Events, schedules
-// and U0From are not supported: they are an error.
+// are formed from n VJPJVP products with unit vectors. Events and
+// schedules are not supported: they are an error.
+//
+// With Problem.U0From, u0 is a function of θ: the tangent starts from
+// ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's
+// own second derivative along v_θ. Those derivatives of U0From are taken
+// by central differences in float32 parameter steps, two calls per
+// non-zero v_θ,k, exact to rounding when U0From is linear in θ, as when
+// it reads the initial state from θ (TestHessianVectorU0From).
 func HessianVector[T Float](ctx context.Context, prob Problem[T], m Method, loss HvLoss[T], v []T, s InterpolatingAdjoint, opts ...GradientOption) (*HvResult[T], error) {
 	hs, err := NewHvSolver(prob, m, s, opts...)
 	if err != nil {
@@ -175,9 +182,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o options) (*HvSolver[T], error) {
 	if s.Checkpoints != 0 {
 		return nil, errorf("HessianVector: InterpolatingAdjoint.Checkpoints = %d, want 0 (checkpointed Hessian-vector products are not supported yet)", s.Checkpoints)
-	}
-	if prob.U0From != nil {
-		return nil, errorf("HessianVector: Problem.U0From is set, want nil (its second derivatives are not supported yet)")
 	}
 	stiff := m.info().stiff
 	if stiff && structured(prob.JacStructure) {
@@ -271,9 +275,6 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	}
 	if err := noHybrid(&prob); err != nil {
 		return nil, err
-	}
-	if prob.U0From != nil {
-		return nil, errorf("HessianVector: Problem.U0From is set, want nil (its second derivatives are not supported yet)")
 	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob
@@ -377,8 +378,11 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	it.prob.Err = gs.hook()
 	it.quadratures(len(hs.y0) - 2*n)
 	clear(hs.y0)
-	copy(hs.y0, gs.prob.U0)
+	copy(hs.y0, gs.initialState())
 	copy(hs.y0[n:], v[np:])
+	if gs.prob.U0From != nil && hs.vθ != nil {
+		hs.u0Tangent(hs.y0[n : 2*n])
+	}
 	if err := it.Reinit(hs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
@@ -413,6 +417,15 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	copy(hs.res.HvU0, a[n:2*n])
 	copy(hs.res.P, a[2*n:2*n+np])
 	copy(hs.res.HvP, a[2*n+np:])
+	if gs.prob.U0From != nil {
+		// u0 = U0From(θ): dL/du0 and its tangent flow into θ's rows, and
+		// so does U0From's own curvature along v_θ.
+		gs.prob.U0FromVJP(hs.res.P, hs.res.U0, gs.prob.P)
+		gs.prob.U0FromVJP(hs.res.HvP, hs.res.HvU0, gs.prob.P)
+		if hs.vθ != nil {
+			hs.u0Curvature(hs.res.HvP, hs.res.U0)
+		}
+	}
 	return nil
 }
 

@@ -175,6 +175,52 @@ func (hs *HvSolver[T]) diffSavedHv(ts []float64, us, uds, hvs [][]T) {
 	}
 }
 
+// u0Tangent adds ∂u0/∂θ·v_θ into dst by central differences of U0From,
+// one pair of calls per non-zero v_θ,k.
+func (hs *HvSolver[T]) u0Tangent(dst []T) {
+	d, prob := &hs.fd, &hs.gs.prob
+	copy(d.pp, prob.P)
+	for k, x := range hs.vθ {
+		if x == 0 {
+			continue
+		}
+		hi, lo, step := pStep(prob.P[k])
+		d.pp[k] = hi
+		prob.U0From(d.up, d.pp)
+		d.pp[k] = lo
+		prob.U0From(d.um, d.pp)
+		d.pp[k] = prob.P[k]
+		c := T(float64(x) / step)
+		for i := range dst {
+			dst[i] += (d.up[i] - d.um[i]) * c
+		}
+	}
+}
+
+// u0Curvature adds the derivative of wᵀ∂u0/∂θ along v_θ into dst by
+// central differences of U0FromVJP, one pair of calls per non-zero v_θ,k.
+func (hs *HvSolver[T]) u0Curvature(dst, w []T) {
+	d, prob := &hs.fd, &hs.gs.prob
+	copy(d.pp, prob.P)
+	for k, x := range hs.vθ {
+		if x == 0 {
+			continue
+		}
+		hi, lo, step := pStep(prob.P[k])
+		clear(d.pa)
+		clear(d.pb)
+		d.pp[k] = hi
+		prob.U0FromVJP(d.pa, w, d.pp)
+		d.pp[k] = lo
+		prob.U0FromVJP(d.pb, w, d.pp)
+		d.pp[k] = prob.P[k]
+		c := T(float64(x) / step)
+		for i := range dst {
+			dst[i] += (d.pa[i] - d.pb[i]) * c
+		}
+	}
+}
+
 // hvRows are the rows of F's first and second derivatives that the stiff
 // methods' Jacobians need, from n VJPJVP products with unit vectors at
 // (u, ṡ, p, v_θ): J = ∂F/∂u, C = ∂(J·ṡ + ∂F/∂p·v_θ)/∂u, P = ∂F/∂p and

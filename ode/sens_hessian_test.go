@@ -412,11 +412,6 @@ func TestHessianVectorErrors(t *testing.T) {
 		{"checkpoints", func(*ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
 			return ode.Tsit5(), ode.InterpolatingAdjoint{Checkpoints: 4}
 		}},
-		{"U0From", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
-			p.U0From = func(u0 []float64, _ []float32) { u0[0], u0[1] = 1, 1 }
-			p.U0FromVJP = func(_, _ []float64, _ []float32) {}
-			return ode.Tsit5(), ode.InterpolatingAdjoint{}
-		}},
 		{"band structure", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
 			p.JacStructure = ode.BandJacobian{Lower: 1, Upper: 1}
 			return ode.Rodas5P(), ode.InterpolatingAdjoint{}
@@ -488,4 +483,77 @@ func TestHessianVectorBackwardSpan(t *testing.T) {
 		return nil
 	}
 	proptest.CheckHv(t, grad, hv, []float64{1, 1.2})
+}
+
+// With U0From the products are those of the loss as a function of θ
+// alone: against Richardson differences of the gradient (which takes
+// U0From through U0FromVJP) in θ's unit directions, for a linear U0From
+// and a quadratic one.
+func TestHessianVectorU0From(t *testing.T) {
+	ctx := context.Background()
+	θ := []float32{1.5, 1, 3, 1, 1, 1.25}
+	for _, quadratic := range []bool{false, true} {
+		prob := lvHvProblem()
+		prob.P = θ
+		prob.U0From = func(u0 []float64, p []float32) {
+			u0[0], u0[1] = float64(p[4]), float64(p[5])
+			if quadratic {
+				u0[0] *= float64(p[4])
+			}
+		}
+		prob.U0FromVJP = func(dp, w []float64, p []float32) {
+			if quadratic {
+				dp[4] += 2 * float64(p[4]) * w[0]
+			} else {
+				dp[4] += w[0]
+			}
+			dp[5] += w[1]
+		}
+		loss := lvPointLoss(true)
+		tol := ode.Tol(1e-12, 1e-14)
+		gs, err := ode.NewGradientSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gradAt := func(k int, s float64) []float64 {
+			p := prob
+			p.P = append([]float32(nil), θ...)
+			p.P[k] = float32(float64(p.P[k]) + s)
+			g, err := gs.GradientFor(ctx, p, loss.Loss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]float64(nil), g.P...)
+		}
+		hs, err := ode.NewHvSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range θ {
+			d := func(h float64) []float64 {
+				gp, gm := gradAt(k, h), gradAt(k, -h)
+				for i := range gp {
+					gp[i] = (gp[i] - gm[i]) / (2 * h)
+				}
+				return gp
+			}
+			d1, d2 := d(0x1p-9), d(0x1p-10)
+			v := make([]float64, 8)
+			v[k] = 1
+			r, err := hs.Hv(ctx, θ, loss, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scale := 0.0
+			for i := range d1 {
+				scale = max(scale, math.Abs(d2[i]))
+			}
+			for i := range d1 {
+				want := (4*d2[i] - d1[i]) / 3
+				if e := math.Abs(r.HvP[i]-want) / scale; e > 1e-7 {
+					t.Errorf("quadratic %v: (H·e%d)[%d] = %.12g, differences of the gradient %.12g (%.2g of the column's max)", quadratic, k, i, r.HvP[i], want, e)
+				}
+			}
+		}
+	}
 }
