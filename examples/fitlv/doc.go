@@ -20,5 +20,5 @@
 // cost of the gradients. The standard errors are the Laplace
 // approximation's (optimisers.NewLaplace) from the Hessian of the loss at
 // the fit, by ode.FullHessian: one Hessian-vector product through the
-// solve per parameter, with σ² estimated from the residuals.
+// solve per parameter (HvSolver), with σ² estimated from the residuals.
 package main

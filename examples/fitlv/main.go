@@ -175,7 +175,7 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 		return nil, err
 	}
 	res.Rates, res.Init, res.Loss, res.Status = k.Rates, k.Init, r.F, r.Status
-	lap, lerr := standardErrors(ctx, θ, lay, lo, loss, 2*len(ts))
+	lap, lerr := standardErrors(ctx, prob, θ, lay, loss, 2*len(ts))
 	if lerr != nil {
 		return nil, lerr
 	}
