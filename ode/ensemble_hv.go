@@ -105,12 +105,19 @@ type hvWorker[T Float] struct {
 }
 
 func (r *hvRun[T]) work(ctx context.Context, w *hvWorker[T]) {
+	r.shardLoop(&w.acc, func(sh Shard) ([]TrajectoryError, bool, error) { return r.runShard(ctx, w, sh) })
+}
+
+// shardLoop hands r's shards out to one worker until none is left, runs
+// each by run and merges the worker's accumulator *acc in shard order. A
+// setup error or a cancellation stops every worker.
+func (r *gradRun[T]) shardLoop(acc *[]float64, run func(Shard) (errs []TrajectoryError, cancelled bool, setup error)) {
 	for !r.stop.Load() {
 		s := int(r.next.Add(1) - 1)
 		if s >= len(r.shards) {
 			return
 		}
-		errs, cancelled, setup := r.runShard(ctx, w, r.shards[s])
+		errs, cancelled, setup := run(r.shards[s])
 		if setup != nil {
 			r.mu.Lock()
 			if r.setupErr == nil {
@@ -125,7 +132,7 @@ func (r *hvRun[T]) work(ctx context.Context, w *hvWorker[T]) {
 			return
 		}
 		r.errs[s] = errs
-		w.acc = r.merge(s, w.acc)
+		*acc = r.merge(s, *acc)
 	}
 }
 

@@ -294,46 +294,52 @@ func TestHessianVectorLotkaVolterra(t *testing.T) {
 	}
 }
 
-// proptest.CheckHv on the initial state of Lotka-Volterra, for several
-// parameter sets: the products against Richardson differences of the
-// gradient in random directions, and their symmetry.
-func TestHessianVectorCheckHv(t *testing.T) {
+// checkHvU0 runs proptest.CheckHv on the initial state of prob at u0:
+// the products' u0 rows against Richardson differences of the gradient
+// with respect to u0, and their symmetry.
+func checkHvU0(t *testing.T, prob ode.Problem[float64], loss ode.HvLoss[float64], u0 []float64) {
+	t.Helper()
 	ctx := context.Background()
+	gs, err := ode.NewGradientSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := ode.NewHvSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := func(u0, g []float64) error {
+		p := prob
+		p.U0 = u0
+		r, err := gs.GradientFor(ctx, p, loss.Loss)
+		if err != nil {
+			return err
+		}
+		copy(g, r.U0)
+		return nil
+	}
+	v := make([]float64, len(prob.P)+len(u0))
+	hv := func(u0, dir, out []float64) error {
+		p := prob
+		p.U0 = u0
+		copy(v[len(prob.P):], dir)
+		r, err := hs.HvFor(ctx, p, loss, v)
+		if err != nil {
+			return err
+		}
+		copy(out, r.HvU0)
+		return nil
+	}
+	proptest.CheckHv(t, grad, hv, u0)
+}
+
+// proptest.CheckHv on the initial state of Lotka-Volterra, for several
+// parameter sets.
+func TestHessianVectorCheckHv(t *testing.T) {
 	for _, θ := range [][]float32{{1.5, 1, 3, 1}, {0.75, 0.5, 1.25, 2}, {2, 1.5, 1, 0.5}} {
 		prob := lvHvProblem()
 		prob.P = θ
-		gs, err := ode.NewGradientSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs, err := ode.NewHvSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss := lvPointLoss(true)
-		grad := func(u0, g []float64) error {
-			p := prob
-			p.U0 = u0
-			r, err := gs.GradientFor(ctx, p, loss.Loss)
-			if err != nil {
-				return err
-			}
-			copy(g, r.U0)
-			return nil
-		}
-		v6 := make([]float64, 6)
-		hv := func(u0, v, out []float64) error {
-			p := prob
-			p.U0 = u0
-			copy(v6[4:], v)
-			r, err := hs.HvFor(ctx, p, loss, v6)
-			if err != nil {
-				return err
-			}
-			copy(out, r.HvU0)
-			return nil
-		}
-		proptest.CheckHv(t, grad, hv, []float64{1, 1.2})
+		checkHvU0(t, prob, lvPointLoss(true), []float64{1, 1.2})
 	}
 }
 
@@ -447,42 +453,11 @@ func TestHessianVectorErrors(t *testing.T) {
 // A span integrated backwards in time, with save times at both ends and
 // a running cost: the products still match differences of the gradient.
 func TestHessianVectorBackwardSpan(t *testing.T) {
-	ctx := context.Background()
 	prob := lvHvProblem()
 	prob.T0, prob.T1 = 3, 0
 	loss := lvPointLoss(true)
 	loss.At = []float64{3, 1.5, 0}
-	gs, err := ode.NewGradientSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := ode.NewHvSolver(prob, ode.Vern7(), ode.InterpolatingAdjoint{}, ode.Tol(1e-12, 1e-14))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grad := func(u0, g []float64) error {
-		p := prob
-		p.U0 = u0
-		r, err := gs.GradientFor(ctx, p, loss.Loss)
-		if err != nil {
-			return err
-		}
-		copy(g, r.U0)
-		return nil
-	}
-	v6 := make([]float64, 6)
-	hv := func(u0, v, out []float64) error {
-		p := prob
-		p.U0 = u0
-		copy(v6[4:], v)
-		r, err := hs.HvFor(ctx, p, loss, v6)
-		if err != nil {
-			return err
-		}
-		copy(out, r.HvU0)
-		return nil
-	}
-	proptest.CheckHv(t, grad, hv, []float64{1, 1.2})
+	checkHvU0(t, prob, loss, []float64{1, 1.2})
 }
 
 // With U0From the products are those of the loss as a function of θ
