@@ -102,6 +102,7 @@ func TestHessianVectorCVODES(t *testing.T) {
 		{"Vern7", ode.Vern7(), true},
 		{"Tsit5", ode.Tsit5(), true},
 		{"Rodas5P", ode.Rodas5P(), true},
+		{"BDF", ode.BDF(), true},
 		{"Vern7/loss-by-differences", ode.Vern7(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
