@@ -167,7 +167,7 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 	if err := prob.validate(); err != nil {
 		return nil, err
 	}
-	if err := noHybrid(&prob); err != nil {
+	if err := hvNoHybrid(&prob); err != nil {
 		return nil, err
 	}
 	o, err := parseOptions(opts)
@@ -273,7 +273,7 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	if c := firstNonFinite(v); c >= 0 {
 		return nil, errorf("HessianVector: v[%d] = %g, want a finite direction", c, float64(v[c]))
 	}
-	if err := noHybrid(&prob); err != nil {
+	if err := hvNoHybrid(&prob); err != nil {
 		return nil, err
 	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
@@ -538,4 +538,13 @@ func (hs *HvSolver[T]) backwardF(da, a []T, p []float32, t float64) {
 		dm[k] -= hs.gp[k]
 		dmd[k] -= hs.hp[k]
 	}
+}
+
+// hvNoHybrid refuses a problem with events or schedules, which
+// Hessian-vector products do not differentiate through yet.
+func hvNoHybrid[T Float](prob *Problem[T]) error {
+	if len(prob.Events) > 0 || len(prob.Schedules) > 0 {
+		return errorf("HessianVector: Hessian-vector products through events and schedules are not supported yet (Problem has %d Events and %d Schedules, want none)", len(prob.Events), len(prob.Schedules))
+	}
+	return nil
 }
