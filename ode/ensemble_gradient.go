@@ -324,28 +324,7 @@ func (r *gradRun[T]) newWorker() *gradWorker[T] {
 }
 
 func (r *gradRun[T]) work(ctx context.Context, w *gradWorker[T]) {
-	for !r.stop.Load() {
-		s := int(r.next.Add(1) - 1)
-		if s >= len(r.shards) {
-			return
-		}
-		errs, cancelled, setup := r.runShard(ctx, w, r.shards[s])
-		if setup != nil {
-			r.mu.Lock()
-			if r.setupErr == nil {
-				r.setupErr = setup
-			}
-			r.mu.Unlock()
-			r.stop.Store(true)
-			return
-		}
-		if cancelled {
-			r.stop.Store(true)
-			return
-		}
-		r.errs[s] = errs
-		w.acc = r.merge(s, w.acc)
-	}
+	r.shardLoop(&w.acc, func(sh Shard) ([]TrajectoryError, bool, error) { return r.runShard(ctx, w, sh) })
 }
 
 // runShard differentiates the trajectories at positions sh.Lo to sh.Hi−1

@@ -44,6 +44,12 @@ type Problem[T Float] struct {
 	// the length of p. dp is nil when only the first product is wanted.
 	// The adjoint methods need it.
 	VJP func(du, dp, w, u []T, p []float32, t float64)
+	// VJPJVP is VJP with its derivative along a direction, for
+	// Hessian-vector products: it adds wᵀ∂F/∂u into gu and wᵀ∂F/∂p
+	// into gp, and into hu and hp the derivative of those two along
+	// (wd, ud, pd) in (w, u, p). pd is nil when the parameter direction
+	// is zero. HvSolver needs it, or takes it by differences of VJPs.
+	VJPJVP func(gu, gp, hu, hp, w, wd, u, ud []T, p []float32, pd []T, t float64)
 	// ParamJac, with Jac, writes the row-major Jacobian with respect to
 	// the parameters, Jp[i*np+k] = ∂F_i/∂p_k for np parameters. It is
 	// DifferentialEquations.jl's paramjac. When both are set,

@@ -15,6 +15,10 @@
 // A solve that fails at a trial point anyway is an infeasible point to
 // Minimize, which shrinks its step. The gradients are forward
 // sensitivities by default, the adjoint with -sens adjoint, or -sens
-// discrete. The program prints the fitted values by name beside the true
-// ones, the final loss, and the number and cost of the gradients.
+// discrete. The program prints the fitted values by name with their
+// standard errors beside the true ones, the final loss, and the number and
+// cost of the gradients. The standard errors are the Laplace
+// approximation's (optimisers.NewLaplace) from the Hessian of the loss at
+// the fit, by ode.FullHessian: one Hessian-vector product through the
+// solve per parameter (HvSolver), with σ² estimated from the residuals.
 package main

@@ -68,6 +68,7 @@ type config struct {
 type result struct {
 	Rates, Init []float32
 	Loss        float64
+	StdErr      []float64 // of Rates then Init, by the Laplace approximation
 	Gradients   int
 	Status      optimize.Status
 }
@@ -174,14 +175,19 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 		return nil, err
 	}
 	res.Rates, res.Init, res.Loss, res.Status = k.Rates, k.Init, r.F, r.Status
+	lap, lerr := standardErrors(ctx, prob, θ, lay, loss, 2*len(ts))
+	if lerr != nil {
+		return nil, lerr
+	}
+	res.StdErr = lap.StdErr
 	fmt.Fprintf(w, "Lotka-Volterra fit to %d noisy observations of both species (σ = %g), gradients by %s, Tsit5 at rtol 1e-8\n",
 		len(ts), cfg.noise, sens.Name())
-	fmt.Fprintf(w, "%-8s %-10s %-10s %s\n", "path", "fitted", "true", "start")
+	fmt.Fprintf(w, "%-8s %-10s %-10s %-10s %s\n", "path", "fitted", "stderr", "true", "start")
 	start := []float32{1.2, 0.8, 2.5, 1.2, 0.8, 1.2}
 	for _, leaf := range lay.Leaves() {
 		for j := range leaf.Shape[0] {
 			i := leaf.Offset + j
-			fmt.Fprintf(w, "%-8s %-10.5f %-10.5f %.5f\n", fmt.Sprintf("%s.%d", leaf.Path, j), θ[i], truth[i], start[i])
+			fmt.Fprintf(w, "%-8s %-10.5f %-10.5f %-10.5f %.5f\n", fmt.Sprintf("%s.%d", leaf.Path, j), θ[i], lap.StdErr[i], truth[i], start[i])
 		}
 	}
 	fmt.Fprintf(w, "loss %.6g (noise alone: about %.3g), L-BFGS status %v\n", r.F, float64(2*len(ts))*cfg.noise*cfg.noise/2, r.Status)

@@ -88,6 +88,9 @@ func Derivs64[R RHS](f R, n int, opts ...Option) ode.Problem[float64] {
 //   - VJP adds wᵀ·∂F/∂u into du and wᵀ·∂F/∂p into dp by reverse mode: one
 //     recording and one reverse sweep seeded with w, towards u and p at
 //     once (towards u only when dp is nil).
+//   - VJPJVP adds the VJP and its derivative along (wd, ud, pd) by forward
+//     mode over reverse mode: one recording, two reverse sweeps (w, wd)
+//     and a forward sweep of the first's results (see ode.HvSolver).
 //
 // Both are exact to the rounding of the state's precision (float32 here,
 // float64 with Derivs64). They are safe for concurrent use and
@@ -117,7 +120,7 @@ func given[F ode.Float, R RHS](fn string, f R, n int, opts []Option) *adRHS[F] {
 func (a *adRHS[F]) problem(derivs bool) ode.Problem[F] {
 	p := ode.Problem[F]{F: a.callF, Jac: a.callJac, JacStructure: a.structure(), Err: a.errOf}
 	if derivs {
-		p.JVP, p.VJP = a.callJVP, a.callVJP
+		p.JVP, p.VJP, p.VJPJVP = a.callJVP, a.callVJP, a.callVJPJVP
 	}
 	return p
 }
@@ -295,7 +298,7 @@ const (
 
 // adWork is one goroutine's tapes and scratch.
 type adWork[F ode.Float] struct {
-	progs [nProgs]adProg[F]
+	progs [nProgs + nHvProgs]adProg[F]
 	eye   []F // n×n identity: the seeds of Jac's sweeps
 }
 
@@ -305,20 +308,20 @@ type adProg[F ode.Float] struct {
 	tape  *ad.Tape
 	ready bool // a replayable recording, made with len(p) = np
 	np    int
-	in    [4]ad.Var
-	out   [2]ad.Var
+	in    [6]ad.Var
+	out   [6]ad.Var
 	rows  []ad.Var // Jac: the rows of J, or its colours' columns (see cols)
 	// cols is the colouring of a dense Jacobian written by forward sweeps
 	// (see denseColours); nil when rows are its rows.
 	cols *colouredJac
 	want []ad.Var // what a replay computes: out's or rows' results
 	wrt  [2]ad.Var
-	sh   [4][1]int // shapes of u, p and the seeds
+	sh   [6][1]int // shapes of u, p and the seeds
 	// The recording's own copies of u and the seeds, which a call copies
 	// its arguments into: a replay then reads its inputs where the
 	// recording did, and need not take new slices (Tape.Rebind) at every
 	// op that reads them. p, the same slice call after call, is rebound.
-	buf [4][]F
+	buf [6][]F
 	// tbuf holds t for a right-hand side that takes it as a Var: the
 	// recording's constant, which a replay reads in place.
 	tbuf [1]F
@@ -422,7 +425,7 @@ func (a *adRHS[F]) record(pr *adProg[F], u []F, p []float32, t float64, mode int
 	default:
 		pr.in[1] = tp.Const(flat.Tensor{Shape: pr.sh[1][:], Data: p})
 	}
-	pr.in[2], pr.in[3] = ad.Var{}, ad.Var{}
+	clear(pr.in[2:])
 	var tv ad.Var
 	if a.f.fv != nil {
 		tv = pr.timeVar(t)
