@@ -243,7 +243,10 @@ func (e *erk[T]) dense(it *Integrator[T], poly []T) {
 	f, p := it.prob.F, it.prob.P
 	last := e.s - 1
 	if !e.lastOK {
-		f(e.stage(last), it.u, p, it.t)
+		// At the step's own end, as attempt evaluates it, not at it.t: an
+		// event moves it.t back to its time, and Integrator.replay lands
+		// a cut step at that time, after the full step.
+		f(e.stage(last), it.u, p, it.tPrev+e.h)
 		it.stats.FEvals++
 		e.lastOK = true
 		if e.k0 == k0Stale {
