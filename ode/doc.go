@@ -125,10 +125,11 @@
 // Gradient differentiates a Loss of the solution with respect to the
 // parameters, the initial state and the ends of the span. The loss sees
 // the states at its save times all at once, and may add a running cost
-// ∫g dt. Four Sensitivity methods compute it:
+// ∫g dt. Five Sensitivity methods compute it:
 //
 //	ForwardSensitivity    the sensitivity equations with the state; few parameters
 //	InterpolatingAdjoint  the adjoint backwards on the forward dense output; many parameters
+//	GaussAdjoint          λ backwards, dL/dθ by quadrature on the forward steps; parameters ≫ states
 //	BacksolveAdjoint      the state re-solved backwards with the adjoint; least memory, unstable on stiff problems
 //	DiscreteAdjoint       reverse mode through the steps taken: the exact gradient of the computed solution
 //
@@ -148,6 +149,19 @@
 //
 // A GradientSolver is the reusable form: once warm, a gradient allocates
 // nothing.
+//
+// Gradients go through events and schedules (all methods but
+// BacksolveAdjoint): the event times move with θ by the implicit function
+// theorem and the sensitivities or the adjoint jump at each firing. The
+// conditions' and effects' derivatives are fields of Event and Schedule,
+// which odead.AddEvent and odead.AddSchedule fill for ones written with ad
+// ops.
+//
+// HessianVector, HvSolver and FullHessian give second derivatives: H·v of
+// a loss through a solve by forward over adjoint (one sensitivity along
+// v forwards, the adjoint and its tangent backwards), exact with
+// Problem.VJPJVP (odead fills it), and Ensemble.HessianVector sums them
+// over trajectories.
 //
 // # Ensembles
 //
@@ -200,6 +214,8 @@
 //	events.go               locating events: conditions and root finding
 //	events_fire.go          firing events and schedule entries, the order check
 //	events_schedule.go      schedules: their times as stops, which are due
+//	events_derivs.go        the derivatives of conditions, effects and schedule times
+//	events_jump.go          the jump of sensitivities and adjoints at a firing
 //	errors.go               Retcode, Error and the package's error prefix
 //	options.go              the option kinds, the common and the solve options
 //	fastmath.go             the controller's fast log2 and exp2
@@ -218,6 +234,8 @@
 //	method_bdf_control.go   BDF's choice of step size and order, its initial step
 //	method_bdf_nordsieck.go BDF's Nordsieck array and its coefficients
 //	method_bdf_newton.go    BDF's Newton iteration and the reuse of J and M
+//	method_bdf_stagger.go   BDF's staggered corrector for forward sensitivities
+//	dense_nord.go           BDF's dense output from its Nordsieck arrays
 //	method_rosenbrock_lin.go the Rosenbrock steps' Jacobian, ∂F/∂t and W
 //	method_jacobian.go      the dense Jacobian and W = I − γh·J
 //	method_jacobian_colour.go coloured Jacobians: JVP sweeps, differences of F
@@ -234,9 +252,13 @@
 //	sens_options.go         Tolerance and the gradient's settings
 //	sens_forward.go         ForwardSensitivity
 //	sens_interpolating.go   InterpolatingAdjoint
+//	sens_gauss.go           GaussAdjoint
 //	sens_backsolve.go       BacksolveAdjoint
-//	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ
+//	sens_*_struct.go        the methods' systems in band, sparse and matrix-free structures
+//	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ, firings
 //	sens_adjoint.go         the backward pass the continuous adjoints share
+//	sens_*_hybrid.go        the forward and adjoint methods through events and schedules
+//	sens_hessian*.go        HessianVector, HvSolver, FullHessian; VJPJVP by differences
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output
 //	sens_checkpoints.go     checkpoints and the replay of their segments
@@ -250,6 +272,7 @@
 //	ensemble_worker.go      the worker loop and the ordered sum of shards
 //	ensemble_shard.go       Shard, SolveShard and Merge
 //	ensemble_gradient.go    Ensemble.Gradient, its shards and their merge
+//	ensemble_hv.go          Ensemble.HessianVector and the shard loop it shares
 //
 // Tests follow the same names; gen/ holds the generators of the
 // assembly and unrolled files.
