@@ -67,6 +67,17 @@ func passageSens(m ode.Method) []ode.Sensitivity {
 	return s
 }
 
+// passageSensFD are passageSens with FiniteDiff set, for a problem
+// without derivatives.
+func passageSensFD(m ode.Method) []ode.Sensitivity {
+	s := []ode.Sensitivity{ode.ForwardSensitivity{FiniteDiff: true}, ode.InterpolatingAdjoint{FiniteDiff: true},
+		ode.GaussAdjoint{Checkpoints: 3, FiniteDiff: true}}
+	if m.Name() != ode.BDF().Name() {
+		s = append(s, ode.DiscreteAdjoint{FiniteDiff: true})
+	}
+	return s
+}
+
 // firstPassage is the loss τ: End returns t.
 func firstPassage() ode.Loss[float64] {
 	return ode.Loss[float64]{End: func(t float64, u, dLdu []float64) (float64, float64) { return t, 1 }}
@@ -80,14 +91,18 @@ func TestFirstPassage(t *testing.T) {
 	prob := fallingBall(h0, 0)
 	g := float64(prob.P[0])
 	tau := math.Sqrt(2 * h0 / g)
+	fd := withoutDerivs(prob)
 	for _, m := range forwardHybridMethods() {
-		for _, s := range passageSens(m) {
+		for i, s := range append(passageSens(m), passageSensFD(m)...) {
+			pr, tol := prob, 1e-8
+			if i >= len(passageSens(m)) {
+				pr, tol = fd, 1e-6 // the derivatives by differences
+			}
 			what := m.Name() + ", " + s.Name()
-			r, err := ode.Gradient(context.Background(), prob, m, firstPassage(), s, ode.Tol(1e-10, 1e-12))
+			r, err := ode.Gradient(context.Background(), pr, m, firstPassage(), s, ode.Tol(1e-10, 1e-12))
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
-			tol := 1e-8
 			checkRel(t, what+": τ", r.Value, tau, tol)
 			checkRels(t, what+": dτ/dp", r.P, []float64{-tau / (2 * g), 0}, tol)
 			checkRels(t, what+": dτ/du0", r.U0, []float64{1 / math.Sqrt(2*h0*g), 1 / g}, tol)
@@ -356,6 +371,38 @@ func TestFirstPassageAllocs(t *testing.T) {
 			run()
 			if a := testing.AllocsPerRun(3, run); a != 0 {
 				t.Errorf("%s, %s: %v allocations per warm gradient, want 0", m.Name(), s.Name(), a)
+			}
+		}
+	}
+}
+
+// Loss.End on the hybrid cases, whose events and schedules fire before T1
+// without ending the solve: End is their endLoss at T1, and reaches the
+// same references by every method, as TestInterpolatingAdjointHybridCases.
+func TestEndHybridCases(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range hybridCases() {
+		loss := ode.Loss[float64]{End: func(t float64, u, dLdu []float64) (float64, float64) {
+			s := 0.0
+			for k, w := range c.weights {
+				s += w * u[k]
+				dLdu[k] = w
+			}
+			return s, 0
+		}}
+		for _, m := range forwardHybridMethods() {
+			for _, s := range passageSens(m) {
+				what := c.name + ", " + m.Name() + ", " + s.Name()
+				g, err := ode.Gradient(ctx, c.prob, m, loss, s, ode.Tol(1e-10, 1e-12), ode.TStops(c.prob.T1))
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				checkRel(t, what+": L", g.Value, c.value, c.tol)
+				checkRels(t, what+": dL/dp", g.P, c.dp, c.tol)
+				if c.du0 != nil {
+					checkRels(t, what+": dL/du0", g.U0, c.du0, c.tol)
+				}
 			}
 		}
 	}
