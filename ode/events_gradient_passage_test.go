@@ -3,6 +3,7 @@ package ode_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/ode"
@@ -223,11 +224,9 @@ func TestFirstPassageCentralDiff(t *testing.T) {
 	}
 }
 
-// End on a solve without events reads T1 and u(T1): it is a save at T1
-// whose dL/dt adds to dL/dT1. L = T1·u₀(T1) + u₁(T1)² of Lotka-Volterra-
-// like dynamics, as End and as a Point at T1.
-func TestEndWithoutEvents(t *testing.T) {
-	prob := ode.Problem[float64]{
+// predatorPrey is a forced Lotka-Volterra system on [0, 3], with p = (a, b).
+func predatorPrey() ode.Problem[float64] {
+	return ode.Problem[float64]{
 		F: func(du, u []float64, p []float32, t float64) {
 			a, b := float64(p[0]), float64(p[1])
 			du[0] = a*u[0] - u[0]*u[1]
@@ -257,6 +256,13 @@ func TestEndWithoutEvents(t *testing.T) {
 			J[0], J[1], J[2], J[3] = a-u[1], -u[0], u[1], u[0]-b
 		},
 	}
+}
+
+// End on a solve without events reads T1 and u(T1): it is a save at T1
+// whose dL/dt adds to dL/dT1. L = T1·u₀(T1) + u₁(T1)² of Lotka-Volterra-
+// like dynamics, as End and as a Point at T1.
+func TestEndWithoutEvents(t *testing.T) {
+	prob := predatorPrey()
 	end := func(t float64, u, dLdu []float64) (float64, float64) {
 		dLdu[0], dLdu[1] = t, 2*u[1]
 		return t*u[0] + u[1]*u[1], u[0]
@@ -279,8 +285,15 @@ func TestEndWithoutEvents(t *testing.T) {
 			// End alone: the same solves as the point form, the same bits.
 			// End beside save times at T1 and 1: the backward solves stop
 			// at 1 too, a difference of the order of the tolerance.
+			saved := func(ts []float64, us, dl [][]float64) float64 {
+				if len(ts) != 2 || len(us) != 2 || len(dl) != 2 || ts[0] != 3 || ts[1] != 1 {
+					t.Fatalf("Saved sees %v and %d states, want Loss.At's [3 1]: not End's", ts, len(us))
+				}
+				return 0
+			}
 			for i, loss := range []ode.Loss[float64]{{End: end},
-				{At: []float64{3, 1}, Point: func(i int, t float64, u, dLdu []float64) float64 { return 0 }, End: end}} {
+				{At: []float64{3, 1}, Point: func(i int, t float64, u, dLdu []float64) float64 { return 0 }, End: end},
+				{At: []float64{3, 1}, Saved: saved, End: end}} {
 				tol := 0.0
 				if i > 0 {
 					tol = 1e-7
@@ -299,16 +312,22 @@ func TestEndWithoutEvents(t *testing.T) {
 	}
 }
 
-// End's loss with a save time after the impact is an error naming it, and
-// End at T1 on a backwards span moves with T1.
+// A save time after the impact is an error naming it, and so is a
+// non-finite derivative from End.
 func TestFirstPassageErrors(t *testing.T) {
 	prob := fallingBall(10, 0)
 	loss := firstPassage()
 	loss.At = []float64{5}
 	loss.Point = func(i int, t float64, u, dLdu []float64) float64 { return u[0] }
+	nan := ode.Loss[float64]{End: func(t float64, u, dLdu []float64) (float64, float64) { return t, math.NaN() }}
 	for _, s := range passageSens(ode.Vern7()) {
-		if _, err := ode.Gradient(context.Background(), prob, ode.Vern7(), loss, s, ode.Tol(1e-8, 1e-10)); err == nil {
-			t.Errorf("%s: a save time after the impact: no error", s.Name())
+		_, err := ode.Gradient(context.Background(), prob, ode.Vern7(), loss, s, ode.Tol(1e-8, 1e-10))
+		if err == nil || !strings.Contains(err.Error(), "Loss.At") {
+			t.Errorf("%s: a save time after the impact: got %v, want an error naming Loss.At", s.Name(), err)
+		}
+		_, err = ode.Gradient(context.Background(), prob, ode.Vern7(), nan, s, ode.Tol(1e-8, 1e-10))
+		if err == nil || !strings.Contains(err.Error(), "Loss.End") || !strings.Contains(err.Error(), "NaN") {
+			t.Errorf("%s: End's dL/dt NaN: got %v, want an error naming Loss.End", s.Name(), err)
 		}
 	}
 }
@@ -405,5 +424,40 @@ func TestEndHybridCases(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A solver that took a loss with End and then one without gives the
+// latter's gradient: nothing of End stays.
+func TestEndSolverReuse(t *testing.T) {
+	prob := predatorPrey()
+	end := ode.Loss[float64]{End: func(t float64, u, dLdu []float64) (float64, float64) {
+		dLdu[0] = 1
+		return u[0], 5
+	}}
+	point := ode.Loss[float64]{At: []float64{3}, Point: func(i int, t float64, u, dLdu []float64) float64 {
+		dLdu[0] = 1
+		return u[0]
+	}}
+	for _, s := range passageSens(ode.Vern7()) {
+		want, err := ode.Gradient(context.Background(), prob, ode.Vern7(), point, s, ode.Tol(1e-9, 1e-11))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := ode.NewGradientSolver(prob, ode.Vern7(), s, ode.Tol(1e-9, 1e-11))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := gs.Gradient(context.Background(), prob.P, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRel(t, s.Name()+": End's dL/dT1", g.T1, want.T1+5, 1e-7)
+		if g, err = gs.Gradient(context.Background(), prob.P, point); err != nil {
+			t.Fatal(err)
+		}
+		checkRel(t, s.Name()+": then Point's L", g.Value, want.Value, 1e-7)
+		checkRel(t, s.Name()+": then Point's dL/dT1", g.T1, want.T1, 1e-7)
+		checkRels(t, s.Name()+": then Point's dL/dp", g.P, want.P, 1e-7)
 	}
 }

@@ -490,6 +490,7 @@ func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	l := gs.loss
 	clear(gs.dlFlat)
+	gs.endDt = 0
 	var v float64
 	nAt := gs.nAt
 	switch {
@@ -507,19 +508,8 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 			}
 		}
 	}
-	gs.endDt = 0
 	if l.End != nil {
-		t := gs.prob.T1
-		if gs.endT {
-			t = gs.endAt
-		}
-		clear(gs.endDu)
-		e, dt := l.End(t, gs.us[gs.endK], gs.endDu)
-		v += e
-		gs.endDt = dt
-		if !gs.endT {
-			copy(gs.dl[gs.endK], gs.endDu) // a save at T1
-		}
+		v += gs.evalEnd()
 	}
 	if l.Err != nil {
 		if err := l.Err(); err != nil {
@@ -529,20 +519,41 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v, errorf("Gradient: the loss returned %g, want a finite value", v)
 	}
+	if l.End != nil {
+		t := gs.prob.T1
+		if gs.endT {
+			t = gs.endAt
+		}
+		if c := firstNonFinite(gs.endDu); c >= 0 {
+			return v, errorf("Gradient: Loss.End's dL/du at t=%g has %g in component %d, want finite values", t, gs.endDu[c], c)
+		}
+		if math.IsNaN(gs.endDt) || math.IsInf(gs.endDt, 0) {
+			return v, errorf("Gradient: Loss.End's dL/dt at t=%g is %g, want a finite value", t, gs.endDt)
+		}
+	}
 	if c := firstNonFinite(gs.dlFlat); c >= 0 {
 		n := len(gs.prob.U0)
 		k := c / n
-		if gs.isEnd(k) {
-			return v, errorf("Gradient: Loss.End's dL/du at t=%g has %g in component %d, want finite values", gs.at[k], gs.dlFlat[c], c%n)
-		}
 		return v, errorf("Gradient: the loss's dL/du at t=%g (At[%d]) has %g in component %d, want finite values", gs.at[k], gs.order[k], gs.dlFlat[c], c%n)
 	}
-	if l.End != nil {
-		if c := firstNonFinite(gs.endDu); c >= 0 || math.IsNaN(gs.endDt) || math.IsInf(gs.endDt, 0) {
-			return v, errorf("Gradient: Loss.End returned dL/dt = %g and dL/du with %v, want finite values", gs.endDt, gs.endDu)
-		}
-	}
 	return v, nil
+}
+
+// evalEnd evaluates Loss.End where the solve ended, at the state takeSaved
+// left in gs.us[gs.endK], into gs.endDu and gs.endDt, and returns its loss.
+// At T1 its dL/du is that of a save at T1.
+func (gs *GradientSolver[T]) evalEnd() float64 {
+	t := gs.prob.T1
+	if gs.endT {
+		t = gs.endAt
+	}
+	clear(gs.endDu)
+	l, dt := gs.loss.End(t, gs.us[gs.endK], gs.endDu)
+	gs.endDt = dt
+	if !gs.endT {
+		copy(gs.dl[gs.endK], gs.endDu)
+	}
+	return l
 }
 
 // endDerivatives sets res.T0 and res.T1 from the adjoint at the two ends.
