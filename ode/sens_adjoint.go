@@ -61,6 +61,7 @@ func (ap *adjointPass[T]) startAt(dir, t1 float64) {
 		ap.r = ap.fl.m - 1
 	}
 	ap.tCur = t1
+	ap.endAt()
 	ap.fireAt()
 	ap.jumps()
 }

@@ -104,12 +104,31 @@ func (gs *GradientSolver[T]) checkReached(it *Integrator[T]) error {
 	if it.t == gs.prob.T1 {
 		return nil
 	}
-	for _, s := range gs.at {
-		if it.dir*(s-it.t) > 0 {
+	for k, s := range gs.at {
+		if it.dir*(s-it.t) > 0 && !gs.isEnd(k) {
 			return errorf("Gradient: Loss.At time %g is after t=%g, where a terminating event ended the solve; want At times up to it", s, it.t)
 		}
 	}
 	return nil
+}
+
+// endAt starts the pass of a solve that a terminating firing ended with
+// Loss.End's part: λ⁺ += dL/du and the firing's dL/dτ += dL/dt. End's
+// save at T1, the last save time, is not reached.
+func (ap *adjointPass[T]) endAt() {
+	gs := ap.gs
+	if gs.endK < 0 || !gs.endT {
+		return
+	}
+	ap.j-- // End's save at T1
+	n := len(gs.prob.U0)
+	lam := ap.a[ap.lam : ap.lam+n]
+	for i, v := range gs.endDu {
+		lam[i] += v
+	}
+	if fl := ap.fl; fl != nil && fl.m > 0 && fl.recs[fl.m-1].terminal {
+		fl.tauBar[fl.m-1] += gs.endDt
+	}
 }
 
 // fireAt applies the cotangents of the firings at tCur, last first.

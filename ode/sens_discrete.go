@@ -317,6 +317,7 @@ func (da *discreteAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) er
 	da.ap = adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
 	ap := &da.ap
 	clear(da.pb)
+	da.endAt(gs, da.ub, ap)
 	if err := da.reverse(gs, N, (da.e.s-1)*N, ckpt, da.replay, da.back); err != nil {
 		return err
 	}

@@ -103,8 +103,8 @@ func (tp *discreteTape[T]) fireHook(gs *GradientSolver[T], fwd *Integrator[T], n
 			return errorf("Gradient: %s fire together at t=%g; gradients through simultaneous firings are not supported", fwd.fireNames(), t)
 		}
 		if terminate {
-			for _, s := range gs.at {
-				if fwd.dir*(s-t) > 0 {
+			for k, s := range gs.at {
+				if fwd.dir*(s-t) > 0 && !gs.isEnd(k) {
 					return errorf("Gradient: %s ended the solve at t=%g, before Loss.At time %g; want At times up to the terminating firing", fwd.fireNames(), t, s)
 				}
 			}
@@ -159,8 +159,23 @@ func (tp *discreteTape[T]) jump(gs *GradientSolver[T], d *discreteFiring[T], ub,
 		}
 		tauBar = float64(ub[n]) * r
 	}
+	if x.terminal && gs.endK >= 0 && gs.endT {
+		tauBar += gs.endDt // Loss.End's dL/dτ
+	}
 	gs.hyb.cotangent(x, fs.lamB, pb, ub[:n], gs.prob.P, tauBar)
 	copy(ub[:n], fs.lamB)
+}
+
+// endAt starts the reverse pass of a solve that a terminating firing ended
+// with Loss.End's dL/du in ub, the cotangent of the state after the firing
+// (jump adds its dL/dτ), and skips End's save at T1, the last save time,
+// which is not reached.
+func (tp *discreteTape[T]) endAt(gs *GradientSolver[T], ub []T, ap *adjointPass[T]) {
+	if gs.endK < 0 || !gs.endT {
+		return
+	}
+	ap.j--
+	addTo(ub[:len(gs.endDu)], gs.endDu)
 }
 
 // hybridProblem gives the forward problem fp of dimension N the problem's

@@ -500,6 +500,7 @@ func (rd *rosDiscrete[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	rd.ap = adjointPass[T]{gs: gs, dir: fwd.dir, j: len(gs.at) - 1}
 	ap := &rd.ap
 	clear(rd.pb)
+	rd.endAt(gs, rd.ub, ap)
 	if err := rd.reverse(gs, N, rd.tab.s*N, ckpt, rd.replay, rd.back); err != nil {
 		return err
 	}

@@ -405,11 +405,13 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 	}
 	ys := gs.takeSaved(it, n)
 	gs.res.Sens = gs.res.Sens[:0]
-	for range ys {
+	for range gs.nAt {
 		gs.res.Sens = append(gs.res.Sens, nil)
 	}
 	for k, y := range ys { // in the order of Loss.At
-		gs.res.Sens[gs.order[k]] = y[n : n*(1+m)]
+		if i := gs.order[k]; i < gs.nAt {
+			gs.res.Sens[i] = y[n : n*(1+m)]
+		}
 	}
 	v, err := gs.evalLoss()
 	if err != nil {
@@ -426,6 +428,15 @@ func (fs *forwardSens[T]) run(ctx context.Context, gs *GradientSolver[T]) error 
 		}
 		if fs.quad {
 			d += float64(it.u[n*(1+m)+1+c])
+		}
+		if gs.endK >= 0 && gs.endT {
+			// Loss.End at the terminating firing: the sensitivities after
+			// its effect and its time's.
+			s := it.u[n+c*n : n+(c+1)*n]
+			for i, w := range gs.endDu {
+				d += float64(w) * float64(s[i])
+			}
+			d += gs.endDt * fs.hf.dtau[c]
 		}
 		if c < np {
 			gp[c] = T(d)

@@ -28,6 +28,7 @@ type hybridForward[T Float] struct {
 	tj         [][]float64 // each schedule's TimesFromJac, len(Times)·np; nil for fixed times
 	terminated bool        // the solve ended at a terminating firing
 	tEnd       float64     // its time
+	dtau       []float64   // its dτ per column, for Loss.End
 }
 
 // hybridAug gives the augmented problem aug the events and schedules of
@@ -39,7 +40,7 @@ func (fs *forwardSens[T]) hybridAug(aug *Problem[T]) {
 		return
 	}
 	n := fs.n
-	fs.hf = &hybridForward[T]{tj: make([][]float64, len(prob.Schedules))}
+	fs.hf = &hybridForward[T]{tj: make([][]float64, len(prob.Schedules)), dtau: make([]float64, fs.m)}
 	aug.Events = make([]Event[T], len(prob.Events))
 	for j := range aug.Events {
 		aug.Events[j] = Event[T]{
@@ -134,6 +135,9 @@ func (fs *forwardSens[T]) onFire(fire []int, t float64, before, after []T, termi
 		if fs.quad {
 			after[q+1+k] = before[q+1+k] + T(dg*dτ)
 		}
+		if terminate {
+			hf.dtau[k] = dτ
+		}
 	}
 	if c := firstNonFinite(after[n:]); c >= 0 {
 		return errorf("the sensitivities after %s at t=%g have %g in component %d; want finite values", it.fireNames(), t, float64(after[n+c]), n+c)
@@ -146,16 +150,21 @@ func (fs *forwardSens[T]) onFire(fire []int, t float64, before, after []T, termi
 
 // hybridEnd checks the save times of a solve that a firing terminated and
 // drops the terminal state from the saved ones. Loss.At times after the
-// terminal time are not reached: an error names them.
+// terminal time are not reached: an error names them. Loss.End's save at
+// T1 is not one of them: End sees the terminal state (takeSaved).
 func (fs *forwardSens[T]) hybridEnd() error {
 	hf, it, at := fs.hf, fs.it, fs.gs.at
 	if hf == nil || !hf.terminated {
 		return nil
 	}
-	if it.saveIdx < len(at) {
-		first, last := it.sortedAt(at, it.saveIdx), it.sortedAt(at, len(at)-1)
+	want := len(at) // the save times to reach: all but End's at T1, the last
+	if fs.gs.endK >= 0 {
+		want--
+	}
+	if it.saveIdx < want {
+		first, last := it.sortedAt(at, it.saveIdx), it.sortedAt(at, want-1)
 		times := fmt.Sprintf("%g", first)
-		if k := len(at) - it.saveIdx; k > 1 {
+		if k := want - it.saveIdx; k > 1 {
 			times = fmt.Sprintf("%d times from %g to %g", k, first, last)
 		}
 		return errorf("Gradient: a terminating firing ended the solve at t=%g, before Loss.At %s; want save times the solve reaches", hf.tEnd, times)

@@ -9,10 +9,10 @@ import (
 
 // Loss is a loss of the solution,
 //
-//	L = Saved(u(t_i)) + ∫_{T0}^{T1} Running(u, p, t) dt,
+//	L = Saved(u(t_i)) + ∫_{T0}^{T1} Running(u, p, t) dt + End(t_end, u_end),
 //
 // where a sum of Point over the save times may stand for Saved. Any of the
-// three parts may be absent; Saved and Point exclude each other.
+// four parts may be absent; Saved and Point exclude each other.
 type Loss[T Float] struct {
 	// At are the save times the loss sees, in the span. Gradient sorts
 	// them in the order of integration. Repeated times are allowed.
@@ -30,6 +30,15 @@ type Loss[T Float] struct {
 	// dp, which has the length of p.
 	Running         func(u []T, p []float32, t float64) float64
 	RunningGradient func(du, dp, u []T, p []float32, t float64)
+	// End, if set, adds a loss of the solve's last point: the time t and
+	// the state u where it ended, that is a terminating event's time and
+	// its state after the effect, or T1 and u(T1). It returns that loss,
+	// writes dL/du into dLdu (zeroed before the call) and returns dL/dt.
+	// A first-passage time is an End that returns t. At T1, End is a save
+	// at T1 (it sees the state before a firing there) whose dL/dt adds to
+	// dL/dT1. At a terminating firing the gradient takes the event time's
+	// derivative from the implicit function theorem (Event's doc).
+	End func(t float64, u, dLdu []T) (l, dLdt float64)
 
 	// Err reports a failure that the loss's callbacks could not return;
 	// it is nil when they cannot fail. Like Problem.Err it returns nil
@@ -81,9 +90,16 @@ type GradientSolver[T Float] struct {
 	// the loss being differentiated and its buffers
 	loss   *Loss[T]
 	lossv  Loss[T]
-	atIn   []float64 // the At the sorted copy was made from
+	atIn   []float64 // the At the sorted copy was made from, then T1 with End
+	atDir  bool      // the direction (T1 > T0) the sorted copy was made for
 	at     []float64 // sorted ascending
 	order  []int     // at[k] = atIn[order[k]]: for dLdus in At's order
+	nAt    int       // len(loss.At): atIn[nAt], if any, is End's save at T1
+	endK   int       // End's save at T1 in at, the last in the order of integration; −1 without End
+	endDu  []T       // End's dL/du
+	endDt  float64   // End's dL/dt
+	endT   bool      // the solve ended at a terminating firing: End's dL/du and dL/dt go there
+	endAt  float64   // where the solve ended
 	us     [][]T     // views of the saved states (len n)
 	dl     [][]T     // dL/dus[i], in at's order
 	dlFlat []T
@@ -123,8 +139,9 @@ type gradMethod[T Float] interface {
 // explicit and stiff methods. BacksolveAdjoint refuses them. A save time
 // equal to a firing time sees the state before it. A terminating event
 // ends the span: a save time after it is an error, and dL/dT1 is 0.
-// Effects that fire together are refused. A loss of the event time
-// itself is not supported.
+// Loss.End sees the terminating event's time and the state after its
+// effect: a loss of the event time itself, such as a first-passage time
+// (TestFirstPassage). Effects that fire together are refused.
 //
 // With a stiff method, ForwardSensitivity and InterpolatingAdjoint keep
 // Problem.JacStructure (each method's doc says how;
@@ -371,24 +388,29 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	}
 	gs.loss = loss
 	n, k := len(gs.prob.U0), len(loss.At)
-	if !slices.Equal(gs.atIn, loss.At) {
+	end := loss.End != nil
+	if end {
+		// End is a save at T1 unless a terminating firing comes first.
+		k++
+	}
+	up := t1 > t0
+	if len(gs.atIn) != k || !slices.Equal(gs.atIn[:gs.nAt], loss.At) || gs.nAt != len(loss.At) ||
+		(end && gs.atIn[k-1] != t1) || gs.atDir != up {
+		gs.nAt, gs.atDir = len(loss.At), up
 		gs.atIn = append(gs.atIn[:0], loss.At...)
-		gs.order = gs.order[:0]
-		for i := range k {
-			gs.order = append(gs.order, i)
+		if end {
+			gs.atIn = append(gs.atIn, t1)
 		}
-		slices.SortStableFunc(gs.order, func(a, b int) int {
-			if loss.At[a] < loss.At[b] {
-				return -1
-			}
-			if loss.At[a] > loss.At[b] {
-				return 1
-			}
-			return 0
-		})
-		gs.at = gs.at[:0]
-		for _, i := range gs.order {
-			gs.at = append(gs.at, loss.At[i])
+		gs.sortAt(end, up)
+	}
+	gs.endK = -1
+	if end {
+		gs.endK = len(gs.at) - 1
+		if !up {
+			gs.endK = 0
+		}
+		if len(gs.endDu) != n {
+			gs.endDu = make([]T, n)
 		}
 	}
 	if len(gs.dl) != k {
@@ -403,6 +425,40 @@ func (gs *GradientSolver[T]) setLoss(loss *Loss[T]) error {
 	}
 	return nil
 }
+
+// sortAt sorts gs.atIn into gs.at and gs.order. With end, its last time
+// is End's save at T1: it goes last in the order of integration, after
+// any other save time at T1 (first in gs.at when up is false).
+func (gs *GradientSolver[T]) sortAt(end, up bool) {
+	in := gs.atIn
+	gs.order = gs.order[:0]
+	for i := range in {
+		gs.order = append(gs.order, i)
+	}
+	slices.SortStableFunc(gs.order, func(a, b int) int {
+		switch {
+		case in[a] < in[b]:
+			return -1
+		case in[a] > in[b]:
+			return 1
+		}
+		return 0
+	})
+	if end && !up {
+		// T1 is the least time: move End's entry from after the other
+		// T1 entries to the front.
+		k := slices.Index(gs.order, len(in)-1)
+		copy(gs.order[1:k+1], gs.order[:k])
+		gs.order[0] = len(in) - 1
+	}
+	gs.at = gs.at[:0]
+	for _, i := range gs.order {
+		gs.at = append(gs.at, in[i])
+	}
+}
+
+// isEnd reports whether k, an index into gs.at, is End's save at T1.
+func (gs *GradientSolver[T]) isEnd(k int) bool { return k == gs.endK }
 
 // takeSaved reads the forward solve's saved states into gs.ys, whole, and
 // into gs.us, their first n components, and returns gs.ys. The solve holds
@@ -420,6 +476,12 @@ func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 		gs.ys = append(gs.ys, y)
 		gs.us[k] = y[:n]
 	}
+	// A terminating firing ended the solve: End sees its time and the
+	// state after its effect, not a save at T1.
+	gs.endT, gs.endAt = it.stats.Retcode == Terminated, it.t
+	if gs.endK >= 0 && gs.endT {
+		gs.us[gs.endK] = it.u[:n]
+	}
 	return gs.ys
 }
 
@@ -428,17 +490,26 @@ func (gs *GradientSolver[T]) takeSaved(it *Integrator[T], n int) [][]T {
 func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	l := gs.loss
 	clear(gs.dlFlat)
+	gs.endDt = 0
 	var v float64
+	nAt := gs.nAt
 	switch {
 	case l.Saved != nil:
 		for k, i := range gs.order {
-			gs.usIn[i], gs.dlIn[i] = gs.us[k], gs.dl[k]
+			if i < nAt {
+				gs.usIn[i], gs.dlIn[i] = gs.us[k], gs.dl[k]
+			}
 		}
-		v = l.Saved(gs.atIn, gs.usIn, gs.dlIn)
+		v = l.Saved(gs.atIn[:nAt], gs.usIn[:nAt], gs.dlIn[:nAt])
 	case l.Point != nil:
 		for k, i := range gs.order {
-			v += l.Point(i, gs.at[k], gs.us[k], gs.dl[k])
+			if i < nAt {
+				v += l.Point(i, gs.at[k], gs.us[k], gs.dl[k])
+			}
 		}
+	}
+	if l.End != nil {
+		v += gs.evalEnd()
 	}
 	if l.Err != nil {
 		if err := l.Err(); err != nil {
@@ -448,12 +519,41 @@ func (gs *GradientSolver[T]) evalLoss() (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v, errorf("Gradient: the loss returned %g, want a finite value", v)
 	}
+	if l.End != nil {
+		t := gs.prob.T1
+		if gs.endT {
+			t = gs.endAt
+		}
+		if c := firstNonFinite(gs.endDu); c >= 0 {
+			return v, errorf("Gradient: Loss.End's dL/du at t=%g has %g in component %d, want finite values", t, gs.endDu[c], c)
+		}
+		if math.IsNaN(gs.endDt) || math.IsInf(gs.endDt, 0) {
+			return v, errorf("Gradient: Loss.End's dL/dt at t=%g is %g, want a finite value", t, gs.endDt)
+		}
+	}
 	if c := firstNonFinite(gs.dlFlat); c >= 0 {
 		n := len(gs.prob.U0)
 		k := c / n
 		return v, errorf("Gradient: the loss's dL/du at t=%g (At[%d]) has %g in component %d, want finite values", gs.at[k], gs.order[k], gs.dlFlat[c], c%n)
 	}
 	return v, nil
+}
+
+// evalEnd evaluates Loss.End where the solve ended, at the state takeSaved
+// left in gs.us[gs.endK], into gs.endDu and gs.endDt, and returns its loss.
+// At T1 its dL/du is that of a save at T1.
+func (gs *GradientSolver[T]) evalEnd() float64 {
+	t := gs.prob.T1
+	if gs.endT {
+		t = gs.endAt
+	}
+	clear(gs.endDu)
+	l, dt := gs.loss.End(t, gs.us[gs.endK], gs.endDu)
+	gs.endDt = dt
+	if !gs.endT {
+		copy(gs.dl[gs.endK], gs.endDu)
+	}
+	return l
 }
 
 // endDerivatives sets res.T0 and res.T1 from the adjoint at the two ends.
@@ -488,6 +588,9 @@ func (gs *GradientSolver[T]) endDerivatives(lam0, u1 []T) {
 				}
 			}
 		}
+	}
+	if !gs.endT {
+		d1 += gs.endDt // End at T1 reads T1 itself
 	}
 	gs.res.T0, gs.res.T1 = d0, d1
 }
