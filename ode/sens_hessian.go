@@ -276,6 +276,9 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	if err := hvNoHybrid(&prob); err != nil {
 		return nil, err
 	}
+	if loss.End != nil {
+		return nil, errorf("HessianVector: Loss.End is set; Hessian-vector products of a loss of the end point are not supported yet (write it as a save at T1, without its time derivative)")
+	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob
 	if prob.JVP == nil {

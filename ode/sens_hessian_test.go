@@ -3,6 +3,7 @@ package ode_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/flatkit/flatkit/internal/lotkavolterra"
@@ -448,6 +449,11 @@ func TestHessianVectorErrors(t *testing.T) {
 	}
 	if err := hs.Hessian(ctx, lvHvProblem(), loss, make([]float64, 35)); err == nil {
 		t.Error("Hessian into 35 values: no error, want one asking for 36")
+	}
+	end := loss
+	end.End = func(t float64, u, dLdu []float64) (float64, float64) { return t, 1 }
+	if _, err := hs.Hv(ctx, []float32{1.5, 1, 3, 1}, end, make([]float64, 6)); err == nil || !strings.Contains(err.Error(), "Loss.End") {
+		t.Errorf("a loss with End: %v, want an error naming Loss.End", err)
 	}
 }
 

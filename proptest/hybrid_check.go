@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/flatkit/flatkit/internal/funcopt"
 	"github.com/flatkit/flatkit/ode"
@@ -14,16 +13,17 @@ import (
 // CheckHybridGradient checks the gradient of loss through a solve of a
 // hybrid problem, one with Events or Schedules, with method m: every
 // sensitivity method that supports prob and m (ForwardSensitivity with
-// prob.JVP; InterpolatingAdjoint, with and without Checkpoints, and
-// DiscreteAdjoint for an m other than BDF, with prob.VJP) against central
+// prob.JVP; InterpolatingAdjoint, with and without Checkpoints,
+// GaussAdjoint, and DiscreteAdjoint for an m other than BDF, with
+// prob.VJP) against central
 // differences of the solve, coordinate by coordinate in p and u0 (not u0
 // when U0From is set).
 //
 // The differences are of adaptive solves at rtol 1e-12 (1e-7 for float32)
 // with steps landing on the save times, extrapolated from steps δ and δ/2
 // (Richardson), δ shrinking by 4 while the estimate still moves by more
-// than a tenth of the tolerance; δ starts as for CheckODEGradient. The methods solve at rtol
-// ODETol (default 1e-10 for float64, 1e-6 for float32) and must agree
+// than a tenth of the tolerance; δ starts as for CheckODEGradient. The
+// methods solve at rtol ODETol (default 1e-10 for float64, 1e-6 for float32) and must agree
 // with the differences within ODEFDTol (default 1e-6, 3e-3 for float32),
 // relative to the largest gradient component, as ‖a − b‖∞ ≤
 // tol·max(‖b‖∞, 1e-2).
@@ -31,11 +31,10 @@ import (
 // The loss of the solve jumps where an event time crosses a save time, so
 // a coordinate along which a perturbed solve fires a different number of
 // times before some save time than the unperturbed one is left out of the
-// comparison and reported (with t's Logf, if it has one), not failed. A
-// method whose Gradient refuses hybrid problems ("does not differentiate
-// through events") is reported and skipped; if none is left, or every
-// coordinate was left out, that is a fatal error: nothing was checked.
-// loss must not have a running cost, and every save time must be
+// comparison and reported (with t's Logf, if it has one), not failed; if
+// every coordinate was left out, that is a fatal error: nothing was
+// checked.
+// loss must not have a running cost nor an End, and every save time must be
 // reached (no terminating firing before one).
 func CheckHybridGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, loss ode.Loss[F], opts ...ODEOption) {
 	t.Helper()
@@ -47,8 +46,8 @@ func CheckHybridGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, lo
 		tol, fdTol, fdRtol = 1e-6, 3e-3, 1e-7
 	}
 	tol, fdTol = orDefault(c.tol, tol), orDefault(c.fdTol, fdTol)
-	if loss.Running != nil {
-		t.Fatalf("CheckHybridGradient: loss has a running cost; want a loss of the saved states alone (Point or Saved)")
+	if loss.Running != nil || loss.End != nil {
+		t.Fatalf("CheckHybridGradient: loss has a running cost or an End; want a loss of the saved states alone (Point or Saved)")
 		return
 	}
 	logf := func(format string, args ...any) {
@@ -167,7 +166,8 @@ func CheckHybridGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, lo
 	}
 	if prob.VJP != nil {
 		methods = append(methods, method{"InterpolatingAdjoint", ode.InterpolatingAdjoint{}},
-			method{"InterpolatingAdjoint (4 checkpoints)", ode.InterpolatingAdjoint{Checkpoints: 4}})
+			method{"InterpolatingAdjoint (4 checkpoints)", ode.InterpolatingAdjoint{Checkpoints: 4}},
+			method{"GaussAdjoint", ode.GaussAdjoint{}})
 		if hasDiscreteAdjoint(m) {
 			methods = append(methods, method{"DiscreteAdjoint", ode.DiscreteAdjoint{}})
 		}
@@ -177,10 +177,6 @@ func CheckHybridGradient[F ode.Float](t T, prob ode.Problem[F], m ode.Method, lo
 	for _, s := range methods {
 		g, err := ode.Gradient(ctx, prob, m, loss, s.s, solveOpts...)
 		if err != nil {
-			if strings.Contains(err.Error(), "does not differentiate through events") {
-				logf("CheckHybridGradient: %s skipped: %v", s.name, err)
-				continue
-			}
 			t.Errorf("CheckHybridGradient: %s with %s: %v", s.name, m.Name(), err)
 			continue
 		}

@@ -18,8 +18,7 @@ import (
 // crosses inside the span and resets a state, sometimes a dose at a known
 // time. Every sensitivity method that differentiates through them agrees
 // with central differences of the solve to 1e-6, leaving out directions
-// along which an event time crosses a save time; a method that refuses
-// hybrid problems is skipped with a log line.
+// along which an event time crosses a save time.
 func TestHybridGradientsOfRandomProblems(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := proptest.HybridCases().Draw(t, "case")
