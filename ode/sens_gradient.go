@@ -111,6 +111,9 @@ type GradientSolver[T Float] struct {
 	errFn  func() error     // callbackErr, made once when needed (a method value allocates)
 	jac    denseJac[T]      // Problem.Jac read as a dense n×n matrix
 	hyb    *hybridDerivs[T] // the derivatives of the events and schedules, if any
+	// fdProducts: JVP or VJP are central differences (FiniteDiff), so a
+	// difference of them needs a larger step than √ε
+	fdProducts bool
 }
 
 // gradMethod is one sensitivity method's implementation.
@@ -240,12 +243,14 @@ func (gs *GradientSolver[T]) fillDerivatives() error {
 			return errorf("Gradient: %s needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
+		gs.fdProducts = true
 	}
 	if !forward && gs.prob.VJP == nil {
 		if !gs.o.finiteDiff {
 			return errorf("Gradient: %s needs Problem.VJP (wᵀ∂F/∂u, wᵀ∂F/∂p): give it, build the problem with odead.Derivs or odead.Problem, or set %[1]s.FiniteDiff", gs.sens.Name())
 		}
 		gs.prob.VJP = finiteDiffVJP(gs.currentF, &gs.o)
+		gs.fdProducts = true
 	}
 	if gs.prob.U0From != nil && gs.prob.U0FromVJP == nil {
 		return errorf("Gradient: Problem.U0From is set but U0FromVJP is nil: dL/du0 cannot flow into dL/dθ")
