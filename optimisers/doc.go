@@ -136,6 +136,10 @@
 //
 //	res, err := optimisers.Minimize(fg, θ, &optimisers.NewtonCG{Hv: hv}, nil)
 //
+// A step the trust region rejects is shortened along the CG path already
+// computed, so it costs an evaluation and no product. The products may be
+// inexact, as from an ODE solve at a looser tolerance than the gradient's.
+//
 // At the optimum, the Hessian of a negative log-likelihood gives the
 // uncertainty of the fit. HessianFromHv builds it from len(θ) products,
 // and NewLaplace inverts it by its eigen-decomposition into a covariance

@@ -21,6 +21,10 @@ import (
 // taken when the ratio ρ of the actual to the predicted decrease exceeds
 // Eta; the radius is quartered when ρ < ¼ and doubled, up to MaxRadius,
 // when ρ > ¾ and the step reached the boundary (their Algorithm 4.1).
+// The CG path does not depend on the radius, so a rejected step is
+// shortened along the path already computed, without a product: the run
+// keeps the first 20 segments of each path (21·len(θ) float64s) and
+// re-runs CG only when the shorter step lies beyond them.
 //
 // A failed evaluation is an infeasible point: when the objective returns an
 // error, a non-finite loss or a non-finite gradient at a trial point, the
@@ -48,6 +52,10 @@ type NewtonCG struct {
 	// Hv writes the product of the Hessian of the objective at θ with v
 	// into hv. θ, v and hv have len(θ); Hv must not keep them. It is
 	// called at accepted points only, after the objective at the same θ.
+	// It may be inexact: CG stops at a residual of CGTol relative, so
+	// products accurate well within it serve as exact ones do
+	// (TestNewtonCGSpiralFit in ode/odead takes them from an ODE solve at
+	// a looser tolerance than its gradients').
 	Hv func(θ, v, hv []float32) error
 	// MaxCG bounds the CG iterations, and so the Hv calls, per step. Zero
 	// means len(θ).
@@ -82,10 +90,16 @@ type ncgRun struct {
 
 	x, g   []float64 // the current point and its gradient
 	f      float64
-	xt, gt []float64 // the trial point
-	p      []float64 // the step
-	z, r   []float64 // CG iterate and residual g + Hz
-	d, hd  []float64 // CG direction and H·d
+	xt, gt []float64    // the trial point
+	p      []float64    // the step
+	z, r   []float64    // CG iterate and residual g + Hz
+	d, hd  []float64    // CG direction and H·d
+	path   [][]float64  // the steps Δⱼ of the CG path's first segments, path[:nseg] in use
+	seg    []ncgSegment // and their model and norm coefficients
+	nseg   int
+	pathOK bool    // the path was computed at the current point
+	cut    bool    // the path has more segments than path holds
+	pnorm  float64 // ‖p‖
 	x32    []float32
 	g32    []float32
 	v32    []float32
@@ -94,6 +108,15 @@ type ncgRun struct {
 	iter, evals, hvs int
 	start            time.Time
 }
+
+// pathSegments bounds the CG segments a run keeps for rejected steps; a
+// variable for the test that turns it off.
+var pathSegments = 20
+
+// ncgSegment is one segment of the Steihaug–Toint path, from the point
+// P (the sum of the steps before it) to P + Δ. Along it, at P + sΔ, the
+// model is m + s·slope + ½s²·curv and ‖P + sΔ‖² is n0 + 2s·n1 + s²·n2.
+type ncgSegment struct{ m, slope, curv, n0, n1, n2 float64 }
 
 // minimize runs NewtonCG from θ; set is non-nil (Minimize fills in the
 // Converger). See NewtonCG.
@@ -114,26 +137,7 @@ func (m *NewtonCG) minimize(fg Objective, θ []float32, set *optimize.Settings) 
 	case set.InitValues != nil:
 		return nil, errorf("Minimize: NewtonCG does not take Settings.InitValues, want nil")
 	}
-	n := len(θ)
-	r := &ncgRun{m: m, fg: fg, set: set, maxCG: cmp0(m.MaxCG, n), radius: m.Radius, maxRad: m.MaxRadius,
-		eta: m.Eta, start: time.Now(),
-		x32: make([]float32, n), g32: make([]float32, n), v32: make([]float32, n), h32: make([]float32, n)}
-	if r.radius == 0 {
-		r.radius = 1
-	}
-	if r.maxRad == 0 {
-		r.maxRad = 1000 * r.radius
-	}
-	r.radius = math.Min(r.radius, r.maxRad)
-	if r.cgTol = m.CGTol; r.cgTol == 0 {
-		r.cgTol = 0.5
-	}
-	if r.eta == 0 {
-		r.eta = 0.15
-	}
-	for _, p := range []*[]float64{&r.x, &r.g, &r.xt, &r.gt, &r.p, &r.z, &r.r, &r.d, &r.hd} {
-		*p = make([]float64, n)
-	}
+	r := newNCGRun(m, fg, set, len(θ))
 	for i, v := range θ {
 		r.x[i] = float64(v)
 	}
@@ -154,6 +158,36 @@ func (m *NewtonCG) minimize(fg Objective, θ []float32, set *optimize.Settings) 
 		}
 	}
 	return res, err
+}
+
+// newNCGRun allocates a run of m over n parameters with m's settings
+// resolved to their defaults.
+func newNCGRun(m *NewtonCG, fg Objective, set *optimize.Settings, n int) *ncgRun {
+	r := &ncgRun{m: m, fg: fg, set: set, maxCG: cmp0(m.MaxCG, n), radius: m.Radius, maxRad: m.MaxRadius,
+		eta: m.Eta, start: time.Now(),
+		x32: make([]float32, n), g32: make([]float32, n), v32: make([]float32, n), h32: make([]float32, n)}
+	if r.radius == 0 {
+		r.radius = 1
+	}
+	if r.maxRad == 0 {
+		r.maxRad = 1000 * r.radius
+	}
+	r.radius = math.Min(r.radius, r.maxRad)
+	if r.cgTol = m.CGTol; r.cgTol == 0 {
+		r.cgTol = 0.5
+	}
+	if r.eta == 0 {
+		r.eta = 0.15
+	}
+	for _, p := range []*[]float64{&r.x, &r.g, &r.xt, &r.gt, &r.p, &r.z, &r.r, &r.d, &r.hd} {
+		*p = make([]float64, n)
+	}
+	r.path = make([][]float64, min(r.maxCG, pathSegments)+1)
+	r.seg = make([]ncgSegment, len(r.path))
+	for i := range r.path {
+		r.path[i] = make([]float64, n)
+	}
+	return r
 }
 
 func (r *ncgRun) stats() optimize.Stats {
@@ -231,14 +265,26 @@ func (r *ncgRun) loop() (optimize.Status, error) {
 		if r.radius < math.Ldexp(math.Max(normInf(r.x), 1), -24) {
 			return r.tooSmall()
 		}
-		pred, boundary, err := r.steihaug()
-		if err != nil {
-			return optimize.Failure, err
+		var pred float64
+		var boundary bool
+		var ok bool
+		if r.pathOK {
+			// A rejected step: the new one lies on the same CG path,
+			// which does not depend on the radius, so no product is
+			// needed when it lies on the path's recorded part.
+			pred, boundary, ok = r.truncate()
+		}
+		if !ok {
+			var err error
+			if pred, boundary, err = r.steihaug(); err != nil {
+				return optimize.Failure, err
+			}
+			r.pathOK = true
 		}
 		for i, v := range r.x {
 			r.xt[i] = float64(float32(v + r.p[i]))
 		}
-		pnorm := norm2(r.p)
+		pnorm := r.pnorm
 		ft, err := r.eval(r.xt, r.gt)
 		if err != nil {
 			streak++
@@ -271,6 +317,7 @@ func (r *ncgRun) loop() (optimize.Status, error) {
 			r.g, r.gt = r.gt, r.g
 			r.f = ft
 			r.iter++
+			r.pathOK = false
 			newPoint = true
 		} else {
 			newPoint = false
@@ -280,6 +327,7 @@ func (r *ncgRun) loop() (optimize.Status, error) {
 
 // steihaug sets r.p to the Steihaug–Toint CG step within r.radius and
 // returns the predicted decrease −m(p) and whether p is on the boundary.
+// It records the path of CG iterates for truncate.
 func (r *ncgRun) steihaug() (pred float64, boundary bool, err error) {
 	z, res, d, hd := r.z, r.r, r.d, r.hd
 	gnorm := norm2(r.g)
@@ -287,26 +335,24 @@ func (r *ncgRun) steihaug() (pred float64, boundary bool, err error) {
 	for i, v := range r.g {
 		z[i], res[i], d[i] = 0, v, -v
 	}
+	r.nseg, r.cut = 0, false
 	rr := gnorm * gnorm
+	mz := 0.0 // the model at z
 	for range r.maxCG {
 		if err := r.hv(); err != nil {
 			return 0, false, err
 		}
 		dhd := dot(d, hd)
 		if dhd <= 0 {
-			r.toBoundary()
-			return r.predicted(), true, nil
+			return r.toBoundary(mz, dhd), true, nil
 		}
 		α := rr / dhd
-		out := 0.0
-		for i := range z {
-			v := z[i] + α*d[i]
-			out += v * v
+		zz, zd, dd := dot(z, z), dot(z, d), dot(d, d)
+		if math.Sqrt(zz+2*α*zd+α*α*dd) >= r.radius {
+			return r.toBoundary(mz, dhd), true, nil
 		}
-		if math.Sqrt(out) >= r.radius {
-			r.toBoundary()
-			return r.predicted(), true, nil
-		}
+		sg := r.record(α, ncgSegment{m: mz, slope: α * dot(res, d), curv: α * α * dhd, n0: zz, n1: α * zd, n2: α * α * dd})
+		mz += sg.slope + 0.5*sg.curv
 		for i := range z {
 			z[i] += α * d[i]
 			res[i] += α * hd[i]
@@ -322,24 +368,67 @@ func (r *ncgRun) steihaug() (pred float64, boundary bool, err error) {
 		}
 	}
 	copy(r.p, z)
-	return r.predicted(), false, nil
+	r.pnorm = norm2(z)
+	return -mz, false, nil
 }
 
-// toBoundary sets p = z + τd with τ ≥ 0 and ‖p‖ = radius, and updates the
-// residual to g + Hp. hd holds H·d.
-func (r *ncgRun) toBoundary() {
+// record appends the segment from z to z + α·d to the path, unless the
+// path is full.
+func (r *ncgRun) record(α float64, sg ncgSegment) ncgSegment {
+	if r.nseg == len(r.path) {
+		r.cut = true
+		return sg
+	}
+	Δ := r.path[r.nseg]
+	for i, v := range r.d {
+		Δ[i] = α * v
+	}
+	r.seg[r.nseg] = sg
+	r.nseg++
+	return sg
+}
+
+// toBoundary sets p = z + τd with τ ≥ 0 and ‖p‖ = radius, records the
+// segment, and returns the predicted decrease; mz is the model at z and
+// dhd = dᵀHd.
+func (r *ncgRun) toBoundary(mz, dhd float64) float64 {
 	z, d := r.z, r.d
-	a, b, c := dot(d, d), 2*dot(z, d), dot(z, z)-r.radius*r.radius
-	τ := (-b + math.Sqrt(b*b-4*a*c)) / (2 * a)
+	zz, zd, dd := dot(z, z), dot(z, d), dot(d, d)
+	τ := (-2*zd + math.Sqrt(4*zd*zd-4*dd*(zz-r.radius*r.radius))) / (2 * dd)
+	sg := r.record(τ, ncgSegment{m: mz, slope: τ * dot(r.r, d), curv: τ * τ * dhd, n0: zz, n1: τ * zd, n2: τ * τ * dd})
 	for i := range z {
 		r.p[i] = z[i] + τ*d[i]
-		r.r[i] += τ * r.hd[i]
 	}
+	r.pnorm = r.radius
+	return -(sg.m + sg.slope + 0.5*sg.curv)
 }
 
-// predicted returns −m(p) = −(½gᵀp + ½pᵀ(g + Hp)), with r.r = g + Hp.
-func (r *ncgRun) predicted() float64 {
-	return -0.5 * (dot(r.g, r.p) + dot(r.p, r.r))
+// truncate sets r.p to the point of the recorded path at distance
+// r.radius from the current point, a radius shorter than the path's
+// end, and returns its predicted decrease. The distance grows along a
+// Steihaug–Toint path (Nocedal and Wright, Theorem 7.3), so the point is
+// the path's first at that distance: the step CG would take again.
+func (r *ncgRun) truncate() (pred float64, boundary, ok bool) {
+	clear(r.p)
+	R2 := r.radius * r.radius
+	for j := range r.nseg {
+		sg, Δ := r.seg[j], r.path[j]
+		if (j < r.nseg-1 || r.cut) && sg.n0+2*sg.n1+sg.n2 < R2 {
+			for i, v := range Δ {
+				r.p[i] += v
+			}
+			continue
+		}
+		// n2·s² + 2·n1·s + n0 − R² = 0 for s in [0, 1].
+		s := (-sg.n1 + math.Sqrt(sg.n1*sg.n1-sg.n2*(sg.n0-R2))) / sg.n2
+		s = math.Min(math.Max(s, 0), 1)
+		for i, v := range Δ {
+			r.p[i] += s * v
+		}
+		r.pnorm = r.radius
+		return -(sg.m + s*sg.slope + 0.5*s*s*sg.curv), true, true
+	}
+	return 0, false, false // beyond the recorded part
 }
 
 // tooSmall ends a run whose radius fell below the float32 spacing of θ.

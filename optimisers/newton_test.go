@@ -119,12 +119,8 @@ func doubleWellHv(θ, v, hv []float32) error {
 func TestNewtonCGNegativeCurvatureHitsBoundary(t *testing.T) {
 	// At (0.1, 0) the curvature along −g is −0.97: CG must go to the
 	// boundary of the region, not to the saddle's Newton point.
-	n := &NewtonCG{Hv: doubleWellHv}
-	r := &ncgRun{m: n, fg: doubleWell, radius: 0.5, maxCG: 2}
-	for _, p := range []*[]float64{&r.x, &r.g, &r.p, &r.z, &r.r, &r.d, &r.hd} {
-		*p = make([]float64, 2)
-	}
-	r.x32, r.g32, r.v32, r.h32 = make([]float32, 2), make([]float32, 2), make([]float32, 2), make([]float32, 2)
+	n := &NewtonCG{Hv: doubleWellHv, Radius: 0.5, MaxCG: 2}
+	r := newNCGRun(n, doubleWell, &optimize.Settings{}, 2)
 	r.x[0] = 0.1
 	if _, err := r.eval(r.x, r.g); err != nil {
 		t.Fatal(err)
@@ -342,4 +338,109 @@ func TestNewtonCGWithADHVP(t *testing.T) {
 		}
 	}
 	t.Logf("%v after %d iterations, %d evaluations, %d Hv", res.Status, res.MajorIterations, res.FuncEvaluations, res.HessEvaluations)
+}
+
+// TestNewtonCGRejectedStepsReuseThePath: a rejected step is shortened
+// along the CG path already computed, which does not depend on the
+// radius, so it needs no product. The run must be the one that re-runs
+// CG after each rejection, with fewer products.
+func TestNewtonCGRejectedStepsReuseThePath(t *testing.T) {
+	run := func(keep int) (*optimize.Result, []float32, int) {
+		t.Helper()
+		defer func(k int) { pathSegments = k }(pathSegments)
+		pathSegments = keep
+		var hvs int
+		hv := func(θ, v, out []float32) error { hvs++; return rosenbrockHv(θ, v, out) }
+		θ := rosenbrockStart(20)
+		res, err := Minimize(rosenbrock, θ, &NewtonCG{Hv: hv, Radius: 100, MaxCG: 30}, &optimize.Settings{GradientThreshold: 1e-4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, θ, hvs
+	}
+	rerun, θRerun, hvRerun := run(0)
+	reuse, θReuse, hvReuse := run(20)
+	rejected := reuse.Stats.FuncEvaluations - reuse.Stats.MajorIterations - 1
+	t.Logf("%d iterations, %d rejected steps; products %d re-running CG, %d reusing the path", reuse.Stats.MajorIterations, rejected, hvRerun, hvReuse)
+	if rejected < 3 {
+		t.Fatalf("%d rejected steps, want at least 3 for the test to mean something", rejected)
+	}
+	if reuse.Stats.MajorIterations != rerun.Stats.MajorIterations || reuse.Stats.FuncEvaluations != rerun.Stats.FuncEvaluations {
+		t.Errorf("reusing the path: %d iterations, %d evaluations; re-running CG: %d, %d; want the same run",
+			reuse.Stats.MajorIterations, reuse.Stats.FuncEvaluations, rerun.Stats.MajorIterations, rerun.Stats.FuncEvaluations)
+	}
+	for i := range θReuse {
+		if math.Abs(float64(θReuse[i]-θRerun[i])) > 1e-5 {
+			t.Fatalf("θ[%d] = %v reusing the path, %v re-running CG", i, θReuse[i], θRerun[i])
+		}
+	}
+	if hvReuse >= hvRerun {
+		t.Errorf("%d products reusing the path, %d re-running CG: want fewer", hvReuse, hvRerun)
+	}
+	if reuse.Stats.HessEvaluations != hvReuse {
+		t.Errorf("Stats.HessEvaluations = %d, want the %d calls of Hv", reuse.Stats.HessEvaluations, hvReuse)
+	}
+}
+
+// TestNewtonCGTruncateIsTheShorterCGStep: the step truncate cuts from the
+// recorded path at a smaller radius is the step CG takes at that radius,
+// and its predicted decrease is −(gᵀp + ½pᵀHp), with a product to check.
+func TestNewtonCGTruncateIsTheShorterCGStep(t *testing.T) {
+	const n = 20
+	fresh := func(radius float64) *ncgRun {
+		r := newNCGRun(&NewtonCG{Hv: rosenbrockHv, Radius: radius, MaxCG: 30, CGTol: 1e-6}, rosenbrock, &optimize.Settings{}, n)
+		for i, v := range rosenbrockStart(n) {
+			r.x[i] = float64(v) + 0.1*math.Sin(float64(i))
+		}
+		if _, err := r.eval(r.x, r.g); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	long := fresh(50)
+	if _, _, err := long.steihaug(); err != nil {
+		t.Fatal(err)
+	}
+	full := norm2(long.p)
+	t.Logf("the CG path has %d segments, its end is %.4g from the point", long.nseg, full)
+	if long.nseg < 3 {
+		t.Fatalf("the CG path has %d segments, want at least 3", long.nseg)
+	}
+	for _, frac := range []float64{0.9, 0.5, 0.25, 0.05, 0.001} {
+		radius := frac * full
+		long.radius = radius
+		pred, boundary, ok := long.truncate()
+		if !ok || !boundary {
+			t.Fatalf("radius %.4g: truncate ok %v boundary %v, want both", radius, ok, boundary)
+		}
+		short := fresh(radius)
+		predCG, _, err := short.steihaug()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range long.p {
+			if math.Abs(long.p[i]-short.p[i]) > 1e-9*full {
+				t.Fatalf("radius %.4g: p[%d] = %v from the path, %v from CG", radius, i, long.p[i], short.p[i])
+			}
+		}
+		if math.Abs(norm2(long.p)-radius) > 1e-9*radius {
+			t.Errorf("radius %.4g: ‖p‖ = %v", radius, norm2(long.p))
+		}
+		// −(gᵀp + ½pᵀHp) by a product at the point.
+		v32, h32 := make([]float32, n), make([]float32, n)
+		x32 := make([]float32, n)
+		for i := range long.p {
+			v32[i], x32[i] = float32(long.p[i]), float32(long.x[i])
+		}
+		if err := rosenbrockHv(x32, v32, h32); err != nil {
+			t.Fatal(err)
+		}
+		want := 0.0
+		for i := range long.p {
+			want -= long.g[i]*long.p[i] + 0.5*long.p[i]*float64(h32[i])
+		}
+		if math.Abs(pred-want) > 1e-5*math.Abs(want) || math.Abs(pred-predCG) > 1e-9*math.Abs(want) {
+			t.Errorf("radius %.4g: predicted decrease %v, CG's %v, by a product %v", radius, pred, predCG, want)
+		}
+	}
 }
