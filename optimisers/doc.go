@@ -140,6 +140,9 @@
 // computed, so it costs an evaluation and no product. The products may be
 // inexact, as from an ODE solve at a looser tolerance than the gradient's.
 //
+// For few parameters, Newton runs gonum's line-search Newton method on the
+// full Hessian, given by a function or built from len(θ) products.
+//
 // At the optimum, the Hessian of a negative log-likelihood gives the
 // uncertainty of the fit. HessianFromHv builds it from len(θ) products,
 // and NewLaplace inverts it by its eigen-decomposition into a covariance

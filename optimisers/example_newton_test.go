@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/flatkit/flatkit/layout"
 	"github.com/flatkit/flatkit/optimisers"
 )
@@ -78,4 +80,32 @@ func ExampleNewtonCG() {
 	// A = 2.002 ± 0.018
 	// k = 0.701 ± 0.012
 	// Float32Converged true
+}
+
+// Newton on a full Hessian, for few parameters: Rosenbrock's banana from
+// (−1.2, 1), with its gradient and Hessian written out.
+func ExampleNewton() {
+	fg := func(θ, grad []float32) (float64, error) {
+		x, y := float64(θ[0]), float64(θ[1])
+		if grad != nil {
+			grad[0] = float32(-2*(1-x) - 400*x*(y-x*x))
+			grad[1] = float32(200 * (y - x*x))
+		}
+		return (1-x)*(1-x) + 100*(y-x*x)*(y-x*x), nil
+	}
+	hessian := func(θ []float32, h *mat.SymDense) error {
+		x, y := float64(θ[0]), float64(θ[1])
+		h.SetSym(0, 0, 2-400*y+1200*x*x)
+		h.SetSym(0, 1, -400*x)
+		h.SetSym(1, 1, 200)
+		return nil
+	}
+	θ := []float32{-1.2, 1}
+	res, err := optimisers.Minimize(fg, θ, &optimisers.Newton{Hessian: hessian}, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("θ = (%.4f, %.4f), %v\n", θ[0], θ[1], res.Status)
+	// Output:
+	// θ = (1.0000, 1.0000), GradientThreshold
 }

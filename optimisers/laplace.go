@@ -251,32 +251,10 @@ func HessianFromHv(θ []float32, hv func(θ, v, hv []float32) error) (*mat.SymDe
 	if n == 0 || hv == nil {
 		return nil, 0, errorf("HessianFromHv: want a non-empty θ and a non-nil hv, have len(θ) = %d", n)
 	}
-	full := make([]float64, n*n)
-	e, col := make([]float32, n), make([]float32, n)
-	x := make([]float32, n)
-	for j := range n {
-		copy(x, θ) // hv may not keep or change θ, but guard the caller's
-		e[j] = 1
-		if err := hv(x, e, col); err != nil {
-			return nil, 0, errorf("HessianFromHv: product %d of %d: %w", j+1, n, err)
-		}
-		e[j] = 0
-		for i, v := range col {
-			full[i*n+j] = float64(v)
-		}
-	}
-	big, asym := 0.0, 0.0
 	h := mat.NewSymDense(n, nil)
-	for i := range n {
-		for j := i; j < n; j++ {
-			a, b := full[i*n+j], full[j*n+i]
-			big = math.Max(big, math.Max(math.Abs(a), math.Abs(b)))
-			asym = math.Max(asym, math.Abs(a-b))
-			h.SetSym(i, j, (a+b)/2)
-		}
-	}
-	if big > 0 {
-		asym /= big
+	asym, err := newHvScratch(n).hessian(θ, hv, h)
+	if err != nil {
+		return nil, 0, err
 	}
 	return h, asym, nil
 }

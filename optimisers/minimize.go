@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/flatkit/flatkit/ad"
@@ -26,8 +27,8 @@ type Objective func(θ, grad []float32) (float64, error)
 
 // Minimize minimises fg over the flat parameter vector θ with a
 // gonum/optimize method and writes the best point found into θ. Methods
-// include LBFGS, BFGS, CG and NelderMead, LBFGSB for bounds, and NewtonCG
-// for a Hessian-vector product.
+// include LBFGS, BFGS, CG and NelderMead, LBFGSB for bounds, NewtonCG
+// for a Hessian-vector product, and Newton for a full Hessian.
 //
 // A failed evaluation is an infeasible point, not the end of the run: an
 // error of fg, a NaN or +Inf loss, or a non-finite gradient at a finite
@@ -57,7 +58,7 @@ type Objective func(θ, grad []float32) (float64, error)
 // the defaults below; Minimize never modifies *settings.
 // Settings.Concurrent above 1 is an error, because fg need not be safe for
 // concurrent use. A method that needs a Hessian, such as optimize.Newton,
-// is an error.
+// is an error: pass Newton, which gives gonum's its Hessian.
 //
 // Precision: gonum works in float64. Minimize rounds each point to float32
 // for fg and widens the loss and the gradient back. The conversion buffers
@@ -127,7 +128,15 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 	if method == nil {
 		method = &optimize.LBFGS{}
 	}
-	uses, err := method.Uses(optimize.Available{Grad: true})
+	var hess func(θ []float32, h *mat.SymDense) error
+	if nw, ok := method.(*Newton); ok {
+		g, h, err := nw.gonum(len(θ))
+		if err != nil {
+			return nil, err
+		}
+		method, hess = g, h
+	}
+	uses, err := method.Uses(optimize.Available{Grad: true, Hess: hess != nil})
 	if err != nil {
 		return nil, errorf("Minimize: method %T cannot run on a loss and gradient: %w", method, err)
 	}
@@ -139,6 +148,10 @@ func Minimize(fg Objective, θ []float32, method optimize.Method, settings *opti
 		b.g32 = make([]float32, n)
 		b.g64 = make([]float64, n)
 		prob.Grad = b.grad
+	}
+	if uses.Hess {
+		b.hess, b.h32 = hess, make([]float32, n)
+		prob.Hess = b.hessian
 	}
 	x0 := make([]float64, n)
 	for i, v := range θ {
@@ -266,6 +279,10 @@ type minimizeBridge struct {
 	err    error     // the failure that stops the run
 
 	fails failState
+
+	hess func(θ []float32, h *mat.SymDense) error // Newton's Hessian; nil for other methods
+	h32  []float32                                // its point
+	hevs int                                      // its calls
 }
 
 // failState counts the failed evaluations of a run.
@@ -355,6 +372,31 @@ func (b *minimizeBridge) grad(g, x []float64) {
 		b.loss(x)
 	}
 	copy(g, b.g64)
+}
+
+// hessian evaluates Newton's Hessian at x into h; a failure or a
+// non-finite entry sets err, which ends the run.
+func (b *minimizeBridge) hessian(h *mat.SymDense, x []float64) {
+	if b.err != nil {
+		return
+	}
+	b.hevs++
+	for i, v := range x {
+		b.h32[i] = float32(v)
+	}
+	if err := b.hess(b.h32, h); err != nil {
+		b.err = errorf("Minimize: Newton: the Hessian failed (Hessian %d): %w", b.hevs, err)
+		return
+	}
+	n := len(x)
+	for i := range n {
+		for j := i; j < n; j++ {
+			if v := h.At(i, j); minimizeNotFinite(v) {
+				b.err = errorf("Minimize: Newton: the Hessian has %v at (%d, %d) (Hessian %d), want finite values", v, i, j, b.hevs)
+				return
+			}
+		}
+	}
 }
 
 func (b *minimizeBridge) status() (optimize.Status, error) {

@@ -38,6 +38,10 @@ func guardLinesearch(method optimize.Method, bent *bool) optimize.Method {
 		c := *m
 		c.Linesearcher = newInfeasibleGuard(m.Linesearcher, bent, func() optimize.Linesearcher { return &optimize.MoreThuente{CurvatureFactor: 0.1} })
 		return &c
+	case *optimize.Newton:
+		c := *m
+		c.Linesearcher = newInfeasibleGuard(m.Linesearcher, bent, func() optimize.Linesearcher { return &optimize.Bisection{} })
+		return &c
 	case *optimize.GradientDescent:
 		c := *m
 		c.Linesearcher = newInfeasibleGuard(m.Linesearcher, bent, func() optimize.Linesearcher { return &optimize.Backtracking{} })
