@@ -68,50 +68,6 @@ func TestNewtonRosenbrock(t *testing.T) {
 	}
 }
 
-// A Newton step into a failed region is backed off from, as LBFGS's is:
-// f = Σ θᵢ − log θᵢ from 10, whose first Newton step lands at θ < 0.
-func TestNewtonFailedEvaluationRecovered(t *testing.T) {
-	fails := 0
-	fg := func(θ, grad []float32) (float64, error) {
-		f := 0.0
-		for i, v := range θ {
-			if v <= 0 {
-				fails++
-				return 0, fmt.Errorf("θ[%d] = %v outside the domain", i, v)
-			}
-			x := float64(v)
-			f += x - math.Log(x)
-			if grad != nil {
-				grad[i] = float32(1 - 1/x)
-			}
-		}
-		return f, nil
-	}
-	hess := func(θ []float32, h *mat.SymDense) error {
-		for i := range θ {
-			for j := i; j < len(θ); j++ {
-				h.SetSym(i, j, 0)
-			}
-			x := float64(θ[i])
-			h.SetSym(i, i, 1/(x*x))
-		}
-		return nil
-	}
-	θ := []float32{10, 10}
-	res, err := Minimize(fg, θ, &Newton{Hessian: hess}, &optimize.Settings{GradientThreshold: 1e-6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fails == 0 {
-		t.Fatal("no evaluation failed; the test does not test recovery")
-	}
-	for i, v := range θ {
-		if math.Abs(float64(v)-1) > 1e-5 {
-			t.Errorf("θ[%d] = %v, want 1 (status %v)", i, v, res.Status)
-		}
-	}
-}
-
 func TestNewtonErrors(t *testing.T) {
 	θ := []float32{-1.2, 1}
 	for _, c := range []struct {

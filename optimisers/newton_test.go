@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/flatkit/flatkit/ad"
@@ -197,15 +198,14 @@ func TestNewtonCGQuadraticOneStep(t *testing.T) {
 	}
 }
 
-func TestNewtonCGFailedEvaluationRecovered(t *testing.T) {
-	// f = Σ θᵢ − log θᵢ, undefined for θᵢ ≤ 0, minimum at 1. From 10 with
-	// radius 20 the first Newton step lands at θ < 0.
-	fails := 0
-	fg := func(θ, grad []float32) (float64, error) {
+// logBarrier is f = Σ θᵢ − log θᵢ, undefined for θᵢ ≤ 0, minimum at 1;
+// it counts its failed evaluations in fails.
+func logBarrier(fails *int) Objective {
+	return func(θ, grad []float32) (float64, error) {
 		f := 0.0
 		for i, v := range θ {
 			if v <= 0 {
-				fails++
+				*fails++
 				return 0, fmt.Errorf("θ[%d] = %v outside the domain", i, v)
 			}
 			x := float64(v)
@@ -216,6 +216,12 @@ func TestNewtonCGFailedEvaluationRecovered(t *testing.T) {
 		}
 		return f, nil
 	}
+}
+
+func TestNewtonCGFailedEvaluationRecovered(t *testing.T) {
+	// From 10 with radius 20 the first Newton step lands at θ < 0.
+	fails := 0
+	fg := logBarrier(&fails)
 	hv := func(θ, v, hv []float32) error {
 		for i := range θ {
 			x := float64(θ[i])
@@ -223,17 +229,31 @@ func TestNewtonCGFailedEvaluationRecovered(t *testing.T) {
 		}
 		return nil
 	}
-	θ := []float32{10, 10}
-	res, err := Minimize(fg, θ, &NewtonCG{Hv: hv, Radius: 20}, &optimize.Settings{GradientThreshold: 1e-6})
-	if err != nil {
-		t.Fatal(err)
+	// Newton's line search backs off from the same failures.
+	hess := func(θ []float32, h *mat.SymDense) error {
+		for i := range θ {
+			for j := i; j < len(θ); j++ {
+				h.SetSym(i, j, 0)
+			}
+			x := float64(θ[i])
+			h.SetSym(i, i, 1/(x*x))
+		}
+		return nil
 	}
-	if fails == 0 {
-		t.Fatal("no evaluation failed; the test does not test recovery")
-	}
-	for i, v := range θ {
-		if math.Abs(float64(v)-1) > 1e-5 {
-			t.Errorf("θ[%d] = %v, want 1 (status %v)", i, v, res.Status)
+	for _, m := range []optimize.Method{&NewtonCG{Hv: hv, Radius: 20}, &Newton{Hessian: hess}} {
+		fails = 0
+		θ := []float32{10, 10}
+		res, err := Minimize(fg, θ, m, &optimize.Settings{GradientThreshold: 1e-6})
+		if err != nil {
+			t.Fatalf("%T: %v", m, err)
+		}
+		if fails == 0 {
+			t.Fatalf("%T: no evaluation failed; the test does not test recovery", m)
+		}
+		for i, v := range θ {
+			if math.Abs(float64(v)-1) > 1e-5 {
+				t.Errorf("%T: θ[%d] = %v, want 1 (status %v)", m, i, v, res.Status)
+			}
 		}
 	}
 
@@ -247,8 +267,8 @@ func TestNewtonCGFailedEvaluationRecovered(t *testing.T) {
 		}
 		return fg(θ, grad)
 	}
-	θ = []float32{10, 10}
-	_, err = Minimize(bad, θ, &NewtonCG{Hv: hv}, nil)
+	θ := []float32{10, 10}
+	_, err := Minimize(bad, θ, &NewtonCG{Hv: hv}, nil)
 	if !errors.Is(err, cause) {
 		t.Fatalf("err = %v, want one wrapping %v", err, cause)
 	}
