@@ -30,6 +30,10 @@ type augJacobian struct {
 	Blocks   int
 	Quad     int
 	Coupling int // augCoupleJVP, augCoupleFD or augCoupleNone
+	// DiffRHS: F's coupling rows are central differences themselves
+	// (FiniteDiff products), so augCoupleFD's differences step ∛ε, not
+	// √ε (see forwardSens.augJac).
+	DiffRHS bool
 }
 
 const (
@@ -76,6 +80,7 @@ type augSys[T Float] struct {
 	in        linSys[T]
 	n, nb, nq int
 	coupling  int
+	step      float64 // the relative step of augCoupleFD's differences
 	c         float64 // c of the solves: that of the last factor, or of shift
 	v, jv, up []T     // a direction [x | 0], the product, u + σv
 	reduce    reducedSolver
@@ -99,7 +104,10 @@ func newAugSys[T Float](prob *Problem[T], a augJacobian, ls LinearSolver) (linSy
 	if err != nil {
 		return nil, err
 	}
-	s := &augSys[T]{in: in, n: n, nb: a.Blocks, nq: a.Quad, coupling: a.Coupling}
+	s := &augSys[T]{in: in, n: n, nb: a.Blocks, nq: a.Quad, coupling: a.Coupling, step: sqrtEpsOf[T]()}
+	if a.DiffRHS {
+		s.step = cbrtEps[T]()
+	}
 	if a.Coupling != augCoupleNone && (a.Blocks > 1 || a.Quad > 0) {
 		s.v, s.jv = make([]T, N), make([]T, N)
 		if a.Coupling == augCoupleFD {
@@ -163,16 +171,17 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 // product writes into s.jv the product of the whole Jacobian at u and t,
 // where fu = F(u, t), with s.v, whose first m components are set and the
 // rest 0: by Problem.JVP, or by a forward difference of F. Its increment
-// σ moves no component j by more than √ε·scale_j, scale_j =
+// σ moves no component j by more than s.step·scale_j, scale_j =
 // max(|u_j|, atol_j/rtol_j), as the columns of a difference Jacobian
 // move: a J·v quotient of the error test's scale (CVODE's) would lose
-// the difference to rounding at tight tolerances.
+// the difference to rounding at tight tolerances. s.step is √ε, or ∛ε
+// when F's coupling rows are differences themselves.
 func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 	if s.coupling == augCoupleJVP {
 		it.prob.JVP(s.jv, u, s.v, it.prob.P, nil, t)
 		return
 	}
-	sig, ok := fdIncrement(it, u, s.v[:m])
+	sig, ok := fdIncrement(it, u, s.v[:m], s.step)
 	if !ok {
 		clear(s.jv)
 		return
@@ -191,9 +200,10 @@ func (s *augSys[T]) product(it *Integrator[T], m int, u, fu []T, t float64) {
 
 // fdIncrement is the increment σ of a forward difference at u in the
 // direction v, on u's first len(v) components: no component j moves by
-// more than √ε·scale_j, scale_j = max(|u_j|, atol_j/rtol_j). It reports
-// false when v is 0 or not finite: the product is then 0.
-func fdIncrement[T Float](it *Integrator[T], u, v []T) (T, bool) {
+// more than step·scale_j, scale_j = max(|u_j|, atol_j/rtol_j); step is
+// √ε of T for a difference of exact values. It reports false when v is 0
+// or not finite: the product is then 0.
+func fdIncrement[T Float](it *Integrator[T], u, v []T, step float64) (T, bool) {
 	sqrtEps := sqrtEpsOf[T]()
 	var r float64 // max |v_j|/scale_j
 	for i, x := range v {
@@ -210,7 +220,7 @@ func fdIncrement[T Float](it *Integrator[T], u, v []T) (T, bool) {
 	if !(r > 0) || r > math.MaxFloat64 {
 		return 0, false
 	}
-	return T(sqrtEps / r), true
+	return T(step / r), true
 }
 
 func (s *augSys[T]) shift(c float64) bool {

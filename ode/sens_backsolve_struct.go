@@ -163,7 +163,7 @@ func (s *backSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	if s.coupled {
 		// C·x_u and Q_u·x_u: the VJP's rows at u + σ·x_u less those at u,
 		// which fu holds.
-		if sig, nz := fdIncrement(it, u[:n], bu); nz {
+		if sig, nz := fdIncrement(it, u[:n], bu, sqrtEpsOf[T]()); nz {
 			for i, x := range bu {
 				s.up[i] = u[i] + sig*x
 			}

@@ -405,7 +405,7 @@ func (rd *rosDiscrete[T]) reverseStep(step int, u, stored []T, ap *adjointPass[T
 		if allZero(rb) {
 			continue
 		}
-		s, ok := fdIncrement(rd.lit, u[:n], g[:n])
+		s, ok := fdIncrement(rd.lit, u[:n], g[:n], sqrtEpsOf[T]())
 		if !ok {
 			continue
 		}

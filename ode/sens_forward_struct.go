@@ -17,7 +17,7 @@ import "math"
 // augStructure is the system's structure: 1+m blocks of n and, with a
 // running cost, 1+m quadratures.
 func (fs *forwardSens[T]) augStructure(quad bool) augJacobian {
-	a := augJacobian{Inner: fs.gs.prob.JacStructure, Blocks: 1 + fs.m, Coupling: augCoupleFD}
+	a := augJacobian{Inner: fs.gs.prob.JacStructure, Blocks: 1 + fs.m, Coupling: augCoupleFD, DiffRHS: fs.gs.fdProducts}
 	if quad {
 		a.Quad = 1 + fs.m
 	}
