@@ -71,21 +71,30 @@ func (e Ensemble[T]) Gradient(ctx context.Context, m Method, lossFor func(i int)
 	for j := range ws {
 		ws[j] = r.newWorker()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, errorf("Ensemble.Gradient cancelled: %w", err)
-	}
-	runWorkers(ctx, ws, r.work)
-	if r.setupErr != nil {
-		return nil, r.setupErr
-	}
-	if r.stop.Load() {
-		return nil, errorf("Ensemble.Gradient cancelled: %w", context.Cause(ctx))
+	if err := runShards(ctx, r, ws, r.work, "Ensemble.Gradient"); err != nil {
+		return nil, err
 	}
 	for _, w := range ws {
 		res.Stats.Add(w.stats)
 	}
 	res.Errors = slices.Concat(r.errs...) // in shard order; nil if none failed
 	return res, r.finish(res)
+}
+
+// runShards runs the workers ws on r's shards by work. It returns the
+// first setup error, or the cancellation, named by what.
+func runShards[T Float, W any](ctx context.Context, r *gradRun[T], ws []W, work func(context.Context, W), what string) error {
+	if err := ctx.Err(); err != nil {
+		return errorf("%s cancelled: %w", what, err)
+	}
+	runWorkers(ctx, ws, work)
+	if r.setupErr != nil {
+		return r.setupErr
+	}
+	if r.stop.Load() {
+		return errorf("%s cancelled: %w", what, context.Cause(ctx))
+	}
+	return nil
 }
 
 // finish fills res from the merged total and returns the ensemble's error.

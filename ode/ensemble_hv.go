@@ -57,15 +57,8 @@ func (e Ensemble[T]) HessianVector(ctx context.Context, m Method, lossFor func(i
 		ws[j] = &hvWorker[T]{u0: padded[T](len(e.Base.U0)), acc: padded[float64](2 + 2*np)}
 		ws[j].rs.init()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, errorf("Ensemble.HessianVector cancelled: %w", err)
-	}
-	runWorkers(ctx, ws, r.work)
-	if r.setupErr != nil {
-		return nil, r.setupErr
-	}
-	if r.stop.Load() {
-		return nil, errorf("Ensemble.HessianVector cancelled: %w", context.Cause(ctx))
+	if err := runShards(ctx, r.gradRun, ws, r.work, "Ensemble.HessianVector"); err != nil {
+		return nil, err
 	}
 	res := &EnsembleHvResult[T]{Value: r.total[0], Count: int(r.total[1]), P: make([]T, np), HvP: make([]T, np)}
 	for k := range np {
