@@ -52,6 +52,7 @@ func (hs *HvSolver[T]) inStructure(fp, bp *Problem[T], quad bool) Method {
 	if usesJac(prob) {
 		fp.Jac = hs.jacU
 		hs.aj = newAdjointJac(prob, perm)
+		hs.aj.jac = hs.jacU // the Jac of the problem of the product, as HvFor sets it
 		bp.Jac = hs.jacB
 	}
 	return transposedMethod(gs.method)
