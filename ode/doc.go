@@ -160,8 +160,9 @@
 // HessianVector, HvSolver and FullHessian give second derivatives: H·v of
 // a loss through a solve by forward over adjoint (one sensitivity along
 // v forwards, the adjoint and its tangent backwards), exact with
-// Problem.VJPJVP (odead fills it), and Ensemble.HessianVector sums them
-// over trajectories.
+// Problem.VJPJVP (odead fills it), with explicit methods and with stiff
+// ones in dense, band and sparse structures, and Ensemble.HessianVector
+// sums them over trajectories.
 //
 // # Ensembles
 //

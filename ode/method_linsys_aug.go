@@ -147,6 +147,9 @@ func (s *augSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
 	if nb > 1 {
 		if s.coupled() {
 			copy(s.v[:n], b[:n])
+			if s.coupling == augCoupleJVP {
+				clear(s.v[n:]) // a quadrature product left the other blocks there; JVP reads them
+			}
 			s.product(it, n, u, fu, t)
 			for r := n; r < n*nb; r++ {
 				b[r] += c * s.jv[r]

@@ -65,6 +65,7 @@ type HvSolver[T Float] struct {
 	gs        *GradientSolver[T] // the loss's bookkeeping and the adjoint pass's parent
 	n, np     int
 	stiff     bool
+	fdJVP     bool // Problem.JVP is central differences (FiniteDiff)
 	quad      bool
 	built     bool
 	fwd       *Integrator[T]
@@ -80,10 +81,11 @@ type HvSolver[T Float] struct {
 	hdlFlat   []T
 	udsIn     [][]T // ṡ and hdl in the order of loss.At, for SavedHv
 	hdlIn     [][]T
-	wn, wdn   []T // −λ, −λ̇
-	gu, gp    []T // the running cost's gradient
-	hu, hp    []T // and its derivative
-	rows      hvRows[T]
+	wn, wdn   []T            // −λ, −λ̇
+	gu, gp    []T            // the running cost's gradient
+	hu, hp    []T            // and its derivative
+	rows      hvRows[T]      // the dense structure's augmented Jacobians
+	aj        *adjointJac[T] // −Jᵀ from Problem.Jac in a band or sparse structure
 	fd        hvDiff[T]
 	fdVJPJVP  func(gu, gp, hu, hp, w, wd, u, ud []T, p []float32, pd []T, t float64)
 	fdRunning func(hu, hp, u, ud []T, p []float32, pd []T, t float64)
@@ -121,9 +123,16 @@ type HvSolver[T Float] struct {
 // choose, as GaussAdjoint's μ does; with many parameters it saves most of
 // the steps the tangents would add (bench hvp-ode).
 //
-// Stiff methods (Rodas5P, BDF) are supported with a dense
-// Problem.JacStructure only: the Jacobians of the two augmented systems
-// are formed from n VJPJVP products with unit vectors. Events and
+// Stiff methods (Rodas5P, BDF) take a dense, band or sparse
+// Problem.JacStructure with a direct linear solver. With a dense one the
+// Jacobians of the two augmented systems are formed from n VJPJVP
+// products with unit vectors. With a band or sparse one they are not
+// formed: each solve factors I − c·J in J's structure (−Jᵀ in the
+// transposed one backwards) and takes the blocks that couple the tangent
+// to the state from one difference of the forward right-hand side or one
+// VJPJVP backwards, as ForwardSensitivity and InterpolatingAdjoint do
+// (TestHvBrusselatorStructures; BenchmarkHvBrusselator compares the
+// costs). Matrix-free structures and GMRES are an error. Events and
 // schedules are not supported: they are an error.
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
@@ -184,8 +193,8 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 		return nil, errorf("HessianVector: InterpolatingAdjoint.Checkpoints = %d, want 0 (checkpointed Hessian-vector products are not supported yet)", s.Checkpoints)
 	}
 	stiff := m.info().stiff
-	if stiff && structured(prob.JacStructure) {
-		return nil, errorf("HessianVector: %s with Problem.JacStructure %v, want a dense structure (stiff methods take the augmented Jacobians dense)", m.Name(), prob.JacStructure)
+	if err := hvStructureOK(&prob, m); err != nil {
+		return nil, err
 	}
 	gs, err := newGradientSolver(prob, m, s, o)
 	if err != nil {
@@ -198,6 +207,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 			return nil, errorf("HessianVector: the state's tangent needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs, or set InterpolatingAdjoint.FiniteDiff")
 		}
 		gs.prob.JVP = finiteDiffJVP(gs.currentF, &gs.o)
+		hs.fdJVP = true
 	}
 	hs.fd.init(n, np)
 	hs.fdVJPJVP = hs.diffVJPJVP
@@ -217,7 +227,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 	hs.gu, hs.gp, hs.hu, hs.hp = make([]T, n), make([]T, np), make([]T, n), make([]T, np)
 	hs.res.P, hs.res.HvP = make([]T, np), make([]T, np)
 	hs.res.U0, hs.res.HvU0 = make([]T, n), make([]T, n)
-	if stiff {
+	if stiff && !structured(prob.JacStructure) {
 		hs.rows.init(n, np)
 	}
 	return hs, nil
@@ -320,7 +330,12 @@ func (hs *HvSolver[T]) build(quad bool) error {
 	hs.y0, hs.ub = make([]T, nf), make([]T, nf)
 	fp := Problem[T]{F: hs.fwdF, U0: hs.y0, T0: gs.prob.T0, T1: gs.prob.T1, P: gs.prob.P}
 	bp := Problem[T]{F: hs.backwardF, U0: make([]T, 2*n+2*np), P: gs.prob.P}
-	if hs.stiff {
+	bm := gs.method
+	switch {
+	case hs.stiff && structured(gs.prob.JacStructure):
+		bm = hs.inStructure(&fp, &bp, quad)
+
+	case hs.stiff:
 		fp.Jac, bp.Jac = hs.forwardJac, hs.backwardJac
 	}
 	fo := gs.o
@@ -347,7 +362,7 @@ func (hs *HvSolver[T]) build(quad bool) error {
 			bo.atolv[i] = math.Inf(1)
 		}
 	}
-	bwd, err := initWith(bp, gs.method, bo)
+	bwd, err := initWith(bp, bm, bo)
 	if err != nil {
 		return err
 	}

@@ -420,8 +420,8 @@ func TestHessianVectorErrors(t *testing.T) {
 		{"checkpoints", func(*ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
 			return ode.Tsit5(), ode.InterpolatingAdjoint{Checkpoints: 4}
 		}},
-		{"band structure", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
-			p.JacStructure = ode.BandJacobian{Lower: 1, Upper: 1}
+		{"matrix-free structure", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
+			p.JacStructure = ode.MatrixFreeJacobian{}
 			return ode.Rodas5P(), ode.InterpolatingAdjoint{}
 		}},
 		{"no JVP", func(p *ode.Problem[float64]) (ode.Method, ode.InterpolatingAdjoint) {
