@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/flatkit/flatkit/internal/lotkavolterra"
 	"github.com/flatkit/flatkit/ode"
 )
 
@@ -195,6 +197,12 @@ func TestHvCheckpointsBrusselator(t *testing.T) {
 			})
 		})
 	}
+	// JVP and VJPJVP by differences (N = 8): the forward system's
+	// coupling is then a difference of its right-hand side.
+	prob := brussHvProblem(8, "band")
+	prob.JVP, prob.VJPJVP = nil, nil
+	checkHvCheckpoints(t, hvCkptCase{name: "Rodas5P/band/FiniteDiff", prob: prob, m: ode.Rodas5P(), loss: brussHvLoss(true),
+		vs: brussHvDirections(3, 16, 2), opts: []ode.GradientOption{ode.Tol(1e-8, 1e-10)}, fd: true, tol: 1e-13})
 }
 
 // A warm checkpointed HvSolver allocates nothing per product, explicit
@@ -232,5 +240,64 @@ func TestHvCheckpointsAllocateNothingWarm(t *testing.T) {
 				t.Errorf("%v allocations per warm checkpointed product, want 0", a)
 			}
 		})
+	}
+}
+
+// Ensemble.HessianVector takes the checkpoints too: the same bits as
+// without them, for one and two workers.
+func TestHvCheckpointsEnsemble(t *testing.T) {
+	ctx := context.Background()
+	ens, lossFor := lvEnsemble(6)
+	ens.Base.VJPJVP = lotkavolterra.VJPJVP[float64]
+	hvLossFor := func(i int) ode.HvLoss[float64] { return ode.HvLoss[float64]{Loss: lossFor(i)} }
+	v := []float64{0.3, -1, 0.5, 0.25}
+	want, err := ens.HessianVector(ctx, ode.Tsit5(), hvLossFor, v, ode.InterpolatingAdjoint{}, ode.Tol(1e-8, 1e-10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantP, wantHv := slices.Clone(want.P), slices.Clone(want.HvP)
+	for _, w := range []int{1, 2} {
+		got, err := ens.HessianVector(ctx, ode.Tsit5(), hvLossFor, v, ode.InterpolatingAdjoint{Checkpoints: 3}, ode.Tol(1e-8, 1e-10), ode.Workers(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.P, wantP) || !slices.Equal(got.HvP, wantHv) {
+			t.Errorf("workers %d, Checkpoints 3: P %v, HvP %v; without checkpoints %v, %v", w, got.P, got.HvP, wantP, wantHv)
+		}
+	}
+}
+
+// BenchmarkHvCheckpoints: a Lotka-Volterra product (the Hv tests' loss)
+// and a Brusselator one (N = 24, band, Rodas5P) with and without
+// checkpoints; the checkpointed product solves the forward steps again.
+func BenchmarkHvCheckpoints(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		prob ode.Problem[float64]
+		m    ode.Method
+		loss ode.HvLoss[float64]
+		v    []float64
+	}{
+		{"LV/Tsit5", lvHvProblem(), ode.Tsit5(), lvPointLoss(true), []float64{0.3, -1, 0.5, 0.25, 1, -0.5}},
+		{"Brusselator/Rodas5P/band", brussHvProblem(24, "band"), ode.Rodas5P(), brussHvLoss(true), brussHvDirections(3, 48, 1)[0]},
+	} {
+		for _, k := range []int{0, 8} {
+			b.Run(fmt.Sprintf("%s/Checkpoints=%d", c.name, k), func(b *testing.B) {
+				hs, err := ode.NewHvSolver(c.prob, c.m, ode.InterpolatingAdjoint{Checkpoints: k}, ode.Tol(1e-8, 1e-10), ode.MaxSteps(1e6))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := hs.Hv(ctx, c.prob.P, c.loss, c.v); err != nil { // warm
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := hs.Hv(ctx, c.prob.P, c.loss, c.v); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
