@@ -70,14 +70,14 @@ func checkHvCheckpoints(t *testing.T, c hvCkptCase) {
 		t.Fatal(err)
 	}
 	ref := make([][]float64, len(c.vs))
-	var fwdSteps, bwdSteps int
+	var bwdSteps int
 	for i, v := range c.vs {
 		r, err := full.Hv(ctx, c.prob.P, c.loss, v)
 		if err != nil {
 			t.Fatalf("%s without checkpoints: %v", c.name, err)
 		}
 		ref[i] = hvFlat(r)
-		fwdSteps, bwdSteps = r.Forward.Accepted, r.Backward.Accepted
+		bwdSteps = r.Backward.Accepted
 	}
 	for _, k := range hvCkptBudgets {
 		hs, err := ode.NewHvSolver(c.prob, c.m, ode.InterpolatingAdjoint{Checkpoints: k, FiniteDiff: c.fd}, c.opts...)
@@ -105,7 +105,6 @@ func checkHvCheckpoints(t *testing.T, c hvCkptCase) {
 			}
 		}
 	}
-	_ = fwdSteps
 }
 
 // Lotka-Volterra, the Hv tests' problem, with its point and running
