@@ -204,17 +204,20 @@ func TestHvCheckpointsBrusselator(t *testing.T) {
 		vs: brussHvDirections(3, 16, 2), opts: []ode.GradientOption{ode.Tol(1e-8, 1e-10)}, fd: true, tol: 1e-13})
 }
 
+// hvOneProduct is one product to take: of prob's loss by m along v.
+type hvOneProduct struct {
+	name string
+	prob ode.Problem[float64]
+	m    ode.Method
+	loss ode.HvLoss[float64]
+	v    []float64
+}
+
 // A warm checkpointed HvSolver allocates nothing per product, explicit
 // and stiff, dense and in band storage.
 func TestHvCheckpointsAllocateNothingWarm(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		name string
-		prob ode.Problem[float64]
-		m    ode.Method
-		loss ode.HvLoss[float64]
-		v    []float64
-	}{
+	for _, c := range []hvOneProduct{
 		{"LV/Tsit5", lvHvProblem(), ode.Tsit5(), lvPointLoss(true), []float64{0.3, -1, 0.5, 0.25, 1, -0.5}},
 		{"LV/Tsit5/by-differences", lvHvProblem(), ode.Tsit5(), lvPointLoss(false), []float64{0.3, -1, 0.5, 0.25, 1, -0.5}},
 		{"CVODES/Rodas5P", cvhProblem(), ode.Rodas5P(), cvhLoss(true), []float64{0.5, -1, 0.25, 1, -0.5}},
@@ -271,13 +274,7 @@ func TestHvCheckpointsEnsemble(t *testing.T) {
 // checkpoints; the checkpointed product solves the forward steps again.
 func BenchmarkHvCheckpoints(b *testing.B) {
 	ctx := context.Background()
-	for _, c := range []struct {
-		name string
-		prob ode.Problem[float64]
-		m    ode.Method
-		loss ode.HvLoss[float64]
-		v    []float64
-	}{
+	for _, c := range []hvOneProduct{
 		{"LV/Tsit5", lvHvProblem(), ode.Tsit5(), lvPointLoss(true), []float64{0.3, -1, 0.5, 0.25, 1, -0.5}},
 		{"Brusselator/Rodas5P/band", brussHvProblem(24, "band"), ode.Rodas5P(), brussHvLoss(true), brussHvDirections(3, 48, 1)[0]},
 	} {
