@@ -162,7 +162,10 @@
 // v forwards, the adjoint and its tangent backwards), exact with
 // Problem.VJPJVP (odead fills it), with explicit methods and with stiff
 // ones in dense, band and sparse structures, and Ensemble.HessianVector
-// sums them over trajectories.
+// sums them over trajectories. InterpolatingAdjoint's Checkpoints bound
+// their memory as they bound a gradient's: the state and its tangent are
+// kept at the checkpoints, and each segment is solved again for the
+// backward pass.
 //
 // # Ensembles
 //
@@ -259,7 +262,7 @@
 //	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ, firings
 //	sens_adjoint.go         the backward pass the continuous adjoints share
 //	sens_*_hybrid.go        the forward and adjoint methods through events and schedules
-//	sens_hessian*.go        HessianVector, HvSolver, FullHessian; VJPJVP by differences
+//	sens_hessian*.go        HessianVector, HvSolver, FullHessian; VJPJVP by differences; checkpoints
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output
 //	sens_checkpoints.go     checkpoints and the replay of their segments

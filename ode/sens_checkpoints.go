@@ -84,7 +84,17 @@ func (c *checkpoints[T]) fired(t float64, u []T, dt float64) {
 	c.addPinned(t, u, dt, true)
 }
 
-// segCache is InterpolatingAdjoint's dense output with checkpoints. It
+// fwdTrace is what a forward pass with checkpoints keeps for its segments
+// to be solved again: the checkpoints, every accepted step's start, size
+// and end, and where the solve ended.
+type fwdTrace[T Float] struct {
+	ck    checkpoints[T]
+	steps []float64
+	tEnd  float64
+}
+
+// segCache is InterpolatingAdjoint's dense output with checkpoints, and
+// HvSolver's. It
 // holds the forward solve's segments between checkpoints, two at a time.
 // Integrator.replay solves each on the forward solve's own steps when the
 // backward solve first reads a time in it. The backward solve then runs
@@ -96,7 +106,9 @@ func (c *checkpoints[T]) fired(t float64, u []T, dt float64) {
 // again with error control instead (adaptive): a dense output of the same
 // accuracy, not the same bits.
 type segCache[T Float] struct {
-	ia   *interpAdjoint[T]
+	gs   *GradientSolver[T]
+	tr   *fwdTrace[T]   // the segments
+	fwd  *Integrator[T] // the forward solve that recorded them
 	its  [2]*Integrator[T]
 	held [2]int // the segment each integrator holds, −1 none
 	rd   [2]denseReader[T]
@@ -108,13 +120,14 @@ type segCache[T Float] struct {
 	adaptive bool
 }
 
-// reset empties the cache for a new backward pass.
-func (c *segCache[T]) reset(ctx context.Context) {
+// reset empties the cache for a new backward pass whose segments are
+// solved again with the right-hand side f.
+func (c *segCache[T]) reset(ctx context.Context, f func(du, u []T, p []float32, t float64)) {
 	c.held = [2]int{-1, -1}
-	c.last = c.ia.ck.len() - 1
+	c.last = c.tr.ck.len() - 1
 	c.ctx, c.err = ctx, nil
 	for i, it := range c.its {
-		it.prob.F = c.ia.sys.rhs()
+		it.prob.F = f
 		c.rd[i].reset()
 	}
 }
@@ -123,7 +136,7 @@ func (c *segCache[T]) reset(ctx context.Context) {
 // at or before t in the direction of integration. The backward solve reads
 // times that move monotonically, so this walks a step or two.
 func (c *segCache[T]) segmentOf(t float64) int {
-	ts, dir := c.ia.ck.ts, c.ia.fwd.dir
+	ts, dir := c.tr.ck.ts, c.fwd.dir
 	k := min(max(c.last, 0), len(ts)-1)
 	for k > 0 && dir*(t-ts[k]) < 0 {
 		k--
@@ -165,11 +178,10 @@ func (c *segCache[T]) eval(dst []T, t float64) {
 
 // replay solves segment k again into integrator s.
 func (c *segCache[T]) replay(s, k int) error {
-	ia := c.ia
-	gs := ia.gs
-	ck := &ia.ck
-	lo, hi := ck.ts[k], ia.tEnd
-	s0, s1 := ck.idx[k], len(ia.steps)/3
+	gs, tr := c.gs, c.tr
+	ck := &tr.ck
+	lo, hi := ck.ts[k], tr.tEnd
+	s0, s1 := ck.idx[k], len(tr.steps)/3
 	if k+1 < ck.len() {
 		hi, s1 = ck.ts[k+1], ck.idx[k+1]
 	}
@@ -181,7 +193,7 @@ func (c *segCache[T]) replay(s, k int) error {
 			err = it.Run(c.ctx)
 		}
 	} else {
-		err = it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, ia.steps[3*s0:3*s1])
+		err = it.replay(c.ctx, ck.state(k), lo, hi, gs.prob.P, tr.steps[3*s0:3*s1])
 	}
 	addStats(&gs.res.Backward, it.Stats())
 	c.held[s] = k

@@ -53,7 +53,8 @@ type HvResult[T Float] struct {
 	U0    []T // dL/du0
 	HvP   []T // the θ rows of H·v
 	HvU0  []T // the u0 rows of H·v
-	// Forward and Backward are the counters of the two solves.
+	// Forward and Backward are the counters of the two solves; with
+	// checkpoints Backward counts the segments' re-solves too.
 	Forward, Backward Stats
 }
 
@@ -69,7 +70,10 @@ type HvSolver[T Float] struct {
 	quad      bool
 	built     bool
 	fwd       *Integrator[T]
-	rd        denseReader[T]
+	rd        denseReader[T] // the forward dense output (no checkpoints)
+	ckpt      int            // InterpolatingAdjoint.Checkpoints; 0: none
+	cache     *segCache[T]   // the segments solved again (checkpoints)
+	tr        fwdTrace[T]    // the forward solve's checkpoints and steps
 	y0, ub    []T
 	ubT       float64
 	pass      adjointPass[T]
@@ -99,7 +103,7 @@ type HvSolver[T Float] struct {
 // solve of prob by method m with the direction v, and the loss's gradient.
 // v has the parameters' length plus the state's: v_θ then v_u0, as
 // GradientResult.Sens orders its columns. The adjoint's settings come from
-// s; its Checkpoints must be 0. opts are the forward solve's options.
+// s. opts are the forward solve's options.
 //
 // It solves the state and its tangent along v forwards, with the tangent
 // in the error control, and the adjoint and its tangent backwards, each
@@ -122,6 +126,18 @@ type HvSolver[T Float] struct {
 // takes QuadTol too. Its accuracy then follows the steps that λ, λ̇ and μ
 // choose, as GaussAdjoint's μ does; with many parameters it saves most of
 // the steps the tangents would add (bench hvp-ode).
+//
+// With s.Checkpoints > 0 the forward solve keeps no dense output: it
+// keeps at most Checkpoints states of u and its tangent (and the running
+// cost's integral) and the times and sizes of its steps, as
+// InterpolatingAdjoint does for a gradient. The backward solve solves
+// each segment between two checkpoints again, on the forward solve's own
+// steps, when it first reads a time in it, holding two at a time. It
+// reads the same dense output as without checkpoints, so the product is
+// the same (TestHvCheckpointsLotkaVolterra, TestHvCheckpointsCVODES,
+// TestHvCheckpointsBrusselator), for one more forward pass's steps,
+// counted in HvResult.Backward. BDF solves each segment again with error
+// control instead: its product then differs by about the tolerance.
 //
 // Stiff methods (Rodas5P, BDF) take a dense, band or sparse
 // Problem.JacStructure with a direct linear solver. With a dense one the
@@ -189,9 +205,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 // newHvSolver is NewHvSolver with parsed options; prob has been
 // validated and has no events.
 func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o options) (*HvSolver[T], error) {
-	if s.Checkpoints != 0 {
-		return nil, errorf("HessianVector: InterpolatingAdjoint.Checkpoints = %d, want 0 (checkpointed Hessian-vector products are not supported yet)", s.Checkpoints)
-	}
 	stiff := m.info().stiff
 	if err := hvStructureOK(&prob, m); err != nil {
 		return nil, err
@@ -201,7 +214,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 		return nil, err
 	}
 	n, np := len(prob.U0), len(prob.P)
-	hs := &HvSolver[T]{gs: gs, n: n, np: np, stiff: stiff}
+	hs := &HvSolver[T]{gs: gs, n: n, np: np, stiff: stiff, ckpt: max(s.Checkpoints, 0)}
 	if gs.prob.JVP == nil {
 		if !gs.o.finiteDiff {
 			return nil, errorf("HessianVector: the state's tangent needs Problem.JVP (∂F/∂u·v + ∂F/∂p·dp): give it, build the problem with odead.Derivs, or set InterpolatingAdjoint.FiniteDiff")
@@ -339,7 +352,7 @@ func (hs *HvSolver[T]) build(quad bool) error {
 		fp.Jac, bp.Jac = hs.forwardJac, hs.backwardJac
 	}
 	fo := gs.o
-	fo.saveAt, fo.saveAtSet, fo.dense = nil, true, true
+	fo.saveAt, fo.saveAtSet, fo.dense = nil, true, hs.ckpt == 0
 	fo.atolv, fo.rtolv = make([]float64, nf), make([]float64, nf)
 	for i := range 2 * n {
 		fo.atolv[i], fo.rtolv[i] = gs.o.tolAt(i % n)
@@ -353,6 +366,12 @@ func (hs *HvSolver[T]) build(quad bool) error {
 	var err error
 	if hs.fwd, err = initWith(fp, gs.method, fo); err != nil {
 		return err
+	}
+	hs.cache = nil
+	if hs.ckpt > 0 {
+		if err := hs.buildCheckpoints(fp, fo); err != nil {
+			return err
+		}
 	}
 	bo := backwardOptions(&gs.o, 2*n+2*np, 0, 2*n)
 	if gs.o.quadTol == (Tolerance{}) {
@@ -404,6 +423,9 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	if err := it.Reinit(hs.y0, gs.prob.T0, gs.prob.T1, gs.prob.P); err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
+	if hs.cache != nil {
+		hs.startCheckpoints(it)
+	}
 	err := it.Run(ctx)
 	gs.res.Forward = it.Stats()
 	if err != nil {
@@ -425,9 +447,14 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	// The backward solve of [λ, λ̇, μ, μ̇].
 	ap := &hs.pass
 	ap.start(it.dir)
-	hs.rd = denseReader[T]{it: it}
 	hs.ubT = math.NaN()
-	if err := ap.to(ctx, gs.prob.T0); err != nil {
+	if hs.cache != nil {
+		err = hs.backwardCheckpointed(ctx)
+	} else {
+		hs.rd = denseReader[T]{it: it}
+		err = ap.to(ctx, gs.prob.T0)
+	}
+	if err != nil {
 		return err
 	}
 	a := ap.a
@@ -511,14 +538,6 @@ func (hs *HvSolver[T]) forwardF(dy, y []T, p []float32, t float64) {
 	prob.JVP(dy[n:2*n], u, y[n:2*n], p, hs.vθ, t)
 	if hs.quad {
 		dy[2*n] = T(hs.gs.loss.Running(u, p, t))
-	}
-}
-
-// forwardAt writes the forward solution [u, ṡ, q] at t into hs.ub.
-func (hs *HvSolver[T]) forwardAt(t float64) {
-	if t != hs.ubT {
-		hs.rd.eval(hs.ub, t)
-		hs.ubT = t
 	}
 }
 

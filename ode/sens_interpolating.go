@@ -16,16 +16,17 @@ type interpAdjoint[T Float] struct {
 	fwd    *Integrator[T]
 	rd     denseReader[T] // the forward solve's dense output (no checkpoints)
 	cache  *segCache[T]   // or the replayed segments (checkpoints)
-	ck     checkpoints[T]
 	pass   adjointPass[T]
 	y0, ub []T
-	ubT    float64   // the time of the state in ub (NaN: none)
-	steps  []float64 // with checkpoints: every forward step's start, size and end
+	ubT    float64 // the time of the state in ub (NaN: none)
 	u1     []T
 	aj     *adjointJac[T] // −Jᵀ from Problem.Jac; nil: from VJPs
 	fl     *fireLog[T]    // the forward pass's firings; nil without events and schedules
 	nFired int            // fl.m at the last accepted step (checkpoints)
-	tEnd   float64        // where the forward solve ended: T1, or a terminating firing
+
+	// Where the forward solve ended (tEnd: T1, or a terminating firing)
+	// and, with checkpoints, its segments (ck, steps).
+	fwdTrace[T]
 }
 
 func newInterpAdjoint[T Float](gs *GradientSolver[T], cfg InterpolatingAdjoint) (gradMethod[T], error) {
@@ -69,7 +70,7 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 		// replay solves the segments again on the forward solve's own
 		// steps: fixed steps, no error estimates or rejections, and the
 		// same dense output as the forward solve's.
-		ia.cache = &segCache[T]{ia: ia}
+		ia.cache = &segCache[T]{gs: gs, tr: &ia.fwdTrace, fwd: ia.fwd}
 		so := replayOptions(&gs.o, ia.sys, gs.prob.T1-gs.prob.T0)
 		if isBDF(gs.method) {
 			// BDF takes no fixed steps: it solves each segment again with
@@ -257,7 +258,7 @@ func (ia *interpAdjoint[T]) run(ctx context.Context, gs *GradientSolver[T]) erro
 			return err
 		}
 	} else {
-		ia.cache.reset(ctx)
+		ia.cache.reset(ctx, ia.sys.rhs())
 		err := ap.to(ctx, gs.prob.T0)
 		if ia.cache.err != nil {
 			return wrapSolveErr("forward re-solve of a checkpoint segment", ia.cache.err)
