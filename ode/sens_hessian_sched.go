@@ -16,9 +16,10 @@ import "math"
 //	λ̇⁻ = a_uᵀλ̇⁺ + D_u,    μ̇ += a_pᵀλ̇⁺ + D_p,
 //
 // where (D_u, D_p) is the derivative of EffectVJP(w = λ⁺) at (u⁻, p)
-// along (ṡ⁻, v_θ), taken by central differences of EffectVJP with the
-// steps that VJPJVP's differences take (hvDiff.dir): exact to rounding
-// when the effect is affine in (u, p), as a dose u += D is. A save time
+// along (ṡ⁻, v_θ), taken by central differences of EffectVJP: in u with
+// the step that VJPJVP's differences take (hvDiff.dir), in θ with two
+// float32 steps extrapolated (effectDir). They are exact to rounding when
+// the effect is affine in (u, p), as a dose u += D is. A save time
 // at t_k sees the state before the firing, as in Gradient, so its jump is
 // applied after the firing's. The segment below t_k reads the recorded
 // state before it (adjointPass.edge).
@@ -45,8 +46,8 @@ type hvSched[T Float] struct {
 	nFired    int // fl.m at the last accepted step (checkpoints)
 	lamAfter  []T // λ⁺, λ̇⁺ at a backward firing
 	lamdAfter []T
-	e         int // the effect being differenced, for effectVJPAtW
-	fdVJP     func(gu, gp, u []T, p []float32, t float64)
+	e         int                                         // the effect being differenced, for effectVJPAtW
+	vjpAtW    func(gu, gp, u []T, p []float32, t float64) // effectVJPAtW
 }
 
 // schedAug returns the forward system fp with the problem's schedules,
@@ -67,7 +68,7 @@ func (hs *HvSolver[T]) schedAug(fp Problem[T]) Problem[T] {
 		}
 	}
 	hs.sch = &hvSched[T]{lamAfter: make([]T, n), lamdAfter: make([]T, n)}
-	hs.sch.fdVJP = hs.effectVJPAtW
+	hs.sch.vjpAtW = hs.effectVJPAtW
 	return fp
 }
 
@@ -162,7 +163,7 @@ func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
 // truncation error of one difference in float32 steps (about δ², 1e-5
 // relative) to that of the steps' rounding (TestHvScheduleNonlinearDose).
 func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
-	d, g := &hs.fd, hs.sch.fdVJP
+	d, g := &hs.fd, hs.sch.vjpAtW
 	d.dir(hu, hp, g, u, ud, p, nil, t)
 	if hs.vθ == nil {
 		return
@@ -188,7 +189,7 @@ func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
 // effectPDiff adds c·(g(p_k = hi) − g(p_k = lo)) into hu and hp, for g
 // EffectVJP at hs.fd.w; hs.fd.pp holds p.
 func (hs *HvSolver[T]) effectPDiff(hu, hp, u []T, k int, hi, lo float32, t float64, c T) {
-	d, g := &hs.fd, hs.sch.fdVJP
+	d, g := &hs.fd, hs.sch.vjpAtW
 	pk := d.pp[k]
 	d.pp[k] = hi
 	clear(d.ga)
