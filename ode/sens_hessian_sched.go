@@ -160,8 +160,8 @@ func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
 // along each non-zero v_θ,k by central differences in float32 steps δ
 // and δ/2, Richardson-extrapolated. A firing costs a few products, so the
 // second pair is cheap, and it takes the parameter part from the
-// truncation error of one difference in float32 steps (about δ², 1e-5
-// relative) to that of the steps' rounding (TestHvScheduleNonlinearDose).
+// truncation error of one difference in float32 steps (of order δ²,
+// 1e-5 relative) down to rounding (TestHvScheduleNonlinearDose).
 func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
 	d, g := &hs.fd, hs.sch.vjpAtW
 	d.dir(hu, hp, g, u, ud, p, nil, t)
@@ -175,15 +175,26 @@ func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
 		}
 		// D(h) = D + c·h² + …, so D = (h1²·D(h2) − h2²·D(h1))/(h1² − h2²)
 		// for the steps h1, h2 as rounded to float32.
-		pk := float64(p[k])
-		δ := cbrtEps32 * max(math.Abs(pk), 1)
-		hi1, lo1 := float32(pk+δ), float32(pk-δ)
-		hi2, lo2 := float32(pk+δ/2), float32(pk-δ/2)
-		h1, h2 := float64(hi1)-float64(lo1), float64(hi2)-float64(lo2)
+		pk := p[k]
+		δ := cbrtEps32 * max(math.Abs(float64(pk)), 1)
+		hi1, lo1, h1 := symStep(pk, δ)
+		hi2, lo2, h2 := symStep(pk, δ/2)
 		den := h1*h1 - h2*h2
 		hs.effectPDiff(hu, hp, u, k, hi1, lo1, t, T(float64(x)*-h2*h2/(den*h1)))
 		hs.effectPDiff(hu, hp, u, k, hi2, lo2, t, T(float64(x)*h1*h1/(den*h2)))
 	}
+}
+
+// symStep returns float32 values hi and lo about x, about δ away, and
+// hi − lo. hi − x and x − lo are the same when float32 can hold x − (hi −
+// x), as it can unless an exponent is far from x's: an asymmetry would
+// add a term of order (hi − x) − (x − lo) that Richardson does not
+// remove.
+func symStep(x float32, δ float64) (hi, lo float32, step float64) {
+	xf := float64(x)
+	hi = float32(xf + δ)
+	lo = float32(xf - (float64(hi) - xf))
+	return hi, lo, float64(hi) - float64(lo)
 }
 
 // effectPDiff adds c·(g(p_k = hi) − g(p_k = lo)) into hu and hp, for g

@@ -267,23 +267,35 @@ func TestHvScheduleLinearPK(t *testing.T) {
 // The nonlinear dose exercises the derivative of the jump's transpose
 // along (ṡ, v_θ), in u and in θ (without it the products are off by 98 %
 // of max|H|; with one pair of float32 steps in θ instead of the
-// extrapolated two, by 3.6e-6). With FiniteDiff the effect's products are
-// differences too.
+// extrapolated two, by 3.6e-6; with those steps rounded unevenly about θ,
+// by 2.2e-9), and the Hessian is symmetric. With FiniteDiff the effect's
+// products are differences too.
 func TestHvScheduleNonlinearDose(t *testing.T) {
 	prob := pkProblem(true)
 	ref := pkDiffHessian(t, prob, pkLoss())
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.Rodas5P(), ode.BDF()} {
-		checkPKHv(t, prob, pkLoss(), m, ode.InterpolatingAdjoint{}, ref, 1e-6)
+		checkPKHv(t, prob, pkLoss(), m, ode.InterpolatingAdjoint{}, ref, 1e-8)
+	}
+	H, err := ode.FullHessian(context.Background(), prob, ode.Vern7(), pkLoss(), ode.InterpolatingAdjoint{}, ode.Tol(1e-11, 1e-13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		for j := range i {
+			if e := math.Abs(H[i*4+j] - H[j*4+i]); e > 1e-9 {
+				t.Errorf("H[%d][%d] = %.12g, H[%d][%d] = %.12g: not symmetric (%.2g)", i, j, H[i*4+j], j, i, H[j*4+i], e)
+			}
+		}
 	}
 	band := prob // the augmented systems in a band structure
 	band.JacStructure = ode.BandJacobian{}
-	checkPKHv(t, band, pkLoss(), ode.Rodas5P(), ode.InterpolatingAdjoint{}, ref, 1e-6)
+	checkPKHv(t, band, pkLoss(), ode.Rodas5P(), ode.InterpolatingAdjoint{}, ref, 1e-8)
 	fd := prob
 	fd.Schedules = []ode.Schedule[float64]{{Times: pkDoses, Effect: prob.Schedules[0].Effect}}
 	checkPKHv(t, fd, pkLoss(), ode.Vern7(), ode.InterpolatingAdjoint{FiniteDiff: true}, ref, 1e-4)
 	// A running cost: its integrand reads u⁻ below a dose and u⁺ above.
 	run := pkRunningLoss()
-	checkPKHv(t, prob, run, ode.Tsit5(), ode.InterpolatingAdjoint{}, pkDiffHessian(t, prob, run), 1e-6)
+	checkPKHv(t, prob, run, ode.Tsit5(), ode.InterpolatingAdjoint{}, pkDiffHessian(t, prob, run), 1e-8)
 }
 
 // Checkpoints end a segment at each dose; the products are those without
@@ -315,9 +327,12 @@ func TestHvScheduleCheckpoints(t *testing.T) {
 // Warm products through schedules allocate nothing.
 func TestHvScheduleAllocatesNothingWarm(t *testing.T) {
 	ctx := context.Background()
-	for _, ckpt := range []int{0, 2} {
+	for _, c := range []struct {
+		m    ode.Method
+		ckpt int
+	}{{ode.Tsit5(), 0}, {ode.Tsit5(), 2}, {ode.Rodas5P(), 0}} {
 		prob := pkProblem(true)
-		hs, err := ode.NewHvSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{Checkpoints: ckpt}, ode.Tol(1e-6, 1e-8))
+		hs, err := ode.NewHvSolver(prob, c.m, ode.InterpolatingAdjoint{Checkpoints: c.ckpt}, ode.Tol(1e-6, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +349,7 @@ func TestHvScheduleAllocatesNothingWarm(t *testing.T) {
 			}
 		})
 		if a != 0 {
-			t.Errorf("%d checkpoints: %v allocations per warm product, want 0", ckpt, a)
+			t.Errorf("%s, %d checkpoints: %v allocations per warm product, want 0", c.m.Name(), c.ckpt, a)
 		}
 	}
 }
