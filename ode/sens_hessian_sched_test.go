@@ -121,10 +121,13 @@ func pkRunningLoss() ode.HvLoss[float64] {
 	return l
 }
 
-func pkLoss() ode.HvLoss[float64] {
-	return ode.HvLoss[float64]{Loss: ode.Loss[float64]{At: pkAt,
+func pkLoss() ode.HvLoss[float64] { return pkLossAt(pkAt, pkData) }
+
+// pkLossAt is Σ (u(at_i) − data_i)².
+func pkLossAt(at, data []float64) ode.HvLoss[float64] {
+	return ode.HvLoss[float64]{Loss: ode.Loss[float64]{At: at,
 		Point: func(i int, _ float64, u, dl []float64) float64 {
-			r := u[0] - pkData[i]
+			r := u[0] - data[i]
 			dl[0] = 2 * r
 			return r * r
 		}},
@@ -134,9 +137,9 @@ func pkLoss() ode.HvLoss[float64] {
 
 // pkClosedHessian is the Hessian of the linear model's loss in (k, D, u0):
 // u(t) = u0·e^(−kt) + D·Σ_{t_j < t} e^(−k(t−t_j)).
-func pkClosedHessian(doses []float64, k, D, u0 float64) []float64 {
+func pkClosedHessian(doses, at, data []float64, k, D, u0 float64) []float64 {
 	H := make([]float64, 9)
-	for i, t := range pkAt {
+	for i, t := range at {
 		e0 := math.Exp(-k * t)
 		u, uk, uD := u0*e0, -u0*t*e0, 0.0
 		ukk, ukD, uku0 := u0*t*t*e0, 0.0, -t*e0
@@ -154,7 +157,7 @@ func pkClosedHessian(doses []float64, k, D, u0 float64) []float64 {
 		}
 		g := []float64{uk, uD, e0}
 		h := []float64{ukk, ukD, uku0, ukD, 0, 0, uku0, 0, 0}
-		r := u - pkData[i]
+		r := u - data[i]
 		for a := range 3 {
 			for b := range 3 {
 				H[a*3+b] += 2 * (g[a]*g[b] + r*h[a*3+b])
@@ -246,20 +249,25 @@ func checkPKHv(t *testing.T, prob ode.Problem[float64], loss ode.HvLoss[float64]
 // The bound 1e-10 is tight enough to catch a backward segment below a
 // dose that reads the state after it at the dose time (1.9e-9 with
 // Tsit5). Doses at T0 and T1 change the initial state after it is saved
-// and nothing the loss sees.
+// and nothing the loss sees; save times at T0, at doses and at T1 see the
+// state before the dose.
 func TestHvScheduleLinearPK(t *testing.T) {
-	for _, doses := range [][]float64{pkDoses, {0, 1, 2.5, 4}} {
+	for _, c := range []struct{ doses, at, data []float64 }{
+		{pkDoses, pkAt, pkData},
+		{[]float64{0, 1, 2.5, 4}, []float64{0, 0.5, 1, 2.5, 4}, []float64{0.6, 2.1, 1.5, 1.0, 2.4}},
+	} {
 		prob := pkProblem(false)
-		prob.Schedules[0].Times = doses
-		ref := pkDiffHessian(t, prob, pkLoss())
-		closed := pkClosedHessian(doses, float64(prob.P[0]), float64(prob.P[1]), prob.U0[0])
+		prob.Schedules[0].Times = c.doses
+		loss := pkLossAt(c.at, c.data)
+		ref := pkDiffHessian(t, prob, loss)
+		closed := pkClosedHessian(c.doses, c.at, c.data, float64(prob.P[0]), float64(prob.P[1]), prob.U0[0])
 		for i := range closed {
 			if e := math.Abs(ref[i]-closed[i]) / max(1, math.Abs(closed[i])); e > 1e-7 {
-				t.Errorf("doses at %v: differences of the gradient H[%d] = %.12g, closed form %.12g (%.2g)", doses, i, ref[i], closed[i], e)
+				t.Errorf("doses at %v: differences of the gradient H[%d] = %.12g, closed form %.12g (%.2g)", c.doses, i, ref[i], closed[i], e)
 			}
 		}
 		for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.Rodas5P()} {
-			checkPKHv(t, prob, pkLoss(), m, ode.InterpolatingAdjoint{}, closed, 1e-10)
+			checkPKHv(t, prob, loss, m, ode.InterpolatingAdjoint{}, closed, 1e-10)
 		}
 	}
 }
@@ -446,4 +454,38 @@ func TestHvScheduleEnsemble(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkHvSchedulePK times one product through the nonlinear doses
+// beside InterpolatingAdjoint's gradient of the same loss, at rtol 1e-8.
+func BenchmarkHvSchedulePK(b *testing.B) {
+	ctx := context.Background()
+	prob := pkProblem(true)
+	tol := ode.Tol(1e-8, 1e-10)
+	b.Run("gradient", func(b *testing.B) {
+		gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		loss := pkLoss().Loss
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hv", func(b *testing.B) {
+		hs, err := ode.NewHvSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		loss, v := pkLoss(), []float64{0.3, -1, 0.5, 0.7}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
