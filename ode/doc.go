@@ -165,7 +165,9 @@
 // sums them over trajectories. InterpolatingAdjoint's Checkpoints bound
 // their memory as they bound a gradient's: the state and its tangent are
 // kept at the checkpoints, and each segment is solved again for the
-// backward pass.
+// backward pass. They go through schedules at fixed times, such as the
+// doses of a pharmacokinetic model, so that a fit through them gets its
+// standard errors from the Hessian; events and TimesFrom are refused.
 //
 // # Ensembles
 //
@@ -262,7 +264,7 @@
 //	sens_discrete*.go       DiscreteAdjoint: its tape, explicit and Rosenbrock steps, solves with Wᵀ, firings
 //	sens_adjoint.go         the backward pass the continuous adjoints share
 //	sens_*_hybrid.go        the forward and adjoint methods through events and schedules
-//	sens_hessian*.go        HessianVector, HvSolver, FullHessian; VJPJVP by differences; checkpoints
+//	sens_hessian*.go        HessianVector, HvSolver, FullHessian; VJPJVP by differences; checkpoints; schedules
 //	sens_system.go          the forward system, its Jacobian and forward pass
 //	sens_dense.go           reading a stored dense output
 //	sens_checkpoints.go     checkpoints and the replay of their segments

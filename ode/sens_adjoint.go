@@ -33,6 +33,9 @@ type adjointPass[T Float] struct {
 	mu       []T // where the firings' parameter cotangents go: μ in a, or a sum outside it
 	edge     []T // the state before the firing at tCur, read there by the segment below
 	lamAfter []T // scratch: λ⁺ at a firing
+	// onFire, if set, applies firing x's cotangents to a in place of
+	// hybridDerivs.cotangent (HvSolver, whose state has λ̇ and μ̇ too).
+	onFire func(x *firing[T])
 }
 
 // saveIO returns the j-th save time in the order of integration and its

@@ -148,9 +148,13 @@ func (ap *adjointPass[T]) fireAt() {
 			ap.r--
 			continue
 		}
-		ap.lamAfter = grow(ap.lamAfter, n)
-		copy(ap.lamAfter, lam)
-		ap.gs.hyb.cotangent(x, lam, mu, ap.lamAfter, ap.gs.prob.P, fl.tauBar[ap.r])
+		if ap.onFire != nil {
+			ap.onFire(x)
+		} else {
+			ap.lamAfter = grow(ap.lamAfter, n)
+			copy(ap.lamAfter, lam)
+			ap.gs.hyb.cotangent(x, lam, mu, ap.lamAfter, ap.gs.prob.P, fl.tauBar[ap.r])
+		}
 		ap.edge = x.before
 		ap.r--
 	}

@@ -1,6 +1,9 @@
 package ode
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // The forward solution HvSolver's backward pass reads: the forward
 // solve's dense output, or with InterpolatingAdjoint.Checkpoints its
@@ -19,6 +22,12 @@ import "context"
 // the forward solve's dense output, or with checkpoints from the segment
 // holding t, solved again if it is not held.
 func (hs *HvSolver[T]) forwardAt(t float64) {
+	if e := hs.pass.edge; e != nil && t == hs.pass.tCur {
+		// The segment below a firing reads the state before it at t_k.
+		copy(hs.ub, e)
+		hs.ubT = math.NaN()
+		return
+	}
 	if t == hs.ubT {
 		return
 	}
@@ -56,7 +65,14 @@ func (hs *HvSolver[T]) buildCheckpoints(fp Problem[T], fo options) error {
 	fwd, tr := hs.fwd, &hs.tr
 	fwd.onAccept = func() {
 		tr.steps = append(tr.steps, fwd.tPrev, fwd.h, fwd.t)
-		if !fwd.done {
+		switch {
+		case hs.schedFired():
+			// The state after a firing starts a segment: no re-solve
+			// crosses a firing or fires one again.
+			if !fwd.done {
+				tr.ck.fired(fwd.t, fwd.u, fwd.dt)
+			}
+		case !fwd.done:
 			tr.ck.step(fwd.t, fwd.u, fwd.dt)
 		}
 	}
