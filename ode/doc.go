@@ -168,6 +168,9 @@
 // backward pass. They go through schedules at fixed times, such as the
 // doses of a pharmacokinetic model, so that a fit through them gets its
 // standard errors from the Hessian; events and TimesFrom are refused.
+// HvLoss.GaussNewton gives the Gauss–Newton product instead, Jᵀ·∇²L·J,
+// positive semi-definite for least squares (the Fisher information's
+// form), at the same cost.
 //
 // # Ensembles
 //

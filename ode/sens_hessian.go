@@ -41,6 +41,16 @@ type HvLoss[T Float] struct {
 	// ∂g/∂u and ∂g/∂p along (ud, pd) in (u, p). pd is nil when the
 	// parameter direction is zero.
 	RunningHv func(hu, hp, u, ud []T, p []float32, pd []T, t float64)
+
+	// GaussNewton makes the product the Gauss–Newton one: the Hessian of
+	// the loss as a function of the solution, Jᵀ·∇²L·J with J = ∂(the
+	// solution)/∂(θ, u0), leaving out the second derivatives of F, of
+	// the schedules' effects and of U0From. It is positive
+	// semi-definite when the loss is convex in the solution, as least
+	// squares are, where it is the Fisher information's form; it equals
+	// H·v when F is linear in u and θ together
+	// (TestHessianVectorGaussNewton). It costs what H·v does.
+	GaussNewton bool
 }
 
 // HvResult is the result of a Hessian-vector product: the loss, its
@@ -485,7 +495,7 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 		// so does U0From's own curvature along v_θ.
 		gs.prob.U0FromVJP(hs.res.P, hs.res.U0, gs.prob.P)
 		gs.prob.U0FromVJP(hs.res.HvP, hs.res.HvU0, gs.prob.P)
-		if hs.vθ != nil {
+		if hs.vθ != nil && !hs.lossv.GaussNewton {
 			hs.u0Curvature(hs.res.HvP, hs.res.U0)
 		}
 	}
@@ -570,7 +580,7 @@ func (hs *HvSolver[T]) backwardF(da, a []T, p []float32, t float64) {
 	}
 	clear(da)
 	dl, dld, dm, dmd := da[:n], da[n:2*n], da[2*n:2*n+np], da[2*n+np:]
-	hs.gs.prob.VJPJVP(dl, dm, dld, dmd, hs.wn, hs.wdn, u, ud, p, hs.vθ, t)
+	hs.backVJPJVP(dl, dm, dld, dmd, hs.wn, hs.wdn, u, ud, p, t)
 	if !hs.quad {
 		return
 	}
@@ -593,4 +603,17 @@ func (hs *HvSolver[T]) backwardF(da, a []T, p []float32, t float64) {
 		dm[k] -= hs.gp[k]
 		dmd[k] -= hs.hp[k]
 	}
+}
+
+// backVJPJVP is the backward system's product: Problem.VJPJVP at
+// (w, wd) along (ud, v_θ), or for a Gauss–Newton product the VJPs at w
+// and at wd alone, which leave out wᵀ·F's second derivatives.
+func (hs *HvSolver[T]) backVJPJVP(gu, gp, hu, hp, w, wd, u, ud []T, p []float32, t float64) {
+	prob := &hs.gs.prob
+	if hs.lossv.GaussNewton {
+		prob.VJP(gu, gp, w, u, p, t)
+		prob.VJP(hu, hp, wd, u, p, t)
+		return
+	}
+	prob.VJPJVP(gu, gp, hu, hp, w, wd, u, ud, p, hs.vθ, t)
 }

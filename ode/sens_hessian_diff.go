@@ -281,17 +281,21 @@ func (hs *HvSolver[T]) backwardJac(JB, a []T, p []float32, t float64) {
 	hs.fillRows(hs.ub[:n], hs.ub[n:2*n], p, t)
 	r := &hs.rows
 	clear(JB)
+	gn := T(1) // a Gauss–Newton product leaves the coupling C, Q out
+	if hs.lossv.GaussNewton {
+		gn = 0
+	}
 	for i := range n { // column of λ_i, λ̇_i
 		for k := range n {
 			jik := -r.j[i*n+k]
 			JB[k*N+i] = jik
-			JB[(n+k)*N+i] = -r.c[i*n+k]
+			JB[(n+k)*N+i] = -gn * r.c[i*n+k]
 			JB[(n+k)*N+n+i] = jik
 		}
 		for l := range np {
 			pil := -r.p[i*np+l]
 			JB[(2*n+l)*N+i] = pil
-			JB[(2*n+np+l)*N+i] = -r.q[i*np+l]
+			JB[(2*n+np+l)*N+i] = -gn * r.q[i*np+l]
 			JB[(2*n+np+l)*N+n+i] = pil
 		}
 	}

@@ -149,6 +149,9 @@ func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
 	h.effectVJP(x.e, lam, mu, sc.lamAfter, u, p, x.t)
 	clear(lamd)
 	h.effectVJP(x.e, lamd, mud, sc.lamdAfter, u, p, x.t)
+	if hs.lossv.GaussNewton {
+		return // no second derivative of the effect
+	}
 	sc.e = x.e
 	hs.fd.w = sc.lamAfter
 	hs.effectDir(lamd, mud, u, ud, p, x.t)

@@ -94,5 +94,5 @@ func (hs *HvSolver[T]) jvpB(jv, a, v []T, p []float32, _ []T, t float64) {
 	for i := range n {
 		hs.wn[i], hs.wdn[i] = -v[i], -v[n+i]
 	}
-	hs.gs.prob.VJPJVP(jv[:n], jv[2*n:2*n+np], jv[n:2*n], jv[2*n+np:], hs.wn, hs.wdn, u, hs.ub[n:2*n], p, hs.vθ, t)
+	hs.backVJPJVP(jv[:n], jv[2*n:2*n+np], jv[n:2*n], jv[2*n+np:], hs.wn, hs.wdn, u, hs.ub[n:2*n], p, t)
 }
