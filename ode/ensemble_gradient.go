@@ -343,12 +343,7 @@ func (r *gradRun[T]) runShard(ctx context.Context, w *gradWorker[T], sh Shard) (
 	n := len(e.Base.U0)
 	for pos := sh.Lo; pos < sh.Hi; pos++ {
 		i := r.idx[pos]
-		w.prob = e.Base
-		copy(w.u0, e.Base.U0)
-		w.prob.U0 = w.u0
-		if e.Modify != nil {
-			e.Modify(i, w.rs.seeded(sh.Seed, i), &w.prob)
-		}
+		e.trajectory(i, sh.Seed, &w.rs, &w.prob, w.u0)
 		var u0s []T
 		if r.u0s != nil {
 			u0s = r.u0s[pos*n : (pos+1)*n]
@@ -408,6 +403,17 @@ type randSource struct {
 }
 
 func (r *randSource) init() { r.rng = rand.New(&r.pcg) }
+
+// trajectory sets *prob to trajectory i's problem: Base with its own
+// copy of U0 in u0, then changed by Modify with i's generator from rs.
+func (e *Ensemble[T]) trajectory(i int, seed uint64, rs *randSource, prob *Problem[T], u0 []T) {
+	*prob = e.Base
+	copy(u0, e.Base.U0)
+	prob.U0 = u0
+	if e.Modify != nil {
+		e.Modify(i, rs.seeded(seed, i), prob)
+	}
+}
 
 func (r *randSource) seeded(seed uint64, i int) *rand.Rand {
 	r.pcg.Seed(trajectorySeed(seed, i))

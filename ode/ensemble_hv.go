@@ -136,12 +136,7 @@ func (r *hvRun[T]) runShard(ctx context.Context, w *hvWorker[T], sh Shard) (errs
 	np := r.np
 	for pos := sh.Lo; pos < sh.Hi; pos++ {
 		i := r.idx[pos]
-		w.prob = e.Base
-		copy(w.u0, e.Base.U0)
-		w.prob.U0 = w.u0
-		if e.Modify != nil {
-			e.Modify(i, w.rs.seeded(sh.Seed, i), &w.prob)
-		}
+		e.trajectory(i, sh.Seed, &w.rs, &w.prob, w.u0)
 		off, ok := offsetIn(e.Base.P, w.prob.P)
 		if !ok {
 			errs = append(errs, TrajectoryError{Index: i, Err: errorf("Ensemble.HessianVector: Modify set P to a slice (len %d) that is not within Base.P (len %d)", len(w.prob.P), len(e.Base.P))})

@@ -3,7 +3,6 @@ package ode
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 )
@@ -20,8 +19,7 @@ type ensWorker[T Float] struct {
 	u0    []T        // its private U0
 	slot  []T        // output slot with DropOutputs
 	acc   []float64  // the current shard's accumulator
-	pcg   rand.PCG
-	rng   *rand.Rand
+	rs    randSource
 	stats Stats
 }
 
@@ -36,7 +34,7 @@ func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
 		return nil, err
 	}
 	w := &ensWorker[T]{it: it, u0: padded[T](c.n)}
-	w.rng = rand.New(&w.pcg)
+	w.rs.init()
 	if e.DropOutputs {
 		w.slot = padded[T](c.k)
 	}
@@ -53,13 +51,7 @@ func (e *Ensemble[T]) newWorker(c ensConfig, m Method) (*ensWorker[T], error) {
 func (e *Ensemble[T]) runShard(ctx context.Context, w *ensWorker[T], c ensConfig, s Shard, out []T) (errs []TrajectoryError, cancelled bool) {
 	it := w.it
 	for i := s.Lo; i < s.Hi; i++ {
-		w.prob = e.Base
-		copy(w.u0, e.Base.U0)
-		w.prob.U0 = w.u0
-		if e.Modify != nil {
-			w.pcg.Seed(trajectorySeed(s.Seed, i))
-			e.Modify(i, w.rng, &w.prob)
-		}
+		e.trajectory(i, s.Seed, &w.rs, &w.prob, w.u0)
 		err := it.ReinitProblem(w.prob)
 		if err == nil {
 			err = it.Run(ctx)
