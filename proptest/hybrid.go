@@ -141,16 +141,7 @@ func (c ODECase) rhs64() func(u, p, t ad.Var) ad.Var {
 			forcing := ad.Scale(ad.Cos(ad.Add(t, ad.ScalarLike(t, float64(i)))), 0.25)
 			outs[i] = ad.Add(ad.Scale(ad.Slice(u, i, i+1), -odeDamping), forcing)
 		}
-		for _, r := range c.Terms {
-			term := ad.Scale(ad.Slice(p, r.K, r.K+1), r.Sign)
-			if f := odeFactorAD(r.Phi, ad.Slice(u, r.A, r.A+1)); !f.IsZero() {
-				term = ad.Mul(term, f)
-			}
-			if f := odeFactorAD(r.Psi, ad.Slice(u, r.B, r.B+1)); !f.IsZero() {
-				term = ad.Mul(term, f)
-			}
-			outs[r.Out] = ad.Add(outs[r.Out], term)
-		}
+		c.addTermsAD(outs, u, p, false)
 		return ad.Concat(0, outs...)
 	}
 }

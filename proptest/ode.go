@@ -291,17 +291,27 @@ func (c ODECase) RHS() func(u, p ad.Var, t float64) ad.Var {
 				}
 			}
 		}
-		for _, r := range c.Terms {
-			term := ad.Scale(ad.Slice(p, r.K, r.K+1), float64(float32(r.Sign)))
-			if f := odeFactorAD(r.Phi, ad.Slice(u, r.A, r.A+1)); !f.IsZero() {
-				term = ad.Mul(term, f)
-			}
-			if f := odeFactorAD(r.Psi, ad.Slice(u, r.B, r.B+1)); !f.IsZero() {
-				term = ad.Mul(term, f)
-			}
-			outs[r.Out] = ad.Add(outs[r.Out], term)
-		}
+		c.addTermsAD(outs, u, p, true)
 		return ad.Concat(0, outs...)
+	}
+}
+
+// addTermsAD adds the case's terms, written with ad ops, into outs; with
+// f32 each sign is rounded to float32 first, as the float32 RHS takes it.
+func (c ODECase) addTermsAD(outs []ad.Var, u, p ad.Var, f32 bool) {
+	for _, r := range c.Terms {
+		sign := r.Sign
+		if f32 {
+			sign = float64(float32(sign))
+		}
+		term := ad.Scale(ad.Slice(p, r.K, r.K+1), sign)
+		if f := odeFactorAD(r.Phi, ad.Slice(u, r.A, r.A+1)); !f.IsZero() {
+			term = ad.Mul(term, f)
+		}
+		if f := odeFactorAD(r.Psi, ad.Slice(u, r.B, r.B+1)); !f.IsZero() {
+			term = ad.Mul(term, f)
+		}
+		outs[r.Out] = ad.Add(outs[r.Out], term)
 	}
 }
 
