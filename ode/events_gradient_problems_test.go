@@ -69,19 +69,8 @@ func dosingCase() hybridCase {
 				}
 				return 0
 			},
-			EffectJVP: func(jv, u, v []float64, p []float32, dp []float64, t, dt float64) {
-				jv[0] = v[0]
-				if dp != nil {
-					jv[0] += dp[1]
-				}
-			},
-			EffectVJP: func(du, dp, w, u []float64, p []float32, t float64) float64 {
-				du[0] += w[0]
-				if dp != nil {
-					dp[1] += w[0]
-				}
-				return 0
-			},
+			EffectJVP: doseP1JVP,
+			EffectVJP: doseP1VJP,
 		}},
 	}
 	return hybridCase{name: "dosing", prob: prob, weights: []float64{1},
@@ -215,20 +204,9 @@ func doseTimesCase() hybridCase {
 				clear(J)
 				J[0*3+2], J[1*3+2] = 1, 2
 			},
-			Effect: func(u []float64, p []float32, t float64) bool { u[0] += float64(p[1]); return false },
-			EffectJVP: func(jv, u, v []float64, p []float32, dp []float64, t, dt float64) {
-				jv[0] = v[0]
-				if dp != nil {
-					jv[0] += dp[1]
-				}
-			},
-			EffectVJP: func(du, dp, w, u []float64, p []float32, t float64) float64 {
-				du[0] += w[0]
-				if dp != nil {
-					dp[1] += w[0]
-				}
-				return 0
-			},
+			Effect:    func(u []float64, p []float32, t float64) bool { u[0] += float64(p[1]); return false },
+			EffectJVP: doseP1JVP,
+			EffectVJP: doseP1VJP,
 		}},
 	}
 	return hybridCase{name: "dose times", prob: prob, weights: []float64{1},
@@ -265,4 +243,21 @@ func TestHybridCasesValues(t *testing.T) {
 			}
 		}
 	}
+}
+
+// doseP1JVP and doseP1VJP are the derivatives of the dose u[0] += p[1]
+// of the dosing and dose-times cases.
+func doseP1JVP(jv, _, v []float64, _ []float32, dp []float64, _, _ float64) {
+	jv[0] = v[0]
+	if dp != nil {
+		jv[0] += dp[1]
+	}
+}
+
+func doseP1VJP(du, dp, w, _ []float64, _ []float32, _ float64) float64 {
+	du[0] += w[0]
+	if dp != nil {
+		dp[1] += w[0]
+	}
+	return 0
 }
