@@ -343,15 +343,16 @@ func (r *ncgRun) steihaug() (pred float64, boundary bool, err error) {
 			return 0, false, err
 		}
 		dhd := dot(d, hd)
+		zz, zd, dd := dot(z, z), dot(z, d), dot(d, d)
 		if dhd <= 0 {
-			return r.toBoundary(mz, dhd), true, nil
+			return r.toBoundary(mz, dhd, zz, zd, dd), true, nil
 		}
 		α := rr / dhd
-		zz, zd, dd := dot(z, z), dot(z, d), dot(d, d)
 		if math.Sqrt(zz+2*α*zd+α*α*dd) >= r.radius {
-			return r.toBoundary(mz, dhd), true, nil
+			return r.toBoundary(mz, dhd, zz, zd, dd), true, nil
 		}
-		sg := r.record(α, ncgSegment{m: mz, slope: α * dot(res, d), curv: α * α * dhd, n0: zz, n1: α * zd, n2: α * α * dd})
+		sg := r.segment(α, mz, dhd, zz, zd, dd)
+		r.record(α, sg)
 		mz += sg.slope + 0.5*sg.curv
 		for i := range z {
 			z[i] += α * d[i]
@@ -372,30 +373,35 @@ func (r *ncgRun) steihaug() (pred float64, boundary bool, err error) {
 	return -mz, false, nil
 }
 
-// record appends the segment from z to z + α·d to the path, unless the
-// path is full.
-func (r *ncgRun) record(α float64, sg ncgSegment) ncgSegment {
+// segment is the path's segment from z to z + s·d: mz is the model at z,
+// dhd = dᵀHd, and zz, zd, dd are the dot products of z and d.
+func (r *ncgRun) segment(s, mz, dhd, zz, zd, dd float64) ncgSegment {
+	return ncgSegment{m: mz, slope: s * dot(r.r, r.d), curv: s * s * dhd, n0: zz, n1: s * zd, n2: s * s * dd}
+}
+
+// record appends the segment sg, from z to z + s·d, to the path, unless
+// the path is full.
+func (r *ncgRun) record(s float64, sg ncgSegment) {
 	if r.nseg == len(r.path) {
 		r.cut = true
-		return sg
+		return
 	}
 	Δ := r.path[r.nseg]
 	for i, v := range r.d {
-		Δ[i] = α * v
+		Δ[i] = s * v
 	}
 	r.seg[r.nseg] = sg
 	r.nseg++
-	return sg
 }
 
 // toBoundary sets p = z + τd with τ ≥ 0 and ‖p‖ = radius, records the
-// segment, and returns the predicted decrease; mz is the model at z and
-// dhd = dᵀHd.
-func (r *ncgRun) toBoundary(mz, dhd float64) float64 {
+// segment, and returns the predicted decrease; the arguments are
+// segment's.
+func (r *ncgRun) toBoundary(mz, dhd, zz, zd, dd float64) float64 {
 	z, d := r.z, r.d
-	zz, zd, dd := dot(z, z), dot(z, d), dot(d, d)
 	τ := (-2*zd + math.Sqrt(4*zd*zd-4*dd*(zz-r.radius*r.radius))) / (2 * dd)
-	sg := r.record(τ, ncgSegment{m: mz, slope: τ * dot(r.r, d), curv: τ * τ * dhd, n0: zz, n1: τ * zd, n2: τ * τ * dd})
+	sg := r.segment(τ, mz, dhd, zz, zd, dd)
+	r.record(τ, sg)
 	for i := range z {
 		r.p[i] = z[i] + τ*d[i]
 	}
