@@ -110,7 +110,8 @@ func (r stiffRandom) problem(s Structure) Problem[float64] {
 // when Jac is dropped), InterpolatingAdjoint with BDF, Rodas5P and
 // Rosenbrock23 in the structure agrees with the same method's dense
 // adjoint to 1e-7 relative in norm (the same steps: rounding apart), and
-// ForwardSensitivity with a tight dense adjoint to 1e4 times its rtol.
+// ForwardSensitivity with a tight dense adjoint to 1e4 times its rtol
+// (as is BDF when rounding parts its two solves, see below).
 func TestGradientRandomStiffStructures(t *testing.T) {
 	ctx := context.Background()
 	loss := Loss[float64]{At: []float64{0.5, 1}, Point: func(_ int, _ float64, u, dl []float64) float64 {
@@ -172,6 +173,22 @@ func TestGradientRandomStiffStructures(t *testing.T) {
 		// One norm over dL/dp and dL/du0: either may be negligible alone
 		// (u0's is e^−100 where the decay is fast).
 		cat := func(g *GradientResult[float64]) []float64 { return append(append([]float64(nil), g.P...), g.U0...) }
+		// BDF's results are not a function of its steps alone: Newton
+		// stops at a fraction of the tolerance, and its error estimate
+		// is a difference of nearly equal states, so a rounding apart in
+		// W moves the next steps, or tips a Jacobian-reuse threshold.
+		// Where λ is small against atol the gradients then part by much
+		// more than rounding (1.05e-7 with the same counters, 1.68e-6
+		// with one LU fewer: seed 9631287809078034276, n = 1, sparse
+		// against dense). A BDF pair beyond the rounding bound is held,
+		// like ForwardSensitivity, to the tight dense adjoint.
+		if m.Name() == "BDF" && bound == 1e-7 && norm(cat(got), cat(want)) > bound {
+			want, err = Gradient(ctx, r.problem(nil), Rodas5P(), loss, InterpolatingAdjoint{}, Tol(1e-11, 1e-13), MaxSteps(1e6))
+			if err != nil {
+				rt.Fatalf("dense: %v", err)
+			}
+			bound = 1e4 * tol
+		}
 		if e := norm(cat(got), cat(want)); e > bound {
 			rt.Fatalf("%v, %s, %v (Jac dropped %v): gradient differs from the dense adjoint's by %.3g > %g (dL/dp %v, want %v)",
 				m, sens.Name(), s, noJac, e, bound, got.P, want.P)
