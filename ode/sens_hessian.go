@@ -150,16 +150,19 @@ type HvSolver[T Float] struct {
 // counted in HvResult.Backward. BDF solves each segment again with error
 // control instead: its product then differs by about the tolerance.
 //
-// Stiff methods (Rodas5P, BDF) take a dense, band or sparse
-// Problem.JacStructure with a direct linear solver. With a dense one the
-// Jacobians of the two augmented systems are formed from n VJPJVP
-// products with unit vectors. With a band or sparse one they are not
-// formed: each solve factors I − c·J in J's structure (−Jᵀ in the
-// transposed one backwards) and takes the blocks that couple the tangent
-// to the state from one difference of the forward right-hand side or one
-// VJPJVP backwards, as ForwardSensitivity and InterpolatingAdjoint do
-// (TestHvBrusselatorStructures; BenchmarkHvBrusselator compares the
-// costs). Matrix-free structures and GMRES are an error.
+// Stiff methods (Rodas5P, BDF) take any Problem.JacStructure and linear
+// solver that they take for a solve. With a dense structure and a direct
+// solver the Jacobians of the two augmented systems are formed from n
+// VJPJVP products with unit vectors. Otherwise they are not formed: each
+// solve factors I − c·J in J's structure (−Jᵀ in the transposed one
+// backwards), or runs GMRES on products with J (Problem.JVP) or −Jᵀ (one
+// VJP) with the method's preconditioner (a band preconditioner's
+// bandwidths swapped backwards), and takes the blocks that couple the
+// tangent to the state from one difference of the forward right-hand
+// side or one VJPJVP backwards, as ForwardSensitivity and
+// InterpolatingAdjoint do. GMRES weighs each block's residual by that
+// block's own tolerances (TestHvBrusselatorStructures,
+// TestHvBrusselatorKrylov; BenchmarkHvBrusselator compares the costs).
 //
 // Schedules at fixed times (Times without TimesFrom), such as the doses
 // of a dosing schedule, are differentiated through: at a firing the
@@ -229,9 +232,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 // validated and has no events.
 func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o options) (*HvSolver[T], error) {
 	stiff := m.info().stiff
-	if err := hvStructureOK(&prob, m); err != nil {
-		return nil, err
-	}
 	gs, err := newGradientSolver(prob, m, s, o)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 	hs.gu, hs.gp, hs.hu, hs.hp = make([]T, n), make([]T, np), make([]T, n), make([]T, np)
 	hs.res.P, hs.res.HvP = make([]T, np), make([]T, np)
 	hs.res.U0, hs.res.HvU0 = make([]T, n), make([]T, n)
-	if stiff && !structured(prob.JacStructure) {
+	if stiff && !hs.augmented() {
 		hs.rows.init(n, np)
 	}
 	return hs, nil
@@ -371,7 +371,7 @@ func (hs *HvSolver[T]) build(quad bool) error {
 	bp := Problem[T]{F: hs.backwardF, U0: make([]T, 2*n+2*np), P: gs.prob.P}
 	bm := gs.method
 	switch {
-	case hs.stiff && structured(gs.prob.JacStructure):
+	case hs.augmented():
 		bm = hs.inStructure(&fp, &bp, quad)
 
 	case hs.stiff:
