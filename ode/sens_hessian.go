@@ -37,6 +37,11 @@ type HvLoss[T Float] struct {
 	// SavedHv writes Σ_j ∂²L/∂us[i]∂us[j]·uds[j] into hvs[i], zeroed
 	// before the call; ts and us are as Saved's.
 	SavedHv func(ts []float64, us, uds, hvs [][]T)
+	// EndHv writes ∂²End/∂u²·ud at (T1, u) into hv, zeroed before the
+	// call: End's second derivative along the tangent at T1, where End is
+	// a save (Loss.End). End's dL/dt moves only dL/dT1 and is not
+	// differentiated.
+	EndHv func(t float64, u, ud, hv []T)
 	// RunningHv adds into hu and hp the derivative of RunningGradient's
 	// ∂g/∂u and ∂g/∂p along (ud, pd) in (u, p). pd is nil when the
 	// parameter direction is zero.
@@ -104,6 +109,7 @@ type HvSolver[T Float] struct {
 	fdVJPJVP  func(gu, gp, hu, hp, w, wd, u, ud []T, p []float32, pd []T, t float64)
 	fdRunning func(hu, hp, u, ud []T, p []float32, pd []T, t float64)
 	fdPoint   func(i int, t float64, u, ud, hv []T)
+	fdEnd     func(t float64, u, ud, hv []T)
 	fdSaved   func(ts []float64, us, uds, hvs [][]T)
 	fwdF      func(dy, y []T, p []float32, t float64)
 	onSave    func(k int)
@@ -177,6 +183,10 @@ type HvSolver[T Float] struct {
 // taken by differences too. Events, TimesFrom, terminating effects and
 // effects that fire together are an error.
 //
+// Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
+// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd). End where a terminating
+// firing ended the solve is an error.
+//
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's
 // own second derivative along v_θ. Those derivatives of U0From are taken
@@ -249,6 +259,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 	hs.fdVJPJVP = hs.diffVJPJVP
 	hs.fdRunning = hs.diffRunningHv
 	hs.fdPoint = hs.diffPointHv
+	hs.fdEnd = hs.diffEndHv
 	hs.fdSaved = hs.diffSavedHv
 	if gs.prob.VJPJVP == nil {
 		if !gs.o.finiteDiff {
@@ -321,9 +332,6 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	}
 	if err := hvSchedOK(&prob); err != nil {
 		return nil, err
-	}
-	if loss.End != nil {
-		return nil, errorf("HessianVector: Loss.End is set; Hessian-vector products of a loss of the end point are not supported yet (write it as a save at T1, without its time derivative)")
 	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob
@@ -460,6 +468,9 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 		return wrapSolveErr("forward solve", err)
 	}
 	gs.takeSaved(it, n)
+	if gs.endT && gs.loss.End != nil {
+		return errorf("HessianVector: Loss.End is set and a terminating firing ended the solve at t=%g; Hessian-vector products of End are supported at T1 only, where it is a save", gs.endAt)
+	}
 	val, err := gs.evalLoss()
 	if err != nil {
 		return err
@@ -503,10 +514,10 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 }
 
 // lossHv fills hs.hdl with the saved loss's second derivative along ṡ at
-// the save times.
+// the save times, End's at its save at T1 included.
 func (hs *HvSolver[T]) lossHv() error {
 	gs, l := hs.gs, &hs.lossv
-	n, k := hs.n, len(gs.at)
+	n, k, nAt := hs.n, len(gs.at), gs.nAt
 	if len(hs.hdl) != k {
 		hs.hdlFlat = make([]T, k*n)
 		hs.hdl = make([][]T, k)
@@ -519,21 +530,33 @@ func (hs *HvSolver[T]) lossHv() error {
 	switch {
 	case l.Saved != nil:
 		for j, i := range gs.order {
-			gs.usIn[i], hs.udsIn[i], hs.hdlIn[i] = gs.us[j], gs.ys[j][n:2*n], hs.hdl[j]
+			if i < nAt {
+				gs.usIn[i], hs.udsIn[i], hs.hdlIn[i] = gs.us[j], gs.ys[j][n:2*n], hs.hdl[j]
+			}
 		}
 		f := l.SavedHv
 		if f == nil {
 			f = hs.fdSaved
 		}
-		f(gs.atIn, gs.usIn, hs.udsIn, hs.hdlIn)
+		f(gs.atIn[:nAt], gs.usIn[:nAt], hs.udsIn[:nAt], hs.hdlIn[:nAt])
 	case l.Point != nil:
 		f := l.PointHv
 		if f == nil {
 			f = hs.fdPoint
 		}
 		for j, i := range gs.order {
-			f(i, gs.at[j], gs.us[j], gs.ys[j][n:2*n], hs.hdl[j])
+			if i < nAt {
+				f(i, gs.at[j], gs.us[j], gs.ys[j][n:2*n], hs.hdl[j])
+			}
 		}
+	}
+	if l.End != nil {
+		f := l.EndHv
+		if f == nil {
+			f = hs.fdEnd
+		}
+		j := gs.endK
+		f(gs.prob.T1, gs.us[j], gs.ys[j][n:2*n], hs.hdl[j])
 	}
 	if l.Err != nil {
 		if err := l.Err(); err != nil {
@@ -541,6 +564,9 @@ func (hs *HvSolver[T]) lossHv() error {
 		}
 	}
 	if c := firstNonFinite(hs.hdlFlat); c >= 0 {
+		if c/n == gs.endK {
+			return errorf("HessianVector: Loss.End's second derivative at T1=%g has %g in component %d, want finite values", gs.prob.T1, float64(hs.hdlFlat[c]), c%n)
+		}
 		return errorf("HessianVector: the loss's second derivative at t=%g (At[%d]) has %g in component %d, want finite values", gs.at[c/n], gs.order[c/n], float64(hs.hdlFlat[c]), c%n)
 	}
 	return nil
