@@ -175,3 +175,36 @@ func TestHvKrylovBlockWeights(t *testing.T) {
 		t.Errorf("H·v differs from the band direct product by %.3g (θ rows) and %.3g (u0 rows), want ≤ 1e-6", ep, eu)
 	}
 }
+
+// With checkpoints, a GMRES product equals the one without: Rodas5P's to
+// the bit (each segment solved again on the forward solve's own steps),
+// BDF's within the checkpoint tests' bar (it solves each segment with its
+// own error control: HessianVector's doc).
+func TestHvKrylovCheckpoints(t *testing.T) {
+	const N = 12
+	ctx := context.Background()
+	band := ode.GMRES{Precond: ode.BandPreconditioner{Lower: 2, Upper: 2}}
+	v := brussHvDirections(3, 2*N, 2)[1]
+	for _, c := range []struct {
+		m   ode.Method
+		bar float64
+	}{{ode.Rodas5PMethod{Linear: band}, 0}, {ode.BDFMethod{Linear: band}, 1e-5}} {
+		var want []float64
+		for _, k := range []int{0, 4} {
+			r, err := ode.HessianVector(ctx, brussHvProblem(N, "free"), c.m, brussHvLoss(true), v, ode.InterpolatingAdjoint{Checkpoints: k}, ode.Tol(1e-8, 1e-10))
+			if err != nil {
+				t.Fatalf("%v, %d checkpoints: %v", c.m, k, err)
+			}
+			got := append(append([]float64(nil), r.HvP...), r.HvU0...)
+			if k == 0 {
+				want = got
+				continue
+			}
+			e := relNorm(got, want)
+			t.Logf("%v, %d checkpoints: H·v vs without %.2e", c.m, k, e)
+			if e > c.bar {
+				t.Errorf("%v, %d checkpoints: H·v differs from the product without by %.3g, want ≤ %g", c.m, k, e, c.bar)
+			}
+		}
+	}
+}
