@@ -184,7 +184,12 @@ func (hs *HvSolver[T]) fireState() (lam, lamd, mu, mud []T) {
 // second pair is cheap, and it takes the parameter part from the
 // truncation error of one difference in float32 steps (of order δ²,
 // 1e-5 relative) down to rounding (TestHvScheduleNonlinearDose). The
-// derivative along ud is the caller's.
+// steps are exact in float32 (symStep), so for float64 states the
+// rounding is float64's, of order ε/δ, and δ is 2^-10 relative, which
+// balances it against the extrapolated truncation, of order δ⁴; an
+// event's jump map, rational in θ through 1/ġ, needs it (its products
+// are 1e-12 from symmetric, against 5e-10 with float32's ∛ε). For float32
+// states δ is float32's ∛ε. The derivative along ud is the caller's.
 func (hs *HvSolver[T]) paramDiff(hu, hp []T, g func(gu, gp, u []T, p []float32, t float64), u []T, p []float32, t float64) {
 	d := &hs.fd
 	if hs.vθ == nil {
@@ -198,7 +203,7 @@ func (hs *HvSolver[T]) paramDiff(hu, hp []T, g func(gu, gp, u []T, p []float32, 
 		// D(h) = D + c·h² + …, so D = (h1²·D(h2) − h2²·D(h1))/(h1² − h2²)
 		// for the steps h1, h2 as rounded to float32.
 		pk := p[k]
-		δ := cbrtEps32 * max(math.Abs(float64(pk)), 1)
+		δ := d.pr * max(math.Abs(float64(pk)), 1)
 		hi1, lo1, h1 := symStep(pk, δ)
 		hi2, lo2, h2 := symStep(pk, δ/2)
 		den := h1*h1 - h2*h2
