@@ -179,7 +179,9 @@ type HvSolver[T Float] struct {
 // and its derivative along the tangent, which moves the event time
 // (sens_hessian_events.go derives it; TestHvEventsMatchDifferences). Its
 // second derivatives of the condition and the effect are central
-// differences of the first-order jump, as for schedules. TimesFrom,
+// differences of the first-order jump, as for schedules. Checkpoints
+// and ensembles work with them as with schedules
+// (TestHvEventsCheckpoints, TestHvEventsEnsemble). TimesFrom,
 // terminating effects and effects that fire together are an error.
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
