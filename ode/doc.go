@@ -161,7 +161,7 @@
 // a loss through a solve by forward over adjoint (one sensitivity along
 // v forwards, the adjoint and its tangent backwards), exact with
 // Problem.VJPJVP (odead fills it), with explicit methods and with stiff
-// ones in dense, band and sparse structures, and Ensemble.HessianVector
+// ones in every structure, by direct solvers or GMRES, and Ensemble.HessianVector
 // sums them over trajectories. InterpolatingAdjoint's Checkpoints bound
 // their memory as they bound a gradient's: the state and its tangent are
 // kept at the checkpoints, and each segment is solved again for the

@@ -79,7 +79,11 @@ func newLinSys[T Float](prob *Problem[T], ls LinearSolver) (linSys[T], error) {
 		return newGMRESSys[T](n, g, s), nil
 	}
 	bad := func() error {
-		return errorf("linear solver %v cannot solve with a %v Jacobian; want %v (or GMRES)", ls, s, defaultSolver(s))
+		want := defaultSolver(s)
+		if isGMRES(want) {
+			return errorf("linear solver %v cannot solve with a %v Jacobian; want %v", ls, s, want)
+		}
+		return errorf("linear solver %v cannot solve with a %v Jacobian; want %v (or GMRES)", ls, s, want)
 	}
 	switch s := s.(type) {
 	case DenseJacobian:

@@ -26,7 +26,7 @@ import (
 // (counted in LUs). Without one, jacobian and factor only record.
 type gmresSys[T Float] struct {
 	n           int
-	off         int // the block's offset in the integrator's state, for the weights
+	off         int // the offset of solve's block in the integrator's state, for the weights
 	g           *linalg.GMRES[T]
 	maxRestarts int
 	pre         *precSys[T] // nil: no preconditioner
@@ -98,9 +98,16 @@ func (s *gmresSys[T]) factor(it *Integrator[T], c float64) bool {
 // solve). The weights are those of the error test at it.u, the start of
 // the step.
 func (s *gmresSys[T]) solve(it *Integrator[T], b, u, fu []T, tol float64) bool {
+	return s.solveAt(it, b, u, fu, s.off, tol)
+}
+
+// solveAt is solve for b, the components off to off+n of the
+// integrator's state, weighed by their own error weights at it.u: a block
+// of an augSys after the first (blockSolver).
+func (s *gmresSys[T]) solveAt(it *Integrator[T], b, u, fu []T, off int, tol float64) bool {
 	w := s.w
-	for i, v := range it.u[s.off : s.off+s.n] {
-		atol, rtol := it.o.tolAt(s.off + i)
+	for i, v := range it.u[off : off+s.n] {
+		atol, rtol := it.o.tolAt(off + i)
 		if math.IsInf(atol, 1) { // left out of the error control: weighed on the scale 1
 			atol = 1
 		}
@@ -228,6 +235,7 @@ func structPattern(s Structure, n int) *linalg.Pattern {
 }
 
 var (
-	_ reducedSolver   = (*gmresSys[float64])(nil)
-	_ setupFreeSolver = (*gmresSys[float64])(nil)
+	_ blockSolver[float64] = (*gmresSys[float64])(nil)
+	_ reducedSolver        = (*gmresSys[float64])(nil)
+	_ setupFreeSolver      = (*gmresSys[float64])(nil)
 )

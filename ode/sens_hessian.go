@@ -37,6 +37,11 @@ type HvLoss[T Float] struct {
 	// SavedHv writes Σ_j ∂²L/∂us[i]∂us[j]·uds[j] into hvs[i], zeroed
 	// before the call; ts and us are as Saved's.
 	SavedHv func(ts []float64, us, uds, hvs [][]T)
+	// EndHv writes ∂²End/∂u²·ud at (T1, u) into hv, zeroed before the
+	// call: End's second derivative along the tangent at T1, where End is
+	// a save (Loss.End). End's dL/dt moves only dL/dT1 and is not
+	// differentiated.
+	EndHv func(t float64, u, ud, hv []T)
 	// RunningHv adds into hu and hp the derivative of RunningGradient's
 	// ∂g/∂u and ∂g/∂p along (ud, pd) in (u, p). pd is nil when the
 	// parameter direction is zero.
@@ -104,6 +109,7 @@ type HvSolver[T Float] struct {
 	fdVJPJVP  func(gu, gp, hu, hp, w, wd, u, ud []T, p []float32, pd []T, t float64)
 	fdRunning func(hu, hp, u, ud []T, p []float32, pd []T, t float64)
 	fdPoint   func(i int, t float64, u, ud, hv []T)
+	fdEnd     func(t float64, u, ud, hv []T)
 	fdSaved   func(ts []float64, us, uds, hvs [][]T)
 	fwdF      func(dy, y []T, p []float32, t float64)
 	onSave    func(k int)
@@ -150,16 +156,19 @@ type HvSolver[T Float] struct {
 // counted in HvResult.Backward. BDF solves each segment again with error
 // control instead: its product then differs by about the tolerance.
 //
-// Stiff methods (Rodas5P, BDF) take a dense, band or sparse
-// Problem.JacStructure with a direct linear solver. With a dense one the
-// Jacobians of the two augmented systems are formed from n VJPJVP
-// products with unit vectors. With a band or sparse one they are not
-// formed: each solve factors I − c·J in J's structure (−Jᵀ in the
-// transposed one backwards) and takes the blocks that couple the tangent
-// to the state from one difference of the forward right-hand side or one
-// VJPJVP backwards, as ForwardSensitivity and InterpolatingAdjoint do
-// (TestHvBrusselatorStructures; BenchmarkHvBrusselator compares the
-// costs). Matrix-free structures and GMRES are an error.
+// Stiff methods (Rodas5P, BDF) take any Problem.JacStructure and linear
+// solver that they take for a solve. With a dense structure and a direct
+// solver the Jacobians of the two augmented systems are formed from n
+// VJPJVP products with unit vectors. Otherwise they are not formed: each
+// solve factors I − c·J in J's structure (−Jᵀ in the transposed one
+// backwards), or runs GMRES on products with J (Problem.JVP) or −Jᵀ (one
+// VJP) with the method's preconditioner (a band preconditioner's
+// bandwidths swapped backwards), and takes the blocks that couple the
+// tangent to the state from one difference of the forward right-hand
+// side or one VJPJVP backwards, as ForwardSensitivity and
+// InterpolatingAdjoint do. GMRES weighs each block's residual by that
+// block's own tolerances (TestHvBrusselatorStructures,
+// TestHvBrusselatorKrylov; BenchmarkHvBrusselator compares the costs).
 //
 // Schedules at fixed times (Times without TimesFrom), such as the doses
 // of a dosing schedule, are differentiated through: at a firing the
@@ -183,6 +192,10 @@ type HvSolver[T Float] struct {
 // and ensembles work with them as with schedules
 // (TestHvEventsCheckpoints, TestHvEventsEnsemble). TimesFrom,
 // terminating effects and effects that fire together are an error.
+//
+// Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
+// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd). End where a terminating
+// firing ended the solve is an error.
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's
@@ -239,9 +252,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 // validated and has no events.
 func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o options) (*HvSolver[T], error) {
 	stiff := m.info().stiff
-	if err := hvStructureOK(&prob, m); err != nil {
-		return nil, err
-	}
 	gs, err := newGradientSolver(prob, m, s, o)
 	if err != nil {
 		return nil, err
@@ -259,6 +269,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 	hs.fdVJPJVP = hs.diffVJPJVP
 	hs.fdRunning = hs.diffRunningHv
 	hs.fdPoint = hs.diffPointHv
+	hs.fdEnd = hs.diffEndHv
 	hs.fdSaved = hs.diffSavedHv
 	if gs.prob.VJPJVP == nil {
 		if !gs.o.finiteDiff {
@@ -273,7 +284,7 @@ func newHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, o o
 	hs.gu, hs.gp, hs.hu, hs.hp = make([]T, n), make([]T, np), make([]T, n), make([]T, np)
 	hs.res.P, hs.res.HvP = make([]T, np), make([]T, np)
 	hs.res.U0, hs.res.HvU0 = make([]T, n), make([]T, n)
-	if stiff && !structured(prob.JacStructure) {
+	if stiff && !hs.augmented() {
 		hs.rows.init(n, np)
 	}
 	return hs, nil
@@ -332,9 +343,6 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	if err := hvSchedOK(&prob); err != nil {
 		return nil, err
 	}
-	if loss.End != nil {
-		return nil, errorf("HessianVector: Loss.End is set; Hessian-vector products of a loss of the end point are not supported yet (write it as a save at T1, without its time derivative)")
-	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob
 	if prob.JVP == nil {
@@ -381,7 +389,7 @@ func (hs *HvSolver[T]) build(quad bool) error {
 	bp := Problem[T]{F: hs.backwardF, U0: make([]T, 2*n+2*np), P: gs.prob.P}
 	bm := gs.method
 	switch {
-	case hs.stiff && structured(gs.prob.JacStructure):
+	case hs.augmented():
 		bm = hs.inStructure(&fp, &bp, quad)
 
 	case hs.stiff:
@@ -470,6 +478,9 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 		return wrapSolveErr("forward solve", err)
 	}
 	gs.takeSaved(it, n)
+	if gs.endT && gs.loss.End != nil {
+		return errorf("HessianVector: Loss.End is set and a terminating firing ended the solve at t=%g; Hessian-vector products of End are supported at T1 only, where it is a save", gs.endAt)
+	}
 	val, err := gs.evalLoss()
 	if err != nil {
 		return err
@@ -510,60 +521,6 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 		}
 	}
 	return nil
-}
-
-// lossHv fills hs.hdl with the saved loss's second derivative along ṡ at
-// the save times.
-func (hs *HvSolver[T]) lossHv() error {
-	gs, l := hs.gs, &hs.lossv
-	n, k := hs.n, len(gs.at)
-	if len(hs.hdl) != k {
-		hs.hdlFlat = make([]T, k*n)
-		hs.hdl = make([][]T, k)
-		hs.udsIn, hs.hdlIn = make([][]T, k), make([][]T, k)
-		for i := range hs.hdl {
-			hs.hdl[i] = hs.hdlFlat[i*n : (i+1)*n : (i+1)*n]
-		}
-	}
-	clear(hs.hdlFlat)
-	switch {
-	case l.Saved != nil:
-		for j, i := range gs.order {
-			gs.usIn[i], hs.udsIn[i], hs.hdlIn[i] = gs.us[j], gs.ys[j][n:2*n], hs.hdl[j]
-		}
-		f := l.SavedHv
-		if f == nil {
-			f = hs.fdSaved
-		}
-		f(gs.atIn, gs.usIn, hs.udsIn, hs.hdlIn)
-	case l.Point != nil:
-		f := l.PointHv
-		if f == nil {
-			f = hs.fdPoint
-		}
-		for j, i := range gs.order {
-			f(i, gs.at[j], gs.us[j], gs.ys[j][n:2*n], hs.hdl[j])
-		}
-	}
-	if l.Err != nil {
-		if err := l.Err(); err != nil {
-			return errorf("HessianVector: the loss: %w", err)
-		}
-	}
-	if c := firstNonFinite(hs.hdlFlat); c >= 0 {
-		return errorf("HessianVector: the loss's second derivative at t=%g (At[%d]) has %g in component %d, want finite values", gs.at[c/n], gs.order[c/n], float64(hs.hdlFlat[c]), c%n)
-	}
-	return nil
-}
-
-// jumpHv adds the loss's second derivative at save time k to λ̇, after
-// the adjoint pass has added its gradient to λ.
-func (hs *HvSolver[T]) jumpHv(k int) {
-	n := hs.n
-	ld := hs.pass.a[n : 2*n]
-	for i, v := range hs.hdl[k] {
-		ld[i] += v
-	}
 }
 
 // forwardF is the right-hand side of [u, ṡ, q]: F, the tangent's

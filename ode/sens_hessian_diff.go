@@ -119,6 +119,18 @@ func (hs *HvSolver[T]) diffRunningHv(hu, hp, u, ud []T, p []float32, pd []T, t f
 // diffPointHv is HvLoss.PointHv by a central difference of Point's
 // gradient along ud.
 func (hs *HvSolver[T]) diffPointHv(i int, t float64, u, ud, hv []T) {
+	hs.diffGradHv(i, t, u, ud, hv)
+}
+
+// diffEndHv is HvLoss.EndHv by a central difference of End's dL/du along
+// ud.
+func (hs *HvSolver[T]) diffEndHv(t float64, u, ud, hv []T) {
+	hs.diffGradHv(-1, t, u, ud, hv)
+}
+
+// diffGradHv writes into hv a central difference along ud of Point i's
+// gradient at t, or of End's for i < 0.
+func (hs *HvSolver[T]) diffGradHv(i int, t float64, u, ud, hv []T) {
 	d := &hs.fd
 	vn := normInf(ud)
 	if vn == 0 {
@@ -129,15 +141,22 @@ func (hs *HvSolver[T]) diffPointHv(i int, t float64, u, ud, hv []T) {
 	for j, x := range u {
 		d.up[j], d.um[j] = x+s*ud[j], x-s*ud[j]
 	}
-	point := hs.gs.loss.Point
-	clear(d.ga)
-	point(i, t, d.up, d.ga)
-	clear(d.gb)
-	point(i, t, d.um, d.gb)
+	hs.lossGrad(i, t, d.up, d.ga)
+	hs.lossGrad(i, t, d.um, d.gb)
 	c := T(vn / (2 * h))
 	for j := range hv {
 		hv[j] = (d.ga[j] - d.gb[j]) * c
 	}
+}
+
+// lossGrad writes into g Point i's dL/du at (t, u), or End's for i < 0.
+func (hs *HvSolver[T]) lossGrad(i int, t float64, u, g []T) {
+	clear(g)
+	if i < 0 {
+		hs.gs.loss.End(t, u, g)
+		return
+	}
+	hs.gs.loss.Point(i, t, u, g)
 }
 
 // diffSavedHv is HvLoss.SavedHv by a central difference of Saved's

@@ -1,9 +1,10 @@
 package ode
 
-// HvSolver's two systems in the problem's band or sparse structure, for
-// the stiff methods. Both are augJacobian structures, so that a stiff
-// method factors I − c·J (or I − c·(−Jᵀ)) of n rows in J's structure and
-// solves each block with it; neither n×n matrix is formed.
+// HvSolver's two systems in the problem's band, sparse or matrix-free
+// structure, or solved by GMRES, for the stiff methods. Both are
+// augJacobian structures, so that a stiff method factors I − c·J (or
+// I − c·(−Jᵀ)) of n rows in J's structure, or runs GMRES on products with
+// it, and solves each block with that; neither 2n×2n matrix is formed.
 //
 // The forward system [u, ṡ, q] has the Jacobian [[J, 0], [C, J]] with
 // C = ∂(J·ṡ + ∂F/∂p·v_θ)/∂u, F's second derivative along the tangent:
@@ -20,23 +21,21 @@ package ode
 // gathered from Problem.Jac as InterpolatingAdjoint's is, or swept from
 // the VJP by colours.
 
-// hvStructureOK reports why the stiff method m cannot take prob's
-// structure in HvSolver, or nil: a band, sparse or dense one with a
-// direct solver can.
-func hvStructureOK[T Float](prob *Problem[T], m Method) error {
-	if !m.info().stiff || !structured(prob.JacStructure) {
-		return nil
-	}
-	_, free := prob.JacStructure.(MatrixFreeJacobian)
-	if free || isGMRES(methodLinear(m)) {
-		return errorf("HessianVector: %s with Problem.JacStructure %v and linear solver %v, want a dense, band or sparse structure with a direct solver (matrix-free and GMRES solves of the augmented systems are not supported)", m.Name(), prob.JacStructure, methodLinear(m))
-	}
-	return nil
+// augmented reports whether the stiff systems are augJacobian structures:
+// with a band, sparse or matrix-free structure, and with GMRES in any,
+// the dense one too. GMRES then runs on the inner n×n block alone, its
+// products from Problem.JVP (the forward system) or one VJP (the
+// backward), its preconditioner from those products' coloured sweeps,
+// and each block weighed by its own tolerances (blockSolver). Only a
+// dense structure with a direct solver forms the whole Jacobians (hvRows).
+func (hs *HvSolver[T]) augmented() bool {
+	prob := &hs.gs.prob
+	return hs.stiff && (structured(prob.JacStructure) || isGMRES(methodLinear(hs.gs.method)))
 }
 
 // inStructure sets fp and bp, the forward and backward systems' problems,
-// to solve in the problem's band or sparse structure, and returns the
-// backward solve's method.
+// to solve in the problem's structure block by block (augmented), and
+// returns the backward solve's method.
 func (hs *HvSolver[T]) inStructure(fp, bp *Problem[T], quad bool) Method {
 	gs := hs.gs
 	prob := &gs.prob

@@ -15,8 +15,10 @@ import (
 // each direction u it compares H·u from hv with central differences of
 // grad along u, extrapolated (Richardson) as CheckHVP's are, to the same
 // tolerance; then it checks that the products are symmetric,
-// ⟨H·u, v⟩ = ⟨u, H·v⟩ for every pair of directions, to CheckHVP's
-// tolerance for θ's precision. The directions are the unit vectors when θ
+// ⟨H·u, v⟩ = ⟨u, H·v⟩ for every pair of directions, relative to the
+// terms summed, to the looser of CheckHVP's tolerance for θ's precision
+// and the differences' (Tol): a product through a solver is symmetric
+// only to its accuracy. The directions are the unit vectors when θ
 // is small (FullUpTo), else random ones (Directions); Steps and Tol set
 // the differences as for CheckGrad. θ is float32 or float64, and grad and
 // hv take that precision.
@@ -80,11 +82,14 @@ func CheckHv[F flat.Float](t T, grad func(θ, g []F) error, hv func(θ, v, out [
 		t.Errorf("CheckHv: %s", rep)
 		return
 	}
+	// A product through a solver is symmetric only to its accuracy,
+	// which the differences held to c.rel.
+	symRel := max(num.symRel, c.rel)
 	for a := range ps {
 		for b := a + 1; b < len(ps); b++ {
 			x, y := dot64(hus[a], ps[b].d), dot64(ps[a].d, hus[b])
-			if tol := num.symRel*(absDot64(hus[a], ps[b].d)+absDot64(ps[a].d, hus[b])) + num.symAbs; !(math.Abs(x-y) <= tol) {
-				t.Errorf("CheckHv: Hessian not symmetric: ⟨H u, v⟩ = %.6g, ⟨u, H v⟩ = %.6g (tolerance %.3g), u %s, v %s", x, y, tol, ps[a].label, ps[b].label)
+			if tol := symRel*(absDot64(hus[a], ps[b].d)+absDot64(ps[a].d, hus[b])) + num.symAbs; !(math.Abs(x-y) <= tol) {
+				t.Errorf("CheckHv: Hessian not symmetric: ⟨H u, v⟩ = %.12g, ⟨u, H v⟩ = %.12g (tolerance %.3g), u %s, v %s", x, y, tol, ps[a].label, ps[b].label)
 				return
 			}
 		}
