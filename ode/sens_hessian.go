@@ -194,8 +194,9 @@ type HvSolver[T Float] struct {
 // terminating effects and effects that fire together are an error.
 //
 // Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
-// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd). End where a terminating
-// firing ended the solve is an error.
+// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd; after events,
+// TestHvEventsLossEnd). End where a terminating firing ended the solve
+// is an error.
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's

@@ -271,8 +271,8 @@ func TestHvEventsMatchDifferences(t *testing.T) {
 	}
 }
 
-// BDF, and Rodas5P with the augmented systems in a band structure, go
-// through the events too. (BDF's backward solve of the ball, with or
+// BDF, and Rodas5P with the augmented systems in a band structure or
+// matrix-free with GMRES, go through the events too. (BDF's backward solve of the ball, with or
 // without its events, underflows its step at T1 at rtol 1e-11: the ball
 // is left out.)
 func TestHvEventsStiffPaths(t *testing.T) {
@@ -284,6 +284,27 @@ func TestHvEventsStiffPaths(t *testing.T) {
 		b := c
 		b.prob.JacStructure, b.prob.Jac = ode.BandJacobian{Lower: 1, Upper: 1}, nil
 		checkEvHv(t, b, ode.Rodas5P(), ode.InterpolatingAdjoint{}, ref, 1e-8)
+		f := c
+		f.prob.JacStructure, f.prob.Jac = ode.MatrixFreeJacobian{}, nil
+		checkEvHv(t, f, ode.Rodas5PMethod{Linear: ode.GMRES{}}, ode.InterpolatingAdjoint{}, ref, 1e-8)
+	}
+}
+
+// Loss.End at T1 is a save there, after the ball's impacts: H equals
+// differences of the gradient of the same loss.
+func TestHvEventsLossEnd(t *testing.T) {
+	c := evCases()[3]
+	end := c.loss
+	end.End = func(_ float64, u, dl []float64) (float64, float64) {
+		r := u[0] - 3
+		dl[0], dl[1] = 2*r, 0
+		return r * r, 2 * r * u[1]
+	}
+	end.EndHv = func(_ float64, _, ud, hv []float64) { hv[0] = 2 * ud[0] }
+	c.loss = end
+	ref := pkDiffHessian(t, c.prob, c.loss)
+	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
+		checkEvHv(t, c, m, ode.InterpolatingAdjoint{}, ref, 1e-8)
 	}
 }
 
