@@ -41,17 +41,7 @@ func (fs *forwardSens[T]) hybridAug(aug *Problem[T]) {
 	}
 	n := fs.n
 	fs.hf = &hybridForward[T]{tj: make([][]float64, len(prob.Schedules)), dtau: make([]float64, fs.m)}
-	aug.Events = make([]Event[T], len(prob.Events))
-	for j := range aug.Events {
-		aug.Events[j] = Event[T]{
-			Cond: func(Y []T, p []float32, t float64) float64 {
-				return fs.gs.prob.Events[j].cond(Y[:n:n], p, t)
-			},
-			Effect: func(Y []T, p []float32, t float64) bool {
-				return fs.gs.prob.Events[j].apply(Y[:n:n], p, t)
-			},
-		}
-	}
+	aug.Events = stateEvents(fs.gs, n)
 	aug.Schedules = make([]Schedule[T], len(prob.Schedules))
 	for k := range aug.Schedules {
 		aug.Schedules[k].Effect = func(Y []T, p []float32, t float64) bool {

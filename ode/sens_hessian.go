@@ -50,7 +50,7 @@ type HvLoss[T Float] struct {
 	// GaussNewton makes the product the Gauss–Newton one: the Hessian of
 	// the loss as a function of the solution, Jᵀ·∇²L·J with J = ∂(the
 	// solution)/∂(θ, u0), leaving out the second derivatives of F, of
-	// the schedules' effects and of U0From. It is positive
+	// the schedules' and events' effects and conditions and of U0From. It is positive
 	// semi-definite when the loss is convex in the solution, as least
 	// squares are, where it is the Fisher information's form; it equals
 	// H·v when F is linear in u and θ together
@@ -180,12 +180,23 @@ type HvSolver[T Float] struct {
 // TestHvScheduleNonlinearDose). A save time equal to a firing time sees
 // the state before it, as in Gradient. Checkpoints work with them: a
 // firing ends a segment. With s.FiniteDiff missing effect products are
-// taken by differences too. Events, TimesFrom, terminating effects and
-// effects that fire together are an error.
+// taken by differences too.
+//
+// Events at state-dependent times are differentiated through too, with
+// the moving time's terms: the tangent jumps as in Gradient's forward
+// sensitivities, and the adjoint and its tangent by the first-order jump
+// and its derivative along the tangent, which moves the event time
+// (sens_hessian_events.go derives it; TestHvEventsMatchDifferences). Its
+// second derivatives of the condition and the effect are central
+// differences of the first-order jump, as for schedules. Checkpoints
+// and ensembles work with them as with schedules
+// (TestHvEventsCheckpoints, TestHvEventsEnsemble). TimesFrom,
+// terminating effects and effects that fire together are an error.
 //
 // Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
-// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd). End where a terminating
-// firing ended the solve is an error.
+// by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd; after events,
+// TestHvEventsLossEnd). End where a terminating firing ended the solve
+// is an error.
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's

@@ -12,6 +12,7 @@ type hvDiff[T Float] struct {
 	pp             []float32
 	w              []T // the cotangent of the VJP being differenced
 	ce             float64
+	pr             float64 // the relative parameter step of paramDiff
 	// Saved's whole-trajectory differences, sized on first use.
 	sp, sm, dp, dm []T
 	usp, usm       [][]T
@@ -24,6 +25,10 @@ func (d *hvDiff[T]) init(n, np int) {
 	d.pa, d.pb = buf[4*n:4*n+np:4*n+np], buf[4*n+np:]
 	d.pp = make([]float32, np)
 	d.ce = cbrtEps[T]()
+	d.pr = cbrtEps32
+	if d.ce < cbrtEps32/100 { // float64 states: see paramDiff
+		d.pr = 0x1p-10
+	}
 }
 
 // dir adds into hu and hp the derivative of g's two results along (ud, pd)

@@ -18,18 +18,16 @@ import "math"
 // where (D_u, D_p) is the derivative of EffectVJP(w = λ⁺) at (u⁻, p)
 // along (ṡ⁻, v_θ), taken by central differences of EffectVJP: in u with
 // the step that VJPJVP's differences take (hvDiff.dir), in θ with two
-// float32 steps extrapolated (effectDir). They are exact to rounding when
+// float32 steps extrapolated (paramDiff). They are exact to rounding when
 // the effect is affine in (u, p), as a dose u += D is. A save time
 // at t_k sees the state before the firing, as in Gradient, so its jump is
 // applied after the firing's. The segment below t_k reads the recorded
 // state before it (adjointPass.edge).
 
 // hvSchedOK reports why prob's events and schedules cannot be
-// differentiated twice, or nil: schedules at fixed times can.
+// differentiated twice, or nil: events (sens_hessian_events.go) and
+// schedules at fixed times can.
 func hvSchedOK[T Float](prob *Problem[T]) error {
-	if len(prob.Events) > 0 {
-		return errorf("HessianVector: the problem has %d Events, want none: Hessian-vector products go through Schedules at fixed times only, not through events at state-dependent times", len(prob.Events))
-	}
 	for k := range prob.Schedules {
 		if prob.Schedules[k].TimesFrom != nil {
 			return errorf("HessianVector: Problem.Schedules[%d].TimesFrom is set, want nil: Hessian-vector products go through Schedules at fixed times only (Times without TimesFrom)", k)
@@ -48,6 +46,7 @@ type hvSched[T Float] struct {
 	lamdAfter []T
 	e         int                                         // the effect being differenced, for effectVJPAtW
 	vjpAtW    func(gu, gp, u []T, p []float32, t float64) // effectVJPAtW
+	ev        *hvEvents[T]                                // the events' scratch; nil without events
 }
 
 // schedAug returns the forward system fp with the problem's schedules,
@@ -57,7 +56,7 @@ type hvSched[T Float] struct {
 func (hs *HvSolver[T]) schedAug(fp Problem[T]) Problem[T] {
 	gs := hs.gs
 	hs.sch = nil
-	if len(gs.prob.Schedules) == 0 {
+	if len(gs.prob.Schedules)+len(gs.prob.Events) == 0 {
 		return fp
 	}
 	n := hs.n
@@ -69,6 +68,7 @@ func (hs *HvSolver[T]) schedAug(fp Problem[T]) Problem[T] {
 	}
 	hs.sch = &hvSched[T]{lamAfter: make([]T, n), lamdAfter: make([]T, n)}
 	hs.sch.vjpAtW = hs.effectVJPAtW
+	hs.eventAug(&fp)
 	return fp
 }
 
@@ -97,6 +97,9 @@ func (hs *HvSolver[T]) schedStart() {
 	for k := range it.prob.Schedules {
 		it.prob.Schedules[k].Times = hs.gs.prob.Schedules[k].Times
 	}
+	for j := range it.prob.Events {
+		it.prob.Events[j].Direction = hs.gs.prob.Events[j].Direction
+	}
 	sc.fl.reset()
 	sc.nFired = 0
 }
@@ -117,6 +120,9 @@ func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, ter
 	n := hs.n
 	copy(after[n:], before[n:]) // the effect acts on u; q does not jump
 	e, i := it.firingOf(fire[0])
+	if e >= 0 {
+		return hs.fireEventForward(e, t, before, after)
+	}
 	p := hs.gs.prob.P
 	hs.gs.hyb.effectJVP(e, after[n:2*n], before[:n], before[n:2*n], p, hs.vθ, t, 0)
 	if c := firstNonFinite(after[n : 2*n]); c >= 0 {
@@ -136,13 +142,13 @@ func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, ter
 // fireBackward applies firing x's cotangents to [λ, λ̇, μ, μ̇]: the
 // transpose of the jump and its derivative along (ṡ⁻, v_θ).
 func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
+	if x.e >= 0 {
+		hs.fireEventBackward(x)
+		return
+	}
 	sc, h := hs.sch, hs.gs.hyb
-	n, np := hs.n, hs.np
-	a := hs.pass.a
-	lam, lamd := a[:n], a[n:2*n]
-	mu, mud := a[2*n:2*n+np], a[2*n+np:]
-	copy(sc.lamAfter, lam)
-	copy(sc.lamdAfter, lamd)
+	n := hs.n
+	lam, lamd, mu, mud := hs.fireState()
 	u, ud := x.before[:n], x.before[n:2*n]
 	p := hs.gs.prob.P
 	clear(lam)
@@ -154,20 +160,38 @@ func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
 	}
 	sc.e = x.e
 	hs.fd.w = sc.lamAfter
-	hs.effectDir(lamd, mud, u, ud, p, x.t)
+	hs.fd.dir(lamd, mud, sc.vjpAtW, u, ud, p, nil, x.t)
+	hs.paramDiff(lamd, mud, sc.vjpAtW, u, p, x.t)
 	hs.fd.w = nil
 }
 
-// effectDir adds into hu and hp the derivative of EffectVJP(w = hs.fd.w)
-// at (u, p) along (ud, v_θ): along ud by hvDiff.dir's central difference,
+// fireState returns λ, λ̇, μ and μ̇ in the backward state at a firing,
+// keeping λ⁺ and λ̇⁺ in hs.sch.lamAfter and lamdAfter.
+func (hs *HvSolver[T]) fireState() (lam, lamd, mu, mud []T) {
+	n, np := hs.n, hs.np
+	a := hs.pass.a
+	lam, lamd = a[:n], a[n:2*n]
+	mu, mud = a[2*n:2*n+np], a[2*n+np:]
+	copy(hs.sch.lamAfter, lam)
+	copy(hs.sch.lamdAfter, lamd)
+	return lam, lamd, mu, mud
+}
+
+// paramDiff adds into hu and hp the derivative of g at (u, p) along v_θ,
+// for g EffectVJP at hs.fd.w or an event's jump map (fireEventBackward):
 // along each non-zero v_θ,k by central differences in float32 steps δ
 // and δ/2, Richardson-extrapolated. A firing costs a few products, so the
 // second pair is cheap, and it takes the parameter part from the
 // truncation error of one difference in float32 steps (of order δ²,
-// 1e-5 relative) down to rounding (TestHvScheduleNonlinearDose).
-func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
-	d, g := &hs.fd, hs.sch.vjpAtW
-	d.dir(hu, hp, g, u, ud, p, nil, t)
+// 1e-5 relative) down to rounding (TestHvScheduleNonlinearDose). The
+// steps are exact in float32 (symStep), so for float64 states the
+// rounding is float64's, of order ε/δ, and δ is 2^-10 relative, which
+// balances it against the extrapolated truncation, of order δ⁴; an
+// event's jump map, rational in θ through 1/ġ, needs it (its products
+// are 1e-12 from symmetric, against 5e-10 with float32's ∛ε). For float32
+// states δ is float32's ∛ε. The derivative along ud is the caller's.
+func (hs *HvSolver[T]) paramDiff(hu, hp []T, g func(gu, gp, u []T, p []float32, t float64), u []T, p []float32, t float64) {
+	d := &hs.fd
 	if hs.vθ == nil {
 		return
 	}
@@ -179,12 +203,12 @@ func (hs *HvSolver[T]) effectDir(hu, hp, u, ud []T, p []float32, t float64) {
 		// D(h) = D + c·h² + …, so D = (h1²·D(h2) − h2²·D(h1))/(h1² − h2²)
 		// for the steps h1, h2 as rounded to float32.
 		pk := p[k]
-		δ := cbrtEps32 * max(math.Abs(float64(pk)), 1)
+		δ := d.pr * max(math.Abs(float64(pk)), 1)
 		hi1, lo1, h1 := symStep(pk, δ)
 		hi2, lo2, h2 := symStep(pk, δ/2)
 		den := h1*h1 - h2*h2
-		hs.effectPDiff(hu, hp, u, k, hi1, lo1, t, T(float64(x)*-h2*h2/(den*h1)))
-		hs.effectPDiff(hu, hp, u, k, hi2, lo2, t, T(float64(x)*h1*h1/(den*h2)))
+		hs.effectPDiff(hu, hp, g, u, k, hi1, lo1, t, T(float64(x)*-h2*h2/(den*h1)))
+		hs.effectPDiff(hu, hp, g, u, k, hi2, lo2, t, T(float64(x)*h1*h1/(den*h2)))
 	}
 }
 
@@ -200,10 +224,10 @@ func symStep(x float32, δ float64) (hi, lo float32, step float64) {
 	return hi, lo, float64(hi) - float64(lo)
 }
 
-// effectPDiff adds c·(g(p_k = hi) − g(p_k = lo)) into hu and hp, for g
-// EffectVJP at hs.fd.w; hs.fd.pp holds p.
-func (hs *HvSolver[T]) effectPDiff(hu, hp, u []T, k int, hi, lo float32, t float64, c T) {
-	d, g := &hs.fd, hs.sch.vjpAtW
+// effectPDiff adds c·(g(p_k = hi) − g(p_k = lo)) into hu and hp;
+// hs.fd.pp holds p.
+func (hs *HvSolver[T]) effectPDiff(hu, hp []T, g func(gu, gp, u []T, p []float32, t float64), u []T, k int, hi, lo float32, t float64, c T) {
+	d := &hs.fd
 	pk := d.pp[k]
 	d.pp[k] = hi
 	clear(d.ga)
@@ -228,8 +252,8 @@ func (hs *HvSolver[T]) effectVJPAtW(gu, gp, u []T, p []float32, t float64) {
 func (hs *HvSolver[T]) schedRefresh(prob *Problem[T]) error {
 	gs := hs.gs
 	if gs.hyb == nil {
-		if len(prob.Schedules) > 0 {
-			return errorf("HessianVector: the problem has %d Schedules, want none as when the solver was made", len(prob.Schedules))
+		if len(prob.Schedules)+len(prob.Events) > 0 {
+			return errorf("HessianVector: the problem has %d Schedules and %d Events, want none as when the solver was made", len(prob.Schedules), len(prob.Events))
 		}
 		return nil
 	}

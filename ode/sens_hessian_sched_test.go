@@ -179,7 +179,7 @@ func pkDiffHessian(t *testing.T, prob ode.Problem[float64], loss ode.HvLoss[floa
 		t.Fatal(err)
 	}
 	np := len(prob.P)
-	N := np + 1
+	N := np + len(prob.U0)
 	grad := func(k int, s float64) []float64 {
 		q := prob
 		q.P, q.U0 = append([]float32(nil), prob.P...), append([]float64(nil), prob.U0...)
@@ -385,7 +385,7 @@ func TestHvScheduleErrors(t *testing.T) {
 		prob ode.Problem[float64]
 		want string
 	}{
-		{"events", ev, "want none: Hessian-vector products go through Schedules at fixed times only"},
+		{"events", ev, "Problem.Events[0].CondGrad is nil"},
 		{"TimesFrom", from, "Problem.Schedules[0].TimesFrom is set, want nil"},
 		{"terminating", term, "terminating effects are not supported"},
 		{"no EffectVJP", noVJP, "Problem.Schedules[0].EffectVJP is nil"},
@@ -411,7 +411,6 @@ func TestHvScheduleErrors(t *testing.T) {
 // product is the sum of the trajectories', the same bits on any number
 // of workers.
 func TestHvScheduleEnsemble(t *testing.T) {
-	ctx := context.Background()
 	base := pkProblem(true)
 	ens := ode.Ensemble[float64]{Base: base, N: 5, ShardSize: 2,
 		Modify: func(i int, _ *rand.Rand, p *ode.Problem[float64]) {
@@ -420,40 +419,7 @@ func TestHvScheduleEnsemble(t *testing.T) {
 			s.Times = []float64{1 + 0.1*float64(i), 2.5}
 			p.Schedules = []ode.Schedule[float64]{s}
 		}}
-	lossFor := func(int) ode.HvLoss[float64] { return pkLoss() }
-	tol := ode.Tol(1e-10, 1e-12)
-	v := []float64{0.3, -1, 0.5}
-	var want [3]float64
-	for i := range ens.N {
-		h, err := ode.HessianVector(ctx, ens.Problem(i), ode.Tsit5(), pkLoss(), append(v[:3:3], 0), ode.InterpolatingAdjoint{}, tol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, x := range h.HvP {
-			want[k] += x
-		}
-	}
-	var first []float64
-	for _, w := range []int{1, 2} {
-		h, err := ens.HessianVector(ctx, ode.Tsit5(), lossFor, v, ode.InterpolatingAdjoint{}, tol, ode.Workers(w))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k := range want {
-			if e := math.Abs(h.HvP[k]-want[k]) / max(1, math.Abs(want[k])); e > 1e-12 {
-				t.Errorf("workers %d: HvP[%d] = %.15g, the trajectories' sum %.15g (%.2g)", w, k, h.HvP[k], want[k], e)
-			}
-		}
-		if first == nil {
-			first = append([]float64(nil), h.HvP...)
-		} else {
-			for k := range first {
-				if h.HvP[k] != first[k] {
-					t.Errorf("workers %d: HvP[%d] = %v, one worker's %v", w, k, h.HvP[k], first[k])
-				}
-			}
-		}
-	}
+	checkHvEnsemble(t, ens, pkLoss(), []float64{0.3, -1, 0.5})
 }
 
 // BenchmarkHvSchedulePK times one product through the nonlinear doses
