@@ -20,9 +20,12 @@
 // the firings: the jump of the sensitivities at each dose, and the extra
 // dose's time as a function of the parameters. L-BFGS works on the
 // logarithms of the parameters (optimisers.Positive). The program prints
-// the fitted values beside the true ones with their error and the time of
-// the extra dose, and writes dosing.png: the samples, the fitted curve,
+// the fitted values with their standard errors beside the true ones, and
+// the time of the extra dose, and writes dosing.png: the samples, the fitted curve,
 // the fitted threshold and the doses. The gradients are forward
 // sensitivities by default, the adjoint with -sens adjoint or -sens
-// discrete.
+// discrete. The standard errors are the Laplace approximation
+// (optimisers.NewLaplace) from the Hessian of the loss, which
+// ode.FullHessian takes through the doses and through the extra dose's
+// event, whose time moves with the parameters.
 package main

@@ -91,6 +91,7 @@ type config struct {
 // result is what a run found, for the test.
 type result struct {
 	Fit, True   []float32
+	StdErr      []float64 // by the Laplace approximation at the fit
 	Names       []string
 	Loss        float64
 	Gradients   int
@@ -195,13 +196,19 @@ func run(ctx context.Context, w io.Writer, cfg config) (*result, error) {
 		return nil, err
 	}
 	res.ExtraDose = curve.extra
+	lap, err := standardErrors(ctx, prob, θ, lay, loss, cfg.tol)
+	if err != nil {
+		return nil, fmt.Errorf("standard errors: %w", err)
+	}
+	res.StdErr = lap.StdErr
 
 	fmt.Fprintf(w, "one-compartment model with first-order absorption: doses of %g mg at t = %v h and one more when C falls below the threshold\n", dose, doseTimes)
 	fmt.Fprintf(w, "fitted to %d noisy samples of C (σ = %g mg/L), gradients by %s through the doses, Tsit5 at rtol %g\n", nObs, sigma, sens.Name(), cfg.tol)
-	fmt.Fprintf(w, "%-10s %-10s %-10s %-10s %s\n", "parameter", "fitted", "true", "error", "start")
+	fmt.Fprintf(w, "%-10s %-10s %-10s %-10s %-10s %s\n", "parameter", "fitted", "std.err", "true", "error", "start")
 	for i, name := range res.Names {
-		fmt.Fprintf(w, "%-10s %-10.5g %-10.5g %-10s %.5g\n", name, θ[i], θtrue[i], fmt.Sprintf("%+.2f %%", 100*(float64(θ[i])/float64(θtrue[i])-1)), start[i])
+		fmt.Fprintf(w, "%-10s %-10.5g %-10.2g %-10.5g %-10s %.5g\n", name, θ[i], lap.StdErr[i], θtrue[i], fmt.Sprintf("%+.2f %%", 100*(float64(θ[i])/float64(θtrue[i])-1)), start[i])
 	}
+	fmt.Fprintf(w, "standard errors by the Laplace approximation: the Hessian of the loss through the doses and the extra dose's event\n")
 	fmt.Fprintf(w, "extra dose at t = %.3f h; loss %.4g (noise alone: about %d), L-BFGS status %v, %d gradients\n",
 		curve.extra, r.F, nObs/2, r.Status, res.Gradients)
 	if err != nil {
