@@ -161,13 +161,16 @@
 // a loss through a solve by forward over adjoint (one sensitivity along
 // v forwards, the adjoint and its tangent backwards), exact with
 // Problem.VJPJVP (odead fills it), with explicit methods and with stiff
-// ones in every structure, by direct solvers or GMRES, and Ensemble.HessianVector
-// sums them over trajectories. InterpolatingAdjoint's Checkpoints bound
-// their memory as they bound a gradient's: the state and its tangent are
-// kept at the checkpoints, and each segment is solved again for the
-// backward pass. They go through schedules at fixed times, such as the
-// doses of a pharmacokinetic model, so that a fit through them gets its
-// standard errors from the Hessian; events and TimesFrom are refused.
+// ones in every structure, by direct solvers or GMRES, and
+// Ensemble.HessianVector sums them over trajectories.
+// InterpolatingAdjoint's Checkpoints bound their memory as they bound a
+// gradient's: the state and its tangent are kept at the checkpoints, and
+// each segment is solved again for the backward pass. They go through
+// schedules at fixed times, such as the doses of a pharmacokinetic model,
+// and through events at state-dependent times, whose time moves with θ
+// (examples/dosing's threshold dose), so that a fit through them gets its
+// standard errors from the Hessian; TimesFrom, terminating effects and
+// effects that fire together are refused.
 // HvLoss.GaussNewton gives the Gauss–Newton product instead, Jᵀ·∇²L·J,
 // positive semi-definite for least squares (the Fisher information's
 // form), at the same cost.
