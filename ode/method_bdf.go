@@ -131,6 +131,7 @@ const (
 	bdfHlbFact  = 100.0 // HLB_FACTOR
 	bdfHBias    = 0.5   // H_BIAS
 	bdfHinIters = 4     // MAX_ITERS of the initial step
+	bdfHMinFact = 2.0   // h0 ≥ this many of the integrator's smallest steps (flatkit's own)
 	bdfConvFail = 1e300 // what attempt returns for a Newton failure: reject, shrink, go on
 )
 

@@ -131,6 +131,15 @@ func (b *bdf[T]) prepareNext(h, ddn, dup float64, qm1, qp1 bool) {
 // h0²·‖y⁽²⁾‖/2 is about 1, with y⁽²⁾ from a difference of F, halved, and
 // bounded by 0.1·|T1 − t| and by the change of y a forward Euler step
 // would make. It costs up to four evaluations of F.
+//
+// The Euler bound lets no component change by more than its tolerance
+// plus a tenth of itself, so a component that is 0 and moving (a height
+// right after an impact, an adjoint right after a save time's jump) bounds
+// h0 by atol/|y'|. At tight tolerances that falls below the lower bound
+// 100ε·max(|t|, |T1|); CVODE then takes the geometric mean of the two
+// bounds, which can fall below the 16ε|t| under which the integrator ends
+// the solve with DtUnderflow (CVODE itself has no such floor). BDF takes
+// at least twice that floor there (TestBDFTightTolerances).
 func (b *bdf[T]) firstStep(it *Integrator[T], f0 []T) float64 {
 	t, dir := it.t, it.dir
 	tdist := math.Abs(it.t1 - t)
@@ -157,7 +166,9 @@ func (b *bdf[T]) firstStep(it *Integrator[T], f0 []T) float64 {
 	}
 	hg := math.Sqrt(hlb * hub)
 	if hub < hlb {
-		return dir * hg
+		// CVODE takes the geometric mean, which can be below the
+		// smallest step the integrator takes (16ε|t|, see step).
+		return dir * max(hg, bdfHMinFact*16*eps*math.Abs(t))
 	}
 	hnew, hs := hg, hg
 	for count1 := 1; count1 <= bdfHinIters; count1++ {
