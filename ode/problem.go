@@ -215,8 +215,8 @@ type Schedule[T Float] struct {
 	// EffectJVP and EffectVJP are the derivatives of Effect, as for
 	// Event's; TimesFromJac writes the Jacobian of TimesFrom,
 	// J[i*len(p)+k] = ∂ts_i/∂p_k. Gradient needs them (see Gradient),
-	// and so does HessianVector, through fixed times only (TimesFrom
-	// nil).
+	// and so does HessianVector, which takes TimesFromJac's derivative
+	// by differences.
 	EffectJVP    func(jv, u, v []T, p []float32, dp []T, t, dt float64)
 	EffectVJP    func(du, dp, w, u []T, p []float32, t float64) (dt float64)
 	TimesFromJac func(J []float64, p []float32)

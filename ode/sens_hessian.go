@@ -182,6 +182,13 @@ type HvSolver[T Float] struct {
 // firing ends a segment. With s.FiniteDiff missing effect products are
 // taken by differences too.
 //
+// Schedules whose times come from θ (TimesFrom) are differentiated
+// through as events whose time's tangent is TimesFromJac·v_θ
+// (sens_hessian_timesfrom.go derives it); the times' second derivatives
+// are central differences of TimesFromJac in θ, exact to rounding when
+// the times are affine in θ (TestHvTimesFromMatchDifferences). With
+// s.FiniteDiff a missing TimesFromJac is a difference of TimesFrom.
+//
 // Events at state-dependent times are differentiated through too, with
 // the moving time's terms: the tangent jumps as in Gradient's forward
 // sensitivities, and the adjoint and its tangent by the first-order jump
@@ -190,8 +197,8 @@ type HvSolver[T Float] struct {
 // second derivatives of the condition and the effect are central
 // differences of the first-order jump, as for schedules. Checkpoints
 // and ensembles work with them as with schedules
-// (TestHvEventsCheckpoints, TestHvEventsEnsemble). TimesFrom,
-// terminating effects and effects that fire together are an error.
+// (TestHvEventsCheckpoints, TestHvEventsEnsemble). Terminating effects
+// and effects that fire together are an error.
 //
 // Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
 // by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd; after events,
@@ -237,9 +244,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 		return nil, errorf("HessianVector: method is nil")
 	}
 	if err := prob.validate(); err != nil {
-		return nil, err
-	}
-	if err := hvSchedOK(&prob); err != nil {
 		return nil, err
 	}
 	o, err := parseOptions(opts)
@@ -340,9 +344,6 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	}
 	if c := firstNonFinite(v); c >= 0 {
 		return nil, errorf("HessianVector: v[%d] = %g, want a finite direction", c, float64(v[c]))
-	}
-	if err := hvSchedOK(&prob); err != nil {
-		return nil, err
 	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob

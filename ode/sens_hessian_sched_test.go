@@ -362,16 +362,14 @@ func TestHvScheduleAllocatesNothingWarm(t *testing.T) {
 	}
 }
 
-// Events, parameter-dependent schedule times and terminating effects are
-// refused with errors that say what was wanted.
+// Events without their derivatives, terminating effects and schedules
+// without theirs are refused with errors that say what was wanted.
 func TestHvScheduleErrors(t *testing.T) {
 	ctx := context.Background()
 	v := []float64{1, 0, 0}
 	ev := pkProblem(false)
 	ev.Events = []ode.Event[float64]{{G: func(u []float64, _ float64) float64 { return u[0] - 0.5 },
 		Affect: func(u []float64, _ float64) bool { return false }}}
-	from := pkProblem(false)
-	from.Schedules[0].TimesFrom = func(ts []float64, p []float32) { copy(ts, pkDoses) }
 	term := pkProblem(false)
 	eff := term.Schedules[0].Effect
 	term.Schedules[0].Effect = func(u []float64, p []float32, t float64) bool {
@@ -386,7 +384,6 @@ func TestHvScheduleErrors(t *testing.T) {
 		want string
 	}{
 		{"events", ev, "Problem.Events[0].CondGrad is nil"},
-		{"TimesFrom", from, "Problem.Schedules[0].TimesFrom is set, want nil"},
 		{"terminating", term, "terminating effects are not supported"},
 		{"no EffectVJP", noVJP, "Problem.Schedules[0].EffectVJP is nil"},
 	} {
