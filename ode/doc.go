@@ -170,8 +170,9 @@
 // or at times computed from θ by TimesFrom, and through events at
 // state-dependent times, whose time moves with θ (examples/dosing's
 // threshold dose), so that a fit through them gets its standard errors
-// from the Hessian; terminating effects and effects that fire together
-// are refused.
+// from the Hessian, and through effects that end the solve, with a loss
+// of the end time and state (Loss.End); effects that fire together are
+// refused.
 // HvLoss.GaussNewton gives the Gauss–Newton product instead, Jᵀ·∇²L·J,
 // positive semi-definite for least squares (the Fisher information's
 // form), at the same cost.

@@ -145,8 +145,9 @@ type Problem[T Float] struct {
 // the missing ones by central differences. A condition that touches zero
 // without crossing it (∂g/∂u·F + ∂g/∂t = 0) has no derivative, and
 // Gradient fails there. Effects that fire together are refused.
-// HessianVector differentiates through non-terminating events too, with
-// the same fields (TestHvEventsMatchDifferences).
+// HessianVector differentiates through events too, terminating or not,
+// with the same fields (TestHvEventsMatchDifferences,
+// TestHvTerminatingMatchDifferences).
 type Event[T Float] struct {
 	G         func(u []T, t float64) float64
 	Direction int

@@ -40,7 +40,9 @@ type HvLoss[T Float] struct {
 	// EndHv writes ∂²End/∂u²·ud at (T1, u) into hv, zeroed before the
 	// call: End's second derivative along the tangent at T1, where End is
 	// a save (Loss.End). End's dL/dt moves only dL/dT1 and is not
-	// differentiated.
+	// differentiated. Where a terminating firing ended the solve EndHv
+	// is not called: End's derivatives there are differences of End
+	// (see HessianVector).
 	EndHv func(t float64, u, ud, hv []T)
 	// RunningHv adds into hu and hp the derivative of RunningGradient's
 	// ∂g/∂u and ∂g/∂p along (ud, pd) in (u, p). pd is nil when the
@@ -197,13 +199,22 @@ type HvSolver[T Float] struct {
 // second derivatives of the condition and the effect are central
 // differences of the first-order jump, as for schedules. Checkpoints
 // and ensembles work with them as with schedules
-// (TestHvEventsCheckpoints, TestHvEventsEnsemble). Terminating effects
-// and effects that fire together are an error.
+// (TestHvEventsCheckpoints, TestHvEventsEnsemble). Effects that fire
+// together are an error.
 //
 // Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
 // by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd; after events,
-// TestHvEventsLossEnd). End where a terminating firing ended the solve
-// is an error.
+// TestHvEventsLossEnd).
+//
+// A terminating firing, of an event or a schedule, ends the solve at its
+// time τ, which moves with θ for an event or a TimesFrom schedule; the
+// loss then reads the saves up to τ (a later one is an error), the
+// running cost's integral to τ and End at τ and the state after the
+// effect, a first-passage time loss. The jumps there are the terminal
+// ones, whose λ⁺ and dL/dτ are End's gradient at the moving end: their
+// derivative along the end's tangent is taken by central differences of
+// Loss.End, in u and t, not by EndHv (sens_hessian_term.go derives it;
+// TestHvTerminatingMatchDifferences).
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's
@@ -479,10 +490,10 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
-	gs.takeSaved(it, n)
-	if gs.endT && gs.loss.End != nil {
-		return errorf("HessianVector: Loss.End is set and a terminating firing ended the solve at t=%g; Hessian-vector products of End are supported at T1 only, where it is a save", gs.endAt)
+	if err := gs.checkReached(it); err != nil {
+		return err
 	}
+	gs.takeSaved(it, n)
 	val, err := gs.evalLoss()
 	if err != nil {
 		return err
@@ -497,7 +508,7 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 
 	// The backward solve of [λ, λ̇, μ, μ̇].
 	ap := &hs.pass
-	ap.start(it.dir)
+	ap.startAt(it.dir, it.t) // T1, or where a terminating firing ended the solve
 	hs.ubT = math.NaN()
 	if hs.cache != nil {
 		err = hs.backwardCheckpointed(ctx)

@@ -51,14 +51,15 @@ import "math"
 // the forward tangent's jump, without the second derivatives.
 //
 // Schedules whose times are parameters (TimesFrom) go through the same
-// code with τ̇ from TimesFromJac (sens_hessian_timesfrom.go). Terminating
-// effects and simultaneous firings are refused by fireForward, as for
-// schedules.
+// code with τ̇ from TimesFromJac (sens_hessian_timesfrom.go), and so do
+// terminating firings, with the terminal jump (sens_hessian_term.go).
+// Simultaneous firings are refused by fireForward, as for schedules.
 
 // hvEvents is HvSolver's scratch for events.
 type hvEvents[T Float] struct {
 	y      firing[T] // the jump's data at a perturbed point
 	e, i   int       // the effect being differenced and a schedule's time index
+	term   bool      // whether it ended the solve
 	w      []T       // λ⁺ of the jump being differenced
 	lam    []T       // the jump's λ⁻ at a perturbed point
 	dir    []T       // ṡ⁻ + f⁻τ̇
@@ -67,6 +68,8 @@ type hvEvents[T Float] struct {
 	lp, lm []T       // λ'⁺, λ'⁻
 	mp, mm []T       // μ'⁺, μ'⁻
 	tj     []float64 // a TimesFromJac at a perturbed θ
+	eu     []T       // End's state in terminalDir's differences
+	edl    []T       // and its gradient there
 	jumpAt func(gu, gp, u []T, p []float32, t float64)
 }
 
@@ -118,7 +121,7 @@ func (hs *HvSolver[T]) eventView(x *firing[T]) firing[T] {
 // fireEventForward records the firing of event e at t, or of schedule ^e's
 // time i when TimesFrom makes it a parameter, and jumps the tangent in
 // after by the first-order map (hybridDerivs.tangent).
-func (hs *HvSolver[T]) fireEventForward(e, i int, t float64, before, after []T) error {
+func (hs *HvSolver[T]) fireEventForward(e, i int, t float64, before, after []T, terminate bool) error {
 	fl := hs.sch.fl
 	n := hs.n
 	if fl.m == len(fl.recs) {
@@ -126,7 +129,7 @@ func (hs *HvSolver[T]) fireEventForward(e, i int, t float64, before, after []T) 
 		fl.tauBar = append(fl.tauBar, 0)
 	}
 	x := &fl.recs[fl.m]
-	x.e, x.i, x.t, x.terminal, x.dtdp = e, i, t, false, hs.timesRow(e, i)
+	x.e, x.i, x.t, x.terminal, x.dtdp = e, i, t, terminate, hs.timesRow(e, i)
 	x.before = append(x.before[:0], before...)
 	x.after = append(x.after[:0], after[:n]...)
 	p := hs.gs.prob.P
@@ -143,6 +146,9 @@ func (hs *HvSolver[T]) fireEventForward(e, i int, t float64, before, after []T) 
 		return errorf("HessianVector: the tangent after %s at t=%g has %g in component %d; want finite values", fl.it.fireNames(), t, float64(after[n+c]), c)
 	}
 	fl.m++
+	if terminate {
+		hs.terminalStep()
+	}
 	return nil
 }
 
@@ -154,20 +160,31 @@ func (hs *HvSolver[T]) fireEventBackward(x *firing[T]) {
 	p := hs.gs.prob.P
 	v := hs.eventView(x)
 	u, ud := x.before[:hs.n], x.before[hs.n:2*hs.n]
-	tb := hs.runningJump(u, x.after, p, x.t)
+	tb := hs.jumpTauBar(x.terminal, u, x.after, p, x.t)
 	if hs.lossv.GaussNewton {
 		h.cotangent(&v, lam, mu, sc.lamAfter, p, tb)
-		h.cotangent(&v, lamd, mud, sc.lamdAfter, p, 0)
+		w, tbd := sc.lamdAfter, 0.0
+		if x.terminal {
+			w, tbd = ev.wl, hs.terminalDir(ev.wl, sc.lamdAfter, x, hs.tauDot(x, ud))
+		}
+		h.cotangent(&v, lamd, mud, w, p, tbd)
 		return
 	}
 	τd := hs.tauDot(x, ud)
 	hs.adjointRate(ev.lp, ev.mp, sc.lamAfter, x.after, p, x.t)
 	h.cotangent(&v, lam, mu, sc.lamAfter, p, tb)
 	hs.adjointRate(ev.lm, ev.mm, lam, u, p, x.t)
-	for i, l := range sc.lamdAfter {
-		ev.wl[i] = l + ev.lp[i]*T(τd)
+	tbd := 0.0
+	if x.terminal {
+		// λ⁺ and μ⁺ are the solve's end values, not a trajectory's.
+		tbd = hs.terminalDir(ev.wl, sc.lamdAfter, x, τd)
+		clear(ev.mp)
+	} else {
+		for i, l := range sc.lamdAfter {
+			ev.wl[i] = l + ev.lp[i]*T(τd)
+		}
 	}
-	h.cotangent(&v, lamd, mud, ev.wl, p, 0)
+	h.cotangent(&v, lamd, mud, ev.wl, p, tbd)
 	hs.jumpDir(lamd, mud, x, τd)
 	for i := range lamd {
 		lamd[i] -= ev.lm[i] * T(τd)
@@ -187,7 +204,7 @@ func (hs *HvSolver[T]) jumpDir(hu, hp []T, x *firing[T], τd float64) {
 	for i := range ev.dir {
 		ev.dir[i] = ud[i] + x.fBefore[i]*T(τd)
 	}
-	ev.e, ev.i, ev.w = x.e, x.i, hs.sch.lamAfter
+	ev.e, ev.i, ev.term, ev.w = x.e, x.i, x.terminal, hs.sch.lamAfter
 	p, t := hs.gs.prob.P, x.t
 	if vn := max(normInf(ev.dir), math.Abs(τd)); vn > 0 {
 		// Central differences with steps s and s/2, extrapolated:
@@ -228,12 +245,12 @@ func (hs *HvSolver[T]) jumpPair(hu, hp, u []T, p []float32, t, s, τd float64, c
 func (hs *HvSolver[T]) eventJumpAt(gu, gp, u []T, p []float32, t float64) {
 	ev, h := hs.sch.ev, hs.gs.hyb
 	y := &ev.y
-	y.e, y.i, y.t, y.terminal, y.dtdp = ev.e, ev.i, t, false, hs.timesRowAt(ev.e, ev.i, p)
+	y.e, y.i, y.t, y.terminal, y.dtdp = ev.e, ev.i, t, ev.term, hs.timesRowAt(ev.e, ev.i, p)
 	y.before = append(y.before[:0], u...)
 	y.after = append(y.after[:0], u...)
 	hs.applyAt(ev.e, y.after, p, t)
 	_ = h.prepare(y, p) // ġ = 0 only at a tangential crossing, refused forwards
-	tb := hs.runningJump(u, y.after, p, t)
+	tb := hs.jumpTauBar(ev.term, u, y.after, p, t)
 	h.cotangent(y, ev.lam, gp, ev.w, p, tb)
 	for i, v := range ev.lam {
 		gu[i] += v

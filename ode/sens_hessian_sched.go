@@ -97,22 +97,20 @@ func (hs *HvSolver[T]) schedStart() {
 
 // fireForward is the forward integrator's onFire: it records the state
 // before the firing and jumps the tangent in after, the integrator's
-// state, by ṡ⁺ = a_u·ṡ⁻ + a_p·v_θ. Simultaneous and terminating firings
-// are refused.
+// state, by ṡ⁺ = a_u·ṡ⁻ + a_p·v_θ. Events, schedules whose times are
+// parameters and terminating firings go to fireEventForward.
+// Simultaneous firings are refused.
 func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, terminate bool) error {
 	fl := hs.sch.fl
 	it := fl.it
 	if len(fire) > 1 {
 		return errorf("HessianVector: %s fire together at t=%g; Hessian-vector products through simultaneous firings are not supported", it.fireNames(), t)
 	}
-	if terminate {
-		return errorf("HessianVector: %s ended the solve at t=%g; Hessian-vector products through terminating effects are not supported (want effects that return false)", it.fireNames(), t)
-	}
 	n := hs.n
 	copy(after[n:], before[n:]) // the effect acts on u; q does not jump
 	e, i := it.firingOf(fire[0])
-	if e >= 0 || hs.gs.hyb.timesJ[^e] != nil {
-		return hs.fireEventForward(e, i, t, before, after)
+	if e >= 0 || terminate || hs.gs.hyb.timesJ[^e] != nil {
+		return hs.fireEventForward(e, i, t, before, after, terminate)
 	}
 	p := hs.gs.prob.P
 	hs.gs.hyb.effectJVP(e, after[n:2*n], before[:n], before[n:2*n], p, hs.vθ, t, 0)
@@ -133,7 +131,7 @@ func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, ter
 // fireBackward applies firing x's cotangents to [λ, λ̇, μ, μ̇]: the
 // transpose of the jump and its derivative along (ṡ⁻, v_θ).
 func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
-	if x.e >= 0 || x.dtdp != nil {
+	if x.e >= 0 || x.terminal || x.dtdp != nil {
 		hs.fireEventBackward(x)
 		return
 	}

@@ -334,36 +334,11 @@ func TestHvScheduleCheckpoints(t *testing.T) {
 
 // Warm products through schedules allocate nothing.
 func TestHvScheduleAllocatesNothingWarm(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		m    ode.Method
-		ckpt int
-	}{{ode.Tsit5(), 0}, {ode.Tsit5(), 2}, {ode.Rodas5P(), 0}} {
-		prob := pkProblem(true)
-		hs, err := ode.NewHvSolver(prob, c.m, ode.InterpolatingAdjoint{Checkpoints: c.ckpt}, ode.Tol(1e-6, 1e-8))
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss := pkLoss()
-		v := []float64{0.3, -1, 0.5, 0.7}
-		for range 3 {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		a := testing.AllocsPerRun(10, func() {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if a != 0 {
-			t.Errorf("%s, %d checkpoints: %v allocations per warm product, want 0", c.m.Name(), c.ckpt, a)
-		}
-	}
+	checkHvWarmAllocsPaths(t, pkProblem(true), pkLoss(), []float64{0.3, -1, 0.5, 0.7})
 }
 
-// Events without their derivatives, terminating effects and schedules
-// without theirs are refused with errors that say what was wanted.
+// Events and schedules without their derivatives, and save times after a
+// terminating firing, are refused with errors that say what was wanted.
 func TestHvScheduleErrors(t *testing.T) {
 	ctx := context.Background()
 	v := []float64{1, 0, 0}
@@ -384,7 +359,7 @@ func TestHvScheduleErrors(t *testing.T) {
 		want string
 	}{
 		{"events", ev, "Problem.Events[0].CondGrad is nil"},
-		{"terminating", term, "terminating effects are not supported"},
+		{"terminating before saves", term, "where a terminating event ended the solve"},
 		{"no EffectVJP", noVJP, "Problem.Schedules[0].EffectVJP is nil"},
 	} {
 		_, err := ode.HessianVector(ctx, tc.prob, ode.Tsit5(), pkLoss(), v, ode.InterpolatingAdjoint{})

@@ -63,41 +63,35 @@ func (hs *HvSolver[T]) timesFromAug(s *Schedule[T], k int) {
 // at this pass's parameters, evaluated once a pass into the log's tj, or
 // nil for an event or a schedule at fixed times.
 func (hs *HvSolver[T]) timesRow(e, i int) []float64 {
-	if e >= 0 {
+	if e >= 0 || hs.gs.hyb.timesJ[^e] == nil {
 		return nil
 	}
-	gs, fl := hs.gs, hs.sch.fl
-	k := ^e
-	tj := gs.hyb.timesJ[k]
-	if tj == nil {
-		return nil
-	}
-	np := hs.np
+	fl, k := hs.sch.fl, ^e
 	if !fl.tjOK[k] {
-		fl.tj[k] = grow(fl.tj[k], len(gs.prob.Schedules[k].Times)*np)
-		tj(fl.tj[k], gs.prob.P)
+		fl.tj[k] = hs.timesJac(fl.tj[k], k, hs.gs.prob.P)
 		fl.tjOK[k] = true
 	}
-	return fl.tj[k][i*np : (i+1)*np : (i+1)*np]
+	return fl.tj[k][i*hs.np : (i+1)*hs.np : (i+1)*hs.np]
 }
 
 // timesRowAt returns the row of schedule ^e's TimesFromJac for its time
 // i at p, evaluated into the events' scratch: the jump map's c(θ) at a
 // perturbed θ. It is nil for an event or a schedule at fixed times.
 func (hs *HvSolver[T]) timesRowAt(e, i int, p []float32) []float64 {
-	if e >= 0 {
+	if e >= 0 || hs.gs.hyb.timesJ[^e] == nil {
 		return nil
 	}
-	gs, ev := hs.gs, hs.sch.ev
-	k := ^e
-	tj := gs.hyb.timesJ[k]
-	if tj == nil {
-		return nil
-	}
-	np := hs.np
-	ev.tj = grow(ev.tj, len(gs.prob.Schedules[k].Times)*np)
-	tj(ev.tj, p)
-	return ev.tj[i*np : (i+1)*np : (i+1)*np]
+	ev := hs.sch.ev
+	ev.tj = hs.timesJac(ev.tj, ^e, p)
+	return ev.tj[i*hs.np : (i+1)*hs.np : (i+1)*hs.np]
+}
+
+// timesJac writes schedule k's TimesFromJac at p into J, grown to fit,
+// and returns it.
+func (hs *HvSolver[T]) timesJac(J []float64, k int, p []float32) []float64 {
+	J = grow(J, len(hs.gs.prob.Schedules[k].Times)*hs.np)
+	hs.gs.hyb.timesJ[k](J, p)
+	return J
 }
 
 // tauDot is τ̇ at firing x along (ṡ⁻, v_θ): −(g_u·ṡ⁻ + g_p·v_θ)/ġ for an

@@ -2,6 +2,7 @@ package ode_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -74,30 +75,7 @@ func tfCases() []evCase {
 // by 1.1 and 1.3 times and "linear" passes, its c being constant.
 func TestHvTimesFromMatchDifferences(t *testing.T) {
 	for _, c := range tfCases() {
-		ref := pkDiffHessian(t, c.prob, c.loss)
-		for _, m := range []ode.Method{ode.Tsit5(), ode.Vern7(), ode.Rodas5P()} {
-			checkEvHv(t, c, m, ode.InterpolatingAdjoint{}, ref, 1e-8)
-		}
-		N := len(c.prob.P) + len(c.prob.U0)
-		H, err := ode.FullHessian(context.Background(), c.prob, ode.Vern7(), c.loss, ode.InterpolatingAdjoint{}, ode.Tol(1e-11, 1e-13))
-		if err != nil {
-			t.Fatal(err)
-		}
-		scale := 0.0
-		for _, x := range H {
-			scale = max(scale, math.Abs(x))
-		}
-		asym := 0.0
-		for i := range N {
-			for j := range i {
-				e := math.Abs(H[i*N+j]-H[j*N+i]) / scale
-				asym = max(asym, e)
-				if e > 1e-8 {
-					t.Errorf("%s: H[%d][%d] = %.12g, H[%d][%d] = %.12g: not symmetric (%.2g of max|H|)", c.name, i, j, H[i*N+j], j, i, H[j*N+i], e)
-				}
-			}
-		}
-		t.Logf("%s: H's asymmetry %.2g of max|H|", c.name, asym)
+		checkEvHessian(t, c, 1e-8)
 	}
 }
 
@@ -156,19 +134,32 @@ func TestHvTimesFromGaussNewton(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hess := make([]float64, len(pkAt))
+	for i := range hess {
+		hess[i] = 2
+	}
+	checkGaussNewton(t, r, J, hess, v, 1e-7)
+}
+
+// checkGaussNewton checks the product r along v against Jᵀ·diag(hess)·J·v,
+// J[j] the derivatives of the loss's arguments in (θ, u0)_j, relative to
+// the largest entry, to tol.
+func checkGaussNewton(t *testing.T, r *ode.HvResult[float64], J [][]float64, hess, v []float64, tol float64) {
+	t.Helper()
+	N := len(J)
 	got := append(append([]float64(nil), r.HvP...), r.HvU0...)
 	want := make([]float64, N)
 	scale := 0.0
 	for a := range N {
 		for b := range N {
-			for i := range pkAt {
-				want[a] += 2 * J[a][i] * J[b][i] * v[b]
+			for i, h := range hess {
+				want[a] += J[a][i] * h * J[b][i] * v[b]
 			}
 		}
 		scale = max(scale, math.Abs(want[a]))
 	}
 	for a := range N {
-		if e := math.Abs(got[a]-want[a]) / scale; e > 1e-7 {
+		if e := math.Abs(got[a]-want[a]) / scale; e > tol {
 			t.Errorf("Gauss–Newton (H·v)[%d] = %.12g, want %.12g (%.2g)", a, got[a], want[a], e)
 		}
 	}
@@ -176,31 +167,22 @@ func TestHvTimesFromGaussNewton(t *testing.T) {
 
 // Warm products through moving doses allocate nothing.
 func TestHvTimesFromAllocatesNothingWarm(t *testing.T) {
-	ctx := context.Background()
+	checkHvWarmAllocsPaths(t, tfProblem(true), pkRunningLoss(), []float64{0.3, -1, 0.5, 0.7, -0.4})
+}
+
+// checkHvWarmAllocsPaths is checkHvWarmAllocs with Tsit5, with and
+// without checkpoints, and Rodas5P.
+func checkHvWarmAllocsPaths(t *testing.T, prob ode.Problem[float64], loss ode.HvLoss[float64], v []float64) {
+	t.Helper()
 	for _, c := range []struct {
 		m    ode.Method
 		ckpt int
 	}{{ode.Tsit5(), 0}, {ode.Tsit5(), 2}, {ode.Rodas5P(), 0}} {
-		prob := tfProblem(true)
 		hs, err := ode.NewHvSolver(prob, c.m, ode.InterpolatingAdjoint{Checkpoints: c.ckpt}, ode.Tol(1e-6, 1e-8))
 		if err != nil {
 			t.Fatal(err)
 		}
-		loss := pkRunningLoss()
-		v := []float64{0.3, -1, 0.5, 0.7, -0.4}
-		for range 3 {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		a := testing.AllocsPerRun(10, func() {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if a != 0 {
-			t.Errorf("%s, %d checkpoints: %v allocations per warm product, want 0", c.m.Name(), c.ckpt, a)
-		}
+		checkHvWarmAllocs(t, fmt.Sprintf("%s, %d checkpoints", c.m.Name(), c.ckpt), hs, prob.P, loss, v)
 	}
 }
 
@@ -222,4 +204,24 @@ func TestHvTimesFromEnsemble(t *testing.T) {
 			p.U0[0] = 1 + 0.1*float64(i)
 		}}
 	checkHvEnsemble(t, ens, pkLoss(), []float64{0.3, -1, 0.5, 0.7})
+}
+
+// checkHvWarmAllocs checks that products by hs at θ along v allocate
+// nothing once warm.
+func checkHvWarmAllocs(t *testing.T, name string, hs *ode.HvSolver[float64], θ []float32, loss ode.HvLoss[float64], v []float64) {
+	t.Helper()
+	ctx := context.Background()
+	for range 3 {
+		if _, err := hs.Hv(ctx, θ, loss, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := testing.AllocsPerRun(10, func() {
+		if _, err := hs.Hv(ctx, θ, loss, v); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if a != 0 {
+		t.Errorf("%s: %v allocations per warm product, want 0", name, a)
+	}
 }
