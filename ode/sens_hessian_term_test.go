@@ -2,6 +2,7 @@ package ode_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -18,7 +19,9 @@ import (
 //   - "ball stop": the bouncing ball ending at its second impact, with
 //     End = (t − 3.5)² + v²/10 at the impact, which reads the time;
 //   - "pk stop": the PK model's moving second dose (at 2.5 + a/5, from
-//     TimesFrom) ending the solve, with the running cost and End = u².
+//     TimesFrom) ending the solve, with the running cost and End = u²;
+//   - "pk fixed stop": the same with the dose at the fixed time 2.5,
+//     where a save sees the state before it.
 
 func termCases() []evCase {
 	dose := evDoseProblem()
@@ -52,7 +55,7 @@ func termCases() []evCase {
 		peff(u, p, t)
 		return t > 2
 	}
-	pkl := pkLossAt([]float64{0.5, 1.5, 2}, []float64{0.6, 2.1, 1.5})
+	pkl := pkLossAt([]float64{0.5, 1.5, 2, 2.5}, []float64{0.6, 2.1, 1.5, 1.0})
 	pkl.Running = func(u []float64, p []float32, _ float64) float64 { return float64(p[1]) * u[0] * u[0] }
 	pkl.RunningGradient = func(du, dp, u []float64, p []float32, _ float64) {
 		du[0] += 2 * float64(p[1]) * u[0]
@@ -157,4 +160,33 @@ func TestHvTerminatingGaussNewton(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGaussNewton(t, r, J, hess, v, 1e-7)
+}
+
+// BDF, Rodas5P with checkpoints and ensembles go through terminating
+// firings too.
+func TestHvTerminatingPaths(t *testing.T) {
+	ctx := context.Background()
+	cs := termCases()
+	for _, c := range []evCase{cs[0], cs[2]} {
+		checkEvHv(t, c, ode.BDF(), ode.InterpolatingAdjoint{}, pkDiffHessian(t, c.prob, c.loss), 1e-8)
+		N := len(c.prob.P) + len(c.prob.U0)
+		v := make([]float64, N)
+		for i := range v {
+			v[i] = 0.5 - 0.3*float64(i%3)
+		}
+		var w [][]float64
+		for _, b := range []int{0, 2} {
+			r, err := ode.HessianVector(ctx, c.prob, ode.Rodas5P(), c.loss, v, ode.InterpolatingAdjoint{Checkpoints: b}, ode.Tol(1e-10, 1e-12))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = append(w, hvFlat(r))
+		}
+		if e := hvWorstRel(w[1], w[0], len(c.prob.P), len(c.prob.U0)); e > 1e-9 {
+			t.Errorf("%s, Rodas5P, 2 checkpoints: product %v, without checkpoints %v (%.2g)", c.name, w[1], w[0], e)
+		}
+	}
+	ens := ode.Ensemble[float64]{Base: cs[1].prob, N: 5, ShardSize: 2,
+		Modify: func(i int, _ *rand.Rand, p *ode.Problem[float64]) { p.U0[0] = 8 + 0.5*float64(i) }}
+	checkHvEnsemble(t, ens, cs[1].loss, []float64{0.3, -1})
 }
