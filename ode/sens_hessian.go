@@ -52,7 +52,9 @@ type HvLoss[T Float] struct {
 	// GaussNewton makes the product the Gauss–Newton one: the Hessian of
 	// the loss as a function of the solution, Jᵀ·∇²L·J with J = ∂(the
 	// solution)/∂(θ, u0), leaving out the second derivatives of F, of
-	// the schedules' and events' effects and conditions and of U0From. It is positive
+	// the schedules' and events' effects and conditions, of TimesFrom and
+	// of U0From; where a terminating firing ends the solve, its time is
+	// part of the solution that Loss.End reads. It is positive
 	// semi-definite when the loss is convex in the solution, as least
 	// squares are, where it is the Fisher information's form; it equals
 	// H·v when F is linear in u and θ together

@@ -225,3 +225,38 @@ func checkHvWarmAllocs(t *testing.T, name string, hs *ode.HvSolver[float64], θ 
 		t.Errorf("%s: %v allocations per warm product, want 0", name, a)
 	}
 }
+
+// BenchmarkHvTimesFromPK times one product through the nonlinear doses at
+// times from θ beside InterpolatingAdjoint's gradient of the same loss,
+// at rtol 1e-8, as BenchmarkHvSchedulePK does at fixed times.
+func BenchmarkHvTimesFromPK(b *testing.B) {
+	ctx := context.Background()
+	prob := tfProblem(true)
+	tol := ode.Tol(1e-8, 1e-10)
+	b.Run("gradient", func(b *testing.B) {
+		gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		loss := pkLoss().Loss
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hv", func(b *testing.B) {
+		hs, err := ode.NewHvSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		loss, v := pkLoss(), []float64{0.3, -1, 0.5, 0.7, -0.4}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
