@@ -397,33 +397,5 @@ func TestHvScheduleEnsemble(t *testing.T) {
 // BenchmarkHvSchedulePK times one product through the nonlinear doses
 // beside InterpolatingAdjoint's gradient of the same loss, at rtol 1e-8.
 func BenchmarkHvSchedulePK(b *testing.B) {
-	ctx := context.Background()
-	prob := pkProblem(true)
-	tol := ode.Tol(1e-8, 1e-10)
-	b.Run("gradient", func(b *testing.B) {
-		gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
-		if err != nil {
-			b.Fatal(err)
-		}
-		loss := pkLoss().Loss
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("hv", func(b *testing.B) {
-		hs, err := ode.NewHvSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
-		if err != nil {
-			b.Fatal(err)
-		}
-		loss, v := pkLoss(), []float64{0.3, -1, 0.5, 0.7}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchHvPK(b, pkProblem(true), []float64{0.3, -1, 0.5, 0.7})
 }

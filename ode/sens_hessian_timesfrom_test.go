@@ -230,8 +230,13 @@ func checkHvWarmAllocs(t *testing.T, name string, hs *ode.HvSolver[float64], θ 
 // times from θ beside InterpolatingAdjoint's gradient of the same loss,
 // at rtol 1e-8, as BenchmarkHvSchedulePK does at fixed times.
 func BenchmarkHvTimesFromPK(b *testing.B) {
+	benchHvPK(b, tfProblem(true), []float64{0.3, -1, 0.5, 0.7, -0.4})
+}
+
+// benchHvPK times the gradient and one product along v of pkLoss for
+// prob with Tsit5 at rtol 1e-8.
+func benchHvPK(b *testing.B, prob ode.Problem[float64], v []float64) {
 	ctx := context.Background()
-	prob := tfProblem(true)
 	tol := ode.Tol(1e-8, 1e-10)
 	b.Run("gradient", func(b *testing.B) {
 		gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
@@ -251,7 +256,7 @@ func BenchmarkHvTimesFromPK(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		loss, v := pkLoss(), []float64{0.3, -1, 0.5, 0.7, -0.4}
+		loss := pkLoss()
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
