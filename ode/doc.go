@@ -166,11 +166,13 @@
 // InterpolatingAdjoint's Checkpoints bound their memory as they bound a
 // gradient's: the state and its tangent are kept at the checkpoints, and
 // each segment is solved again for the backward pass. They go through
-// schedules at fixed times, such as the doses of a pharmacokinetic model,
-// and through events at state-dependent times, whose time moves with θ
-// (examples/dosing's threshold dose), so that a fit through them gets its
-// standard errors from the Hessian; TimesFrom, terminating effects and
-// effects that fire together are refused.
+// schedules, such as the doses of a pharmacokinetic model, at fixed times
+// or at times computed from θ by TimesFrom, and through events at
+// state-dependent times, whose time moves with θ (examples/dosing's
+// threshold dose), so that a fit through them gets its standard errors
+// from the Hessian, and through effects that end the solve, with a loss
+// of the end time and state (Loss.End); effects that fire together are
+// refused.
 // HvLoss.GaussNewton gives the Gauss–Newton product instead, Jᵀ·∇²L·J,
 // positive semi-definite for least squares (the Fisher information's
 // form), at the same cost.

@@ -145,8 +145,9 @@ type Problem[T Float] struct {
 // the missing ones by central differences. A condition that touches zero
 // without crossing it (∂g/∂u·F + ∂g/∂t = 0) has no derivative, and
 // Gradient fails there. Effects that fire together are refused.
-// HessianVector differentiates through non-terminating events too, with
-// the same fields (TestHvEventsMatchDifferences).
+// HessianVector differentiates through events too, terminating or not,
+// with the same fields (TestHvEventsMatchDifferences,
+// TestHvTerminatingMatchDifferences).
 type Event[T Float] struct {
 	G         func(u []T, t float64) float64
 	Direction int
@@ -215,8 +216,8 @@ type Schedule[T Float] struct {
 	// EffectJVP and EffectVJP are the derivatives of Effect, as for
 	// Event's; TimesFromJac writes the Jacobian of TimesFrom,
 	// J[i*len(p)+k] = ∂ts_i/∂p_k. Gradient needs them (see Gradient),
-	// and so does HessianVector, through fixed times only (TimesFrom
-	// nil).
+	// and so does HessianVector, which takes TimesFromJac's derivative
+	// by differences.
 	EffectJVP    func(jv, u, v []T, p []float32, dp []T, t, dt float64)
 	EffectVJP    func(du, dp, w, u []T, p []float32, t float64) (dt float64)
 	TimesFromJac func(J []float64, p []float32)

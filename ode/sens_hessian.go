@@ -40,7 +40,9 @@ type HvLoss[T Float] struct {
 	// EndHv writes ∂²End/∂u²·ud at (T1, u) into hv, zeroed before the
 	// call: End's second derivative along the tangent at T1, where End is
 	// a save (Loss.End). End's dL/dt moves only dL/dT1 and is not
-	// differentiated.
+	// differentiated. Where a terminating firing ended the solve EndHv
+	// is not called: End's derivatives there are differences of End
+	// (see HessianVector).
 	EndHv func(t float64, u, ud, hv []T)
 	// RunningHv adds into hu and hp the derivative of RunningGradient's
 	// ∂g/∂u and ∂g/∂p along (ud, pd) in (u, p). pd is nil when the
@@ -50,7 +52,9 @@ type HvLoss[T Float] struct {
 	// GaussNewton makes the product the Gauss–Newton one: the Hessian of
 	// the loss as a function of the solution, Jᵀ·∇²L·J with J = ∂(the
 	// solution)/∂(θ, u0), leaving out the second derivatives of F, of
-	// the schedules' and events' effects and conditions and of U0From. It is positive
+	// the schedules' and events' effects and conditions, of TimesFrom and
+	// of U0From; where a terminating firing ends the solve, its time is
+	// part of the solution that Loss.End reads. It is positive
 	// semi-definite when the loss is convex in the solution, as least
 	// squares are, where it is the Fisher information's form; it equals
 	// H·v when F is linear in u and θ together
@@ -182,6 +186,13 @@ type HvSolver[T Float] struct {
 // firing ends a segment. With s.FiniteDiff missing effect products are
 // taken by differences too.
 //
+// Schedules whose times come from θ (TimesFrom) are differentiated
+// through as events whose time's tangent is TimesFromJac·v_θ
+// (sens_hessian_timesfrom.go derives it); the times' second derivatives
+// are central differences of TimesFromJac in θ, exact to rounding when
+// the times are affine in θ (TestHvTimesFromMatchDifferences). With
+// s.FiniteDiff a missing TimesFromJac is a difference of TimesFrom.
+//
 // Events at state-dependent times are differentiated through too, with
 // the moving time's terms: the tangent jumps as in Gradient's forward
 // sensitivities, and the adjoint and its tangent by the first-order jump
@@ -190,13 +201,22 @@ type HvSolver[T Float] struct {
 // second derivatives of the condition and the effect are central
 // differences of the first-order jump, as for schedules. Checkpoints
 // and ensembles work with them as with schedules
-// (TestHvEventsCheckpoints, TestHvEventsEnsemble). TimesFrom,
-// terminating effects and effects that fire together are an error.
+// (TestHvEventsCheckpoints, TestHvEventsEnsemble). Effects that fire
+// together are an error.
 //
 // Loss.End, where the solve ends at T1, is a save at T1: λ̇ jumps there
 // by HvLoss.EndHv along ṡ(T1) (TestHvLossEnd; after events,
-// TestHvEventsLossEnd). End where a terminating firing ended the solve
-// is an error.
+// TestHvEventsLossEnd).
+//
+// A terminating firing, of an event or a schedule, ends the solve at its
+// time τ, which moves with θ for an event or a TimesFrom schedule; the
+// loss then reads the saves up to τ (a later one is an error), the
+// running cost's integral to τ and End at τ and the state after the
+// effect, a first-passage time loss. The jumps there are the terminal
+// ones, whose λ⁺ and dL/dτ are End's gradient at the moving end: their
+// derivative along the end's tangent is taken by central differences of
+// Loss.End, in u and t, not by EndHv (sens_hessian_term.go derives it;
+// TestHvTerminatingMatchDifferences).
 //
 // With Problem.U0From, u0 is a function of θ: the tangent starts from
 // ∂u0/∂θ·v_θ + v_u0, and θ's rows take U0FromVJP of λ and λ̇ and U0From's
@@ -237,9 +257,6 @@ func NewHvSolver[T Float](prob Problem[T], m Method, s InterpolatingAdjoint, opt
 		return nil, errorf("HessianVector: method is nil")
 	}
 	if err := prob.validate(); err != nil {
-		return nil, err
-	}
-	if err := hvSchedOK(&prob); err != nil {
 		return nil, err
 	}
 	o, err := parseOptions(opts)
@@ -340,9 +357,6 @@ func (hs *HvSolver[T]) HvFor(ctx context.Context, prob Problem[T], loss HvLoss[T
 	}
 	if c := firstNonFinite(v); c >= 0 {
 		return nil, errorf("HessianVector: v[%d] = %g, want a finite direction", c, float64(v[c]))
-	}
-	if err := hvSchedOK(&prob); err != nil {
-		return nil, err
 	}
 	jvp, vjp, vjpjvp := gs.prob.JVP, gs.prob.VJP, gs.prob.VJPJVP
 	gs.prob = prob
@@ -478,10 +492,10 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 	if err != nil {
 		return wrapSolveErr("forward solve", err)
 	}
-	gs.takeSaved(it, n)
-	if gs.endT && gs.loss.End != nil {
-		return errorf("HessianVector: Loss.End is set and a terminating firing ended the solve at t=%g; Hessian-vector products of End are supported at T1 only, where it is a save", gs.endAt)
+	if err := gs.checkReached(it); err != nil {
+		return err
 	}
+	gs.takeSaved(it, n)
 	val, err := gs.evalLoss()
 	if err != nil {
 		return err
@@ -496,7 +510,7 @@ func (hs *HvSolver[T]) run(ctx context.Context, v []T) error {
 
 	// The backward solve of [λ, λ̇, μ, μ̇].
 	ap := &hs.pass
-	ap.start(it.dir)
+	ap.startAt(it.dir, it.t) // T1, or where a terminating firing ended the solve
 	hs.ubT = math.NaN()
 	if hs.cache != nil {
 		err = hs.backwardCheckpointed(ctx)

@@ -116,8 +116,9 @@ func TestHvLossEnd(t *testing.T) {
 	}
 }
 
-// End with a schedule's terminating effect is an error, and a warm
-// product with End allocates nothing.
+// End with a schedule's terminating effect before save times is an
+// error (TestHvTerminatingMatchDifferences has End where the firing ends
+// the solve), and a warm product with End allocates nothing.
 func TestHvLossEndTerminatingAndAllocs(t *testing.T) {
 	ctx := context.Background()
 	term := pkProblem(false)
@@ -133,7 +134,7 @@ func TestHvLossEndTerminatingAndAllocs(t *testing.T) {
 	}
 	_, err := ode.HessianVector(ctx, term, ode.Tsit5(), l, []float64{1, 0, 0}, ode.InterpolatingAdjoint{})
 	if err == nil || !strings.Contains(err.Error(), "terminating") {
-		t.Errorf("End with a terminating effect: error %v, want one naming the terminating firing", err)
+		t.Errorf("End with a terminating effect before save times: error %v, want one naming the terminating firing", err)
 	}
 
 	hs, err := ode.NewHvSolver(lvHvProblem(), ode.Tsit5(), ode.InterpolatingAdjoint{})

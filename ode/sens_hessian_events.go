@@ -50,13 +50,16 @@ import "math"
 // A Gauss–Newton product applies J₁ and M₁ to λ̇⁺ alone: the transpose of
 // the forward tangent's jump, without the second derivatives.
 //
-// Terminating effects and simultaneous firings are refused by
-// fireForward, as for schedules.
+// Schedules whose times are parameters (TimesFrom) go through the same
+// code with τ̇ from TimesFromJac (sens_hessian_timesfrom.go), and so do
+// terminating firings, with the terminal jump (sens_hessian_term.go).
+// Simultaneous firings are refused by fireForward, as for schedules.
 
 // hvEvents is HvSolver's scratch for events.
 type hvEvents[T Float] struct {
 	y      firing[T] // the jump's data at a perturbed point
-	e      int       // the event being differenced
+	e, i   int       // the effect being differenced and a schedule's time index
+	term   bool      // whether it ended the solve
 	w      []T       // λ⁺ of the jump being differenced
 	lam    []T       // the jump's λ⁻ at a perturbed point
 	dir    []T       // ṡ⁻ + f⁻τ̇
@@ -64,22 +67,24 @@ type hvEvents[T Float] struct {
 	wl     []T       // λ̇⁺ + λ'⁺τ̇
 	lp, lm []T       // λ'⁺, λ'⁻
 	mp, mm []T       // μ'⁺, μ'⁻
+	tj     []float64 // a TimesFromJac at a perturbed θ
+	eu     []T       // End's state in terminalDir's differences
+	edl    []T       // and its gradient there
 	jumpAt func(gu, gp, u []T, p []float32, t float64)
 }
 
 // eventAug adds the problem's events to the forward system fp of
 // [u, ṡ, q]: their conditions and effects read u alone. They read
 // hs.gs.prob when called, so HvFor's problem is the one fired;
-// schedStart sets their directions.
+// schedStart sets their directions. It makes the events' scratch, which
+// schedules whose times are parameters use too.
 func (hs *HvSolver[T]) eventAug(fp *Problem[T]) {
 	gs := hs.gs
-	ne := len(gs.prob.Events)
-	if ne == 0 {
-		fp.Events = nil
-		return
-	}
 	n, np := hs.n, hs.np
-	fp.Events = stateEvents(gs, n)
+	fp.Events = nil
+	if len(gs.prob.Events) > 0 {
+		fp.Events = stateEvents(gs, n)
+	}
 	ev := &hvEvents[T]{lam: make([]T, n), dir: make([]T, n), neg: make([]T, n), wl: make([]T, n),
 		lp: make([]T, n), lm: make([]T, n), mp: make([]T, np), mm: make([]T, np)}
 	ev.jumpAt = hs.eventJumpAt
@@ -113,9 +118,10 @@ func (hs *HvSolver[T]) eventView(x *firing[T]) firing[T] {
 	return v
 }
 
-// fireEventForward records the firing of event e at t and jumps the
-// tangent in after by the first-order map (hybridDerivs.tangent).
-func (hs *HvSolver[T]) fireEventForward(e int, t float64, before, after []T) error {
+// fireEventForward records the firing of event e at t, or of schedule ^e's
+// time i when TimesFrom makes it a parameter, and jumps the tangent in
+// after by the first-order map (hybridDerivs.tangent).
+func (hs *HvSolver[T]) fireEventForward(e, i int, t float64, before, after []T, terminate bool) error {
 	fl := hs.sch.fl
 	n := hs.n
 	if fl.m == len(fl.recs) {
@@ -123,7 +129,7 @@ func (hs *HvSolver[T]) fireEventForward(e int, t float64, before, after []T) err
 		fl.tauBar = append(fl.tauBar, 0)
 	}
 	x := &fl.recs[fl.m]
-	x.e, x.i, x.t, x.terminal, x.dtdp = e, -1, t, false, nil
+	x.e, x.i, x.t, x.terminal, x.dtdp = e, i, t, terminate, hs.timesRow(e, i)
 	x.before = append(x.before[:0], before...)
 	x.after = append(x.after[:0], after[:n]...)
 	p := hs.gs.prob.P
@@ -137,9 +143,12 @@ func (hs *HvSolver[T]) fireEventForward(e int, t float64, before, after []T) err
 	v = hs.eventView(x)
 	hs.gs.hyb.tangent(&v, after[n:2*n], before[n:2*n], p, hs.vθ)
 	if c := firstNonFinite(after[n : 2*n]); c >= 0 {
-		return errorf("HessianVector: the tangent after Problem.Events[%d] at t=%g has %g in component %d; want finite values", e, t, float64(after[n+c]), c)
+		return errorf("HessianVector: the tangent after %s at t=%g has %g in component %d; want finite values", fl.it.fireNames(), t, float64(after[n+c]), c)
 	}
 	fl.m++
+	if terminate {
+		hs.terminalStep()
+	}
 	return nil
 }
 
@@ -151,24 +160,31 @@ func (hs *HvSolver[T]) fireEventBackward(x *firing[T]) {
 	p := hs.gs.prob.P
 	v := hs.eventView(x)
 	u, ud := x.before[:hs.n], x.before[hs.n:2*hs.n]
-	tb := hs.runningJump(u, x.after, p, x.t)
+	tb := hs.jumpTauBar(x.terminal, u, x.after, p, x.t)
 	if hs.lossv.GaussNewton {
 		h.cotangent(&v, lam, mu, sc.lamAfter, p, tb)
-		h.cotangent(&v, lamd, mud, sc.lamdAfter, p, 0)
+		w, tbd := sc.lamdAfter, 0.0
+		if x.terminal {
+			w, tbd = ev.wl, hs.terminalDir(ev.wl, sc.lamdAfter, x, hs.tauDot(x, ud))
+		}
+		h.cotangent(&v, lamd, mud, w, p, tbd)
 		return
 	}
-	s := dotT(x.gu, ud)
-	if hs.vθ != nil {
-		s += dotT(x.gp, hs.vθ)
-	}
-	τd := -s / x.gdot
+	τd := hs.tauDot(x, ud)
 	hs.adjointRate(ev.lp, ev.mp, sc.lamAfter, x.after, p, x.t)
 	h.cotangent(&v, lam, mu, sc.lamAfter, p, tb)
 	hs.adjointRate(ev.lm, ev.mm, lam, u, p, x.t)
-	for i, l := range sc.lamdAfter {
-		ev.wl[i] = l + ev.lp[i]*T(τd)
+	tbd := 0.0
+	if x.terminal {
+		// λ⁺ and μ⁺ are the solve's end values, not a trajectory's.
+		tbd = hs.terminalDir(ev.wl, sc.lamdAfter, x, τd)
+		clear(ev.mp)
+	} else {
+		for i, l := range sc.lamdAfter {
+			ev.wl[i] = l + ev.lp[i]*T(τd)
+		}
 	}
-	h.cotangent(&v, lamd, mud, ev.wl, p, 0)
+	h.cotangent(&v, lamd, mud, ev.wl, p, tbd)
 	hs.jumpDir(lamd, mud, x, τd)
 	for i := range lamd {
 		lamd[i] -= ev.lm[i] * T(τd)
@@ -188,7 +204,7 @@ func (hs *HvSolver[T]) jumpDir(hu, hp []T, x *firing[T], τd float64) {
 	for i := range ev.dir {
 		ev.dir[i] = ud[i] + x.fBefore[i]*T(τd)
 	}
-	ev.e, ev.w = x.e, hs.sch.lamAfter
+	ev.e, ev.i, ev.term, ev.w = x.e, x.i, x.terminal, hs.sch.lamAfter
 	p, t := hs.gs.prob.P, x.t
 	if vn := max(normInf(ev.dir), math.Abs(τd)); vn > 0 {
 		// Central differences with steps s and s/2, extrapolated:
@@ -222,19 +238,19 @@ func (hs *HvSolver[T]) jumpPair(hu, hp, u []T, p []float32, t, s, τd float64, c
 	d.accumulate(hu, hp, c)
 }
 
-// eventJumpAt adds the first-order jump of event ev.e at λ⁺ = ev.w, at
+// eventJumpAt adds the first-order jump of effect ev.e at λ⁺ = ev.w, at
 // the state before u, p and time t, into gu (λ⁻) and gp (M): the
-// effect's state after, f±, the condition's gradient and the running
-// cost's jump are taken at that point.
+// effect's state after, f±, the condition's gradient or the row of
+// TimesFromJac, and the running cost's jump are taken at that point.
 func (hs *HvSolver[T]) eventJumpAt(gu, gp, u []T, p []float32, t float64) {
 	ev, h := hs.sch.ev, hs.gs.hyb
 	y := &ev.y
-	y.e, y.i, y.t, y.terminal, y.dtdp = ev.e, -1, t, false, nil
+	y.e, y.i, y.t, y.terminal, y.dtdp = ev.e, ev.i, t, ev.term, hs.timesRowAt(ev.e, ev.i, p)
 	y.before = append(y.before[:0], u...)
 	y.after = append(y.after[:0], u...)
-	hs.gs.prob.Events[ev.e].apply(y.after, p, t)
+	hs.applyAt(ev.e, y.after, p, t)
 	_ = h.prepare(y, p) // ġ = 0 only at a tangential crossing, refused forwards
-	tb := hs.runningJump(u, y.after, p, t)
+	tb := hs.jumpTauBar(ev.term, u, y.after, p, t)
 	h.cotangent(y, ev.lam, gp, ev.w, p, tb)
 	for i, v := range ev.lam {
 		gu[i] += v

@@ -41,7 +41,7 @@ func (hs *HvSolver[T]) lossHv() error {
 			}
 		}
 	}
-	if l.End != nil {
+	if l.End != nil && !gs.endT { // End where a firing ended the solve: terminalDir
 		f := l.EndHv
 		if f == nil {
 			f = hs.fdEnd

@@ -22,19 +22,9 @@ import "math"
 // the effect is affine in (u, p), as a dose u += D is. A save time
 // at t_k sees the state before the firing, as in Gradient, so its jump is
 // applied after the firing's. The segment below t_k reads the recorded
-// state before it (adjointPass.edge).
-
-// hvSchedOK reports why prob's events and schedules cannot be
-// differentiated twice, or nil: events (sens_hessian_events.go) and
-// schedules at fixed times can.
-func hvSchedOK[T Float](prob *Problem[T]) error {
-	for k := range prob.Schedules {
-		if prob.Schedules[k].TimesFrom != nil {
-			return errorf("HessianVector: Problem.Schedules[%d].TimesFrom is set, want nil: Hessian-vector products go through Schedules at fixed times only (Times without TimesFrom)", k)
-		}
-	}
-	return nil
-}
+// state before it (adjointPass.edge). A schedule whose times are
+// parameters (TimesFrom) fires as an event does, with its τ̇
+// (sens_hessian_timesfrom.go).
 
 // hvSched is HvSolver's state for schedules: the firings of the forward
 // pass, in a fireLog whose records hold the whole forward state before
@@ -65,6 +55,7 @@ func (hs *HvSolver[T]) schedAug(fp Problem[T]) Problem[T] {
 		fp.Schedules[k].Effect = func(Y []T, p []float32, t float64) bool {
 			return hs.gs.prob.Schedules[k].Effect(Y[:n:n], p, t)
 		}
+		hs.timesFromAug(&fp.Schedules[k], k)
 	}
 	hs.sch = &hvSched[T]{lamAfter: make([]T, n), lamdAfter: make([]T, n)}
 	hs.sch.vjpAtW = hs.effectVJPAtW
@@ -79,7 +70,7 @@ func (hs *HvSolver[T]) schedHooks() {
 	if sc == nil {
 		return
 	}
-	sc.fl = &fireLog[T]{gs: hs.gs, it: hs.fwd, n: hs.n}
+	sc.fl = newFireLog(hs.gs, hs.fwd)
 	hs.fwd.onFire = hs.fireForward
 	hs.pass.fl = sc.fl
 	hs.pass.mu = hs.pass.a[2*hs.n : 2*hs.n+hs.np]
@@ -106,22 +97,20 @@ func (hs *HvSolver[T]) schedStart() {
 
 // fireForward is the forward integrator's onFire: it records the state
 // before the firing and jumps the tangent in after, the integrator's
-// state, by ṡ⁺ = a_u·ṡ⁻ + a_p·v_θ. Simultaneous and terminating firings
-// are refused.
+// state, by ṡ⁺ = a_u·ṡ⁻ + a_p·v_θ. Events, schedules whose times are
+// parameters and terminating firings go to fireEventForward.
+// Simultaneous firings are refused.
 func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, terminate bool) error {
 	fl := hs.sch.fl
 	it := fl.it
 	if len(fire) > 1 {
 		return errorf("HessianVector: %s fire together at t=%g; Hessian-vector products through simultaneous firings are not supported", it.fireNames(), t)
 	}
-	if terminate {
-		return errorf("HessianVector: %s ended the solve at t=%g; Hessian-vector products through terminating effects are not supported (want effects that return false)", it.fireNames(), t)
-	}
 	n := hs.n
 	copy(after[n:], before[n:]) // the effect acts on u; q does not jump
 	e, i := it.firingOf(fire[0])
-	if e >= 0 {
-		return hs.fireEventForward(e, t, before, after)
+	if e >= 0 || terminate || hs.gs.hyb.timesJ[^e] != nil {
+		return hs.fireEventForward(e, i, t, before, after, terminate)
 	}
 	p := hs.gs.prob.P
 	hs.gs.hyb.effectJVP(e, after[n:2*n], before[:n], before[n:2*n], p, hs.vθ, t, 0)
@@ -133,7 +122,7 @@ func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, ter
 		fl.tauBar = append(fl.tauBar, 0)
 	}
 	x := &fl.recs[fl.m]
-	x.e, x.i, x.t, x.terminal = e, i, t, false
+	x.e, x.i, x.t, x.terminal, x.dtdp = e, i, t, false, nil
 	x.before = append(x.before[:0], before...)
 	fl.m++
 	return nil
@@ -142,7 +131,7 @@ func (hs *HvSolver[T]) fireForward(fire []int, t float64, before, after []T, ter
 // fireBackward applies firing x's cotangents to [λ, λ̇, μ, μ̇]: the
 // transpose of the jump and its derivative along (ṡ⁻, v_θ).
 func (hs *HvSolver[T]) fireBackward(x *firing[T]) {
-	if x.e >= 0 {
+	if x.e >= 0 || x.terminal || x.dtdp != nil {
 		hs.fireEventBackward(x)
 		return
 	}

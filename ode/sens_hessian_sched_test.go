@@ -334,44 +334,17 @@ func TestHvScheduleCheckpoints(t *testing.T) {
 
 // Warm products through schedules allocate nothing.
 func TestHvScheduleAllocatesNothingWarm(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		m    ode.Method
-		ckpt int
-	}{{ode.Tsit5(), 0}, {ode.Tsit5(), 2}, {ode.Rodas5P(), 0}} {
-		prob := pkProblem(true)
-		hs, err := ode.NewHvSolver(prob, c.m, ode.InterpolatingAdjoint{Checkpoints: c.ckpt}, ode.Tol(1e-6, 1e-8))
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss := pkLoss()
-		v := []float64{0.3, -1, 0.5, 0.7}
-		for range 3 {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		a := testing.AllocsPerRun(10, func() {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if a != 0 {
-			t.Errorf("%s, %d checkpoints: %v allocations per warm product, want 0", c.m.Name(), c.ckpt, a)
-		}
-	}
+	checkHvWarmAllocsPaths(t, pkProblem(true), pkLoss(), []float64{0.3, -1, 0.5, 0.7})
 }
 
-// Events, parameter-dependent schedule times and terminating effects are
-// refused with errors that say what was wanted.
+// Events and schedules without their derivatives, and save times after a
+// terminating firing, are refused with errors that say what was wanted.
 func TestHvScheduleErrors(t *testing.T) {
 	ctx := context.Background()
 	v := []float64{1, 0, 0}
 	ev := pkProblem(false)
 	ev.Events = []ode.Event[float64]{{G: func(u []float64, _ float64) float64 { return u[0] - 0.5 },
 		Affect: func(u []float64, _ float64) bool { return false }}}
-	from := pkProblem(false)
-	from.Schedules[0].TimesFrom = func(ts []float64, p []float32) { copy(ts, pkDoses) }
 	term := pkProblem(false)
 	eff := term.Schedules[0].Effect
 	term.Schedules[0].Effect = func(u []float64, p []float32, t float64) bool {
@@ -386,8 +359,7 @@ func TestHvScheduleErrors(t *testing.T) {
 		want string
 	}{
 		{"events", ev, "Problem.Events[0].CondGrad is nil"},
-		{"TimesFrom", from, "Problem.Schedules[0].TimesFrom is set, want nil"},
-		{"terminating", term, "terminating effects are not supported"},
+		{"terminating before saves", term, "where a terminating event ended the solve"},
 		{"no EffectVJP", noVJP, "Problem.Schedules[0].EffectVJP is nil"},
 	} {
 		_, err := ode.HessianVector(ctx, tc.prob, ode.Tsit5(), pkLoss(), v, ode.InterpolatingAdjoint{})
@@ -425,33 +397,5 @@ func TestHvScheduleEnsemble(t *testing.T) {
 // BenchmarkHvSchedulePK times one product through the nonlinear doses
 // beside InterpolatingAdjoint's gradient of the same loss, at rtol 1e-8.
 func BenchmarkHvSchedulePK(b *testing.B) {
-	ctx := context.Background()
-	prob := pkProblem(true)
-	tol := ode.Tol(1e-8, 1e-10)
-	b.Run("gradient", func(b *testing.B) {
-		gs, err := ode.NewGradientSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
-		if err != nil {
-			b.Fatal(err)
-		}
-		loss := pkLoss().Loss
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := gs.Gradient(ctx, prob.P, loss); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("hv", func(b *testing.B) {
-		hs, err := ode.NewHvSolver(prob, ode.Tsit5(), ode.InterpolatingAdjoint{}, tol)
-		if err != nil {
-			b.Fatal(err)
-		}
-		loss, v := pkLoss(), []float64{0.3, -1, 0.5, 0.7}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := hs.Hv(ctx, prob.P, loss, v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchHvPK(b, pkProblem(true), []float64{0.3, -1, 0.5, 0.7})
 }

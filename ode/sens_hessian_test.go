@@ -2,6 +2,7 @@ package ode_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -374,7 +375,6 @@ func TestHessianVectorFloat32(t *testing.T) {
 
 // A warm HvSolver allocates nothing per product.
 func TestHessianVectorAllocatesNothingWarm(t *testing.T) {
-	ctx := context.Background()
 	for _, m := range []ode.Method{ode.Tsit5(), ode.Rodas5P()} {
 		for _, exact := range []bool{true, false} {
 			prob := lvHvProblem()
@@ -385,22 +385,8 @@ func TestHessianVectorAllocatesNothingWarm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			loss := lvPointLoss(exact)
-			v := []float64{0.3, -1, 0.5, 0.25, 1, -0.5}
-			θ := []float32{1.5, 1, 3, 1}
-			for range 3 {
-				if _, err := hs.Hv(ctx, θ, loss, v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a := testing.AllocsPerRun(10, func() {
-				if _, err := hs.Hv(ctx, θ, loss, v); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if a != 0 {
-				t.Errorf("%s (exact products %v): %v allocations per warm product, want 0", m.Name(), exact, a)
-			}
+			name := fmt.Sprintf("%s (exact products %v)", m.Name(), exact)
+			checkHvWarmAllocs(t, name, hs, []float32{1.5, 1, 3, 1}, lvPointLoss(exact), []float64{0.3, -1, 0.5, 0.25, 1, -0.5})
 		}
 	}
 }
