@@ -84,7 +84,9 @@ func drawHybridCase(t *rapid.T) HybridCase {
 
 // wellPosed solves c and counts its firings into c.Firings, with ġ at
 // each: it wants 1 to 4 firings, each with |ġ| ≥ 0.05 and at least
-// T1/1000 from every save time, and the solution within |u| ≤ 10;
+// T1/1000 from every save time and the dose, the condition at least 1e-3
+// from 0 at the solve's steps but those next to a firing, and the
+// solution within |u| ≤ 10;
 // otherwise it leaves c.Firings 0.
 func (c *HybridCase) wellPosed() bool {
 	prob, err := c.Problem()
@@ -118,10 +120,28 @@ func (c *HybridCase) wellPosed() bool {
 				return false
 			}
 		}
+		// Nor next to the dose, which it would pass.
+		if c.Dose && math.Abs(τ-c.TD) < 1e-3*c.T1 {
+			return false
+		}
 	}
-	for _, u := range sol.U {
+	cond := prob.Events[0].Cond
+	for k, u := range sol.U {
 		for _, v := range u {
 			if math.Abs(v) > odeCaseBound {
+				return false
+			}
+		}
+		// Where the condition comes near 0 away from a firing (at the
+		// start, or touching 0 without crossing), the checker's steps
+		// make it fire there: the firing time jumps and the loss with
+		// it, with the same count of firings.
+		if g := cond(u, c.P, sol.T[k]); math.Abs(g) < 1e-3 {
+			near := false
+			for _, τ := range times {
+				near = near || math.Abs(τ-sol.T[k]) <= 2*1e-3/0.05
+			}
+			if !near {
 				return false
 			}
 		}
