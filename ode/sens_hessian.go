@@ -82,6 +82,8 @@ type HvResult[T Float] struct {
 //
 // A HvSolver is not safe for concurrent use.
 type HvSolver[T Float] struct {
+	forwardReader[T] // the forward dense output, or the segments solved again
+
 	gs        *GradientSolver[T] // the loss's bookkeeping and the adjoint pass's parent
 	n, np     int
 	stiff     bool
@@ -89,12 +91,9 @@ type HvSolver[T Float] struct {
 	quad      bool
 	built     bool
 	fwd       *Integrator[T]
-	rd        denseReader[T] // the forward dense output (no checkpoints)
-	ckpt      int            // InterpolatingAdjoint.Checkpoints; 0: none
-	cache     *segCache[T]   // the segments solved again (checkpoints)
-	tr        fwdTrace[T]    // the forward solve's checkpoints and steps
-	y0, ub    []T
-	ubT       float64
+	ckpt      int         // InterpolatingAdjoint.Checkpoints; 0: none
+	tr        fwdTrace[T] // the forward solve's checkpoints and steps
+	y0        []T
 	pass      adjointPass[T]
 	vθ        []T // the parameter direction; nil when it is zero
 	vθbuf     []T

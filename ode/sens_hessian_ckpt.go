@@ -1,9 +1,6 @@
 package ode
 
-import (
-	"context"
-	"math"
-)
+import "context"
 
 // The forward solution HvSolver's backward pass reads: the forward
 // solve's dense output, or with InterpolatingAdjoint.Checkpoints its
@@ -18,26 +15,8 @@ import (
 // product. BDF, which takes no fixed steps, solves each segment again
 // with its own error control, as InterpolatingAdjoint's gradient does.
 
-// forwardAt writes the forward solution [u, ṡ, q] at t into hs.ub: from
-// the forward solve's dense output, or with checkpoints from the segment
-// holding t, solved again if it is not held.
-func (hs *HvSolver[T]) forwardAt(t float64) {
-	if e := hs.pass.edge; e != nil && t == hs.pass.tCur {
-		// The segment below a firing reads the state before it at t_k.
-		copy(hs.ub, e)
-		hs.ubT = math.NaN()
-		return
-	}
-	if t == hs.ubT {
-		return
-	}
-	if hs.cache != nil {
-		hs.cache.eval(hs.ub, t)
-	} else {
-		hs.rd.eval(hs.ub, t)
-	}
-	hs.ubT = t
-}
+// forwardAt writes the forward solution [u, ṡ, q] at t into hs.ub.
+func (hs *HvSolver[T]) forwardAt(t float64) { hs.read(&hs.pass, t) }
 
 // buildCheckpoints makes the integrators that solve the segments again,
 // for the forward system fp with the forward solve's options fo, and

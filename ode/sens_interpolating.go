@@ -7,6 +7,8 @@ import (
 
 // interpAdjoint is InterpolatingAdjoint.
 type interpAdjoint[T Float] struct {
+	forwardReader[T] // the forward solve's dense output, or the segments solved again
+
 	gs     *GradientSolver[T]
 	cfg    InterpolatingAdjoint
 	n, np  int
@@ -14,11 +16,8 @@ type interpAdjoint[T Float] struct {
 	built  bool
 	sys    *fwdSystem[T]
 	fwd    *Integrator[T]
-	rd     denseReader[T] // the forward solve's dense output (no checkpoints)
-	cache  *segCache[T]   // or the replayed segments (checkpoints)
 	pass   adjointPass[T]
-	y0, ub []T
-	ubT    float64 // the time of the state in ub (NaN: none)
+	y0     []T
 	u1     []T
 	aj     *adjointJac[T] // −Jᵀ from Problem.Jac; nil: from VJPs
 	fl     *fireLog[T]    // the forward pass's firings; nil without events and schedules
@@ -140,28 +139,40 @@ func (ia *interpAdjoint[T]) build(quad bool) error {
 	return nil
 }
 
-// forwardAt writes the forward state at t into ia.ub. It keeps the state
-// at the time of the last call, ubT. An explicit method's last stages
-// often share a time, as Tsit5's sixth and seventh do at t+h. The dense
-// output is a function of t alone, so reading it again would give the
-// same bits.
-func (ia *interpAdjoint[T]) forwardAt(t float64) {
-	if e := ia.pass.edge; e != nil && t == ia.pass.tCur {
-		// The segment below a firing reads the state before it at τ.
-		copy(ia.ub, e)
-		ia.ubT = math.NaN()
-		return
-	}
-	if t == ia.ubT {
-		return
-	}
-	if ia.cache != nil {
-		ia.cache.eval(ia.ub, t)
-	} else {
-		ia.rd.eval(ia.ub, t)
-	}
-	ia.ubT = t
+// forwardReader reads the forward solution for a backward pass: from the
+// forward solve's dense output, or with checkpoints from the segments
+// solved again. InterpolatingAdjoint and HvSolver share it.
+type forwardReader[T Float] struct {
+	rd    denseReader[T] // the forward solve's dense output (no checkpoints)
+	cache *segCache[T]   // or the replayed segments (checkpoints)
+	ub    []T            // the state read last
+	ubT   float64        // its time (NaN: none)
 }
+
+// read writes the forward state at t into r.ub. It keeps the state at the
+// time of the last call, ubT. An explicit method's last stages often share
+// a time, as Tsit5's sixth and seventh do at t+h. The dense output is a
+// function of t alone, so reading it again would give the same bits. The
+// segment below a firing reads the state before it at τ (pass.edge).
+func (r *forwardReader[T]) read(pass *adjointPass[T], t float64) {
+	if e := pass.edge; e != nil && t == pass.tCur {
+		copy(r.ub, e)
+		r.ubT = math.NaN()
+		return
+	}
+	if t == r.ubT {
+		return
+	}
+	if r.cache != nil {
+		r.cache.eval(r.ub, t)
+	} else {
+		r.rd.eval(r.ub, t)
+	}
+	r.ubT = t
+}
+
+// forwardAt writes the forward state at t into ia.ub.
+func (ia *interpAdjoint[T]) forwardAt(t float64) { ia.read(&ia.pass, t) }
 
 // rhs is the backward right-hand side of [λ | μ].
 func (ia *interpAdjoint[T]) rhs(da, a []T, p []float32, t float64) {
